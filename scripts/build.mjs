@@ -1,0 +1,26 @@
+// Bundles the kern binary and the library with esbuild. Command modules are split into chunks that
+// main.ts imports lazily, so `kern --help` loads only the CLI definition.
+import { build } from "esbuild"
+import { rm } from "node:fs/promises"
+
+const external = ["better-sqlite3", "sqlite-vec"]
+
+await rm(new URL("../dist", import.meta.url), { recursive: true, force: true })
+
+await build({
+  entryPoints: { main: "src/main.ts", index: "src/index.ts" },
+  outdir: "dist",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  minify: true,
+  sourcemap: true,
+  external,
+  logLevel: "warning",
+  banner: {
+    // Bundled CommonJS dependencies call require(); give ESM chunks one.
+    js: "import { createRequire as __kernCreateRequire } from 'node:module'; const require = __kernCreateRequire(import.meta.url);"
+  }
+})

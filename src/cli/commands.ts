@@ -1,0 +1,111 @@
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import type * as Usage from "@effect/cli/Usage"
+import { Effect, Option } from "effect"
+import { type Provider, providers } from "../config/literals.js"
+import { UsageError } from "./errors.js"
+
+// This module only describes the command line; each handler's module is imported when its command runs, so that
+// `kern --help` loads nothing else.
+
+// An unknown flag would otherwise be taken for the folder: refuse anything that looks like one.
+const folderText = Args.text({ name: "dir" }).pipe(
+  Args.mapEffect((value) =>
+    value.startsWith("-")
+      ? Effect.fail(HelpDoc.p(`Unknown option '${value}' (a folder whose name starts with '-' can be given as ./${value})`))
+      : Effect.succeed(value)
+  )
+)
+const dirArg = folderText.pipe(
+  Args.withDescription("the agent folder (default: the current folder)"),
+  Args.optional
+)
+const initDirArg = folderText.pipe(Args.withDescription("the folder to create the agent in"), Args.optional)
+const dirOption = Options.text("dir").pipe(
+  Options.withDescription("the agent folder (same as the positional [dir])"),
+  Options.optional
+)
+const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the result as JSON"))
+
+/** The folder a command works on: the positional `[dir]` or `--dir`, not both; the current folder by default. */
+export const resolveDir = (positional: Option.Option<string>, flag: Option.Option<string>) =>
+  Option.isSome(positional) && Option.isSome(flag) && positional.value !== flag.value
+    ? Effect.fail(new UsageError({ message: `two folders given: "${positional.value}" and --dir "${flag.value}"` }))
+    : Effect.succeed(Option.getOrElse(Option.orElse(positional, () => flag), () => "."))
+
+/** Like resolveDir, for commands that must be told where (`kern init` never defaults to the current folder). */
+export const requireDir = (positional: Option.Option<string>, flag: Option.Option<string>) =>
+  Option.isNone(positional) && Option.isNone(flag)
+    ? Effect.fail(new UsageError({ message: "init needs a folder: kern init <dir> (use `kern init .` for this one)" }))
+    : resolveDir(positional, flag)
+
+const init = Command.make(
+  "init",
+  {
+    dir: initDirArg,
+    dirFlag: dirOption,
+    name: Options.text("name").pipe(Options.withDescription("the agent's name (default: the folder name)"), Options.optional),
+    provider: Options.choice("provider", providers).pipe(
+      Options.withDescription("the model provider (default: openrouter)"),
+      Options.optional
+    ),
+    model: Options.text("model").pipe(Options.withDescription("the model id, e.g. openai/gpt-4.1"), Options.optional),
+    baseUrl: Options.text("base-url").pipe(
+      Options.withDescription("the provider's API base URL (openai-compatible, ollama)"),
+      Options.optional
+    ),
+    apiKeyEnv: Options.text("api-key-env").pipe(
+      Options.withDescription("the environment variable that holds the API key"),
+      Options.optional
+    ),
+    embeddingModel: Options.text("embedding-model").pipe(
+      Options.withDescription("the embedding model for recall, or \"false\" to turn embeddings off"),
+      Options.optional
+    ),
+    noGit: Options.boolean("no-git").pipe(Options.withDescription("do not create a git repository or commit")),
+    force: Options.boolean("force").pipe(
+      Options.withDescription("re-initialise an existing agent: add what is missing, never overwrite memory")
+    ),
+    json: jsonOption
+  },
+  (args) => Effect.flatMap(Effect.promise(() => import("./init.js")), (module) => module.run(args))
+).pipe(Command.withDescription("Create an agent folder: memory files, .kern/config.json, .kern/.env and a git repo."))
+
+const status = Command.make(
+  "status",
+  { dir: dirArg, dirFlag: dirOption, json: jsonOption },
+  (args) => Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
+).pipe(Command.withDescription("Show an agent's name, provider, model, configuration problems and database size."))
+
+/** Each subcommand's usage by name, for the line printed after a mistake. */
+export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
+  init: () => Command.getUsage(init),
+  status: () => Command.getUsage(status)
+}
+
+export const commands = Command.make("kern").pipe(
+  Command.withDescription("kern runs one long-lived AI agent per folder."),
+  Command.withSubcommands([init, status])
+)
+
+export type InitArgs = Command.Command.ParseConfig<{
+  dir: typeof initDirArg
+  dirFlag: typeof dirOption
+  name: Options.Options<Option.Option<string>>
+  provider: Options.Options<Option.Option<Provider>>
+  model: Options.Options<Option.Option<string>>
+  baseUrl: Options.Options<Option.Option<string>>
+  apiKeyEnv: Options.Options<Option.Option<string>>
+  embeddingModel: Options.Options<Option.Option<string>>
+  noGit: Options.Options<boolean>
+  force: Options.Options<boolean>
+  json: typeof jsonOption
+}>
+
+export type StatusArgs = Command.Command.ParseConfig<{
+  dir: typeof dirArg
+  dirFlag: typeof dirOption
+  json: typeof jsonOption
+}>

@@ -1,0 +1,19 @@
+import { Schema } from "effect"
+
+/** The command line was wrong in a way the parser could not see (two folders given, a bad flag value). */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  message: Schema.String
+}) {}
+
+/** A command that ran and failed for a reason the user can act on; exit code 1. */
+export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", {
+  message: Schema.String
+}) {}
+
+const usageTags: ReadonlySet<string> = new Set(["UsageError", "ConfigError", "ValidationError"])
+
+/** Exit codes (DESIGN.md): 0 ok, 1 failure, 2 usage or configuration error. */
+export const exitCodeFor = (error: { readonly _tag?: string; readonly reason?: unknown }): 1 | 2 => {
+  if (error._tag === "InitError") return error.reason === "io" ? 1 : 2
+  return error._tag !== undefined && usageTags.has(error._tag) ? 2 : 1
+}

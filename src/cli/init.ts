@@ -1,0 +1,32 @@
+import { Console, Effect, Option } from "effect"
+import { Git } from "../memory/Git.js"
+import { initAgent, type InitReport } from "../memory/initAgent.js"
+import { type InitArgs, requireDir } from "./commands.js"
+
+const render = (report: InitReport): string => {
+  const lines = [`Created agent "${report.name}" in ${report.dir}`]
+  if (report.written.length > 0) lines.push(`  wrote: ${report.written.join(", ")}`)
+  if (report.kept.length > 0) lines.push(`  kept:  ${report.kept.join(", ")}`)
+  lines.push(`  git:   ${report.git.status}${report.git.detail === undefined ? "" : ` (${report.git.detail})`}`)
+  lines.push("", "Next: put your API key in .kern/.env, set \"model\" in .kern/config.json, then `kern status`.")
+  return lines.join("\n")
+}
+
+export const run = (args: InitArgs) =>
+  Effect.gen(function*() {
+    const dir = yield* requireDir(args.dir, args.dirFlag)
+    const embedding = Option.getOrUndefined(args.embeddingModel)
+    const report = yield* initAgent({
+      dir,
+      name: Option.getOrUndefined(args.name),
+      provider: Option.getOrUndefined(args.provider),
+      model: Option.getOrUndefined(args.model),
+      baseURL: Option.getOrUndefined(args.baseUrl),
+      apiKeyEnv: Option.getOrUndefined(args.apiKeyEnv),
+      embeddingModel: embedding === "false" ? false : embedding,
+      git: !args.noGit,
+      force: args.force
+    })
+    for (const warning of report.warnings) yield* Console.error(`kern: warning: ${warning}`)
+    yield* Console.log(args.json ? JSON.stringify(report) : render(report))
+  }).pipe(Effect.provide(Git.Default))

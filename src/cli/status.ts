@@ -1,0 +1,54 @@
+import { FileSystem } from "@effect/platform"
+import { Console, Effect } from "effect"
+import { loadConfig } from "../config/AgentConfig.js"
+import { providerProblems } from "../config/providers.js"
+import { resolveDir, type StatusArgs } from "./commands.js"
+
+const fileSize = (fs: FileSystem.FileSystem, file: string) =>
+  fs.stat(file).pipe(
+    Effect.map((info) => Number(info.size)),
+    Effect.orElseSucceed(() => 0)
+  )
+
+export const run = (args: StatusArgs) =>
+  Effect.gen(function*() {
+    const dir = yield* resolveDir(args.dir, args.dirFlag)
+    const fs = yield* FileSystem.FileSystem
+    const loaded = yield* loadConfig(dir)
+    const { config, paths } = loaded
+    const problems = [
+      ...(loaded.fileExists ? [] : [`not an agent folder (no .kern/config.json): run \`kern init ${dir}\``]),
+      ...loaded.warnings,
+      ...providerProblems(config, loaded.env)
+    ]
+    // The database and its WAL together are what the agent occupies on disk.
+    const dbBytes = (yield* fileSize(fs, paths.dbFile)) + (yield* fileSize(fs, `${paths.dbFile}-wal`))
+    const status = {
+      dir: paths.dir,
+      name: config.name,
+      provider: config.provider,
+      model: config.model ?? null,
+      agentFolder: loaded.fileExists,
+      problems,
+      dbBytes
+    }
+    if (args.json) return yield* Console.log(JSON.stringify(status))
+    const lines = [
+      `name:      ${status.name}`,
+      `folder:    ${status.dir}`,
+      `provider:  ${status.provider}`,
+      `model:     ${status.model ?? "(not set)"}`,
+      `database:  ${formatBytes(dbBytes)}`,
+      problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
+    ]
+    yield* Console.log(lines.join("\n"))
+  })
+
+const formatBytes = (bytes: number): string =>
+  bytes === 0
+    ? "none yet"
+    : bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+    ? `${(bytes / 1024).toFixed(1)} KiB`
+    : `${(bytes / 1024 / 1024).toFixed(1)} MiB`

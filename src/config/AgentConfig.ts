@@ -1,0 +1,76 @@
+import { FileSystem } from "@effect/platform"
+import { Context, Effect, Either, Layer } from "effect"
+import * as NodePath from "node:path"
+import { applyEnvOverrides, decodeConfigFile } from "./decode.js"
+import { parseDotenv } from "./dotenv.js"
+import { ConfigError } from "./errors.js"
+import { type AgentPaths, agentPaths } from "./paths.js"
+import { ProcessEnv } from "./ProcessEnv.js"
+import type { KernConfig } from "./schema.js"
+
+/** An agent folder's configuration, decoded once: config.json with defaults, `.env`, then KERN_* overrides. */
+export interface LoadedConfig {
+  readonly paths: AgentPaths
+  /** Whether `.kern/config.json` exists (an agent folder) or only defaults and environment were used. */
+  readonly fileExists: boolean
+  readonly config: KernConfig
+  /** The inherited environment with `.kern/.env` on top. */
+  readonly env: Readonly<Record<string, string>>
+  /** The keys `.kern/.env` defines: secrets that tools must not pass on. */
+  readonly secretKeys: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+}
+
+export class AgentConfig extends Context.Tag("kern/config/AgentConfig")<AgentConfig, LoadedConfig>() {}
+
+/** Files are named in messages as the user named the folder, so `kern status ./a` says `a/.kern/config.json`. */
+const displayPath = (dir: string, file: string): string => NodePath.join(dir, ".kern", file)
+
+const readIfExists = (fs: FileSystem.FileSystem, file: string) =>
+  fs.exists(file).pipe(
+    Effect.flatMap((exists) => (exists ? fs.readFileString(file) : Effect.succeed(undefined)))
+  )
+
+export const loadConfig = Effect.fn("kern.config.load")(function*(dir: string) {
+  const fs = yield* FileSystem.FileSystem
+  const inherited = yield* ProcessEnv
+  const paths = agentPaths(dir)
+  const configSource = displayPath(dir, "config.json")
+  const envSource = displayPath(dir, ".env")
+  const unreadable = (source: string) => (error: { readonly message: string }) =>
+    new ConfigError({ source, expected: "a readable file", found: error.message })
+
+  const configText = yield* readIfExists(fs, paths.configFile).pipe(Effect.mapError(unreadable(configSource)))
+  const envText = yield* readIfExists(fs, paths.envFile).pipe(Effect.mapError(unreadable(envSource)))
+
+  let raw: unknown = {}
+  if (configText !== undefined) {
+    const parsed = Either.try(() => JSON.parse(configText) as unknown)
+    if (Either.isLeft(parsed)) {
+      return yield* new ConfigError({
+        source: configSource,
+        expected: "valid JSON",
+        found: `a syntax error (${parsed.left instanceof Error ? parsed.left.message : String(parsed.left)})`
+      })
+    }
+    raw = parsed.right
+  }
+  const decoded = yield* decodeConfigFile(configSource, raw, NodePath.basename(paths.dir))
+  const dotenv = envText === undefined ? { values: {}, problems: [] } : parseDotenv(envText)
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(inherited)) if (value !== undefined) env[key] = value
+  Object.assign(env, dotenv.values)
+  const config = yield* applyEnvOverrides(decoded.config, env)
+  return {
+    paths,
+    fileExists: configText !== undefined,
+    config,
+    env,
+    secretKeys: Object.keys(dotenv.values),
+    warnings: [...decoded.warnings, ...dotenv.problems.map((problem) => `${envSource}: ${problem}`)]
+  } satisfies LoadedConfig
+})
+
+/** Loads the agent folder's configuration once and provides it. */
+export const layer = (dir: string): Layer.Layer<AgentConfig, ConfigError, FileSystem.FileSystem | ProcessEnv> =>
+  Layer.effect(AgentConfig, loadConfig(dir))

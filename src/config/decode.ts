@@ -1,0 +1,127 @@
+import { Either, ParseResult, Schema } from "effect"
+import { ConfigError } from "./errors.js"
+import {
+  expectations,
+  type KernConfig,
+  KernConfigFile,
+  knownBudgetKeys,
+  knownKeys,
+  Port,
+  Provider
+} from "./schema.js"
+
+export interface DecodedConfig {
+  readonly config: KernConfig
+  readonly warnings: ReadonlyArray<string>
+}
+
+const describe = (value: unknown): string => {
+  if (value === null) return "null"
+  if (Array.isArray(value)) return `an array ${truncate(JSON.stringify(value))}`
+  switch (typeof value) {
+    case "string":
+      return `the string ${truncate(JSON.stringify(value))}`
+    case "number":
+      return `the number ${value}`
+    case "boolean":
+      return `${value}`
+    case "object":
+      return `an object ${truncate(JSON.stringify(value))}`
+    default:
+      return typeof value
+  }
+}
+
+const truncate = (text: string): string => (text.length > 60 ? `${text.slice(0, 57)}...` : text)
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const valueAt = (raw: Record<string, unknown>, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>((at, key) => (isRecord(at) ? at[String(key)] : undefined), raw)
+
+const unknownKeyWarnings = (source: string, raw: Record<string, unknown>): Array<string> => {
+  const warnings = Object.keys(raw)
+    .filter((key) => !knownKeys.has(key))
+    .map((key) => `${source}: unknown key "${key}" ignored`)
+  const budget = raw["budget"]
+  if (isRecord(budget)) {
+    for (const key of Object.keys(budget)) {
+      if (!knownBudgetKeys.has(key)) warnings.push(`${source}: unknown key "budget.${key}" ignored`)
+    }
+  }
+  return warnings
+}
+
+/**
+ * Decodes the parsed contents of `.kern/config.json`. Unknown keys become warnings; the first wrong value becomes
+ * a ConfigError naming the key, what it accepts and what was there.
+ */
+export const decodeConfigFile = (
+  source: string,
+  raw: unknown,
+  folderName: string
+): Either.Either<DecodedConfig, ConfigError> => {
+  if (!isRecord(raw)) {
+    return Either.left(new ConfigError({ source, expected: "a JSON object of settings", found: describe(raw) }))
+  }
+  const warnings = unknownKeyWarnings(source, raw)
+  const known = Object.fromEntries(Object.entries(raw).filter(([key]) => knownKeys.has(key)))
+  return Schema.decodeUnknownEither(KernConfigFile)(known, { onExcessProperty: "ignore" }).pipe(
+    Either.mapLeft((error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const path = issue?.path ?? []
+      const key = path.map(String).join(".")
+      const expected = (expectations as Record<string, string>)[key] ?? issue?.message ?? "a valid value"
+      return new ConfigError({ source, key, expected, found: describe(valueAt(known, path)) })
+    }),
+    Either.map((file) => ({ config: { ...file, name: file.name ?? folderName }, warnings }))
+  )
+}
+
+const decodePort = Schema.decodeUnknownEither(Schema.compose(Schema.NumberFromString, Port))
+const decodeProvider = Schema.decodeUnknownEither(Provider)
+
+/** Applies KERN_NAME, KERN_MODEL, KERN_PROVIDER and KERN_PORT on top of a decoded config, returning a new value. */
+export const applyEnvOverrides = (
+  config: KernConfig,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<KernConfig, ConfigError> => {
+  const present = (key: string): string | undefined => {
+    const value = env[key]?.trim()
+    return value === undefined || value === "" ? undefined : value
+  }
+  const name = present("KERN_NAME")
+  const model = present("KERN_MODEL")
+  const provider = present("KERN_PROVIDER")
+  const port = present("KERN_PORT")
+  let next: KernConfig = {
+    ...config,
+    ...(name === undefined ? {} : { name }),
+    ...(model === undefined ? {} : { model })
+  }
+  if (provider !== undefined) {
+    const decoded = decodeProvider(provider)
+    if (Either.isLeft(decoded)) {
+      return Either.left(
+        new ConfigError({
+          source: "environment",
+          key: "KERN_PROVIDER",
+          expected: expectations.provider,
+          found: describe(provider)
+        })
+      )
+    }
+    next = { ...next, provider: decoded.right }
+  }
+  if (port !== undefined) {
+    const decoded = decodePort(port)
+    if (Either.isLeft(decoded)) {
+      return Either.left(
+        new ConfigError({ source: "environment", key: "KERN_PORT", expected: expectations.port, found: describe(port) })
+      )
+    }
+    next = { ...next, port: decoded.right }
+  }
+  return Either.right(next)
+}

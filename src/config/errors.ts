@@ -1,0 +1,14 @@
+import { Schema } from "effect"
+
+/** A configuration value that cannot be used: names where it came from, the key, what was expected and found. */
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
+  source: Schema.String,
+  key: Schema.optional(Schema.String),
+  expected: Schema.String,
+  found: Schema.String
+}) {
+  override get message(): string {
+    const where = this.key === undefined ? this.source : `${this.source}: key "${this.key}"`
+    return `${where}: expected ${this.expected}, found ${this.found}`
+  }
+}

@@ -1,0 +1,28 @@
+import * as NodePath from "node:path"
+
+/** The files of an agent folder (DESIGN.md, Contracts). */
+export interface AgentPaths {
+  readonly dir: string
+  readonly kernDir: string
+  readonly configFile: string
+  readonly envFile: string
+  readonly dbFile: string
+  readonly sessionsDir: string
+  readonly artifactsDir: string
+  readonly logsDir: string
+}
+
+export const agentPaths = (dir: string): AgentPaths => {
+  const root = NodePath.resolve(dir)
+  const kernDir = NodePath.join(root, ".kern")
+  return {
+    dir: root,
+    kernDir,
+    configFile: NodePath.join(kernDir, "config.json"),
+    envFile: NodePath.join(kernDir, ".env"),
+    dbFile: NodePath.join(kernDir, "kern.db"),
+    sessionsDir: NodePath.join(kernDir, "sessions"),
+    artifactsDir: NodePath.join(kernDir, "artifacts"),
+    logsDir: NodePath.join(kernDir, "logs")
+  }
+}

@@ -1,0 +1,116 @@
+import { Schema } from "effect"
+import { providers } from "./literals.js"
+
+export const Provider = Schema.Literal(...providers)
+export type Provider = typeof Provider.Type
+
+export const ModelApi = Schema.Literal("responses", "chat")
+export const ToolScope = Schema.Literal("full", "write", "read")
+export type ToolScope = typeof ToolScope.Type
+export const ApprovalMode = Schema.Literal("auto", "ask", "deny")
+export type ApprovalMode = typeof ApprovalMode.Type
+export const SafetyMode = Schema.Literal("NORMAL", "SAFE", "STRICT")
+export type SafetyMode = typeof SafetyMode.Type
+export const ContractEnforcement = Schema.Literal("off", "observe", "enforce")
+export type ContractEnforcement = typeof ContractEnforcement.Type
+
+const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ identifier: "a positive integer" })
+const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative()).annotations({ identifier: "an integer ≥ 0" })
+const NonNegative = Schema.Number.pipe(Schema.nonNegative()).annotations({ identifier: "a number ≥ 0" })
+const Text = Schema.NonEmptyTrimmedString.annotations({ identifier: "a non-empty string" })
+export const Port = Schema.Int.pipe(Schema.between(1, 65535)).annotations({ identifier: "a port number 1–65535" })
+
+/** The per-turn budget of an agent (DESIGN.md); the kernel's RunBudget keeps smaller library defaults. */
+export class TurnBudget extends Schema.Class<TurnBudget>("TurnBudget")({
+  maxToolCalls: Schema.optionalWith(PositiveInt, { default: () => 200 }),
+  maxPromptTokens: Schema.optionalWith(PositiveInt, { default: () => 3_000_000 }),
+  maxLatencyMs: Schema.optionalWith(PositiveInt, { default: () => 900_000 }),
+  maxCostUsdCents: Schema.optionalWith(NonNegative, { default: () => 500 })
+}) {}
+
+const budgetDefaults = (): TurnBudget => TurnBudget.make({})
+
+/**
+ * `.kern/config.json`. Every key is optional in the file; the decoded value carries the defaults.
+ * `name` has no static default: the loader fills it with the folder name.
+ */
+export const KernConfigFields = {
+  name: Schema.optional(Text),
+  provider: Schema.optionalWith(Provider, { default: () => "openrouter" as const }),
+  model: Schema.optional(Text),
+  baseURL: Schema.optional(Text),
+  apiKeyEnv: Schema.optional(Text),
+  api: Schema.optional(ModelApi),
+  embeddingModel: Schema.optional(Schema.Union(Text, Schema.Literal(false))),
+  summaryModel: Schema.optional(Text),
+  toolScope: Schema.optionalWith(ToolScope, { default: () => "full" as const }),
+  approvalMode: Schema.optionalWith(ApprovalMode, { default: () => "auto" as const }),
+  safetyMode: Schema.optionalWith(SafetyMode, { default: () => "NORMAL" as const }),
+  maxSteps: Schema.optionalWith(PositiveInt, { default: () => 30 }),
+  maxContextTokens: Schema.optionalWith(PositiveInt, { default: () => 100_000 }),
+  maxToolResultChars: Schema.optionalWith(PositiveInt, { default: () => 20_000 }),
+  summaryBudget: Schema.optionalWith(
+    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)).annotations({
+      identifier: "a number in (0, 1]"
+    }),
+    { default: () => 0.75 }
+  ),
+  recall: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  autoRecall: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  heartbeatInterval: Schema.optionalWith(NonNegativeInt, { default: () => 60 }),
+  timezone: Schema.optional(Text),
+  host: Schema.optionalWith(Text, { default: () => "127.0.0.1" }),
+  port: Schema.optional(Port),
+  budget: Schema.optionalWith(TurnBudget, { default: budgetDefaults }),
+  contractEnforcement: Schema.optionalWith(ContractEnforcement, { default: () => "observe" as const }),
+  workspaceGuard: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  autoCommit: Schema.optionalWith(Schema.Boolean, { default: () => true })
+} as const
+
+export const KernConfigFile = Schema.Struct(KernConfigFields)
+export type KernConfigFile = typeof KernConfigFile.Type
+
+/** The effective configuration: the file's keys with defaults, `name` resolved. */
+export interface KernConfig extends Omit<KernConfigFile, "name"> {
+  readonly name: string
+}
+
+const oneOf = (...values: ReadonlyArray<string>) => `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`
+
+/** What each key accepts, as the error message says it. */
+export const expectations: { readonly [K in keyof typeof KernConfigFields]: string } & {
+  readonly [K in keyof typeof TurnBudget.fields as `budget.${K}`]: string
+} = {
+  name: "a non-empty string",
+  provider: oneOf(...Provider.literals),
+  model: "a non-empty string (a model id such as \"openai/gpt-4.1\")",
+  baseURL: "a non-empty string (a URL such as \"http://localhost:11434/v1\")",
+  apiKeyEnv: "a non-empty string (the name of an environment variable)",
+  api: oneOf(...ModelApi.literals),
+  embeddingModel: "a model id string, or false to turn embeddings off",
+  summaryModel: "a non-empty string (a model id)",
+  toolScope: oneOf(...ToolScope.literals),
+  approvalMode: oneOf(...ApprovalMode.literals),
+  safetyMode: oneOf(...SafetyMode.literals),
+  maxSteps: "a positive integer",
+  maxContextTokens: "a positive integer",
+  maxToolResultChars: "a positive integer",
+  summaryBudget: "a number greater than 0 and at most 1",
+  recall: "true or false",
+  autoRecall: "true or false",
+  heartbeatInterval: "an integer ≥ 0 (minutes; 0 turns the heartbeat off)",
+  timezone: "a non-empty string (an IANA zone such as \"Europe/Berlin\")",
+  host: "a non-empty string (a host name or address)",
+  port: "an integer port number from 1 to 65535",
+  budget: "an object with maxToolCalls, maxPromptTokens, maxLatencyMs, maxCostUsdCents",
+  "budget.maxToolCalls": "a positive integer",
+  "budget.maxPromptTokens": "a positive integer",
+  "budget.maxLatencyMs": "a positive integer (milliseconds)",
+  "budget.maxCostUsdCents": "a number ≥ 0 (US cents)",
+  contractEnforcement: oneOf(...ContractEnforcement.literals),
+  workspaceGuard: "true or false",
+  autoCommit: "true or false"
+}
+
+export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))
+export const knownBudgetKeys: ReadonlySet<string> = new Set(Object.keys(TurnBudget.fields))

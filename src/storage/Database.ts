@@ -1,0 +1,77 @@
+import { Migrator, SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Cause, Effect, Layer, Schema, String as Str } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as sqliteVec from "sqlite-vec"
+import { migrations as allMigrations } from "./migrations.js"
+
+/** kern.db could not be opened, prepared or migrated. */
+export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
+  file: Schema.String,
+  operation: Schema.Literal("open", "extension", "migrate"),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.file}: could not ${this.operation === "extension" ? "load sqlite-vec" : this.operation} the database: ${this.detail}`
+  }
+}
+
+export interface DatabaseOptions {
+  readonly filename: string
+  /** Migrations to run instead of kern's own (tests of the migrator). */
+  readonly migrations?: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+}
+
+const describeCause = (error: unknown): string =>
+  typeof error === "object" && error !== null && "cause" in error && error.cause instanceof Error
+    ? error.cause.message
+    : error instanceof Error
+    ? error.message
+    : String(error)
+
+const runMigrations = Migrator.make({})
+
+const prepare = (options: DatabaseOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqliteClient.SqliteClient
+    const fail = (operation: DatabaseError["operation"]) => (error: SqlError | Migrator.MigrationError) =>
+      new DatabaseError({ file: options.filename, operation, detail: describeCause(error) })
+    yield* sql`PRAGMA busy_timeout = 5000`.pipe(Effect.mapError(fail("open")))
+    yield* sql`PRAGMA foreign_keys = ON`.pipe(Effect.mapError(fail("open")))
+    yield* sql`PRAGMA synchronous = NORMAL`.pipe(Effect.mapError(fail("open")))
+    yield* sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
+    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? allMigrations), table: "kern_migrations" })
+      .pipe(Effect.mapError(fail("migrate")))
+  }).pipe(Effect.withSpan("kern.storage.prepare"))
+
+/**
+ * SqlClient over `filename` (WAL, busy timeout, foreign keys on), sqlite-vec loaded and every migration applied.
+ * The folder of the file is created first; `:memory:` gives a private in-memory database.
+ */
+export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, DatabaseError> => {
+  const open = Effect.try({
+    try: () => {
+      if (options.filename !== ":memory:") NodeFs.mkdirSync(NodePath.dirname(options.filename), { recursive: true })
+    },
+    catch: (error) => new DatabaseError({ file: options.filename, operation: "open", detail: describeCause(error) })
+  })
+  const client = SqliteClient.layer({
+    filename: options.filename,
+    transformResultNames: Str.snakeToCamel,
+    transformQueryNames: Str.camelToSnake
+  }).pipe(
+    // better-sqlite3 throws on a file it cannot open or that is not a database: that is the user's file, not a bug.
+    Layer.catchAllCause((cause) =>
+      Layer.fail(new DatabaseError({ file: options.filename, operation: "open", detail: describeCause(Cause.squash(cause)) }))
+    )
+  )
+  return Layer.effectDiscard(prepare(options)).pipe(
+    Layer.provideMerge(client),
+    Layer.provideMerge(Layer.effectDiscard(open))
+  )
+}
+
+/** A fresh in-memory kern.db with every migration applied. */
+export const layerMemory = layer({ filename: ":memory:" })
