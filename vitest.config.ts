@@ -6,6 +6,7 @@ export default defineConfig({
     exclude: ["test/bench/**", "node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "forks"
+    pool: "forks",
+    globalSetup: ["test/support/globalSetup.ts"]
   }
 })

@@ -150,7 +150,7 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
   }
 
   const gitResult = options.git
-    ? yield* commitInitial(paths.dir, name, [...written, ...kept].filter((path) => !path.startsWith(".kern/")))
+    ? yield* commitInitial(paths.dir, name, [...written, ...kept].filter((path) => path !== ".kern/.env"))
     : { status: "skipped" as const, detail: "--no-git" }
   if (gitResult.status === "skipped" && options.git) warnings.push(`git skipped: ${gitResult.detail}`)
 

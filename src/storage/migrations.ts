@@ -1,11 +1,15 @@
 import type { SqlClient } from "@effect/sql"
 import type { Effect } from "effect"
 import meta from "./migrations/0001_meta.js"
+import kernel from "./migrations/0002_kernel.js"
+import artifacts from "./migrations/0003_artifacts.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
  * under migrations/ and a line here.
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_meta": meta
+  "0001_meta": meta,
+  "0002_kernel": kernel,
+  "0003_artifacts": artifacts
 }

@@ -1,0 +1,4 @@
+import { Effect } from "effect"
+
+// Filled by the tools: the artifact index.
+export default Effect.void

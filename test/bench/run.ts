@@ -1,0 +1,42 @@
+// `npm run bench [-- name…]`: runs the benchmarks of test/bench/*.bench.ts, prints a table and writes
+// bench-results.json. A name selects benchmarks whose name starts with it.
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { pathToFileURL } from "node:url"
+import { type Bench, type BenchResult, summarize } from "./bench.js"
+
+const dir = import.meta.dirname
+const filters = process.argv.slice(2).filter((arg) => arg !== "--")
+const files = NodeFs.readdirSync(dir).filter((file) => file.endsWith(".bench.ts")).sort()
+
+const all: Array<Bench> = []
+for (const file of files) {
+  const module = (await import(pathToFileURL(NodePath.join(dir, file)).href)) as { benches?: ReadonlyArray<Bench> }
+  all.push(...(module.benches ?? []))
+}
+const selected = filters.length === 0 ? all : all.filter((bench) => filters.some((filter) => bench.name.startsWith(filter)))
+if (selected.length === 0) {
+  process.stderr.write(`no benchmark matches ${filters.join(", ")}; known: ${all.map((bench) => bench.name).join(", ")}\n`)
+  process.exit(2)
+}
+
+const results: Array<BenchResult> = []
+for (const bench of selected) {
+  process.stderr.write(`running ${bench.name}…\n`)
+  const { samples, baseline } = await bench.run()
+  results.push(summarize(bench.name, bench.unit, samples, baseline))
+}
+
+const fmt = (value: number | undefined) => (value === undefined ? "" : Number.isInteger(value) ? String(value) : value.toPrecision(4))
+const rows = [
+  ["name", "unit", "median", "p95", "n", "baseline", "ratio"],
+  ...results.map((r) => [r.name, r.unit, fmt(r.median), fmt(r.p95), String(r.n), fmt(r.baseline), fmt(r.ratio)])
+]
+const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+for (const row of rows) process.stdout.write(row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ") + "\n")
+
+const out = NodePath.resolve(dir, "../../bench-results.json")
+const previous: Array<BenchResult> = NodeFs.existsSync(out) ? JSON.parse(NodeFs.readFileSync(out, "utf8")) : []
+const merged = [...previous.filter((old) => !results.some((r) => r.name === old.name)), ...results]
+NodeFs.writeFileSync(out, JSON.stringify(merged, null, 2) + "\n")
+process.stderr.write(`wrote ${out}\n`)

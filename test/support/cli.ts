@@ -1,0 +1,24 @@
+import { spawnSync } from "node:child_process"
+import * as NodePath from "node:path"
+
+export const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
+
+export interface CliResult {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the built `kern` binary in a child process, with an environment of our choosing. */
+export const runKern = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: Record<string, string> } = {}
+): CliResult => {
+  const result = spawnSync(process.execPath, [kernBin, ...args], {
+    cwd: options.cwd ?? process.cwd(),
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
+    encoding: "utf8",
+    timeout: 30_000
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
