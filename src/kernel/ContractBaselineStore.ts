@@ -1,0 +1,158 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { ToolSpec } from "./contracts.js"
+import { contractFingerprint } from "./fingerprint.js"
+
+/** An operator-approved contract fingerprint, per surface (e.g. "kernel") and tool. */
+export class ContractBaseline extends Schema.Class<ContractBaseline>("ContractBaseline")({
+  surface: Schema.String,
+  toolId: Schema.String,
+  fingerprint: Schema.String,
+  safetyClass: Schema.String,
+  sideEffectLevel: Schema.String,
+  approvedBy: Schema.String,
+  approvedAtMs: Schema.Number
+}) {}
+
+/** "none": no baseline was ever taken for the surface, so there is nothing to compare against. */
+export type BaselineStatus = "approved" | "changed" | "new" | "none"
+
+export interface ContractMismatch {
+  readonly toolId: string
+  readonly kind: "changed" | "new" | "missing"
+  readonly approvedFingerprint: string | null
+  readonly currentFingerprint: string | null
+  readonly safetyClass: string
+}
+
+export class BaselineError extends Schema.TaggedError<BaselineError>()("BaselineError", {
+  message: Schema.String
+}) {}
+
+export class ContractBaselineStore extends Context.Tag("kern/kernel/ContractBaselineStore")<ContractBaselineStore, {
+  /** Whether an approved baseline exists to compare against (the executor skips the check when not). */
+  readonly configured: boolean
+  readonly list: (surface: string) => Effect.Effect<ReadonlyArray<ContractBaseline>, BaselineError>
+  /** Approves every given tool's current contract and forgets tools no longer present. */
+  readonly snapshot: (
+    surface: string,
+    specs: ReadonlyArray<ToolSpec>,
+    approvedBy: string
+  ) => Effect.Effect<ReadonlyArray<ContractBaseline>, BaselineError>
+  readonly approve: (surface: string, spec: ToolSpec, approvedBy: string) => Effect.Effect<ContractBaseline, BaselineError>
+  readonly mismatches: (
+    surface: string,
+    specs: ReadonlyArray<ToolSpec>
+  ) => Effect.Effect<ReadonlyArray<ContractMismatch>, BaselineError>
+  readonly check: (surface: string, spec: ToolSpec, fingerprint: string) => Effect.Effect<BaselineStatus, BaselineError>
+}>() {}
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(ContractBaseline))
+
+/** Baselines in kern.db; they outlive the process, which is their point. */
+export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlClient> = Layer.effect(
+  ContractBaselineStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const fail = (error: { readonly message: string }) => new BaselineError({ message: error.message })
+
+    const list = (surface: string) =>
+      sql`SELECT * FROM contract_baselines WHERE surface = ${surface} ORDER BY tool_id`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.mapError(fail)
+      )
+
+    const row = (surface: string, spec: ToolSpec, approvedBy: string, approvedAtMs: number) =>
+      new ContractBaseline({
+        surface,
+        toolId: spec.toolId,
+        fingerprint: contractFingerprint(spec),
+        safetyClass: spec.safetyClass,
+        sideEffectLevel: spec.sideEffectLevel,
+        approvedBy,
+        approvedAtMs
+      })
+
+    const upsert = (baseline: ContractBaseline) =>
+      sql`INSERT INTO contract_baselines ${sql.insert({ ...baseline })}
+        ON CONFLICT (surface, tool_id) DO UPDATE SET fingerprint = excluded.fingerprint,
+          safety_class = excluded.safety_class, side_effect_level = excluded.side_effect_level,
+          approved_by = excluded.approved_by, approved_at_ms = excluded.approved_at_ms`
+
+    const approve = (surface: string, spec: ToolSpec, approvedBy: string) =>
+      Effect.gen(function*() {
+        const baseline = row(surface, spec, approvedBy, yield* Clock.currentTimeMillis)
+        yield* upsert(baseline)
+        return baseline
+      }).pipe(Effect.mapError(fail), Effect.withSpan("kern.kernel.baseline.approve"))
+
+    const snapshot = (surface: string, specs: ReadonlyArray<ToolSpec>, approvedBy: string) =>
+      sql.withTransaction(
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          yield* sql`DELETE FROM contract_baselines WHERE surface = ${surface}`
+          const rows = specs.map((spec) => row(surface, spec, approvedBy, now))
+          for (const baseline of rows) yield* upsert(baseline)
+          return rows
+        })
+      ).pipe(Effect.mapError(fail), Effect.withSpan("kern.kernel.baseline.snapshot"))
+
+    const mismatches = (surface: string, specs: ReadonlyArray<ToolSpec>) =>
+      Effect.map(list(surface), (approved) => {
+        const byId = new Map(approved.map((baseline) => [baseline.toolId, baseline]))
+        const live = new Set(specs.map((spec) => spec.toolId))
+        const found: Array<ContractMismatch> = []
+        for (const spec of specs) {
+          const current = contractFingerprint(spec)
+          const baseline = byId.get(spec.toolId)
+          if (baseline === undefined) {
+            found.push({ toolId: spec.toolId, kind: "new", approvedFingerprint: null, currentFingerprint: current, safetyClass: spec.safetyClass })
+          } else if (baseline.fingerprint !== current) {
+            found.push({
+              toolId: spec.toolId,
+              kind: "changed",
+              approvedFingerprint: baseline.fingerprint,
+              currentFingerprint: current,
+              safetyClass: spec.safetyClass
+            })
+          }
+        }
+        for (const baseline of approved) {
+          if (!live.has(baseline.toolId)) {
+            found.push({
+              toolId: baseline.toolId,
+              kind: "missing",
+              approvedFingerprint: baseline.fingerprint,
+              currentFingerprint: null,
+              safetyClass: baseline.safetyClass
+            })
+          }
+        }
+        return found.sort((a, b) => (a.toolId < b.toolId ? -1 : 1))
+      })
+
+    const check = (surface: string, spec: ToolSpec, fingerprint: string) =>
+      sql<{ fingerprint: string | null; taken: number }>`SELECT
+          (SELECT fingerprint FROM contract_baselines WHERE surface = ${surface} AND tool_id = ${spec.toolId}) AS fingerprint,
+          EXISTS (SELECT 1 FROM contract_baselines WHERE surface = ${surface}) AS taken`.pipe(
+        Effect.map((rows): BaselineStatus => {
+          const row = rows[0]
+          if (row === undefined || row.taken === 0) return "none"
+          return row.fingerprint === null ? "new" : row.fingerprint === fingerprint ? "approved" : "changed"
+        }),
+        Effect.mapError(fail)
+      )
+
+    return { configured: true, list, snapshot, approve, mismatches, check }
+  })
+)
+
+/** No baseline store: the executor compares against registration fingerprints only. */
+export const layerNone: Layer.Layer<ContractBaselineStore> = Layer.succeed(ContractBaselineStore, {
+  configured: false,
+  list: () => Effect.succeed([]),
+  snapshot: () => Effect.fail(new BaselineError({ message: "no baseline store is configured" })),
+  approve: () => Effect.fail(new BaselineError({ message: "no baseline store is configured" })),
+  mismatches: () => Effect.succeed([]),
+  check: () => Effect.succeed("none")
+})

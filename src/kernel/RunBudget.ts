@@ -1,0 +1,84 @@
+import { Effect, Ref, Schema } from "effect"
+
+/** The caps of a run (seed 002 defaults; an agent turn takes larger ones from config). */
+export class BudgetLimits extends Schema.Class<BudgetLimits>("BudgetLimits")({
+  maxToolCalls: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 20 }),
+  maxRetriesPerTool: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 3 }),
+  maxPromptTokens: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 4000 }),
+  maxLatencyMs: Schema.optionalWith(Schema.Number.pipe(Schema.nonNegative()), { default: () => 30_000 }),
+  maxCostUsdCents: Schema.optionalWith(Schema.Number.pipe(Schema.nonNegative()), { default: () => 10 })
+}) {}
+
+export type BudgetLimitsInput = {
+  readonly [K in "maxToolCalls" | "maxRetriesPerTool" | "maxPromptTokens" | "maxLatencyMs" | "maxCostUsdCents"]: number
+}
+
+export type Reservation = { readonly granted: true } | { readonly granted: false; readonly cap: string }
+
+export interface BudgetUsage {
+  readonly toolCallsUsed: number
+  readonly promptTokensUsed: number
+  readonly latencyMsUsed: number
+  readonly costUsdCentsUsed: number
+}
+
+const zero: BudgetUsage = { toolCallsUsed: 0, promptTokensUsed: 0, latencyMsUsed: 0, costUsdCentsUsed: 0 }
+
+/** Which cap a usage has reached, if any. */
+export const exceededCap = (limits: BudgetLimits, usage: BudgetUsage): string | undefined =>
+  usage.toolCallsUsed >= limits.maxToolCalls
+    ? "maxToolCalls"
+    : usage.promptTokensUsed >= limits.maxPromptTokens
+    ? "maxPromptTokens"
+    : usage.latencyMsUsed >= limits.maxLatencyMs
+    ? "maxLatencyMs"
+    : usage.costUsdCentsUsed >= limits.maxCostUsdCents
+    ? "maxCostUsdCents"
+    : undefined
+
+/**
+ * A run's limits and what it has used. The accumulators live in one Ref so that parallel tool calls reserve and
+ * account atomically: 100 concurrent reservations against 20 calls grant exactly 20.
+ */
+export interface RunBudget {
+  readonly limits: BudgetLimits
+  readonly usage: Effect.Effect<BudgetUsage>
+  /** Takes one tool call if one is left and no other cap is reached; the reason otherwise. */
+  readonly reserveToolCall: Effect.Effect<Reservation>
+  readonly remainingToolCalls: Effect.Effect<number>
+  readonly budgetExceeded: Effect.Effect<boolean>
+  readonly addPromptTokens: (tokens: number) => Effect.Effect<void>
+  readonly addLatencyMs: (ms: number) => Effect.Effect<void>
+  readonly addCostUsdCents: (cents: number) => Effect.Effect<void>
+  readonly toJSON: Effect.Effect<BudgetLimitsInput & BudgetUsage>
+}
+
+export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.Effect<RunBudget> =>
+  Effect.map(Ref.make(zero), (ref) => {
+    const caps = BudgetLimits.make(limits)
+    const add = (key: keyof BudgetUsage) => (amount: number) =>
+      Ref.update(ref, (usage) => ({ ...usage, [key]: usage[key] + amount }))
+    return {
+      limits: caps,
+      usage: Ref.get(ref),
+      reserveToolCall: Ref.modify(ref, (usage): readonly [Reservation, BudgetUsage] => {
+        const cap = exceededCap(caps, usage)
+        return cap === undefined
+          ? [{ granted: true }, { ...usage, toolCallsUsed: usage.toolCallsUsed + 1 }]
+          : [{ granted: false, cap }, usage]
+      }),
+      remainingToolCalls: Effect.map(Ref.get(ref), (usage) => Math.max(0, caps.maxToolCalls - usage.toolCallsUsed)),
+      budgetExceeded: Effect.map(Ref.get(ref), (usage) => exceededCap(caps, usage) !== undefined),
+      addPromptTokens: add("promptTokensUsed"),
+      addLatencyMs: add("latencyMsUsed"),
+      addCostUsdCents: add("costUsdCentsUsed"),
+      toJSON: Effect.map(Ref.get(ref), (usage) => ({
+        maxToolCalls: caps.maxToolCalls,
+        maxRetriesPerTool: caps.maxRetriesPerTool,
+        maxPromptTokens: caps.maxPromptTokens,
+        maxLatencyMs: caps.maxLatencyMs,
+        maxCostUsdCents: caps.maxCostUsdCents,
+        ...usage
+      }))
+    }
+  })

@@ -1,0 +1,66 @@
+import { Clock, Context, Effect, Random } from "effect"
+import type { SafetyMode } from "../config/schema.js"
+import { type BudgetLimitsInput, makeRunBudget, type RunBudget } from "./RunBudget.js"
+
+export type LocaleCode = "en-US" | "en-IN" | "hi-IN"
+
+/** The per-run envelope (seed 002): ids, budget, locale and safety mode. Provided per run, never as a global. */
+export interface RunContextData {
+  readonly runId: string
+  readonly traceId: string
+  readonly sessionId: string
+  readonly userSid: string
+  readonly agentName: string
+  readonly intent: string
+  readonly locale: LocaleCode
+  readonly safetyMode: SafetyMode
+  readonly budget: RunBudget
+  readonly metadata: Readonly<Record<string, unknown>>
+  /** Clock time at creation, in milliseconds. */
+  readonly startedAtMs: number
+}
+
+export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
+
+export interface RunContextOptions {
+  readonly sessionId?: string
+  readonly userSid?: string
+  readonly agentName?: string
+  readonly intent?: string
+  readonly locale?: LocaleCode
+  readonly safetyMode?: SafetyMode
+  readonly budget?: Partial<BudgetLimitsInput>
+  readonly metadata?: Record<string, unknown>
+}
+
+const hex = (length: number) =>
+  Effect.map(
+    Effect.all(Array.from({ length }, () => Random.nextIntBetween(0, 16))),
+    (digits) => digits.map((digit) => digit.toString(16)).join("")
+  )
+
+/** A fresh RunContext: `run_<16 hex>`, a 32-hex trace id, and a new budget; time and randomness from the services. */
+export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<RunContextData> =>
+  Effect.gen(function*() {
+    return {
+      runId: `run_${yield* hex(16)}`,
+      traceId: yield* hex(32),
+      sessionId: options.sessionId ?? "",
+      userSid: options.userSid ?? "",
+      agentName: options.agentName ?? "default",
+      intent: options.intent ?? "",
+      locale: options.locale ?? "en-US",
+      safetyMode: options.safetyMode ?? "NORMAL",
+      budget: yield* makeRunBudget(options.budget),
+      metadata: options.metadata ?? {},
+      startedAtMs: yield* Clock.currentTimeMillis
+    }
+  })
+
+export const isSafeMode = (context: RunContextData): boolean => context.safetyMode !== "NORMAL"
+
+export const elapsedMs = (context: RunContextData): Effect.Effect<number> =>
+  Effect.map(Clock.currentTimeMillis, (now) => now - context.startedAtMs)
+
+/** Random hex ids for calls and spans, from the Random service so tests can seed them. */
+export const randomHex = hex

@@ -1,0 +1,188 @@
+import { Context, Effect, Either, Layer, Option, ParseResult, Ref, Schema, type Scope } from "effect"
+import { atOrBelow, type SafetyClass, ToolSpec, type ToolSpecInput } from "./contracts.js"
+import { contractFingerprint } from "./fingerprint.js"
+import type { RunContext } from "./RunContext.js"
+import { argsFromParameters, parametersFromArgs } from "./toolArgs.js"
+import type { ToolFailure } from "./ToolFailure.js"
+
+/** What a handler may ask for at call time: the run's context and a scope closed when the call ends. */
+export type CallServices = RunContext | Scope.Scope
+
+export type ToolHandler<A> = (args: A) => Effect.Effect<unknown, ToolFailure, CallServices>
+
+/** A tool as the executor sees it: its spec, the fingerprint seen at registration, how to decode and run it. */
+export interface RegisteredTool {
+  readonly spec: ToolSpec
+  /** The fingerprint of `spec` as it is now. */
+  readonly fingerprint: string
+  /** The fingerprint seen when the tool was registered. */
+  readonly registeredFingerprint: string
+  readonly parameters: Schema.Schema<unknown, unknown>
+  readonly handler: ToolHandler<unknown>
+  /** A longer kernel timeout for calls that ask for one (bash's own `timeout` argument). */
+  readonly timeoutFor?: ((args: unknown) => number | undefined) | undefined
+}
+
+export interface ToolRegistration<A, I, R> {
+  /** The arguments as an Effect Schema; derived from `argsSchema` when absent. */
+  readonly parameters?: Schema.Schema<A, I, never>
+  readonly handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>
+  readonly timeoutFor?: (args: A) => number | undefined
+}
+
+/** A spec that cannot be registered: names the tool and the field. */
+export class RegistrationError extends Schema.TaggedError<RegistrationError>()("RegistrationError", {
+  toolId: Schema.String,
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+const decodeSpec = Schema.decodeUnknownEither(ToolSpec)
+
+const specError = (input: ToolSpecInput, error: ParseResult.ParseError): RegistrationError => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const field = issue?.path.map(String).join(".") || "(spec)"
+  return new RegistrationError({
+    toolId: String(input.toolId),
+    field,
+    message: `tool "${String(input.toolId)}": invalid ${field}: ${issue?.message ?? "invalid value"}`
+  })
+}
+
+/** Decodes a spec; when only an Effect Schema describes the arguments, the declarations are derived from it. */
+export const makeSpec = (
+  input: ToolSpecInput,
+  parameters?: Schema.Schema.AnyNoContext
+): Either.Either<ToolSpec, RegistrationError> =>
+  decodeSpec(input).pipe(
+    Either.mapLeft((error) => specError(input, error)),
+    Either.map((spec) =>
+      parameters !== undefined && spec.argsSchema.length === 0
+        ? new ToolSpec({ ...spec, argsSchema: argsFromParameters(parameters) })
+        : spec
+    )
+  )
+
+export class ToolRegistry extends Context.Tag("kern/kernel/ToolRegistry")<ToolRegistry, {
+  /** Registers a tool; its handler's services are captured now, so calls need only CallServices. */
+  readonly register: <A, I, R>(
+    spec: ToolSpecInput,
+    registration: ToolRegistration<A, I, R>
+  ) => Effect.Effect<RegisteredTool, RegistrationError, Exclude<R, CallServices>>
+  /** The seed's shorthand: arguments declared field by field in `argsSchema`. */
+  readonly registerFn: <R>(
+    spec: ToolSpecInput,
+    fn: (args: Record<string, unknown>) => Effect.Effect<unknown, ToolFailure, R>
+  ) => Effect.Effect<RegisteredTool, RegistrationError, Exclude<R, CallServices>>
+  /**
+   * Replaces a live tool's spec (a tool that changed at runtime). The registration fingerprint is kept, so the
+   * executor sees the change as a contract mismatch.
+   */
+  readonly replaceSpec: (spec: ToolSpecInput) => Effect.Effect<RegisteredTool, RegistrationError>
+  readonly get: (toolId: string) => Effect.Effect<Option.Option<RegisteredTool>>
+  readonly listAll: Effect.Effect<ReadonlyArray<ToolSpec>>
+  readonly listTools: Effect.Effect<ReadonlyArray<RegisteredTool>>
+  readonly listIds: Effect.Effect<ReadonlyArray<string>>
+  /** Tools at or below a safety class. */
+  readonly filterBySafety: (ceiling: SafetyClass) => Effect.Effect<ReadonlyArray<ToolSpec>>
+  /** Tools an agent may use: its name is allowlisted, or the allowlist is empty (all agents). */
+  readonly filterForAgent: (agentName: string) => Effect.Effect<ReadonlyArray<ToolSpec>>
+  readonly size: Effect.Effect<number>
+  readonly has: (toolId: string) => Effect.Effect<boolean>
+}>() {}
+
+const sorted = (tools: ReadonlyMap<string, RegisteredTool>): ReadonlyArray<RegisteredTool> =>
+  [...tools.values()].sort((a, b) => (a.spec.toolId < b.spec.toolId ? -1 : a.spec.toolId > b.spec.toolId ? 1 : 0))
+
+export const makeRegistry = Effect.gen(function*() {
+  const tools = yield* Ref.make<ReadonlyMap<string, RegisteredTool>>(new Map())
+
+  const add = (tool: RegisteredTool): Effect.Effect<RegisteredTool, RegistrationError> =>
+    Effect.flatMap(
+      Ref.modify(tools, (current): readonly [boolean, ReadonlyMap<string, RegisteredTool>] =>
+        current.has(tool.spec.toolId) ? [false, current] : [true, new Map([...current, [tool.spec.toolId, tool]])]),
+      (added) =>
+        added
+          ? Effect.succeed(tool)
+          : Effect.fail(
+            new RegistrationError({
+              toolId: tool.spec.toolId,
+              field: "toolId",
+              message: `tool "${tool.spec.toolId}" is already registered`
+            })
+          )
+    )
+
+  const register = <A, I, R>(
+    input: ToolSpecInput,
+    registration: ToolRegistration<A, I, R>
+  ): Effect.Effect<RegisteredTool, RegistrationError, Exclude<R, CallServices>> =>
+    Effect.gen(function*() {
+      const spec = yield* makeSpec(input, registration.parameters)
+      const parameters = (registration.parameters ?? parametersFromArgs(spec.argsSchema)) as Schema.Schema<
+        unknown,
+        unknown
+      >
+      const captured = yield* Effect.context<Exclude<R, CallServices>>()
+      const handler = registration.handler as (args: unknown) => Effect.Effect<unknown, ToolFailure, R>
+      const timeoutFor = registration.timeoutFor as ((args: unknown) => number | undefined) | undefined
+      const fingerprint = contractFingerprint(spec)
+      return yield* add({
+        spec,
+        fingerprint,
+        registeredFingerprint: fingerprint,
+        parameters,
+        handler: (args) =>
+          handler(args).pipe(
+            Effect.mapInputContext((call: Context.Context<CallServices>) =>
+              Context.merge(captured, call) as Context.Context<R>
+            )
+          ),
+        timeoutFor
+      })
+    }).pipe(Effect.withSpan("kern.kernel.registry.register", { attributes: { toolId: String(input.toolId) } }))
+
+  const registerFn = <R>(
+    input: ToolSpecInput,
+    fn: (args: Record<string, unknown>) => Effect.Effect<unknown, ToolFailure, R>
+  ) => register<Record<string, unknown>, Record<string, unknown>, R>(input, { handler: fn })
+
+  return ToolRegistry.of({
+    register,
+    registerFn,
+    replaceSpec: (input) =>
+      Effect.gen(function*() {
+        const current = yield* Ref.get(tools)
+        const existing = current.get(String(input.toolId))
+        if (existing === undefined) {
+          return yield* new RegistrationError({
+            toolId: String(input.toolId),
+            field: "toolId",
+            message: `tool "${String(input.toolId)}" is not registered`
+          })
+        }
+        const spec = yield* makeSpec(input)
+        const updated: RegisteredTool = { ...existing, spec, fingerprint: contractFingerprint(spec) }
+        yield* Ref.update(tools, (map) => new Map([...map, [spec.toolId, updated]]))
+        return updated
+      }),
+    get: (toolId) => Effect.map(Ref.get(tools), (map) => Option.fromNullable(map.get(toolId))),
+    listAll: Effect.map(Ref.get(tools), (map) => sorted(map).map((tool) => tool.spec)),
+    listTools: Effect.map(Ref.get(tools), sorted),
+    listIds: Effect.map(Ref.get(tools), (map) => sorted(map).map((tool) => tool.spec.toolId)),
+    filterBySafety: (ceiling) =>
+      Effect.map(
+        Ref.get(tools),
+        (map) => sorted(map).map((tool) => tool.spec).filter((spec) => atOrBelow(spec.safetyClass, ceiling))
+      ),
+    filterForAgent: (agentName) =>
+      Effect.map(Ref.get(tools), (map) =>
+        sorted(map)
+          .map((tool) => tool.spec)
+          .filter((spec) => spec.allowlistedAgents.length === 0 || spec.allowlistedAgents.includes(agentName))),
+    size: Effect.map(Ref.get(tools), (map) => map.size),
+    has: (toolId) => Effect.map(Ref.get(tools), (map) => map.has(toolId))
+  })
+})
+
+export const layer = Layer.effect(ToolRegistry, makeRegistry)

@@ -1,0 +1,146 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Ref, Schema } from "effect"
+import * as NodePath from "node:path"
+import type { ContractEnforcement } from "../../src/config/schema.js"
+import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
+import * as ContractBaselineStore from "../../src/kernel/ContractBaselineStore.js"
+import * as EventLog from "../../src/kernel/EventLog.js"
+import { RunContext } from "../../src/kernel/RunContext.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
+import * as Database from "../../src/storage/Database.js"
+import { makeTempDir } from "../support/tempDir.js"
+import { inRun, kernelLayer } from "./harness.js"
+
+const sqlKernel = (enforcement: ContractEnforcement, filename = ":memory:") => {
+  const db = Database.layer({ filename })
+  return kernelLayer({
+    enforcement,
+    gate: ApprovalGate.allowAll(),
+    eventLog: EventLog.layerSql.pipe(Layer.provide(db)),
+    baselines: ContractBaselineStore.layerSql.pipe(Layer.provide(db))
+  }).pipe(Layer.provideMerge(db))
+}
+
+/** Registers a LOCAL_WRITE and a READ_ONLY tool, then changes both specs at runtime. */
+const registerAndDrift = (runs: Ref.Ref<number>) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const handler = () => Ref.update(runs, (n) => n + 1)
+    yield* registry.register({ toolId: "notes.write", name: "Write", safetyClass: "LOCAL_WRITE" }, { parameters: Schema.Struct({}), handler })
+    yield* registry.register({ toolId: "notes.read", name: "Read" }, { parameters: Schema.Struct({}), handler })
+    yield* registry.replaceSpec({ toolId: "notes.write", name: "Write", safetyClass: "LOCAL_WRITE", description: "now also deletes" })
+    yield* registry.replaceSpec({ toolId: "notes.read", name: "Read", description: "changed too" })
+  })
+
+const callBoth = Effect.gen(function*() {
+  const executor = yield* ToolExecutor
+  const [write, read, ctx] = yield* inRun(Effect.all([executor.execute("notes.write", {}), executor.execute("notes.read", {}), RunContext]))
+  const events = yield* Effect.flatMap(EventLog.EventLog, (log) => log.byRun(ctx.runId))
+  return { write, read, events }
+})
+
+describe("contract enforcement", () => {
+  it.effect("off: nothing is compared, the current fingerprint is logged, both run", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      yield* registerAndDrift(runs)
+      const { events, read, write } = yield* callBoth
+      assert.isTrue(write.success && read.success)
+      assert.strictEqual(yield* Ref.get(runs), 2)
+      assert.deepStrictEqual(events.map((e) => [e.contractStatus, e.contractMismatch, e.contractEnforcement]), [
+        ["unchecked", false, "off"],
+        ["unchecked", false, "off"]
+      ])
+      assert.notStrictEqual(events[0]?.contractFingerprint, events[0]?.registeredFingerprint)
+    }).pipe(Effect.provide(sqlKernel("off"))))
+
+  it.effect("observe: mismatches are logged, nothing is blocked", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      yield* registerAndDrift(runs)
+      const { events, read, write } = yield* callBoth
+      assert.isTrue(write.success && read.success)
+      assert.deepStrictEqual(events.map((e) => [e.toolId, e.contractStatus, e.contractMismatch]), [
+        ["notes.write", "changed_since_registration", true],
+        ["notes.read", "changed_since_registration", true]
+      ])
+    }).pipe(Effect.provide(sqlKernel("observe"))))
+
+  it.effect("enforce: a changed LOCAL_WRITE contract is denied before policy and budget; READ_ONLY is observed", () =>
+    Effect.gen(function*() {
+      const runs = yield* Ref.make(0)
+      yield* registerAndDrift(runs)
+      const { events, read, write } = yield* callBoth
+      assert.strictEqual(write.errorCode, "PERMISSION_DENIED")
+      assert.include(write.errorMessage, "changed since it was registered")
+      assert.isTrue(read.success)
+      assert.strictEqual(yield* Ref.get(runs), 1)
+      assert.deepStrictEqual(events.map((e) => [e.decisionKey, e.toolId, e.status]), [
+        ["kernel.tool.policy.blocked", "notes.write", "denied"],
+        ["kernel.tool.dispatch", "notes.read", "ok"]
+      ])
+    }).pipe(Effect.provide(sqlKernel("enforce"))))
+
+  it.effect("enforce with a baseline: a new high-risk contract is denied until approved", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const store = yield* ContractBaselineStore.ContractBaselineStore
+      const executor = yield* ToolExecutor
+      const handler = () => Effect.void
+      yield* registry.register({ toolId: "mail.send", name: "Send", safetyClass: "NETWORK", sideEffectLevel: "external_write" }, {
+        parameters: Schema.Struct({}),
+        handler
+      })
+      yield* registry.register({ toolId: "mail.list", name: "List" }, { parameters: Schema.Struct({}), handler })
+      const unguarded = yield* inRun(executor.execute("mail.send", {}))
+      assert.isTrue(unguarded.success, "no baseline taken yet: only the registration check applies")
+      yield* store.approve("kernel", (yield* registry.listAll).find((s) => s.toolId === "mail.list")!, "op")
+      const before = yield* inRun(Effect.all([executor.execute("mail.send", {}), executor.execute("mail.list", {})]))
+      assert.strictEqual(before[0].errorCode, "PERMISSION_DENIED")
+      assert.include(before[0].errorMessage, "not approved yet")
+      assert.isTrue(before[1].success, "read-only contracts are observed, not blocked")
+
+      yield* store.snapshot("kernel", yield* registry.listAll, "test-operator")
+      const after = yield* inRun(executor.execute("mail.send", {}))
+      assert.isTrue(after.success)
+    }).pipe(Effect.provide(sqlKernel("enforce"))))
+
+  it.effect("baselines survive a restart and report changed, new and missing tools", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      const firstRun = Effect.gen(function*() {
+        const registry = yield* ToolRegistry
+        const store = yield* ContractBaselineStore.ContractBaselineStore
+        for (const toolId of ["a.tool", "b.tool", "c.tool"]) {
+          yield* registry.register({ toolId, name: toolId, safetyClass: "LOCAL_WRITE" }, { parameters: Schema.Struct({}), handler: () => Effect.void })
+        }
+        yield* store.snapshot("kernel", yield* registry.listAll, "alice")
+      })
+      yield* firstRun.pipe(Effect.provide(sqlKernel("enforce", file)))
+
+      const secondRun = Effect.gen(function*() {
+        const registry = yield* ToolRegistry
+        const store = yield* ContractBaselineStore.ContractBaselineStore
+        const executor = yield* ToolExecutor
+        yield* registry.register({ toolId: "a.tool", name: "a.tool", safetyClass: "LOCAL_WRITE" }, { parameters: Schema.Struct({}), handler: () => Effect.void })
+        yield* registry.register({ toolId: "b.tool", name: "b.tool", safetyClass: "LOCAL_WRITE", description: "new text" }, {
+          parameters: Schema.Struct({}),
+          handler: () => Effect.void
+        })
+        yield* registry.register({ toolId: "d.tool", name: "d.tool", safetyClass: "LOCAL_WRITE" }, { parameters: Schema.Struct({}), handler: () => Effect.void })
+        const mismatches = yield* store.mismatches("kernel", yield* registry.listAll)
+        const results = yield* inRun(Effect.all(["a.tool", "b.tool"].map((id) => executor.execute(id, {}))))
+        yield* store.approve("kernel", (yield* registry.listAll).find((s) => s.toolId === "b.tool")!, "bob")
+        const approved = yield* inRun(executor.execute("b.tool", {}))
+        return { mismatches, results, approved, baselines: yield* store.list("kernel") }
+      })
+      const { approved, baselines, mismatches, results } = yield* secondRun.pipe(Effect.provide(sqlKernel("enforce", file)))
+      assert.deepStrictEqual(mismatches.map((m) => [m.toolId, m.kind]), [["b.tool", "changed"], ["c.tool", "missing"], ["d.tool", "new"]])
+      assert.isTrue(results[0]?.success)
+      assert.strictEqual(results[1]?.errorCode, "PERMISSION_DENIED")
+      assert.include(results[1]?.errorMessage, "changed from the approved baseline")
+      assert.isTrue(approved.success)
+      assert.deepStrictEqual(baselines.map((b) => [b.toolId, b.approvedBy]), [["a.tool", "alice"], ["b.tool", "bob"], ["c.tool", "alice"]])
+    }))
+})
