@@ -33,11 +33,13 @@ export interface RunContextOptions {
   readonly metadata?: Record<string, unknown>
 }
 
-const hex = (length: number) =>
-  Effect.map(
-    Effect.all(Array.from({ length }, () => Random.nextIntBetween(0, 16))),
-    (digits) => digits.map((digit) => digit.toString(16)).join("")
-  )
+const word = Effect.map(Random.nextIntBetween(0, 0x1_0000_0000), (n) => n.toString(16).padStart(8, "0"))
+
+/** `length` random hex digits (a multiple of 8), 32 bits per draw. */
+const hex = (length: number): Effect.Effect<string> =>
+  length <= 8
+    ? Effect.map(word, (w) => w.slice(0, length))
+    : Effect.zipWith(word, Effect.suspend(() => hex(length - 8)), (a, b) => a + b)
 
 /** A fresh RunContext: `run_<16 hex>`, a 32-hex trace id, and a new budget; time and randomness from the services. */
 export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<RunContextData> =>

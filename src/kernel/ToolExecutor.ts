@@ -31,9 +31,6 @@ const toolLatency = Metric.histogram(
   "tool call latency in milliseconds"
 )
 
-const countCall = (toolId: string, status: string) =>
-  Metric.update(Metric.taggedWithLabels(toolCalls, [MetricLabel.make("tool", toolId), MetricLabel.make("status", status)]), 1)
-
 /** Retries back off exponentially from 100 ms with jitter; how many depends on the tool and the run. */
 const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
 
@@ -66,9 +63,31 @@ export const make = Effect.gen(function*() {
   const baselines = yield* ContractBaselineStore
   const { contractEnforcement, surface } = yield* ExecutorSettings
 
-  const emit = (event: EventInput) =>
+  // Tagged metric keys are costly to build (they hash their labels): one per tool and status, made once.
+  const counters = new Map<string, Metric.Metric.Counter<number>>()
+  const histograms = new Map<string, Metric.Metric.Histogram<number>>()
+  const countCall = (toolId: string, status: string) => {
+    const key = `${toolId}\u0000${status}`
+    let counter = counters.get(key)
+    if (counter === undefined) {
+      counter = Metric.taggedWithLabels(toolCalls, [MetricLabel.make("tool", toolId), MetricLabel.make("status", status)])
+      counters.set(key, counter)
+    }
+    return Metric.update(counter, 1)
+  }
+  const observeLatency = (toolId: string, latencyMs: number) => {
+    let histogram = histograms.get(toolId)
+    if (histogram === undefined) {
+      histogram = Metric.tagged(toolLatency, "tool", toolId)
+      histograms.set(toolId, histogram)
+    }
+    return Metric.update(histogram, latencyMs)
+  }
+
+  /** Builds the event only when a log will keep it (the digest of the arguments is not free). */
+  const emit = (event: () => EventInput) =>
     eventLog.enabled
-      ? eventLog.record(event).pipe(
+      ? eventLog.record(event()).pipe(
         Effect.catchAll((error) => Effect.logWarning(`kern: could not record a kernel event: ${error.message}`))
       )
       : Effect.void
@@ -166,7 +185,7 @@ export const make = Effect.gen(function*() {
       ) =>
         Effect.gen(function*() {
           const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-          yield* emit({ ...baseEvent(tool, check), decisionKey, status: "denied", errorCode, errorMessage, latencyMs, retries: 0 })
+          yield* emit(() => ({ ...baseEvent(tool, check), decisionKey, status: "denied", errorCode, errorMessage, latencyMs, retries: 0 }))
           yield* countCall(toolId, errorCode)
           return result({ success: false, errorCode, errorMessage }, latencyMs)
         })
@@ -250,7 +269,7 @@ export const make = Effect.gen(function*() {
         : result({ success: false, errorCode: outcome.left.code, errorMessage: outcome.left.message, retries }, latencyMs)
 
       if (spec.emitTrace) {
-        yield* emit({
+        yield* emit(() => ({
           ...baseEvent(tool, check),
           decisionKey: "kernel.tool.dispatch",
           status: final.success ? "ok" : "error",
@@ -259,13 +278,13 @@ export const make = Effect.gen(function*() {
           latencyMs,
           retries,
           ...(approvedBy === undefined ? {} : { detail: JSON.stringify({ approvedBy }) })
-        })
+        }))
       }
       yield* ctx.budget.addLatencyMs(latencyMs)
       if (spec.emitMetric) {
         const status = final.errorCode ?? "OK"
         yield* countCall(toolId, status)
-        yield* Metric.update(Metric.tagged(toolLatency, "tool", toolId), latencyMs)
+        yield* observeLatency(toolId, latencyMs)
       }
       return final
     })
@@ -279,8 +298,8 @@ export const make = Effect.gen(function*() {
   ) => {
     const spec = tool.spec
     const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
-    const attempt = Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (n) =>
-      handler(args).pipe(
+    const attempt = Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (n) => {
+      const run = handler(args).pipe(
         Effect.scoped,
         Effect.catchAllDefect((defect) =>
           Effect.fail(
@@ -295,11 +314,15 @@ export const make = Effect.gen(function*() {
           duration: Duration.millis(timeoutMs),
           onTimeout: () =>
             new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
-        }),
-        Effect.withSpan("kern.tool.execute", {
+        })
+      )
+      return spec.emitTrace
+        ? Effect.withSpan(run, "kern.tool.execute", {
+          captureStackTrace: false,
           attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": n }
         })
-      ))
+        : run
+    })
     const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
     const retried = times === 0
       ? attempt

@@ -11,8 +11,8 @@ import type { ContractEnforcement } from "../../src/config/schema.js"
 export interface HarnessOptions {
   readonly policy?: Layer.Layer<ToolPolicy.ToolPolicy>
   readonly gate?: Layer.Layer<ApprovalGate.ApprovalGate>
-  readonly eventLog?: Layer.Layer<EventLog.EventLog>
-  readonly baselines?: Layer.Layer<ContractBaselineStore.ContractBaselineStore>
+  readonly eventLog?: Layer.Layer<EventLog.EventLog, unknown>
+  readonly baselines?: Layer.Layer<ContractBaselineStore.ContractBaselineStore, unknown>
   readonly enforcement?: ContractEnforcement
 }
 

@@ -1,0 +1,45 @@
+import type { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
+import * as ApprovalGate from "./ApprovalGate.js"
+import * as ContractBaselineStore from "./ContractBaselineStore.js"
+import * as DurableMemory from "./DurableMemory.js"
+import * as EventLog from "./EventLog.js"
+import * as ToolExecutor from "./ToolExecutor.js"
+import * as ToolPolicy from "./ToolPolicy.js"
+import * as ToolRegistry from "./ToolRegistry.js"
+
+export interface KernelOptions {
+  readonly safetyMode: SafetyMode
+  readonly approvalMode: ApprovalMode
+  readonly contractEnforcement: ContractEnforcement
+  readonly surface?: string
+}
+
+/** Everything a tool call needs, over an agent's kern.db: registry, policy, gate, audit log, baselines, executor. */
+export const layer = (options: KernelOptions) => {
+  const services = Layer.mergeAll(
+    ToolRegistry.layer,
+    ToolPolicy.fromSafetyMode(options.safetyMode),
+    ApprovalGate.fromApprovalMode(options.approvalMode),
+    EventLog.layerSql,
+    ContractBaselineStore.layerSql,
+    DurableMemory.layerSql,
+    ToolExecutor.settings(options.contractEnforcement, options.surface)
+  )
+  return ToolExecutor.layer.pipe(Layer.provideMerge(services))
+}
+
+/** The kernel as an agent folder's config describes it. */
+export const layerFromConfig = Layer.unwrapEffect(
+  Effect.map(AgentConfig, ({ config }) =>
+    layer({
+      safetyMode: config.safetyMode,
+      approvalMode: config.approvalMode,
+      contractEnforcement: config.contractEnforcement
+    }))
+)
+
+export type KernelServices = Layer.Layer.Success<ReturnType<typeof layer>>
+export type KernelRequirements = SqlClient.SqlClient
