@@ -1,0 +1,154 @@
+import { FileSystem } from "@effect/platform"
+import { Clock, DateTime, Effect, Either, Option, Random, Schema, type Scope } from "effect"
+import * as NodePath from "node:path"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { SessionHeader, type SessionLine, SessionLine as SessionLineSchema, type SessionMessage } from "./messages.js"
+import { type ParsedSession, parseSession } from "./parse.js"
+
+export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
+  sessionId: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface SessionSummary {
+  readonly id: string
+  readonly createdAt: string
+  readonly messages: number
+  readonly bytes: number
+  readonly updatedAt: string
+  readonly active: boolean
+}
+
+/** An open session: appends go straight to the file, one line per message, so a crash loses nothing appended. */
+export interface SessionWriter {
+  readonly id: string
+  readonly path: string
+  readonly append: (message: SessionMessage) => Effect.Effect<void, SessionError>
+  /** fsync: after this, the appended lines survive a power loss too. */
+  readonly flush: Effect.Effect<void, SessionError>
+}
+
+export interface LoadedSession extends ParsedSession {
+  readonly id: string
+  readonly path: string
+}
+
+const encodeLine = Schema.encodeSync(Schema.parseJson(SessionLineSchema))
+const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+
+/** Session ids sort by creation time: `YYYYMMDD-HHMMSS-<6 hex>` (UTC). */
+const newId = Effect.gen(function*() {
+  const now = new Date(yield* Clock.currentTimeMillis)
+  const suffix = (yield* Random.nextIntBetween(0, 0x1000000)).toString(16).padStart(6, "0")
+  return `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}-${pad(now.getUTCHours())}${
+    pad(now.getUTCMinutes())
+  }${pad(now.getUTCSeconds())}-${suffix}`
+})
+
+const idPattern = /^[A-Za-z0-9._-]+$/
+
+/** The agent's conversations as append-only JSONL files in `.kern/sessions/`. */
+export class SessionStore extends Effect.Service<SessionStore>()("kern/session/SessionStore", {
+  effect: Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const { config, paths } = yield* AgentConfig
+    const dir = paths.sessionsDir
+    const fileOf = (id: string) => NodePath.join(dir, `${id}.jsonl`)
+    const fail = (sessionId: string, what: string) => (error: { readonly message: string }) =>
+      new SessionError({ sessionId, message: `${what}: ${error.message}` })
+
+    const ids = Effect.gen(function*() {
+      if (!(yield* fs.exists(dir))) return [] as Array<string>
+      const names = yield* fs.readDirectory(dir)
+      return names.filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)).sort()
+    }).pipe(Effect.mapError(fail("*", `could not list ${dir}`)))
+
+    /** The newest session, if any. */
+    const activeId = Effect.map(ids, (all) => Option.fromNullable(all[all.length - 1]))
+
+    const load = (id: string) =>
+      Effect.gen(function*() {
+        if (!idPattern.test(id)) return yield* new SessionError({ sessionId: id, message: `"${id}" is not a session id` })
+        const path = fileOf(id)
+        if (!(yield* fs.exists(path).pipe(Effect.mapError(fail(id, "could not inspect the session"))))) {
+          return yield* new SessionError({ sessionId: id, message: `no session "${id}" in ${dir}` })
+        }
+        const text = yield* fs.readFileString(path).pipe(Effect.mapError(fail(id, `could not read ${path}`)))
+        const parsed = parseSession(text, `${id}.jsonl`)
+        if (Either.isLeft(parsed)) return yield* new SessionError({ sessionId: id, message: parsed.left })
+        return { ...parsed.right, id, path } satisfies LoadedSession
+      }).pipe(Effect.withSpan("kern.session.load", { attributes: { sessionId: id } }))
+
+    const writerFor = (id: string, path: string): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
+      Effect.map(
+        // The file closes with the scope; what was appended is synced to disk first.
+        Effect.tap(
+          fs.open(path, { flag: "a" }).pipe(Effect.mapError(fail(id, `could not open ${path}`))),
+          (file) => Effect.addFinalizer(() => Effect.ignoreLogged(file.sync))
+        ),
+        (file) => ({
+          id,
+          path,
+          append: (message: SessionMessage) =>
+            file.writeAll(new TextEncoder().encode(lineOf(message))).pipe(
+              Effect.mapError(fail(id, `could not append to ${path}`)),
+              Effect.withSpan("kern.session.append")
+            ),
+          flush: file.sync.pipe(Effect.mapError(fail(id, `could not sync ${path}`)))
+        })
+      )
+
+    /** Starts a new session (it becomes the active one). */
+    const create = Effect.gen(function*() {
+      const id = yield* newId
+      const path = fileOf(id)
+      yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
+      const createdAt = DateTime.formatIso(yield* DateTime.now)
+      const header = new SessionHeader({ version: 1, id, createdAt, agent: config.name })
+      yield* fs.writeFileString(path, lineOf(header), { flag: "wx" }).pipe(Effect.mapError(fail(id, `could not create ${path}`)))
+      return id
+    }).pipe(Effect.withSpan("kern.session.create"))
+
+    /**
+     * Opens a session for appending after repairing it: a torn last line is cut off (so the next line does not
+     * glue onto it) and unfinished tool calls get their "interrupted" results written.
+     */
+    const open = (id: string) =>
+      Effect.gen(function*() {
+        const loaded = yield* load(id)
+        if (loaded.tornBytes > 0) {
+          yield* fs.truncate(loaded.path, loaded.validBytes).pipe(Effect.mapError(fail(id, "could not repair the session")))
+        }
+        if (loaded.missingNewline) {
+          yield* fs.writeFileString(loaded.path, "\n", { flag: "a" }).pipe(Effect.mapError(fail(id, "could not repair the session")))
+        }
+        const writer = yield* writerFor(id, loaded.path)
+        for (const synthetic of loaded.synthesized) yield* writer.append(synthetic)
+        return { writer, loaded }
+      })
+
+    const list = Effect.gen(function*() {
+      const all = yield* ids
+      const active = all[all.length - 1]
+      return yield* Effect.forEach(all, (id) =>
+        Effect.gen(function*() {
+          const path = fileOf(id)
+          const info = yield* fs.stat(path).pipe(Effect.mapError(fail(id, `could not inspect ${path}`)))
+          const loaded = yield* Effect.either(load(id))
+          const updated = Option.getOrElse(info.mtime, () => new Date(0))
+          return {
+            id,
+            createdAt: Either.isRight(loaded) ? loaded.right.header.createdAt : "",
+            messages: Either.isRight(loaded) ? loaded.right.messages.length : 0,
+            bytes: Number(info.size),
+            updatedAt: updated.toISOString(),
+            active: id === active
+          } satisfies SessionSummary
+        }))
+    })
+
+    return { create, load, open, list, activeId, dir } as const
+  })
+}) {}

@@ -1,0 +1,58 @@
+import { Schema } from "effect"
+
+/** Where a message came from: the envelope every queued message carries. */
+export class Envelope extends Schema.Class<Envelope>("Envelope")({
+  interface: Schema.String,
+  channel: Schema.String,
+  userId: Schema.String,
+  time: Schema.String
+}) {}
+
+export class SessionHeader extends Schema.TaggedClass<SessionHeader>()("session", {
+  version: Schema.Literal(1),
+  id: Schema.String,
+  createdAt: Schema.String,
+  agent: Schema.String
+}) {}
+
+export class UserMessage extends Schema.TaggedClass<UserMessage>()("user", {
+  text: Schema.String,
+  envelope: Schema.optional(Envelope),
+  at: Schema.String
+}) {}
+
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  params: Schema.Unknown
+})
+export type ToolCall = typeof ToolCall.Type
+
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  cachedInputTokens: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  costUsdCents: Schema.optionalWith(Schema.Number, { default: () => 0 })
+})
+export type Usage = typeof Usage.Type
+
+export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>()("assistant", {
+  text: Schema.String,
+  toolCalls: Schema.optionalWith(Schema.Array(ToolCall), { default: () => [] }),
+  usage: Schema.optional(Usage),
+  at: Schema.String
+}) {}
+
+export class ToolResultMessage extends Schema.TaggedClass<ToolResultMessage>()("tool", {
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  isError: Schema.Boolean,
+  result: Schema.Unknown,
+  at: Schema.String
+}) {}
+
+export const SessionMessage = Schema.Union(UserMessage, AssistantMessage, ToolResultMessage)
+export type SessionMessage = typeof SessionMessage.Type
+
+export const SessionLine = Schema.Union(SessionHeader, UserMessage, AssistantMessage, ToolResultMessage)
+export type SessionLine = typeof SessionLine.Type
