@@ -1,0 +1,71 @@
+import { Clock, Effect, Option, STM, TRef } from "effect"
+
+/** A message waiting for the agent, from any channel. */
+export interface QueuedMessage {
+  readonly id: number
+  readonly interface: string
+  /** The conversation it belongs to (a chat id, "terminal", "web:<session>"). */
+  readonly channel: string
+  readonly userId: string
+  readonly text: string
+  readonly receivedAtMs: number
+}
+
+export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs">
+
+/** Heartbeats are never the active channel: nothing is injected into a heartbeat turn. */
+export const heartbeatInterface = "heartbeat"
+
+interface State {
+  readonly pending: ReadonlyArray<QueuedMessage>
+  readonly active: Option.Option<string>
+  readonly nextId: number
+}
+
+/**
+ * One FIFO per agent. Turns are strictly serialized: `next` hands out one message at a time and makes its channel
+ * the active one; during the turn, `takeInjectable` removes the active channel's newer messages (to inject at the
+ * next step) while other channels keep their place in line.
+ */
+export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/MessageQueue", {
+  effect: Effect.gen(function*() {
+    const state = yield* TRef.make<State>({ pending: [], active: Option.none(), nextId: 1 })
+
+    const offer = (message: NewMessage) =>
+      Effect.flatMap(Clock.currentTimeMillis, (receivedAtMs) =>
+        STM.commit(TRef.modify(state, (s): readonly [QueuedMessage, State] => {
+          const queued = { ...message, id: s.nextId, receivedAtMs }
+          return [queued, { ...s, pending: [...s.pending, queued], nextId: s.nextId + 1 }]
+        })))
+
+    /** Waits for the oldest message and starts its turn. */
+    const next = STM.commit(
+      TRef.get(state).pipe(
+        STM.flatMap((s) => {
+          const [first, ...rest] = s.pending
+          if (first === undefined) return STM.retry
+          const active = first.interface === heartbeatInterface ? Option.none<string>() : Option.some(first.channel)
+          return STM.as(TRef.set(state, { ...s, pending: rest, active }), first)
+        })
+      )
+    )
+
+    /** The active channel's pending messages, in order, removed from the queue. */
+    const takeInjectable = STM.commit(
+      TRef.modify(state, (s): readonly [ReadonlyArray<QueuedMessage>, State] => {
+        if (Option.isNone(s.active)) return [[], s]
+        const channel = s.active.value
+        const inject = s.pending.filter((m) => m.channel === channel && m.interface !== heartbeatInterface)
+        if (inject.length === 0) return [[], s]
+        return [inject, { ...s, pending: s.pending.filter((m) => !inject.includes(m)) }]
+      })
+    )
+
+    const endTurn = STM.commit(TRef.update(state, (s) => ({ ...s, active: Option.none() })))
+
+    const size = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length))
+    const activeChannel = STM.commit(STM.map(TRef.get(state), (s) => s.active))
+
+    return { offer, next, takeInjectable, endTurn, size, activeChannel } as const
+  })
+}) {}

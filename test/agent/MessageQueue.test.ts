@@ -1,0 +1,91 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Option, TestClock } from "effect"
+import { formatEnvelope, isNoReply, localIso } from "../../src/agent/envelope.js"
+import { heartbeatInterface, MessageQueue } from "../../src/agent/MessageQueue.js"
+
+const msg = (channel: string, text: string, iface = "telegram") => ({ interface: iface, channel, userId: "u1", text })
+
+describe("MessageQueue", () => {
+  it.effect("50 concurrent messages from 3 channels: FIFO turns, same-channel injection, others wait", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      const channels = ["a", "b", "c"]
+      // Each channel sends its messages in order; the three channels race each other.
+      yield* Effect.forEach(channels, (channel) =>
+        Effect.forEach(Array.from({ length: 50 }, (_, i) => i).filter((i) => i % 3 === channels.indexOf(channel)), (i) =>
+          queue.offer(msg(channel, `${channel}${i}`))), { concurrency: "unbounded" })
+      assert.strictEqual(yield* queue.size, 50)
+
+      const seen: Array<string> = []
+      const turns: Array<{ first: string; injected: ReadonlyArray<string> }> = []
+      while ((yield* queue.size) > 0) {
+        const first = yield* queue.next
+        const injected = (yield* queue.takeInjectable).map((m) => m.text)
+        for (const text of injected) assert.strictEqual(text[0], first.channel, "only the active channel is injected")
+        seen.push(first.text, ...injected)
+        turns.push({ first: first.text, injected })
+        yield* queue.endTurn
+      }
+      assert.strictEqual(seen.length, 50)
+      assert.strictEqual(new Set(seen).size, 50, "nothing lost or duplicated")
+      for (const channel of channels) {
+        const order = seen.filter((text) => text.startsWith(channel)).map((text) => Number(text.slice(1)))
+        assert.deepStrictEqual(order, [...order].sort((x, y) => x - y), `channel ${channel} kept its order`)
+      }
+      assert.strictEqual(turns.length, 3, "each channel's backlog is injected into its own turn")
+    }).pipe(Effect.provide(MessageQueue.Default)))
+
+  it.effect("turns start in arrival order and a message arriving mid-turn on the active channel is injectable", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      yield* queue.offer(msg("web:1", "first", "web"))
+      yield* queue.offer(msg("tg:9", "other channel"))
+      const turn = yield* queue.next
+      assert.strictEqual(turn.text, "first")
+      assert.deepStrictEqual(yield* queue.takeInjectable, [])
+      yield* queue.offer(msg("web:1", "follow-up", "web"))
+      assert.deepStrictEqual((yield* queue.takeInjectable).map((m) => m.text), ["follow-up"])
+      yield* queue.endTurn
+      assert.strictEqual((yield* queue.next).text, "other channel")
+    }).pipe(Effect.provide(MessageQueue.Default)))
+
+  it.effect("a heartbeat turn has no active channel: nothing is injected into it", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      yield* queue.offer({ interface: heartbeatInterface, channel: "heartbeat", userId: "system", text: "[heartbeat]" })
+      const beat = yield* queue.next
+      assert.strictEqual(beat.interface, heartbeatInterface)
+      assert.isTrue(Option.isNone(yield* queue.activeChannel))
+      yield* queue.offer(msg("heartbeat", "user on a channel named like it"))
+      assert.deepStrictEqual(yield* queue.takeInjectable, [])
+    }).pipe(Effect.provide(MessageQueue.Default)))
+
+  it.effect("next waits until a message arrives", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      const waiting = yield* Effect.fork(queue.next)
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+      yield* queue.offer(msg("a", "hello"))
+      assert.strictEqual((yield* Fiber.join(waiting)).text, "hello")
+    }).pipe(Effect.provide(MessageQueue.Default)))
+})
+
+describe("envelope", () => {
+  it("formats interface, channel, user and local time with offset", () => {
+    const ms = Date.UTC(2026, 10, 22, 9, 30, 0)
+    assert.strictEqual(
+      formatEnvelope({ interface: "telegram", channel: "dm:42", userId: "42", receivedAtMs: ms }, "Asia/Kolkata"),
+      "[via telegram, dm:42, user: 42, time: 2026-11-22T15:00:00+05:30]"
+    )
+    assert.strictEqual(localIso(ms, "UTC"), "2026-11-22T09:30:00+00:00")
+  })
+
+  it("recognises NO_REPLY alone or at the end, not in the middle", () => {
+    assert.isTrue(isNoReply("NO_REPLY"))
+    assert.isTrue(isNoReply("saved the note.\nNO_REPLY"))
+    assert.isTrue(isNoReply("  NO_REPLY  "))
+    assert.isFalse(isNoReply("I will answer NO_REPLY later, here is the answer"))
+    assert.isFalse(isNoReply("Done."))
+  })
+})
