@@ -79,15 +79,116 @@ const status = Command.make(
   (args) => Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
 ).pipe(Command.withDescription("Show an agent's name, provider, model, configuration problems and database size."))
 
+const lazy = <A, R, E>(load: () => Promise<A>, run: (module: A) => Effect.Effect<void, E, R>) =>
+  Effect.flatMap(Effect.promise(load), run)
+
+const withDir = <T extends { readonly dir: Option.Option<string>; readonly dirFlag: Option.Option<string> }>(args: T) =>
+  Effect.map(resolveDir(args.dir, args.dirFlag), (dir) => ({ ...args, dir }))
+
+const kernelInfo = Command.make("info", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./kernel.js"), (m) => m.info(resolved)))).pipe(
+    Command.withDescription("The kernel of an agent: tools by safety class, policy, enforcement, events recorded.")
+  )
+
+const kernelNamespaces = Command.make("namespaces", { json: jsonOption }, (args) =>
+  lazy(() => import("./kernel.js"), (m) => m.namespaces(args))).pipe(
+    Command.withDescription("The decision keys every kernel event is recorded under.")
+  )
+
+const kernelTools = Command.make("tools", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption,
+  safety: Options.choice("safety", ["read_only", "local_write", "network", "destructive"]).pipe(
+    Options.withDescription("only tools at or below this safety class"),
+    Options.optional
+  ),
+  agent: Options.text("agent").pipe(Options.withDescription("only tools this agent may use"), Options.optional)
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./kernel.js"), (m) => m.tools(resolved)))).pipe(
+  Command.withDescription("The registered tools with safety class, idempotency and timeout.")
+)
+
+const kernelExec = Command.make("exec", {
+  toolId: Args.text({ name: "toolId" }).pipe(Args.withDescription("the tool to run, e.g. read")),
+  args: Options.text("args").pipe(
+    Options.withDescription("the tool's arguments as a JSON object"),
+    Options.withDefault("{}")
+  ),
+  safetyMode: Options.choice("safety-mode", ["NORMAL", "SAFE", "STRICT"]).pipe(
+    Options.withDescription("run under this safety mode instead of the config's"),
+    Options.optional
+  ),
+  dirFlag: dirOption,
+  json: Options.boolean("json").pipe(Options.withDescription("print the whole ToolResult as JSON"))
+}, (args) =>
+  Effect.flatMap(resolveDir(Option.none(), args.dirFlag), (dir) =>
+    lazy(() => import("./kernel.js"), (m) => m.exec({ ...args, dir })))).pipe(
+  Command.withDescription("Run one tool through the executor as the operator (policy, budget, audit all apply).")
+)
+
+const kernel = Command.make("kernel").pipe(
+  Command.withDescription("Inspect the kernel and run tools through it."),
+  Command.withSubcommands([kernelInfo, kernelNamespaces, kernelTools, kernelExec])
+)
+
+const surfaceOption = Options.text("surface").pipe(
+  Options.withDescription("the contract surface (default: kernel)"),
+  Options.withDefault("kernel")
+)
+const approvedByOption = Options.text("approved-by").pipe(
+  Options.withDescription("who approves (recorded with the baseline)"),
+  Options.withDefault("local-operator")
+)
+
+const guardTools = Command.make("tools", { dir: dirArg, dirFlag: dirOption, json: jsonOption, surface: surfaceOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./runtimeGuard.js"), (m) => m.tools(resolved)))).pipe(
+    Command.withDescription("Each tool's contract fingerprint and whether it matches the approved baseline.")
+  )
+
+const guardSnapshot = Command.make("snapshot", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption,
+  surface: surfaceOption,
+  approvedBy: approvedByOption
+}, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./runtimeGuard.js"), (m) => m.snapshot(resolved)))).pipe(
+    Command.withDescription("Approve every current tool contract as the baseline (forgets tools that are gone).")
+  )
+
+const guardMismatches = Command.make("mismatches", { dir: dirArg, dirFlag: dirOption, json: jsonOption, surface: surfaceOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./runtimeGuard.js"), (m) => m.mismatches(resolved)))).pipe(
+    Command.withDescription("Contracts that changed, are new, or are missing since the approved baseline.")
+  )
+
+const guardApprove = Command.make("approve-contract", {
+  surface: Args.text({ name: "surface" }).pipe(Args.withDescription("the contract surface, e.g. kernel")),
+  toolId: Args.text({ name: "toolId" }).pipe(Args.withDescription("the tool whose current contract to approve")),
+  dirFlag: dirOption,
+  json: jsonOption,
+  approvedBy: approvedByOption
+}, (args) =>
+  Effect.flatMap(resolveDir(Option.none(), args.dirFlag), (dir) =>
+    lazy(() => import("./runtimeGuard.js"), (m) => m.approveContract({ ...args, dir })))).pipe(
+  Command.withDescription("Approve one tool's current contract.")
+)
+
+const runtimeGuard = Command.make("runtime-guard").pipe(
+  Command.withDescription("Approve tool contracts and see what changed since the approved baseline."),
+  Command.withSubcommands([guardTools, guardSnapshot, guardMismatches, guardApprove])
+)
+
 /** Each subcommand's usage by name, for the line printed after a mistake. */
 export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
   init: () => Command.getUsage(init),
-  status: () => Command.getUsage(status)
+  status: () => Command.getUsage(status),
+  kernel: () => Command.getUsage(kernel),
+  "runtime-guard": () => Command.getUsage(runtimeGuard)
 }
 
 export const commands = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status])
+  Command.withSubcommands([init, status, kernel, runtimeGuard])
 )
 
 export type InitArgs = Command.Command.ParseConfig<{

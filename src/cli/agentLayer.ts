@@ -1,0 +1,32 @@
+import { Console, Context, Effect, Layer } from "effect"
+import * as AgentConfig from "../config/AgentConfig.js"
+import * as Kernel from "../kernel/Kernel.js"
+import * as Database from "../storage/Database.js"
+import * as Builtins from "../tools/builtins.js"
+import * as ToolServices from "../tools/ToolServices.js"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { UsageError } from "./errors.js"
+
+/** The agent folder's config, printing its warnings once; refuses a folder that `kern init` has not set up. */
+const configLayer = (dir: string) =>
+  Layer.tap(AgentConfig.layer(dir), (context) =>
+    Effect.gen(function*() {
+      const loaded = Context.get(context, AgentConfig.AgentConfig)
+      if (!loaded.fileExists) {
+        return yield* new UsageError({ message: `${dir} is not an agent folder (no .kern/config.json); run \`kern init ${dir}\` first` })
+      }
+      for (const warning of loaded.warnings) yield* Console.error(`kern: warning: ${warning}`)
+    }))
+
+const databaseLayer = Layer.unwrapEffect(
+  Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
+)
+
+/** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
+export const kernelAgentLayer = (dir: string) => {
+  const config = configLayer(dir)
+  const database = databaseLayer.pipe(Layer.provideMerge(config))
+  const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
+  const toolServices = Layer.merge(ToolServices.layer, NodeHttpClient.layer).pipe(Layer.provideMerge(kernel))
+  return Builtins.layer.pipe(Layer.provideMerge(toolServices))
+}

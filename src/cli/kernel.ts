@@ -1,0 +1,155 @@
+import { Console, Effect, Either, Option } from "effect"
+import pkg from "../../package.json" with { type: "json" }
+import { AgentConfig } from "../config/AgentConfig.js"
+import { type SafetyClass, safetyRank, type ToolSpec } from "../kernel/contracts.js"
+import { EventLog } from "../kernel/EventLog.js"
+import { contractFingerprint } from "../kernel/fingerprint.js"
+import { decisionNamespaces } from "../kernel/namespaces.js"
+import { makeRunContext, RunContext } from "../kernel/RunContext.js"
+import { ToolExecutor } from "../kernel/ToolExecutor.js"
+import { ToolPolicy } from "../kernel/ToolPolicy.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { kernelAgentLayer } from "./agentLayer.js"
+import { CommandFailed, UsageError } from "./errors.js"
+import { table } from "./table.js"
+
+const specJson = (spec: ToolSpec) => ({
+  toolId: spec.toolId,
+  name: spec.name,
+  description: spec.description,
+  safetyClass: spec.safetyClass,
+  idempotent: spec.idempotent,
+  timeoutMs: spec.timeoutMs,
+  maxRetries: spec.maxRetries,
+  allowlistedAgents: spec.allowlistedAgents,
+  args: spec.argsSchema.map((arg) => ({ name: arg.name, type: arg.type, required: arg.required, description: arg.description })),
+  fingerprint: contractFingerprint(spec)
+})
+
+export const info = (args: KernelInfoArgs) =>
+  Effect.gen(function*() {
+    const { config, paths } = yield* AgentConfig
+    const registry = yield* ToolRegistry
+    const policy = yield* ToolPolicy
+    const specs = yield* registry.listAll
+    const bySafety: Record<string, number> = { READ_ONLY: 0, LOCAL_WRITE: 0, NETWORK: 0, DESTRUCTIVE: 0 }
+    for (const spec of specs) bySafety[spec.safetyClass] = (bySafety[spec.safetyClass] ?? 0) + 1
+    const events = yield* Effect.flatMap(EventLog, (log) => log.count)
+    const data = {
+      version: pkg.version,
+      agent: config.name,
+      database: paths.dbFile,
+      tools: specs.length,
+      toolsBySafety: bySafety,
+      policy: policy.rules.mode,
+      safetyMode: config.safetyMode,
+      approvalMode: config.approvalMode,
+      contractEnforcement: config.contractEnforcement,
+      toolScope: config.toolScope,
+      namespaces: Object.keys(decisionNamespaces).length,
+      events
+    }
+    if (args.json) return yield* Console.log(JSON.stringify(data))
+    yield* Console.log([
+      `kern kernel ${data.version} — agent "${data.agent}"`,
+      `tools:                ${data.tools} (${Object.entries(bySafety).map(([k, v]) => `${v} ${k}`).join(", ")})`,
+      `policy:               ${data.policy} (safetyMode ${data.safetyMode}, approvalMode ${data.approvalMode})`,
+      `contract enforcement: ${data.contractEnforcement}`,
+      `tool scope:           ${data.toolScope}`,
+      `decision namespaces:  ${data.namespaces}`,
+      `events recorded:      ${data.events}`,
+      `database:             ${data.database}`
+    ].join("\n"))
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+export const namespaces = (args: { readonly json: boolean }) =>
+  args.json
+    ? Console.log(JSON.stringify(Object.entries(decisionNamespaces).map(([key, meaning]) => ({ key, meaning }))))
+    : Console.log(table(["key", "meaning"], Object.entries(decisionNamespaces)))
+
+const safetyChoices: Record<string, SafetyClass> = {
+  read_only: "READ_ONLY",
+  local_write: "LOCAL_WRITE",
+  network: "NETWORK",
+  destructive: "DESTRUCTIVE"
+}
+
+export const tools = (args: KernelToolsArgs) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    let specs = Option.isSome(args.agent) ? yield* registry.filterForAgent(args.agent.value) : yield* registry.listAll
+    if (Option.isSome(args.safety)) {
+      const ceiling = safetyChoices[args.safety.value]!
+      specs = specs.filter((spec) => safetyRank[spec.safetyClass] <= safetyRank[ceiling])
+    }
+    if (args.json) return yield* Console.log(JSON.stringify(specs.map(specJson)))
+    if (specs.length === 0) return yield* Console.log("no tools match")
+    yield* Console.log(table(
+      ["tool", "safety", "idempotent", "timeout", "description"],
+      specs.map((spec) => [
+        spec.toolId,
+        spec.safetyClass,
+        spec.idempotent ? "yes" : "no",
+        `${spec.timeoutMs} ms`,
+        spec.description.split("\n")[0]!.slice(0, 70)
+      ])
+    ))
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+const renderData = (data: unknown): string => {
+  if (typeof data === "string") return data
+  if (typeof data === "object" && data !== null && "text" in data && typeof data.text === "string") return data.text
+  return JSON.stringify(data, null, 2)
+}
+
+export const exec = (args: KernelExecArgs) =>
+  Effect.gen(function*() {
+    const parsed = Either.try(() => JSON.parse(args.args) as unknown)
+    if (Either.isLeft(parsed)) {
+      return yield* new UsageError({ message: `--args is not valid JSON: ${(parsed.left as Error).message}` })
+    }
+    const { config } = yield* AgentConfig
+    const executor = yield* ToolExecutor
+    const ctx = yield* makeRunContext({
+      agentName: config.name,
+      sessionId: "cli",
+      userSid: "operator",
+      intent: `kern kernel exec ${args.toolId}`,
+      safetyMode: Option.getOrElse(args.safetyMode, () => config.safetyMode),
+      budget: {
+        maxToolCalls: config.budget.maxToolCalls,
+        maxPromptTokens: config.budget.maxPromptTokens,
+        maxLatencyMs: config.budget.maxLatencyMs,
+        maxCostUsdCents: config.budget.maxCostUsdCents
+      }
+    })
+    const result = yield* executor.execute(args.toolId, parsed.right).pipe(Effect.provideService(RunContext, ctx))
+    if (args.json) {
+      yield* Console.log(JSON.stringify(result))
+    } else if (result.success) {
+      yield* Console.log(renderData(result.data))
+    }
+    if (!result.success) {
+      return yield* new CommandFailed({ message: `${args.toolId}: ${result.errorCode}: ${result.errorMessage}` })
+    }
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+export interface KernelInfoArgs {
+  readonly dir: string
+  readonly json: boolean
+}
+
+export interface KernelToolsArgs {
+  readonly dir: string
+  readonly json: boolean
+  readonly safety: Option.Option<string>
+  readonly agent: Option.Option<string>
+}
+
+export interface KernelExecArgs {
+  readonly dir: string
+  readonly json: boolean
+  readonly toolId: string
+  readonly args: string
+  readonly safetyMode: Option.Option<"NORMAL" | "SAFE" | "STRICT">
+}

@@ -1,0 +1,78 @@
+import { Console, Effect } from "effect"
+import { ContractBaselineStore } from "../kernel/ContractBaselineStore.js"
+import { contractFingerprint } from "../kernel/fingerprint.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { kernelAgentLayer } from "./agentLayer.js"
+import { CommandFailed } from "./errors.js"
+import { table } from "./table.js"
+
+export interface GuardArgs {
+  readonly dir: string
+  readonly json: boolean
+  readonly surface: string
+}
+
+const short = (fingerprint: string | null) => (fingerprint === null ? "-" : fingerprint.slice(0, 19))
+
+/** The live registry against the approved baseline, tool by tool. */
+export const tools = (args: GuardArgs) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const store = yield* ContractBaselineStore
+    const specs = yield* registry.listAll
+    const approved = new Map((yield* store.list(args.surface)).map((baseline) => [baseline.toolId, baseline]))
+    const rows = specs.map((spec) => {
+      const fingerprint = contractFingerprint(spec)
+      const baseline = approved.get(spec.toolId)
+      return {
+        toolId: spec.toolId,
+        safetyClass: spec.safetyClass,
+        fingerprint,
+        approvedFingerprint: baseline?.fingerprint ?? null,
+        status: baseline === undefined ? "new" : baseline.fingerprint === fingerprint ? "approved" : "changed",
+        approvedBy: baseline?.approvedBy ?? null
+      }
+    })
+    if (args.json) return yield* Console.log(JSON.stringify({ surface: args.surface, tools: rows }))
+    yield* Console.log(table(
+      ["tool", "safety", "status", "fingerprint", "approved by"],
+      rows.map((row) => [row.toolId, row.safetyClass, row.status, short(row.fingerprint), row.approvedBy ?? "-"])
+    ))
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+export const snapshot = (args: GuardArgs & { readonly approvedBy: string }) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const store = yield* ContractBaselineStore
+    const baselines = yield* store.snapshot(args.surface, yield* registry.listAll, args.approvedBy)
+    if (args.json) return yield* Console.log(JSON.stringify({ surface: args.surface, approved: baselines }))
+    yield* Console.log(`approved ${baselines.length} contracts on surface "${args.surface}" as ${args.approvedBy}`)
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+export const mismatches = (args: GuardArgs) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const store = yield* ContractBaselineStore
+    const found = yield* store.mismatches(args.surface, yield* registry.listAll)
+    if (args.json) return yield* Console.log(JSON.stringify({ surface: args.surface, mismatches: found }))
+    if (found.length === 0) return yield* Console.log(`no mismatches on surface "${args.surface}"`)
+    yield* Console.log(table(
+      ["tool", "kind", "safety", "approved", "current"],
+      found.map((m) => [m.toolId, m.kind, m.safetyClass, short(m.approvedFingerprint), short(m.currentFingerprint)])
+    ))
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+export const approveContract = (args: GuardArgs & { readonly toolId: string; readonly approvedBy: string }) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const store = yield* ContractBaselineStore
+    const spec = (yield* registry.listAll).find((candidate) => candidate.toolId === args.toolId)
+    if (spec === undefined) {
+      return yield* new CommandFailed({
+        message: `no tool "${args.toolId}" is registered; \`kern runtime-guard tools\` lists them`
+      })
+    }
+    const baseline = yield* store.approve(args.surface, spec, args.approvedBy)
+    if (args.json) return yield* Console.log(JSON.stringify(baseline))
+    yield* Console.log(`approved ${args.toolId} on surface "${args.surface}" (${short(baseline.fingerprint)}) as ${args.approvedBy}`)
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))

@@ -1,0 +1,45 @@
+import type { FileSystem, Path } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
+import { Layer } from "effect"
+import type { AgentConfig } from "../config/AgentConfig.js"
+import { ArtifactStore } from "./ArtifactStore.js"
+import { ContextStats } from "./ContextStats.js"
+import * as HostResolver from "./HostResolver.js"
+import { OutputCompactor } from "./OutputCompactor.js"
+import { ReadTracker } from "./ReadTracker.js"
+import * as Workspace from "./Workspace.js"
+import { WriteLock } from "./WriteLock.js"
+
+/** Every service the built-in tool handlers and the output compactor need, besides the platform. */
+export type ToolServices =
+  | Workspace.Workspace
+  | ReadTracker
+  | WriteLock
+  | ArtifactStore
+  | ContextStats
+  | OutputCompactor
+  | HostResolver.HostResolver
+
+/** The tool services over a given workspace layer and host resolver. */
+export const layerWith = <E, R>(
+  workspace: Layer.Layer<Workspace.Workspace, E, R>,
+  resolver: Layer.Layer<HostResolver.HostResolver> = HostResolver.layerNode
+): Layer.Layer<ToolServices, E, R | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path> => {
+  const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
+  const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
+  return Layer.mergeAll(compactor, ReadTracker.Default, WriteLock.Default, resolver)
+}
+
+/** The tool services of the loaded agent folder (its kern.db is the SqlClient provided). */
+export const layer: Layer.Layer<
+  ToolServices,
+  never,
+  AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path
+> = layerWith(Workspace.layer)
+
+/** The tool services over a folder, for tests and embedding apps. */
+export const layerTest = (
+  root: string,
+  options: Omit<Workspace.WorkspaceOptions, "root"> = {},
+  resolver: Layer.Layer<HostResolver.HostResolver> = HostResolver.layerStatic({ localhost: ["127.0.0.1"] })
+) => layerWith(Workspace.layerTest(root, options), resolver)

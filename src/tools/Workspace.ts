@@ -1,0 +1,148 @@
+import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, Effect, Layer } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import { errnoCode, fileFailure } from "./failures.js"
+
+export interface WorkspaceOptions {
+  /** The agent folder: relative paths resolve here, bash runs here. */
+  readonly root: string
+  /** Further folders the file tools may reach while the guard is on. */
+  readonly extraRoots?: ReadonlyArray<string>
+  /** The workspace guard (config `workspaceGuard`, on by default). */
+  readonly guard?: boolean
+  /** The keys of `.kern/.env`: never handed to child processes. */
+  readonly secretKeys?: ReadonlyArray<string>
+  /** The environment the agent sees (inherited + `.kern/.env`). */
+  readonly env?: Readonly<Record<string, string>>
+  /** Let webfetch reach loopback, private and link-local addresses (tests; trusted local setups). */
+  readonly allowPrivateHosts?: boolean
+  /** Where artifacts live; `<root>/.kern/artifacts` unless given. */
+  readonly artifactsDir?: string
+}
+
+/** A path the guard let through: `path` is the real absolute path, `display` what to call it in messages. */
+export interface ResolvedPath {
+  readonly path: string
+  readonly display: string
+}
+
+export interface WorkspaceService {
+  readonly root: string
+  readonly roots: ReadonlyArray<string>
+  readonly guard: boolean
+  readonly allowPrivateHosts: boolean
+  readonly artifactsDir: string
+  /** The environment for child processes: the agent's env without the secret keys. */
+  readonly childEnv: Readonly<Record<string, string>>
+  /** Resolves a path the model named, refusing (when guarded) anything that lands outside the roots. */
+  readonly resolve: (path: string) => Effect.Effect<ResolvedPath, ToolFailure>
+  /** How to name an absolute path to the model: relative to the root when inside it. */
+  readonly display: (absolute: string) => string
+}
+
+export class Workspace extends Context.Tag("kern/tools/Workspace")<Workspace, WorkspaceService>() {}
+
+const maxSymlinkHops = 40
+
+const loopFailure = (display: string) =>
+  toolFailure("VALIDATION_ERROR", `${display}: too many levels of symbolic links (a symlink loop)`)
+
+export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: WorkspaceOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const realOrSelf = (dir: string) => fs.realPath(dir).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+  const lexicalRoots = [options.root, ...(options.extraRoots ?? [])].map((dir) => path.resolve(dir))
+  const realRoots = yield* Effect.forEach(lexicalRoots, realOrSelf)
+  const root = realRoots[0] ?? path.resolve(options.root)
+  const guard = options.guard ?? true
+  const secret = new Set(options.secretKeys ?? [])
+  const childEnv: Record<string, string> = {}
+  for (const [key, value] of Object.entries(options.env ?? {})) if (!secret.has(key)) childEnv[key] = value
+
+  const within = (candidate: string, dirs: ReadonlyArray<string>) =>
+    dirs.some((dir) => {
+      const rel = path.relative(dir, candidate)
+      return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
+    })
+
+  const display = (absolute: string) => {
+    const rel = path.relative(root, absolute)
+    return rel === "" ? "." : !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : absolute
+  }
+
+  // realpath of a path that may not exist yet: the nearest existing parent is resolved, dangling symlinks followed.
+  const realResolve = (absolute: string, shown: string, hops: number): Effect.Effect<string, ToolFailure> =>
+    hops > maxSymlinkHops
+      ? Effect.fail(loopFailure(shown))
+      : fs.realPath(absolute).pipe(
+        Effect.catchAll((error: PlatformError): Effect.Effect<string, ToolFailure> => {
+          if (errnoCode(error) === "ELOOP") return Effect.fail(loopFailure(shown))
+          if (error._tag !== "SystemError" || error.reason !== "NotFound") return Effect.fail(fileFailure(shown)(error))
+          return fs.readLink(absolute).pipe(
+            Effect.matchEffect({
+              onSuccess: (target) => realResolve(path.resolve(path.dirname(absolute), target), shown, hops + 1),
+              onFailure: () => {
+                const parent = path.dirname(absolute)
+                return parent === absolute
+                  ? Effect.succeed(absolute)
+                  : Effect.map(realResolve(parent, shown, hops), (real) => path.join(real, path.basename(absolute)))
+              }
+            })
+          )
+        })
+      )
+
+  const resolve = (requested: string): Effect.Effect<ResolvedPath, ToolFailure> =>
+    Effect.gen(function*() {
+      if (requested.trim() === "") return yield* toolFailure("VALIDATION_ERROR", "path is empty")
+      if (requested.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "path contains a NUL character")
+      const absolute = path.resolve(root, requested)
+      const outside = () =>
+        toolFailure(
+          "PERMISSION_DENIED",
+          `${requested} is outside the agent folder (${root}); the workspace guard allows only paths inside it`
+        )
+      if (guard && !within(absolute, [...lexicalRoots, ...realRoots])) return yield* outside()
+      const real = yield* realResolve(absolute, requested, 0)
+      if (guard && !within(real, realRoots)) {
+        return yield* toolFailure(
+          "PERMISSION_DENIED",
+          `${requested} resolves (through a symlink) to ${real}, outside the agent folder; the workspace guard refuses it`
+        )
+      }
+      return { path: real, display: display(real) }
+    }).pipe(Effect.withSpan("kern.tools.Workspace.resolve"))
+
+  return {
+    root,
+    roots: realRoots,
+    guard,
+    allowPrivateHosts: options.allowPrivateHosts ?? false,
+    artifactsDir: options.artifactsDir ?? path.join(root, ".kern", "artifacts"),
+    childEnv,
+    resolve,
+    display
+  } satisfies WorkspaceService
+})
+
+/** The workspace of the loaded agent folder. */
+export const layer: Layer.Layer<Workspace, never, AgentConfig | FileSystem.FileSystem | Path.Path> = Layer.effect(
+  Workspace,
+  Effect.flatMap(AgentConfig, (loaded) =>
+    make({
+      root: loaded.paths.dir,
+      guard: loaded.config.workspaceGuard,
+      secretKeys: loaded.secretKeys,
+      env: loaded.env,
+      artifactsDir: loaded.paths.artifactsDir
+    }))
+)
+
+/** A workspace over `root` for tests and embedding apps. */
+export const layerTest = (
+  root: string,
+  options: Omit<WorkspaceOptions, "root"> = {}
+): Layer.Layer<Workspace, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(Workspace, make({ ...options, root }))

@@ -1,0 +1,100 @@
+import type { FileSystem, HttpClient, Path } from "@effect/platform"
+import { Effect, Layer, type Schema } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import type { ToolScope } from "../config/schema.js"
+import { RunContext } from "../kernel/RunContext.js"
+import type { ToolFailure } from "../kernel/ToolFailure.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { bash, BashArgs, bashKernelTimeoutMs, bashTool } from "./bash.js"
+import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
+import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contextForTask.js"
+import { edit, EditArgs, editTool } from "./edit.js"
+import { glob, GlobArgs, globTool } from "./glob.js"
+import { grep, GrepArgs, grepTool } from "./grep.js"
+import { read, ReadArgs, readTool } from "./read.js"
+import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
+import { summarizeFileStructure, SummarizeFileStructureArgs, summarizeFileStructureTool } from "./summarizeFileStructure.js"
+import type { ToolMetadata } from "./toolMetadata.js"
+import type { ToolServices } from "./ToolServices.js"
+import { ToolSession } from "./ToolSession.js"
+import { webfetch, WebfetchArgs, webfetchTool } from "./webfetch.js"
+import { write, WriteArgs, writeTool } from "./write.js"
+
+/** What the built-in handlers need besides per-call data; captured when they are registered. */
+export type BuiltinRequirements = ToolServices | FileSystem.FileSystem | Path.Path | HttpClient.HttpClient
+
+type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
+
+/** One built-in tool: its contract, argument Schema and handler (services resolved at registration). */
+interface BuiltinTool<A, I, R> {
+  readonly metadata: ToolMetadata
+  readonly parameters: Schema.Schema<A, I, never>
+  readonly handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>
+  readonly timeoutFor?: (args: A) => number | undefined
+}
+
+const tool = <A, I, R>(definition: BuiltinTool<A, I, R>) => definition
+
+const scopeRank: Record<ToolScope, number> = { read: 0, write: 1, full: 2 }
+
+/** Whether a tool is offered under a config's `toolScope` (read ⊂ write ⊂ full). */
+export const inScope = (metadata: ToolMetadata, scope: ToolScope): boolean =>
+  scopeRank[metadata.scope] <= scopeRank[scope]
+
+/**
+ * Each call runs in its run's session: read-before-write and duplicate outputs are tracked per session, so the
+ * session id comes from the RunContext of the call, not from the registration.
+ */
+const inSession = <A, R>(handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>) => (args: A) =>
+  Effect.flatMap(RunContext, (ctx) =>
+    Effect.provideService(handler(args), ToolSession, { sessionId: ctx.sessionId === "" ? ctx.runId : ctx.sessionId }))
+
+export const builtinTools = [
+  tool({ metadata: readTool, parameters: ReadArgs, handler: read }),
+  tool({ metadata: writeTool, parameters: WriteArgs, handler: write }),
+  tool({ metadata: editTool, parameters: EditArgs, handler: edit }),
+  tool({ metadata: globTool, parameters: GlobArgs, handler: glob }),
+  tool({ metadata: grepTool, parameters: GrepArgs, handler: grep }),
+  tool({ metadata: bashTool, parameters: BashArgs, handler: bash, timeoutFor: bashKernelTimeoutMs }),
+  tool({ metadata: webfetchTool, parameters: WebfetchArgs, handler: webfetch }),
+  tool({ metadata: retrieveToolOutputTool, parameters: RetrieveToolOutputArgs, handler: retrieveToolOutput }),
+  tool({ metadata: contextBudgetStatsTool, parameters: ContextBudgetStatsArgs, handler: contextBudgetStats }),
+  tool({ metadata: summarizeFileStructureTool, parameters: SummarizeFileStructureArgs, handler: summarizeFileStructure }),
+  tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask })
+] as const
+
+/** Registers the built-in tools the config's `toolScope` allows. */
+export const registerBuiltins = (scope: ToolScope) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    for (const definition of builtinTools) {
+      if (!inScope(definition.metadata, scope)) continue
+      const { metadata } = definition
+      yield* registry.register(
+        {
+          toolId: metadata.toolId,
+          name: metadata.name,
+          description: metadata.description,
+          safetyClass: metadata.safetyClass,
+          idempotent: metadata.idempotent,
+          timeoutMs: metadata.timeoutMs,
+          sideEffectLevel: metadata.safetyClass === "READ_ONLY" || metadata.safetyClass === "NETWORK"
+            ? "none"
+            : "local_write",
+          riskTags: [`scope:${metadata.scope}`]
+        },
+        {
+          parameters: definition.parameters as Schema.Schema<unknown, unknown>,
+          handler: inSession(definition.handler as AnyHandler),
+          ...(definition.timeoutFor === undefined
+            ? {}
+            : { timeoutFor: definition.timeoutFor as (args: unknown) => number | undefined })
+        }
+      )
+    }
+  })
+
+/** The built-in tools of the loaded agent, registered in its registry. */
+export const layer = Layer.effectDiscard(
+  Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope))
+)

@@ -1,0 +1,52 @@
+import { Effect, Schema } from "effect"
+import { ContextStats, estimateTokens } from "./ContextStats.js"
+import type { ToolMetadata } from "./toolMetadata.js"
+import { ToolSession } from "./ToolSession.js"
+
+export const ContextBudgetStatsArgs = Schema.Struct({})
+export type ContextBudgetStatsArgs = typeof ContextBudgetStatsArgs.Type
+
+export const contextBudgetStatsTool: ToolMetadata = {
+  toolId: "context_budget_stats",
+  name: "ContextBudgetStats",
+  description: "Report the approximate size of the active conversation (bytes, estimated tokens) and how much " +
+    "output compaction and duplicate-output replacement have saved in this session.",
+  safetyClass: "READ_ONLY",
+  idempotent: true,
+  timeoutMs: 5_000,
+  scope: "read"
+}
+
+export interface ContextBudgetStatsOutput {
+  readonly activeContextBytes: number
+  readonly activeContextTokens: number
+  readonly compactions: number
+  readonly savedByCompactionBytes: number
+  readonly savedByCompactionTokens: number
+  readonly duplicates: number
+  readonly savedByDuplicatesBytes: number
+  readonly savedByDuplicatesTokens: number
+  readonly text: string
+}
+
+export const contextBudgetStats = Effect.fn("kern.tools.context_budget_stats")(function*(_: ContextBudgetStatsArgs) {
+  const stats = yield* ContextStats
+  const { sessionId } = yield* ToolSession
+  const c = yield* stats.get(sessionId)
+  const out = {
+    activeContextBytes: c.activeContextBytes,
+    activeContextTokens: estimateTokens(c.activeContextBytes),
+    compactions: c.compactions,
+    savedByCompactionBytes: c.savedByCompactionBytes,
+    savedByCompactionTokens: estimateTokens(c.savedByCompactionBytes),
+    duplicates: c.duplicates,
+    savedByDuplicatesBytes: c.savedByDuplicatesBytes,
+    savedByDuplicatesTokens: estimateTokens(c.savedByDuplicatesBytes)
+  }
+  const text = [
+    `active context: ${out.activeContextBytes} bytes (~${out.activeContextTokens} tokens)`,
+    `compaction: ${out.compactions} outputs, saved ${out.savedByCompactionBytes} bytes (~${out.savedByCompactionTokens} tokens)`,
+    `duplicate replacement: ${out.duplicates} outputs, saved ${out.savedByDuplicatesBytes} bytes (~${out.savedByDuplicatesTokens} tokens)`
+  ].join("\n")
+  return { ...out, text } satisfies ContextBudgetStatsOutput
+})

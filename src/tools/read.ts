@@ -1,0 +1,157 @@
+import { FileSystem } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import { listDirectory } from "./directoryListing.js"
+import { fileFailure } from "./failures.js"
+import { formatOutline, outlineOf } from "./outline.js"
+import { ReadTracker, snapshotOf } from "./ReadTracker.js"
+import { binaryKind, formatBytes, isBinary, numberLine, splitLines } from "./textFile.js"
+import type { ToolMetadata } from "./toolMetadata.js"
+import { ToolSession } from "./ToolSession.js"
+import { Workspace } from "./Workspace.js"
+
+export const ReadArgs = Schema.Struct({
+  path: Schema.String.annotations({ description: "File or directory to read, relative to the agent folder or absolute" }),
+  offset: Schema.optionalWith(
+    Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({ description: "First line to show, 1-indexed" }),
+    { default: () => 1 }
+  ),
+  limit: Schema.optionalWith(
+    Schema.Int.pipe(Schema.between(1, 100_000)).annotations({ description: "Most lines (or directory entries) to show" }),
+    { default: () => 2000 }
+  ),
+  mode: Schema.optional(
+    Schema.Literal("preview", "outline", "range", "full").annotations({
+      description: "preview: the first lines and an outline; outline: symbols with line numbers; range (default): " +
+        "lines offset..offset+limit; full: the whole file (only up to 256 KB)"
+    })
+  ),
+  maxBytes: Schema.optional(
+    Schema.Int.pipe(Schema.between(256, 1_000_000)).annotations({
+      description: "Byte budget for the returned text (default 12000); the result says where to continue"
+    })
+  )
+})
+export type ReadArgs = typeof ReadArgs.Type
+
+export const readTool: ToolMetadata = {
+  toolId: "read",
+  name: "Read",
+  description: "Read a text file with numbered lines, or list a directory. Start with mode \"outline\" or " +
+    "\"preview\" for large files, then read exact ranges with offset and limit. Binary files are described, not " +
+    "dumped. Files over 256 KB can only be read by range.",
+  safetyClass: "READ_ONLY",
+  idempotent: true,
+  timeoutMs: 30_000,
+  scope: "read"
+}
+
+export interface ReadOutput {
+  readonly path: string
+  readonly kind: "file" | "directory" | "binary"
+  readonly totalLines?: number
+  readonly startLine?: number
+  readonly endLine?: number
+  /** Where to continue reading, when the result stopped before the requested range ended. */
+  readonly nextOffset?: number
+  readonly text: string
+}
+
+/** Files larger than this are only served by range. */
+export const fullReadMaxBytes = 256 * 1024
+/** Larger files are not loaded at all: grep or bash (sed -n) reach into them. */
+export const readMaxFileBytes = 64 * 1024 * 1024
+const defaultBudget = 12_000
+const previewLines = 40
+
+const numberedRange = (lines: ReadonlyArray<string>, first: number, last: number, budget: number) => {
+  const width = String(Math.max(last, 1)).length
+  const out: Array<string> = []
+  let used = 0
+  let line = first
+  for (; line <= last; line++) {
+    const text = numberLine(line, lines[line - 1] ?? "", width)
+    if (out.length > 0 && used + text.length + 1 > budget) break
+    out.push(text)
+    used += text.length + 1
+  }
+  return { text: out.join("\n"), endLine: line - 1 }
+}
+
+const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput, ToolFailure> => {
+  if (isBinary(bytes)) {
+    return Effect.succeed({
+      path: display,
+      kind: "binary",
+      text: `${display}: ${binaryKind(bytes)}, ${formatBytes(bytes.byteLength)} (${bytes.byteLength} bytes); binary content is not shown`
+    })
+  }
+  const lines = splitLines(new TextDecoder("utf-8").decode(bytes))
+  const total = lines.length
+  const large = bytes.byteLength > fullReadMaxBytes
+  if (args.mode === "full" && large) {
+    return Effect.fail(toolFailure(
+      "VALIDATION_ERROR",
+      `${display} is ${formatBytes(bytes.byteLength)} (${total} lines), over the 256 KB limit for a full read; ` +
+        `use mode "outline" to find what you need, then read it with offset and limit`
+    ))
+  }
+  if (args.mode === "outline") {
+    const entries = outlineOf(path, lines)
+    const text = entries === undefined
+      ? `${display}: no outline for this file type (${total} lines); use mode "preview" or read a range`
+      : entries.length === 0
+      ? `${display}: no symbols found (${total} lines)`
+      : `${display} (${total} lines)\n${formatOutline(entries)}`
+    return Effect.succeed({ path: display, kind: "file", totalLines: total, text })
+  }
+  if (total === 0) return Effect.succeed({ path: display, kind: "file", totalLines: 0, text: `${display} is empty` })
+  if (args.offset > total) {
+    return Effect.fail(toolFailure("VALIDATION_ERROR", `offset ${args.offset} is past the end of ${display} (${total} lines)`))
+  }
+  const budget = args.maxBytes ?? (args.mode === "full" ? fullReadMaxBytes * 2 : defaultBudget)
+  const last = args.mode === "full"
+    ? total
+    : Math.min(total, args.offset - 1 + (args.mode === "preview" ? Math.min(args.limit, previewLines) : args.limit))
+  const first = args.mode === "full" ? 1 : args.offset
+  const range = numberedRange(lines, first, last, budget)
+  const notes: Array<string> = []
+  if (args.mode === "preview") {
+    const entries = outlineOf(path, lines)
+    if (entries !== undefined && entries.length > 0) notes.push(`Outline:\n${formatOutline(entries.slice(0, 40))}`)
+  }
+  const nextOffset = range.endLine < total ? range.endLine + 1 : undefined
+  if (nextOffset !== undefined) {
+    notes.push(`[showing lines ${first}–${range.endLine} of ${total}${large ? ` in a ${formatBytes(bytes.byteLength)} file` : ""}; ` +
+      `continue with offset ${nextOffset}]`)
+  }
+  const text = [range.text, ...notes].join("\n\n")
+  const base = { path: display, kind: "file" as const, totalLines: total, startLine: first, endLine: range.endLine, text }
+  return Effect.succeed(nextOffset === undefined ? base : { ...base, nextOffset })
+}
+
+/** Reads a file (numbered lines, outline or preview) or lists a directory; records what was read for write/edit. */
+export const read = Effect.fn("kern.tools.read")(function*(args: ReadArgs) {
+  const fs = yield* FileSystem.FileSystem
+  const workspace = yield* Workspace
+  const tracker = yield* ReadTracker
+  const { sessionId } = yield* ToolSession
+  const file = yield* workspace.resolve(args.path)
+  const info = yield* fs.stat(file.path).pipe(Effect.mapError(fileFailure(args.path)))
+  if (info.type === "Directory") {
+    const listing = yield* listDirectory(file.path, file.display, args.offset, args.limit)
+    return { path: file.display, kind: "directory", text: listing } satisfies ReadOutput
+  }
+  if (info.type !== "File") {
+    return yield* toolFailure("VALIDATION_ERROR", `${file.display} is a ${info.type.toLowerCase()}, not a regular file`)
+  }
+  if (Number(info.size) > readMaxFileBytes) {
+    return yield* toolFailure(
+      "VALIDATION_ERROR",
+      `${file.display} is ${formatBytes(Number(info.size))}, too large to read; search it with grep or show parts with bash (sed -n, head, tail)`
+    )
+  }
+  const bytes = yield* fs.readFile(file.path).pipe(Effect.mapError(fileFailure(args.path)))
+  yield* tracker.record(sessionId, file.path, snapshotOf(bytes))
+  return yield* readFile(args, file.path, file.display, bytes)
+}) satisfies (args: ReadArgs) => Effect.Effect<ReadOutput, ToolFailure, FileSystem.FileSystem | Workspace | ReadTracker | ToolSession>

@@ -1,0 +1,154 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as Database from "../../src/storage/Database.js"
+import * as NodePath from "node:path"
+import { runKern } from "../support/cli.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+const newAgent = (config: Record<string, unknown> = {}) => {
+  const cwd = makeTempDir()
+  expect(runKern(["init", "agent", "--no-git"], { cwd }).status).toBe(0)
+  const dir = NodePath.join(cwd, "agent")
+  if (Object.keys(config).length > 0) {
+    const file = NodePath.join(dir, ".kern/config.json")
+    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), ...config }))
+  }
+  return dir
+}
+
+const kern = (dir: string, ...args: Array<string>) => runKern(args, { cwd: dir })
+
+describe("kern kernel", () => {
+  it("info and tools describe the registry; tools filters by safety class and --json decodes", () => {
+    const dir = newAgent()
+    const info = JSON.parse(kern(dir, "kernel", "info", "--json").stdout)
+    expect(info).toMatchObject({ tools: 11, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 7, LOCAL_WRITE: 2, NETWORK: 1, DESTRUCTIVE: 1 })
+    const readOnly = JSON.parse(kern(dir, "kernel", "tools", "--safety", "read_only", "--json").stdout)
+    expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
+      "context_budget_stats",
+      "context_for_task",
+      "glob",
+      "grep",
+      "read",
+      "retrieve_tool_output",
+      "summarize_file_structure"
+    ])
+    expect(readOnly[0].fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/)
+  })
+
+  it("namespaces lists the seven decision keys", () => {
+    const result = runKern(["kernel", "namespaces", "--json"])
+    expect(JSON.parse(result.stdout).map((n: { key: string }) => n.key)).toEqual([
+      "kernel.tool.dispatch",
+      "kernel.tool.policy.blocked",
+      "kernel.budget.exceeded",
+      "kernel.memory.put",
+      "kernel.memory.get",
+      "kernel.run.started",
+      "kernel.run.finished"
+    ])
+  })
+
+  it("exec runs tools through the executor; each call is recorded", () => {
+    const dir = newAgent()
+    const write = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "notes/today.md", content: "hello\n" }))
+    expect(write.status).toBe(0)
+    expect(NodeFs.readFileSync(NodePath.join(dir, "notes/today.md"), "utf8")).toBe("hello\n")
+    const read = kern(dir, "kernel", "exec", "read", "--args", JSON.stringify({ path: "notes/today.md" }), "--json")
+    const result = JSON.parse(read.stdout)
+    expect(result).toMatchObject({ toolId: "read", success: true, retries: 0 })
+    expect(result.data.text).toContain("1\thello")
+    const bash = JSON.parse(kern(dir, "kernel", "exec", "bash", "--args", JSON.stringify({ command: "pwd; exit 3" }), "--json").stdout)
+    expect(bash.data.exitCode).toBe(3)
+    expect(bash.data.stdout.trim()).toBe(NodeFs.realpathSync(dir))
+    expect(JSON.parse(kern(dir, "kernel", "info", "--json").stdout).events).toBe(3)
+  })
+
+  it("exec failures exit 1 with one line naming the code; bad --args exits 2", () => {
+    const dir = newAgent()
+    const outside = kern(dir, "kernel", "exec", "read", "--args", JSON.stringify({ path: "../../../etc/passwd" }))
+    expect(outside.status).toBe(1)
+    expect(outside.stderr.trim().split("\n")).toHaveLength(1)
+    expect(outside.stderr).toContain("PERMISSION_DENIED")
+    const invalid = kern(dir, "kernel", "exec", "read", "--args", JSON.stringify({ path: 42 }))
+    expect(invalid.status).toBe(1)
+    expect(invalid.stderr).toContain("VALIDATION_ERROR")
+    const unknown = kern(dir, "kernel", "exec", "rm_rf")
+    expect(unknown.stderr).toContain("NOT_FOUND")
+    expect(unknown.stderr).toContain("read")
+    const badJson = kern(dir, "kernel", "exec", "read", "--args", "{oops")
+    expect(badJson.status).toBe(2)
+    expect(badJson.stderr).toContain("--args is not valid JSON")
+  })
+
+  it("--safety-mode SAFE refuses writes; approvalMode deny refuses bash; toolScope read hides write tools", () => {
+    const dir = newAgent()
+    const safe = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "x", content: "y" }), "--safety-mode", "SAFE")
+    expect(safe.stderr).toContain("read-only tools only")
+    expect(NodeFs.existsSync(NodePath.join(dir, "x"))).toBe(false)
+    const denying = newAgent({ approvalMode: "deny" })
+    const bash = kern(denying, "kernel", "exec", "bash", "--args", JSON.stringify({ command: "touch made" }))
+    expect(bash.status).toBe(1)
+    expect(bash.stderr).toContain("approvalMode is deny")
+    expect(NodeFs.existsSync(NodePath.join(denying, "made"))).toBe(false)
+    const readScope = newAgent({ toolScope: "read" })
+    const tools = JSON.parse(kern(readScope, "kernel", "tools", "--json").stdout).map((t: { toolId: string }) => t.toolId)
+    expect(tools).not.toContain("write")
+    expect(tools).not.toContain("bash")
+    expect(tools).toContain("webfetch")
+  })
+
+  it("a folder that is not an agent is refused with exit 2 before anything is created", () => {
+    const cwd = makeTempDir()
+    const result = runKern(["kernel", "info"], { cwd })
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain("not an agent folder")
+    expect(NodeFs.readdirSync(cwd)).toEqual([])
+  })
+})
+
+describe("kern runtime-guard", () => {
+  it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", () => {
+    const dir = newAgent({ contractEnforcement: "enforce" })
+    const before = JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout)
+    expect(before.mismatches).toHaveLength(11)
+    expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
+
+    const snapshot = kern(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
+    expect(snapshot.stdout).toContain("approved 11 contracts")
+    expect(JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches).toEqual([])
+
+    // As if `write` had changed since it was approved (an upgrade rewrote its contract).
+    Effect.runSync(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE contract_baselines SET fingerprint = 'sha256:old' WHERE tool_id = 'write'`)
+        .pipe(Effect.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })))
+    )
+    const denied = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" }))
+    expect(denied.status).toBe(1)
+    expect(denied.stderr).toContain("changed from the approved baseline")
+    expect(NodeFs.existsSync(NodePath.join(dir, "n.md"))).toBe(false)
+    expect(JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches).toMatchObject([
+      { toolId: "write", kind: "changed", approvedFingerprint: "sha256:old" }
+    ])
+    expect(kern(dir, "runtime-guard", "approve-contract", "kernel", "write").status).toBe(0)
+    expect(kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" })).status).toBe(0)
+
+    // Narrowing the scope makes the write tools "missing" from the live registry.
+    const file = NodePath.join(dir, ".kern/config.json")
+    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), toolScope: "read" }))
+    const missing = JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches
+    expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "write:missing"])
+
+    const tools = JSON.parse(kern(dir, "runtime-guard", "tools", "--json").stdout)
+    expect(tools.tools.find((t: { toolId: string }) => t.toolId === "read")).toMatchObject({ status: "approved", approvedBy: "alice" })
+
+    const approve = kern(dir, "runtime-guard", "approve-contract", "kernel", "read", "--approved-by", "bob", "--json")
+    expect(JSON.parse(approve.stdout)).toMatchObject({ toolId: "read", approvedBy: "bob", surface: "kernel" })
+    const unknown = kern(dir, "runtime-guard", "approve-contract", "kernel", "nope")
+    expect(unknown.status).toBe(1)
+    expect(unknown.stderr).toContain("no tool \"nope\"")
+  })
+})

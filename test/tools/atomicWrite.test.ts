@@ -1,0 +1,63 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { atomicWrite } from "../../src/tools/atomicWrite.js"
+import { makeWorkspace } from "./support.js"
+
+const fixture = NodePath.join(import.meta.dirname, "fixtures", "atomicWriter.ts")
+const size = 96 * 1024 * 1024
+
+/** Only "a" bytes (the old content) or only "b" bytes (the new), and nothing else in the folder but temp files. */
+const contentKind = (file: string): string => {
+  const bytes = NodeFs.readFileSync(file)
+  if (bytes.byteLength === 5 && bytes.toString() === "aaaaa") return "old"
+  if (bytes.byteLength === size && bytes.indexOf(0x61) < 0 && bytes.every((b) => b === 0x62)) return "new"
+  return `a mix of ${bytes.byteLength} bytes`
+}
+
+describe("atomicWrite", () => {
+  it.live("a writer killed mid-way leaves the old content or the new, never a mix", () =>
+    Effect.gen(function*() {
+      const root = makeWorkspace({ "target.bin": "aaaaa" })
+      const target = NodePath.join(root, "target.bin")
+      const child = NodeChildProcess.spawn(process.execPath, ["--import", "tsx", fixture, target, String(size)], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      // Kill as soon as the temporary file exists: the write is under way.
+      let sawTemp = false
+      for (let i = 0; i < 2_000 && child.exitCode === null; i++) {
+        if (NodeFs.readdirSync(root).some((name) => name.endsWith(".kern-tmp"))) {
+          sawTemp = true
+          break
+        }
+        yield* Effect.sleep("2 millis")
+      }
+      child.kill("SIGKILL")
+      yield* Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) resume(Effect.void)
+        else child.once("exit", () => resume(Effect.void))
+      })
+      assert.isTrue(sawTemp, "the writer never started writing")
+      assert.oneOf(contentKind(target), ["old", "new"])
+    }))
+
+  it.effect("a completed write replaces the content and leaves no temporary file", () =>
+    Effect.gen(function*() {
+      const root = makeWorkspace({ "t.txt": "old" })
+      yield* atomicWrite(NodePath.join(root, "t.txt"), new TextEncoder().encode("new content"))
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(root, "t.txt"), "utf8"), "new content")
+      assert.deepStrictEqual(NodeFs.readdirSync(root), ["t.txt"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("a failed write removes its temporary file and keeps the target", () =>
+    Effect.gen(function*() {
+      const root = makeWorkspace({ "dir/keep.txt": "x" })
+      const error = yield* atomicWrite(NodePath.join(root, "dir"), new TextEncoder().encode("y")).pipe(Effect.flip)
+      assert.strictEqual(error._tag, "SystemError")
+      assert.deepStrictEqual(NodeFs.readdirSync(root), ["dir"])
+      assert.deepStrictEqual(NodeFs.readdirSync(NodePath.join(root, "dir")), ["keep.txt"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
