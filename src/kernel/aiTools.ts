@@ -33,8 +33,9 @@ const inline = (value: unknown, defs: Json, depth = 0): unknown => {
 }
 
 const permissiveFields = (parameters: Schema.Schema<unknown, unknown>): Schema.Struct.Fields => {
-  const raw = JSONSchema.make(parameters) as Json
-  const json = inline(raw, isObject(raw["$defs"]) ? raw["$defs"] : {}) as {
+  const raw: unknown = JSONSchema.make(parameters)
+  const defs = isObject(raw) && isObject(raw["$defs"]) ? raw["$defs"] : {}
+  const json = inline(raw, defs) as {
     readonly properties?: Record<string, JSONSchema.JsonSchema7>
     readonly required?: ReadonlyArray<string>
   }

@@ -32,7 +32,7 @@ describe("tools as @effect/ai tools", () => {
       assert.deepStrictEqual(json.required.sort(), ["mode", "query"])
       assert.strictEqual(aiTool!.description, "Search notes")
       // Wrong arguments still decode here; the executor reports them to the model.
-      const decoded = Schema.decodeUnknownSync(aiTool!.parametersSchema)({ query: 42, mode: "slow" })
+      const decoded = Schema.decodeUnknownSync(aiTool!.parametersSchema as unknown as Schema.Schema<unknown>)({ query: 42, mode: "slow" })
       assert.deepStrictEqual(decoded, { query: 42, mode: "slow" })
       assert.strictEqual(toolIdOf("notes__search"), "notes.search")
       assert.strictEqual(modelToolName("read"), "read")
