@@ -8,6 +8,7 @@ import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
+import { timeoutFail } from "./timeout.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
 /** How the executor checks contracts, and which baseline surface it compares against. */
@@ -135,8 +136,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const ctx = yield* RunContext
       const startedAt = yield* Clock.currentTimeMillis
-      const callId = `call_${yield* randomHex(16)}`
+      // One random id per call: the result's span id is the call id's hex.
       const spanId = yield* randomHex(16)
+      const callId = `call_${spanId}`
 
       const result = (
         fields: { readonly success: boolean; readonly data?: unknown; readonly errorCode?: ToolErrorCode; readonly errorMessage?: string; readonly retries?: number },
@@ -252,9 +254,8 @@ export const make = Effect.gen(function*() {
 
       // 5. Handler, 6. arguments.
       const handler = options.overrideFn ?? tool.handler
-      const decoded = yield* Effect.either(
-        Schema.decodeUnknown(tool.parameters)(args, { errors: "all", onExcessProperty: "error" })
-      )
+      // Argument schemas are synchronous: decoding outside the fiber interpreter is much cheaper.
+      const decoded = Schema.decodeUnknownEither(tool.parameters)(args, { errors: "all", onExcessProperty: "error" })
 
       // 7. Run with timeout and retries.
       const attempts = yield* Ref.make(0)
@@ -310,11 +311,9 @@ export const make = Effect.gen(function*() {
             })
           )
         ),
-        Effect.timeoutFail({
-          duration: Duration.millis(timeoutMs),
-          onTimeout: () =>
-            new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
-        })
+        (effect) =>
+          timeoutFail(effect, Duration.millis(timeoutMs), () =>
+            new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false }))
       )
       return spec.emitTrace
         ? Effect.withSpan(run, "kern.tool.execute", {
@@ -324,10 +323,16 @@ export const make = Effect.gen(function*() {
         : run
     })
     const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
+    // The retry driver is built only after a first retryable failure: most calls succeed at once.
     const retried = times === 0
       ? attempt
-      : Effect.retry(attempt, { schedule: retrySchedule, times, while: (failure) => failure.retryable })
-    return Effect.either(Effect.provideService(retried, RunContext, ctx))
+      : Effect.catchIf(attempt, (failure) => failure.retryable, (first) =>
+        Effect.flatMap(Ref.make(true), (replay) =>
+          Effect.retry(
+            Effect.flatMap(Ref.getAndSet(replay, false), (isReplay) => (isReplay ? Effect.fail(first) : attempt)),
+            { schedule: retrySchedule, times, while: (failure) => failure.retryable }
+          )))
+    return Effect.either(retried)
   }
 
   return ToolExecutor.of({ execute })
