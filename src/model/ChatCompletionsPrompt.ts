@@ -1,0 +1,137 @@
+import { AiError, type LanguageModel, type Prompt, Tool } from "@effect/ai"
+import { Effect, Encoding } from "effect"
+import type { ChatRequest, WireContentPart, WireMessage, WireTool, WireToolChoice } from "./ChatCompletionsWire.js"
+
+const malformed = (description: string) =>
+  new AiError.MalformedInput({ module: "ChatCompletions", method: "prepareRequest", description })
+
+const imageUrl = (part: Prompt.FilePart): string => {
+  const mediaType = part.mediaType === "image/*" ? "image/jpeg" : part.mediaType
+  if (part.data instanceof URL) return part.data.toString()
+  if (part.data instanceof Uint8Array) return `data:${mediaType};base64,${Encoding.encodeBase64(part.data)}`
+  return /^(https?:|data:)/.test(part.data) ? part.data : `data:${mediaType};base64,${part.data}`
+}
+
+const userContent = (message: Prompt.UserMessage) =>
+  Effect.gen(function*() {
+    const parts: Array<WireContentPart> = []
+    for (const part of message.content) {
+      if (part.type === "text") {
+        parts.push({ type: "text", text: part.text })
+      } else if (part.mediaType.startsWith("image/")) {
+        parts.push({ type: "image_url", image_url: { url: imageUrl(part) } })
+      } else {
+        return yield* malformed(`Chat Completions cannot send a file of type ${part.mediaType}; only images`)
+      }
+    }
+    // Plain text goes as a string: some servers (older Ollama, llama.cpp) reject content arrays.
+    return parts.every((part) => part.type === "text")
+      ? parts.map((part) => part.type === "text" ? part.text : "").join("\n")
+      : parts
+  })
+
+/** A tool result as the model reads it: text stays text, anything else is JSON. */
+export const toolResultContent = (result: unknown): string =>
+  typeof result === "string" ? result : JSON.stringify(result) ?? "null"
+
+const assistantMessage = (message: Prompt.AssistantMessage): WireMessage | undefined => {
+  const text: Array<string> = []
+  const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = []
+  for (const part of message.content) {
+    if (part.type === "text") text.push(part.text)
+    if (part.type === "tool-call" && !part.providerExecuted) {
+      toolCalls.push({
+        id: part.id,
+        type: "function",
+        function: { name: part.name, arguments: JSON.stringify(part.params ?? {}) }
+      })
+    }
+  }
+  if (text.length === 0 && toolCalls.length === 0) return undefined
+  return {
+    role: "assistant",
+    content: text.length === 0 ? null : text.join(""),
+    ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls })
+  }
+}
+
+/** Converts @effect/ai's Prompt to Chat Completions `messages`. */
+export const toMessages = (prompt: Prompt.Prompt) =>
+  Effect.gen(function*() {
+    const messages: Array<WireMessage> = []
+    for (const message of prompt.content) {
+      switch (message.role) {
+        case "system":
+          messages.push({ role: "system", content: message.content })
+          break
+        case "user":
+          messages.push({ role: "user", content: yield* userContent(message) })
+          break
+        case "assistant": {
+          const wire = assistantMessage(message)
+          if (wire !== undefined) messages.push(wire)
+          break
+        }
+        case "tool":
+          for (const part of message.content) {
+            messages.push({ role: "tool", tool_call_id: part.id, content: toolResultContent(part.result) })
+          }
+          break
+      }
+    }
+    return messages
+  })
+
+const toolChoiceOf = (choice: LanguageModel.ToolChoice<string>): WireToolChoice => {
+  if (typeof choice === "string") return choice
+  if ("tool" in choice) return { type: "function", function: { name: choice.tool } }
+  return choice.mode ?? "auto"
+}
+
+/** Function tools with their JSON Schema parameters; provider-defined tools have no Chat Completions form. */
+export const toTools = (options: LanguageModel.ProviderOptions) =>
+  Effect.gen(function*() {
+    if (options.tools.length === 0) return {}
+    const tools: Array<WireTool> = []
+    for (const tool of options.tools) {
+      if (!Tool.isUserDefined(tool)) {
+        return yield* malformed(`the provider-defined tool ${tool.name} is not available over Chat Completions`)
+      }
+      const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
+      tools.push({
+        type: "function",
+        function: {
+          name: tool.name,
+          ...(description === undefined ? {} : { description }),
+          parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
+        }
+      })
+    }
+    return { tools, tool_choice: toolChoiceOf(options.toolChoice) }
+  })
+
+/** The request body for one model round. */
+export const toRequest = (model: string, options: LanguageModel.ProviderOptions) =>
+  Effect.gen(function*() {
+    const messages = yield* toMessages(options.prompt)
+    const tools = yield* toTools(options)
+    const format = options.responseFormat
+    const request: ChatRequest = {
+      model,
+      messages,
+      ...tools,
+      ...(format.type === "json"
+        ? {
+          response_format: {
+            type: "json_schema",
+            json_schema: {
+              name: format.objectName,
+              schema: Tool.getJsonSchemaFromSchemaAst(format.schema.ast),
+              strict: true
+            }
+          }
+        }
+        : {})
+    }
+    return request
+  })

@@ -1,0 +1,113 @@
+import type { AiError, EmbeddingModel, LanguageModel } from "@effect/ai"
+import { type Generated, OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect/ai-openai"
+import type { HttpClient } from "@effect/platform"
+import { Clock, Effect, Layer, Option, Ref, Stream } from "effect"
+import type { ModelSettings } from "./ModelSettings.js"
+import {
+  fromAiError,
+  noOutput,
+  type ProviderContext,
+  ProviderError,
+  toAiError
+} from "./ProviderError.js"
+import { retryingClient } from "./ProviderRetry.js"
+
+// The OpenAI Responses API through @effect/ai-openai, with kern's retries, error classification and
+// no-output check wrapped around its client.
+
+export const contextOf = (settings: ModelSettings): ProviderContext => ({
+  provider: settings.provider,
+  baseURL: settings.baseURL,
+  keyEnv: settings.keyEnv
+})
+
+const classify = (context: ProviderContext, method: string) => (error: AiError.AiError) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toAiError(fromAiError(error, context, now), method)))
+
+const hasOutput = (response: Generated.Response): boolean =>
+  response.output.some((item) =>
+    item.type === "function_call" ||
+    (item.type === "message" &&
+      item.content.some((part) => part.type === "output_text" && part.text.trim() !== ""))
+  )
+
+const streamFailure = (context: ProviderContext, event: OpenAiClient.ResponseStreamEvent): Option.Option<ProviderError> => {
+  if (event.type === "error") {
+    return Option.some(
+      new ProviderError({ reason: "provider", message: `${context.provider} failed while streaming: ${event.message}` })
+    )
+  }
+  if (event.type === "response.failed") {
+    const detail = event.response.error?.message ?? "no details given"
+    return Option.some(
+      new ProviderError({ reason: "provider", message: `${context.provider} failed the response: ${detail}` })
+    )
+  }
+  return Option.none()
+}
+
+const isOutputEvent = (event: OpenAiClient.ResponseStreamEvent): boolean =>
+  (event.type === "response.output_text.delta" && event.delta.trim() !== "") ||
+  (event.type === "response.output_item.done" && event.item.type === "function_call")
+
+/** Wraps the client so every failure carries a ProviderError and an empty answer fails as no_output. */
+const guard = (context: ProviderContext) => (client: OpenAiClient.Service): OpenAiClient.Service => ({
+  ...client,
+  createResponse: (request) =>
+    client.createResponse(request).pipe(
+      Effect.catchAll(classify(context, "createResponse")),
+      Effect.filterOrFail(hasOutput, () => toAiError(noOutput(context, "none"), "createResponse"))
+    ),
+  createResponseStream: (request) =>
+    Stream.unwrap(Effect.map(Ref.make(false), (sawOutput) =>
+      client.createResponseStream(request).pipe(
+        Stream.catchAll((error) => Stream.fromEffect(classify(context, "createResponseStream")(error))),
+        Stream.mapEffect((event) =>
+          Option.match(streamFailure(context, event), {
+            onSome: (error) => Effect.fail(toAiError(error, "createResponseStream")),
+            onNone: () => isOutputEvent(event) ? Effect.as(Ref.set(sawOutput, true), event) : Effect.succeed(event)
+          })
+        ),
+        Stream.concat(Stream.fromEffect(Ref.get(sawOutput)).pipe(
+          Stream.flatMap((saw) =>
+            saw ? Stream.empty : Stream.fail(toAiError(noOutput(context, "none"), "createResponseStream"))
+          )
+        ))
+      )
+    ))
+})
+
+/** An OpenAiClient against `settings.baseURL` with retries and kern's error semantics. */
+export const clientLayer = (
+  settings: ModelSettings,
+  options: { readonly retry?: boolean | undefined } = {}
+): Layer.Layer<OpenAiClient.OpenAiClient, never, HttpClient.HttpClient> => {
+  const context = contextOf(settings)
+  return Layer.scoped(
+    OpenAiClient.OpenAiClient,
+    OpenAiClient.make({
+      apiKey: Option.getOrUndefined(settings.apiKey),
+      apiUrl: settings.baseURL.replace(/\/+$/, ""),
+      ...(options.retry === false ? {} : { transformClient: retryingClient(context) })
+    }).pipe(Effect.map(guard(context)))
+  )
+}
+
+/**
+ * A LanguageModel over the Responses API. Function tools go out with `strict: false`: strict mode rejects
+ * tools whose parameters have optional fields, which kern's tools do.
+ */
+export const languageModelLayer = (
+  settings: ModelSettings,
+  options: { readonly retry?: boolean | undefined } = {}
+): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
+  OpenAiLanguageModel.layer({ model: settings.model, config: { strict: false } }).pipe(
+    Layer.provide(clientLayer(settings, options))
+  )
+
+/** An EmbeddingModel over `POST {baseURL}/embeddings` (OpenAI, OpenRouter, Ollama and most compatible servers). */
+export const embeddingModelLayer = (
+  settings: ModelSettings,
+  options: { readonly retry?: boolean | undefined } = {}
+): Layer.Layer<EmbeddingModel.EmbeddingModel, never, HttpClient.HttpClient> =>
+  OpenAiEmbeddingModel.layerBatched({ model: settings.model }).pipe(Layer.provide(clientLayer(settings, options)))

@@ -1,0 +1,117 @@
+import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
+import type { HttpClient } from "@effect/platform"
+import { Effect, Either, Layer, Option } from "effect"
+import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import * as ChatCompletions from "./ChatCompletionsLanguageModel.js"
+import {
+  ModelConfigMissing,
+  type ModelSettings,
+  resolveEmbeddingSettings,
+  resolveModelSettings
+} from "./ModelSettings.js"
+import * as OpenAiResponses from "./OpenAiResponses.js"
+import { retryingClient } from "./ProviderRetry.js"
+
+export interface ModelLayerOptions {
+  /** Retry 429, 5xx and network failures per HTTP request (default true). */
+  readonly retry?: boolean | undefined
+}
+
+/** OpenRouter attributes requests to apps by this header; other servers ignore it. */
+const openRouterHeaders = { "X-Title": "kern" }
+
+const anthropicLayer = (settings: ModelSettings, options: ModelLayerOptions) =>
+  AnthropicLanguageModel.layer({ model: settings.model }).pipe(
+    Layer.provide(AnthropicClient.layer({
+      apiKey: Option.getOrUndefined(settings.apiKey),
+      // The Anthropic client appends /v1/messages itself.
+      apiUrl: settings.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
+      ...(options.retry === false ? {} : {
+        transformClient: retryingClient({
+          provider: settings.provider,
+          baseURL: settings.baseURL,
+          keyEnv: settings.keyEnv
+        })
+      })
+    }))
+  )
+
+/**
+ * The LanguageModel for resolved settings: the Responses API through @effect/ai-openai, Chat Completions through
+ * kern's own model, or Anthropic's Messages API through @effect/ai-anthropic.
+ */
+export const languageModelLayer = (
+  settings: ModelSettings,
+  options: ModelLayerOptions = {}
+): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> => {
+  switch (settings.wire) {
+    case "chat":
+      return ChatCompletions.layer({
+        model: settings.model,
+        baseURL: settings.baseURL,
+        apiKey: Option.getOrUndefined(settings.apiKey),
+        provider: settings.provider,
+        keyEnv: settings.keyEnv,
+        headers: settings.provider === "openrouter" ? openRouterHeaders : undefined,
+        retry: options.retry
+      })
+    case "responses":
+      return OpenAiResponses.languageModelLayer(settings, options)
+    case "anthropic":
+      return anthropicLayer(settings, options)
+  }
+}
+
+/** The agent's model from a loaded config; `purpose: "summary"` uses `summaryModel` when set. */
+export const layerFromConfig = (
+  loaded: Pick<LoadedConfig, "config" | "env">,
+  options: ModelLayerOptions & { readonly purpose?: "chat" | "summary" } = {}
+): Layer.Layer<LanguageModel.LanguageModel, ModelConfigMissing, HttpClient.HttpClient> =>
+  Either.match(resolveModelSettings(loaded, options.purpose), {
+    onLeft: (error) => Layer.fail(error),
+    onRight: (settings) => languageModelLayer(settings, options)
+  })
+
+/** The agent's model, configured by AgentConfig. */
+export const layer: Layer.Layer<
+  LanguageModel.LanguageModel,
+  ModelConfigMissing,
+  AgentConfig | HttpClient.HttpClient
+> = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => layerFromConfig(loaded)))
+
+/** The model that writes summaries: `summaryModel`, else `model`. */
+export const summaryLayer: Layer.Layer<
+  LanguageModel.LanguageModel,
+  ModelConfigMissing,
+  AgentConfig | HttpClient.HttpClient
+> = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => layerFromConfig(loaded, { purpose: "summary" })))
+
+/**
+ * The embedding model from a loaded config. Fails with reason "embedding_model" when embeddings are off
+ * (`embeddingModel: false`) or the provider has none; check `resolveEmbeddingSettings` to decide beforehand.
+ */
+export const embeddingLayerFromConfig = (
+  loaded: Pick<LoadedConfig, "config" | "env">,
+  options: ModelLayerOptions = {}
+): Layer.Layer<EmbeddingModel.EmbeddingModel, ModelConfigMissing, HttpClient.HttpClient> =>
+  Either.match(resolveEmbeddingSettings(loaded), {
+    onLeft: (error) => Layer.fail(error),
+    onRight: Option.match({
+      onNone: () =>
+        Layer.fail(
+          new ModelConfigMissing({
+            reason: "embedding_model",
+            message: `no embedding model for provider "${loaded.config.provider}": set "embeddingModel" in ` +
+              ".kern/config.json (or false to turn embeddings off)"
+          })
+        ),
+      onSome: (settings) => OpenAiResponses.embeddingModelLayer(settings, options)
+    })
+  })
+
+export const embeddingLayer: Layer.Layer<
+  EmbeddingModel.EmbeddingModel,
+  ModelConfigMissing,
+  AgentConfig | HttpClient.HttpClient
+> = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => embeddingLayerFromConfig(loaded)))

@@ -1,0 +1,73 @@
+import { HttpClient, type HttpClientError, HttpClientResponse } from "@effect/platform"
+import { Clock, Data, Duration, Effect, Schedule } from "effect"
+import { fromStatus, networkError, type ProviderContext, ProviderError } from "./ProviderError.js"
+
+/** A `Retry-After` longer than this is not waited out: the call fails and the caller decides. */
+export const maxRetryAfterSeconds = 60
+
+const shouldRetry = (error: ProviderError): boolean =>
+  error.retryable && (error.retryAfterSeconds ?? 0) <= maxRetryAfterSeconds
+
+/**
+ * Retries network failures, 429 and 5xx: 4 attempts in all, exponential from 1 s with jitter, never sooner than
+ * the provider's `Retry-After`. Driven by Clock, so TestClock controls it in tests.
+ */
+export const providerRetrySchedule: Schedule.Schedule<ProviderError, ProviderError> = Schedule.exponential(
+  "1 second",
+  2
+).pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(3)),
+  Schedule.whileInput(shouldRetry),
+  Schedule.passthrough,
+  Schedule.modifyDelay((error, delay) => Duration.max(delay, Duration.seconds(error.retryAfterSeconds ?? 0)))
+)
+
+/** Applies `providerRetrySchedule` to a model call that fails with ProviderError. */
+export const withProviderRetry = <A, R>(effect: Effect.Effect<A, ProviderError, R>): Effect.Effect<A, ProviderError, R> =>
+  Effect.retry(effect, providerRetrySchedule)
+
+class RetryableStatus extends Data.TaggedError("RetryableStatus")<{
+  readonly response: HttpClientResponse.HttpClientResponse
+  readonly error: ProviderError
+}> {}
+
+const isRetryableStatus = (status: number): boolean => status === 429 || status >= 500
+
+/** Reads a failed response's body once and rebuilds the response, so the caller can still read it. */
+const settle = (context: ProviderContext, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.gen(function*() {
+    const body = yield* response.text
+    const now = yield* Clock.currentTimeMillis
+    const error = fromStatus(context, { status: response.status, headers: response.headers, body }, now)
+    const copy = HttpClientResponse.fromWeb(
+      response.request,
+      new Response(body, { status: response.status, headers: response.headers })
+    )
+    return yield* new RetryableStatus({ response: copy, error })
+  })
+
+const asProviderError = (context: ProviderContext) =>
+(error: HttpClientError.HttpClientError | RetryableStatus): ProviderError => {
+  switch (error._tag) {
+    case "RetryableStatus":
+      return error.error
+    case "RequestError":
+      return networkError(context, error.description ?? error.reason)
+    case "ResponseError":
+      return new ProviderError({ reason: "provider", message: error.message })
+  }
+}
+
+/**
+ * An HttpClient that retries transport failures, 429 and 5xx on `providerRetrySchedule` before anyone reads
+ * the body; after the last attempt it hands back the last response (or transport error) unchanged, so every
+ * provider (kern's own or @effect/ai's) reports it in its usual way.
+ */
+export const retryingClient = (context: ProviderContext) => (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transformResponse(client, (response) =>
+    response.pipe(
+      Effect.flatMap((res) => (isRetryableStatus(res.status) ? settle(context, res) : Effect.succeed(res))),
+      Effect.retry(Schedule.mapInput(providerRetrySchedule, asProviderError(context))),
+      Effect.catchTag("RetryableStatus", (last) => Effect.succeed(last.response))
+    ))

@@ -1,0 +1,86 @@
+import { Option } from "effect"
+
+/** Prices in US dollars per million tokens. */
+export interface ModelPrice {
+  readonly input: number
+  /** Input tokens served from the provider's prompt cache. */
+  readonly cachedInput: number
+  readonly output: number
+}
+
+/** Token counts of one model call, as @effect/ai's `Response.Usage` carries them. */
+export interface TokenUsage {
+  /** All prompt tokens, cached ones included (OpenAI and Chat Completions semantics). */
+  readonly inputTokens?: number | undefined
+  readonly outputTokens?: number | undefined
+  readonly cachedInputTokens?: number | undefined
+}
+
+/**
+ * List prices of common models (USD per million tokens, as published by the vendors in 2025). Keys are bare model
+ * ids; a provider prefix ("openai/") and a version or date suffix ("-2025-04-14") are ignored when looking up.
+ * Override or extend with a record of your own.
+ */
+export const defaultPrices: Readonly<Record<string, ModelPrice>> = {
+  "gpt-5": { input: 1.25, cachedInput: 0.125, output: 10 },
+  "gpt-5-mini": { input: 0.25, cachedInput: 0.025, output: 2 },
+  "gpt-5-nano": { input: 0.05, cachedInput: 0.005, output: 0.4 },
+  "gpt-4.1": { input: 2, cachedInput: 0.5, output: 8 },
+  "gpt-4.1-mini": { input: 0.4, cachedInput: 0.1, output: 1.6 },
+  "gpt-4.1-nano": { input: 0.1, cachedInput: 0.025, output: 0.4 },
+  "gpt-4o": { input: 2.5, cachedInput: 1.25, output: 10 },
+  "gpt-4o-mini": { input: 0.15, cachedInput: 0.075, output: 0.6 },
+  "o3": { input: 2, cachedInput: 0.5, output: 8 },
+  "o4-mini": { input: 1.1, cachedInput: 0.275, output: 4.4 },
+  "claude-opus-4": { input: 15, cachedInput: 1.5, output: 75 },
+  "claude-sonnet-4": { input: 3, cachedInput: 0.3, output: 15 },
+  "claude-3-7-sonnet": { input: 3, cachedInput: 0.3, output: 15 },
+  "claude-3-5-haiku": { input: 0.8, cachedInput: 0.08, output: 4 },
+  "gemini-2.5-pro": { input: 1.25, cachedInput: 0.31, output: 10 },
+  "gemini-2.5-flash": { input: 0.3, cachedInput: 0.075, output: 2.5 }
+}
+
+const bareId = (model: string): string => {
+  const slash = model.lastIndexOf("/")
+  return (slash === -1 ? model : model.slice(slash + 1)).replace(/:.*$/, "").toLowerCase()
+}
+
+/** The longest key that is the id itself or a prefix of it followed by "-" (so "gpt-4.1-mini" beats "gpt-4.1"). */
+const longestMatch = (table: Readonly<Record<string, ModelPrice>>, id: string): Option.Option<ModelPrice> => {
+  let best: string | undefined
+  for (const key of Object.keys(table)) {
+    const k = key.toLowerCase()
+    if ((id === k || id.startsWith(`${k}-`)) && (best === undefined || k.length > best.length)) best = key
+  }
+  return best === undefined ? Option.none() : Option.fromNullable(table[best])
+}
+
+/**
+ * The price of a model: an override for the exact id (e.g. "openrouter/some-model") first, then overrides and
+ * defaults by bare id. None for unknown models (local models cost nothing we can count).
+ */
+export const priceFor = (
+  model: string,
+  overrides: Readonly<Record<string, ModelPrice>> = {}
+): Option.Option<ModelPrice> => {
+  const exact = overrides[model]
+  if (exact !== undefined) return Option.some(exact)
+  const id = bareId(model)
+  return longestMatch(overrides, id).pipe(Option.orElse(() => longestMatch(defaultPrices, id)))
+}
+
+/** The cost of one call in US cents; cached input tokens are charged at the cached rate. */
+export const costCents = (price: ModelPrice, usage: TokenUsage): number => {
+  const input = usage.inputTokens ?? 0
+  const cached = Math.min(usage.cachedInputTokens ?? 0, input)
+  const output = usage.outputTokens ?? 0
+  const dollars = ((input - cached) * price.input + cached * price.cachedInput + output * price.output) / 1_000_000
+  return dollars * 100
+}
+
+/** The cost of one call of `model` in US cents; 0 when the model's price is unknown. */
+export const usageCostCents = (
+  model: string,
+  usage: TokenUsage,
+  overrides: Readonly<Record<string, ModelPrice>> = {}
+): number => Option.match(priceFor(model, overrides), { onNone: () => 0, onSome: (price) => costCents(price, usage) })

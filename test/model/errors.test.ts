@@ -1,0 +1,134 @@
+import { type AiError, LanguageModel } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Stream, TestClock } from "effect"
+import { fromAiError } from "../../src/model/ProviderError.js"
+import { FakeReply } from "../support/fakeModelServer.js"
+import { awaitSleeper, wakeNextSleeper } from "./clock.js"
+import { type ModelTestEnv, withChatModel, withResponsesModel } from "./harness.js"
+import type { FakeModelServerShape } from "../support/fakeModelServer.js"
+
+type WithModel = <A, E>(
+  body: (server: FakeModelServerShape) => Effect.Effect<A, E, ModelTestEnv>
+) => ReturnType<typeof withChatModel<A, E>>
+
+const generate = LanguageModel.generateText({ prompt: "hello" })
+const stream = Stream.runCollect(LanguageModel.streamText({ prompt: "hello" }))
+const failure = <A, R>(effect: Effect.Effect<A, AiError.AiError, R>) => Effect.map(Effect.flip(effect), (e) => fromAiError(e))
+
+const apis: ReadonlyArray<readonly [string, WithModel, string]> = [
+  ["Chat Completions", withChatModel, "OPENROUTER_API_KEY"],
+  ["Responses", withResponsesModel, "OPENAI_API_KEY"]
+]
+
+describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
+  it.scoped("429 with Retry-After waits that long, then succeeds", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(429, { retryAfter: 5 }), FakeReply.text("recovered"))
+        const fiber = yield* Effect.fork(generate)
+        yield* awaitSleeper
+        expect(yield* server.requests).toHaveLength(1)
+        // Longer than any jittered backoff (≤ 1.2 s), shorter than Retry-After: still waiting.
+        yield* TestClock.adjust("4 seconds")
+        expect(yield* server.requests).toHaveLength(1)
+        yield* TestClock.adjust("1 second")
+        const response = yield* Fiber.join(fiber)
+        expect(response.text).toBe("recovered")
+        expect(yield* server.requests).toHaveLength(2)
+      })
+    ))
+
+  it.scoped("5xx is retried 4 attempts in all, then fails as a provider error", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(...Array.from({ length: 4 }, () => FakeReply.error(503)), FakeReply.text("too late"))
+        const fiber = yield* Effect.fork(failure(generate))
+        const delays: Array<number> = []
+        for (let retry = 1; retry <= 3; retry++) {
+          expect(yield* server.awaitRequests(retry)).toHaveLength(retry)
+          delays.push(yield* wakeNextSleeper)
+        }
+        const error = yield* Fiber.join(fiber)
+        expect(error.reason).toBe("provider")
+        expect(error.status).toBe(503)
+        expect(error.retryable).toBe(true)
+        expect(yield* server.requests).toHaveLength(4)
+        // Exponential from 1 s with ±20% jitter: about 1, 2 and 4 s.
+        expect(delays[0]).toBeGreaterThanOrEqual(800)
+        expect(delays[0]).toBeLessThan(delays[1] ?? 0)
+        expect(delays[1]).toBeLessThan(delays[2] ?? 0)
+        expect(delays[2]).toBeLessThanOrEqual(4800)
+      })
+    ))
+
+  it.scoped("401 is an auth error naming the key variable, not retried", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(401), FakeReply.text("never sent"))
+        const error = yield* failure(generate)
+        expect(error.reason).toBe("auth")
+        expect(error.status).toBe(401)
+        expect(error.message).toContain(keyEnv)
+        expect(error.message).toContain("Incorrect API key provided")
+        expect(yield* server.requests).toHaveLength(1)
+      })
+    ))
+
+  it.scoped("401 while streaming is an auth error too", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(401))
+        const error = yield* failure(stream)
+        expect(error.reason).toBe("auth")
+      })
+    ))
+
+  it.scoped("402 is a billing error", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(402))
+        const error = yield* failure(generate)
+        expect(error.reason).toBe("billing")
+        expect(error.message).toContain("Insufficient credits")
+        expect(yield* server.requests).toHaveLength(1)
+      })
+    ))
+
+  it.scoped("an HTML page with status 200 is a provider error that points at baseURL", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(200, { html: true }))
+        const error = yield* failure(generate)
+        expect(error.reason).toBe("provider")
+        expect(error.message).toContain("HTML")
+        expect(error.message).toContain("baseURL")
+      })
+    ))
+
+  it.scoped("an HTML 404 is a provider error, not retried", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(404, { html: true }), FakeReply.text("never sent"))
+        const error = yield* failure(stream)
+        expect(error.reason).toBe("provider")
+        expect(error.message).toContain("HTML")
+        expect(yield* server.requests).toHaveLength(1)
+      })
+    ))
+
+  it.scoped("an answer with no text and no tool calls is no_output", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.empty())
+        expect((yield* failure(generate)).reason).toBe("no_output")
+      })
+    ))
+
+  it.scoped("a streamed answer with no text and no tool calls is no_output", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.empty())
+        expect((yield* failure(stream)).reason).toBe("no_output")
+      })
+    ))
+})

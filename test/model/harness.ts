@@ -1,0 +1,45 @@
+import type { LanguageModel } from "@effect/ai"
+import type { HttpServerError } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, Layer, Schema, type Scope } from "effect"
+import type { LoadedConfig } from "../../src/config/AgentConfig.js"
+import { KernConfigFile } from "../../src/config/schema.js"
+import { layerFromConfig } from "../../src/model/Provider.js"
+import { make as makeFakeServer, type FakeModelServerShape } from "../support/fakeModelServer.js"
+import { TestToolkitLive } from "./tools.js"
+
+export type ModelTestEnv = LanguageModel.LanguageModel | Layer.Layer.Success<typeof TestToolkitLive>
+
+/** A LoadedConfig's config and env as the config service would produce them. */
+export const loadedConfig = (
+  file: Record<string, unknown>,
+  env: Record<string, string> = {}
+): Pick<LoadedConfig, "config" | "env"> => ({
+  config: { ...Schema.decodeUnknownSync(KernConfigFile)(file), name: "test-agent" },
+  env
+})
+
+/**
+ * Runs `body` against a fresh fake server, with the model that provider selection builds from `file`
+ * (its baseURL pointed at the server).
+ */
+export const withModel = <A, E>(
+  file: Record<string, unknown>,
+  body: (server: FakeModelServerShape) => Effect.Effect<A, E, ModelTestEnv>,
+  env: Record<string, string> = { OPENROUTER_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" }
+): Effect.Effect<A, E | HttpServerError.ServeError | import("../../src/model/ModelSettings.js").ModelConfigMissing, Scope.Scope> =>
+  Effect.gen(function*() {
+    const server = yield* makeFakeServer
+    const model = layerFromConfig(loadedConfig({ ...file, baseURL: server.baseURL }, env))
+    return yield* body(server).pipe(
+      Effect.provide(Layer.mergeAll(model, TestToolkitLive).pipe(Layer.provide(NodeHttpClient.layerUndici)))
+    )
+  })
+
+/** kern's Chat Completions model as OpenRouter would be configured. */
+export const withChatModel = <A, E>(body: (server: FakeModelServerShape) => Effect.Effect<A, E, ModelTestEnv>) =>
+  withModel({ provider: "openrouter", model: "test-model" }, body)
+
+/** @effect/ai-openai's Responses model as OpenAI would be configured. */
+export const withResponsesModel = <A, E>(body: (server: FakeModelServerShape) => Effect.Effect<A, E, ModelTestEnv>) =>
+  withModel({ provider: "openai", model: "gpt-test" }, body)

@@ -1,0 +1,218 @@
+import { type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Array as Arr, Context, Duration, Effect, Either, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
+import { createServer } from "node:http"
+import {
+  chatBody,
+  chatEvents,
+  embeddingsBody,
+  type FakeToolCall,
+  type FakeTurn,
+  type FakeUsage,
+  responsesBody,
+  responsesEvents
+} from "./fakeModelWire.js"
+
+export type { FakeToolCall, FakeTurn, FakeUsage } from "./fakeModelWire.js"
+
+/** One scripted answer to `POST /responses` or `POST /chat/completions`. */
+export type FakeReply =
+  | { readonly _tag: "Turn"; readonly turn: FakeTurn; readonly delay?: Duration.DurationInput | undefined }
+  | {
+    readonly _tag: "Failure"
+    readonly status: number
+    readonly retryAfter?: string | undefined
+    readonly html?: boolean | undefined
+    readonly body?: string | undefined
+    readonly delay?: Duration.DurationInput | undefined
+  }
+
+interface TurnOptions {
+  readonly usage?: Partial<FakeUsage> | undefined
+  /** Waits before answering, on the server's Clock: under TestClock a test must adjust time past it. */
+  readonly delay?: Duration.DurationInput | undefined
+}
+
+const turn = (text: string, toolCalls: ReadonlyArray<FakeToolCall>, options: TurnOptions = {}): FakeReply => ({
+  _tag: "Turn",
+  turn: { text, toolCalls, usage: { input: 12, output: 7, cached: 0, ...options.usage } },
+  delay: options.delay
+})
+
+export const FakeReply = {
+  text: (text: string, options?: TurnOptions): FakeReply => turn(text, [], options),
+  toolCalls: (calls: ReadonlyArray<FakeToolCall>, options?: TurnOptions & { readonly text?: string }): FakeReply =>
+    turn(options?.text ?? "", calls, options),
+  /** A well-formed answer with no text and no tool calls. */
+  empty: (options?: TurnOptions): FakeReply => turn("", [], options),
+  /** An HTTP failure; `html` sends an HTML page (a proxy's error page), `body` replaces the JSON error. */
+  error: (
+    status: number,
+    options: {
+      readonly retryAfter?: string | number
+      readonly html?: boolean
+      readonly body?: string
+      readonly delay?: Duration.DurationInput
+    } = {}
+  ): FakeReply => ({
+    _tag: "Failure",
+    status,
+    retryAfter: options.retryAfter === undefined ? undefined : String(options.retryAfter),
+    html: options.html,
+    body: options.body,
+    delay: options.delay
+  })
+} as const
+
+export interface RecordedRequest {
+  readonly method: string
+  /** Path below the API root, e.g. `/chat/completions`. */
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  /** The JSON body, parsed (undefined when it was not JSON). */
+  readonly body: unknown
+}
+
+export interface FakeModelServerShape {
+  /** The API root to configure as `baseURL`, e.g. `http://127.0.0.1:41234/v1`. */
+  readonly baseURL: string
+  /** Queues replies; each model request takes the next one (embeddings take none). */
+  readonly reply: (...replies: ReadonlyArray<FakeReply>) => Effect.Effect<void>
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Waits (without timers) until at least `count` requests have arrived. */
+  readonly awaitRequests: (count: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
+}
+
+export class FakeModelServer extends Context.Tag("kern/test/FakeModelServer")<FakeModelServer, FakeModelServerShape>() {}
+
+const htmlPage = (status: number) =>
+  `<!DOCTYPE html>\n<html><head><title>${status}</title></head><body><h1>${status} Bad Gateway</h1>` +
+  "<p>nginx</p></body></html>"
+
+/** Error types Anthropic and OpenAI both use, so either client decodes the body. */
+const errorType = (status: number) =>
+  status === 401
+    ? "authentication_error"
+    : status === 402
+    ? "billing_error"
+    : status === 403
+    ? "permission_error"
+    : status === 404
+    ? "not_found_error"
+    : status === 429
+    ? "rate_limit_error"
+    : status >= 500
+    ? "api_error"
+    : "invalid_request_error"
+
+const errorJson = (status: number, message?: string) =>
+  JSON.stringify({
+    type: "error",
+    error: {
+      type: errorType(status),
+      message: message ?? (status === 401
+        ? "Incorrect API key provided"
+        : status === 402
+        ? "Insufficient credits"
+        : status === 429
+        ? "Rate limit exceeded"
+        : `Scripted failure ${status}`),
+      code: status
+    }
+  })
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+const encoder = new TextEncoder()
+const sse = (frames: ReadonlyArray<string>) =>
+  HttpServerResponse.stream(Stream.fromIterable(frames).pipe(Stream.map((frame) => encoder.encode(frame))), {
+    contentType: "text/event-stream",
+    headers: { "cache-control": "no-cache" }
+  })
+
+const stringInputs = (input: unknown): Array<string> =>
+  typeof input === "string" ? [input] : Array.isArray(input) ? input.map((x) => String(x)) : []
+
+/** A scoped fake model provider on 127.0.0.1 (random port) speaking Responses, Chat Completions and Embeddings. */
+export const make = Effect.gen(function*() {
+  const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
+  const queue = yield* Ref.make<ReadonlyArray<FakeReply>>([])
+  const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
+
+  const nextReply = Ref.modify(queue, (replies): [Option.Option<FakeReply>, ReadonlyArray<FakeReply>] =>
+    Arr.isNonEmptyReadonlyArray(replies)
+      ? [Option.some(Arr.headNonEmpty(replies)), Arr.tailNonEmpty(replies)]
+      : [Option.none(), replies]
+  )
+
+  const answer = (path: string, body: Record<string, unknown>, count: number) =>
+    Effect.gen(function*() {
+      const model = typeof body["model"] === "string" ? body["model"] : "fake-model"
+      const reply = yield* nextReply
+      if (Option.isNone(reply)) {
+        return HttpServerResponse.text(errorJson(500, "fake model server: no scripted reply left"), {
+          status: 500,
+          contentType: "application/json"
+        })
+      }
+      if (reply.value.delay !== undefined) yield* Effect.sleep(reply.value.delay)
+      const r = reply.value
+      if (r._tag === "Failure") {
+        return HttpServerResponse.text(r.body ?? (r.html === true ? htmlPage(r.status) : errorJson(r.status)), {
+          status: r.status,
+          contentType: r.html === true ? "text/html; charset=utf-8" : "application/json",
+          headers: r.retryAfter === undefined ? {} : { "retry-after": r.retryAfter }
+        })
+      }
+      const stream = body["stream"] === true
+      if (path === "/responses") {
+        const id = `resp_${count}`
+        return stream ? sse(responsesEvents(id, model, r.turn)) : HttpServerResponse.unsafeJson(responsesBody(id, model, r.turn))
+      }
+      const id = `chatcmpl-${count}`
+      const options = body["stream_options"]
+      const includeUsage = isRecord(options) && options["include_usage"] === true
+      return stream
+        ? sse(chatEvents(id, model, r.turn, includeUsage))
+        : HttpServerResponse.unsafeJson(chatBody(id, model, r.turn))
+    })
+
+  const app = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const path = new URL(request.url, "http://fake").pathname.replace(/^\/v1/, "")
+    const text = yield* request.text
+    const body = Either.getOrUndefined(Either.try(() => JSON.parse(text) as unknown))
+    const all = yield* SubscriptionRef.updateAndGet(recorded, (rs) => [
+      ...rs,
+      { method: request.method, path, headers: { ...request.headers }, body }
+    ])
+    if (request.method !== "POST" || !isRecord(body)) {
+      return HttpServerResponse.text("expected a JSON POST", { status: 400 })
+    }
+    if (path === "/responses" || path === "/chat/completions") return yield* answer(path, body, all.length)
+    if (path === "/embeddings") {
+      const dimensions = typeof body["dimensions"] === "number" ? body["dimensions"] : 8
+      const model = typeof body["model"] === "string" ? body["model"] : "fake-embedding"
+      return HttpServerResponse.unsafeJson(embeddingsBody(model, stringInputs(body["input"]), dimensions))
+    }
+    return HttpServerResponse.text(errorJson(404, `no route ${path}`), { status: 404, contentType: "application/json" })
+  })
+
+  yield* server.serve(app)
+  const address = server.address
+  const port = address._tag === "TcpAddress" ? address.port : 0
+
+  return FakeModelServer.of({
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    reply: (...replies) => Ref.update(queue, (queued) => [...queued, ...replies]),
+    requests: SubscriptionRef.get(recorded),
+    awaitRequests: (count) =>
+      recorded.changes.pipe(
+        Stream.filter((rs) => rs.length >= count),
+        Stream.runHead,
+        Effect.map(Option.getOrElse((): ReadonlyArray<RecordedRequest> => []))
+      )
+  })
+})
+
+export const layer: Layer.Layer<FakeModelServer, HttpServerError.ServeError> = Layer.scoped(FakeModelServer, make)
