@@ -20,7 +20,14 @@ await build({
   external,
   logLevel: "warning",
   banner: {
-    // Bundled CommonJS dependencies call require(); give ESM chunks one.
-    js: "import { createRequire as __kernCreateRequire } from 'node:module'; const require = __kernCreateRequire(import.meta.url);"
+    // Bundled CommonJS dependencies call require() and read __dirname; give ESM chunks both.
+    js: [
+      "import { createRequire as __kernCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __kernFileURLToPath } from 'node:url';",
+      "import { dirname as __kernDirname } from 'node:path';",
+      "const require = __kernCreateRequire(import.meta.url);",
+      "const __filename = __kernFileURLToPath(import.meta.url);",
+      "const __dirname = __kernDirname(__filename);"
+    ].join(" ")
   }
 })

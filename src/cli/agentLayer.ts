@@ -5,6 +5,8 @@ import * as Database from "../storage/Database.js"
 import * as Builtins from "../tools/builtins.js"
 import * as ToolServices from "../tools/ToolServices.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as AgentLive from "../agent/AgentLive.js"
+import * as Provider from "../model/Provider.js"
 import { UsageError } from "./errors.js"
 
 /** The agent folder's config, printing its warnings once; refuses a folder that `kern init` has not set up. */
@@ -29,4 +31,11 @@ export const kernelAgentLayer = (dir: string) => {
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
   const toolServices = Layer.merge(ToolServices.layer, NodeHttpClient.layer).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(toolServices))
+}
+
+/** Everything a turn needs: the kernel and tools, the configured model, sessions, the queue and the turn runner. */
+export const agentRuntimeLayer = (dir: string) => {
+  const kernel = kernelAgentLayer(dir)
+  const model = Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(kernel))
+  return AgentLive.layer.pipe(Layer.provideMerge(model))
 }

@@ -3,7 +3,8 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import type * as Usage from "@effect/cli/Usage"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
 import { UsageError } from "./errors.js"
 
@@ -178,17 +179,28 @@ const runtimeGuard = Command.make("runtime-guard").pipe(
   Command.withSubcommands([guardTools, guardSnapshot, guardMismatches, guardApprove])
 )
 
+const chat = Command.make("chat", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  message: Options.text("message").pipe(Options.withAlias("m"), Options.withDescription("the message to send")),
+  json: Options.boolean("json").pipe(Options.withDescription("print the turn's events as JSON lines")),
+  newSession: Options.boolean("new").pipe(Options.withDescription("start a new session instead of continuing the newest"))
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./chat.js"), (m) => m.run(resolved)))).pipe(
+  Command.withDescription("Send one message as the operator; the reply streams to stdout (for scripts).")
+)
+
 /** Each subcommand's usage by name, for the line printed after a mistake. */
 export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
   init: () => Command.getUsage(init),
   status: () => Command.getUsage(status),
+  chat: () => Command.getUsage(chat),
   kernel: () => Command.getUsage(kernel),
   "runtime-guard": () => Command.getUsage(runtimeGuard)
 }
 
 export const commands = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, chat, kernel, runtimeGuard])
 )
 
 export type InitArgs = Command.Command.ParseConfig<{

@@ -5,6 +5,7 @@ import { type SafetyClass, safetyRank, type ToolSpec } from "../kernel/contracts
 import { EventLog } from "../kernel/EventLog.js"
 import { contractFingerprint } from "../kernel/fingerprint.js"
 import { decisionNamespaces } from "../kernel/namespaces.js"
+import { dataText } from "../kernel/resultText.js"
 import { makeRunContext, RunContext } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { ToolPolicy } from "../kernel/ToolPolicy.js"
@@ -96,12 +97,6 @@ export const tools = (args: KernelToolsArgs) =>
     ))
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
 
-const renderData = (data: unknown): string => {
-  if (typeof data === "string") return data
-  if (typeof data === "object" && data !== null && "text" in data && typeof data.text === "string") return data.text
-  return JSON.stringify(data, null, 2)
-}
-
 export const exec = (args: KernelExecArgs) =>
   Effect.gen(function*() {
     const parsed = Either.try(() => JSON.parse(args.args) as unknown)
@@ -127,7 +122,7 @@ export const exec = (args: KernelExecArgs) =>
     if (args.json) {
       yield* Console.log(JSON.stringify(result))
     } else if (result.success) {
-      yield* Console.log(renderData(result.data))
+      yield* Console.log(dataText(result.data))
     }
     if (!result.success) {
       return yield* new CommandFailed({ message: `${args.toolId}: ${result.errorCode}: ${result.errorMessage}` })

@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 /**
  * The environment the agent inherited. Only the program's edge reads `process.env`; everything else asks for this,

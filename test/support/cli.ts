@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
 
 export const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
@@ -22,3 +22,29 @@ export const runKern = (
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
+
+/**
+ * Runs `kern` without blocking this process's event loop, so a fake server in the test process can answer it.
+ * `onSpawn` gets the child (to kill it mid-turn).
+ */
+export const runKernAsync = (
+  args: ReadonlyArray<string>,
+  options: {
+    readonly cwd?: string
+    readonly env?: Record<string, string>
+    readonly onSpawn?: (child: import("node:child_process").ChildProcess) => void
+  } = {}
+): Promise<CliResult> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [kernBin, ...args], {
+      cwd: options.cwd ?? process.cwd(),
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    options.onSpawn?.(child)
+  })

@@ -1,0 +1,37 @@
+/** What a turn reports as it goes: streamed to the terminal, `--json` lines, and later the web UI. */
+export type TurnEvent =
+  | { readonly type: "text"; readonly delta: string }
+  | { readonly type: "tool-call"; readonly id: string; readonly name: string; readonly params: unknown }
+  | {
+    readonly type: "tool-result"
+    readonly id: string
+    readonly name: string
+    readonly isError: boolean
+    readonly text: string
+  }
+  | { readonly type: "injected"; readonly text: string }
+  | {
+    readonly type: "usage"
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly cachedInputTokens: number
+    readonly costUsdCents: number
+  }
+  | { readonly type: "error"; readonly message: string }
+  | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }
+
+export interface TurnUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cachedInputTokens: number
+  readonly costUsdCents: number
+}
+
+export const noUsage: TurnUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsdCents: 0 }
+
+export const addUsage = (a: TurnUsage, b: TurnUsage): TurnUsage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+  costUsdCents: a.costUsdCents + b.costUsdCents
+})

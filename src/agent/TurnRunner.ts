@@ -1,0 +1,227 @@
+import { AiError, LanguageModel, type Toolkit } from "@effect/ai"
+import { FileSystem } from "@effect/platform"
+import { DateTime, Effect, Ref, Schema, Stream } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { toolkitFor } from "../kernel/aiTools.js"
+import { EventLog } from "../kernel/EventLog.js"
+import { toolResultText } from "../kernel/resultText.js"
+import { makeRunContext, RunContext, type RunContextData } from "../kernel/RunContext.js"
+import { ToolExecutor } from "../kernel/ToolExecutor.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { fromAiError } from "../model/ProviderError.js"
+import { usageCostCents } from "../model/pricing.js"
+import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
+import type { SessionWriter } from "../session/SessionStore.js"
+import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { isNoReply } from "./envelope.js"
+import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
+import { toPromptMessages } from "./prompt.js"
+import { buildSystemPrompt } from "./systemPrompt.js"
+import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
+
+/** The session a turn writes to: its file and the messages so far. */
+export interface ActiveSession {
+  readonly id: string
+  readonly writer: SessionWriter
+  readonly messages: Ref.Ref<ReadonlyArray<SessionMessage>>
+}
+
+export interface TurnInput {
+  readonly message: QueuedMessage
+  readonly session: ActiveSession
+  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+}
+
+export interface TurnOutcome {
+  readonly reply: string
+  readonly delivered: boolean
+  readonly steps: number
+  readonly usage: TurnUsage
+  readonly error?: string
+}
+
+/** A stream that produced nothing for this long is stuck: the watchdog ends it. */
+export const watchdogTimeout = "5 minutes"
+
+class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("WatchdogTimeout", {}) {
+  override get message() {
+    return `the model stream sent nothing for ${watchdogTimeout}; the turn was stopped`
+  }
+}
+
+interface StepResult {
+  readonly text: string
+  readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
+  readonly usage: TurnUsage
+}
+
+const envelopeOf = (message: QueuedMessage, at: string) =>
+  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at })
+
+/** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
+export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRunner", {
+  effect: Effect.gen(function*() {
+    const loaded = yield* AgentConfig
+    const { config } = loaded
+    const model = yield* LanguageModel.LanguageModel
+    const registry = yield* ToolRegistry
+    const executor = yield* ToolExecutor
+    const eventLog = yield* EventLog
+    const compactor = yield* OutputCompactor
+    const queue = yield* MessageQueue
+    const fs = yield* FileSystem.FileSystem
+    const systemPrompt = buildSystemPrompt.pipe(
+      Effect.provideService(AgentConfig, loaded),
+      Effect.provideService(FileSystem.FileSystem, fs)
+    )
+
+    const audit = (ctx: RunContextData, decisionKey: "kernel.run.started" | "kernel.run.finished" | "kernel.budget.exceeded", status: string, detail: unknown) =>
+      eventLog.record({ decisionKey, runId: ctx.runId, traceId: ctx.traceId, sessionId: ctx.sessionId, status, detail: JSON.stringify(detail) })
+        .pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not record a run event: ${error.message}`)))
+
+    const modelStep = (
+      prompt: ReturnType<typeof toPromptMessages>,
+      toolkit: Toolkit.WithHandler<any> | undefined,
+      toolIdOf: (name: string) => string | undefined,
+      emit: TurnInput["emit"]
+    ) =>
+      model.streamText({
+        prompt,
+        ...(toolkit === undefined ? {} : { toolkit, disableToolCallResolution: true as const })
+      }).pipe(
+        Stream.timeoutFail(() => new WatchdogTimeout(), watchdogTimeout),
+        Stream.runFoldEffect(
+          { text: "", calls: [], usage: noUsage } as StepResult,
+          (acc, part): Effect.Effect<StepResult> => {
+            switch (part.type) {
+              case "text-delta":
+                return Effect.as(emit({ type: "text", delta: part.delta }), { ...acc, text: acc.text + part.delta })
+              case "tool-call": {
+                const name = toolIdOf(part.name) ?? part.name
+                const call = { id: part.id, name, params: part.params }
+                return Effect.as(emit({ type: "tool-call", ...call }), { ...acc, calls: [...acc.calls, call] })
+              }
+              case "finish": {
+                const usage = {
+                  inputTokens: part.usage.inputTokens ?? 0,
+                  outputTokens: part.usage.outputTokens ?? 0,
+                  cachedInputTokens: part.usage.cachedInputTokens ?? 0,
+                  costUsdCents: usageCostCents(config.model ?? "", part.usage)
+                }
+                return Effect.succeed({ ...acc, usage: addUsage(acc.usage, usage) })
+              }
+              default:
+                return Effect.succeed(acc)
+            }
+          }
+        ),
+        Effect.withSpan("kern.agent.modelStep")
+      )
+
+    const describeFailure = (error: unknown): string =>
+      error instanceof WatchdogTimeout
+        ? error.message
+        : AiError.isAiError(error)
+        ? fromAiError(error).message
+        : error instanceof Error
+        ? error.message
+        : String(error)
+
+    const run = (input: TurnInput) =>
+      Effect.gen(function*() {
+        const { message, session, emit } = input
+        const ctx = yield* makeRunContext({
+          sessionId: session.id,
+          userSid: message.userId,
+          agentName: config.name,
+          intent: message.text.slice(0, 200),
+          safetyMode: config.safetyMode,
+          budget: {
+            maxToolCalls: config.budget.maxToolCalls,
+            maxPromptTokens: config.budget.maxPromptTokens,
+            maxLatencyMs: config.budget.maxLatencyMs,
+            maxCostUsdCents: config.budget.maxCostUsdCents
+          }
+        })
+        const append = (entry: SessionMessage) =>
+          Effect.zipRight(session.writer.append(entry), Ref.update(session.messages, (all) => [...all, entry]))
+        const now = Effect.map(DateTime.now, DateTime.formatIso)
+        const userMessage = (queued: QueuedMessage) =>
+          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, new Date(queued.receivedAtMs).toISOString()), at }))
+
+        yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
+        yield* append(yield* userMessage(message))
+
+        const tools = yield* registry.listTools
+        const { toolIdOf, toolkit } = toolkitFor(tools)
+        const withHandler: Toolkit.WithHandler<any> = {
+          tools: toolkit.tools,
+          // Tool calls are resolved by the kernel's executor below, never by @effect/ai.
+          handle: () => Effect.die("kern resolves tool calls through its executor")
+        }
+
+        let usage = noUsage
+        let reply = ""
+        let steps = 0
+        let failure: string | undefined
+        for (let step = 1; step <= config.maxSteps; step++) {
+          steps = step
+          if (step > 1) {
+            for (const injected of yield* queue.takeInjectable) {
+              yield* append(yield* userMessage(injected))
+              yield* emit({ type: "injected", text: injected.text })
+            }
+          }
+          const budgetUsage = yield* ctx.budget.usage
+          if (yield* ctx.budget.budgetExceeded) {
+            failure = `the turn's budget is used up (${budgetUsage.toolCallsUsed} tool calls, ${budgetUsage.promptTokensUsed} prompt tokens, ${budgetUsage.costUsdCentsUsed.toFixed(2)}¢)`
+            yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
+            break
+          }
+          const prompt = toPromptMessages(yield* systemPrompt, yield* Ref.get(session.messages), config.timezone)
+          // The last step may only answer: no tools are offered.
+          const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
+          const result = yield* Effect.either(modelStep(prompt, offered, toolIdOf, emit))
+          if (result._tag === "Left") {
+            failure = describeFailure(result.left)
+            break
+          }
+          const { calls, text } = result.right
+          usage = addUsage(usage, result.right.usage)
+          yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
+          yield* ctx.budget.addCostUsdCents(result.right.usage.costUsdCents)
+          yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }))
+          reply = text
+          if (calls.length === 0) break
+          yield* Effect.forEach(calls, (call) =>
+            Effect.gen(function*() {
+              const toolResult = yield* executor.execute(call.name, call.params).pipe(Effect.provideService(RunContext, ctx))
+              const compacted = yield* compactor.compact({
+                sessionId: session.id,
+                toolId: call.name,
+                text: toolResultText(toolResult),
+                isError: !toolResult.success
+              }).pipe(Effect.catchAll((error) => Effect.succeed({ text: `${toolResultText(toolResult)}\n[not stored: ${error.message}]` })))
+              yield* append(new ToolResultMessage({
+                toolCallId: call.id,
+                toolName: call.name,
+                isError: !toolResult.success,
+                result: compacted.text,
+                at: yield* now
+              }))
+              yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text })
+            }), { concurrency: "unbounded", discard: true })
+          if (step === config.maxSteps) failure = `stopped after ${config.maxSteps} steps (maxSteps)`
+        }
+        yield* session.writer.flush
+        if (usage !== noUsage) yield* emit({ type: "usage", ...usage })
+        if (failure !== undefined) yield* emit({ type: "error", message: failure })
+        const delivered = reply.trim() !== "" && !isNoReply(reply)
+        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", { usage, steps, error: failure ?? null })
+        yield* emit({ type: "done", reply, delivered, steps })
+        return { reply, delivered, steps, usage, ...(failure === undefined ? {} : { error: failure }) } satisfies TurnOutcome
+      }).pipe(Effect.withSpan("kern.agent.turn"))
+
+    return { run } as const
+  })
+}) {}

@@ -1,0 +1,34 @@
+import { FileSystem } from "@effect/platform"
+import { Effect } from "effect"
+import * as NodePath from "node:path"
+import { AgentConfig } from "../config/AgentConfig.js"
+
+const memoryFiles = ["KERN.md", "AGENTS.md", "IDENTITY.md", "USERS.md", "KNOWLEDGE.md"] as const
+const notePattern = /^\d{4}-\d{2}-\d{2}\.md$/
+
+/**
+ * The system prompt: the agent's memory files and its latest daily note, read fresh for every turn so edits the
+ * agent makes to its own memory take effect at once. A missing file is simply left out.
+ */
+export const buildSystemPrompt = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const { config, paths } = yield* AgentConfig
+  const read = (file: string) =>
+    fs.readFileString(file).pipe(Effect.map((text) => text.trim()), Effect.orElseSucceed(() => ""))
+  const sections: Array<string> = [
+    `You are ${config.name}, a long-lived agent run by kern in the folder ${paths.dir}. ` +
+    "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying."
+  ]
+  for (const name of memoryFiles) {
+    const text = yield* read(NodePath.join(paths.dir, name))
+    if (text !== "") sections.push(`<file name="${name}">\n${text}\n</file>`)
+  }
+  const notesDir = NodePath.join(paths.dir, "notes")
+  const notes = yield* fs.readDirectory(notesDir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+  const latest = notes.filter((name) => notePattern.test(name)).sort().pop()
+  if (latest !== undefined) {
+    const text = yield* read(NodePath.join(notesDir, latest))
+    if (text !== "") sections.push(`<file name="notes/${latest}" note="latest daily note">\n${text}\n</file>`)
+  }
+  return sections.join("\n\n")
+}).pipe(Effect.withSpan("kern.agent.systemPrompt"))

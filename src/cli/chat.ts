@@ -1,0 +1,54 @@
+import { Console, Effect } from "effect"
+import { openActiveSession } from "../agent/activeSession.js"
+import { MessageQueue } from "../agent/MessageQueue.js"
+import type { TurnEvent } from "../agent/TurnEvent.js"
+import { TurnRunner } from "../agent/TurnRunner.js"
+import { agentRuntimeLayer } from "./agentLayer.js"
+import { CommandFailed } from "./errors.js"
+
+export interface ChatArgs {
+  readonly dir: string
+  readonly message: string
+  readonly json: boolean
+  readonly newSession: boolean
+}
+
+const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => stream.write(text))
+
+const short = (value: unknown): string => {
+  const text = typeof value === "string" ? value : JSON.stringify(value)
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text
+}
+
+/** Human output: the reply streamed to stdout, a line per tool call and result on stderr. */
+const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
+  switch (event.type) {
+    case "text":
+      return write(process.stdout, event.delta)
+    case "tool-call":
+      return write(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
+    case "tool-result":
+      return write(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
+    case "done":
+      return event.reply === "" ? Effect.void : write(process.stdout, "\n")
+    default:
+      return Effect.void
+  }
+}
+
+/** `kern chat -m TEXT`: one operator message, the reply streamed, then exit. */
+export const run = (args: ChatArgs) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { problems, session } = yield* openActiveSession({ fresh: args.newSession })
+    for (const problem of problems) yield* Console.error(`kern: warning: ${problem}`)
+    const queue = yield* MessageQueue
+    const runner = yield* TurnRunner
+    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text: args.message })
+    const message = yield* queue.next
+    const emit = args.json
+      ? (event: TurnEvent) => write(process.stdout, `${JSON.stringify(event)}\n`)
+      : humanEvent
+    const outcome = yield* runner.run({ message, session, emit })
+    yield* queue.endTurn
+    if (outcome.error !== undefined) return yield* new CommandFailed({ message: outcome.error })
+  })).pipe(Effect.provide(agentRuntimeLayer(args.dir)))

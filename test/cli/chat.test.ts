@@ -1,0 +1,105 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { runKern, runKernAsync } from "../support/cli.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+const agentFor = (baseURL: string, extra: Record<string, unknown> = {}) => {
+  const cwd = makeTempDir()
+  expect(runKern(["init", "agent", "--no-git", "--model", "test-model", "--base-url", baseURL], { cwd }).status).toBe(0)
+  const dir = NodePath.join(cwd, "agent")
+  if (Object.keys(extra).length > 0) {
+    const file = NodePath.join(dir, ".kern/config.json")
+    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), ...extra }))
+  }
+  return dir
+}
+
+const env = { OPENROUTER_API_KEY: "sk-test" }
+const sessionLines = (dir: string) => {
+  const sessions = NodePath.join(dir, ".kern/sessions")
+  const [file] = NodeFs.readdirSync(sessions)
+  return NodeFs.readFileSync(NodePath.join(sessions, file!), "utf8").trim().split("\n").map((line) => JSON.parse(line))
+}
+
+describe("kern chat", () => {
+  it.live("a turn with two tool calls end to end: tools run through the kernel, the reply streams, all is in the session", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(
+        FakeReply.toolCalls([
+          { id: "call_w", name: "write", args: { path: "notes/plan.md", content: "ship it\n" } },
+          { id: "call_r", name: "read", args: { path: "IDENTITY.md", limit: 3 } }
+        ], { text: "Writing the plan." }),
+        FakeReply.text("Saved the plan to notes/plan.md.")
+      )
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "write the plan down"], { cwd: dir, env }))
+      expect(result.stderr).toContain("→ write")
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain("Saved the plan to notes/plan.md.")
+      expect(NodeFs.readFileSync(NodePath.join(dir, "notes/plan.md"), "utf8")).toBe("ship it\n")
+
+      const requests = yield* server.requests
+      expect(requests.map((r) => r.path)).toEqual(["/chat/completions", "/chat/completions"])
+      const second = requests[1]!.body as { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> }
+      const toolMessages = second.messages.filter((m) => m.role === "tool")
+      expect(toolMessages.map((m) => m.tool_call_id).sort()).toEqual(["call_r", "call_w"])
+      expect(JSON.stringify(toolMessages)).toContain("# IDENTITY.md")
+      const firstUser = second.messages.find((m) => m.role === "user")!
+      expect(String(firstUser.content)).toMatch(/^\[via cli, terminal, user: operator, time: \d{4}-\d\d-\d\dT/)
+
+      const lines = sessionLines(dir)
+      expect(lines.map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "tool", "assistant"])
+      const info = JSON.parse(runKern(["kernel", "info", "--json"], { cwd: dir }).stdout)
+      expect(info.events).toBeGreaterThanOrEqual(4)
+    })))
+
+  it.live("--json prints the turn's events as JSON lines", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
+        FakeReply.text("Five files.")
+      )
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "list", "--json"], { cwd: dir, env }))
+      expect(result.status).toBe(0)
+      const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      const types = events.map((e: { type: string }) => e.type)
+      expect(types[0]).toBe("tool-call")
+      expect(types).toContain("tool-result")
+      expect(types).toContain("usage")
+      expect(types[types.length - 1]).toBe("done")
+      expect(events.find((e: { type: string }) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
+      expect(events[events.length - 1]).toMatchObject({ reply: "Five files.", delivered: true, steps: 2 })
+    })))
+
+  it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(FakeReply.error(401))
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
+      expect(result.status).toBe(1)
+      const lines = result.stderr.trim().split("\n")
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/^kern: .*(401|auth|key)/i)
+      expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user"])
+    })))
+
+  it("no API key or no model: exit 2 with one message naming what to set", () => {
+    const cwd = makeTempDir()
+    expect(runKern(["init", "agent", "--no-git", "--model", "m"], { cwd }).status).toBe(0)
+    const noKey = runKern(["chat", "agent", "-m", "hi"], { cwd })
+    expect(noKey.status).toBe(2)
+    expect(noKey.stderr.trim().split("\n")).toHaveLength(1)
+    expect(noKey.stderr).toContain("OPENROUTER_API_KEY")
+    expect(runKern(["init", "bare", "--no-git"], { cwd }).status).toBe(0)
+    const noModel = runKern(["chat", "bare", "-m", "hi"], { cwd, env })
+    expect(noModel.status).toBe(2)
+    expect(noModel.stderr).toMatch(/model/)
+  })
+})
