@@ -1,6 +1,6 @@
 import { AiError, LanguageModel, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
-import { DateTime, Effect, Ref, Schema, Stream } from "effect"
+import { DateTime, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import { EventLog } from "../kernel/EventLog.js"
@@ -9,11 +9,11 @@ import { makeRunContext, RunContext, type RunContextData } from "../kernel/RunCo
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { fromAiError } from "../model/ProviderError.js"
-import { usageCostCents } from "../model/pricing.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { isNoReply } from "./envelope.js"
+import { modelStep, WatchdogTimeout } from "./modelStep.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import { toPromptMessages } from "./prompt.js"
 import { buildSystemPrompt } from "./systemPrompt.js"
@@ -40,21 +40,6 @@ export interface TurnOutcome {
   readonly error?: string
 }
 
-/** A stream that produced nothing for this long is stuck: the watchdog ends it. */
-export const watchdogTimeout = "5 minutes"
-
-class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("WatchdogTimeout", {}) {
-  override get message() {
-    return `the model stream sent nothing for ${watchdogTimeout}; the turn was stopped`
-  }
-}
-
-interface StepResult {
-  readonly text: string
-  readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown }>
-  readonly usage: TurnUsage
-}
-
 const envelopeOf = (message: QueuedMessage, at: string) =>
   new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at })
 
@@ -78,45 +63,6 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const audit = (ctx: RunContextData, decisionKey: "kernel.run.started" | "kernel.run.finished" | "kernel.budget.exceeded", status: string, detail: unknown) =>
       eventLog.record({ decisionKey, runId: ctx.runId, traceId: ctx.traceId, sessionId: ctx.sessionId, status, detail: JSON.stringify(detail) })
         .pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not record a run event: ${error.message}`)))
-
-    const modelStep = (
-      prompt: ReturnType<typeof toPromptMessages>,
-      toolkit: Toolkit.WithHandler<any> | undefined,
-      toolIdOf: (name: string) => string | undefined,
-      emit: TurnInput["emit"]
-    ) =>
-      model.streamText({
-        prompt,
-        ...(toolkit === undefined ? {} : { toolkit, disableToolCallResolution: true as const })
-      }).pipe(
-        Stream.timeoutFail(() => new WatchdogTimeout(), watchdogTimeout),
-        Stream.runFoldEffect(
-          { text: "", calls: [], usage: noUsage } as StepResult,
-          (acc, part): Effect.Effect<StepResult> => {
-            switch (part.type) {
-              case "text-delta":
-                return Effect.as(emit({ type: "text", delta: part.delta }), { ...acc, text: acc.text + part.delta })
-              case "tool-call": {
-                const name = toolIdOf(part.name) ?? part.name
-                const call = { id: part.id, name, params: part.params }
-                return Effect.as(emit({ type: "tool-call", ...call }), { ...acc, calls: [...acc.calls, call] })
-              }
-              case "finish": {
-                const usage = {
-                  inputTokens: part.usage.inputTokens ?? 0,
-                  outputTokens: part.usage.outputTokens ?? 0,
-                  cachedInputTokens: part.usage.cachedInputTokens ?? 0,
-                  costUsdCents: usageCostCents(config.model ?? "", part.usage)
-                }
-                return Effect.succeed({ ...acc, usage: addUsage(acc.usage, usage) })
-              }
-              default:
-                return Effect.succeed(acc)
-            }
-          }
-        ),
-        Effect.withSpan("kern.agent.modelStep")
-      )
 
     const describeFailure = (error: unknown): string =>
       error instanceof WatchdogTimeout
@@ -181,7 +127,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           const prompt = toPromptMessages(yield* systemPrompt, yield* Ref.get(session.messages), config.timezone)
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
-          const result = yield* Effect.either(modelStep(prompt, offered, toolIdOf, emit))
+          const result = yield* Effect.either(
+            modelStep({ model, modelId: config.model ?? "", prompt, toolkit: offered, toolIdOf, emit })
+          )
           if (result._tag === "Left") {
             failure = describeFailure(result.left)
             break

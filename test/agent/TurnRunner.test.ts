@@ -1,0 +1,144 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { openActiveSession } from "../../src/agent/activeSession.js"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import { TurnRunner } from "../../src/agent/TurnRunner.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { EventLog } from "../../src/kernel/EventLog.js"
+import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+
+const agentDir = (config: Record<string, unknown>) => {
+  const dir = NodePath.join(makeTempDir(), "agent")
+  writeFiles(dir, { ".kern/config.json": JSON.stringify(config), "IDENTITY.md": "# IDENTITY.md\nI am the test agent.\n" })
+  return dir
+}
+
+/** Runs `body` with the whole agent runtime over a temp folder whose model is the fake server. */
+const withAgent = <A, E>(
+  config: (server: FakeModelServerShape) => Record<string, unknown>,
+  body: (server: FakeModelServerShape, dir: string) => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof agentRuntimeLayer>>>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const server = yield* makeFakeServer
+    const dir = agentDir({ model: "test-model", ...config(server) })
+    const runtime = agentRuntimeLayer(dir).pipe(
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" })),
+      Layer.provide(NodeContext.layer)
+    )
+    return yield* body(server, dir).pipe(Effect.provide(runtime))
+  }))
+
+/** Offers the messages, runs one turn for the first, collects its events. */
+const turn = (...texts: Array<string>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const queue = yield* MessageQueue
+    const runner = yield* TurnRunner
+    const { session } = yield* openActiveSession()
+    for (const text of texts) yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text })
+    const message = yield* queue.next
+    const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
+    const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
+    yield* queue.endTurn
+    return { outcome, events: yield* Ref.get(events), messages: yield* Ref.get(session.messages) }
+  }))
+
+describe("TurnRunner", () => {
+  it.live("Responses API: two tool calls, results sent back, then the answer; events in order", () =>
+    withAgent((server) => ({ provider: "openai", baseURL: server.baseURL }), (server, dir) =>
+      Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([
+            { id: "call_1", name: "write", args: { path: "notes/a.md", content: "alpha\n" } },
+            { id: "call_2", name: "glob", args: { pattern: "*.md" } }
+          ]),
+          FakeReply.text("Wrote notes/a.md.")
+        )
+        const { events, messages, outcome } = yield* turn("write a")
+        expect(outcome).toMatchObject({ reply: "Wrote notes/a.md.", delivered: true, steps: 2 })
+        expect(NodeFs.readFileSync(NodePath.join(dir, "notes/a.md"), "utf8")).toBe("alpha\n")
+        const types = events.map((e) => e.type)
+        expect(types.slice(0, 2)).toEqual(["tool-call", "tool-call"])
+        expect(types.filter((t) => t === "tool-result")).toHaveLength(2)
+        expect(types.indexOf("text")).toBeGreaterThan(types.lastIndexOf("tool-result"))
+        expect(types.slice(-2)).toEqual(["usage", "done"])
+        expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "tool", "assistant"])
+        const requests = yield* server.requests
+        expect(requests.map((r) => r.path)).toEqual(["/responses", "/responses"])
+        const input = JSON.stringify((requests[1]!.body as { input: unknown }).input)
+        expect(input).toContain("function_call_output")
+        expect(input).toContain("call_1")
+        const instructions = JSON.stringify(requests[0]!.body)
+        expect(instructions).toContain("I am the test agent.")
+      })))
+
+  it.live("the budget stops the turn with a clear message, recorded in the EventLog", () =>
+    withAgent((server) => ({ baseURL: server.baseURL, budget: { maxToolCalls: 1 } }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([
+            { id: "c1", name: "glob", args: { pattern: "*" } },
+            { id: "c2", name: "glob", args: { pattern: "*.md" } }
+          ]),
+          FakeReply.text("never asked")
+        )
+        const { events, messages, outcome } = yield* turn("look around")
+        expect(outcome.error).toContain("budget is used up")
+        expect(events.some((e) => e.type === "error" && e.message.includes("budget"))).toBe(true)
+        const results = messages.filter((m) => m._tag === "tool")
+        expect(results.filter((m) => m._tag === "tool" && m.isError && String(m.result).startsWith("BUDGET_EXCEEDED"))).toHaveLength(1)
+        expect((yield* server.requests).length).toBe(1)
+        const log = yield* EventLog
+        const recent = yield* log.recent(20)
+        expect(recent.map((e) => e.decisionKey)).toContain("kernel.budget.exceeded")
+      })))
+
+  it.live("NO_REPLY is not delivered; a same-channel message waiting in the queue is injected at the next step", () =>
+    withAgent((server) => ({ baseURL: server.baseURL }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
+          FakeReply.text("Saved.\nNO_REPLY")
+        )
+        const { events, messages, outcome } = yield* turn("first", "second, sent while you were busy")
+        expect(outcome.delivered).toBe(false)
+        expect(events.find((e) => e.type === "done")).toMatchObject({ delivered: false })
+        expect(events.some((e) => e.type === "injected" && e.text.startsWith("second"))).toBe(true)
+        expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "user", "assistant"])
+        const second = JSON.stringify((yield* server.requests)[1]!.body)
+        expect(second).toContain("second, sent while you were busy")
+      })))
+
+  it.live("the last step offers no tools, so the turn always ends with text", () =>
+    withAgent((server) => ({ baseURL: server.baseURL, maxSteps: 2 }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*" } }]), FakeReply.text("Done."))
+        const { outcome } = yield* turn("go")
+        expect(outcome.reply).toBe("Done.")
+        const requests = yield* server.requests
+        expect((requests[0]!.body as { tools?: unknown }).tools).toBeDefined()
+        expect((requests[1]!.body as { tools?: unknown }).tools).toBeUndefined()
+      })))
+
+  it.live("unknown tools and malformed arguments from the model become results the model can read", () =>
+    withAgent((server) => ({ baseURL: server.baseURL }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([
+            { id: "c1", name: "delete_everything", args: {} },
+            { id: "c2", name: "read", args: { path: 42 } }
+          ]),
+          FakeReply.text("I will use the right tools.")
+        )
+        const { messages, outcome } = yield* turn("go")
+        expect(outcome.error).toBeUndefined()
+        const results = messages.filter((m) => m._tag === "tool").map((m) => (m._tag === "tool" ? String(m.result) : ""))
+        expect(results.find((r) => r.startsWith("NOT_FOUND"))).toContain("read")
+        expect(results.find((r) => r.startsWith("VALIDATION_ERROR"))).toContain("path")
+      })))
+})
