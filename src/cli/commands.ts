@@ -189,18 +189,29 @@ const chat = Command.make("chat", {
   Command.withDescription("Send one message as the operator; the reply streams to stdout (for scripts).")
 )
 
+const sessionsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./sessions.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription("The agent's sessions, oldest first; the newest is the active one.")
+  )
+
+const sessions = Command.make("sessions").pipe(
+  Command.withDescription("The agent's conversations (.kern/sessions/*.jsonl)."),
+  Command.withSubcommands([sessionsList])
+)
+
 /** Each subcommand's usage by name, for the line printed after a mistake. */
 export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
   init: () => Command.getUsage(init),
   status: () => Command.getUsage(status),
   chat: () => Command.getUsage(chat),
+  sessions: () => Command.getUsage(sessions),
   kernel: () => Command.getUsage(kernel),
   "runtime-guard": () => Command.getUsage(runtimeGuard)
 }
 
 export const commands = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, chat, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, chat, sessions, kernel, runtimeGuard])
 )
 
 export type InitArgs = Command.Command.ParseConfig<{

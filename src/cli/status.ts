@@ -2,6 +2,8 @@ import { FileSystem } from "@effect/platform"
 import { Console, Effect } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
 import { providerProblems } from "../config/providers.js"
+import { usageTotals } from "../agent/usageTotals.js"
+import * as Database from "../storage/Database.js"
 import { resolveDir, type StatusArgs } from "./commands.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
@@ -16,13 +18,18 @@ export const run = (args: StatusArgs) =>
     const fs = yield* FileSystem.FileSystem
     const loaded = yield* loadConfig(dir)
     const { config, paths } = loaded
-    const problems = [
+    const problems: Array<string> = [
       ...(loaded.fileExists ? [] : [`not an agent folder (no .kern/config.json): run \`kern init ${dir}\``]),
       ...loaded.warnings,
       ...providerProblems(config, loaded.env)
     ]
     // The database and its WAL together are what the agent occupies on disk.
     const dbBytes = (yield* fileSize(fs, paths.dbFile)) + (yield* fileSize(fs, `${paths.dbFile}-wal`))
+    const totals = dbBytes === 0
+      ? undefined
+      : yield* Effect.either(usageTotals.pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
+    const usage = totals?._tag === "Right" ? totals.right : null
+    if (totals?._tag === "Left") problems.push(totals.left.message)
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -30,7 +37,8 @@ export const run = (args: StatusArgs) =>
       model: config.model ?? null,
       agentFolder: loaded.fileExists,
       problems,
-      dbBytes
+      dbBytes,
+      usage
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -39,6 +47,9 @@ export const run = (args: StatusArgs) =>
       `provider:  ${status.provider}`,
       `model:     ${status.model ?? "(not set)"}`,
       `database:  ${formatBytes(dbBytes)}`,
+      usage === null || usage.turns === 0
+        ? "usage:     no turns yet"
+        : `usage:     ${usage.turns} turns, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
     yield* Console.log(lines.join("\n"))

@@ -103,3 +103,39 @@ describe("kern chat", () => {
     expect(noModel.stderr).toMatch(/model/)
   })
 })
+
+describe("kern chat, crash safety", () => {
+  it.live("a chat killed mid-turn loses nothing it had appended; the next chat continues the session", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "write", args: { path: "notes/x.md", content: "kept\n" } }]),
+        // The second model call hangs: the process is killed while waiting for it.
+        FakeReply.text("too late", { delay: "60 seconds" })
+      )
+      let child: import("node:child_process").ChildProcess | undefined
+      const running = runKernAsync(["chat", "-m", "write x"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
+      yield* server.awaitRequests(2)
+      child?.kill("SIGKILL")
+      const killed = yield* Effect.promise(() => running)
+      expect(killed.status).toBe(null)
+      expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool"])
+
+      yield* server.reply(FakeReply.text("Back again."))
+      const again = yield* Effect.promise(() => runKernAsync(["chat", "-m", "are you there?"], { cwd: dir, env }))
+      expect(again.status).toBe(0)
+      expect(again.stdout).toContain("Back again.")
+      expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "user", "assistant"])
+      const third = JSON.stringify((yield* server.requests)[2]!.body)
+      expect(third).toContain("write x")
+      expect(third).toContain("are you there?")
+
+      const list = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
+      expect(list).toHaveLength(1)
+      expect(list[0]).toMatchObject({ messages: 5, active: true })
+      const status = JSON.parse(runKern(["status", "--json"], { cwd: dir, env }).stdout)
+      expect(status.usage.turns).toBe(1)
+      expect(status.usage.inputTokens).toBeGreaterThan(0)
+    })))
+})

@@ -23,7 +23,10 @@ describe("kern CLI", () => {
     expect(result.status).toBe(0)
     expect(result.stdout).toMatch(/- init /)
     expect(result.stdout).toMatch(/- status /)
-    expect(result.stdout).not.toMatch(/- (run|chat|tui|recall) /)
+    for (const built of ["chat", "sessions list", "kernel info", "kernel exec", "runtime-guard snapshot"]) {
+      expect(result.stdout).toContain(`- ${built} `)
+    }
+    expect(result.stdout).not.toMatch(/- (run|tui|recall|context|segments|pair|users) /)
   })
 
   it("--version prints the package version", () => {
