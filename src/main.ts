@@ -53,7 +53,10 @@ const program = cli(process.argv).pipe(
   Effect.provide(NodeContext.layer)
 )
 
+// A signal is how `kern run` and `kern tui` are meant to stop: that is a clean exit. Elsewhere it is 130, as usual.
+const interruptedCode = ["run", "tui"].includes(process.argv[2] ?? "") ? 0 : 130
+
 NodeRuntime.runMain(program, {
   teardown: (exit, onExit) =>
-    onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : Exit.isInterrupted(exit) ? 130 : 1)
+    onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : Exit.isInterrupted(exit) ? interruptedCode : 1)
 })

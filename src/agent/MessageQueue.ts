@@ -19,6 +19,8 @@ export const heartbeatInterface = "heartbeat"
 interface State {
   readonly pending: ReadonlyArray<QueuedMessage>
   readonly active: Option.Option<string>
+  /** A turn is running (between `next` and `endTurn`), whatever its channel. */
+  readonly inTurn: boolean
   readonly nextId: number
 }
 
@@ -29,7 +31,7 @@ interface State {
  */
 export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/MessageQueue", {
   effect: Effect.gen(function*() {
-    const state = yield* TRef.make<State>({ pending: [], active: Option.none(), nextId: 1 })
+    const state = yield* TRef.make<State>({ pending: [], active: Option.none(), inTurn: false, nextId: 1 })
 
     const offer = (message: NewMessage) =>
       Effect.flatMap(Clock.currentTimeMillis, (receivedAtMs) =>
@@ -45,7 +47,7 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/Mes
           const [first, ...rest] = s.pending
           if (first === undefined) return STM.retry
           const active = first.interface === heartbeatInterface ? Option.none<string>() : Option.some(first.channel)
-          return STM.as(TRef.set(state, { ...s, pending: rest, active }), first)
+          return STM.as(TRef.set(state, { ...s, pending: rest, active, inTurn: true }), first)
         })
       )
     )
@@ -61,11 +63,14 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/Mes
       })
     )
 
-    const endTurn = STM.commit(TRef.update(state, (s) => ({ ...s, active: Option.none() })))
+    const endTurn = STM.commit(TRef.update(state, (s) => ({ ...s, active: Option.none(), inTurn: false })))
+
+    /** Nothing waiting and no turn running. */
+    const idle = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length === 0 && !s.inTurn))
 
     const size = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length))
     const activeChannel = STM.commit(STM.map(TRef.get(state), (s) => s.active))
 
-    return { offer, next, takeInjectable, endTurn, size, activeChannel } as const
+    return { offer, next, takeInjectable, endTurn, size, activeChannel, idle } as const
   })
 }) {}

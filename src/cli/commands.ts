@@ -199,11 +199,25 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList])
 )
 
+const run = Command.make("run", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.run(resolved)))).pipe(
+    Command.withDescription(
+      "Run the agent in the foreground: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly."
+    )
+  )
+
+const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.tui(resolved)))).pipe(
+    Command.withDescription("Chat with the agent in the terminal: streamed replies, a line per tool call, /status /new /help.")
+  )
+
 /** Each subcommand's usage by name, for the line printed after a mistake. */
 export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
   init: () => Command.getUsage(init),
   status: () => Command.getUsage(status),
   chat: () => Command.getUsage(chat),
+  run: () => Command.getUsage(run),
+  tui: () => Command.getUsage(tui),
   sessions: () => Command.getUsage(sessions),
   kernel: () => Command.getUsage(kernel),
   "runtime-guard": () => Command.getUsage(runtimeGuard)
@@ -211,7 +225,7 @@ export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
 
 export const commands = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, chat, sessions, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, chat, tui, sessions, kernel, runtimeGuard])
 )
 
 export type InitArgs = Command.Command.ParseConfig<{

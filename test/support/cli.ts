@@ -33,13 +33,15 @@ export const runKernAsync = (
     readonly cwd?: string
     readonly env?: Record<string, string>
     readonly onSpawn?: (child: import("node:child_process").ChildProcess) => void
+    /** Give the child a stdin pipe to write to (otherwise it has none). */
+    readonly stdin?: boolean
   } = {}
 ): Promise<CliResult> =>
   new Promise((resolve) => {
     const child = spawn(process.execPath, [kernBin, ...args], {
       cwd: options.cwd ?? process.cwd(),
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
     })
     let stdout = ""
     let stderr = ""

@@ -1,0 +1,88 @@
+import { Console, Effect, Fiber, PubSub, Queue, Schedule, Stream } from "effect"
+import * as NodeReadline from "node:readline"
+import { AgentRuntime } from "../agent/AgentRuntime.js"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { formatEvent, helpText } from "./terminalFormat.js"
+
+export interface TerminalOptions {
+  /** Show a prompt and answer slash commands (the TUI); otherwise lines are plain operator messages. */
+  readonly interactive: boolean
+  /** Stop once stdin ends and the queue has drained (`kern tui`); `kern run` keeps serving other channels. */
+  readonly exitOnEof: boolean
+}
+
+const write = (text: string) => Effect.sync(() => process.stdout.write(text))
+
+/** Lines typed on stdin, ending when stdin closes. */
+const stdinLines = Stream.asyncScoped<string>((emit) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const rl = NodeReadline.createInterface({ input: process.stdin, terminal: false })
+      rl.on("line", (line) => emit.single(line))
+      rl.on("close", () => emit.end())
+      return rl
+    }),
+    (rl) => Effect.sync(() => rl.close())
+  )
+)
+
+/**
+ * The terminal channel: operator messages from stdin into the queue, every turn streamed to stdout. The agent
+ * runtime serves the queue in the background for as long as this runs.
+ */
+export const runTerminal = (options: TerminalOptions) =>
+  Effect.scoped(Effect.gen(function*() {
+    const runtime = yield* AgentRuntime
+    const { config } = yield* AgentConfig
+    const prompt = options.interactive ? write("> ") : Effect.void
+    const subscription = yield* PubSub.subscribe(runtime.events)
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(subscription), ({ event, message }) =>
+      Effect.zipRight(
+        write(formatEvent(event)),
+        event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
+      ))))
+    const server = yield* Effect.forkScoped(runtime.serve)
+
+    const status = Effect.gen(function*() {
+      const s = yield* runtime.status
+      yield* Console.log([
+        `agent:    ${config.name} (${config.provider}/${config.model ?? "no model"})`,
+        `session:  ${s.sessionId} (${s.messages} messages)`,
+        `queue:    ${s.queued} waiting, ${s.turns} turns since start`,
+        `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
+      ].join("\n"))
+    })
+
+    const handle = (line: string): Effect.Effect<boolean> => {
+      const text = line.trim()
+      if (text === "") return Effect.as(prompt, true)
+      if (options.interactive && text.startsWith("/")) {
+        switch (text.split(/\s+/)[0]) {
+          case "/quit":
+          case "/exit":
+            return Effect.succeed(false)
+          case "/help":
+            return Effect.as(Effect.zipRight(Console.log(helpText), prompt), true)
+          case "/status":
+            return Effect.as(Effect.zipRight(status, prompt), true)
+          case "/new":
+            return runtime.newSession.pipe(
+              Effect.flatMap((id) => Console.log(`new session ${id}`)),
+              Effect.catchAll((error) => Console.log(`kern: ${error.message}`)),
+              Effect.zipRight(prompt),
+              Effect.as(true)
+            )
+          default:
+            return Effect.as(Effect.zipRight(Console.log(`unknown command ${text}; /help lists them`), prompt), true)
+        }
+      }
+      return Effect.as(runtime.submit({ interface: "terminal", channel: "terminal", userId: "operator", text }), true)
+    }
+
+    if (options.interactive) yield* Effect.zipRight(Console.log(`kern — ${config.name}. /help for commands.`), prompt)
+    yield* stdinLines.pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)
+    if (!options.exitOnEof) return yield* Fiber.join(server)
+    // Let what was typed finish before leaving.
+    yield* Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle })
+    yield* Fiber.interrupt(server)
+  }))

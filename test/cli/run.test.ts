@@ -1,0 +1,76 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import type { ChildProcess } from "node:child_process"
+import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { runKern, runKernAsync } from "../support/cli.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+const env = { OPENROUTER_API_KEY: "sk-test" }
+
+const agentFor = (baseURL: string) => {
+  const cwd = makeTempDir()
+  expect(runKern(["init", "agent", "--no-git", "--model", "test-model", "--base-url", baseURL], { cwd }).status).toBe(0)
+  return NodePath.join(cwd, "agent")
+}
+
+/** Resolves once `child`'s stdout has shown `text`. */
+const stdoutShows = (child: ChildProcess, text: string) =>
+  new Promise<void>((resolve) => {
+    let seen = ""
+    child.stdout?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString("utf8")
+      if (seen.includes(text)) resolve()
+    })
+  })
+
+describe("kern tui", () => {
+  it.live("streams replies, runs tool calls, answers /status /new /help, and leaves cleanly at end of input", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "read", args: { path: "IDENTITY.md" } }]),
+        FakeReply.text("Hi, I am the agent.")
+      )
+      let child: ChildProcess | undefined
+      const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const input = child!.stdin!
+      input.write("hello\n")
+      // The reply, then the prompt: the turn is over.
+      yield* Effect.promise(() => stdoutShows(child!, "Hi, I am the agent.\n> "))
+      input.end("/status\n/new\n/help\n/bogus\n")
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain("→ read IDENTITY.md")
+      expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-[0-9a-f]{6} \(4 messages\)/)
+      expect(result.stdout).toMatch(/new session \d{8}-/)
+      expect(result.stdout).toContain("/status")
+      expect(result.stdout).toContain("unknown command /bogus")
+      const sessions = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
+      expect(sessions).toHaveLength(2)
+      expect(sessions[0].messages).toBe(4)
+    })))
+})
+
+describe("kern run", () => {
+  it.live("headless: stdin lines are messages; SIGTERM stops it with exit 0 and nothing lost", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentFor(server.baseURL)
+      yield* server.reply(FakeReply.text("Noted."))
+      let child: ChildProcess | undefined
+      const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      child!.stdin!.write("remember the milk\n")
+      yield* Effect.promise(() => stdoutShows(child!, "Noted."))
+      child!.kill("SIGTERM")
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).not.toContain("> ")
+      const sessionsDir = NodePath.join(dir, ".kern/sessions")
+      const [file] = NodeFs.readdirSync(sessionsDir)
+      const tags = NodeFs.readFileSync(NodePath.join(sessionsDir, file!), "utf8").trim().split("\n").map((l) => JSON.parse(l)._tag)
+      expect(tags).toEqual(["session", "user", "assistant"])
+    })))
+})
