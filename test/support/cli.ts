@@ -45,8 +45,8 @@ export const runKernAsync = (
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
     child.on("close", (status) => resolve({ status, stdout, stderr }))
     options.onSpawn?.(child)
   })
