@@ -7,7 +7,7 @@ import { EventLog } from "../kernel/EventLog.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, RunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
-import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { fromAiError } from "../model/ProviderError.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
@@ -43,6 +43,16 @@ export interface TurnOutcome {
 const envelopeOf = (message: QueuedMessage, at: string) =>
   new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at })
 
+const makeToolkit = (tools: ReadonlyArray<RegisteredTool>) => {
+  const { toolIdOf, toolkit } = toolkitFor(tools)
+  const withHandler: Toolkit.WithHandler<any> = {
+    tools: toolkit.tools,
+    // Tool calls are resolved by the kernel's executor, never by @effect/ai.
+    handle: () => Effect.die("kern resolves tool calls through its executor")
+  }
+  return { toolIdOf, withHandler }
+}
+
 /** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
 export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRunner", {
   effect: Effect.gen(function*() {
@@ -63,6 +73,16 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const audit = (ctx: RunContextData, decisionKey: "kernel.run.started" | "kernel.run.finished" | "kernel.budget.exceeded", status: string, detail: unknown) =>
       eventLog.record({ decisionKey, runId: ctx.runId, traceId: ctx.traceId, sessionId: ctx.sessionId, status, detail: JSON.stringify(detail) })
         .pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not record a run event: ${error.message}`)))
+
+    // Building a toolkit renders every tool's JSON Schema: do it again only when the registered tools change.
+    const toolkitCache = yield* Ref.make<{ readonly key: string; readonly value: ReturnType<typeof makeToolkit> } | undefined>(undefined)
+    const toolkitOf = (tools: ReadonlyArray<RegisteredTool>) =>
+      Ref.modify(toolkitCache, (cached) => {
+        const key = tools.map((tool) => tool.fingerprint).join(",")
+        if (cached !== undefined && cached.key === key) return [cached.value, cached]
+        const value = makeToolkit(tools)
+        return [value, { key, value }]
+      })
 
     const describeFailure = (error: unknown): string =>
       error instanceof WatchdogTimeout
@@ -99,12 +119,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         yield* append(yield* userMessage(message))
 
         const tools = yield* registry.listTools
-        const { toolIdOf, toolkit } = toolkitFor(tools)
-        const withHandler: Toolkit.WithHandler<any> = {
-          tools: toolkit.tools,
-          // Tool calls are resolved by the kernel's executor below, never by @effect/ai.
-          handle: () => Effect.die("kern resolves tool calls through its executor")
-        }
+        const { toolIdOf, withHandler } = yield* toolkitOf(tools)
 
         let usage = noUsage
         let reply = ""

@@ -8,19 +8,23 @@ export interface EnvelopeFields {
   readonly receivedAtMs: number
 }
 
-/** Local time with its offset, in the agent's timezone (the system's when none is configured or it is unknown). */
-export const localIso = (epochMs: number, timezone: string | undefined): string => {
-  const zone = Option.getOrElse(
+/** The agent's timezone (the system's when none is configured or it is unknown). Making one is costly: reuse it. */
+export const agentZone = (timezone: string | undefined): DateTime.TimeZone =>
+  Option.getOrElse(
     timezone === undefined ? Option.none() : DateTime.zoneMakeNamed(timezone),
     () => DateTime.zoneMakeLocal()
   )
-  const zoned = DateTime.unsafeMakeZoned(epochMs, { timeZone: zone })
+
+/** Local time with its offset, in a zone. */
+export const localIso = (epochMs: number, zone: DateTime.TimeZone | string | undefined): string => {
+  const timeZone = typeof zone === "object" ? zone : agentZone(zone)
+  const zoned = DateTime.unsafeMakeZoned(epochMs, { timeZone })
   return DateTime.formatIsoOffset(zoned).replace(/\.\d{3}(?=[+-Z])/, "")
 }
 
 /** The line that starts every message the model sees: `[via <interface>, <channel>, user: <id>, time: <local ISO>]`. */
-export const formatEnvelope = (fields: EnvelopeFields, timezone: string | undefined): string =>
-  `[via ${fields.interface}, ${fields.channel}, user: ${fields.userId}, time: ${localIso(fields.receivedAtMs, timezone)}]`
+export const formatEnvelope = (fields: EnvelopeFields, zone: DateTime.TimeZone | string | undefined): string =>
+  `[via ${fields.interface}, ${fields.channel}, user: ${fields.userId}, time: ${localIso(fields.receivedAtMs, zone)}]`
 
 /** A reply that is, or ends with, NO_REPLY is not delivered to anyone. */
 export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim()) || text.trim() === "NO_REPLY"

@@ -1,5 +1,5 @@
 import type { Prompt } from "@effect/ai"
-import { formatEnvelope } from "./envelope.js"
+import { agentZone, formatEnvelope } from "./envelope.js"
 import type { SessionMessage } from "../session/messages.js"
 
 /** The session's messages as @effect/ai prompt messages, the system prompt first. */
@@ -9,6 +9,7 @@ export const toPromptMessages = (
   timezone: string | undefined
 ): Array<Prompt.MessageEncoded> => {
   const out: Array<Prompt.MessageEncoded> = [{ role: "system", content: system }]
+  const zone = agentZone(timezone)
   for (const message of messages) {
     switch (message._tag) {
       case "user": {
@@ -19,7 +20,7 @@ export const toPromptMessages = (
             channel: message.envelope.channel,
             userId: message.envelope.userId,
             receivedAtMs: Date.parse(message.envelope.time)
-          }, timezone)}\n`
+          }, zone)}\n`
         out.push({ role: "user", content: `${envelope}${message.text}` })
         break
       }

@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, DateTime, Effect, Either, Option, Random, Schema, type Scope } from "effect"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { SessionHeader, type SessionLine, SessionLine as SessionLineSchema, type SessionMessage } from "./messages.js"
@@ -47,6 +48,15 @@ const newId = Effect.gen(function*() {
   }${pad(now.getUTCSeconds())}-${suffix}`
 })
 
+const asMessage = (error: unknown) => ({ message: error instanceof Error ? error.message : String(error) })
+
+/** write(2) until every byte of the line is out (a file write may be short). */
+const writeAllSync = (fd: number, text: string): void => {
+  const bytes = Buffer.from(text, "utf8")
+  let offset = 0
+  while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
 const idPattern = /^[A-Za-z0-9._-]+$/
 
 /** The agent's conversations as append-only JSONL files in `.kern/sessions/`. */
@@ -81,22 +91,32 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
         return { ...parsed.right, id, path } satisfies LoadedSession
       }).pipe(Effect.withSpan("kern.session.load", { attributes: { sessionId: id } }))
 
+    /**
+     * Appends are one synchronous write(2) of a whole line each: when `append` returns the line is in the OS, so a
+     * killed process loses nothing it appended, and a line is never interleaved or half-buffered in this process.
+     * The descriptor closes with the scope, after an fsync.
+     */
     const writerFor = (id: string, path: string): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
       Effect.map(
-        // The file closes with the scope; what was appended is synced to disk first.
-        Effect.tap(
-          fs.open(path, { flag: "a" }).pipe(Effect.mapError(fail(id, `could not open ${path}`))),
-          (file) => Effect.addFinalizer(() => Effect.ignoreLogged(file.sync))
+        Effect.acquireRelease(
+          Effect.try({ try: () => NodeFs.openSync(path, "a"), catch: (error) => fail(id, `could not open ${path}`)(asMessage(error)) }),
+          (fd) => Effect.sync(() => {
+            NodeFs.fsyncSync(fd)
+            NodeFs.closeSync(fd)
+          }).pipe(Effect.ignoreLogged)
         ),
-        (file) => ({
+        (fd) => ({
           id,
           path,
           append: (message: SessionMessage) =>
-            file.writeAll(new TextEncoder().encode(lineOf(message))).pipe(
-              Effect.mapError(fail(id, `could not append to ${path}`)),
-              Effect.withSpan("kern.session.append")
-            ),
-          flush: file.sync.pipe(Effect.mapError(fail(id, `could not sync ${path}`)))
+            Effect.try({
+              try: () => writeAllSync(fd, lineOf(message)),
+              catch: (error) => fail(id, `could not append to ${path}`)(asMessage(error))
+            }),
+          flush: Effect.try({
+            try: () => NodeFs.fsyncSync(fd),
+            catch: (error) => fail(id, `could not sync ${path}`)(asMessage(error))
+          })
         })
       )
 
