@@ -104,6 +104,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
       }
     })
 
-    return { submit, step, serve, newSession, status, idle: queue.idle, events } as const
+    const currentSession = Effect.map(SynchronizedRef.get(current), (open) => open.session)
+
+    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events } as const
   })
 }) {}

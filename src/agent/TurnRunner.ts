@@ -180,7 +180,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         if (usage !== noUsage) yield* emit({ type: "usage", ...usage })
         if (failure !== undefined) yield* emit({ type: "error", message: failure })
         const delivered = reply.trim() !== "" && !isNoReply(reply)
-        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", { usage, steps, error: failure ?? null })
+        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", { kind: "turn", usage, steps, error: failure ?? null })
         yield* emit({ type: "done", reply, delivered, steps })
         return { reply, delivered, steps, usage, ...(failure === undefined ? {} : { error: failure }) } satisfies TurnOutcome
       }).pipe(Effect.withSpan("kern.agent.turn"))

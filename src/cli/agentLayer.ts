@@ -1,4 +1,6 @@
-import { Console, Context, Effect, Layer } from "effect"
+import { Console, Context, Effect, Layer, Option } from "effect"
+import { AgentRuntime } from "../agent/AgentRuntime.js"
+import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Database from "../storage/Database.js"
@@ -24,18 +26,36 @@ const databaseLayer = Layer.unwrapEffect(
   Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
 )
 
-/** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
-export const kernelAgentLayer = (dir: string) => {
+/** Config, kern.db, the kernel and the tools' services, with no tool registered yet. */
+const kernelCoreLayer = (dir: string) => {
   const config = configLayer(dir)
   const database = databaseLayer.pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
-  const toolServices = Layer.merge(ToolServices.layer, NodeHttpClient.layer).pipe(Layer.provideMerge(kernel))
-  return Builtins.layer.pipe(Layer.provideMerge(toolServices))
+  return Layer.merge(ToolServices.layer, NodeHttpClient.layer).pipe(Layer.provideMerge(kernel))
 }
+
+/** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
+export const kernelAgentLayer = (dir: string) => Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(dir)))
 
 /** Everything a turn needs: the kernel and tools, the configured model, sessions, the queue and the turn runner. */
 export const agentRuntimeLayer = (dir: string) => {
   const kernel = kernelAgentLayer(dir)
   const model = Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(kernel))
   return AgentLive.layer.pipe(Layer.provideMerge(model))
+}
+
+/**
+ * The long-running agent: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
+ * exists, so the `kern` tool reports its live session and queue.
+ */
+export const runningAgentLayer = (dir: string) => {
+  const core = kernelCoreLayer(dir)
+  const model = Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(core))
+  const runtime = AgentRuntime.Default.pipe(Layer.provideMerge(AgentLive.layer), Layer.provideMerge(model))
+  const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
+    queueLength: Effect.map(agent.status, (status) => status.queued),
+    session: Effect.flatMap(agent.currentSession, (session) =>
+      Effect.map(RuntimeInfo.sessionFigures(session.id, session.messages), Option.some))
+  })))
+  return Builtins.layerWith(liveInfo).pipe(Layer.provideMerge(runtime))
 }

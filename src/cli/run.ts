@@ -1,13 +1,11 @@
-import { Effect, Layer } from "effect"
-import { AgentRuntime } from "../agent/AgentRuntime.js"
+import { Effect } from "effect"
 import { runTerminal } from "../channels/Terminal.js"
-import { agentRuntimeLayer } from "./agentLayer.js"
+import { runningAgentLayer } from "./agentLayer.js"
 
 export interface RunArgs {
   readonly dir: string
 }
 
-const runtimeLayer = (dir: string) => AgentRuntime.Default.pipe(Layer.provideMerge(agentRuntimeLayer(dir)))
 
 /**
  * `kern run`: the agent in the foreground. On a terminal it is the TUI; headless, stdin lines are operator
@@ -15,8 +13,8 @@ const runtimeLayer = (dir: string) => AgentRuntime.Default.pipe(Layer.provideMer
  * file is synced and closed, the database closed.
  */
 export const run = (args: RunArgs) =>
-  runTerminal({ interactive: process.stdin.isTTY === true, exitOnEof: false }).pipe(Effect.provide(runtimeLayer(args.dir)))
+  runTerminal({ interactive: process.stdin.isTTY === true, exitOnEof: false }).pipe(Effect.provide(runningAgentLayer(args.dir)))
 
 /** `kern tui`: the interactive terminal; leaves when stdin ends (or /quit) once what was typed is answered. */
 export const tui = (args: RunArgs) =>
-  runTerminal({ interactive: true, exitOnEof: true }).pipe(Effect.provide(runtimeLayer(args.dir)))
+  runTerminal({ interactive: true, exitOnEof: true }).pipe(Effect.provide(runningAgentLayer(args.dir)))

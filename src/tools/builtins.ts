@@ -1,9 +1,11 @@
 import type { FileSystem, HttpClient, Path } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, type Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
 import { RunContext } from "../kernel/RunContext.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
+import type { EventLog } from "../kernel/EventLog.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { bash, BashArgs, bashKernelTimeoutMs, bashTool } from "./bash.js"
 import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
@@ -11,7 +13,9 @@ import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contex
 import { edit, EditArgs, editTool } from "./edit.js"
 import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
+import { kern, KernArgs, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
+import * as RuntimeInfo from "./RuntimeInfo.js"
 import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
 import { summarizeFileStructure, SummarizeFileStructureArgs, summarizeFileStructureTool } from "./summarizeFileStructure.js"
 import type { ToolMetadata } from "./toolMetadata.js"
@@ -21,7 +25,16 @@ import { webfetch, WebfetchArgs, webfetchTool } from "./webfetch.js"
 import { write, WriteArgs, writeTool } from "./write.js"
 
 /** What the built-in handlers need besides per-call data; captured when they are registered. */
-export type BuiltinRequirements = ToolServices | FileSystem.FileSystem | Path.Path | HttpClient.HttpClient
+export type BuiltinRequirements =
+  | ToolServices
+  | FileSystem.FileSystem
+  | Path.Path
+  | HttpClient.HttpClient
+  // the kern tool: config, runtime figures, the kernel event log, usage totals in kern.db
+  | AgentConfig
+  | RuntimeInfo.RuntimeInfo
+  | EventLog
+  | SqlClient.SqlClient
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 
@@ -60,7 +73,8 @@ export const builtinTools = [
   tool({ metadata: retrieveToolOutputTool, parameters: RetrieveToolOutputArgs, handler: retrieveToolOutput }),
   tool({ metadata: contextBudgetStatsTool, parameters: ContextBudgetStatsArgs, handler: contextBudgetStats }),
   tool({ metadata: summarizeFileStructureTool, parameters: SummarizeFileStructureArgs, handler: summarizeFileStructure }),
-  tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask })
+  tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask }),
+  tool({ metadata: kernTool, parameters: KernArgs, handler: kern })
 ] as const
 
 /** Registers the built-in tools the config's `toolScope` allows. */
@@ -94,7 +108,14 @@ export const registerBuiltins = (scope: ToolScope) =>
     }
   })
 
-/** The built-in tools of the loaded agent, registered in its registry. */
-export const layer = Layer.effectDiscard(
-  Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope))
-)
+/**
+ * The built-in tools of the loaded agent, registered in its registry, with the RuntimeInfo the `kern` tool reports
+ * from: the running agent passes one with live figures (`RuntimeInfo.layerWith`).
+ */
+export const layerWith = <E, R>(runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, E, R>) =>
+  Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope))).pipe(
+    Layer.provide(runtimeInfo)
+  )
+
+/** The built-in tools of the loaded agent; `kern` reports uptime from registration and no live figures. */
+export const layer = layerWith(RuntimeInfo.layer)

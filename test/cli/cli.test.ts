@@ -23,10 +23,10 @@ describe("kern CLI", () => {
     expect(result.status).toBe(0)
     expect(result.stdout).toMatch(/- init /)
     expect(result.stdout).toMatch(/- status /)
-    for (const built of ["chat", "sessions list", "kernel info", "kernel exec", "runtime-guard snapshot"]) {
+    for (const built of ["run", "chat", "tui", "sessions list", "kernel info", "kernel exec", "runtime-guard snapshot"]) {
       expect(result.stdout).toContain(`- ${built} `)
     }
-    expect(result.stdout).not.toMatch(/- (run|tui|recall|context|segments|pair|users) /)
+    expect(result.stdout).not.toMatch(/- (recall|context|segments|pair|users) /)
   })
 
   it("--version prints the package version", () => {

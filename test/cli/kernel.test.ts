@@ -24,14 +24,15 @@ describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", () => {
     const dir = newAgent()
     const info = JSON.parse(kern(dir, "kernel", "info", "--json").stdout)
-    expect(info).toMatchObject({ tools: 11, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
-    expect(info.toolsBySafety).toEqual({ READ_ONLY: 7, LOCAL_WRITE: 2, NETWORK: 1, DESTRUCTIVE: 1 })
+    expect(info).toMatchObject({ tools: 12, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 8, LOCAL_WRITE: 2, NETWORK: 1, DESTRUCTIVE: 1 })
     const readOnly = JSON.parse(kern(dir, "kernel", "tools", "--safety", "read_only", "--json").stdout)
     expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
       "context_budget_stats",
       "context_for_task",
       "glob",
       "grep",
+      "kern",
       "read",
       "retrieve_tool_output",
       "summarize_file_structure"
@@ -114,11 +115,11 @@ describe("kern runtime-guard", () => {
   it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", () => {
     const dir = newAgent({ contractEnforcement: "enforce" })
     const before = JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout)
-    expect(before.mismatches).toHaveLength(11)
+    expect(before.mismatches).toHaveLength(12)
     expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
 
     const snapshot = kern(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
-    expect(snapshot.stdout).toContain("approved 11 contracts")
+    expect(snapshot.stdout).toContain("approved 12 contracts")
     expect(JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches).toEqual([])
 
     // As if `write` had changed since it was approved (an upgrade rewrote its contract).

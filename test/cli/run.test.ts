@@ -31,7 +31,10 @@ describe("kern tui", () => {
       const server = yield* makeFakeServer
       const dir = agentFor(server.baseURL)
       yield* server.reply(
-        FakeReply.toolCalls([{ id: "c1", name: "read", args: { path: "IDENTITY.md" } }]),
+        FakeReply.toolCalls([
+          { id: "c1", name: "read", args: { path: "IDENTITY.md" } },
+          { id: "c2", name: "kern", args: { action: "status" } }
+        ]),
         FakeReply.text("Hi, I am the agent.")
       )
       let child: ChildProcess | undefined
@@ -44,13 +47,17 @@ describe("kern tui", () => {
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBe(0)
       expect(result.stdout).toContain("→ read IDENTITY.md")
-      expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-[0-9a-f]{6} \(4 messages\)/)
+      expect(result.stdout).toContain("→ kern status")
+      // The kern tool saw the live session the runtime had open.
+      const toolMessages = JSON.stringify((yield* server.requests)[1]!.body)
+      expect(toolMessages).toMatch(/session:[^"]*\d{8}-\d{6}-[0-9a-f]{6}/)
+      expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-[0-9a-f]{6} \(5 messages\)/)
       expect(result.stdout).toMatch(/new session \d{8}-/)
       expect(result.stdout).toContain("/status")
       expect(result.stdout).toContain("unknown command /bogus")
       const sessions = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
       expect(sessions).toHaveLength(2)
-      expect(sessions[0].messages).toBe(4)
+      expect(sessions[0].messages).toBe(5)
     })))
 })
 

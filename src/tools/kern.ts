@@ -1,0 +1,194 @@
+import { FileSystem } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import * as NodePath from "node:path"
+import { usageTotals } from "../agent/usageTotals.js"
+import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import { apiKeyEnvFor } from "../config/providers.js"
+import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
+import { toolFailure } from "../kernel/ToolFailure.js"
+import { estimateTokens } from "./ContextStats.js"
+import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
+import { RuntimeInfo } from "./RuntimeInfo.js"
+import type { ToolMetadata } from "./toolMetadata.js"
+import { toYaml } from "./yamlText.js"
+
+export const kernActions = ["status", "config", "env", "logs", "users"] as const
+
+export const kernLogsDefault = 20
+export const kernLogsMax = 200
+
+export const KernArgs = Schema.Struct({
+  action: Schema.Literal(...kernActions).annotations({
+    description: "status: runtime, session, queue and usage; config: the effective config (secrets hidden); " +
+      "env: the environment variable names the agent sees (values masked); logs: recent kernel events; users: USERS.md"
+  }),
+  limit: Schema.optional(Schema.Int.pipe(Schema.between(1, kernLogsMax)).annotations({
+    description: `logs only: how many recent events to show (default ${kernLogsDefault}, at most ${kernLogsMax})`
+  }))
+})
+export type KernArgs = typeof KernArgs.Type
+
+export const kernTool: ToolMetadata = {
+  toolId: "kern",
+  name: "Kern",
+  description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage), " +
+    "config (effective settings, secrets hidden), env (variable names, values masked), logs (recent kernel events), " +
+    "users (USERS.md).",
+  safetyClass: "READ_ONLY",
+  idempotent: true,
+  timeoutMs: 10_000,
+  scope: "read"
+}
+
+/** Provider keys and roots, channel tokens: the variables kern itself reads (KERN_* are added by prefix). */
+const knownVariables = [
+  "OPENROUTER_API_KEY",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENAI_BASE_URL",
+  "OLLAMA_BASE_URL",
+  "TELEGRAM_BOT_TOKEN",
+  "TELEGRAM_API_ROOT",
+  "SLACK_BOT_TOKEN",
+  "SLACK_APP_TOKEN",
+  "SLACK_API_URL"
+]
+
+/** Every value that must never be shown: the `.env` values, the API key, anything in a variable named like a secret. */
+const secretValues = (loaded: LoadedConfig): ReadonlyArray<string> => {
+  const keyEnv = apiKeyEnvFor(loaded.config)
+  const names = new Set([
+    ...loaded.secretKeys,
+    ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...Object.keys(loaded.env).filter(isSecretKey)
+  ])
+  return [...names].flatMap((name) => {
+    const value = loaded.env[name]
+    return value === undefined || value === "" ? [] : [value]
+  })
+}
+
+const formatUptime = (ms: number): string => {
+  const total = Math.floor(ms / 1000)
+  const [d, h, m, s] = [Math.floor(total / 86_400), Math.floor(total / 3600) % 24, Math.floor(total / 60) % 60, total % 60]
+  return d > 0 ? `${d}d ${h}h ${m}m` : h > 0 ? `${h}h ${m}m ${s}s` : m > 0 ? `${m}m ${s}s` : `${s}s`
+}
+
+const status = (loaded: LoadedConfig) =>
+  Effect.gen(function*() {
+    const info = yield* RuntimeInfo
+    const uptimeMs = yield* info.uptimeMs
+    const session = yield* info.session
+    const queue = yield* info.queueLength
+    const usage = yield* usageTotals.pipe(
+      Effect.map((totals) => ({ ...totals, costUsdCents: Number(totals.costUsdCents.toFixed(4)) })),
+      Effect.catchAll((error) => Effect.succeed(`unavailable (${error.message})`))
+    )
+    return {
+      version: info.version,
+      agent: loaded.config.name,
+      provider: loaded.config.provider,
+      model: loaded.config.model ?? "(not set)",
+      uptime: formatUptime(uptimeMs),
+      uptimeMs,
+      session: Option.match(session, {
+        onNone: () => "none (no conversation is open in this process)",
+        onSome: (figures) => ({ id: figures.id, messages: figures.messages, bytes: figures.bytes })
+      }),
+      context: Option.match(session, {
+        onNone: () => "not available",
+        onSome: (figures) => ({
+          messages: figures.messages,
+          bytes: figures.bytes,
+          estimatedTokens: estimateTokens(figures.bytes),
+          maxContextTokens: loaded.config.maxContextTokens
+        })
+      }),
+      queue: Option.match(queue, { onNone: () => "not available", onSome: (length) => length }),
+      usage
+    }
+  })
+
+const envListing = (loaded: LoadedConfig) => {
+  const fromFile = new Set(loaded.secretKeys)
+  const keyEnv = apiKeyEnvFor(loaded.config)
+  const names = new Set([
+    ...loaded.secretKeys,
+    ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...knownVariables,
+    ...Object.keys(loaded.env).filter((name) => name.startsWith("KERN_"))
+  ])
+  return [...names]
+    .filter((name) => loaded.env[name] !== undefined)
+    .sort()
+    .map((name) => ({
+      name,
+      value: maskValue(loaded.env[name] ?? ""),
+      source: fromFile.has(name) ? ".kern/.env" : "environment"
+    }))
+}
+
+const eventLine = (event: KernelEvent): string =>
+  [
+    new Date(event.tsMs).toISOString(),
+    event.decisionKey,
+    event.status,
+    ...(event.toolId === undefined || event.toolId === null ? [] : [event.toolId]),
+    `run=${event.runId}`,
+    ...(event.latencyMs === undefined || event.latencyMs === null ? [] : [`${Math.round(event.latencyMs)}ms`]),
+    ...(event.errorCode === undefined || event.errorCode === null ? [] : [`${event.errorCode}: ${event.errorMessage ?? ""}`])
+  ].join(" ")
+
+const logs = (limit: number) =>
+  Effect.gen(function*() {
+    const log = yield* EventLog
+    const recent = yield* log.recent(limit).pipe(
+      Effect.mapError((error) => toolFailure("UNEXPECTED", `could not read the kernel event log: ${error.message}`))
+    )
+    return [...recent].reverse().map(eventLine)
+  })
+
+const pairingNote = "Channel pairing is not configured: there are no paired or pending users."
+
+const users = (loaded: LoadedConfig) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = NodePath.join(loaded.paths.dir, "USERS.md")
+    const unreadable = (error: { readonly message: string }) =>
+      toolFailure("UNEXPECTED", `could not read USERS.md: ${error.message}`)
+    const exists = yield* fs.exists(file).pipe(Effect.mapError(unreadable))
+    return exists ? yield* fs.readFileString(file).pipe(Effect.mapError(unreadable)) : undefined
+  })
+
+/** kern({ action }): the runtime, its config, environment, recent kernel events and users, never a secret. */
+export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
+  const loaded = yield* AgentConfig
+  const secrets = secretValues(loaded)
+  const scrub = (text: string) => scrubText(text, secrets)
+  switch (args.action) {
+    case "status": {
+      const data = yield* status(loaded)
+      return { action: args.action, status: redact(data, secrets), text: scrub(toYaml(data)) }
+    }
+    case "config": {
+      const config = redact(loaded.config, secrets)
+      return { action: args.action, config, text: JSON.stringify(config, null, 2) }
+    }
+    case "env": {
+      const variables = envListing(loaded)
+      const text = variables.length === 0
+        ? "no provider, channel or KERN_* variables are set"
+        : variables.map((v) => `${v.name}=${v.value} (${v.source})`).join("\n")
+      return { action: args.action, variables, text: scrub(text) }
+    }
+    case "logs": {
+      const lines = (yield* logs(args.limit ?? kernLogsDefault)).map(scrub)
+      return { action: args.action, events: lines.length, text: lines.length === 0 ? "no kernel events yet" : lines.join("\n") }
+    }
+    case "users": {
+      const content = yield* users(loaded)
+      const body = content === undefined ? "USERS.md does not exist in the agent folder." : content.trimEnd()
+      return { action: args.action, text: scrub(`${body}\n\n${pairingNote}`) }
+    }
+  }
+})

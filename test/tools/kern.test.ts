@@ -1,0 +1,218 @@
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Ref, TestClock } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import * as AgentConfig from "../../src/config/AgentConfig.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import * as EventLog from "../../src/kernel/EventLog.js"
+import * as Kernel from "../../src/kernel/Kernel.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import * as Database from "../../src/storage/Database.js"
+import * as Builtins from "../../src/tools/builtins.js"
+import { kern } from "../../src/tools/kern.js"
+import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
+import * as RuntimeInfo from "../../src/tools/RuntimeInfo.js"
+import * as ToolServices from "../../src/tools/ToolServices.js"
+import { inRun } from "../kernel/harness.js"
+import { makeTempDir, writeFiles } from "./support.js"
+
+const apiKey = "sk-or-v1-0123456789abcdefwxyz"
+const hookSecret = "hook-secret-value-77"
+const authToken = "kern-auth-token-value-0000"
+
+/** An agent folder whose `.env` holds secrets, one of which also leaks into the config's baseURL. */
+const agentFolder = (files: Record<string, string> = {}) => {
+  const dir = NodePath.join(makeTempDir("kern-tool-"), "atlas")
+  writeFiles(dir, {
+    ".kern/config.json": JSON.stringify({
+      provider: "openrouter",
+      model: "test/model",
+      baseURL: `https://proxy.example/v1?hook=${hookSecret}`
+    }),
+    ".kern/.env": `OPENROUTER_API_KEY=${apiKey}\nCUSTOM_HOOK=${hookSecret}\n`,
+    "USERS.md": "# USERS.md\n\n- alice: telegram 42, the operator\n",
+    ...files
+  })
+  return dir
+}
+
+const processEnv = { PATH: "/usr/bin", HOME: "/home/kern", KERN_AUTH_TOKEN: authToken, KERN_NAME: "atlas" }
+
+/** Config from the folder, an in-memory kern.db with its SQL event log, the platform and `runtimeInfo`. */
+const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, never, MessageQueue> = RuntimeInfo.layer) => {
+  const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
+  const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
+  const log = EventLog.layerSql.pipe(Layer.provideMerge(Database.layerMemory))
+  const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
+  return Layer.mergeAll(config, log, info, platform).pipe(Layer.orDie)
+}
+
+const recordEvent = (input: Partial<EventLog.EventInput> & Pick<EventLog.EventInput, "decisionKey" | "status">) =>
+  Effect.flatMap(EventLog.EventLog, (log) => log.record({ runId: "run_a", traceId: "t", ...input }))
+
+describe("kern tool: status", () => {
+  it.effect("YAML with version, agent, provider, model, uptime, live session and queue figures, usage totals", () => {
+    const dir = agentFolder()
+    const messages = Ref.unsafeMake<ReadonlyArray<unknown>>([{ role: "user", text: "hello" }, { role: "assistant", text: "hi" }])
+    const live = RuntimeInfo.layerWith(Effect.map(MessageQueue, (queue) => ({
+      queueLength: queue.size,
+      session: Effect.map(RuntimeInfo.sessionFigures("20260101-000000-abcdef", messages), Option.some)
+    })))
+    return Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text: "one" })
+      yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text: "two" })
+      yield* recordEvent({
+        decisionKey: "kernel.run.finished",
+        status: "ok",
+        detail: JSON.stringify({ usage: { inputTokens: 100, outputTokens: 20, cachedInputTokens: 10, costUsdCents: 0.5 } })
+      })
+      yield* TestClock.adjust("90 minutes")
+      const out = yield* kern({ action: "status" })
+      const lines = out.text.split("\n")
+      for (
+        const line of [
+          "version: 0.1.0",
+          "agent: atlas",
+          "provider: openrouter",
+          "model: test/model",
+          "uptime: 1h 30m 0s",
+          "uptimeMs: 5400000",
+          "session:",
+          "  id: 20260101-000000-abcdef",
+          "  messages: 2",
+          "context:",
+          "  maxContextTokens: 100000",
+          "queue: 2",
+          "usage:",
+          "  turns: 1",
+          "  inputTokens: 100",
+          "  costUsdCents: 0.5"
+        ]
+      ) expect(lines).toContain(line)
+      const bytes = Buffer.byteLength(JSON.stringify({ role: "user", text: "hello" })) +
+        Buffer.byteLength(JSON.stringify({ role: "assistant", text: "hi" }))
+      expect(lines).toContain(`  bytes: ${bytes}`)
+      expect(out.text).not.toContain(apiKey)
+    }).pipe(Effect.provide(layerFor(dir, live)))
+  })
+
+  it.effect("outside the agent loop: no session, queue not available, no turns yet", () =>
+    Effect.gen(function*() {
+      const out = yield* kern({ action: "status" })
+      const lines = out.text.split("\n")
+      expect(lines).toContain("uptime: 0s")
+      expect(lines).toContain("session: none (no conversation is open in this process)")
+      expect(lines).toContain("queue: not available")
+      expect(lines).toContain("  turns: 0")
+    }).pipe(Effect.provide(layerFor(agentFolder()))))
+})
+
+describe("kern tool: config and env", () => {
+  it.effect("config is the effective config as JSON; .env values never appear, not even inside another value", () =>
+    Effect.gen(function*() {
+      const out = yield* kern({ action: "config" })
+      expect(out.text).not.toContain(apiKey)
+      expect(out.text).not.toContain(hookSecret)
+      expect(out.text).not.toContain(authToken)
+      const config = JSON.parse(out.text) as Record<string, unknown>
+      expect(config).toMatchObject({ name: "atlas", provider: "openrouter", model: "test/model", toolScope: "full" })
+      expect(config["baseURL"]).toBe("https://proxy.example/v1?hook=****")
+      expect(config["budget"]).toMatchObject({ maxToolCalls: 200, maxPromptTokens: 3_000_000 })
+    }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it.effect("env lists .env, provider and KERN_* variable names with masked values, nothing else", () =>
+    Effect.gen(function*() {
+      const out = yield* kern({ action: "env" })
+      expect(out.text.split("\n")).toEqual([
+        "CUSTOM_HOOK=…e-77 (.kern/.env)",
+        "KERN_AUTH_TOKEN=…0000 (environment)",
+        "KERN_NAME=**** (environment)",
+        "OPENROUTER_API_KEY=sk-…wxyz (.kern/.env)"
+      ])
+      for (const secret of [apiKey, hookSecret, authToken]) expect(out.text).not.toContain(secret)
+      expect(out.text).not.toContain("PATH")
+    }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it("redaction: secret-looking keys at any depth; token counts and env-variable names are kept", () => {
+    expect(["apiKey", "api_key", "SLACK_BOT_TOKEN", "authToken", "dbPassword", "clientSecret"].map(isSecretKey))
+      .toEqual([true, true, true, true, true, true])
+    expect(["maxPromptTokens", "apiKeyEnv", "keyboard", "model", "tokenizer"].map(isSecretKey))
+      .toEqual([false, false, false, false, false])
+    expect(redact({ a: { password: "p", list: [{ token: "t" }] }, maxPromptTokens: 5, note: "has s3cr3t inside" }, ["s3cr3t"]))
+      .toEqual({ a: { password: "****", list: [{ token: "****" }] }, maxPromptTokens: 5, note: "has **** inside" })
+    expect(maskValue("short")).toBe("****")
+    expect(maskValue("sk-ant-api03-abcdefghijkl")).toBe("sk-…ijkl")
+  })
+})
+
+describe("kern tool: logs and users", () => {
+  it.effect("logs: the last N kernel events, oldest first, one per line; limit defaults to 20", () =>
+    Effect.gen(function*() {
+      for (let i = 1; i <= 25; i++) {
+        yield* recordEvent({ decisionKey: "kernel.tool.dispatch", status: "ok", toolId: `tool.n${i}`, latencyMs: i })
+      }
+      yield* recordEvent({
+        decisionKey: "kernel.tool.dispatch",
+        status: "error",
+        toolId: "bash",
+        errorCode: "TIMEOUT",
+        errorMessage: "bash timed out"
+      })
+      const two = yield* kern({ action: "logs", limit: 2 })
+      const lines = two.text.split("\n")
+      expect(lines).toHaveLength(2)
+      expect(lines[0]).toMatch(/^1970-01-01T00:00:00\.000Z kernel\.tool\.dispatch ok tool\.n25 run=run_a 25ms$/)
+      expect(lines[1]).toContain("kernel.tool.dispatch error bash run=run_a TIMEOUT: bash timed out")
+      const all = yield* kern({ action: "logs" })
+      expect(all.events).toBe(20)
+      expect(all.text.split("\n")[0]).toContain("tool.n7 ")
+    }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it.effect("users: USERS.md and a note that channel pairing is not configured", () =>
+    Effect.gen(function*() {
+      const out = yield* kern({ action: "users" })
+      expect(out.text).toContain("- alice: telegram 42, the operator")
+      expect(out.text).toContain("Channel pairing is not configured")
+    }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it.effect("users without a USERS.md says so", () => {
+    const dir = agentFolder()
+    NodeFs.rmSync(NodePath.join(dir, "USERS.md"))
+    return Effect.gen(function*() {
+      const out = yield* kern({ action: "users" })
+      expect(out.text).toContain("USERS.md does not exist")
+    }).pipe(Effect.provide(layerFor(dir)))
+  })
+})
+
+describe("kern tool: registered with the built-ins", () => {
+  /** The built-ins registered the way the agent does it, over a kernel on one kern.db. */
+  const registered = (dir: string) => {
+    const platform = Layer.mergeAll(NodeContext.layer, NodeHttpClient.layer, Layer.succeed(ProcessEnv, processEnv))
+    const config = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
+    const db = Database.layerMemory.pipe(Layer.provideMerge(config))
+    const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce" }).pipe(
+      Layer.provideMerge(db)
+    )
+    const tools = ToolServices.layer.pipe(Layer.provideMerge(kernel))
+    return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
+  }
+
+  it.effect("runs through the executor even in SAFE mode (READ_ONLY), decodes its arguments, knows no `pair`", () =>
+    Effect.gen(function*() {
+      const executor = yield* ToolExecutor
+      const env = yield* inRun(executor.execute("kern", { action: "env" }))
+      assert.isTrue(env.success, env.errorMessage)
+      expect(JSON.stringify(env.data)).not.toContain(apiKey)
+      const pair = yield* inRun(executor.execute("kern", { action: "pair", code: "KERN-1234" }))
+      expect(pair.errorCode).toBe("VALIDATION_ERROR")
+      const tooMany = yield* inRun(executor.execute("kern", { action: "logs", limit: 500 }))
+      expect(tooMany.errorCode).toBe("VALIDATION_ERROR")
+      const logs = yield* inRun(executor.execute("kern", { action: "logs", limit: 5 }))
+      assert.isTrue(logs.success, logs.errorMessage)
+      expect((logs.data as { text: string }).text).toContain("kernel.tool.dispatch")
+    }).pipe(Effect.provide(registered(agentFolder()))))
+})
