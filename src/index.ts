@@ -26,3 +26,20 @@ export { ToolErrorCode, ToolFailure, toolFailure } from "./kernel/ToolFailure.js
 export * as ToolPolicy from "./kernel/ToolPolicy.js"
 export * as ToolRegistry from "./kernel/ToolRegistry.js"
 export { modelToolName, toAiTool, toolkitFor } from "./kernel/aiTools.js"
+
+// Models: provider selection from config, kern's Chat Completions model, typed provider errors.
+export * as ChatCompletions from "./model/ChatCompletionsLanguageModel.js"
+export { ModelConfigMissing } from "./model/ModelSettings.js"
+export * as Pricing from "./model/pricing.js"
+export * as Provider from "./model/Provider.js"
+export { fromAiError, ProviderError } from "./model/ProviderError.js"
+
+// Sessions and the agent loop.
+export * from "./session/messages.js"
+export { SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"
+export { AgenticRuntime } from "./agent/AgenticRuntime.js"
+export { AgentRuntime, type RuntimeEvent } from "./agent/AgentRuntime.js"
+export * as AgentLive from "./agent/AgentLive.js"
+export { MessageQueue, type QueuedMessage } from "./agent/MessageQueue.js"
+export type { TurnEvent } from "./agent/TurnEvent.js"
+export { type ActiveSession, TurnRunner } from "./agent/TurnRunner.js"

@@ -67,7 +67,7 @@ describe("kern tool: status", () => {
       yield* recordEvent({
         decisionKey: "kernel.run.finished",
         status: "ok",
-        detail: JSON.stringify({ usage: { inputTokens: 100, outputTokens: 20, cachedInputTokens: 10, costUsdCents: 0.5 } })
+        detail: JSON.stringify({ kind: "turn", usage: { inputTokens: 100, outputTokens: 20, cachedInputTokens: 10, costUsdCents: 0.5 } })
       })
       yield* TestClock.adjust("90 minutes")
       const out = yield* kern({ action: "status" })
