@@ -39,14 +39,24 @@ const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
-/** Session ids sort by creation time: `YYYYMMDD-HHMMSS-<6 hex>` (UTC). */
-const newId = Effect.gen(function*() {
-  const now = new Date(yield* Clock.currentTimeMillis)
-  const suffix = (yield* Random.nextIntBetween(0, 0x1000000)).toString(16).padStart(6, "0")
-  return `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}-${pad(now.getUTCHours())}${
-    pad(now.getUTCMinutes())
-  }${pad(now.getUTCSeconds())}-${suffix}`
-})
+const stamp = (ms: number): string => {
+  const d = new Date(ms)
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${
+    pad(d.getUTCMinutes())
+  }${pad(d.getUTCSeconds())}-${pad(d.getUTCMilliseconds(), 3)}`
+}
+
+/**
+ * Session ids sort by creation time, `YYYYMMDD-HHMMSS-mmm-<4 hex>` (UTC), and always after `newest`: two sessions
+ * made in the same millisecond still sort in the order they were made, so the newest is the active one.
+ */
+const newId = (newest: string | undefined) =>
+  Effect.gen(function*() {
+    let ms = yield* Clock.currentTimeMillis
+    while (newest !== undefined && stamp(ms) <= newest.slice(0, 19)) ms++
+    const suffix = (yield* Random.nextIntBetween(0, 0x10000)).toString(16).padStart(4, "0")
+    return `${stamp(ms)}-${suffix}`
+  })
 
 const asMessage = (error: unknown) => ({ message: error instanceof Error ? error.message : String(error) })
 
@@ -122,7 +132,8 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
 
     /** Starts a new session (it becomes the active one). */
     const create = Effect.gen(function*() {
-      const id = yield* newId
+      const existing = yield* ids
+      const id = yield* newId(existing[existing.length - 1])
       const path = fileOf(id)
       yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
       const createdAt = DateTime.formatIso(yield* DateTime.now)

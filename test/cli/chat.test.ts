@@ -4,18 +4,9 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { runKern, runKernAsync } from "../support/cli.js"
+import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 
-const agentFor = (baseURL: string, extra: Record<string, unknown> = {}) => {
-  const cwd = makeTempDir()
-  expect(runKern(["init", "agent", "--no-git", "--model", "test-model", "--base-url", baseURL], { cwd }).status).toBe(0)
-  const dir = NodePath.join(cwd, "agent")
-  if (Object.keys(extra).length > 0) {
-    const file = NodePath.join(dir, ".kern/config.json")
-    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), ...extra }))
-  }
-  return dir
-}
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 const sessionLines = (dir: string) => {
@@ -28,7 +19,7 @@ describe("kern chat", () => {
   it.live("a turn with two tool calls end to end: tools run through the kernel, the reply streams, all is in the session", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(
         FakeReply.toolCalls([
           { id: "call_w", name: "write", args: { path: "notes/plan.md", content: "ship it\n" } },
@@ -60,7 +51,7 @@ describe("kern chat", () => {
   it.live("--json prints the turn's events as JSON lines", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(
         FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
         FakeReply.text("Five files.")
@@ -80,7 +71,7 @@ describe("kern chat", () => {
   it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.error(401))
       const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
       expect(result.status).toBe(1)
@@ -108,7 +99,7 @@ describe("kern chat, crash safety", () => {
   it.live("a chat killed mid-turn loses nothing it had appended; the next chat continues the session", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(
         FakeReply.toolCalls([{ id: "c1", name: "write", args: { path: "notes/x.md", content: "kept\n" } }]),
         // The second model call hangs: the process is killed while waiting for it.

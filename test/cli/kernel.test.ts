@@ -5,18 +5,10 @@ import * as NodeFs from "node:fs"
 import * as Database from "../../src/storage/Database.js"
 import * as NodePath from "node:path"
 import { runKern } from "../support/cli.js"
+import { initAgentFolder } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 
-const newAgent = (config: Record<string, unknown> = {}) => {
-  const cwd = makeTempDir()
-  expect(runKern(["init", "agent", "--no-git"], { cwd }).status).toBe(0)
-  const dir = NodePath.join(cwd, "agent")
-  if (Object.keys(config).length > 0) {
-    const file = NodePath.join(dir, ".kern/config.json")
-    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), ...config }))
-  }
-  return dir
-}
+const newAgent = (config: Record<string, unknown> = {}) => initAgentFolder([], config)
 
 const kern = (dir: string, ...args: Array<string>) => runKern(args, { cwd: dir })
 

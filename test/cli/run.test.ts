@@ -5,15 +5,11 @@ import * as NodePath from "node:path"
 import type { ChildProcess } from "node:child_process"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { runKern, runKernAsync } from "../support/cli.js"
+import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
-const agentFor = (baseURL: string) => {
-  const cwd = makeTempDir()
-  expect(runKern(["init", "agent", "--no-git", "--model", "test-model", "--base-url", baseURL], { cwd }).status).toBe(0)
-  return NodePath.join(cwd, "agent")
-}
 
 /** Resolves once `child`'s stdout has shown `text`. */
 const stdoutShows = (child: ChildProcess, text: string) =>
@@ -29,7 +25,7 @@ describe("kern tui", () => {
   it.live("streams replies, runs tool calls, answers /status /new /help, and leaves cleanly at end of input", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(
         FakeReply.toolCalls([
           { id: "c1", name: "read", args: { path: "IDENTITY.md" } },
@@ -50,8 +46,8 @@ describe("kern tui", () => {
       expect(result.stdout).toContain("→ kern status")
       // The kern tool saw the live session the runtime had open.
       const toolMessages = JSON.stringify((yield* server.requests)[1]!.body)
-      expect(toolMessages).toMatch(/session:[^"]*\d{8}-\d{6}-[0-9a-f]{6}/)
-      expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-[0-9a-f]{6} \(5 messages\)/)
+      expect(toolMessages).toMatch(/session:[^"]*\d{8}-\d{6}-\d{3}-[0-9a-f]{4}/)
+      expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-\d{3}-[0-9a-f]{4} \(5 messages\)/)
       expect(result.stdout).toMatch(/new session \d{8}-/)
       expect(result.stdout).toContain("/status")
       expect(result.stdout).toContain("unknown command /bogus")
@@ -65,7 +61,7 @@ describe("kern run", () => {
   it.live("headless: stdin lines are messages; SIGTERM stops it with exit 0 and nothing lost", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
-      const dir = agentFor(server.baseURL)
+      const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.text("Noted."))
       let child: ChildProcess | undefined
       const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })

@@ -131,3 +131,16 @@ describe("parseSession", () => {
     assert.isTrue(parsed.missingNewline)
   })
 })
+
+describe("session ids", () => {
+  it.effect("sessions made in the same millisecond still sort in creation order", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const made: Array<string> = []
+      for (let i = 0; i < 5; i++) made.push(yield* store.create)
+      assert.deepStrictEqual([...made].sort(), made)
+      const active = yield* store.activeId
+      assert.strictEqual(active._tag === "Some" ? active.value : null, made[4])
+      for (const id of made) assert.match(id, /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/)
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+})
