@@ -65,6 +65,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const compactor = yield* OutputCompactor
     const queue = yield* MessageQueue
     const fs = yield* FileSystem.FileSystem
+    const prices = Object.fromEntries(
+      Object.entries(config.prices).map(([id, price]) => [id, { ...price, cachedInput: price.cachedInput ?? price.input }])
+    )
     const systemPrompt = buildSystemPrompt.pipe(
       Effect.provideService(AgentConfig, loaded),
       Effect.provideService(FileSystem.FileSystem, fs)
@@ -143,7 +146,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const result = yield* Effect.either(
-            modelStep({ model, modelId: config.model ?? "", prompt, toolkit: offered, toolIdOf, emit })
+            modelStep({ model, modelId: config.model ?? "", prices, prompt, toolkit: offered, toolIdOf, emit })
           )
           if (result._tag === "Left") {
             failure = describeFailure(result.left)

@@ -1,6 +1,6 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
 import { Chunk, Effect, ParseResult, Ref, Schema, Stream } from "effect"
-import { usageCostCents } from "../model/pricing.js"
+import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
@@ -50,6 +50,8 @@ const refusedParts = (error: unknown): ReadonlyArray<RawPart> | undefined => {
 export interface ModelStepOptions {
   readonly model: LanguageModel.Service
   readonly modelId: string
+  /** Prices from config, over the built-in table. */
+  readonly prices: Readonly<Record<string, ModelPrice>>
   readonly prompt: ReadonlyArray<Prompt.MessageEncoded>
   readonly toolkit: Toolkit.WithHandler<any> | undefined
   readonly toolIdOf: (name: string) => string | undefined
@@ -77,7 +79,7 @@ export const modelStep = (options: ModelStepOptions) =>
             inputTokens: raw.inputTokens ?? 0,
             outputTokens: raw.outputTokens ?? 0,
             cachedInputTokens: raw.cachedInputTokens ?? 0,
-            costUsdCents: usageCostCents(options.modelId, raw)
+            costUsdCents: usageCostCents(options.modelId, raw, options.prices)
           }
           return Ref.update(state, (s) => ({ ...s, usage: addUsage(s.usage, usage) }))
         }

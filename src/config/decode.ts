@@ -72,7 +72,8 @@ export const decodeConfigFile = (
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const path = issue?.path ?? []
       const key = path.map(String).join(".")
-      const expected = (expectations as Record<string, string>)[key] ?? issue?.message ?? "a valid value"
+      const table = expectations as Record<string, string>
+      const expected = table[key] ?? table[String(path[0])] ?? issue?.message ?? "a valid value"
       return new ConfigError({ source, key, expected, found: describe(valueAt(known, path)) })
     }),
     Either.map((file) => ({ config: { ...file, name: file.name ?? folderName }, warnings }))

@@ -30,6 +30,13 @@ export class TurnBudget extends Schema.Class<TurnBudget>("TurnBudget")({
 
 const budgetDefaults = (): TurnBudget => TurnBudget.make({})
 
+/** US dollars per million tokens; cached input costs the input price unless given. */
+export const ModelPriceConfig = Schema.Struct({
+  input: NonNegative,
+  cachedInput: Schema.optional(NonNegative),
+  output: NonNegative
+})
+
 /**
  * `.kern/config.json`. Every key is optional in the file; the decoded value carries the defaults.
  * `name` has no static default: the loader fills it with the folder name.
@@ -64,7 +71,8 @@ export const KernConfigFields = {
   budget: Schema.optionalWith(TurnBudget, { default: budgetDefaults }),
   contractEnforcement: Schema.optionalWith(ContractEnforcement, { default: () => "observe" as const }),
   workspaceGuard: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  autoCommit: Schema.optionalWith(Schema.Boolean, { default: () => true })
+  autoCommit: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelPriceConfig }), { default: () => ({}) })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -109,7 +117,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   "budget.maxCostUsdCents": "a number ≥ 0 (US cents)",
   contractEnforcement: oneOf(...ContractEnforcement.literals),
   workspaceGuard: "true or false",
-  autoCommit: "true or false"
+  autoCommit: "true or false",
+  prices: "an object of model id → { input, cachedInput?, output } in US dollars per million tokens"
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { openActiveSession } from "../../src/agent/activeSession.js"
@@ -140,5 +140,28 @@ describe("TurnRunner", () => {
         const results = messages.filter((m) => m._tag === "tool").map((m) => (m._tag === "tool" ? String(m.result) : ""))
         expect(results.find((r) => r.startsWith("NOT_FOUND"))).toContain("read")
         expect(results.find((r) => r.startsWith("VALIDATION_ERROR"))).toContain("path")
+      })))
+})
+
+describe("TurnRunner, prices and the watchdog", () => {
+  it.live("the turn's cost uses the config's price table over the built-in one", () =>
+    withAgent((server) => ({ baseURL: server.baseURL, prices: { "test-model": { input: 100, output: 200 } } }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("ok", { usage: { input: 12, output: 7, cached: 0 } }))
+        const { events } = yield* turn("price check")
+        const usage = events.find((e) => e.type === "usage")
+        // (12 × $100 + 7 × $200) per million tokens = $0.0026 = 0.26¢
+        expect(usage?.type === "usage" ? usage.costUsdCents : -1).toBeCloseTo(0.26, 6)
+      })))
+
+  it.scoped("a model stream that sends nothing for 5 minutes is stopped by the watchdog, on the Clock", () =>
+    withAgent((server) => ({ baseURL: server.baseURL }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("too late", { delay: "10 minutes" }))
+        const fiber = yield* Effect.fork(turn("hello?"))
+        yield* server.awaitRequests(1)
+        yield* TestClock.adjust("5 minutes")
+        const { outcome } = yield* Fiber.join(fiber)
+        expect(outcome.error).toContain("sent nothing for 5 minutes")
       })))
 })

@@ -45,6 +45,7 @@ describe("AgentConfig", () => {
       assert.strictEqual(config.contractEnforcement, "observe")
       assert.strictEqual(config.workspaceGuard, true)
       assert.strictEqual(config.autoCommit, true)
+      assert.deepStrictEqual(config.prices, {})
       assert.isTrue(loaded.fileExists)
       assert.deepStrictEqual(loaded.warnings, [])
     }))
@@ -104,7 +105,8 @@ describe("AgentConfig", () => {
     ["budget.maxCostUsdCents", -1, "the number -1"],
     ["contractEnforcement", "strict", "the string \"strict\""],
     ["workspaceGuard", "on", "the string \"on\""],
-    ["autoCommit", 0, "the number 0"]
+    ["autoCommit", 0, "the number 0"],
+    ["prices", 3, "the number 3"]
   ]
 
   it("the wrong-type table covers every key", () => {
