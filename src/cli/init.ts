@@ -8,7 +8,7 @@ const render = (report: InitReport): string => {
   if (report.written.length > 0) lines.push(`  wrote: ${report.written.join(", ")}`)
   if (report.kept.length > 0) lines.push(`  kept:  ${report.kept.join(", ")}`)
   lines.push(`  git:   ${report.git.status}${report.git.detail === undefined ? "" : ` (${report.git.detail})`}`)
-  lines.push("", "Next: put your API key in .kern/.env, set \"model\" in .kern/config.json, then `kern status`.")
+  lines.push("", `Next: \`kern status ${report.dir}\` says what is still missing (an API key in .kern/.env, a model); then \`kern run ${report.dir}\`.`)
   return lines.join("\n")
 }
 
