@@ -106,6 +106,7 @@ describe("kern chat, crash safety", () => {
         FakeReply.text("too late", { delay: "60 seconds" })
       )
       let child: import("node:child_process").ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
       const running = runKernAsync(["chat", "-m", "write x"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
       yield* server.awaitRequests(2)
       child?.kill("SIGKILL")

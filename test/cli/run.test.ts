@@ -34,6 +34,8 @@ describe("kern tui", () => {
         FakeReply.text("Hi, I am the agent.")
       )
       let child: ChildProcess | undefined
+      // A failed assertion must not leave the agent running.
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
       const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       const input = child!.stdin!
       input.write("hello\n")
@@ -64,6 +66,8 @@ describe("kern run", () => {
       const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.text("Noted."))
       let child: ChildProcess | undefined
+      // A failed assertion must not leave the agent running.
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
       const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       child!.stdin!.write("remember the milk\n")
       yield* Effect.promise(() => stdoutShows(child!, "Noted."))
