@@ -3,11 +3,14 @@ import * as CliConfig from "@effect/cli/CliConfig"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Usage from "@effect/cli/Usage"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import pkg from "../package.json" with { type: "json" }
 import { commands, subcommandUsage } from "./cli/commands.js"
 import { exitCodeFor } from "./cli/errors.js"
@@ -50,7 +53,8 @@ const program = cli(process.argv).pipe(
   Effect.as(0),
   Effect.catchAll(report),
   Effect.provideService(ProcessEnv, process.env),
-  Effect.provide(NodeContext.layer)
+  // What the CLI parser and every command use; a command that runs processes adds its executor itself.
+  Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
 )
 
 // A signal is how `kern run` and `kern tui` are meant to stop: that is a clean exit. Elsewhere it is 130, as usual.

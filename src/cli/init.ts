@@ -1,4 +1,5 @@
-import { Console, Effect, Option } from "effect"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import { Console, Effect, Layer, Option } from "effect"
 import { Git } from "../memory/Git.js"
 import { initAgent, type InitReport } from "../memory/initAgent.js"
 import { type InitArgs, requireDir } from "./commands.js"
@@ -29,4 +30,4 @@ export const run = (args: InitArgs) =>
     })
     for (const warning of report.warnings) yield* Console.error(`kern: warning: ${warning}`)
     yield* Console.log(args.json ? JSON.stringify(report) : render(report))
-  }).pipe(Effect.provide(Git.Default))
+  }).pipe(Effect.provide(Git.Default.pipe(Layer.provide(NodeCommandExecutor.layer))))
