@@ -3,17 +3,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { withChatModel } from "./harness.js"
-import { TestToolkit, twoCalls } from "./tools.js"
+import { TestToolkit, turnWithTwoCalls, twoCallPrompt } from "./tools.js"
 
-const prompt = Prompt.make([
-  { role: "system", content: "You are kern." },
-  { role: "user", content: "What is in today's note, and what is 2 + 40?" }
-])
-
-const turnWithTwoCalls = FakeReply.toolCalls(twoCalls, {
-  text: "Let me check.",
-  usage: { input: 100, output: 20, cached: 60 }
-})
+const prompt = twoCallPrompt
 
 describe("Chat Completions model", () => {
   it.scoped("generateText: two tool calls, decoded params, results and usage", () =>

@@ -1,5 +1,6 @@
-import { Tool, Toolkit } from "@effect/ai"
+import { Prompt, Tool, Toolkit } from "@effect/ai"
 import { Effect, Schema } from "effect"
+import { FakeReply } from "../support/fakeModelServer.js"
 
 // Two tools for model tests: one string-valued, one with numeric parameters.
 
@@ -26,3 +27,15 @@ export const twoCalls = [
   { id: "call_read", name: "read_file", args: { path: "notes/today.md" } },
   { id: "call_add", name: "add", args: { a: 2, b: 40 } }
 ] as const
+
+/** The question both APIs' two-tool-call tests ask. */
+export const twoCallPrompt = Prompt.make([
+  { role: "system", content: "You are kern." },
+  { role: "user", content: "What is in today's note, and what is 2 + 40?" }
+])
+
+/** The model's answer to it: some text and both tool calls, with cached input tokens. */
+export const turnWithTwoCalls = FakeReply.toolCalls(twoCalls, {
+  text: "Let me check.",
+  usage: { input: 100, output: 20, cached: 60 }
+})
