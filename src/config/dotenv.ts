@@ -33,9 +33,3 @@ export const parseDotenv = (text: string): DotenvResult => {
   })
   return { values, problems }
 }
-
-/** Renders values as a `.env` file, quoting what needs it. */
-export const renderDotenv = (values: Readonly<Record<string, string>>): string =>
-  Object.entries(values)
-    .map(([key, value]) => `${key}=${/^[A-Za-z0-9_./:@-]*$/.test(value) ? value : JSON.stringify(value)}`)
-    .join("\n") + "\n"

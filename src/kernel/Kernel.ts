@@ -1,4 +1,3 @@
-import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
@@ -40,6 +39,3 @@ export const layerFromConfig = Layer.unwrapEffect(
       contractEnforcement: config.contractEnforcement
     }))
 )
-
-export type KernelServices = Layer.Layer.Success<ReturnType<typeof layer>>
-export type KernelRequirements = SqlClient.SqlClient

@@ -67,9 +67,6 @@ export class Git extends Effect.Service<Git>()("kern/memory/Git", {
             })
           ))
 
-    const isRepo = (dir: string) =>
-      exec(dir, ["rev-parse", "--show-toplevel"]).pipe(Effect.map((output) => output.exitCode === 0))
-
     /** Whether `dir` is the top of its own repository (not merely inside a parent's). */
     const isRepoRoot = (dir: string, realDir: string) =>
       exec(dir, ["rev-parse", "--show-toplevel"]).pipe(
@@ -94,6 +91,6 @@ export class Git extends Effect.Service<Git>()("kern/memory/Git", {
         return true
       })
 
-    return { exec, run, isRepo, isRepoRoot, commit } as const
+    return { exec, run, isRepoRoot, commit } as const
   })
 }) {}

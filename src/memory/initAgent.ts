@@ -2,7 +2,6 @@ import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Either, Schema } from "effect"
 import * as NodePath from "node:path"
 import { decodeConfigFile } from "../config/decode.js"
-import { renderDotenv } from "../config/dotenv.js"
 import { agentPaths } from "../config/paths.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import type { Provider } from "../config/schema.js"
@@ -115,7 +114,7 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
       "# Its keys override the inherited environment and are hidden from the agent's tools.",
       keyEnv === undefined ? "# This provider needs no API key." : `# ${keyEnv}=`
     ].join("\n")
-    yield* fs.writeFileString(paths.envFile, `${header}\n${renderDotenv({}).trim()}\n`, { mode: 0o600 }).pipe(
+    yield* fs.writeFileString(paths.envFile, `${header}\n`, { mode: 0o600 }).pipe(
       Effect.mapError(io(`could not write ${paths.envFile}`))
     )
     written.push(".kern/.env")
