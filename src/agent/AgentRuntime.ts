@@ -73,6 +73,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
           reply: "",
           delivered: false,
           steps: 0,
+          modelMs: 0,
           usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsdCents: 0 },
           error: error.message
         })

@@ -1,6 +1,6 @@
 import { AiError, LanguageModel, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
-import { DateTime, Effect, Ref } from "effect"
+import { Clock, DateTime, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import { EventLog } from "../kernel/EventLog.js"
@@ -12,7 +12,7 @@ import { fromAiError } from "../model/ProviderError.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
-import { isNoReply } from "./envelope.js"
+import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep, WatchdogTimeout } from "./modelStep.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import { toPromptMessages } from "./prompt.js"
@@ -37,6 +37,8 @@ export interface TurnOutcome {
   readonly delivered: boolean
   readonly steps: number
   readonly usage: TurnUsage
+  /** Time spent waiting on the model (all steps), in milliseconds: the rest of the turn is kern's own. */
+  readonly modelMs: number
   readonly error?: string
 }
 
@@ -65,6 +67,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const compactor = yield* OutputCompactor
     const queue = yield* MessageQueue
     const fs = yield* FileSystem.FileSystem
+    // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
+    const zone = agentZone(config.timezone)
     const prices = Object.fromEntries(
       Object.entries(config.prices).map(([id, price]) => [id, { ...price, cachedInput: price.cachedInput ?? price.input }])
     )
@@ -116,7 +120,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           Effect.zipRight(session.writer.append(entry), Ref.update(session.messages, (all) => [...all, entry]))
         const now = Effect.map(DateTime.now, DateTime.formatIso)
         const userMessage = (queued: QueuedMessage) =>
-          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, new Date(queued.receivedAtMs).toISOString()), at }))
+          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }))
 
         yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
         yield* append(yield* userMessage(message))
@@ -125,6 +129,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         const { toolIdOf, withHandler } = yield* toolkitOf(tools)
 
         let usage = noUsage
+        let modelMs = 0
         let reply = ""
         let steps = 0
         let failure: string | undefined
@@ -142,12 +147,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }
-          const prompt = toPromptMessages(yield* systemPrompt, yield* Ref.get(session.messages), config.timezone)
+          const prompt = toPromptMessages(yield* systemPrompt, yield* Ref.get(session.messages))
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
+          const modelStart = yield* Clock.currentTimeNanos
           const result = yield* Effect.either(
             modelStep({ model, modelId: config.model ?? "", prices, prompt, toolkit: offered, toolIdOf, emit })
           )
+          modelMs += Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
           if (result._tag === "Left") {
             failure = describeFailure(result.left)
             break
@@ -179,13 +186,12 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             }), { concurrency: "unbounded", discard: true })
           if (step === config.maxSteps) failure = `stopped after ${config.maxSteps} steps (maxSteps)`
         }
-        yield* session.writer.flush
         if (usage !== noUsage) yield* emit({ type: "usage", ...usage })
         if (failure !== undefined) yield* emit({ type: "error", message: failure })
         const delivered = reply.trim() !== "" && !isNoReply(reply)
         yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", { kind: "turn", usage, steps, error: failure ?? null })
         yield* emit({ type: "done", reply, delivered, steps })
-        return { reply, delivered, steps, usage, ...(failure === undefined ? {} : { error: failure }) } satisfies TurnOutcome
+        return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { error: failure }) } satisfies TurnOutcome
       }).pipe(Effect.withSpan("kern.agent.turn"))
 
     return { run } as const

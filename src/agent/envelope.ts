@@ -23,8 +23,17 @@ export const localIso = (epochMs: number, zone: DateTime.TimeZone | string | und
 }
 
 /** The line that starts every message the model sees: `[via <interface>, <channel>, user: <id>, time: <local ISO>]`. */
+export const envelopeLine = (envelope: {
+  readonly interface: string
+  readonly channel: string
+  readonly userId: string
+  /** Local ISO time with its offset, as recorded when the message arrived. */
+  readonly time: string
+}): string => `[via ${envelope.interface}, ${envelope.channel}, user: ${envelope.userId}, time: ${envelope.time}]`
+
+/** The envelope line of a message received at `receivedAtMs`, in a zone. */
 export const formatEnvelope = (fields: EnvelopeFields, zone: DateTime.TimeZone | string | undefined): string =>
-  `[via ${fields.interface}, ${fields.channel}, user: ${fields.userId}, time: ${localIso(fields.receivedAtMs, zone)}]`
+  envelopeLine({ ...fields, time: localIso(fields.receivedAtMs, zone) })
 
 /** A reply that is, or ends with, NO_REPLY is not delivered to anyone. */
 export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim()) || text.trim() === "NO_REPLY"

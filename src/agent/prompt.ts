@@ -1,26 +1,17 @@
 import type { Prompt } from "@effect/ai"
-import { agentZone, formatEnvelope } from "./envelope.js"
+import { envelopeLine } from "./envelope.js"
 import type { SessionMessage } from "../session/messages.js"
 
 /** The session's messages as @effect/ai prompt messages, the system prompt first. */
 export const toPromptMessages = (
   system: string,
-  messages: ReadonlyArray<SessionMessage>,
-  timezone: string | undefined
+  messages: ReadonlyArray<SessionMessage>
 ): Array<Prompt.MessageEncoded> => {
   const out: Array<Prompt.MessageEncoded> = [{ role: "system", content: system }]
-  const zone = agentZone(timezone)
   for (const message of messages) {
     switch (message._tag) {
       case "user": {
-        const envelope = message.envelope === undefined
-          ? ""
-          : `${formatEnvelope({
-            interface: message.envelope.interface,
-            channel: message.envelope.channel,
-            userId: message.envelope.userId,
-            receivedAtMs: Date.parse(message.envelope.time)
-          }, zone)}\n`
+        const envelope = message.envelope === undefined ? "" : `${envelopeLine(message.envelope)}\n`
         out.push({ role: "user", content: `${envelope}${message.text}` })
         break
       }

@@ -25,8 +25,6 @@ export interface SessionWriter {
   readonly id: string
   readonly path: string
   readonly append: (message: SessionMessage) => Effect.Effect<void, SessionError>
-  /** fsync: after this, the appended lines survive a power loss too. */
-  readonly flush: Effect.Effect<void, SessionError>
 }
 
 export interface LoadedSession extends ParsedSession {
@@ -122,11 +120,7 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
             Effect.try({
               try: () => writeAllSync(fd, lineOf(message)),
               catch: (error) => fail(id, `could not append to ${path}`)(asMessage(error))
-            }),
-          flush: Effect.try({
-            try: () => NodeFs.fsyncSync(fd),
-            catch: (error) => fail(id, `could not sync ${path}`)(asMessage(error))
-          })
+            })
         })
       )
 

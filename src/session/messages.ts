@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** Where a message came from: the envelope every queued message carries. */
+/** Where a message came from: the envelope every queued message carries; `time` is local, with its offset. */
 export class Envelope extends Schema.Class<Envelope>("Envelope")({
   interface: Schema.String,
   channel: Schema.String,
