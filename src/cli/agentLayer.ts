@@ -1,6 +1,7 @@
 import { Console, Context, Effect, Layer, Option } from "effect"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
+import { PairingStore } from "../channels/PairingStore.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Database from "../storage/Database.js"
@@ -31,7 +32,7 @@ const kernelCoreLayer = (dir: string) => {
   const config = configLayer(dir)
   const database = databaseLayer.pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
-  return Layer.merge(ToolServices.layer, NodeHttpClient.layer).pipe(Layer.provideMerge(kernel))
+  return Layer.mergeAll(ToolServices.layer, NodeHttpClient.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
 }
 
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */

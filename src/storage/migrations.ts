@@ -3,6 +3,7 @@ import type { Effect } from "effect"
 import meta from "./migrations/0001_meta.js"
 import kernel from "./migrations/0002_kernel.js"
 import artifacts from "./migrations/0003_artifacts.js"
+import pairing from "./migrations/0004_pairing.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -11,5 +12,6 @@ import artifacts from "./migrations/0003_artifacts.js"
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_meta": meta,
   "0002_kernel": kernel,
-  "0003_artifacts": artifacts
+  "0003_artifacts": artifacts,
+  "0004_pairing": pairing
 }

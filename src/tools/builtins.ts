@@ -13,6 +13,7 @@ import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contex
 import { edit, EditArgs, editTool } from "./edit.js"
 import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
+import { PairingStore } from "../channels/PairingStore.js"
 import { kern, KernArgs, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
@@ -35,6 +36,7 @@ export type BuiltinRequirements =
   | RuntimeInfo.RuntimeInfo
   | EventLog
   | SqlClient.SqlClient
+  | PairingStore
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 

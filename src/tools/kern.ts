@@ -5,14 +5,16 @@ import { usageTotals } from "../agent/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
+import { isSafeMode, RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { PairingStore } from "../channels/PairingStore.js"
 import { estimateTokens } from "./ContextStats.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
 
-export const kernActions = ["status", "config", "env", "logs", "users"] as const
+export const kernActions = ["status", "config", "env", "pair", "users", "logs"] as const
 
 export const kernLogsDefault = 20
 export const kernLogsMax = 200
@@ -20,8 +22,10 @@ export const kernLogsMax = 200
 export const KernArgs = Schema.Struct({
   action: Schema.Literal(...kernActions).annotations({
     description: "status: runtime, session, queue and usage; config: the effective config (secrets hidden); " +
-      "env: the environment variable names the agent sees (values masked); logs: recent kernel events; users: USERS.md"
+      "env: the environment variable names the agent sees (values masked); pair: approve a pairing code (needs code); " +
+      "users: USERS.md and paired or pending channel users; logs: recent kernel events"
   }),
+  code: Schema.optional(Schema.String.annotations({ description: "pair only: the code the user was given, e.g. KERN-7QX4" })),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, kernLogsMax)).annotations({
     description: `logs only: how many recent events to show (default ${kernLogsDefault}, at most ${kernLogsMax})`
   }))
@@ -32,8 +36,8 @@ export const kernTool: ToolMetadata = {
   toolId: "kern",
   name: "Kern",
   description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage), " +
-    "config (effective settings, secrets hidden), env (variable names, values masked), logs (recent kernel events), " +
-    "users (USERS.md).",
+    "config (effective settings, secrets hidden), env (variable names, values masked), pair (approve a user's pairing " +
+    "code when the operator asks), users (USERS.md, paired and pending users), logs (recent kernel events).",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 10_000,
@@ -148,7 +152,31 @@ const logs = (limit: number) =>
     return [...recent].reverse().map(eventLine)
   })
 
-const pairingNote = "Channel pairing is not configured: there are no paired or pending users."
+const pairingLines = Effect.gen(function*() {
+  const store = yield* PairingStore
+  const pairings = yield* store.list.pipe(Effect.mapError((error) => toolFailure("UNEXPECTED", error.message)))
+  if (pairings.length === 0) return "No channel users have paired or asked to pair."
+  return ["Channel users:", ...pairings.map((p) =>
+    `- ${p.interface} ${p.userId}${p.displayName === "" ? "" : ` (${p.displayName})`}: ${p.status}${
+      p.status === "pending" ? `, code ${p.code}` : ""
+    }`)].join("\n")
+})
+
+const pair = (code: string | undefined) =>
+  Effect.gen(function*() {
+    const ctx = yield* RunContext
+    if (code === undefined) return yield* toolFailure("VALIDATION_ERROR", "pair needs the code, e.g. { action: \"pair\", code: \"KERN-7QX4\" }")
+    // Approving a user changes who may talk to the agent: not in a read-only run.
+    if (isSafeMode(ctx)) return yield* toolFailure("PERMISSION_DENIED", `${ctx.safetyMode} mode: pairing approvals are not allowed`)
+    const store = yield* PairingStore
+    const { changed, pairing } = yield* store.approve(code, `agent:${ctx.userSid || ctx.agentName}`).pipe(
+      Effect.mapError((error) =>
+        toolFailure(error.reason === "storage" ? "UNEXPECTED" : error.reason === "invalid_code" ? "VALIDATION_ERROR" : "NOT_FOUND", error.message)
+      )
+    )
+    const who = `${pairing.interface} user ${pairing.userId}${pairing.displayName === "" ? "" : ` (${pairing.displayName})`}`
+    return { action: "pair" as const, pairing, text: changed ? `Approved ${who}.` : `${who} was already approved.` }
+  })
 
 const users = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
@@ -188,7 +216,9 @@ export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
     case "users": {
       const content = yield* users(loaded)
       const body = content === undefined ? "USERS.md does not exist in the agent folder." : content.trimEnd()
-      return { action: args.action, text: scrub(`${body}\n\n${pairingNote}`) }
+      return { action: args.action, text: scrub(`${body}\n\n${yield* pairingLines}`) }
     }
+    case "pair":
+      return yield* pair(args.code)
   }
 })

@@ -12,6 +12,7 @@ import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import { kern } from "../../src/tools/kern.js"
+import { PairingStore } from "../../src/channels/PairingStore.js"
 import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
 import * as RuntimeInfo from "../../src/tools/RuntimeInfo.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
@@ -44,7 +45,7 @@ const processEnv = { PATH: "/usr/bin", HOME: "/home/kern", KERN_AUTH_TOKEN: auth
 const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, never, MessageQueue> = RuntimeInfo.layer) => {
   const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
   const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
-  const log = EventLog.layerSql.pipe(Layer.provideMerge(Database.layerMemory))
+  const log = Layer.merge(EventLog.layerSql, PairingStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
   return Layer.mergeAll(config, log, info, platform).pipe(Layer.orDie)
 }
@@ -70,7 +71,7 @@ describe("kern tool: status", () => {
         detail: JSON.stringify({ kind: "turn", usage: { inputTokens: 100, outputTokens: 20, cachedInputTokens: 10, costUsdCents: 0.5 } })
       })
       yield* TestClock.adjust("90 minutes")
-      const out = yield* kern({ action: "status" })
+      const out = yield* inRun(kern({ action: "status" }))
       const lines = out.text.split("\n")
       for (
         const line of [
@@ -101,7 +102,7 @@ describe("kern tool: status", () => {
 
   it.effect("outside the agent loop: no session, queue not available, no turns yet", () =>
     Effect.gen(function*() {
-      const out = yield* kern({ action: "status" })
+      const out = yield* inRun(kern({ action: "status" }))
       const lines = out.text.split("\n")
       expect(lines).toContain("uptime: 0s")
       expect(lines).toContain("session: none (no conversation is open in this process)")
@@ -113,7 +114,7 @@ describe("kern tool: status", () => {
 describe("kern tool: config and env", () => {
   it.effect("config is the effective config as JSON; .env values never appear, not even inside another value", () =>
     Effect.gen(function*() {
-      const out = yield* kern({ action: "config" })
+      const out = yield* inRun(kern({ action: "config" }))
       expect(out.text).not.toContain(apiKey)
       expect(out.text).not.toContain(hookSecret)
       expect(out.text).not.toContain(authToken)
@@ -125,7 +126,7 @@ describe("kern tool: config and env", () => {
 
   it.effect("env lists .env, provider and KERN_* variable names with masked values, nothing else", () =>
     Effect.gen(function*() {
-      const out = yield* kern({ action: "env" })
+      const out = yield* inRun(kern({ action: "env" }))
       expect(out.text.split("\n")).toEqual([
         "CUSTOM_HOOK=…e-77 (.kern/.env)",
         "KERN_AUTH_TOKEN=…0000 (environment)",
@@ -161,28 +162,28 @@ describe("kern tool: logs and users", () => {
         errorCode: "TIMEOUT",
         errorMessage: "bash timed out"
       })
-      const two = yield* kern({ action: "logs", limit: 2 })
+      const two = yield* inRun(kern({ action: "logs", limit: 2 }))
       const lines = two.text.split("\n")
       expect(lines).toHaveLength(2)
       expect(lines[0]).toMatch(/^1970-01-01T00:00:00\.000Z kernel\.tool\.dispatch ok tool\.n25 run=run_a 25ms$/)
       expect(lines[1]).toContain("kernel.tool.dispatch error bash run=run_a TIMEOUT: bash timed out")
-      const all = yield* kern({ action: "logs" })
-      expect(all.events).toBe(20)
+      const all = yield* inRun(kern({ action: "logs" }))
+      expect(all.action === "logs" ? all.events : -1).toBe(20)
       expect(all.text.split("\n")[0]).toContain("tool.n7 ")
     }).pipe(Effect.provide(layerFor(agentFolder()))))
 
-  it.effect("users: USERS.md and a note that channel pairing is not configured", () =>
+  it.effect("users: USERS.md and a line saying no channel user has paired yet", () =>
     Effect.gen(function*() {
-      const out = yield* kern({ action: "users" })
+      const out = yield* inRun(kern({ action: "users" }))
       expect(out.text).toContain("- alice: telegram 42, the operator")
-      expect(out.text).toContain("Channel pairing is not configured")
+      expect(out.text).toContain("No channel users have paired or asked to pair.")
     }).pipe(Effect.provide(layerFor(agentFolder()))))
 
   it.effect("users without a USERS.md says so", () => {
     const dir = agentFolder()
     NodeFs.rmSync(NodePath.join(dir, "USERS.md"))
     return Effect.gen(function*() {
-      const out = yield* kern({ action: "users" })
+      const out = yield* inRun(kern({ action: "users" }))
       expect(out.text).toContain("USERS.md does not exist")
     }).pipe(Effect.provide(layerFor(dir)))
   })
@@ -197,22 +198,55 @@ describe("kern tool: registered with the built-ins", () => {
     const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce" }).pipe(
       Layer.provideMerge(db)
     )
-    const tools = ToolServices.layer.pipe(Layer.provideMerge(kernel))
+    const tools = Layer.merge(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 
-  it.effect("runs through the executor even in SAFE mode (READ_ONLY), decodes its arguments, knows no `pair`", () =>
+  it.effect("runs through the executor even in SAFE mode (READ_ONLY) and decodes its arguments", () =>
     Effect.gen(function*() {
       const executor = yield* ToolExecutor
       const env = yield* inRun(executor.execute("kern", { action: "env" }))
       assert.isTrue(env.success, env.errorMessage)
       expect(JSON.stringify(env.data)).not.toContain(apiKey)
-      const pair = yield* inRun(executor.execute("kern", { action: "pair", code: "KERN-1234" }))
+      const pair = yield* inRun(executor.execute("kern", { action: "pair" }))
       expect(pair.errorCode).toBe("VALIDATION_ERROR")
+      expect(pair.errorMessage).toContain("needs the code")
       const tooMany = yield* inRun(executor.execute("kern", { action: "logs", limit: 500 }))
       expect(tooMany.errorCode).toBe("VALIDATION_ERROR")
       const logs = yield* inRun(executor.execute("kern", { action: "logs", limit: 5 }))
       assert.isTrue(logs.success, logs.errorMessage)
       expect((logs.data as { text: string }).text).toContain("kernel.tool.dispatch")
     }).pipe(Effect.provide(registered(agentFolder()))))
+})
+
+describe("kern tool: pair", () => {
+  it.effect("approves a pending code, lists users, refuses in SAFE mode and for unknown or malformed codes", () => {
+    const dir = agentFolder()
+    return Effect.gen(function*() {
+      const store = yield* PairingStore
+      const pending = yield* store.request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
+      expect(pending.code).toMatch(/^KERN-[A-HJ-NP-Z2-9]{4}$/)
+      const listed = yield* inRun(kern({ action: "users" }))
+      expect(listed.text).toContain(`telegram 42 (Alice): pending, code ${pending.code}`)
+
+      const safe = yield* Effect.flip(inRun(kern({ action: "pair", code: pending.code }), { safetyMode: "SAFE" }))
+      expect(safe.code).toBe("PERMISSION_DENIED")
+      expect(yield* store.isApproved("telegram", "42")).toBe(false)
+
+      const approved = yield* inRun(kern({ action: "pair", code: pending.code.toLowerCase() }), { userSid: "operator" })
+      expect(approved.text).toBe("Approved telegram user 42 (Alice).")
+      expect(yield* store.isApproved("telegram", "42")).toBe(true)
+      const again = yield* inRun(kern({ action: "pair", code: pending.code }))
+      expect(again.text).toContain("already approved")
+      expect((yield* store.list)[0]).toMatchObject({ status: "approved", approvedBy: "agent:operator" })
+      expect((yield* inRun(kern({ action: "users" }))).text).toContain("telegram 42 (Alice): approved")
+
+      const unknown = yield* Effect.flip(inRun(kern({ action: "pair", code: "KERN-ZZZZ" })))
+      expect(unknown.code).toBe("NOT_FOUND")
+      const malformed = yield* Effect.flip(inRun(kern({ action: "pair", code: "hello" })))
+      expect(malformed.code).toBe("VALIDATION_ERROR")
+      const same = yield* store.request({ interface: "telegram", userId: "42", chatId: "42" })
+      expect(same.code).toBe(pending.code)
+    }).pipe(Effect.provide(layerFor(dir)))
+  })
 })
