@@ -2,6 +2,9 @@ import { Console, Effect, Fiber, PubSub, Queue, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { makeReplyFilter } from "../agent/envelope.js"
+import type { QueuedMessage } from "../agent/MessageQueue.js"
+import type { TurnEvent } from "../agent/TurnEvent.js"
 import { formatEvent, helpText } from "./terminalFormat.js"
 
 export interface TerminalOptions {
@@ -36,9 +39,25 @@ export const runTerminal = (options: TerminalOptions) =>
     const { config } = yield* AgentConfig
     const prompt = options.interactive ? write("> ") : Effect.void
     const subscription = yield* PubSub.subscribe(runtime.events)
+    // One reply filter per turn, so a NO_REPLY never reaches the screen.
+    const filters = new Map<number, ReturnType<typeof makeReplyFilter>>()
+    const filterFor = (id: number) => {
+      const existing = filters.get(id)
+      if (existing !== undefined) return existing
+      const created = makeReplyFilter()
+      filters.set(id, created)
+      return created
+    }
+    const show = (message: QueuedMessage, event: TurnEvent): string => {
+      if (event.type === "text") return filterFor(message.id).push(event.delta)
+      if (event.type !== "done") return formatEvent(event)
+      const rest = filterFor(message.id).end(event.reply)
+      filters.delete(message.id)
+      return event.delivered ? rest + formatEvent(event) : rest
+    }
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(subscription), ({ event, message }) =>
       Effect.zipRight(
-        write(formatEvent(event)),
+        write(show(message, event)),
         event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
       ))))
     const server = yield* Effect.forkScoped(runtime.serve)

@@ -1,5 +1,6 @@
 import { Console, Effect } from "effect"
 import { openActiveSession } from "../agent/activeSession.js"
+import { makeReplyFilter } from "../agent/envelope.js"
 import { MessageQueue } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { TurnRunner } from "../agent/TurnRunner.js"
@@ -20,17 +21,19 @@ const short = (value: unknown): string => {
   return text.length > 100 ? `${text.slice(0, 97)}...` : text
 }
 
-/** Human output: the reply streamed to stdout, a line per tool call and result on stderr. */
-const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
+/** Human output: the reply streamed to stdout (never a NO_REPLY), a line per tool call and result on stderr. */
+const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnEvent): Effect.Effect<void> => {
   switch (event.type) {
     case "text":
-      return write(process.stdout, event.delta)
+      return write(process.stdout, filter.push(event.delta))
     case "tool-call":
       return write(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
     case "tool-result":
       return write(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
-    case "done":
-      return event.reply === "" ? Effect.void : write(process.stdout, "\n")
+    case "done": {
+      const rest = filter.end(event.reply)
+      return write(process.stdout, event.delivered ? `${rest}\n` : rest)
+    }
     default:
       return Effect.void
   }
@@ -47,7 +50,7 @@ export const run = (args: ChatArgs) =>
     const message = yield* queue.next
     const emit = args.json
       ? (event: TurnEvent) => write(process.stdout, `${JSON.stringify(event)}\n`)
-      : humanEvent
+      : humanEvent(makeReplyFilter())
     const outcome = yield* runner.run({ message, session, emit })
     yield* queue.endTurn
     if (outcome.error !== undefined) return yield* new CommandFailed({ message: outcome.error })

@@ -1,6 +1,6 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { formatEnvelope, isNoReply, localIso } from "../../src/agent/envelope.js"
+import { formatEnvelope, isNoReply, localIso, makeReplyFilter } from "../../src/agent/envelope.js"
 import { heartbeatInterface, MessageQueue } from "../../src/agent/MessageQueue.js"
 
 const msg = (channel: string, text: string, iface = "telegram") => ({ interface: iface, channel, userId: "u1", text })
@@ -87,5 +87,25 @@ describe("envelope", () => {
     assert.isTrue(isNoReply("  NO_REPLY  "))
     assert.isFalse(isNoReply("I will answer NO_REPLY later, here is the answer"))
     assert.isFalse(isNoReply("Done."))
+  })
+})
+
+describe("reply filter", () => {
+  const stream = (deltas: ReadonlyArray<string>) => {
+    const filter = makeReplyFilter()
+    const reply = deltas.join("")
+    return deltas.map((d) => filter.push(d)).join("") + filter.end(reply)
+  }
+
+  it("streams text as it comes, holding back only a possible NO_REPLY", () => {
+    expect(stream(["Saved ", "the note. ", "All good."])).toBe("Saved the note. All good.")
+    expect(stream(["NO_", "REPLY"])).toBe("")
+    expect(stream(["Saved the note.\n", "NO_REPLY"])).toBe("Saved the note.")
+    expect(stream(["I will answer NO_REPLY later, here it is."])).toBe("I will answer NO_REPLY later, here it is.")
+  })
+
+  it("shows most of a long reply before the turn ends", () => {
+    const filter = makeReplyFilter()
+    expect(filter.push("a".repeat(100)).length).toBeGreaterThan(80)
   })
 })

@@ -81,6 +81,19 @@ describe("kern chat", () => {
       expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user"])
     })))
 
+  it.live("a reply that ends with NO_REPLY shows what came before it and never the marker", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"))
+      const silent = yield* Effect.promise(() => runKernAsync(["chat", "-m", "[heartbeat]"], { cwd: dir, env }))
+      expect(silent.status).toBe(0)
+      expect(silent.stdout).toBe("")
+      const partial = yield* Effect.promise(() => runKernAsync(["chat", "-m", "save it"], { cwd: dir, env }))
+      expect(partial.stdout).toBe("Saved it to notes.")
+      expect(partial.stdout).not.toContain("NO_REPLY")
+    })))
+
   it("no API key or no model: exit 2 with one message naming what to set", () => {
     const cwd = makeTempDir()
     expect(runKern(["init", "agent", "--no-git", "--model", "m"], { cwd }).status).toBe(0)
