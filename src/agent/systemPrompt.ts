@@ -19,12 +19,16 @@ export const buildSystemPrompt = Effect.gen(function*() {
     `You are ${config.name}, a long-lived agent run by kern in the folder ${paths.dir}. ` +
     "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying."
   ]
-  for (const name of memoryFiles) {
-    const text = yield* read(NodePath.join(paths.dir, name))
-    if (text !== "") sections.push(`<file name="${name}">\n${text}\n</file>`)
-  }
   const notesDir = NodePath.join(paths.dir, "notes")
-  const notes = yield* fs.readDirectory(notesDir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+  // Read together: each is a round trip to the file system's thread pool.
+  const [texts, notes] = yield* Effect.all([
+    Effect.forEach(memoryFiles, (name) => read(NodePath.join(paths.dir, name)), { concurrency: "unbounded" }),
+    fs.readDirectory(notesDir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+  ], { concurrency: "unbounded" })
+  memoryFiles.forEach((name, index) => {
+    const text = texts[index] ?? ""
+    if (text !== "") sections.push(`<file name="${name}">\n${text}\n</file>`)
+  })
   const latest = notes.filter((name) => notePattern.test(name)).sort().pop()
   if (latest !== undefined) {
     const text = yield* read(NodePath.join(notesDir, latest))
