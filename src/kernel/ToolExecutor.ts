@@ -1,7 +1,8 @@
-import { Clock, Context, Duration, Effect, Layer, Metric, MetricBoundaries, MetricLabel, Option, ParseResult, Ref, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, ParseResult, Ref, Schedule, Schema } from "effect"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
+import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { ToolResult } from "./contracts.js"
 import { EventLog, type EventInput } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
@@ -9,6 +10,7 @@ import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
 import { timeoutFail } from "./timeout.js"
+import { makeToolMetrics } from "./toolMetrics.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
 /** How the executor checks contracts, and which baseline surface it compares against. */
@@ -25,25 +27,8 @@ export interface ExecuteOptions {
   readonly overrideFn?: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>
 }
 
-const toolCalls = Metric.counter("kern_tool_calls_total", { description: "tool calls by tool and status" })
-const toolLatency = Metric.histogram(
-  "kern_tool_latency_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
-  "tool call latency in milliseconds"
-)
-
 /** Retries back off exponentially from 100 ms with jitter; how many depends on the tool and the run. */
 const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
-
-interface ContractCheck {
-  readonly fingerprint: string
-  readonly status: string
-  readonly mismatch: boolean
-  readonly deny?: string
-}
-
-const highRisk = (tool: RegisteredTool) =>
-  tool.spec.safetyClass !== "READ_ONLY" || tool.spec.sideEffectLevel === "external_write"
 
 const describeParseError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
 
@@ -64,26 +49,8 @@ export const make = Effect.gen(function*() {
   const baselines = yield* ContractBaselineStore
   const { contractEnforcement, surface } = yield* ExecutorSettings
 
-  // Tagged metric keys are costly to build (they hash their labels): one per tool and status, made once.
-  const counters = new Map<string, Metric.Metric.Counter<number>>()
-  const histograms = new Map<string, Metric.Metric.Histogram<number>>()
-  const countCall = (toolId: string, status: string) => {
-    const key = `${toolId}\u0000${status}`
-    let counter = counters.get(key)
-    if (counter === undefined) {
-      counter = Metric.taggedWithLabels(toolCalls, [MetricLabel.make("tool", toolId), MetricLabel.make("status", status)])
-      counters.set(key, counter)
-    }
-    return Metric.update(counter, 1)
-  }
-  const observeLatency = (toolId: string, latencyMs: number) => {
-    let histogram = histograms.get(toolId)
-    if (histogram === undefined) {
-      histogram = Metric.tagged(toolLatency, "tool", toolId)
-      histograms.set(toolId, histogram)
-    }
-    return Metric.update(histogram, latencyMs)
-  }
+  const { countCall, observeLatency } = makeToolMetrics()
+  const checkContract = makeContractCheck(contractEnforcement, surface, baselines)
 
   /** Builds the event only when a log will keep it (the digest of the arguments is not free). */
   const emit = (event: () => EventInput) =>
@@ -92,45 +59,6 @@ export const make = Effect.gen(function*() {
         Effect.catchAll((error) => Effect.logWarning(`kern: could not record a kernel event: ${error.message}`))
       )
       : Effect.void
-
-  const checkContract = (tool: RegisteredTool): Effect.Effect<ContractCheck> => {
-    const fingerprint = tool.fingerprint
-    if (contractEnforcement === "off") return Effect.succeed({ fingerprint, status: "unchecked", mismatch: false })
-    const mismatch = fingerprint !== tool.registeredFingerprint
-    const enforce = contractEnforcement === "enforce" && highRisk(tool)
-    const local: ContractCheck = mismatch
-      ? {
-        fingerprint,
-        status: "changed_since_registration",
-        mismatch,
-        ...(enforce ? { deny: `the contract of ${tool.spec.toolId} changed since it was registered` } : {})
-      }
-      : { fingerprint, status: "match", mismatch }
-    // A contract that drifted since registration is reported as such; the baseline only speaks to the rest.
-    if (!baselines.configured || mismatch) return Effect.succeed(local)
-    return baselines.check(surface, tool.spec, fingerprint).pipe(
-      Effect.map((status): ContractCheck =>
-        status === "approved" || status === "none"
-          ? local
-          : {
-            fingerprint,
-            status: `baseline_${status}`,
-            mismatch: true,
-            ...(enforce
-              ? { deny: `the contract of ${tool.spec.toolId} is ${status === "new" ? "not approved yet" : "changed from the approved baseline"}; approve it with \`kern runtime-guard approve-contract ${surface} ${tool.spec.toolId}\`` }
-              : {})
-          }
-      ),
-      Effect.catchAll((error) =>
-        Effect.succeed<ContractCheck>({
-          fingerprint,
-          status: "baseline_error",
-          mismatch: true,
-          ...(enforce ? { deny: `the contract baseline check failed: ${error.message}` } : {})
-        })
-      )
-    )
-  }
 
   const execute = (toolId: string, args: unknown, options: ExecuteOptions = {}) =>
     Effect.gen(function*() {

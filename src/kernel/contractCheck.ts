@@ -1,0 +1,70 @@
+import { Effect } from "effect"
+import type { ContractEnforcement } from "../config/schema.js"
+import type { ContractBaselineStore } from "./ContractBaselineStore.js"
+import type { RegisteredTool } from "./ToolRegistry.js"
+
+/** What the executor found about a tool's contract before running it; `deny` when enforce refuses the call. */
+export interface ContractCheck {
+  readonly fingerprint: string
+  readonly status: string
+  readonly mismatch: boolean
+  readonly deny?: string
+}
+
+/** Local writes, network, destructive and external-write contracts: the ones enforce protects. */
+const highRisk = (tool: RegisteredTool) =>
+  tool.spec.safetyClass !== "READ_ONLY" || tool.spec.sideEffectLevel === "external_write"
+
+/**
+ * The contract check per `contractEnforcement`: `off` only reports the fingerprint; `observe` compares with the
+ * registration fingerprint and, once a baseline exists for the surface, the approved one; `enforce` also denies a
+ * high-risk tool that drifted, is new, or whose baseline could not be checked.
+ */
+export const makeContractCheck = (
+  contractEnforcement: ContractEnforcement,
+  surface: string,
+  baselines: ContractBaselineStore["Type"]
+) =>
+(tool: RegisteredTool): Effect.Effect<ContractCheck> => {
+  const fingerprint = tool.fingerprint
+  if (contractEnforcement === "off") return Effect.succeed({ fingerprint, status: "unchecked", mismatch: false })
+  const mismatch = fingerprint !== tool.registeredFingerprint
+  const enforce = contractEnforcement === "enforce" && highRisk(tool)
+  const toolId = tool.spec.toolId
+  const local: ContractCheck = mismatch
+    ? {
+      fingerprint,
+      status: "changed_since_registration",
+      mismatch,
+      ...(enforce ? { deny: `the contract of ${toolId} changed since it was registered` } : {})
+    }
+    : { fingerprint, status: "match", mismatch }
+  // A contract that drifted since registration is reported as such; the baseline only speaks to the rest.
+  if (!baselines.configured || mismatch) return Effect.succeed(local)
+  return baselines.check(surface, tool.spec, fingerprint).pipe(
+    Effect.map((status): ContractCheck =>
+      status === "approved" || status === "none"
+        ? local
+        : {
+          fingerprint,
+          status: `baseline_${status}`,
+          mismatch: true,
+          ...(enforce
+            ? {
+              deny: `the contract of ${toolId} is ${
+                status === "new" ? "not approved yet" : "changed from the approved baseline"
+              }; approve it with \`kern runtime-guard approve-contract ${surface} ${toolId}\``
+            }
+            : {})
+        }
+    ),
+    Effect.catchAll((error) =>
+      Effect.succeed<ContractCheck>({
+        fingerprint,
+        status: "baseline_error",
+        mismatch: true,
+        ...(enforce ? { deny: `the contract baseline check failed: ${error.message}` } : {})
+      })
+    )
+  )
+}
