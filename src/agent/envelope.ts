@@ -1,13 +1,5 @@
 import { DateTime, Option } from "effect"
 
-export interface EnvelopeFields {
-  readonly interface: string
-  readonly channel: string
-  readonly userId: string
-  /** Epoch milliseconds. */
-  readonly receivedAtMs: number
-}
-
 /** The agent's timezone (the system's when none is configured or it is unknown). Making one is costly: reuse it. */
 export const agentZone = (timezone: string | undefined): DateTime.TimeZone =>
   Option.getOrElse(
@@ -31,12 +23,8 @@ export const envelopeLine = (envelope: {
   readonly time: string
 }): string => `[via ${envelope.interface}, ${envelope.channel}, user: ${envelope.userId}, time: ${envelope.time}]`
 
-/** The envelope line of a message received at `receivedAtMs`, in a zone. */
-export const formatEnvelope = (fields: EnvelopeFields, zone: DateTime.TimeZone | string | undefined): string =>
-  envelopeLine({ ...fields, time: localIso(fields.receivedAtMs, zone) })
-
 /** A reply that is, or ends with, NO_REPLY is not delivered to anyone. */
-export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim()) || text.trim() === "NO_REPLY"
+export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim())
 
 const holdBack = "NO_REPLY".length + 2
 

@@ -1,15 +1,15 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Context, Effect, Layer, Option } from "effect"
+import * as AgentLive from "../agent/AgentLive.js"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
-import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import { PairingStore } from "../channels/PairingStore.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
+import * as Provider from "../model/Provider.js"
 import * as Database from "../storage/Database.js"
 import * as Builtins from "../tools/builtins.js"
+import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as AgentLive from "../agent/AgentLive.js"
-import * as Provider from "../model/Provider.js"
 import { UsageError } from "./errors.js"
 
 /** The agent folder's config, printing its warnings once; refuses a folder that `kern init` has not set up. */
@@ -38,11 +38,13 @@ const kernelCoreLayer = (dir: string) => {
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
 export const kernelAgentLayer = (dir: string) => Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(dir)))
 
+/** The configured model (over undici) on top of `below`, which must provide the config. */
+const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
+  Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(below))
+
 /** Everything a turn needs: the kernel and tools, the configured model, sessions, the queue and the turn runner. */
 export const agentRuntimeLayer = (dir: string) => {
-  const kernel = kernelAgentLayer(dir)
-  const model = Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(kernel))
-  return AgentLive.layer.pipe(Layer.provideMerge(model))
+  return AgentLive.layer.pipe(Layer.provideMerge(withModel(kernelAgentLayer(dir))))
 }
 
 /**
@@ -50,9 +52,10 @@ export const agentRuntimeLayer = (dir: string) => {
  * exists, so the `kern` tool reports its live session and queue.
  */
 export const runningAgentLayer = (dir: string) => {
-  const core = kernelCoreLayer(dir)
-  const model = Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(core))
-  const runtime = AgentRuntime.Default.pipe(Layer.provideMerge(AgentLive.layer), Layer.provideMerge(model))
+  const runtime = AgentRuntime.Default.pipe(
+    Layer.provideMerge(AgentLive.layer),
+    Layer.provideMerge(withModel(kernelCoreLayer(dir)))
+  )
   const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
     queueLength: Effect.map(agent.status, (status) => status.queued),
     session: Effect.flatMap(agent.currentSession, (session) =>

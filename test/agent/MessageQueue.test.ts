@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { formatEnvelope, isNoReply, localIso, makeReplyFilter } from "../../src/agent/envelope.js"
+import { envelopeLine, isNoReply, localIso, makeReplyFilter } from "../../src/agent/envelope.js"
 import { heartbeatInterface, MessageQueue } from "../../src/agent/MessageQueue.js"
 
 const msg = (channel: string, text: string, iface = "telegram") => ({ interface: iface, channel, userId: "u1", text })
@@ -75,7 +75,7 @@ describe("envelope", () => {
   it("formats interface, channel, user and local time with offset", () => {
     const ms = Date.UTC(2026, 10, 22, 9, 30, 0)
     assert.strictEqual(
-      formatEnvelope({ interface: "telegram", channel: "dm:42", userId: "42", receivedAtMs: ms }, "Asia/Kolkata"),
+      envelopeLine({ interface: "telegram", channel: "dm:42", userId: "42", time: localIso(ms, "Asia/Kolkata") }),
       "[via telegram, dm:42, user: 42, time: 2026-11-22T15:00:00+05:30]"
     )
     assert.strictEqual(localIso(ms, "UTC"), "2026-11-22T09:30:00+00:00")

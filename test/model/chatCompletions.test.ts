@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { withChatModel } from "./harness.js"
-import { TestToolkit, turnWithTwoCalls, twoCallPrompt } from "./tools.js"
+import { streamPhases, TestToolkit, turnWithTwoCalls, twoCallPrompt } from "./tools.js"
 
 const prompt = twoCallPrompt
 
@@ -91,9 +91,7 @@ describe("Chat Completions model", () => {
         const parts = Chunk.toReadonlyArray(
           yield* Stream.runCollect(LanguageModel.streamText({ prompt, toolkit: TestToolkit }))
         )
-        const types = parts.map((part) => part.type)
-        // Collapse runs of deltas so the order of the stream's phases is visible.
-        const phases = types.filter((type, i) => !(type.endsWith("-delta") && types[i - 1] === type))
+        const phases = streamPhases(parts)
         expect(phases).toEqual([
           "response-metadata",
           "text-start", "text-delta", "text-end",
@@ -106,7 +104,7 @@ describe("Chat Completions model", () => {
 
         const text = parts.flatMap((part) => part.type === "text-delta" ? [part.delta] : []).join("")
         expect(text).toBe("Let me check.")
-        expect(types.filter((type) => type === "text-delta").length).toBeGreaterThan(1)
+        expect(parts.filter((part) => part.type === "text-delta").length).toBeGreaterThan(1)
         const argDeltas = parts.flatMap((part) => part.type === "tool-params-delta" && part.id === "call_add" ? [part.delta] : [])
         expect(argDeltas.length).toBeGreaterThan(1)
         expect(argDeltas.join("")).toBe("{\"a\":2,\"b\":40}")

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { withResponsesModel } from "./harness.js"
-import { TestToolkit, turnWithTwoCalls, twoCallPrompt } from "./tools.js"
+import { streamPhases, TestToolkit, turnWithTwoCalls, twoCallPrompt } from "./tools.js"
 
 const prompt = twoCallPrompt
 
@@ -71,8 +71,7 @@ describe("Responses model (@effect/ai-openai)", () => {
         const parts = Chunk.toReadonlyArray(
           yield* Stream.runCollect(LanguageModel.streamText({ prompt, toolkit: TestToolkit }))
         )
-        const types = parts.map((part) => part.type)
-        const phases = types.filter((type, i) => !(type.endsWith("-delta") && types[i - 1] === type))
+        const phases = streamPhases(parts)
         const withoutResults = phases.filter((type) => type !== "tool-result")
         expect(withoutResults).toEqual([
           "response-metadata",

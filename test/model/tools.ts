@@ -39,3 +39,9 @@ export const turnWithTwoCalls = FakeReply.toolCalls(twoCalls, {
   text: "Let me check.",
   usage: { input: 100, output: 20, cached: 60 }
 })
+
+/** The order of a stream's phases: part types with each run of the same delta collapsed to one. */
+export const streamPhases = (parts: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<string> => {
+  const types = parts.map((part) => part.type)
+  return types.filter((type, i) => !(type.endsWith("-delta") && types[i - 1] === type))
+}
