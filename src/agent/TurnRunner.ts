@@ -5,6 +5,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import { EventLog } from "../kernel/EventLog.js"
 import { toolResultText } from "../kernel/resultText.js"
+import { exceededCap } from "../kernel/RunBudget.js"
 import { makeRunContext, RunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
@@ -142,8 +143,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             }
           }
           const budgetUsage = yield* ctx.budget.usage
-          if (yield* ctx.budget.budgetExceeded) {
-            failure = `the turn's budget is used up (${budgetUsage.toolCallsUsed} tool calls, ${budgetUsage.promptTokensUsed} prompt tokens, ${budgetUsage.costUsdCentsUsed.toFixed(2)}¢)`
+          const cap = exceededCap(ctx.budget.limits, budgetUsage)
+          if (cap !== undefined) {
+            failure = `the turn's budget is used up (${cap} reached: ${budgetUsage.toolCallsUsed} tool calls, ${budgetUsage.promptTokensUsed} prompt tokens, ${budgetUsage.costUsdCentsUsed.toFixed(2)}¢)`
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }

@@ -89,6 +89,7 @@ describe("TurnRunner", () => {
         )
         const { events, messages, outcome } = yield* turn("look around")
         expect(outcome.error).toContain("budget is used up")
+        expect(outcome.error).toContain("maxToolCalls reached")
         expect(events.some((e) => e.type === "error" && e.message.includes("budget"))).toBe(true)
         const results = messages.filter((m) => m._tag === "tool")
         expect(results.filter((m) => m._tag === "tool" && m.isError && String(m.result).startsWith("BUDGET_EXCEEDED"))).toHaveLength(1)
