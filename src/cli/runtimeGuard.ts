@@ -1,6 +1,5 @@
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { ContractBaselineStore } from "../kernel/ContractBaselineStore.js"
-import { contractFingerprint } from "../kernel/fingerprint.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { kernelAgentLayer } from "./agentLayer.js"
 import { CommandFailed } from "./errors.js"
@@ -19,10 +18,9 @@ export const tools = (args: GuardArgs) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry
     const store = yield* ContractBaselineStore
-    const specs = yield* registry.listAll
+    const registered = yield* registry.listTools
     const approved = new Map((yield* store.list(args.surface)).map((baseline) => [baseline.toolId, baseline]))
-    const rows = specs.map((spec) => {
-      const fingerprint = contractFingerprint(spec)
+    const rows = registered.map(({ fingerprint, spec }) => {
       const baseline = approved.get(spec.toolId)
       return {
         toolId: spec.toolId,
@@ -66,13 +64,13 @@ export const approveContract = (args: GuardArgs & { readonly toolId: string; rea
   Effect.gen(function*() {
     const registry = yield* ToolRegistry
     const store = yield* ContractBaselineStore
-    const spec = (yield* registry.listAll).find((candidate) => candidate.toolId === args.toolId)
-    if (spec === undefined) {
+    const found = yield* registry.get(args.toolId)
+    if (Option.isNone(found)) {
       return yield* new CommandFailed({
         message: `no tool "${args.toolId}" is registered; \`kern runtime-guard tools\` lists them`
       })
     }
-    const baseline = yield* store.approve(args.surface, spec, args.approvedBy)
+    const baseline = yield* store.approve(args.surface, found.value.spec, args.approvedBy)
     if (args.json) return yield* Console.log(JSON.stringify(baseline))
     yield* Console.log(`approved ${args.toolId} on surface "${args.surface}" (${short(baseline.fingerprint)}) as ${args.approvedBy}`)
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
