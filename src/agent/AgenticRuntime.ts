@@ -86,7 +86,7 @@ export class AgenticRuntime extends Effect.Service<AgenticRuntime>()("kern/agent
         if ((yield* ctx.budget.remainingToolCalls) <= 0 || (yield* ctx.budget.budgetExceeded)) {
           return new StepArtifact({ ...base, ok: false, error: budgetExhausted, errorCode: "BUDGET_EXCEEDED", latencyMs: 0 })
         }
-        const result = yield* executor.execute(planned.toolId, planned.args).pipe(Effect.provideService(RunContext, ctx))
+        const result = yield* executor.executeIn(ctx, planned.toolId, planned.args)
         return result.success
           ? new StepArtifact({ ...base, ok: true, summary: resultSummary(result.data), latencyMs: result.latencyMs })
           : new StepArtifact({

@@ -6,7 +6,7 @@ import { toolkitFor } from "../kernel/aiTools.js"
 import { EventLog } from "../kernel/EventLog.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { exceededCap } from "../kernel/RunBudget.js"
-import { makeRunContext, RunContext, type RunContextData } from "../kernel/RunContext.js"
+import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { fromAiError } from "../model/ProviderError.js"
@@ -170,7 +170,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           if (calls.length === 0) break
           yield* Effect.forEach(calls, (call) =>
             Effect.gen(function*() {
-              const toolResult = yield* executor.execute(call.name, call.params).pipe(Effect.provideService(RunContext, ctx))
+              const toolResult = yield* executor.executeIn(ctx, call.name, call.params)
               const compacted = yield* compactor.compact({
                 sessionId: session.id,
                 toolId: call.name,

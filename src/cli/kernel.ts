@@ -6,7 +6,7 @@ import { EventLog } from "../kernel/EventLog.js"
 import { contractFingerprint } from "../kernel/fingerprint.js"
 import { decisionNamespaces } from "../kernel/namespaces.js"
 import { dataText } from "../kernel/resultText.js"
-import { makeRunContext, RunContext } from "../kernel/RunContext.js"
+import { makeRunContext } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { ToolPolicy } from "../kernel/ToolPolicy.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
@@ -118,7 +118,7 @@ export const exec = (args: KernelExecArgs) =>
         maxCostUsdCents: config.budget.maxCostUsdCents
       }
     })
-    const result = yield* executor.execute(args.toolId, parsed.right).pipe(Effect.provideService(RunContext, ctx))
+    const result = yield* executor.executeIn(ctx, args.toolId, parsed.right)
     if (args.json) {
       yield* Console.log(JSON.stringify(result))
     } else if (result.success) {

@@ -33,13 +33,19 @@ export interface RunContextOptions {
   readonly metadata?: Record<string, unknown>
 }
 
-const word = Effect.map(Random.nextIntBetween(0, 0x1_0000_0000), (n) => n.toString(16).padStart(8, "0"))
+const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
+const hex8 = (n: number) =>
+  byteHex[(n >>> 24) & 0xff]! + byteHex[(n >>> 16) & 0xff]! + byteHex[(n >>> 8) & 0xff]! + byteHex[n & 0xff]!
 
-/** `length` random hex digits (a multiple of 8), 32 bits per draw. */
+/** `length` random hex digits (a multiple of 8, or less than 8), 32 bits per draw, from one read of Random. */
 const hex = (length: number): Effect.Effect<string> =>
-  length <= 8
-    ? Effect.map(word, (w) => w.slice(0, length))
-    : Effect.zipWith(word, Effect.suspend(() => hex(length - 8)), (a, b) => a + b)
+  Effect.randomWith((random) => {
+    const draw = (digits: string): Effect.Effect<string> =>
+      digits.length >= length
+        ? Effect.succeed(digits.slice(0, length))
+        : Effect.flatMap(random.nextIntBetween(0, 0x1_0000_0000), (n) => draw(digits + hex8(n)))
+    return draw("")
+  })
 
 /** A fresh RunContext: `run_<16 hex>`, a 32-hex trace id, and a new budget; time and randomness from the services. */
 export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<RunContextData> =>

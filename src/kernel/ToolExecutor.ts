@@ -1,15 +1,15 @@
-import { Clock, Context, Duration, Effect, Layer, Option, ParseResult, Ref, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, Layer, Option, ParseResult, Schedule, Schema } from "effect"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { ToolResult } from "./contracts.js"
-import { EventLog, type EventInput } from "./EventLog.js"
+import { EventLog } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
-import { timeoutFail } from "./timeout.js"
+import { runToolFiber } from "./toolFiber.js"
 import { makeToolMetrics } from "./toolMetrics.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
@@ -32,6 +32,42 @@ const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
 
 const describeParseError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
 
+/** A handler's failure as the executor reports it: its own ToolFailure, or UNEXPECTED for a defect or interrupt. */
+const asToolFailure = (toolId: string, cause: Cause.Cause<ToolFailure>): ToolFailure => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return failure.value
+  const message = Cause.isInterruptedOnly(cause)
+    ? "was interrupted"
+    : `failed unexpectedly: ${describeDefect(Cause.squash(cause))}`
+  return new ToolFailure({ code: "UNEXPECTED", message: `${toolId} ${message}`, retryable: false })
+}
+
+const describeDefect = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
+/** What one call carries from its start to its result. */
+interface Call {
+  readonly toolId: string
+  readonly args: unknown
+  readonly ctx: RunContextData
+  readonly clock: Clock.Clock
+  readonly startedAt: number
+}
+
+type RefusalKey = "kernel.tool.dispatch" | "kernel.tool.policy.blocked" | "kernel.budget.exceeded"
+
+/** How a call ended; `decisionKey` is set only for a call refused before it ran. */
+interface CallEnd {
+  readonly decisionKey?: RefusalKey
+  readonly success: boolean
+  readonly data?: unknown
+  readonly errorCode?: ToolErrorCode
+  readonly errorMessage?: string
+  readonly retries?: number
+  readonly approvedBy?: string
+  /** The span of the last attempt, when the call was traced: the result's span id, and its call id. */
+  readonly spanId?: string | undefined
+}
+
 export class ToolExecutor extends Context.Tag("kern/kernel/ToolExecutor")<ToolExecutor, {
   /** Runs one tool call through the seven steps. Never fails: every failure is an error ToolResult. */
   readonly execute: (
@@ -39,6 +75,13 @@ export class ToolExecutor extends Context.Tag("kern/kernel/ToolExecutor")<ToolEx
     args: unknown,
     options?: ExecuteOptions
   ) => Effect.Effect<ToolResult, never, RunContext>
+  /** `execute` for a caller that holds its run's context: nothing to provide per call. */
+  readonly executeIn: (
+    run: RunContextData,
+    toolId: string,
+    args: unknown,
+    options?: ExecuteOptions
+  ) => Effect.Effect<ToolResult>
 }>() {}
 
 export const make = Effect.gen(function*() {
@@ -49,51 +92,52 @@ export const make = Effect.gen(function*() {
   const baselines = yield* ContractBaselineStore
   const { contractEnforcement, surface } = yield* ExecutorSettings
 
-  const { countCall, observeLatency } = makeToolMetrics()
+  const { recordCall } = makeToolMetrics()
   const checkContract = makeContractCheck(contractEnforcement, surface, baselines)
 
-  /** Builds the event only when a log will keep it (the digest of the arguments is not free). */
-  const emit = (event: () => EventInput) =>
-    eventLog.enabled
-      ? eventLog.record(event()).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`kern: could not record a kernel event: ${error.message}`))
-      )
-      : Effect.void
+  /** The call's result, and its event and metrics: the one way every call ends, refused, failed or done. */
+  const finish = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, end: CallEnd) => {
+    const latencyMs = call.clock.unsafeCurrentTimeMillis() - call.startedAt
+    // A traced call is identified by its span; any other gets a random id of the same shape.
+    return end.spanId === undefined
+      ? Effect.flatMap(randomHex(16), (spanId) => conclude(call, tool, check, end, latencyMs, spanId))
+      : conclude(call, tool, check, end, latencyMs, end.spanId)
+  }
 
-  const execute = (toolId: string, args: unknown, options: ExecuteOptions = {}) =>
-    Effect.gen(function*() {
-      const ctx = yield* RunContext
-      const startedAt = yield* Clock.currentTimeMillis
-      // One random id per call: the result's span id is the call id's hex.
-      const spanId = yield* randomHex(16)
-      const callId = `call_${spanId}`
-
-      const result = (
-        fields: { readonly success: boolean; readonly data?: unknown; readonly errorCode?: ToolErrorCode; readonly errorMessage?: string; readonly retries?: number },
-        latencyMs: number
-      ) =>
-        new ToolResult(
-          {
-            callId,
-            toolId,
-            success: fields.success,
-            data: fields.data ?? null,
-            ...(fields.errorCode === undefined ? {} : { errorCode: fields.errorCode }),
-            ...(fields.errorMessage === undefined ? {} : { errorMessage: fields.errorMessage }),
-            latencyMs,
-            retries: fields.retries ?? 0,
-            traceId: ctx.traceId,
-            spanId
-          },
-          true
-        )
-
-      const baseEvent = (tool: RegisteredTool | undefined, check: ContractCheck | undefined) => ({
+  const conclude = (
+    call: Call,
+    tool: RegisteredTool | undefined,
+    check: ContractCheck | undefined,
+    end: CallEnd,
+    latencyMs: number,
+    spanId: string
+  ) => {
+    const { ctx } = call
+    const result = new ToolResult(
+      {
+        callId: `call_${spanId}`,
+        toolId: call.toolId,
+        success: end.success,
+        data: end.data ?? null,
+        ...(end.errorCode === undefined ? {} : { errorCode: end.errorCode }),
+        ...(end.errorMessage === undefined ? {} : { errorMessage: end.errorMessage }),
+        latencyMs,
+        retries: end.retries ?? 0,
+        traceId: ctx.traceId,
+        spanId
+      },
+      true
+    )
+    const ran = end.decisionKey === undefined
+    // Refusals are always audited; a call that ran, when its spec asks for traces.
+    const audited = eventLog.enabled && (!ran || tool?.spec.emitTrace === true)
+    const record = audited
+      ? eventLog.record({
         runId: ctx.runId,
         traceId: ctx.traceId,
         sessionId: ctx.sessionId,
-        toolId,
-        argsDigest: argsDigest(args),
+        toolId: call.toolId,
+        argsDigest: argsDigest(call.args),
         ...(tool === undefined ? {} : { registeredFingerprint: tool.registeredFingerprint }),
         ...(check === undefined
           ? {}
@@ -102,168 +146,170 @@ export const make = Effect.gen(function*() {
             contractStatus: check.status,
             contractEnforcement,
             contractMismatch: check.mismatch
-          })
+          }),
+        decisionKey: end.decisionKey ?? "kernel.tool.dispatch",
+        status: ran ? (end.success ? "ok" : "error") : "denied",
+        errorCode: end.errorCode ?? null,
+        errorMessage: end.errorMessage ?? null,
+        latencyMs,
+        retries: end.retries ?? 0,
+        ...(end.approvedBy === undefined ? {} : { detail: JSON.stringify({ approvedBy: end.approvedBy }) })
+      }).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`kern: could not record a kernel event: ${error.message}`))
+      )
+      : Effect.void
+    // A refused call took no budget and ran nothing; it is counted, without a latency.
+    const account = ran
+      ? tool?.spec.emitMetric === true
+        ? Effect.zipRight(ctx.budget.addLatencyMs(latencyMs), recordCall(call.toolId, end.errorCode ?? "OK", latencyMs))
+        : ctx.budget.addLatencyMs(latencyMs)
+      : recordCall(call.toolId, end.errorCode ?? "OK")
+    return Effect.as(audited ? Effect.zipRight(record, account) : account, result)
+  }
+
+  /** A call refused before it ran. */
+  const refuse = (
+    call: Call,
+    decisionKey: RefusalKey,
+    errorCode: ToolErrorCode,
+    errorMessage: string,
+    tool?: RegisteredTool,
+    check?: ContractCheck
+  ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage })
+
+  const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
+    Effect.clockWith((clock) => {
+        const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis() }
+        // 1. Lookup.
+        const tool = registry.lookup(toolId)
+        if (tool === undefined) {
+          return Effect.flatMap(registry.listIds, (known) =>
+            refuse(
+              call,
+              "kernel.tool.dispatch",
+              "NOT_FOUND",
+              `unknown tool "${toolId}"; available tools: ${known.join(", ") || "(none)"}`
+            ))
+        }
+        // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
+        const check = checkContract(tool)
+        return Effect.isEffect(check)
+          ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
+          : authorize(call, tool, check, options)
       })
 
-      /** A call refused before it ran: no budget taken, nothing executed. */
-      const refuse = (
-        decisionKey: EventInput["decisionKey"],
-        errorCode: ToolErrorCode,
-        errorMessage: string,
-        tool: RegisteredTool | undefined,
-        check: ContractCheck | undefined
-      ) =>
-        Effect.gen(function*() {
-          const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-          yield* emit(() => ({ ...baseEvent(tool, check), decisionKey, status: "denied", errorCode, errorMessage, latencyMs, retries: 0 }))
-          yield* countCall(toolId, errorCode)
-          return result({ success: false, errorCode, errorMessage }, latencyMs)
-        })
-
-      // 1. Lookup.
-      const found = yield* registry.get(toolId)
-      if (Option.isNone(found)) {
-        const known = yield* registry.listIds
-        return yield* refuse(
-          "kernel.tool.dispatch",
-          "NOT_FOUND",
-          `unknown tool "${toolId}"; available tools: ${known.join(", ") || "(none)"}`,
-          undefined,
-          undefined
-        )
-      }
-      const tool = found.value
-      const spec = tool.spec
-
-      // 2. Contract, per contractEnforcement.
-      const check = yield* checkContract(tool)
-      if (check.deny !== undefined) {
-        return yield* refuse("kernel.tool.policy.blocked", "PERMISSION_DENIED", check.deny, tool, check)
-      }
-
-      // 3. Policy, and approval where the policy asks for it.
-      const decision = policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
-      let approvedBy: string | undefined
-      if (decision._tag === "Deny") {
-        return yield* refuse("kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)
-      }
-      if (decision._tag === "RequireApproval") {
-        const answer = yield* gate.request({
-          spec,
-          args,
-          reason: decision.reason,
-          runId: ctx.runId,
-          agentName: ctx.agentName,
-          userSid: ctx.userSid
-        })
-        if (!answer.approved) {
-          return yield* refuse(
-            "kernel.tool.policy.blocked",
-            "PERMISSION_DENIED",
-            `${decision.reason} and needs approval, which was refused (${answer.by}: ${answer.reason})`,
-            tool,
-            check
-          )
-        }
-        approvedBy = answer.by
-      }
-
-      // 4. Budget: one call reserved atomically, so parallel calls never overshoot.
-      const reservation = yield* ctx.budget.reserveToolCall
-      if (!reservation.granted) {
-        return yield* refuse(
-          "kernel.budget.exceeded",
-          "BUDGET_EXCEEDED",
-          `the run's budget is used up (${reservation.cap} reached)`,
+  /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
+  const authorize = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions) => {
+    if (check.deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", check.deny, tool, check)
+    const { ctx } = call
+    const spec = tool.spec
+    const decision = policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
+    if (decision._tag === "Deny") {
+      return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)
+    }
+    if (decision._tag === "Allow") return reserve(call, tool, check, options, undefined)
+    const request = { spec, args: call.args, reason: decision.reason, runId: ctx.runId, agentName: ctx.agentName, userSid: ctx.userSid }
+    return Effect.flatMap(gate.request(request), (answer) =>
+      answer.approved
+        ? reserve(call, tool, check, options, answer.by)
+        : refuse(
+          call,
+          "kernel.tool.policy.blocked",
+          "PERMISSION_DENIED",
+          `${decision.reason} and needs approval, which was refused (${answer.by}: ${answer.reason})`,
           tool,
           check
-        )
-      }
+        ))
+  }
 
-      // 5. Handler, 6. arguments.
+  /** 4. Budget: one call reserved atomically, so parallel calls never overshoot. Then 5.–7. */
+  const reserve = (
+    call: Call,
+    tool: RegisteredTool,
+    check: ContractCheck,
+    options: ExecuteOptions,
+    approvedBy: string | undefined
+  ) =>
+    Effect.flatMap(call.ctx.budget.reserveToolCall, (reservation) => {
+      if (!reservation.granted) {
+        const message = `the run's budget is used up (${reservation.cap} reached)`
+        return refuse(call, "kernel.budget.exceeded", "BUDGET_EXCEEDED", message, tool, check)
+      }
+      // 5. Handler, 6. arguments: argument schemas are synchronous, decoded outside the fiber interpreter.
       const handler = options.overrideFn ?? tool.handler
-      // Argument schemas are synchronous: decoding outside the fiber interpreter is much cheaper.
-      const decoded = Schema.decodeUnknownEither(tool.parameters)(args, { errors: "all", onExcessProperty: "error" })
-
+      const decoded = Schema.decodeUnknownEither(tool.parameters)(call.args, { errors: "all", onExcessProperty: "error" })
+      const ended = (outcome: Either.Either<unknown, ToolFailure>, attempts: number, spanId?: string) =>
+        finish(call, tool, check, {
+          spanId,
+          success: Either.isRight(outcome),
+          data: Either.getOrUndefined(outcome),
+          ...(Either.isLeft(outcome) ? { errorCode: outcome.left.code, errorMessage: outcome.left.message } : {}),
+          retries: Math.max(0, attempts - 1),
+          ...(approvedBy === undefined ? {} : { approvedBy })
+        })
+      if (decoded._tag === "Left") {
+        const message = `invalid arguments for ${tool.spec.toolId}: ${describeParseError(decoded.left)}`
+        return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message, retryable: false })), 0)
+      }
       // 7. Run with timeout and retries.
-      const attempts = yield* Ref.make(0)
-      const outcome = decoded._tag === "Left"
-        ? { _tag: "Left" as const, left: new ToolFailure({ code: "VALIDATION_ERROR", message: `invalid arguments for ${toolId}: ${describeParseError(decoded.left)}`, retryable: false }) }
-        : yield* runHandler(tool, handler, decoded.right, ctx, attempts)
-      const retries = Math.max(0, (yield* Ref.get(attempts)) - 1)
-      const latencyMs = (yield* Clock.currentTimeMillis) - startedAt
-
-      const final = outcome._tag === "Right"
-        ? result({ success: true, data: outcome.right, retries }, latencyMs)
-        : result({ success: false, errorCode: outcome.left.code, errorMessage: outcome.left.message, retries }, latencyMs)
-
-      if (spec.emitTrace) {
-        yield* emit(() => ({
-          ...baseEvent(tool, check),
-          decisionKey: "kernel.tool.dispatch",
-          status: final.success ? "ok" : "error",
-          errorCode: final.errorCode ?? null,
-          errorMessage: final.errorMessage ?? null,
-          latencyMs,
-          retries,
-          ...(approvedBy === undefined ? {} : { detail: JSON.stringify({ approvedBy }) })
-        }))
-      }
-      yield* ctx.budget.addLatencyMs(latencyMs)
-      if (spec.emitMetric) {
-        const status = final.errorCode ?? "OK"
-        yield* countCall(toolId, status)
-        yield* observeLatency(toolId, latencyMs)
-      }
-      return final
+      return Effect.flatMap(runHandler(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>
+        ended(outcome, attempts, spanId))
     })
 
   const runHandler = (
     tool: RegisteredTool,
     handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
     args: unknown,
-    ctx: RunContextData,
-    attempts: Ref.Ref<number>
+    ctx: RunContextData
   ) => {
     const spec = tool.spec
     const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
-    const attempt = Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (n) => {
-      const run = handler(args).pipe(
-        Effect.scoped,
-        Effect.catchAllDefect((defect) =>
-          Effect.fail(
-            new ToolFailure({
-              code: "UNEXPECTED",
-              message: `${spec.toolId} failed unexpectedly: ${defect instanceof Error ? defect.message : String(defect)}`,
-              retryable: false
-            })
-          )
-        ),
-        (effect) =>
-          timeoutFail(effect, Duration.millis(timeoutMs), () =>
-            new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false }))
+    const services = Context.add(tool.services, RunContext, ctx)
+    const onTimeout = () =>
+      new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
+    // Counted per call: the retry schedule re-runs `attempt`. The last attempt's span identifies the call.
+    let attempts = 0
+    let spanId: string | undefined
+    const attempt = Effect.suspend(() => {
+      attempts += 1
+      const span = spec.emitTrace
+        ? {
+          name: "kern.tool.execute",
+          attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts }
+        }
+        : undefined
+      return Effect.map(
+        runToolFiber(handler(args), { context: services, timeout: timeoutMs, onTimeout, span }),
+        ({ exit, span }): Either.Either<unknown, ToolFailure> => {
+          spanId = span?.spanId
+          return Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause))
+        }
       )
-      return spec.emitTrace
-        ? Effect.withSpan(run, "kern.tool.execute", {
-          captureStackTrace: false,
-          attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": n }
-        })
-        : run
     })
     const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
-    // The retry driver is built only after a first retryable failure: most calls succeed at once.
-    const retried = times === 0
-      ? attempt
-      : Effect.catchIf(attempt, (failure) => failure.retryable, (first) =>
-        Effect.flatMap(Ref.make(true), (replay) =>
-          Effect.retry(
-            Effect.flatMap(Ref.getAndSet(replay, false), (isReplay) => (isReplay ? Effect.fail(first) : attempt)),
-            { schedule: retrySchedule, times, while: (failure) => failure.retryable }
-          )))
-    return Effect.either(retried)
+    const done = (outcome: Either.Either<unknown, ToolFailure>) => ({ outcome, attempts, spanId })
+    if (times === 0) return Effect.map(attempt, done)
+    // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from
+    // a replay of that failure, so the schedule's first delay comes before the second attempt.
+    return Effect.flatMap(attempt, (first) => {
+      if (Either.isRight(first) || !first.left.retryable) return Effect.succeed(done(first))
+      let replay = true
+      const again = Effect.suspend(() => {
+        if (!replay) return Effect.flatMap(attempt, Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
+        replay = false
+        return Effect.fail(first.left)
+      })
+      return Effect.retry(again, { schedule: retrySchedule, times, while: (failure) => failure.retryable }).pipe(
+        Effect.either,
+        Effect.map(done)
+      )
+    })
   }
 
-  return ToolExecutor.of({ execute })
+  return ToolExecutor.of({
+    execute: (toolId, args, options) => Effect.flatMap(RunContext, (ctx) => executeIn(ctx, toolId, args, options)),
+    executeIn
+  })
 })
 
 export const layer = Layer.effect(ToolExecutor, make)

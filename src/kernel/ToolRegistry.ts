@@ -1,4 +1,4 @@
-import { Context, Effect, Either, Layer, Option, ParseResult, Ref, Schema, type Scope } from "effect"
+import { Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope } from "effect"
 import { atOrBelow, type SafetyClass, ToolSpec, type ToolSpecInput } from "./contracts.js"
 import { contractFingerprint } from "./fingerprint.js"
 import type { RunContext } from "./RunContext.js"
@@ -18,7 +18,10 @@ export interface RegisteredTool {
   /** The fingerprint seen when the tool was registered. */
   readonly registeredFingerprint: string
   readonly parameters: Schema.Schema<unknown, unknown>
+  /** Runs with `services` plus the call's CallServices (the executor provides both). */
   readonly handler: ToolHandler<unknown>
+  /** The services captured at registration: whatever the handler needs beyond CallServices. */
+  readonly services: Context.Context<never>
   /** A longer kernel timeout for calls that ask for one (bash's own `timeout` argument). */
   readonly timeoutFor?: ((args: unknown) => number | undefined) | undefined
 }
@@ -80,6 +83,8 @@ export class ToolRegistry extends Context.Tag("kern/kernel/ToolRegistry")<ToolRe
    */
   readonly replaceSpec: (spec: ToolSpecInput) => Effect.Effect<RegisteredTool, RegistrationError>
   readonly get: (toolId: string) => Effect.Effect<Option.Option<RegisteredTool>>
+  /** The tool registered under `toolId` now, read synchronously (the executor's hot path). */
+  readonly lookup: (toolId: string) => RegisteredTool | undefined
   readonly listAll: Effect.Effect<ReadonlyArray<ToolSpec>>
   readonly listTools: Effect.Effect<ReadonlyArray<RegisteredTool>>
   readonly listIds: Effect.Effect<ReadonlyArray<string>>
@@ -94,24 +99,25 @@ export class ToolRegistry extends Context.Tag("kern/kernel/ToolRegistry")<ToolRe
 const sorted = (tools: ReadonlyMap<string, RegisteredTool>): ReadonlyArray<RegisteredTool> =>
   [...tools.values()].sort((a, b) => (a.spec.toolId < b.spec.toolId ? -1 : a.spec.toolId > b.spec.toolId ? 1 : 0))
 
-export const makeRegistry = Effect.gen(function*() {
-  const tools = yield* Ref.make<ReadonlyMap<string, RegisteredTool>>(new Map())
+export const makeRegistry = Effect.sync(() => {
+  // This registry's tools. Every change is one synchronous step, so a reader never sees half of one.
+  const tools = new Map<string, RegisteredTool>()
+  const current = Effect.sync((): ReadonlyMap<string, RegisteredTool> => tools)
 
   const add = (tool: RegisteredTool): Effect.Effect<RegisteredTool, RegistrationError> =>
-    Effect.flatMap(
-      Ref.modify(tools, (current): readonly [boolean, ReadonlyMap<string, RegisteredTool>] =>
-        current.has(tool.spec.toolId) ? [false, current] : [true, new Map([...current, [tool.spec.toolId, tool]])]),
-      (added) =>
-        added
-          ? Effect.succeed(tool)
-          : Effect.fail(
-            new RegistrationError({
-              toolId: tool.spec.toolId,
-              field: "toolId",
-              message: `tool "${tool.spec.toolId}" is already registered`
-            })
-          )
-    )
+    Effect.suspend(() => {
+      if (tools.has(tool.spec.toolId)) {
+        return Effect.fail(
+          new RegistrationError({
+            toolId: tool.spec.toolId,
+            field: "toolId",
+            message: `tool "${tool.spec.toolId}" is already registered`
+          })
+        )
+      }
+      tools.set(tool.spec.toolId, tool)
+      return Effect.succeed(tool)
+    })
 
   const register = <A, I, R>(
     input: ToolSpecInput,
@@ -132,12 +138,8 @@ export const makeRegistry = Effect.gen(function*() {
         fingerprint,
         registeredFingerprint: fingerprint,
         parameters,
-        handler: (args) =>
-          handler(args).pipe(
-            Effect.mapInputContext((call: Context.Context<CallServices>) =>
-              Context.merge(captured, call) as Context.Context<R>
-            )
-          ),
+        handler: handler as ToolHandler<unknown>,
+        services: captured as Context.Context<never>,
         timeoutFor
       })
     }).pipe(Effect.withSpan("kern.kernel.registry.register", { attributes: { toolId: String(input.toolId) } }))
@@ -152,8 +154,7 @@ export const makeRegistry = Effect.gen(function*() {
     registerFn,
     replaceSpec: (input) =>
       Effect.gen(function*() {
-        const current = yield* Ref.get(tools)
-        const existing = current.get(String(input.toolId))
+        const existing = tools.get(String(input.toolId))
         if (existing === undefined) {
           return yield* new RegistrationError({
             toolId: String(input.toolId),
@@ -163,25 +164,26 @@ export const makeRegistry = Effect.gen(function*() {
         }
         const spec = yield* makeSpec(input)
         const updated: RegisteredTool = { ...existing, spec, fingerprint: contractFingerprint(spec) }
-        yield* Ref.update(tools, (map) => new Map([...map, [spec.toolId, updated]]))
+        yield* Effect.sync(() => tools.set(spec.toolId, updated))
         return updated
       }),
-    get: (toolId) => Effect.map(Ref.get(tools), (map) => Option.fromNullable(map.get(toolId))),
-    listAll: Effect.map(Ref.get(tools), (map) => sorted(map).map((tool) => tool.spec)),
-    listTools: Effect.map(Ref.get(tools), sorted),
-    listIds: Effect.map(Ref.get(tools), (map) => sorted(map).map((tool) => tool.spec.toolId)),
+    get: (toolId) => Effect.sync(() => Option.fromNullable(tools.get(toolId))),
+    lookup: (toolId) => tools.get(toolId),
+    listAll: Effect.map(current, (map) => sorted(map).map((tool) => tool.spec)),
+    listTools: Effect.map(current, sorted),
+    listIds: Effect.map(current, (map) => sorted(map).map((tool) => tool.spec.toolId)),
     filterBySafety: (ceiling) =>
       Effect.map(
-        Ref.get(tools),
+        current,
         (map) => sorted(map).map((tool) => tool.spec).filter((spec) => atOrBelow(spec.safetyClass, ceiling))
       ),
     filterForAgent: (agentName) =>
-      Effect.map(Ref.get(tools), (map) =>
+      Effect.map(current, (map) =>
         sorted(map)
           .map((tool) => tool.spec)
           .filter((spec) => spec.allowlistedAgents.length === 0 || spec.allowlistedAgents.includes(agentName))),
-    size: Effect.map(Ref.get(tools), (map) => map.size),
-    has: (toolId) => Effect.map(Ref.get(tools), (map) => map.has(toolId))
+    size: Effect.map(current, (map) => map.size),
+    has: (toolId) => Effect.map(current, (map) => map.has(toolId))
   })
 })
 

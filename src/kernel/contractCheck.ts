@@ -18,16 +18,17 @@ const highRisk = (tool: RegisteredTool) =>
 /**
  * The contract check per `contractEnforcement`: `off` only reports the fingerprint; `observe` compares with the
  * registration fingerprint and, once a baseline exists for the surface, the approved one; `enforce` also denies a
- * high-risk tool that drifted, is new, or whose baseline could not be checked.
+ * high-risk tool that drifted, is new, or whose baseline could not be checked. Without a baseline to consult the
+ * answer is known at once and comes back as a plain value; the executor runs the Effect only when there is one.
  */
 export const makeContractCheck = (
   contractEnforcement: ContractEnforcement,
   surface: string,
   baselines: ContractBaselineStore["Type"]
 ) =>
-(tool: RegisteredTool): Effect.Effect<ContractCheck> => {
+(tool: RegisteredTool): ContractCheck | Effect.Effect<ContractCheck> => {
   const fingerprint = tool.fingerprint
-  if (contractEnforcement === "off") return Effect.succeed({ fingerprint, status: "unchecked", mismatch: false })
+  if (contractEnforcement === "off") return { fingerprint, status: "unchecked", mismatch: false }
   const mismatch = fingerprint !== tool.registeredFingerprint
   const enforce = contractEnforcement === "enforce" && highRisk(tool)
   const toolId = tool.spec.toolId
@@ -40,7 +41,7 @@ export const makeContractCheck = (
     }
     : { fingerprint, status: "match", mismatch }
   // A contract that drifted since registration is reported as such; the baseline only speaks to the rest.
-  if (!baselines.configured || mismatch) return Effect.succeed(local)
+  if (!baselines.configured || mismatch) return local
   return baselines.check(surface, tool.spec, fingerprint).pipe(
     Effect.map((status): ContractCheck =>
       status === "approved" || status === "none"

@@ -1,4 +1,4 @@
-import { Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Effect, FiberRef, Metric, MetricBoundaries, MetricLabel } from "effect"
 
 const toolCalls = Metric.counter("kern_tool_calls_total", { description: "tool calls by tool and status" })
 const toolLatency = Metric.histogram(
@@ -7,29 +7,44 @@ const toolLatency = Metric.histogram(
   "tool call latency in milliseconds"
 )
 
+type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
 /**
- * The executor's metrics: calls by tool and status, a latency histogram by tool. Tagged metric keys are costly to
- * build (they hash their labels), so each is made once per executor and kept.
+ * The executor's metrics: calls by tool and status, a latency histogram by tool.
+ *
+ * Effect finds a metric's hook by the identity of its label array, and `Metric.tagged` builds a fresh array on
+ * every update (a registry lookup that hashes and compares the key each time). So the label arrays are made once
+ * per tool and status and passed as they are; labels a caller adds with `Effect.tagMetrics` are still honoured.
  */
 export const makeToolMetrics = () => {
-  const counters = new Map<string, Metric.Metric.Counter<number>>()
-  const histograms = new Map<string, Metric.Metric.Histogram<number>>()
-  const countCall = (toolId: string, status: string) => {
-    const key = `${toolId}\u0000${status}`
-    let counter = counters.get(key)
-    if (counter === undefined) {
-      counter = Metric.taggedWithLabels(toolCalls, [MetricLabel.make("tool", toolId), MetricLabel.make("status", status)])
-      counters.set(key, counter)
+  const byTool = new Map<string, { readonly latency: Labels; readonly calls: Map<string, Labels> }>()
+  const labelsOf = (toolId: string) => {
+    let labels = byTool.get(toolId)
+    if (labels === undefined) {
+      labels = { latency: [MetricLabel.make("tool", toolId)], calls: new Map() }
+      byTool.set(toolId, labels)
     }
-    return Metric.update(counter, 1)
+    return labels
   }
-  const observeLatency = (toolId: string, latencyMs: number) => {
-    let histogram = histograms.get(toolId)
-    if (histogram === undefined) {
-      histogram = Metric.tagged(toolLatency, "tool", toolId)
-      histograms.set(toolId, histogram)
+  const callLabels = (toolId: string, status: string) => {
+    const { calls } = labelsOf(toolId)
+    let labels = calls.get(status)
+    if (labels === undefined) {
+      labels = [MetricLabel.make("tool", toolId), MetricLabel.make("status", status)]
+      calls.set(status, labels)
     }
-    return Metric.update(histogram, latencyMs)
+    return labels
   }
-  return { countCall, observeLatency }
+  const withFiberLabels = (own: Labels, fiber: Labels): Labels => (fiber.length === 0 ? own : [...fiber, ...own])
+
+  /** Counts one call with its status; the latency too when the call ran. */
+  const recordCall = (toolId: string, status: string, latencyMs?: number) =>
+    FiberRef.getWith(FiberRef.currentMetricLabels, (fiberLabels) =>
+      Effect.sync(() => {
+        toolCalls.unsafeUpdate(1, withFiberLabels(callLabels(toolId, status), fiberLabels))
+        if (latencyMs !== undefined) {
+          toolLatency.unsafeUpdate(latencyMs, withFiberLabels(labelsOf(toolId).latency, fiberLabels))
+        }
+      }))
+  return { recordCall }
 }

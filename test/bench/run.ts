@@ -1,17 +1,38 @@
 // `npm run bench [-- name…]`: runs the benchmarks of test/bench/*.bench.ts, prints a table and writes
 // bench-results.json. A name selects benchmarks whose name starts with it.
+//
+// Each bench file is bundled first with the options of the shipped build (scripts/esbuild-options.mjs), so what is
+// measured is the code as it ships, not a development transform: tsx keeps function names by wrapping every
+// function it creates, which costs more per call than some of the paths measured here.
+import { build } from "esbuild"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
+import { shipped } from "../../scripts/esbuild-options.mjs"
 import { type Bench, type BenchResult, summarize } from "./bench.js"
 
 const dir = import.meta.dirname
+const root = NodePath.resolve(dir, "../..")
+// Inside node_modules, so the bundles' external packages resolve from the project.
+const outDir = NodePath.join(root, "node_modules", ".cache", "kern-bench")
 const filters = process.argv.slice(2).filter((arg) => arg !== "--")
 const files = NodeFs.readdirSync(dir).filter((file) => file.endsWith(".bench.ts")).sort()
 
+const bundle = async (file: string) => {
+  const outfile = NodePath.join(outDir, file.replace(/\.ts$/, ".mjs"))
+  await build({
+    ...shipped,
+    entryPoints: [NodePath.join(dir, file)],
+    outfile,
+    // A bench finds the repository from its own place, which the bundle does not share.
+    define: { "import.meta.dirname": JSON.stringify(dir) }
+  })
+  return outfile
+}
+
 const all: Array<Bench> = []
 for (const file of files) {
-  const module = (await import(pathToFileURL(NodePath.join(dir, file)).href)) as { benches?: ReadonlyArray<Bench> }
+  const module = (await import(pathToFileURL(await bundle(file)).href)) as { benches?: ReadonlyArray<Bench> }
   all.push(...(module.benches ?? []))
 }
 const selected = filters.length === 0 ? all : all.filter((bench) => filters.some((filter) => bench.name.startsWith(filter)))

@@ -1,0 +1,4 @@
+import type { BuildOptions } from "esbuild"
+
+export declare const external: ReadonlyArray<string>
+export declare const shipped: BuildOptions

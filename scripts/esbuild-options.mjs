@@ -1,0 +1,26 @@
+// The esbuild options of the shipped bundle, shared by the build and the benchmarks (which measure the code as it
+// ships: minified, without the name-keeping wrappers a development transform adds to every function).
+export const external = ["better-sqlite3", "sqlite-vec"]
+
+/** @type {import("esbuild").BuildOptions} */
+export const shipped = {
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  minify: true,
+  sourcemap: true,
+  external,
+  logLevel: "warning",
+  banner: {
+    // Bundled CommonJS dependencies call require() and read __dirname; give ESM chunks both.
+    js: [
+      "import { createRequire as __kernCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __kernFileURLToPath } from 'node:url';",
+      "import { dirname as __kernDirname } from 'node:path';",
+      "const require = __kernCreateRequire(import.meta.url);",
+      "const __filename = __kernFileURLToPath(import.meta.url);",
+      "const __dirname = __kernDirname(__filename);"
+    ].join(" ")
+  }
+}

@@ -1,0 +1,109 @@
+import {
+  Cause,
+  Context,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Ref,
+  Runtime,
+  RuntimeFlags,
+  Scope,
+  Tracer
+} from "effect"
+
+export interface ToolFiberOptions<R, E2> {
+  /** The services the work sees. Its Scope and, when traced, its span are added. */
+  readonly context: Context.Context<Exclude<R, Scope.Scope>>
+  readonly timeout: Duration.DurationInput
+  /** The failure reported when the work is cut off by the timeout. */
+  readonly onTimeout: () => E2
+  /** A span around the work; the spans the work makes are its children. */
+  readonly span?: { readonly name: string; readonly attributes: Record<string, unknown> } | undefined
+}
+
+/** How the work ended, and the span it ran in when it was traced. */
+export interface ToolFiberExit<A, E> {
+  readonly exit: Exit.Exit<A, E>
+  readonly span: Tracer.Span | undefined
+}
+
+const endSpan = (span: Tracer.Span | undefined, exit: Exit.Exit<unknown, unknown>) =>
+  span === undefined
+    ? Effect.void
+    : Effect.clockWith((clock) => Effect.sync(() => span.end(clock.unsafeCurrentTimeNanos(), exit)))
+
+/**
+ * Runs one tool call in a fiber of its own, with a Scope closed when it ends (processes, files and sockets are
+ * released even on timeout or interrupt), an optional span, and a timeout on the Clock. Returns the work's Exit;
+ * a timeout is the failure `onTimeout` makes, reported after the work's finalizers ran. The span, when traced,
+ * comes back too (its id identifies the call in the trace).
+ *
+ * The fiber is started on the spot, from the caller's fiber refs (Clock, logger, tracer, scheduler) with the given
+ * services as its context. Most tool calls finish before they first yield: those need no timer, no scheduler
+ * turn, and no change to the caller's context. Work that suspends is awaited against a timer fiber. An interrupt
+ * of the caller interrupts the work and waits for it.
+ */
+export const runToolFiber = <A, E, R, E2>(
+  work: Effect.Effect<A, E, R>,
+  options: ToolFiberOptions<R, E2>
+): Effect.Effect<ToolFiberExit<A, E | E2>> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Scope.make(), (scope) =>
+      Effect.flatMap(
+        options.span === undefined
+          ? Effect.succeed(undefined)
+          : Effect.makeSpan(options.span.name, { attributes: options.span.attributes, captureStackTrace: false }),
+        (span) =>
+          Effect.withFiberRuntime<ToolFiberExit<A, E | E2>>((caller, status) => {
+            // One copy of the services, with the Scope and the span: everything `work` requires.
+            const services = new Map(options.context.unsafeMap)
+            services.set(Scope.Scope.key, scope)
+            if (span !== undefined) services.set(Tracer.ParentSpan.key, span)
+            const context = Context.unsafeMake<R>(services)
+            const runtime = Runtime.make({
+              context,
+              runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption),
+              fiberRefs: caller.getFiberRefs()
+            })
+            const worker = Runtime.runFork(runtime)(work)
+            const settle = (exit: Exit.Exit<A, E | E2>) =>
+              Effect.as(Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit)), { exit, span })
+            const early = worker.unsafePoll()
+            if (early !== null) return settle(early)
+            return Effect.flatMap(
+              awaitWithin(restore, worker, options.timeout, options.onTimeout).pipe(
+                Effect.onInterrupt(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
+              ),
+              settle
+            )
+          })
+      ))
+  )
+
+/**
+ * Waits for a running worker, interrupting it when `duration` passes on the Clock first. The timer is torn down
+ * without waiting for it.
+ */
+const awaitWithin = <A, E, E2>(
+  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+  worker: Fiber.RuntimeFiber<A, E>,
+  duration: Duration.DurationInput,
+  onTimeout: () => E2
+): Effect.Effect<Exit.Exit<A, E | E2>> =>
+  Effect.gen(function*() {
+    const fired = yield* Ref.make(false)
+    // Forked from the uninterruptible region, the timer must be made interruptible itself, or cancelling it would
+    // wait for the whole duration.
+    const timer = yield* Effect.fork(
+      Effect.interruptible(
+        Effect.zipRight(Effect.sleep(duration), Effect.zipRight(Ref.set(fired, true), Fiber.interrupt(worker)))
+      )
+    )
+    const exit = yield* restore(Fiber.await(worker)).pipe(
+      Effect.onInterrupt(() => Effect.zipRight(Fiber.interruptFork(timer), Fiber.interrupt(worker)))
+    )
+    if (Exit.isInterrupted(exit) && (yield* Ref.get(fired))) return Exit.fail(onTimeout())
+    yield* Effect.fiberIdWith((id) => Effect.sync(() => timer.unsafeInterruptAsFork(id)))
+    return exit
+  })
