@@ -24,6 +24,7 @@ export { elapsedMs, isSafeMode, makeRunContext, RunContext, type RunContextData 
 export * as ToolExecutor from "./kernel/ToolExecutor.js"
 export { ToolErrorCode, ToolFailure, toolFailure } from "./kernel/ToolFailure.js"
 export * as ToolPolicy from "./kernel/ToolPolicy.js"
+export * as ToolMetrics from "./kernel/toolMetrics.js"
 export * as ToolRegistry from "./kernel/ToolRegistry.js"
 export { modelToolName, toAiTool, toolkitFor } from "./kernel/aiTools.js"
 

@@ -1,6 +1,7 @@
-import { Cause, Clock, Context, Effect, Either, Exit, Layer, Option, ParseResult, Schedule, Schema } from "effect"
+import { type Clock, Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
+import { runAttempts } from "./attempts.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { ToolResult } from "./contracts.js"
@@ -9,7 +10,6 @@ import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
-import { runToolFiber } from "./toolFiber.js"
 import { makeToolMetrics } from "./toolMetrics.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
@@ -27,22 +27,7 @@ export interface ExecuteOptions {
   readonly overrideFn?: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>
 }
 
-/** Retries back off exponentially from 100 ms with jitter; how many depends on the tool and the run. */
-const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
-
 const describeParseError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
-
-/** A handler's failure as the executor reports it: its own ToolFailure, or UNEXPECTED for a defect or interrupt. */
-const asToolFailure = (toolId: string, cause: Cause.Cause<ToolFailure>): ToolFailure => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) return failure.value
-  const message = Cause.isInterruptedOnly(cause)
-    ? "was interrupted"
-    : `failed unexpectedly: ${describeDefect(Cause.squash(cause))}`
-  return new ToolFailure({ code: "UNEXPECTED", message: `${toolId} ${message}`, retryable: false })
-}
-
-const describeDefect = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
 
 /** What one call carries from its start to its result. */
 interface Call {
@@ -179,24 +164,24 @@ export const make = Effect.gen(function*() {
 
   const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
     Effect.clockWith((clock) => {
-        const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis() }
-        // 1. Lookup.
-        const tool = registry.lookup(toolId)
-        if (tool === undefined) {
-          return Effect.flatMap(registry.listIds, (known) =>
-            refuse(
-              call,
-              "kernel.tool.dispatch",
-              "NOT_FOUND",
-              `unknown tool "${toolId}"; available tools: ${known.join(", ") || "(none)"}`
-            ))
-        }
-        // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
-        const check = checkContract(tool)
-        return Effect.isEffect(check)
-          ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
-          : authorize(call, tool, check, options)
-      })
+      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis() }
+      // 1. Lookup.
+      const tool = registry.lookup(toolId)
+      if (tool === undefined) {
+        return Effect.flatMap(registry.listIds, (known) =>
+          refuse(
+            call,
+            "kernel.tool.dispatch",
+            "NOT_FOUND",
+            `unknown tool "${toolId}"; available tools: ${known.join(", ") || "(none)"}`
+          ))
+      }
+      // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
+      const check = checkContract(tool)
+      return Effect.isEffect(check)
+        ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
+        : authorize(call, tool, check, options)
+    })
 
   /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
   const authorize = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions) => {
@@ -252,59 +237,9 @@ export const make = Effect.gen(function*() {
         return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message, retryable: false })), 0)
       }
       // 7. Run with timeout and retries.
-      return Effect.flatMap(runHandler(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>
+      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>
         ended(outcome, attempts, spanId))
     })
-
-  const runHandler = (
-    tool: RegisteredTool,
-    handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
-    args: unknown,
-    ctx: RunContextData
-  ) => {
-    const spec = tool.spec
-    const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
-    const services = Context.add(tool.services, RunContext, ctx)
-    const onTimeout = () =>
-      new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
-    // Counted per call: the retry schedule re-runs `attempt`. The last attempt's span identifies the call.
-    let attempts = 0
-    let spanId: string | undefined
-    const attempt = Effect.suspend(() => {
-      attempts += 1
-      const span = spec.emitTrace
-        ? {
-          name: "kern.tool.execute",
-          attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts }
-        }
-        : undefined
-      return Effect.map(
-        runToolFiber(handler(args), { context: services, timeout: timeoutMs, onTimeout, span }),
-        ({ exit, span }): Either.Either<unknown, ToolFailure> => {
-          spanId = span?.spanId
-          return Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause))
-        }
-      )
-    })
-    const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
-    const done = (outcome: Either.Either<unknown, ToolFailure>) => ({ outcome, attempts, spanId })
-    if (times === 0) return Effect.map(attempt, done)
-    // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from
-    // a replay of that failure, so the schedule's first delay comes before the second attempt.
-    return Effect.flatMap(attempt, (first) => {
-      if (Either.isRight(first) || !first.left.retryable) return Effect.succeed(done(first))
-      let replay = true
-      const again = Effect.suspend(() => {
-        if (!replay) return Effect.flatMap(attempt, Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
-        replay = false
-        return Effect.fail(first.left)
-      })
-      return Effect.retry(again, { schedule: retrySchedule, times, while: (failure) => failure.retryable }).pipe(
-        Effect.either,
-        Effect.map(done)
-      )
-    })
-  }
 
   return ToolExecutor.of({
     execute: (toolId, args, options) => Effect.flatMap(RunContext, (ctx) => executeIn(ctx, toolId, args, options)),

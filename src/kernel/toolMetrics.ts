@@ -1,7 +1,9 @@
 import { Effect, FiberRef, Metric, MetricBoundaries, MetricLabel } from "effect"
 
-const toolCalls = Metric.counter("kern_tool_calls_total", { description: "tool calls by tool and status" })
-const toolLatency = Metric.histogram(
+/** Calls by tool and status (`OK` or the error code). */
+export const toolCalls = Metric.counter("kern_tool_calls_total", { description: "tool calls by tool and status" })
+/** Latency of the calls that ran, by tool. */
+export const toolLatency = Metric.histogram(
   "kern_tool_latency_ms",
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 18 }),
   "tool call latency in milliseconds"

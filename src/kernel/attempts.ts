@@ -1,0 +1,85 @@
+import { Cause, Context, Effect, Either, Exit, Option, Schedule } from "effect"
+import { RunContext, type RunContextData } from "./RunContext.js"
+import { runToolFiber } from "./toolFiber.js"
+import { ToolFailure } from "./ToolFailure.js"
+import type { CallServices, RegisteredTool } from "./ToolRegistry.js"
+
+/** Retries back off exponentially from 100 ms with jitter; how many depends on the tool and the run. */
+const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
+
+/** A handler's failure as the executor reports it: its own ToolFailure, or UNEXPECTED for a defect or interrupt. */
+const asToolFailure = (toolId: string, cause: Cause.Cause<ToolFailure>): ToolFailure => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return failure.value
+  const message = Cause.isInterruptedOnly(cause)
+    ? "was interrupted"
+    : `failed unexpectedly: ${describeDefect(Cause.squash(cause))}`
+  return new ToolFailure({ code: "UNEXPECTED", message: `${toolId} ${message}`, retryable: false })
+}
+
+const describeDefect = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
+/** What the attempts at one call came to. */
+export interface Attempts {
+  readonly outcome: Either.Either<unknown, ToolFailure>
+  readonly attempts: number
+  /** The last attempt's span, when the tool is traced. */
+  readonly spanId: string | undefined
+}
+
+/**
+ * Step 7 of the executor: runs a handler whose arguments are decoded, each attempt in a fiber of its own with the
+ * tool's timeout, a Scope and, when the tool is traced, a `kern.tool.execute` span carrying tool id, run id and
+ * attempt. An idempotent tool's retryable failure is retried with exponential jittered backoff on the Clock, at
+ * most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
+ * call: it counts that call's attempts.
+ */
+export const runAttempts = (
+  tool: RegisteredTool,
+  handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
+  args: unknown,
+  ctx: RunContextData
+): Effect.Effect<Attempts> => {
+  const spec = tool.spec
+  const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
+  const services = Context.add(tool.services, RunContext, ctx)
+  const onTimeout = () =>
+    new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
+  // Counted per call: the retry schedule re-runs `attempt`. The last attempt's span identifies the call.
+  let attempts = 0
+  let spanId: string | undefined
+  const attempt = Effect.suspend(() => {
+    attempts += 1
+    const span = spec.emitTrace
+      ? {
+        name: "kern.tool.execute",
+        attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts }
+      }
+      : undefined
+    return Effect.map(
+      runToolFiber(handler(args), { context: services, timeout: timeoutMs, onTimeout, span }),
+      ({ exit, span }): Either.Either<unknown, ToolFailure> => {
+        spanId = span?.spanId
+        return Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause))
+      }
+    )
+  })
+  const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
+  const done = (outcome: Either.Either<unknown, ToolFailure>): Attempts => ({ outcome, attempts, spanId })
+  if (times === 0) return Effect.map(attempt, done)
+  // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from
+  // a replay of that failure, so the schedule's first delay comes before the second attempt.
+  return Effect.flatMap(attempt, (first) => {
+    if (Either.isRight(first) || !first.left.retryable) return Effect.succeed(done(first))
+    let replay = true
+    const again = Effect.suspend(() => {
+      if (!replay) return Effect.flatMap(attempt, Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
+      replay = false
+      return Effect.fail(first.left)
+    })
+    return Effect.retry(again, { schedule: retrySchedule, times, while: (failure) => failure.retryable }).pipe(
+      Effect.either,
+      Effect.map(done)
+    )
+  })
+}

@@ -1,0 +1,154 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Metric, MetricLabel, Option, Schema, Scope, TestClock, Tracer } from "effect"
+import { makeRunContext, RunContext } from "../../src/kernel/RunContext.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { toolFailure } from "../../src/kernel/ToolFailure.js"
+import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
+import { toolCalls as toolCallsMetric, toolLatency } from "../../src/kernel/toolMetrics.js"
+import { recordingTracer } from "../support/recordingTracer.js"
+import { inRun, kernelLayer } from "./harness.js"
+
+class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
+
+const execute = (toolId: string, args: unknown) => Effect.flatMap(ToolExecutor, (executor) => executor.execute(toolId, args))
+
+const toolCalls = (tool: string, status: string) =>
+  Metric.value(
+    Metric.taggedWithLabels(toolCallsMetric, [
+      MetricLabel.make("tool", tool),
+      MetricLabel.make("status", status)
+    ])
+  ).pipe(Effect.map((state) => state.count))
+
+const latencyCount = (tool: string) =>
+  Metric.value(Metric.tagged(toolLatency, "tool", tool)).pipe(
+    Effect.map((state) => state.count)
+  )
+
+describe("ToolExecutor observability", () => {
+  it.effect("each attempt runs in a kern.tool.execute span with tool, run and attempt; the result carries its id", () => {
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      let attempts = 0
+      yield* registry.register({ toolId: "traced.net", name: "Traced", maxRetries: 2 }, {
+        parameters: Schema.Struct({}),
+        handler: () =>
+          Effect.suspend(() =>
+            ++attempts === 1
+              ? Effect.fail(toolFailure("NETWORK_ERROR", "blip", true))
+              : Effect.withSpan(Effect.succeed("ok"), "inner.work")
+          )
+      })
+      const ctx = yield* makeRunContext()
+      const fiber = yield* Effect.fork(Effect.provideService(execute("traced.net", {}), RunContext, ctx))
+      yield* TestClock.adjust("10 seconds")
+      const result = yield* Fiber.join(fiber)
+      assert.isTrue(result.success)
+      const attemptsTraced = spans.filter((span) => span.name === "kern.tool.execute")
+      assert.deepStrictEqual(attemptsTraced.map((span) => span.attributes.get("kern.tool.attempt")), [1, 2])
+      for (const span of attemptsTraced) {
+        assert.strictEqual(span.attributes.get("kern.tool.id"), "traced.net")
+        assert.strictEqual(span.attributes.get("kern.run.id"), ctx.runId)
+        assert.isTrue(span.ended)
+      }
+      // The handler's own spans are children of the attempt's span; the result names the last attempt's.
+      const inner = spans.find((span) => span.name === "inner.work")
+      assert.strictEqual(inner?.parentSpanId, attemptsTraced[1]?.spanId)
+      assert.strictEqual(result.spanId, attemptsTraced[1]?.spanId)
+      assert.strictEqual(result.callId, `call_${attemptsTraced[1]?.spanId}`)
+    }).pipe(Effect.provide(Layer.merge(kernelLayer(), Layer.setTracer(tracer))))
+  })
+
+  it.effect("a tool with emitTrace false makes no span and still gets a call id", () => {
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "quiet.tool", name: "Quiet", emitTrace: false }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.succeed(1)
+      })
+      const result = yield* inRun(execute("quiet.tool", {}))
+      assert.isTrue(result.success)
+      assert.match(result.callId, /^call_[0-9a-f]{16}$/)
+      assert.strictEqual(spans.filter((span) => span.name === "kern.tool.execute").length, 0)
+    }).pipe(Effect.provide(Layer.merge(kernelLayer(), Layer.setTracer(tracer))))
+  })
+
+  it.effect("counts calls by tool and status and observes latency; refusals are counted without a latency", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "metered.tool", name: "Metered" }, {
+        parameters: Schema.Struct({ fail: Schema.Boolean }),
+        handler: ({ fail }) => (fail ? Effect.fail(toolFailure("NETWORK_ERROR", "down")) : Effect.succeed("ok"))
+      })
+      const before = {
+        ok: yield* toolCalls("metered.tool", "OK"),
+        failed: yield* toolCalls("metered.tool", "NETWORK_ERROR"),
+        refused: yield* toolCalls("metered.tool", "BUDGET_EXCEEDED"),
+        latency: yield* latencyCount("metered.tool")
+      }
+      yield* inRun(execute("metered.tool", { fail: false }))
+      yield* inRun(execute("metered.tool", { fail: false }))
+      yield* inRun(execute("metered.tool", { fail: true }))
+      yield* inRun(execute("metered.tool", { fail: false }), { budget: { maxToolCalls: 0 } })
+      assert.strictEqual((yield* toolCalls("metered.tool", "OK")) - before.ok, 2)
+      assert.strictEqual((yield* toolCalls("metered.tool", "NETWORK_ERROR")) - before.failed, 1)
+      assert.strictEqual((yield* toolCalls("metered.tool", "BUDGET_EXCEEDED")) - before.refused, 1)
+      assert.strictEqual((yield* latencyCount("metered.tool")) - before.latency, 3)
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("labels added with Effect.tagMetrics are kept on the executor's metrics", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "tagged.tool", name: "Tagged" }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.succeed("ok")
+      })
+      yield* inRun(execute("tagged.tool", {})).pipe(Effect.tagMetrics("agent", "scout"))
+      const tagged = yield* Metric.value(
+        Metric.taggedWithLabels(toolCallsMetric, [
+          MetricLabel.make("agent", "scout"),
+          MetricLabel.make("tool", "tagged.tool"),
+          MetricLabel.make("status", "OK")
+        ])
+      )
+      assert.strictEqual(tagged.count, 1)
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("executeIn runs a call for a run context held by the caller, with nothing to provide", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const executor = yield* ToolExecutor
+      yield* registry.register({ toolId: "run.reader", name: "Run reader" }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.map(RunContext, (run) => run.runId)
+      })
+      const ctx = yield* makeRunContext({ budget: { maxToolCalls: 1 } })
+      const first = yield* executor.executeIn(ctx, "run.reader", {})
+      assert.strictEqual(first.data, ctx.runId)
+      assert.strictEqual(first.traceId, ctx.traceId)
+      // The budget is the run's: a second call is refused.
+      const second = yield* executor.executeIn(ctx, "run.reader", {})
+      assert.strictEqual(second.errorCode, "BUDGET_EXCEEDED")
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("a handler sees the services captured at registration, the run, its own Scope and its span", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "services.probe", name: "Probe" }, {
+        parameters: Schema.Struct({}),
+        handler: () =>
+          Effect.gen(function*() {
+            const greeting = yield* Greeting
+            const run = yield* RunContext
+            const scope = yield* Scope.Scope
+            const span = yield* Effect.serviceOption(Tracer.ParentSpan)
+            return { greeting, runId: run.runId, scoped: scope !== undefined, span: Option.map(span, (s) => s.spanId) }
+          })
+      }).pipe(Effect.provideService(Greeting, "hello"))
+      const ctx = yield* makeRunContext()
+      const result = yield* Effect.provideService(execute("services.probe", {}), RunContext, ctx)
+      assert.deepStrictEqual(result.data, { greeting: "hello", runId: ctx.runId, scoped: true, span: Option.some(result.spanId) })
+    }).pipe(Effect.provide(kernelLayer())))
+})
