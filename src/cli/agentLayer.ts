@@ -32,7 +32,7 @@ const kernelCoreLayer = (dir: string) => {
   const config = configLayer(dir)
   const database = databaseLayer.pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(ToolServices.layer, NodeHttpClient.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+  return Layer.mergeAll(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
 }
 
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */

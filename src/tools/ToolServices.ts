@@ -1,17 +1,22 @@
-import type { FileSystem, Path } from "@effect/platform"
+import type { FileSystem, HttpClient, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AgentConfig } from "../config/AgentConfig.js"
 import { ArtifactStore } from "./ArtifactStore.js"
 import { ContextStats } from "./ContextStats.js"
+import * as GuardedHttpClient from "./guardedHttpClient.js"
 import * as HostResolver from "./HostResolver.js"
 import { OutputCompactor } from "./OutputCompactor.js"
 import { ReadTracker } from "./ReadTracker.js"
 import * as Workspace from "./Workspace.js"
 import { WriteLock } from "./WriteLock.js"
 
-/** Every service the built-in tool handlers and the output compactor need, besides the platform. */
+/**
+ * Every service the built-in tool handlers and the output compactor need, besides the platform; the HTTP client
+ * is the guarded one, which connects only where the address policy allows.
+ */
 export type ToolServices =
+  | HttpClient.HttpClient
   | Workspace.Workspace
   | ReadTracker
   | WriteLock
@@ -27,7 +32,8 @@ export const layerWith = <E, R>(
 ): Layer.Layer<ToolServices, E, R | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path> => {
   const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
   const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
-  return Layer.mergeAll(compactor, ReadTracker.Default, WriteLock.Default, resolver)
+  const guarded = GuardedHttpClient.layer.pipe(Layer.provideMerge(Layer.mergeAll(compactor, resolver)))
+  return Layer.mergeAll(guarded, ReadTracker.Default, WriteLock.Default)
 }
 
 /** The tool services of the loaded agent folder (its kern.db is the SqlClient provided). */

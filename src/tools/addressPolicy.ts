@@ -63,3 +63,23 @@ export const isAllowedAddress = (ip: string, allowPrivateHosts: boolean): boolea
   const kind = classifyAddress(ip)
   return kind === "public" || (kind === "private" && allowPrivateHosts)
 }
+
+/**
+ * Why webfetch refuses a host that resolved to `addresses`, or undefined when it may connect: no address at all,
+ * or any address it may not reach (one bad answer is enough to refuse the name).
+ */
+export const refusal = (
+  host: string,
+  addresses: ReadonlyArray<string>,
+  allowPrivateHosts: boolean
+): string | undefined => {
+  const refused = addresses.find((address) => !isAllowedAddress(address, allowPrivateHosts))
+  if (addresses.length > 0 && refused === undefined) return undefined
+  const kind = refused === undefined
+    ? "no"
+    : classifyAddress(refused) === "metadata"
+    ? "a link-local or metadata"
+    : "a loopback or private"
+  return `refusing to fetch ${host}: it resolves to ${kind} address${refused === undefined ? "" : ` (${refused})`}; ` +
+    `webfetch only reaches public hosts`
+}

@@ -2,7 +2,8 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Duration, Effect, Either, Schema, Stream } from "effect"
 import { NodeHtmlMarkdown } from "node-html-markdown"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
-import { classifyAddress, isAllowedAddress } from "./addressPolicy.js"
+import { refusal } from "./addressPolicy.js"
+import { findAddressRefusal } from "./guardedHttpClient.js"
 import { HostResolver } from "./HostResolver.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { Workspace } from "./Workspace.js"
@@ -57,15 +58,8 @@ const checkDestination = (url: URL) =>
     const resolver = yield* HostResolver
     const host = url.hostname.replace(/^\[|\]$/g, "")
     const addresses = yield* resolver.resolve(host)
-    const refused = addresses.find((address) => !isAllowedAddress(address, workspace.allowPrivateHosts))
-    if (addresses.length === 0 || refused !== undefined) {
-      const kind = refused === undefined ? "no" : classifyAddress(refused) === "metadata" ? "a link-local or metadata" : "a loopback or private"
-      return yield* toolFailure(
-        "PERMISSION_DENIED",
-        `refusing to fetch ${url.host}: it resolves to ${kind} address${refused === undefined ? "" : ` (${refused})`}; ` +
-          `webfetch only reaches public hosts`
-      )
-    }
+    const refused = refusal(url.host, addresses, workspace.allowPrivateHosts)
+    if (refused !== undefined) return yield* toolFailure("PERMISSION_DENIED", refused)
   })
 
 const statusFailure = (status: number, url: string): ToolFailure =>
@@ -120,7 +114,12 @@ export const webfetch = Effect.fn("kern.tools.webfetch")(function*(args: Webfetc
         HttpClientRequest.get(url).pipe(
           HttpClientRequest.setHeaders({ "user-agent": "kern-webfetch", accept: "text/html,application/json,text/plain;q=0.9,*/*;q=0.5" })
         )
-      ).pipe(Effect.mapError((error) => toolFailure("NETWORK_ERROR", `could not fetch ${url.href}: ${error.message}`, true)))
+      ).pipe(Effect.mapError((error) => {
+        const refused = findAddressRefusal(error)
+        return refused === undefined
+          ? toolFailure("NETWORK_ERROR", `could not fetch ${url.href}: ${error.message}`, true)
+          : toolFailure("PERMISSION_DENIED", refused.message)
+      }))
       const location = response.headers["location"]
       if (response.status >= 300 && response.status < 400 && location !== undefined) {
         if (hop >= webfetchMaxRedirects) {

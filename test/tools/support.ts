@@ -1,5 +1,5 @@
 import type { FileSystem, HttpClient, Path } from "@effect/platform"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
@@ -30,7 +30,7 @@ export const toolsLayer = (
     Layer.provideMerge(
       extra.memoryDb === true ? Database.layerMemory : Database.layer({ filename: NodePath.join(root, ".kern", "kern.db") })
     ),
-    Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layer)),
+    Layer.provideMerge(NodeContext.layer),
     Layer.orDie
   )
 

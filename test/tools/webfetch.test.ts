@@ -135,6 +135,49 @@ describe("webfetch address guard", () => {
       assert.include(toMetadata.message, "169.254.169.254")
     }))
 
+  it.scoped("the connection resolves the name again and is refused when it now points inward (DNS rebinding)", () =>
+    Effect.gen(function*() {
+      let hits = 0
+      const { origin } = yield* testServer({
+        "/secret": (_, res) => {
+          hits++
+          res.writeHead(200, { "content-type": "text/plain" }).end("internal")
+        }
+      })
+      const port = new URL(origin).port
+      // The first answer (webfetch's check) is public; every later one (the connection's) is loopback.
+      let queries = 0
+      const rebinding = Layer.succeed(HostResolver.HostResolver, {
+        resolve: () => Effect.sync(() => (queries++ === 0 ? ["93.184.216.34"] : ["127.0.0.1"]))
+      })
+      const error = yield* webfetch(fetchArgs(`http://rebind.example:${port}/secret`)).pipe(
+        Effect.provide(guarded(rebinding)),
+        Effect.flip
+      )
+      assert.strictEqual(error.code, "PERMISSION_DENIED")
+      assert.include(error.message, "127.0.0.1")
+      assert.isFalse(error.retryable)
+      assert.strictEqual(hits, 0)
+      assert.isAtLeast(queries, 2)
+    }))
+
+  it.scoped("connections go through the agent's resolver: a name only it knows is reached when private hosts are allowed", () =>
+    Effect.gen(function*() {
+      const { origin } = yield* testServer(routes)
+      const port = new URL(origin).port
+      const layer = toolsLayer(root, { allowPrivateHosts: true }, {
+        memoryDb: true,
+        resolver: HostResolver.layerStatic({ "kern-test.internal": ["127.0.0.1"] })
+      })
+      const out = yield* webfetch(fetchArgs(`http://kern-test.internal:${port}/data.json`)).pipe(Effect.provide(layer))
+      assert.include(out.text, "\"a\":1")
+      const unknown = yield* webfetch(fetchArgs(`http://other.internal:${port}/data.json`)).pipe(
+        Effect.provide(layer),
+        Effect.flip
+      )
+      assert.strictEqual(unknown.code, "NETWORK_ERROR")
+    }))
+
   const table: ReadonlyArray<readonly [string, "public" | "private" | "metadata"]> = [
     ["8.8.8.8", "public"], ["93.184.216.34", "public"], ["127.0.0.1", "private"], ["127.255.0.9", "private"],
     ["10.1.2.3", "private"], ["172.16.0.1", "private"], ["172.32.0.1", "public"], ["192.168.1.1", "private"],
