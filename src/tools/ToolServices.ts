@@ -8,6 +8,7 @@ import * as GuardedHttpClient from "./guardedHttpClient.js"
 import * as HostResolver from "./HostResolver.js"
 import { OutputCompactor } from "./OutputCompactor.js"
 import { ReadTracker } from "./ReadTracker.js"
+import * as RegexGuard from "./regexGuard.js"
 import * as Workspace from "./Workspace.js"
 import { WriteLock } from "./WriteLock.js"
 
@@ -33,7 +34,7 @@ export const layerWith = <E, R>(
   const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
   const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
   const guarded = GuardedHttpClient.layer.pipe(Layer.provideMerge(Layer.mergeAll(compactor, resolver)))
-  return Layer.mergeAll(guarded, ReadTracker.Default, WriteLock.Default)
+  return Layer.mergeAll(guarded, ReadTracker.Default, WriteLock.Default, RegexGuard.layer)
 }
 
 /** The tool services of the loaded agent folder (its kern.db is the SqlClient provided). */

@@ -77,6 +77,18 @@ describe("kern kernel", () => {
     expect(badJson.stderr).toContain("--args is not valid JSON")
   })
 
+  it("a catastrophically backtracking grep pattern finishes instead of freezing the process", () => {
+    const dir = newAgent()
+    // Without the backtracking guard, `(a+)+$` on the long line takes longer than the age of the universe.
+    NodeFs.writeFileSync(NodePath.join(dir, "notes", "redos.txt"), `aaaa\n${"a".repeat(40)}b\n`)
+    const result = kern(dir, "kernel", "exec", "grep", "--args", JSON.stringify({ pattern: "(a+)+$", path: "notes" }), "--json")
+    expect(result.status).toBe(0)
+    const out = JSON.parse(result.stdout)
+    expect(out.success).toBe(true)
+    expect(out.data.matches).toBe(1)
+    expect(out.data.text).toContain("redos.txt:1:aaaa")
+  })
+
   it("--safety-mode SAFE refuses writes; approvalMode deny refuses bash; toolScope read hides write tools", () => {
     const dir = newAgent()
     const safe = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "x", content: "y" }), "--safety-mode", "SAFE")

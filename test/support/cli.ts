@@ -18,7 +18,9 @@ export const runKern = (
     cwd: options.cwd ?? process.cwd(),
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
     encoding: "utf8",
-    timeout: 30_000
+    // A kern whose event loop is blocked never runs its SIGTERM handler: the safety net must be SIGKILL.
+    timeout: 30_000,
+    killSignal: "SIGKILL"
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
