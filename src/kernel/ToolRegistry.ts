@@ -167,7 +167,7 @@ export const makeRegistry = Effect.sync(() => {
         yield* Effect.sync(() => tools.set(spec.toolId, updated))
         return updated
       }),
-    get: (toolId) => Effect.sync(() => Option.fromNullable(tools.get(toolId))),
+    get: (toolId) => Effect.map(current, (map) => Option.fromNullable(map.get(toolId))),
     lookup: (toolId) => tools.get(toolId),
     listAll: Effect.map(current, (map) => sorted(map).map((tool) => tool.spec)),
     listTools: Effect.map(current, sorted),
