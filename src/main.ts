@@ -12,8 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import pkg from "../package.json" with { type: "json" }
-import { commands, subcommandUsage } from "./cli/commands.js"
+import { commandDocs, commands } from "./cli/commands.js"
 import { exitCodeFor } from "./cli/errors.js"
+import { commandPath, renderHelp, wantsColor } from "./cli/help.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
 
 const cli = Command.run(commands, {
@@ -22,25 +23,28 @@ const cli = Command.run(commands, {
   executable: "kern"
 })
 
-// eslint-disable-next-line no-control-regex
-const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
+const argv = process.argv.slice(2)
+const path = commandPath(argv, commandDocs)
 
-/** The usage line of the subcommand the user typed, or the top-level one. */
-const usageFor = (argv: ReadonlyArray<string>): string => {
-  const name = argv.find((arg) => Object.hasOwn(subcommandUsage, arg))
-  const usage = name === undefined ? undefined : subcommandUsage[name]
-  if (name === undefined || usage === undefined) {
-    return `Usage: kern <${Object.keys(subcommandUsage).join(" | ")}> [options]  (kern --help for more)`
+/** The usage line of the command the user typed (`kern kernel exec …`), or the top-level one. */
+const usageFor = (): string => {
+  const name = path
+  const doc = commandDocs[name]
+  const children = Object.keys(commandDocs).filter((path) => name === "" ? path !== "" && !path.includes(" ") : path.startsWith(`${name} `))
+  if (doc === undefined || children.length > 0) {
+    const prefix = name === "" ? "kern" : `kern ${name}`
+    const names = children.map((path) => path.split(" ").at(-1))
+    return `Usage: ${prefix} <${names.join(" | ")}> [options]  (${prefix} --help for more)`
   }
-  const lines = Usage.enumerate(usage(), CliConfig.defaultConfig)
-    .map((span) => stripAnsi(HelpDoc.toAnsiText(HelpDoc.p(span))).trim())
-  return `Usage: kern ${lines.join("\n       kern ")}  (kern ${name} --help for more)`
+  const lines = Usage.enumerate(doc.usage(), CliConfig.defaultConfig)
+    .map((span) => `kern ${name} ${HelpDoc.toAnsiText(HelpDoc.p(span)).replace(/\u001b\[[0-9;]*m/g, "").trim().replace(/^\S+\s*/, "")}`)
+  return `Usage: ${lines.join("\n       ")}  (kern ${name} --help for more)`
 }
 
 const report = (error: unknown): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
     // @effect/cli has already printed what was wrong; add the usage, once.
-    return Effect.as(Console.error(usageFor(process.argv.slice(2))), 2)
+    return Effect.as(Console.error(usageFor()), 2)
   }
   const tagged = typeof error === "object" && error !== null ? (error as { _tag?: string; reason?: unknown }) : {}
   const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
@@ -49,9 +53,23 @@ const report = (error: unknown): Effect.Effect<number> => {
   return Effect.as(Console.error(`kern: ${message}`), exitCodeFor(tagged))
 }
 
-const program = cli(process.argv).pipe(
-  Effect.as(0),
-  Effect.catchAll(report),
+// A command that only groups others (`kern kernel`) has nothing to run: its help says what it groups.
+const bareGroup = path !== "" && Object.keys(commandDocs).some((other) => other.startsWith(`${path} `)) &&
+  argv.filter((arg) => !arg.startsWith("-")).length === path.split(" ").length
+const helpWanted = argv.length === 0 || argv.includes("--help") || argv.includes("-h") || bareGroup
+
+const help = Console.log(
+  renderHelp(path, commandDocs, `v${pkg.version}`, {
+    color: wantsColor(process.env, process.stdout.isTTY === true)
+  })
+).pipe(Effect.as(0))
+
+// @effect/cli's wizard reads a terminal that scripts do not have; kern does not offer it.
+const refuseWizard = Console.error(`kern: unknown option --wizard\n${usageFor()}`).pipe(Effect.as(2))
+
+const command = cli(process.argv).pipe(Effect.as(0), Effect.catchAll(report))
+
+const program = (argv.includes("--wizard") ? refuseWizard : helpWanted ? help : command).pipe(
   Effect.provideService(ProcessEnv, process.env),
   // What the CLI parser and every command use; a command that runs processes adds its executor itself.
   Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))

@@ -10,7 +10,7 @@ import * as Database from "../storage/Database.js"
 import * as Builtins from "../tools/builtins.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
-import { UsageError } from "./errors.js"
+import { notAgentFolder } from "./dirs.js"
 
 /** The agent folder's config, printing its warnings once; refuses a folder that `kern init` has not set up. */
 const configLayer = (dir: string) =>
@@ -18,7 +18,7 @@ const configLayer = (dir: string) =>
     Effect.gen(function*() {
       const loaded = Context.get(context, AgentConfig.AgentConfig)
       if (!loaded.fileExists) {
-        return yield* new UsageError({ message: `${dir} is not an agent folder (no .kern/config.json); run \`kern init ${dir}\` first` })
+        return yield* notAgentFolder(dir)
       }
       for (const warning of loaded.warnings) yield* Console.error(`kern: warning: ${warning}`)
     }))

@@ -2,11 +2,11 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
-import type * as Usage from "@effect/cli/Usage"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
-import { UsageError } from "./errors.js"
+import { withDir } from "./dirs.js"
+import type { CommandDoc } from "./help.js"
 
 // This module only describes the command line; each handler's module is imported when its command runs, so that
 // `kern --help` loads nothing else.
@@ -29,18 +29,6 @@ const dirOption = Options.text("dir").pipe(
   Options.optional
 )
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the result as JSON"))
-
-/** The folder a command works on: the positional `[dir]` or `--dir`, not both; the current folder by default. */
-export const resolveDir = (positional: Option.Option<string>, flag: Option.Option<string>) =>
-  Option.isSome(positional) && Option.isSome(flag) && positional.value !== flag.value
-    ? Effect.fail(new UsageError({ message: `two folders given: "${positional.value}" and --dir "${flag.value}"` }))
-    : Effect.succeed(Option.getOrElse(Option.orElse(positional, () => flag), () => "."))
-
-/** Like resolveDir, for commands that must be told where (`kern init` never defaults to the current folder). */
-export const requireDir = (positional: Option.Option<string>, flag: Option.Option<string>) =>
-  Option.isNone(positional) && Option.isNone(flag)
-    ? Effect.fail(new UsageError({ message: "init needs a folder: kern init <dir> (use `kern init .` for this one)" }))
-    : resolveDir(positional, flag)
 
 const init = Command.make(
   "init",
@@ -83,16 +71,14 @@ const status = Command.make(
 const lazy = <A, R, E>(load: () => Promise<A>, run: (module: A) => Effect.Effect<void, E, R>) =>
   Effect.flatMap(Effect.promise(load), run)
 
-const withDir = <T extends { readonly dir: Option.Option<string>; readonly dirFlag: Option.Option<string> }>(args: T) =>
-  Effect.map(resolveDir(args.dir, args.dirFlag), (dir) => ({ ...args, dir }))
-
 const kernelInfo = Command.make("info", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./kernel.js"), (m) => m.info(resolved)))).pipe(
     Command.withDescription("The kernel of an agent: tools by safety class, policy, enforcement, events recorded.")
   )
 
-const kernelNamespaces = Command.make("namespaces", { json: jsonOption }, (args) =>
-  lazy(() => import("./kernel.js"), (m) => m.namespaces(args))).pipe(
+// The namespaces are the same for every agent; the folder is accepted so that `[dir]`/`--dir` work everywhere.
+const kernelNamespaces = Command.make("namespaces", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./kernel.js"), (m) => m.namespaces(resolved)))).pipe(
     Command.withDescription("The decision keys every kernel event is recorded under.")
   )
 
@@ -119,11 +105,10 @@ const kernelExec = Command.make("exec", {
     Options.withDescription("run under this safety mode instead of the config's"),
     Options.optional
   ),
+  dir: dirArg,
   dirFlag: dirOption,
   json: Options.boolean("json").pipe(Options.withDescription("print the whole ToolResult as JSON"))
-}, (args) =>
-  Effect.flatMap(resolveDir(Option.none(), args.dirFlag), (dir) =>
-    lazy(() => import("./kernel.js"), (m) => m.exec({ ...args, dir })))).pipe(
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./kernel.js"), (m) => m.exec(resolved)))).pipe(
   Command.withDescription("Run one tool through the executor as the operator (policy, budget, audit all apply).")
 )
 
@@ -165,12 +150,12 @@ const guardMismatches = Command.make("mismatches", { dir: dirArg, dirFlag: dirOp
 const guardApprove = Command.make("approve-contract", {
   surface: Args.text({ name: "surface" }).pipe(Args.withDescription("the contract surface, e.g. kernel")),
   toolId: Args.text({ name: "toolId" }).pipe(Args.withDescription("the tool whose current contract to approve")),
+  dir: dirArg,
   dirFlag: dirOption,
   json: jsonOption,
   approvedBy: approvedByOption
 }, (args) =>
-  Effect.flatMap(resolveDir(Option.none(), args.dirFlag), (dir) =>
-    lazy(() => import("./runtimeGuard.js"), (m) => m.approveContract({ ...args, dir })))).pipe(
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./runtimeGuard.js"), (m) => m.approveContract(resolved)))).pipe(
   Command.withDescription("Approve one tool's current contract.")
 )
 
@@ -211,22 +196,40 @@ const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption }, (args) =>
     Command.withDescription("Chat with the agent in the terminal: streamed replies, a line per tool call, /status /new /help.")
   )
 
-/** Each subcommand's usage by name, for the line printed after a mistake. */
-export const subcommandUsage: Readonly<Record<string, () => Usage.Usage>> = {
-  init: () => Command.getUsage(init),
-  status: () => Command.getUsage(status),
-  chat: () => Command.getUsage(chat),
-  run: () => Command.getUsage(run),
-  tui: () => Command.getUsage(tui),
-  sessions: () => Command.getUsage(sessions),
-  kernel: () => Command.getUsage(kernel),
-  "runtime-guard": () => Command.getUsage(runtimeGuard)
-}
-
-export const commands = Command.make("kern").pipe(
+const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
   Command.withSubcommands([init, status, run, chat, tui, sessions, kernel, runtimeGuard])
 )
+
+export const commands = kern
+
+const doc = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>, description: string): CommandDoc => ({
+  description,
+  usage: () => Command.getUsage(command),
+  help: (config) => Command.getHelp(command, config)
+})
+
+/** Every command by its full path ("" for kern itself), for help and for the usage line after a mistake. */
+export const commandDocs: Readonly<Record<string, CommandDoc>> = {
+  "": doc(kern, "kern runs one long-lived AI agent per folder."),
+  init: doc(init, "Create an agent folder."),
+  status: doc(status, "An agent's configuration, problems and usage."),
+  run: doc(run, "Run the agent in the foreground."),
+  chat: doc(chat, "Send one message and stream the reply."),
+  tui: doc(tui, "Chat with the agent in the terminal."),
+  sessions: doc(sessions, "The agent's conversations."),
+  "sessions list": doc(sessionsList, "The sessions, oldest first."),
+  kernel: doc(kernel, "Inspect the kernel and run tools through it."),
+  "kernel info": doc(kernelInfo, "Tools by safety class, policy, events recorded."),
+  "kernel namespaces": doc(kernelNamespaces, "The decision keys of kernel events."),
+  "kernel tools": doc(kernelTools, "The registered tools."),
+  "kernel exec": doc(kernelExec, "Run one tool through the executor."),
+  "runtime-guard": doc(runtimeGuard, "Tool contracts against the approved baseline."),
+  "runtime-guard tools": doc(guardTools, "Each contract and whether it matches."),
+  "runtime-guard snapshot": doc(guardSnapshot, "Approve every current contract."),
+  "runtime-guard mismatches": doc(guardMismatches, "What changed, is new or went missing."),
+  "runtime-guard approve-contract": doc(guardApprove, "Approve one tool's contract.")
+}
 
 export type InitArgs = Command.Command.ParseConfig<{
   dir: typeof initDirArg

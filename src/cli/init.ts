@@ -2,7 +2,8 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import { Console, Effect, Layer, Option } from "effect"
 import { Git } from "../memory/Git.js"
 import { initAgent, type InitReport } from "../memory/initAgent.js"
-import { type InitArgs, requireDir } from "./commands.js"
+import type { InitArgs } from "./commands.js"
+import { requireDir } from "./dirs.js"
 
 const render = (report: InitReport): string => {
   const lines = [`Created agent "${report.name}" in ${report.dir}`]

@@ -4,7 +4,9 @@ import { loadConfig } from "../config/AgentConfig.js"
 import { providerProblems } from "../config/providers.js"
 import { usageTotals } from "../agent/usageTotals.js"
 import * as Database from "../storage/Database.js"
-import { resolveDir, type StatusArgs } from "./commands.js"
+import type { StatusArgs } from "./commands.js"
+import { costCapProblem } from "../model/pricing.js"
+import { notAgentFolder, resolveDir } from "./dirs.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(
@@ -18,10 +20,12 @@ export const run = (args: StatusArgs) =>
     const fs = yield* FileSystem.FileSystem
     const loaded = yield* loadConfig(dir)
     const { config, paths } = loaded
+    if (!loaded.fileExists) return yield* notAgentFolder(dir)
+    const costCap = costCapProblem(config)
     const problems: Array<string> = [
-      ...(loaded.fileExists ? [] : [`not an agent folder (no .kern/config.json): run \`kern init ${dir}\``]),
       ...loaded.warnings,
-      ...providerProblems(config, loaded.env)
+      ...providerProblems(config, loaded.env),
+      ...(costCap === undefined ? [] : [costCap])
     ]
     // The database and its WAL together are what the agent occupies on disk.
     const dbBytes = (yield* fileSize(fs, paths.dbFile)) + (yield* fileSize(fs, `${paths.dbFile}-wal`))

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as NodePath from "node:path"
-import { applyEnvOverrides, decodeConfigFile } from "./decode.js"
+import { applyEnvOverrides, decodeConfigFile, parseConfigJson } from "./decode.js"
 import { parseDotenv } from "./dotenv.js"
 import { ConfigError } from "./errors.js"
 import { type AgentPaths, agentPaths } from "./paths.js"
@@ -43,18 +43,7 @@ export const loadConfig = Effect.fn("kern.config.load")(function*(dir: string) {
   const configText = yield* readIfExists(fs, paths.configFile).pipe(Effect.mapError(unreadable(configSource)))
   const envText = yield* readIfExists(fs, paths.envFile).pipe(Effect.mapError(unreadable(envSource)))
 
-  let raw: unknown = {}
-  if (configText !== undefined) {
-    const parsed = Either.try(() => JSON.parse(configText) as unknown)
-    if (Either.isLeft(parsed)) {
-      return yield* new ConfigError({
-        source: configSource,
-        expected: "valid JSON",
-        found: `a syntax error (${parsed.left instanceof Error ? parsed.left.message : String(parsed.left)})`
-      })
-    }
-    raw = parsed.right
-  }
+  const raw: unknown = configText === undefined ? {} : yield* parseConfigJson(configSource, configText)
   const decoded = yield* decodeConfigFile(configSource, raw, NodePath.basename(paths.dir))
   const dotenv = envText === undefined ? { values: {}, problems: [] } : parseDotenv(envText)
   const env: Record<string, string> = {}

@@ -80,6 +80,50 @@ export const decodeConfigFile = (
   )
 }
 
+/** Deeper than any real config; deeper input would overflow the stack of the recursive steps that follow. */
+const maxJsonDepth = 64
+
+/** How deeply `text` nests arrays and objects (brackets inside strings do not count), stopping past `limit`. */
+const jsonDepth = (text: string, limit: number): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length && deepest <= limit; i++) {
+    const char = text[i]
+    if (inString) {
+      if (char === "\\") i++
+      else if (char === "\"") inString = false
+    } else if (char === "\"") inString = true
+    else if (char === "{" || char === "[") deepest = Math.max(deepest, ++depth)
+    else if (char === "}" || char === "]") depth--
+  }
+  return deepest
+}
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/** The parser's own sentence, without the tree the formatter draws around it. */
+const syntaxMessage = (error: ParseResult.ParseError): string =>
+  (ParseResult.TreeFormatter.formatErrorSync(error).split("\n").at(-1) ?? "").replace(/^[\s└─]+/, "")
+
+/** The text of `.kern/config.json` as JSON: a syntax error or absurd nesting is a ConfigError, never a crash. */
+export const parseConfigJson = (source: string, text: string): Either.Either<unknown, ConfigError> => {
+  if (jsonDepth(text, maxJsonDepth) > maxJsonDepth) {
+    return Either.left(
+      new ConfigError({ source, expected: `JSON nested at most ${maxJsonDepth} levels deep`, found: "deeper nesting" })
+    )
+  }
+  return decodeJson(text).pipe(
+    Either.mapLeft((error) =>
+      new ConfigError({
+        source,
+        expected: "valid JSON",
+        found: `a syntax error (${syntaxMessage(error)})`
+      })
+    )
+  )
+}
+
 const decodePort = Schema.decodeUnknownEither(Schema.compose(Schema.NumberFromString, Port))
 const decodeProvider = Schema.decodeUnknownEither(Provider)
 

@@ -18,6 +18,13 @@ const PositiveInt = Schema.Int.pipe(Schema.positive()).annotations({ identifier:
 const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative()).annotations({ identifier: "an integer ≥ 0" })
 const NonNegative = Schema.Number.pipe(Schema.nonNegative()).annotations({ identifier: "a number ≥ 0" })
 const Text = Schema.NonEmptyTrimmedString.annotations({ identifier: "a non-empty string" })
+export const isHttpUrl = (text: string): boolean => {
+  if (!URL.canParse(text)) return false
+  const { protocol } = new URL(text)
+  return protocol === "http:" || protocol === "https:"
+}
+/** A base URL the model client can use: absolute, http or https. */
+export const HttpUrl = Text.pipe(Schema.filter(isHttpUrl)).annotations({ identifier: "an http(s) URL" })
 export const Port = Schema.Int.pipe(Schema.between(1, 65535)).annotations({ identifier: "a port number 1–65535" })
 
 /** The per-turn budget of an agent (DESIGN.md); the kernel's RunBudget keeps smaller library defaults. */
@@ -45,7 +52,7 @@ export const KernConfigFields = {
   name: Schema.optional(Text),
   provider: Schema.optionalWith(Provider, { default: () => "openrouter" as const }),
   model: Schema.optional(Text),
-  baseURL: Schema.optional(Text),
+  baseURL: Schema.optional(HttpUrl),
   apiKeyEnv: Schema.optional(Text),
   api: Schema.optional(ModelApi),
   embeddingModel: Schema.optional(Schema.Union(Text, Schema.Literal(false))),
@@ -57,9 +64,7 @@ export const KernConfigFields = {
   maxContextTokens: Schema.optionalWith(PositiveInt, { default: () => 100_000 }),
   maxToolResultChars: Schema.optionalWith(PositiveInt, { default: () => 20_000 }),
   summaryBudget: Schema.optionalWith(
-    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)).annotations({
-      identifier: "a number in (0, 1]"
-    }),
+    Schema.Number.pipe(Schema.between(0, 1)).annotations({ identifier: "a number from 0 to 1" }),
     { default: () => 0.75 }
   ),
   recall: Schema.optionalWith(Schema.Boolean, { default: () => true }),
@@ -92,7 +97,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   name: "a non-empty string",
   provider: oneOf(...Provider.literals),
   model: "a non-empty string (a model id such as \"openai/gpt-4.1\")",
-  baseURL: "a non-empty string (a URL such as \"http://localhost:11434/v1\")",
+  baseURL: "an http(s) URL such as \"http://localhost:11434/v1\"",
   apiKeyEnv: "a non-empty string (the name of an environment variable)",
   api: oneOf(...ModelApi.literals),
   embeddingModel: "a model id string, or false to turn embeddings off",
@@ -103,7 +108,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   maxSteps: "a positive integer",
   maxContextTokens: "a positive integer",
   maxToolResultChars: "a positive integer",
-  summaryBudget: "a number greater than 0 and at most 1",
+  summaryBudget: "a number from 0 to 1 (0 turns summaries off)",
   recall: "true or false",
   autoRecall: "true or false",
   heartbeatInterval: "an integer ≥ 0 (minutes; 0 turns the heartbeat off)",

@@ -1,6 +1,6 @@
 import { Either, Option, Redacted, Schema } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
-import { apiKeyEnvFor } from "../config/providers.js"
+import { apiKeyEnvFor, baseURLEnvProblem } from "../config/providers.js"
 import type { KernConfig, Provider } from "../config/schema.js"
 
 /** Configuration that keeps kern from building a model; the message names the keys and variables to set. */
@@ -94,6 +94,8 @@ const resolveKey = (config: KernConfig, env: Readonly<Record<string, string>>) =
 
 const resolveBaseURL = (config: KernConfig, env: Readonly<Record<string, string>>) => {
   const baseURL = baseURLFor(config, env)
+  const badURL = baseURLEnvProblem(config, env)
+  if (badURL !== undefined) return Either.left(new ModelConfigMissing({ reason: "base_url", message: badURL }))
   return baseURL === undefined
     ? Either.left(
       new ModelConfigMissing({

@@ -84,3 +84,28 @@ export const usageCostCents = (
   usage: TokenUsage,
   overrides: Readonly<Record<string, ModelPrice>> = {}
 ): number => Option.match(priceFor(model, overrides), { onNone: () => 0, onSome: (price) => costCents(price, usage) })
+
+/** Prices as config.json gives them (cached input optional) → the table priceFor reads. */
+export const priceTable = (
+  prices: Readonly<Record<string, { readonly input: number; readonly cachedInput?: number | undefined; readonly output: number }>>
+): Record<string, ModelPrice> =>
+  Object.fromEntries(
+    Object.entries(prices).map(([id, price]) => [id, { ...price, cachedInput: price.cachedInput ?? price.input }])
+  )
+
+/**
+ * A cost cap that cannot work: the model has no price (built in or in `prices`), so every call counts 0¢. A local
+ * Ollama model costs nothing, so it is not a problem there.
+ */
+export const costCapProblem = (
+  config: {
+    readonly provider: string
+    readonly model?: string | undefined
+    readonly budget: { readonly maxCostUsdCents: number }
+    readonly prices: Parameters<typeof priceTable>[0]
+  }
+): string | undefined =>
+  config.model === undefined || config.provider === "ollama" || Option.isSome(priceFor(config.model, priceTable(config.prices)))
+    ? undefined
+    : `model "${config.model}" has no known price, so the cost cap (budget.maxCostUsdCents ${config.budget.maxCostUsdCents}) ` +
+      `counts nothing: add its price under "prices" in .kern/config.json, e.g. { "${config.model}": { "input": 1, "output": 4 } } (0 and 0 for a free local model)`

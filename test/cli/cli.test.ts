@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { runKern } from "../support/cli.js"
+import { spawnSync } from "node:child_process"
+import { kernBin, runKern } from "../support/cli.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const StatusJson = Schema.Struct({
@@ -21,12 +22,110 @@ describe("kern CLI", () => {
   it("--help lists the commands that exist, and nothing that is not built", () => {
     const result = runKern(["--help"])
     expect(result.status).toBe(0)
-    expect(result.stdout).toMatch(/- init /)
-    expect(result.stdout).toMatch(/- status /)
-    for (const built of ["run", "chat", "tui", "sessions list", "kernel info", "kernel exec", "runtime-guard snapshot"]) {
-      expect(result.stdout).toContain(`- ${built} `)
+    for (const built of ["init", "status", "run", "chat", "tui", "sessions", "kernel", "runtime-guard"]) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${built} `, "m"))
     }
-    expect(result.stdout).not.toMatch(/- (recall|context|segments|pair|users) /)
+    expect(result.stdout).not.toMatch(/^ {2}(recall|context|segments|pair|users|start|stop) /m)
+    const kernel = runKern(["kernel", "--help"])
+    for (const built of ["info", "namespaces", "tools", "exec"]) expect(kernel.stdout).toMatch(new RegExp(`^  kernel ${built} `, "m"))
+  })
+
+  it("help names the command as it is typed, without @effect/cli's boilerplate or colour when piped", () => {
+    const result = runKern(["chat", "--help"])
+    expect(result.status).toBe(0)
+    expect(result.stdout).toMatch(/^ {2}kern chat \[--dir text\]/m)
+    expect(result.stdout).not.toContain("$ chat")
+    for (const boilerplate of ["A user-defined piece of text.", "This setting is optional.", "A true or false value.", "--wizard", "--completions"]) {
+      expect(result.stdout).not.toContain(boilerplate)
+    }
+    expect(result.stdout).toContain("the message to send")
+    expect(result.stdout).not.toContain("\u001b")
+  })
+
+  it("help on a terminal is coloured unless NO_COLOR or TERM=dumb asks otherwise", () => {
+    // `script` gives kern a pseudo-terminal as stdout.
+    const onTty = (env: Record<string, string>) =>
+      spawnSync("script", ["-qec", `${process.execPath} ${kernBin} status --help`, "/dev/null"], {
+        encoding: "utf8",
+        env: { PATH: process.env["PATH"] ?? "", TERM: "xterm", ...env }
+      }).stdout
+    expect(onTty({})).toContain("\u001b[1m")
+    expect(onTty({ NO_COLOR: "1" })).not.toContain("\u001b")
+    expect(onTty({ TERM: "dumb" })).not.toContain("\u001b")
+  })
+
+  it("--wizard is not offered: exit 2 with the usage", () => {
+    const result = runKern(["status", "--wizard"])
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain("unknown option --wizard")
+  })
+
+  it("a mistake in a nested command prints that command's usage, not its parent's", () => {
+    const result = runKern(["kernel", "exec"])
+    expect(result.status).toBe(2)
+    expect(result.stderr).toMatch(/^Usage: kern kernel exec .*<toolId> \[<dir>\]/m)
+  })
+
+  it("[dir] and --dir work on kernel exec and kernel namespaces", () => {
+    const cwd = makeTempDir()
+    expect(runKern(["init", "a", "--model", "m", "--no-git"], { cwd }).status).toBe(0)
+    writeFiles(cwd, { "a/hello.txt": "hi there" })
+    const positional = runKern(["kernel", "exec", "read", "a", "--args", JSON.stringify({ path: "hello.txt" })], { cwd })
+    expect(positional.status).toBe(0)
+    expect(positional.stdout).toContain("hi there")
+    const flag = runKern(["kernel", "exec", "read", "--dir", "a", "--args", JSON.stringify({ path: "hello.txt" })], { cwd })
+    expect(flag.stdout).toContain("hi there")
+    expect(runKern(["kernel", "namespaces", "--dir", "a"], { cwd }).status).toBe(0)
+  })
+
+  it("status on a missing or non-agent folder exits 2 with one line", () => {
+    const cwd = makeTempDir()
+    writeFiles(cwd, { "plain/readme.txt": "not an agent" })
+    for (const dir of ["plain", "missing"]) {
+      const result = runKern(["status", dir], { cwd })
+      expect(result.status).toBe(2)
+      expect(nonEmptyLines(result.stderr)).toEqual([
+        `kern: ${dir} is not an agent folder (no .kern/config.json); run \`kern init ${dir}\` first`
+      ])
+    }
+  })
+
+  it("a baseURL that is not a URL is a config error (exit 2); a bad OPENAI_BASE_URL is a listed problem", () => {
+    const cwd = makeTempDir()
+    writeFiles(cwd, { "a/.kern/config.json": JSON.stringify({ model: "m", baseURL: "localhost:11434" }) })
+    const result = runKern(["status", "a"], { cwd })
+    expect(result.status).toBe(2)
+    expect(nonEmptyLines(result.stderr)).toEqual([
+      "kern: a/.kern/config.json: key \"baseURL\": expected an http(s) URL such as \"http://localhost:11434/v1\", found the string \"localhost:11434\""
+    ])
+    writeFiles(cwd, { "b/.kern/config.json": JSON.stringify({ model: "gpt-4.1", provider: "openai-compatible" }) })
+    const env = { OPENAI_BASE_URL: "not a url", OPENAI_API_KEY: "sk-x" }
+    const status = JSON.parse(runKern(["status", "b", "--json"], { cwd, env }).stdout)
+    expect(status.problems).toEqual([expect.stringContaining("OPENAI_BASE_URL is not an http(s) URL")])
+    const chat = runKern(["chat", "b", "-m", "hi"], { cwd, env })
+    expect(chat.status).toBe(2)
+    expect(chat.stderr).toContain("OPENAI_BASE_URL is not an http(s) URL")
+  })
+
+  it("a config file nested 100,000 deep is one line and exit 2", () => {
+    const cwd = makeTempDir()
+    writeFiles(cwd, { "a/.kern/config.json": `{"budget":${"[".repeat(100_000)}${"]".repeat(100_000)}}` })
+    const result = runKern(["status", "a"], { cwd })
+    expect(result.status).toBe(2)
+    expect(nonEmptyLines(result.stderr)).toEqual([
+      "kern: a/.kern/config.json: expected JSON nested at most 64 levels deep, found deeper nesting"
+    ])
+  })
+
+  it("status lists a cost cap that cannot work for a model with no price, with the fix", () => {
+    const cwd = makeTempDir()
+    writeFiles(cwd, { "a/.kern/config.json": JSON.stringify({ model: "acme/unpriced-1" }) })
+    const status = JSON.parse(runKern(["status", "a", "--json"], { cwd, env: { OPENROUTER_API_KEY: "sk-x" } }).stdout)
+    expect(status.problems).toEqual([expect.stringMatching(/"acme\/unpriced-1" has no known price.*"prices"/)])
+    writeFiles(cwd, {
+      "a/.kern/config.json": JSON.stringify({ model: "acme/unpriced-1", prices: { "acme/unpriced-1": { input: 1, output: 2 } } })
+    })
+    expect(JSON.parse(runKern(["status", "a", "--json"], { cwd, env: { OPENROUTER_API_KEY: "sk-x" } }).stdout).problems).toEqual([])
   })
 
   it("--version prints the package version", () => {
@@ -78,11 +177,11 @@ describe("kern CLI", () => {
 
   it("status --json decodes, and reports name, provider, model and problems", () => {
     const cwd = makeTempDir()
-    expect(runKern(["init", "atlas", "--model", "m1", "--no-git"], { cwd }).status).toBe(0)
+    expect(runKern(["init", "atlas", "--model", "openai/gpt-4.1", "--no-git"], { cwd }).status).toBe(0)
     const result = runKern(["status", "--dir", "atlas", "--json"], { cwd, env: { OPENROUTER_API_KEY: "sk-x" } })
     expect(result.status).toBe(0)
     const status = Schema.decodeUnknownSync(StatusJson)(JSON.parse(result.stdout))
-    expect(status).toMatchObject({ name: "atlas", provider: "openrouter", model: "m1", agentFolder: true, problems: [] })
+    expect(status).toMatchObject({ name: "atlas", provider: "openrouter", model: "openai/gpt-4.1", agentFolder: true, problems: [] })
     const noKey = Schema.decodeUnknownSync(StatusJson)(JSON.parse(runKern(["status", "atlas", "--json"], { cwd }).stdout))
     expect(noKey.problems.some((problem) => problem.includes("OPENROUTER_API_KEY"))).toBe(true)
   })

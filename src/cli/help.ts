@@ -1,0 +1,152 @@
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Span from "@effect/cli/HelpDoc/Span"
+import * as Usage from "@effect/cli/Usage"
+
+// @effect/cli's own help prints `$ chat`, colours whatever the terminal, and pads every entry with generic
+// sentences; kern renders the same documentation itself, as a user reads it.
+
+/** One command of the `kern` tree, by its full path (`kernel exec`). */
+export interface CommandDoc {
+  readonly description: string
+  readonly usage: () => Usage.Usage
+  readonly help: (config: CliConfig.CliConfig) => HelpDoc.HelpDoc
+}
+
+/** Sentences @effect/cli adds to every entry; the entry's own description says more. */
+const boilerplate: ReadonlySet<string> = new Set([
+  "A user-defined piece of text.",
+  "This setting is optional.",
+  "A true or false value.",
+  "An integer.",
+  "A floating point number."
+])
+
+const spanText = (span: Span.Span): string => {
+  switch (span._tag) {
+    case "Text":
+    case "URI":
+      return span.value
+    case "Sequence":
+      return spanText(span.left) + spanText(span.right)
+    default:
+      return spanText(span.value)
+  }
+}
+
+interface Entry {
+  readonly term: string
+  readonly lines: ReadonlyArray<string>
+}
+
+interface Sections {
+  readonly description: Array<string>
+  readonly arguments: Array<Entry>
+  readonly options: Array<Entry>
+}
+
+const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
+  switch (doc._tag) {
+    case "Paragraph": {
+      const text = spanText(doc.value).trim()
+      return text === "" || boilerplate.has(text) || text.startsWith("One of the following:") ? [] : [text]
+    }
+    case "Sequence":
+      return [...paragraphs(doc.left), ...paragraphs(doc.right)]
+    case "Enumeration":
+      return doc.elements.flatMap(paragraphs)
+    default:
+      return []
+  }
+}
+
+const collect = (doc: HelpDoc.HelpDoc, sections: Sections, header: { current: string }): void => {
+  switch (doc._tag) {
+    case "Sequence":
+      collect(doc.left, sections, header)
+      collect(doc.right, sections, header)
+      return
+    case "Header":
+      header.current = spanText(doc.value).trim().toUpperCase()
+      return
+    case "Paragraph":
+      if (header.current === "DESCRIPTION") sections.description.push(...paragraphs(doc))
+      return
+    case "DescriptionList": {
+      const target = header.current === "ARGUMENTS" ? sections.arguments : header.current === "OPTIONS" ? sections.options : undefined
+      for (const [term, inner] of doc.definitions) {
+        target?.push({ term: spanText(term).trim().replace(/^\((.*)\)$/, "$1"), lines: paragraphs(inner) })
+      }
+      return
+    }
+    default:
+      return
+  }
+}
+
+const usageLines = (name: string, usage: Usage.Usage): Array<string> =>
+  Usage.enumerate(usage, CliConfig.defaultConfig).map((span) =>
+    `kern ${[name, spanText(span).replace(/^\S+\s*/, "")].filter((part) => part !== "").join(" ")}`
+  )
+
+export interface RenderOptions {
+  readonly color: boolean
+}
+
+const table = (entries: ReadonlyArray<Entry>): Array<string> => {
+  const width = Math.min(28, Math.max(...entries.map((entry) => entry.term.length)))
+  return entries.map(({ lines, term }) => {
+    const text = lines.join(" ")
+    return term.length > width ? `  ${term}\n  ${" ".repeat(width)}  ${text}` : `  ${term.padEnd(width)}  ${text}`
+  })
+}
+
+/** The help of `kern <name>` (`name` "" for kern itself) with its subcommands, plain or with bold headings. */
+export const renderHelp = (
+  name: string,
+  docs: Readonly<Record<string, CommandDoc>>,
+  version: string,
+  options: RenderOptions
+): string => {
+  const heading = (text: string) => (options.color ? `\u001b[1m${text}\u001b[0m` : text)
+  const doc = docs[name]
+  const sections: Sections = { description: [], arguments: [], options: [] }
+  if (doc !== undefined) collect(doc.help(CliConfig.make({ showBuiltIns: false })), sections, { current: "" })
+  const children = Object.entries(docs).filter(([path]) =>
+    path !== name && path.startsWith(name === "" ? "" : `${name} `) && !path.slice(name.length).trim().includes(" ")
+  )
+  const out: Array<string> = [name === "" ? `kern ${version}` : `kern ${name}`, ""]
+  if (sections.description.length > 0) out.push(...sections.description, "")
+  out.push(heading("Usage"))
+  if (children.length > 0) out.push(`  kern ${name === "" ? "" : `${name} `}<command> [options]`)
+  else if (doc !== undefined) out.push(...usageLines(name, doc.usage()).map((line) => `  ${line}`))
+  out.push("")
+  if (children.length > 0) {
+    out.push(heading("Commands"))
+    out.push(...table(children.map(([path, child]) => ({ term: path, lines: [child.description] }))), "")
+  }
+  if (sections.arguments.length > 0) out.push(heading("Arguments"), ...table(sections.arguments), "")
+  const builtIns: Array<Entry> = [
+    { term: "-h, --help", lines: ["show this help"] },
+    ...(name === "" ? [{ term: "--version", lines: ["print kern's version"] }] : [])
+  ]
+  out.push(heading("Options"), ...table([...sections.options, ...builtIns]), "")
+  if (children.length > 0) out.push(`Run \`kern ${name === "" ? "" : `${name} `}<command> --help\` for a command's options.`)
+  return out.join("\n").trimEnd()
+}
+
+/** ANSI colour only for a terminal that wants it (https://no-color.org, TERM=dumb, output piped). */
+export const wantsColor = (env: Readonly<Record<string, string | undefined>>, isTTY: boolean): boolean =>
+  isTTY && (env["NO_COLOR"] ?? "") === "" && env["TERM"] !== "dumb"
+
+/** The command path a command line names (`kernel exec` for `kern kernel exec read --args {}`), "" for none. */
+export const commandPath = (argv: ReadonlyArray<string>, docs: Readonly<Record<string, unknown>>): string => {
+  let path = ""
+  for (const arg of argv) {
+    if (arg.startsWith("-")) continue
+    const next = path === "" ? arg : `${path} ${arg}`
+    if (!Object.hasOwn(docs, next)) break
+    path = next
+  }
+  return path
+}
