@@ -1,10 +1,19 @@
 // Bundles the kern binary and the library with esbuild. Command modules are split into chunks that
 // main.ts imports lazily, so `kern --help` loads only the CLI definition.
 import { build } from "esbuild"
-import { rm } from "node:fs/promises"
+import { execFileSync } from "node:child_process"
+import { readdir, rm } from "node:fs/promises"
+import { createRequire } from "node:module"
 import { shipped } from "./esbuild-options.mjs"
 
-await rm(new URL("../dist", import.meta.url), { recursive: true, force: true })
+// `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc; the test
+// setup rebuilds only the bundle, so it keeps them.
+const withTypes = process.argv.includes("--types")
+const dist = new URL("../dist/", import.meta.url)
+const entries = await readdir(dist).catch(() => [])
+await Promise.all(
+  entries.filter((name) => withTypes || name !== "types").map((name) => rm(new URL(name, dist), { recursive: true, force: true }))
+)
 
 await build({
   ...shipped,
@@ -12,3 +21,8 @@ await build({
   outdir: "dist",
   splitting: true
 })
+
+if (withTypes) {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { stdio: "inherit", cwd: new URL("..", import.meta.url) })
+}
