@@ -71,6 +71,17 @@ const keyHint = (context: ProviderContext): string =>
     ? `check the API key configured for ${context.provider}`
     : `check ${context.keyEnv} in .kern/.env or the environment (or name another variable with "apiKeyEnv")`
 
+/**
+ * What an HTML page most likely means. A 5xx page comes from the server or a proxy in front of it, wherever the URL
+ * points; otherwise a page is usually a website where an API was expected, and the missing /v1 is the common slip.
+ */
+const htmlHint = (baseURL: string, status: number | undefined): string =>
+  status !== undefined && status >= 500
+    ? "the server (or a proxy in front of it) failed; try again later"
+    : /\/v\d+\/?$/.test(baseURL)
+    ? "check \"baseURL\": it should be the API root, not a web page"
+    : "check \"baseURL\" (OpenAI-style APIs usually end in /v1)"
+
 /** A body that is not what the API promises: an HTML page (usually a wrong baseURL) or unexpected JSON. */
 export const malformedBody = (
   context: ProviderContext,
@@ -84,7 +95,7 @@ export const malformedBody = (
     ...(status === undefined ? {} : { status }),
     message: looksLikeHtml(body, contentType)
       ? `${context.provider} at ${context.baseURL} answered with an HTML page instead of JSON` +
-        `${status === undefined ? "" : ` (HTTP ${status})`}: check "baseURL" (OpenAI-style APIs usually end in /v1)`
+        `${status === undefined ? "" : ` (HTTP ${status})`}: ${htmlHint(context.baseURL, status)}`
       : `${context.provider} at ${context.baseURL} sent ${expected === "" ? "an unexpected body" : `a body that is not ${expected}`}` +
         `${status === undefined ? "" : ` (HTTP ${status})`}: ${oneLine(body, 120) || "empty"}`
   })

@@ -116,6 +116,23 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
       })
     ))
 
+  it.scoped("an HTML 502 from a URL that ends in /v1 says the server failed, not that baseURL is wrong", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(...Array.from({ length: 4 }, () => FakeReply.error(502, { html: true })))
+        const fiber = yield* Effect.fork(failure(generate))
+        for (let retry = 1; retry <= 3; retry++) {
+          yield* server.awaitRequests(retry)
+          yield* wakeNextSleeper
+        }
+        const error = yield* Fiber.join(fiber)
+        expect(server.baseURL).toMatch(/\/v1$/)
+        expect(error.status).toBe(502)
+        expect(error.message).toContain("the server (or a proxy in front of it) failed")
+        expect(error.message).not.toContain("baseURL")
+      })
+    ))
+
   it.scoped("an answer with no text and no tool calls is no_output", () =>
     withModel((server) =>
       Effect.gen(function*() {
