@@ -1,16 +1,24 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import { Console, Effect, Layer, Option } from "effect"
+import { ProcessEnv } from "../config/ProcessEnv.js"
 import { Git } from "../memory/Git.js"
 import { initAgent, type InitReport } from "../memory/initAgent.js"
 import type { InitArgs } from "./commands.js"
 import { requireDir } from "./dirs.js"
 
-const render = (report: InitReport): string => {
+/** `kern` as the user can run it: through npx inside a checkout (npm marks its exec), or the installed command. */
+const invocationFrom = (env: Readonly<Record<string, string | undefined>>): string =>
+  env["npm_command"] === "exec" ? "npx kern" : "kern"
+
+const render = (report: InitReport, kern: string): string => {
   const lines = [`Created agent "${report.name}" in ${report.dir}`]
   if (report.written.length > 0) lines.push(`  wrote: ${report.written.join(", ")}`)
   if (report.kept.length > 0) lines.push(`  kept:  ${report.kept.join(", ")}`)
   lines.push(`  git:   ${report.git.status}${report.git.detail === undefined ? "" : ` (${report.git.detail})`}`)
-  lines.push("", `Next: \`kern status ${report.dir}\` says what is still missing (an API key in .kern/.env, a model); then \`kern run ${report.dir}\`.`)
+  lines.push(
+    "",
+    `Next: \`${kern} status ${report.dir}\` says what is still missing (an API key in .kern/.env, a model); then \`${kern} run ${report.dir}\`.`
+  )
   return lines.join("\n")
 }
 
@@ -30,5 +38,5 @@ export const run = (args: InitArgs) =>
       force: args.force
     })
     for (const warning of report.warnings) yield* Console.error(`kern: warning: ${warning}`)
-    yield* Console.log(args.json ? JSON.stringify(report) : render(report))
+    yield* Console.log(args.json ? JSON.stringify(report) : render(report, invocationFrom(yield* ProcessEnv)))
   }).pipe(Effect.provide(Git.Default.pipe(Layer.provide(NodeCommandExecutor.layer))))

@@ -72,8 +72,10 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
 
   // config.json: the given flags on top of whatever a forced re-init finds.
   let previous: Record<string, unknown> = {}
+  let previousText: string | undefined
   if (yield* exists(paths.configFile)) {
     const text = yield* fs.readFileString(paths.configFile).pipe(Effect.mapError(io(`could not read ${paths.configFile}`)))
+    previousText = text
     const parsed = Either.try(() => JSON.parse(text) as unknown)
     if (Either.isRight(parsed) && isRecord(parsed.right)) {
       previous = parsed.right
@@ -100,10 +102,13 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
   warnings.push(...decoded.right.warnings)
 
   yield* fs.makeDirectory(paths.kernDir, { recursive: true }).pipe(Effect.mapError(io(`could not create ${paths.kernDir}`)))
-  yield* fs.writeFileString(paths.configFile, JSON.stringify(config, null, 2) + "\n").pipe(
-    Effect.mapError(io(`could not write ${paths.configFile}`))
-  )
-  written.push(".kern/config.json")
+  const configText = JSON.stringify(config, null, 2) + "\n"
+  if (previousText === configText) {
+    kept.push(".kern/config.json")
+  } else {
+    yield* fs.writeFileString(paths.configFile, configText).pipe(Effect.mapError(io(`could not write ${paths.configFile}`)))
+    written.push(".kern/config.json")
+  }
 
   if (yield* exists(paths.envFile)) {
     kept.push(".kern/.env")
@@ -149,7 +154,8 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
   }
 
   const gitResult = options.git
-    ? yield* commitInitial(paths.dir, name, [...written, ...kept].filter((path) => path !== ".kern/.env"))
+    // A re-init commits only what it wrote: the agent's own edits to kept files are not an "initialize" change.
+    ? yield* commitInitial(paths.dir, name, (isAgent ? written : [...written, ...kept]).filter((path) => path !== ".kern/.env"))
     : { status: "skipped" as const, detail: "--no-git" }
   if (gitResult.status === "skipped" && options.git) warnings.push(`git skipped: ${gitResult.detail}`)
 

@@ -119,6 +119,21 @@ describe("initAgent", () => {
       assert.strictEqual(after.maxSteps, 12, "keys the user added survive")
     }))
 
+  it.effect("--force reports only what it changed and never commits the agent's own edits", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "atlas")
+      yield* init({ dir, model: "a" })
+      git(dir, "rm", "-q", "KERN.md")
+      git(dir, "commit", "-qm", "lost KERN.md")
+      NodeFs.writeFileSync(NodePath.join(dir, "AGENTS.md"), "# edited by the agent\n")
+      const report = yield* init({ dir, force: true })
+      assert.deepStrictEqual(report.written, ["KERN.md"])
+      assert.include(report.kept, ".kern/config.json")
+      assert.strictEqual(report.git.status, "committed")
+      assert.deepStrictEqual(git(dir, "show", "--name-only", "--format=", "HEAD").trim().split("\n"), ["KERN.md"])
+      assert.strictEqual(git(dir, "status", "--porcelain").trim(), "M AGENTS.md")
+    }))
+
   it.effect("--force on a config.json that is not JSON keeps the old file as a backup", () =>
     Effect.gen(function*() {
       const dir = NodePath.join(makeTempDir(), "atlas")
