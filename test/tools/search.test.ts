@@ -34,8 +34,12 @@ describe("glob patterns", () => {
     ["file?.txt", "file10.txt", false],
     ["[ab].js", "b.js", true],
     ["[!ab].js", "b.js", false],
+    ["[!ab].js", "c.js", true],
+    ["**/.env", "x/.env", true],
+    ["*.md", ".hidden.md", true],
     ["a.(x)", "a.(x)", true],
-    ["a+b.txt", "aab.txt", false]
+    ["a+b.txt", "aab.txt", false],
+    ["a+b.txt", "a+b.txt", true]
   ]
   for (const [pattern, path, expected] of cases) {
     it(`${pattern} ${expected ? "matches" : "does not match"} ${path}`, () => {
