@@ -1,7 +1,9 @@
 import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { orIfMissing } from "../storage/missingFile.js"
 
 const memoryFiles = ["KERN.md", "AGENTS.md", "IDENTITY.md", "USERS.md", "KNOWLEDGE.md"] as const
 const notePattern = /^\d{4}-\d{2}-\d{2}\.md$/
@@ -13,8 +15,15 @@ const notePattern = /^\d{4}-\d{2}-\d{2}\.md$/
 export const buildSystemPrompt = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const { config, paths } = yield* AgentConfig
+  // A memory file that cannot be read leaves a hole in the prompt, not a failed turn; only a missing one is silent.
+  const unreadable = (file: string) => (error: PlatformError) =>
+    Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
   const read = (file: string) =>
-    fs.readFileString(file).pipe(Effect.map((text) => text.trim()), Effect.orElseSucceed(() => ""))
+    fs.readFileString(file).pipe(
+      Effect.map((text) => text.trim()),
+      orIfMissing(() => ""),
+      Effect.catchAll(unreadable(file))
+    )
   const sections: Array<string> = [
     `You are ${config.name}, a long-lived agent run by kern in the folder ${paths.dir}. ` +
     "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying."
@@ -23,7 +32,10 @@ export const buildSystemPrompt = Effect.gen(function*() {
   // Read together: each is a round trip to the file system's thread pool.
   const [texts, notes] = yield* Effect.all([
     Effect.forEach(memoryFiles, (name) => read(NodePath.join(paths.dir, name)), { concurrency: "unbounded" }),
-    fs.readDirectory(notesDir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+    fs.readDirectory(notesDir).pipe(
+      orIfMissing((): Array<string> => []),
+      Effect.catchAll((error) => Effect.as(unreadable(notesDir)(error), [] as Array<string>))
+    )
   ], { concurrency: "unbounded" })
   memoryFiles.forEach((name, index) => {
     const text = texts[index] ?? ""

@@ -3,16 +3,14 @@ import { Console, Effect } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
 import { providerProblems } from "../config/providers.js"
 import { usageTotals } from "../agent/usageTotals.js"
+import { orIfMissing } from "../storage/missingFile.js"
 import * as Database from "../storage/Database.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
 import { notAgentFolder, resolveDir } from "./dirs.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
-  fs.stat(file).pipe(
-    Effect.map((info) => Number(info.size)),
-    Effect.orElseSucceed(() => 0)
-  )
+  fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
 
 export const run = (args: StatusArgs) =>
   Effect.gen(function*() {
@@ -28,7 +26,11 @@ export const run = (args: StatusArgs) =>
       ...(costCap === undefined ? [] : [costCap])
     ]
     // The database and its WAL together are what the agent occupies on disk.
-    const dbBytes = (yield* fileSize(fs, paths.dbFile)) + (yield* fileSize(fs, `${paths.dbFile}-wal`))
+    const sizes = yield* Effect.either(
+      Effect.all([fileSize(fs, paths.dbFile), fileSize(fs, `${paths.dbFile}-wal`)])
+    )
+    if (sizes._tag === "Left") problems.push(`cannot read ${paths.dbFile}: ${sizes.left.message}`)
+    const dbBytes = sizes._tag === "Right" ? sizes.right[0] + sizes.right[1] : 0
     const totals = dbBytes === 0
       ? undefined
       : yield* Effect.either(usageTotals.pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
