@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import { usageTotals } from "../agent/usageTotals.js"
+import { usageTotals } from "../kernel/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
