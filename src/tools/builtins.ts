@@ -13,7 +13,7 @@ import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contex
 import { edit, EditArgs, editTool } from "./edit.js"
 import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
-import { PairingStore } from "../channels/PairingStore.js"
+import { PairingStore } from "../users/PairingStore.js"
 import { kern, KernArgs, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
