@@ -1,5 +1,6 @@
 import type { Prompt } from "@effect/ai"
 import { Either, JSONSchema } from "effect"
+import { parseJsonText } from "../config/json.js"
 import { dataText } from "../kernel/resultText.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { PlanStep, type PlanDraft, type StepArtifact } from "./agenticRecord.js"
@@ -48,7 +49,7 @@ export const planPrompt = (goal: string, tools: ReadonlyArray<RegisteredTool>): 
 
 const parseArgs = (argsJson: string): unknown =>
   // Text that is not JSON is passed on as it is: the executor rejects it with a VALIDATION_ERROR the record keeps.
-  Either.getOrElse(Either.try(() => JSON.parse(argsJson) as unknown), () => argsJson)
+  Either.getOrElse(parseJsonText(argsJson), () => argsJson)
 
 export const planSteps = (draft: PlanDraft): ReadonlyArray<PlanStep> =>
   draft.steps.map((step) => new PlanStep({ toolId: step.toolId, args: parseArgs(step.argsJson), purpose: step.purpose }))

@@ -1,6 +1,7 @@
 import { Console, Effect, Either, Option } from "effect"
 import pkg from "../../package.json" with { type: "json" }
 import { AgentConfig } from "../config/AgentConfig.js"
+import { parseJsonText } from "../config/json.js"
 import { type SafetyClass, safetyRank, type ToolSpec } from "../kernel/contracts.js"
 import { EventLog } from "../kernel/EventLog.js"
 import { contractFingerprint } from "../kernel/fingerprint.js"
@@ -99,10 +100,8 @@ export const tools = (args: KernelToolsArgs) =>
 
 export const exec = (args: KernelExecArgs) =>
   Effect.gen(function*() {
-    const parsed = Either.try(() => JSON.parse(args.args) as unknown)
-    if (Either.isLeft(parsed)) {
-      return yield* new UsageError({ message: `--args is not valid JSON: ${(parsed.left as Error).message}` })
-    }
+    const parsed = parseJsonText(args.args)
+    if (Either.isLeft(parsed)) return yield* new UsageError({ message: `--args is not valid JSON: ${parsed.left}` })
     const { config } = yield* AgentConfig
     const executor = yield* ToolExecutor
     const ctx = yield* makeRunContext({

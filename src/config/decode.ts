@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { parseJsonText } from "./json.js"
 import { ConfigError } from "./errors.js"
 import {
   expectations,
@@ -100,11 +101,7 @@ const jsonDepth = (text: string, limit: number): number => {
   return deepest
 }
 
-const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
 
-/** The parser's own sentence, without the tree the formatter draws around it. */
-const syntaxMessage = (error: ParseResult.ParseError): string =>
-  (ParseResult.TreeFormatter.formatErrorSync(error).split("\n").at(-1) ?? "").replace(/^[\s└─]+/, "")
 
 /** The text of `.kern/config.json` as JSON: a syntax error or absurd nesting is a ConfigError, never a crash. */
 export const parseConfigJson = (source: string, text: string): Either.Either<unknown, ConfigError> => {
@@ -113,14 +110,8 @@ export const parseConfigJson = (source: string, text: string): Either.Either<unk
       new ConfigError({ source, expected: `JSON nested at most ${maxJsonDepth} levels deep`, found: "deeper nesting" })
     )
   }
-  return decodeJson(text).pipe(
-    Either.mapLeft((error) =>
-      new ConfigError({
-        source,
-        expected: "valid JSON",
-        found: `a syntax error (${syntaxMessage(error)})`
-      })
-    )
+  return parseJsonText(text).pipe(
+    Either.mapLeft((syntax) => new ConfigError({ source, expected: "valid JSON", found: `a syntax error (${syntax})` }))
   )
 }
 

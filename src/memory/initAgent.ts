@@ -5,6 +5,7 @@ import { decodeConfigFile } from "../config/decode.js"
 import { agentPaths } from "../config/paths.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import type { Provider } from "../config/schema.js"
+import { parseJsonText } from "../config/json.js"
 import { Git } from "./Git.js"
 import { gitignoreLines, templates } from "./templates.js"
 
@@ -76,7 +77,7 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
   if (yield* exists(paths.configFile)) {
     const text = yield* fs.readFileString(paths.configFile).pipe(Effect.mapError(io(`could not read ${paths.configFile}`)))
     previousText = text
-    const parsed = Either.try(() => JSON.parse(text) as unknown)
+    const parsed = parseJsonText(text)
     if (Either.isRight(parsed) && isRecord(parsed.right)) {
       previous = parsed.right
     } else {

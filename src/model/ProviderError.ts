@@ -1,5 +1,6 @@
 import { AiError } from "@effect/ai"
 import { Either, Schema } from "effect"
+import { parseJsonText } from "../config/json.js"
 
 export const ProviderErrorReason = Schema.Literal("network", "auth", "rate_limit", "billing", "provider", "no_output")
 export type ProviderErrorReason = typeof ProviderErrorReason.Type
@@ -61,10 +62,8 @@ const jsonMessage = (value: unknown): string | undefined => {
 /** The provider's own explanation from an error body: `error.message`, `message`, or the text itself. */
 export const providerDetail = (body: string): string => {
   if (body.trim() === "") return "no details given"
-  return oneLine(Either.match(parseJson(body), { onLeft: () => body, onRight: (value) => jsonMessage(value) ?? body }))
+  return oneLine(Either.match(parseJsonText(body), { onLeft: () => body, onRight: (value) => jsonMessage(value) ?? body }))
 }
-
-export const parseJson = (text: string): Either.Either<unknown, unknown> => Either.try(() => JSON.parse(text) as unknown)
 
 const keyHint = (context: ProviderContext): string =>
   context.keyEnv === undefined

@@ -155,5 +155,6 @@ describe("kern runtime-guard", () => {
     const unknown = kern(dir, "runtime-guard", "approve-contract", "kernel", "nope")
     expect(unknown.status).toBe(1)
     expect(unknown.stderr).toContain("no tool \"nope\"")
-  })
+    // A dozen kern processes one after another: on a busy 2-core machine each may take seconds.
+  }, 180_000)
 })
