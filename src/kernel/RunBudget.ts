@@ -24,8 +24,12 @@ export interface BudgetUsage {
 
 const zero: BudgetUsage = { toolCallsUsed: 0, promptTokensUsed: 0, latencyMsUsed: 0, costUsdCentsUsed: 0 }
 
+/** The caps a run can reach. */
+export const BudgetCap = Schema.Literal("maxToolCalls", "maxPromptTokens", "maxLatencyMs", "maxCostUsdCents")
+export type BudgetCap = typeof BudgetCap.Type
+
 /** Which cap a usage has reached, if any. */
-export const exceededCap = (limits: BudgetLimits, usage: BudgetUsage): string | undefined =>
+export const exceededCap = (limits: BudgetLimits, usage: BudgetUsage): BudgetCap | undefined =>
   usage.toolCallsUsed >= limits.maxToolCalls
     ? "maxToolCalls"
     : usage.promptTokensUsed >= limits.maxPromptTokens

@@ -1,0 +1,71 @@
+import { AiError } from "@effect/ai"
+import { Schema } from "effect"
+import { BudgetCap, type BudgetLimits, type BudgetUsage, exceededCap } from "../kernel/RunBudget.js"
+import { fromAiError, ProviderErrorReason } from "../model/ProviderError.js"
+import { WatchdogTimeout } from "./modelStep.js"
+
+/** The model provider failed (after retries): why, the HTTP status and the wait it asked for, if any. */
+export class ProviderFailed extends Schema.TaggedClass<ProviderFailed>()("ProviderFailed", {
+  reason: ProviderErrorReason,
+  status: Schema.optional(Schema.Number),
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  message: Schema.String
+}) {}
+
+/** The model's stream went silent for longer than the watchdog allows. */
+export class WatchdogFired extends Schema.TaggedClass<WatchdogFired>()("WatchdogFired", {
+  message: Schema.String
+}) {}
+
+/** A cap of the turn's budget was reached before the model finished: which one, its limit and what was used. */
+export class BudgetExhausted extends Schema.TaggedClass<BudgetExhausted>()("BudgetExhausted", {
+  cap: BudgetCap,
+  limit: Schema.Number,
+  toolCallsUsed: Schema.Number,
+  promptTokensUsed: Schema.Number,
+  costUsdCentsUsed: Schema.Number,
+  message: Schema.String
+}) {}
+
+/** The turn used every step (`maxSteps`) and the model still wanted tools. */
+export class StepLimitReached extends Schema.TaggedClass<StepLimitReached>()("StepLimitReached", {
+  maxSteps: Schema.Number,
+  message: Schema.String
+}) {}
+
+/** Why a turn ended without the model's final answer; what `kern chat --json` prints and library callers match on. */
+export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached)
+export type TurnFailure = typeof TurnFailure.Type
+
+/** A failed model step as a TurnFailure: a watchdog, or the provider's error with its reason and status. */
+export const modelStepFailure = (error: unknown): TurnFailure => {
+  if (error instanceof WatchdogTimeout) return new WatchdogFired({ message: error.message })
+  const provider = AiError.isAiError(error) ? fromAiError(error) : undefined
+  if (provider !== undefined) {
+    return new ProviderFailed({
+      reason: provider.reason,
+      message: provider.message,
+      ...(provider.status === undefined ? {} : { status: provider.status }),
+      ...(provider.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: provider.retryAfterSeconds })
+    })
+  }
+  return new ProviderFailed({ reason: "provider", message: error instanceof Error ? error.message : String(error) })
+}
+
+/** The budget cap `usage` has reached, as a TurnFailure; undefined while every cap has room. */
+export const budgetFailure = (limits: BudgetLimits, usage: BudgetUsage): BudgetExhausted | undefined => {
+  const cap = exceededCap(limits, usage)
+  if (cap === undefined) return undefined
+  return new BudgetExhausted({
+    cap,
+    limit: limits[cap],
+    toolCallsUsed: usage.toolCallsUsed,
+    promptTokensUsed: usage.promptTokensUsed,
+    costUsdCentsUsed: usage.costUsdCentsUsed,
+    message: `the turn's budget is used up (${cap} ${limits[cap]} reached: ${usage.toolCallsUsed} tool calls, ` +
+      `${usage.promptTokensUsed} prompt tokens, ${usage.costUsdCentsUsed.toFixed(2)}¢)`
+  })
+}
+
+export const stepLimit = (maxSteps: number): StepLimitReached =>
+  new StepLimitReached({ maxSteps, message: `stopped after ${maxSteps} steps (maxSteps)` })
