@@ -10,6 +10,7 @@ import {
   fromStatus,
   malformedBody,
   networkError,
+  streamCut,
   type ProviderContext,
   ProviderError,
   toAiError
@@ -53,7 +54,7 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
   const transportError = (error: HttpClientError.HttpClientError): ProviderError =>
     error._tag === "RequestError"
       ? networkError(context, error.description ?? error.reason)
-      : networkError(context, `the response broke off: ${error.description ?? error.reason}`)
+      : streamCut(context, error.description ?? error.reason)
 
   /** Sends a request; anything but 2xx becomes a ProviderError (retries already spent). */
   const send = (body: ChatRequest, accept: string) =>
@@ -104,7 +105,11 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
       Stream.mapError(transportError),
       Stream.decodeText(),
       Stream.pipeThroughChannel(Sse.makeChannel()),
-      Stream.takeWhile((event) => event.data.trim() !== "[DONE]"),
+      Stream.takeWhile((event) => {
+        const done = event.data.trim() === "[DONE]"
+        if (done) accumulator.sawDone()
+        return !done
+      }),
       Stream.mapEffect((event) =>
         decodeChunk(event.data).pipe(
           Effect.mapError(() => malformedBody(context, event.data, "application/json", "a Chat Completions stream chunk")),

@@ -2,7 +2,7 @@ import type { Response } from "@effect/ai"
 import { Either } from "effect"
 import { finishReason, metadataPart, parseToolParams, toolCallPart, usageOf } from "./ChatCompletionsResponse.js"
 import type { ChatCompletionChunk, ToolCallDelta, Usage } from "./ChatCompletionsWire.js"
-import { noOutput, type ProviderContext, ProviderError } from "./ProviderError.js"
+import { noOutput, type ProviderContext, ProviderError, streamCut } from "./ProviderError.js"
 
 interface ToolCallDraft {
   readonly id: string
@@ -135,8 +135,16 @@ export const makeStreamAccumulator = (context: ProviderContext) => {
     return Either.right(parts)
   }
 
+  let doneSeen = false
+  /** The server's `[DONE]`: the stream is complete even if no choice said why it finished. */
+  const sawDone = () => {
+    doneSeen = true
+  }
+
   /** The closing parts once the stream ends (`[DONE]` or end of body). */
   const end = (): Either.Either<Parts, ProviderError> => {
+    // Neither [DONE] nor a finish reason: the body ended early (a dropped connection, a proxy timing out).
+    if (!doneSeen && reason === undefined) return Either.left(streamCut(context))
     const parts: Parts = []
     const done = flush(parts)
     if (Either.isLeft(done)) return Either.left(done.left)
@@ -145,5 +153,5 @@ export const makeStreamAccumulator = (context: ProviderContext) => {
     return Either.right(parts)
   }
 
-  return { push, end } as const
+  return { push, end, sawDone } as const
 }

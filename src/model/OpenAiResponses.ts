@@ -8,6 +8,7 @@ import {
   noOutput,
   type ProviderContext,
   ProviderError,
+  streamCut,
   toAiError
 } from "./ProviderError.js"
 import { retryingClient } from "./ProviderRetry.js"
@@ -50,6 +51,10 @@ const isOutputEvent = (event: OpenAiClient.ResponseStreamEvent): boolean =>
   (event.type === "response.output_text.delta" && event.delta.trim() !== "") ||
   (event.type === "response.output_item.done" && event.item.type === "function_call")
 
+/** The events that close a response: without one, the stream was cut short. */
+const isTerminalEvent = (event: OpenAiClient.ResponseStreamEvent): boolean =>
+  event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed"
+
 /** Wraps the client so every failure carries a ProviderError and an empty answer fails as no_output. */
 const guard = (context: ProviderContext) => (client: OpenAiClient.Service): OpenAiClient.Service => ({
   ...client,
@@ -59,18 +64,29 @@ const guard = (context: ProviderContext) => (client: OpenAiClient.Service): Open
       Effect.filterOrFail(hasOutput, () => toAiError(noOutput(context, "none"), "createResponse"))
     ),
   createResponseStream: (request) =>
-    Stream.unwrap(Effect.map(Ref.make(false), (sawOutput) =>
+    Stream.unwrap(Effect.map(Ref.make({ output: false, complete: false }), (seen) =>
       client.createResponseStream(request).pipe(
         Stream.catchAll((error) => Stream.fromEffect(classify(context, "createResponseStream")(error))),
         Stream.mapEffect((event) =>
           Option.match(streamFailure(context, event), {
             onSome: (error) => Effect.fail(toAiError(error, "createResponseStream")),
-            onNone: () => isOutputEvent(event) ? Effect.as(Ref.set(sawOutput, true), event) : Effect.succeed(event)
+            onNone: () =>
+              Effect.as(
+                Ref.update(seen, (was) => ({
+                  output: was.output || isOutputEvent(event),
+                  complete: was.complete || isTerminalEvent(event)
+                })),
+                event
+              )
           })
         ),
-        Stream.concat(Stream.fromEffect(Ref.get(sawOutput)).pipe(
-          Stream.flatMap((saw) =>
-            saw ? Stream.empty : Stream.fail(toAiError(noOutput(context, "none"), "createResponseStream"))
+        Stream.concat(Stream.fromEffect(Ref.get(seen)).pipe(
+          Stream.flatMap(({ complete, output }) =>
+            !complete
+              ? Stream.fail(toAiError(streamCut(context), "createResponseStream"))
+              : output
+              ? Stream.empty
+              : Stream.fail(toAiError(noOutput(context, "none"), "createResponseStream"))
           )
         ))
       )

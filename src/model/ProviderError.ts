@@ -154,6 +154,15 @@ export const networkError = (context: ProviderContext, cause: string): ProviderE
       "check the network and \"baseURL\""
   })
 
+/** The answer's stream ended (or broke) before the provider said it was complete. */
+export const streamCut = (context: ProviderContext, detail?: string): ProviderError =>
+  new ProviderError({
+    reason: "network",
+    message: `${context.provider} at ${context.baseURL} closed the stream before the answer was complete` +
+      `${detail === undefined ? "" : ` (${oneLine(detail, 120)})`}: try again; if it keeps happening, check the server ` +
+      "or any proxy in between"
+  })
+
 export const noOutput = (context: ProviderContext, finishReason: string): ProviderError =>
   new ProviderError({
     reason: "no_output",

@@ -133,6 +133,16 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
       })
     ))
 
+  it.scoped("a stream cut mid-way says the provider closed the stream", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("a long answer that never finishes", { cutAfter: 2 }))
+        const error = yield* failure(stream)
+        expect(error.message).toContain("closed the stream before the answer was complete")
+        expect(error.message).not.toContain("cannot reach")
+      })
+    ))
+
   it.scoped("an answer with no text and no tool calls is no_output", () =>
     withModel((server) =>
       Effect.gen(function*() {

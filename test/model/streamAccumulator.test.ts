@@ -90,9 +90,21 @@ describe("Chat Completions stream accumulator", () => {
     expect(parts.at(-1)).toMatchObject({ type: "finish", reason: "tool-calls" })
   })
 
+  it("a stream that ends with neither [DONE] nor a finish reason was cut short", () => {
+    const cut = makeStreamAccumulator(context)
+    Either.getOrThrow(cut.push({ choices: [{ index: 0, delta: { content: "half an ans" } }] }))
+    const ended = cut.end()
+    expect(Either.isLeft(ended) && ended.left.message).toContain("closed the stream before the answer was complete")
+    const complete = makeStreamAccumulator(context)
+    Either.getOrThrow(complete.push({ choices: [{ index: 0, delta: { content: "all of it" } }] }))
+    complete.sawDone()
+    expect(Either.isRight(complete.end())).toBe(true)
+  })
+
   it("fails on tool arguments that are not JSON, and on an error frame", () => {
     const acc = makeStreamAccumulator(context)
     Either.getOrThrow(acc.push(toolChunk(0, { id: "c", name: "a", args: "{\"x\":" })))
+    acc.sawDone()
     const broken = acc.end()
     expect(Either.isLeft(broken) && broken.left.reason).toBe("provider")
 

@@ -17,7 +17,13 @@ export type { FakeToolCall, FakeTurn, FakeUsage } from "./fakeModelWire.js"
 
 /** One scripted answer to `POST /responses` or `POST /chat/completions`. */
 export type FakeReply =
-  | { readonly _tag: "Turn"; readonly turn: FakeTurn; readonly delay?: Duration.DurationInput | undefined }
+  | {
+    readonly _tag: "Turn"
+    readonly turn: FakeTurn
+    readonly delay?: Duration.DurationInput | undefined
+    /** Streams only this many SSE frames, then drops the connection (a provider or proxy dying mid-answer). */
+    readonly cutAfter?: number | undefined
+  }
   | {
     readonly _tag: "Failure"
     readonly status: number
@@ -31,12 +37,14 @@ interface TurnOptions {
   readonly usage?: Partial<FakeUsage> | undefined
   /** Waits before answering, on the server's Clock: under TestClock a test must adjust time past it. */
   readonly delay?: Duration.DurationInput | undefined
+  readonly cutAfter?: number | undefined
 }
 
 const turn = (text: string, toolCalls: ReadonlyArray<FakeToolCall>, options: TurnOptions = {}): FakeReply => ({
   _tag: "Turn",
   turn: { text, toolCalls, usage: { input: 12, output: 7, cached: 0, ...options.usage } },
-  delay: options.delay
+  delay: options.delay,
+  cutAfter: options.cutAfter
 })
 
 export const FakeReply = {
@@ -124,11 +132,17 @@ const errorJson = (status: number, message?: string) =>
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
 const encoder = new TextEncoder()
-const sse = (frames: ReadonlyArray<string>) =>
-  HttpServerResponse.stream(Stream.fromIterable(frames).pipe(Stream.map((frame) => encoder.encode(frame))), {
-    contentType: "text/event-stream",
-    headers: { "cache-control": "no-cache" }
-  })
+const sse = (frames: ReadonlyArray<string>, cutAfter?: number) =>
+  HttpServerResponse.stream(
+    cutAfter === undefined
+      ? Stream.fromIterable(frames).pipe(Stream.map((frame) => encoder.encode(frame)))
+      : Stream.fromIterable(frames.slice(0, cutAfter)).pipe(
+        Stream.map((frame) => encoder.encode(frame)),
+        // A failing body makes the server destroy the socket: the client sees the stream end without its last chunk.
+        Stream.concat(Stream.fail(new Error("fake model server: connection cut")))
+      ),
+    { contentType: "text/event-stream", headers: { "cache-control": "no-cache" } }
+  )
 
 const stringInputs = (input: unknown): Array<string> =>
   typeof input === "string" ? [input] : Array.isArray(input) ? input.map((x) => String(x)) : []
@@ -167,13 +181,15 @@ export const make = Effect.gen(function*() {
       const stream = body["stream"] === true
       if (path === "/responses") {
         const id = `resp_${count}`
-        return stream ? sse(responsesEvents(id, model, r.turn)) : HttpServerResponse.unsafeJson(responsesBody(id, model, r.turn))
+        return stream
+          ? sse(responsesEvents(id, model, r.turn), r.cutAfter)
+          : HttpServerResponse.unsafeJson(responsesBody(id, model, r.turn))
       }
       const id = `chatcmpl-${count}`
       const options = body["stream_options"]
       const includeUsage = isRecord(options) && options["include_usage"] === true
       return stream
-        ? sse(chatEvents(id, model, r.turn, includeUsage))
+        ? sse(chatEvents(id, model, r.turn, includeUsage), r.cutAfter)
         : HttpServerResponse.unsafeJson(chatBody(id, model, r.turn))
     })
 
