@@ -36,15 +36,27 @@ export interface WorkspaceService {
   readonly artifactsDir: string
   /** The environment for child processes: the agent's env without the secret keys. */
   readonly childEnv: Readonly<Record<string, string>>
-  /** Resolves a path the model named, refusing (when guarded) anything that lands outside the roots. */
-  readonly resolve: (path: string) => Effect.Effect<ResolvedPath, ToolFailure>
+  /**
+   * Resolves a path the model named, refusing (when guarded) anything that lands outside the roots, always anything
+   * under `.kern/`, and for `"write"` anything under `.git/`, checked on the path as named and on its real path.
+   */
+  readonly resolve: (path: string, access?: Access) => Effect.Effect<ResolvedPath, ToolFailure>
   /** How to name an absolute path to the model: relative to the root when inside it. */
   readonly display: (absolute: string) => string
 }
 
+/** What a file tool means to do with a path: writes are held to more than reads. */
+export type Access = "read" | "write"
+
 export class Workspace extends Context.Tag("kern/tools/Workspace")<Workspace, WorkspaceService>() {}
 
 const maxSymlinkHops = 40
+
+/**
+ * Folders file tools treat specially wherever they sit, compared without case (a case-insensitive disk opens `.KERN`
+ * as `.kern`): `.kern` is never reached, `.git` only read.
+ */
+export const protectedDirs = { kern: ".kern", git: ".git" } as const
 
 const loopFailure = (display: string) =>
   toolFailure("VALIDATION_ERROR", `${display}: too many levels of symbolic links (a symlink loop)`)
@@ -94,7 +106,32 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
         })
       )
 
-  const resolve = (requested: string): Effect.Effect<ResolvedPath, ToolFailure> =>
+  /** The folder names of `absolute` below the root that holds it (all of them when no root does), lower-cased. */
+  const allRoots = [...realRoots, ...lexicalRoots]
+  const namesBelowRoot = (absolute: string): ReadonlyArray<string> => {
+    const holder = allRoots.find((dir) => within(absolute, [dir]))
+    const rel = holder === undefined ? absolute : path.relative(holder, absolute)
+    return rel.split(/[\\/]+/).filter((name) => name !== "").map((name) => name.toLowerCase())
+  }
+
+  const protectedFailure = (requested: string, absolute: string, access: Access) => {
+    const names = namesBelowRoot(absolute)
+    if (names.includes(protectedDirs.kern)) {
+      return toolFailure(
+        "PERMISSION_DENIED",
+        `${requested} is under .kern/, which holds kern's config, secrets and database; file tools may not touch it`
+      )
+    }
+    if (access === "write" && names.includes(protectedDirs.git)) {
+      return toolFailure(
+        "PERMISSION_DENIED",
+        `${requested} is under .git/; file tools may read git's files but not write them (a hook or config written there would run as the operator)`
+      )
+    }
+    return undefined
+  }
+
+  const resolve = (requested: string, access: Access = "read"): Effect.Effect<ResolvedPath, ToolFailure> =>
     Effect.gen(function*() {
       if (requested.trim() === "") return yield* toolFailure("VALIDATION_ERROR", "path is empty")
       if (requested.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "path contains a NUL character")
@@ -105,7 +142,12 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
           `${requested} is outside the agent folder (${root}); the workspace guard allows only paths inside it`
         )
       if (guard && !within(absolute, [...lexicalRoots, ...realRoots])) return yield* outside()
+      // Checked before the real path is looked up too, so a `.kern` that is a symlink elsewhere is still refused.
+      const named = protectedFailure(requested, absolute, access)
+      if (named !== undefined) return yield* named
       const real = yield* realResolve(absolute, requested, 0)
+      const reached = protectedFailure(requested, real, access)
+      if (reached !== undefined) return yield* reached
       if (guard && !within(real, realRoots)) {
         return yield* toolFailure(
           "PERMISSION_DENIED",
