@@ -12,10 +12,10 @@ export interface WorkspaceOptions {
   readonly extraRoots?: ReadonlyArray<string>
   /** The workspace guard (config `workspaceGuard`, on by default). */
   readonly guard?: boolean
-  /** The keys of `.kern/.env`: never handed to child processes. */
-  readonly secretKeys?: ReadonlyArray<string>
-  /** The environment the agent sees (inherited + `.kern/.env`). */
+  /** The environment the agent sees (inherited + `.kern/.env`); child processes get only part of it. */
   readonly env?: Readonly<Record<string, string>>
+  /** Further variables child processes inherit besides the minimal set (config `bashEnv`). */
+  readonly bashEnv?: ReadonlyArray<string>
   /** Let webfetch reach loopback, private and link-local addresses (tests; trusted local setups). */
   readonly allowPrivateHosts?: boolean
   /** Where artifacts live; `<root>/.kern/artifacts` unless given. */
@@ -34,7 +34,7 @@ export interface WorkspaceService {
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
   readonly artifactsDir: string
-  /** The environment for child processes: the agent's env without the secret keys. */
+  /** The environment for child processes: the minimal set and the `bashEnv` names, nothing else. */
   readonly childEnv: Readonly<Record<string, string>>
   /**
    * Resolves a path the model named, refusing (when guarded) anything that lands outside the roots, always anything
@@ -51,6 +51,23 @@ export type Access = "read" | "write"
 export class Workspace extends Context.Tag("kern/tools/Workspace")<Workspace, WorkspaceService>() {}
 
 const maxSymlinkHops = 40
+
+/** What a shell needs to behave like the operator's; provider keys and tokens are not among them. */
+export const minimalEnvNames: ReadonlyArray<string> = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR"]
+
+/**
+ * The environment a tool's child process gets: the minimal names, every `LC_*`, and the names the operator lists
+ * in `bashEnv`. An allowlist, because the operator's shell holds keys kern never heard of.
+ */
+export const childEnvOf = (
+  env: Readonly<Record<string, string>>,
+  extraNames: ReadonlyArray<string> = []
+): Record<string, string> => {
+  const allowed = new Set([...minimalEnvNames, ...extraNames])
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) if (allowed.has(key) || key.startsWith("LC_")) out[key] = value
+  return out
+}
 
 /**
  * Folders file tools treat specially wherever they sit, compared without case (a case-insensitive disk opens `.KERN`
@@ -69,9 +86,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
   const realRoots = yield* Effect.forEach(lexicalRoots, realOrSelf)
   const root = realRoots[0] ?? path.resolve(options.root)
   const guard = options.guard ?? true
-  const secret = new Set(options.secretKeys ?? [])
-  const childEnv: Record<string, string> = {}
-  for (const [key, value] of Object.entries(options.env ?? {})) if (!secret.has(key)) childEnv[key] = value
+  const childEnv = childEnvOf(options.env ?? {}, options.bashEnv)
 
   const within = (candidate: string, dirs: ReadonlyArray<string>) =>
     dirs.some((dir) => {
@@ -176,8 +191,8 @@ export const layer: Layer.Layer<Workspace, never, AgentConfig | FileSystem.FileS
     make({
       root: loaded.paths.dir,
       guard: loaded.config.workspaceGuard,
-      secretKeys: loaded.secretKeys,
       env: loaded.env,
+      bashEnv: loaded.config.bashEnv,
       artifactsDir: loaded.paths.artifactsDir
     }))
 )

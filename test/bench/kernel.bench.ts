@@ -1,5 +1,6 @@
 import { Effect, Layer, Schema } from "effect"
 import { performance } from "node:perf_hooks"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import * as ContractBaselineStore from "../../src/kernel/ContractBaselineStore.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
@@ -21,7 +22,8 @@ const kernel = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
       ApprovalGate.denyAll(),
       eventLog,
       ContractBaselineStore.layerNone,
-      ToolExecutor.settings("observe")
+      ToolExecutor.settings("observe"),
+      KnownSecrets.layerNone
     ))
   )
 
