@@ -1,9 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref, Schema } from "effect"
+import * as fc from "fast-check"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import type { SafetyClass } from "../../src/kernel/contracts.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import { RunContext } from "../../src/kernel/RunContext.js"
+import { carriedSecret, redactSecrets } from "../../src/kernel/secretGuard.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { toolFailure } from "../../src/kernel/ToolFailure.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
@@ -121,4 +124,34 @@ describe("kernel: secrets in tool results", () => {
       const result = yield* inRun(execute("plain.tool", {}))
       assert.strictEqual(result.data, data)
     }).pipe(Effect.provide(layer)))
+})
+
+describe("secretGuard: properties", () => {
+  const known = KnownSecrets.make(Object.entries(secrets)).secrets
+  const secretValue = fc.constantFrom(apiKey, botToken)
+  /** `leaf` buried in random JSON: each level an object key or an array slot, beside random siblings. */
+  const buried = (leaf: fc.Arbitrary<string>) =>
+    fc.tuple(leaf, fc.array(fc.tuple(fc.boolean(), fc.string(), fc.jsonValue({ maxDepth: 2 })), { maxLength: 6 })).map(([text, levels]) =>
+      levels.reduce<unknown>((inner, [asObject, key, sibling]) =>
+        asObject ? { [`k${key}`]: inner, sibling } : [sibling, inner], text)
+    )
+  const carrying = buried(fc.tuple(fc.string(), secretValue, fc.string()).map(([before, secret, after]) => `${before}${secret}${after}`))
+
+  it("the raw value anywhere in nested arguments is found", () => {
+    fc.assert(fc.property(carrying, (args) => carriedSecret(args, known) !== undefined))
+  })
+
+  it("after redaction no secret value is left, and the structure is kept", () => {
+    fc.assert(fc.property(carrying, (value) => {
+      const out = JSON.stringify(redactSecrets(value, known))
+      return !out.includes(apiKey) && !out.includes(botToken) && out.includes("[redacted:")
+    }))
+  })
+
+  it("a value without secrets is returned as the same reference", () => {
+    fc.assert(fc.property(fc.jsonValue(), (value) => {
+      fc.pre(carriedSecret(value, known) === undefined)
+      return redactSecrets(value, known) === value
+    }))
+  })
 })
