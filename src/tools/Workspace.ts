@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { errnoCode, fileFailure } from "./failures.js"
 
@@ -16,6 +17,8 @@ export interface WorkspaceOptions {
   readonly env?: Readonly<Record<string, string>>
   /** Further variables child processes inherit besides the minimal set (config `bashEnv`). */
   readonly bashEnv?: ReadonlyArray<string>
+  /** Secrets child processes never get, even when `bashEnv` names them (KnownSecrets). */
+  readonly secrets?: ReadonlyArray<KnownSecret>
   /** Let webfetch reach loopback, private and link-local addresses (tests; trusted local setups). */
   readonly allowPrivateHosts?: boolean
   /** Where artifacts live; `<root>/.kern/artifacts` unless given. */
@@ -34,7 +37,7 @@ export interface WorkspaceService {
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
   readonly artifactsDir: string
-  /** The environment for child processes: the minimal set and the `bashEnv` names, nothing else. */
+  /** The environment for child processes: the minimal set and the `bashEnv` names, never a known secret. */
   readonly childEnv: Readonly<Record<string, string>>
   /**
    * Resolves a path the model named, refusing (when guarded) anything that lands outside the roots, always anything
@@ -57,15 +60,21 @@ export const minimalEnvNames: ReadonlyArray<string> = ["PATH", "HOME", "USER", "
 
 /**
  * The environment a tool's child process gets: the minimal names, every `LC_*`, and the names the operator lists
- * in `bashEnv`. An allowlist, because the operator's shell holds keys kern never heard of.
+ * in `bashEnv`. An allowlist, because the operator's shell holds keys kern never heard of. A variable holding a
+ * secret kern knows is left out whatever its name: a command could send `$KEY` where the argument check cannot see it.
  */
 export const childEnvOf = (
   env: Readonly<Record<string, string>>,
-  extraNames: ReadonlyArray<string> = []
+  extraNames: ReadonlyArray<string> = [],
+  secrets: ReadonlyArray<KnownSecret> = []
 ): Record<string, string> => {
   const allowed = new Set([...minimalEnvNames, ...extraNames])
+  const secretNames = new Set(secrets.map((secret) => secret.name))
+  const secretValues = new Set(secrets.map((secret) => secret.value))
   const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env)) if (allowed.has(key) || key.startsWith("LC_")) out[key] = value
+  for (const [key, value] of Object.entries(env)) {
+    if ((allowed.has(key) || key.startsWith("LC_")) && !secretNames.has(key) && !secretValues.has(value)) out[key] = value
+  }
   return out
 }
 
@@ -86,7 +95,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
   const realRoots = yield* Effect.forEach(lexicalRoots, realOrSelf)
   const root = realRoots[0] ?? path.resolve(options.root)
   const guard = options.guard ?? true
-  const childEnv = childEnvOf(options.env ?? {}, options.bashEnv)
+  const childEnv = childEnvOf(options.env ?? {}, options.bashEnv, options.secrets)
 
   const within = (candidate: string, dirs: ReadonlyArray<string>) =>
     dirs.some((dir) => {
@@ -185,17 +194,22 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
 })
 
 /** The workspace of the loaded agent folder. */
-export const layer: Layer.Layer<Workspace, never, AgentConfig | FileSystem.FileSystem | Path.Path> = Layer.effect(
-  Workspace,
-  Effect.flatMap(AgentConfig, (loaded) =>
-    make({
-      root: loaded.paths.dir,
-      guard: loaded.config.workspaceGuard,
-      env: loaded.env,
-      bashEnv: loaded.config.bashEnv,
-      artifactsDir: loaded.paths.artifactsDir
-    }))
-)
+export const layer: Layer.Layer<Workspace, never, AgentConfig | KnownSecrets | FileSystem.FileSystem | Path.Path> =
+  Layer.effect(
+    Workspace,
+    Effect.gen(function*() {
+      const loaded = yield* AgentConfig
+      const { secrets } = yield* KnownSecrets
+      return yield* make({
+        root: loaded.paths.dir,
+        guard: loaded.config.workspaceGuard,
+        env: loaded.env,
+        bashEnv: loaded.config.bashEnv,
+        secrets,
+        artifactsDir: loaded.paths.artifactsDir
+      })
+    })
+  )
 
 /** A workspace over `root` for tests and embedding apps. */
 export const layerTest = (

@@ -3,6 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as NodePath from "node:path"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import * as Database from "../../src/storage/Database.js"
 import { bash } from "../../src/tools/bash.js"
@@ -44,6 +45,7 @@ const agent = (bashEnv: ReadonlyArray<string> | undefined) => {
   )
   return ToolServices.layer.pipe(
     Layer.provideMerge(Database.layerMemory),
+    Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(config),
     Layer.provideMerge(NodeContext.layer),
     Layer.orDie
@@ -71,12 +73,22 @@ describe("bash environment", () => {
 
   it.live("the names in bashEnv are passed through, and only they", () =>
     Effect.gen(function*() {
-      const env = yield* childEnv(agent(["PROJECT_MIRROR", "DOTENV_ONLY", "NOT_SET_ANYWHERE"]))
+      const env = yield* childEnv(agent(["PROJECT_MIRROR", "GITHUB_TOKEN", "NOT_SET_ANYWHERE"]))
       assert.strictEqual(env["PROJECT_MIRROR"], "https://mirror.example")
-      assert.strictEqual(env["DOTENV_ONLY"], "visible-to-kern-only")
+      assert.strictEqual(env["GITHUB_TOKEN"], "ghp_inheritedtoken0123456789")
       assert.notProperty(env, "NOT_SET_ANYWHERE")
       assert.notProperty(env, "OPENAI_API_KEY")
-      assert.notProperty(env, "GITHUB_TOKEN")
+      assert.notProperty(env, "NPM_TOKEN")
       assert.notProperty(env, "EDITOR")
+    }))
+
+  it.live("a secret kern knows is withheld even when bashEnv names it (`$KEY` in a command would slip past the argument check)", () =>
+    Effect.gen(function*() {
+      // OPENROUTER_API_KEY and DOTENV_ONLY come from .kern/.env; OPENAI_API_KEY is the configured provider's key.
+      const env = yield* childEnv(agent(["OPENROUTER_API_KEY", "DOTENV_ONLY", "OPENAI_API_KEY", "PROJECT_MIRROR"]))
+      assert.notProperty(env, "OPENROUTER_API_KEY")
+      assert.notProperty(env, "DOTENV_ONLY")
+      assert.notProperty(env, "OPENAI_API_KEY")
+      assert.strictEqual(env["PROJECT_MIRROR"], "https://mirror.example")
     }))
 })
