@@ -130,8 +130,8 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
         })
       )
 
-  /** The folder names of `absolute` below the root that holds it (all of them when no root does), lower-cased. */
   const allRoots = [...realRoots, ...lexicalRoots]
+  /** The folder names of `absolute` below the root that holds it (all of them when no root does), lower-cased. */
   const namesBelowRoot = (absolute: string): ReadonlyArray<string> => {
     const holder = allRoots.find((dir) => within(absolute, [dir]))
     const rel = holder === undefined ? absolute : path.relative(holder, absolute)
