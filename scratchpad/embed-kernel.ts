@@ -1,7 +1,7 @@
 // An Effect app with its own tool registry and executor, built from kern's kernel layers.
 // Run with: npx tsx scratchpad/embed-kernel.ts
 import { Console, Effect, Layer, Schema } from "effect"
-import { ApprovalGate, ContractBaselineStore, EventLog, makeRunContext, RunContext, ToolExecutor, ToolPolicy, ToolRegistry } from "../src/index.js"
+import { ApprovalGate, ContractBaselineStore, EventLog, KnownSecrets, makeRunContext, RunContext, ToolExecutor, ToolPolicy, ToolRegistry } from "../src/index.js"
 
 const KernelLive = ToolExecutor.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(
@@ -10,7 +10,9 @@ const KernelLive = ToolExecutor.layer.pipe(
     ApprovalGate.denyAll(),
     EventLog.layerMemory,
     ContractBaselineStore.layerNone,
-    ToolExecutor.settings("observe")
+    ToolExecutor.settings("observe"),
+    // The secrets the executor keeps out of risky arguments and out of results: this app has none.
+    KnownSecrets.layerNone
   ))
 )
 

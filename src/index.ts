@@ -1,6 +1,7 @@
 // The library API: what an Effect program imports to embed kern's layers.
 export * as AgentConfig from "./config/AgentConfig.js"
 export { ConfigError } from "./config/errors.js"
+export * as KnownSecrets from "./config/KnownSecrets.js"
 export { agentPaths, type AgentPaths } from "./config/paths.js"
 export { ProcessEnv } from "./config/ProcessEnv.js"
 export * as KernConfigSchema from "./config/schema.js"

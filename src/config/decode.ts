@@ -39,7 +39,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 const valueAt = (raw: Record<string, unknown>, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>((at, key) => (isRecord(at) ? at[String(key)] : undefined), raw)
+  path.reduce<unknown>((at, key) => (Array.isArray(at) ? at[Number(key)] : isRecord(at) ? at[String(key)] : undefined), raw)
 
 const unknownKeyWarnings = (source: string, raw: Record<string, unknown>): Array<string> => {
   const warnings = Object.keys(raw)

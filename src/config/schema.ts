@@ -25,6 +25,9 @@ export const isHttpUrl = (text: string): boolean => {
 }
 /** A base URL the model client can use: absolute, http or https. */
 export const HttpUrl = Text.pipe(Schema.filter(isHttpUrl)).annotations({ identifier: "an http(s) URL" })
+const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)).annotations({
+  identifier: "an environment variable name"
+})
 export const Port = Schema.Int.pipe(Schema.between(1, 65535)).annotations({ identifier: "a port number 1–65535" })
 
 /** The per-turn budget of an agent (DESIGN.md); the kernel's RunBudget keeps smaller library defaults. */
@@ -77,7 +80,8 @@ export const KernConfigFields = {
   contractEnforcement: Schema.optionalWith(ContractEnforcement, { default: () => "observe" as const }),
   workspaceGuard: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   autoCommit: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelPriceConfig }), { default: () => ({}) })
+  prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelPriceConfig }), { default: () => ({}) }),
+  bashEnv: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -123,7 +127,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   contractEnforcement: oneOf(...ContractEnforcement.literals),
   workspaceGuard: "true or false",
   autoCommit: "true or false",
-  prices: "an object of model id → { input, cachedInput?, output } in US dollars per million tokens"
+  prices: "an object of model id → { input, cachedInput?, output } in US dollars per million tokens",
+  bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit"
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
 import * as ApprovalGate from "./ApprovalGate.js"
 import * as ContractBaselineStore from "./ContractBaselineStore.js"
@@ -16,7 +17,10 @@ export interface KernelOptions {
   readonly surface?: string
 }
 
-/** Everything a tool call needs, over an agent's kern.db: registry, policy, gate, audit log, baselines, executor. */
+/**
+ * Everything a tool call needs, over an agent's kern.db: registry, policy, gate, audit log, baselines, executor.
+ * The secrets the executor guards come from the caller (KnownSecrets.layer for an agent folder).
+ */
 export const layer = (options: KernelOptions) => {
   const services = Layer.mergeAll(
     ToolRegistry.layer,
@@ -30,7 +34,7 @@ export const layer = (options: KernelOptions) => {
   return ToolExecutor.layer.pipe(Layer.provideMerge(services))
 }
 
-/** The kernel as an agent folder's config describes it. */
+/** The kernel as an agent folder's config describes it, guarding the folder's secrets. */
 export const layerFromConfig = Layer.unwrapEffect(
   Effect.map(AgentConfig, ({ config }) =>
     layer({
@@ -38,4 +42,4 @@ export const layerFromConfig = Layer.unwrapEffect(
       approvalMode: config.approvalMode,
       contractEnforcement: config.contractEnforcement
     }))
-)
+).pipe(Layer.provideMerge(KnownSecrets.layer))

@@ -1,4 +1,5 @@
 import { type Clock, Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
 import { runAttempts } from "./attempts.js"
@@ -8,6 +9,7 @@ import { ToolResult } from "./contracts.js"
 import { EventLog } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
+import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
 import { makeToolMetrics } from "./toolMetrics.js"
@@ -76,18 +78,27 @@ export const make = Effect.gen(function*() {
   const eventLog = yield* EventLog
   const baselines = yield* ContractBaselineStore
   const { contractEnforcement, surface } = yield* ExecutorSettings
+  const { secrets } = yield* KnownSecrets
 
   const { recordCall } = makeToolMetrics()
   const checkContract = makeContractCheck(contractEnforcement, surface, baselines)
 
   /** The call's result, and its event and metrics: the one way every call ends, refused, failed or done. */
-  const finish = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, end: CallEnd) => {
+  const finish = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, raw: CallEnd) => {
+    // A secret in a result is hidden before anyone (model, session, audit log) sees it.
+    const end = secrets.length === 0 ? raw : redactEnd(raw)
     const latencyMs = call.clock.unsafeCurrentTimeMillis() - call.startedAt
     // A traced call is identified by its span; any other gets a random id of the same shape.
     return end.spanId === undefined
       ? Effect.flatMap(randomHex(16), (spanId) => conclude(call, tool, check, end, latencyMs, spanId))
       : conclude(call, tool, check, end, latencyMs, end.spanId)
   }
+
+  const redactEnd = (end: CallEnd): CallEnd => ({
+    ...end,
+    data: redactSecrets(end.data, secrets),
+    ...(end.errorMessage === undefined ? {} : { errorMessage: redactSecretsInText(end.errorMessage, secrets) })
+  })
 
   const conclude = (
     call: Call,
@@ -186,6 +197,8 @@ export const make = Effect.gen(function*() {
   /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
   const authorize = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions) => {
     if (check.deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", check.deny, tool, check)
+    const leak = secretRefusal(tool.spec, call.args, secrets)
+    if (leak !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", leak, tool, check)
     const { ctx } = call
     const spec = tool.spec
     const decision = policy.evaluate(spec, ctx.agentName, ctx.safetyMode)

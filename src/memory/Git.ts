@@ -20,6 +20,12 @@ export interface GitOutput {
   readonly stderr: string
 }
 
+/**
+ * Prefixed to every git command kern runs. The agent folder is the model's workspace: a hook or an fsmonitor
+ * command planted there (by the model, or by anything it fetched) must never run as the operator through kern.
+ */
+export const hooksOff: ReadonlyArray<string> = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+
 const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
   stream.pipe(Stream.decodeText(), Stream.mkString, Effect.orElseSucceed(() => ""))
 
@@ -32,7 +38,7 @@ export class Git extends Effect.Service<Git>()("kern/memory/Git", {
       Effect.scoped(
         Effect.gen(function*() {
           const process = yield* executor.start(
-            Command.make("git", ...args).pipe(
+            Command.make("git", ...hooksOff, ...args).pipe(
               Command.workingDirectory(dir),
               Command.env({ GIT_TERMINAL_PROMPT: "0" })
             )

@@ -33,6 +33,25 @@ const describeCause = (error: unknown): string =>
 
 const runMigrations = Migrator.make({})
 
+const sqliteHeader = Buffer.from("SQLite format 3\u0000", "latin1")
+
+/**
+ * Whether the file is absent, empty (SQLite starts a new database in both) or starts like an SQLite database.
+ * SQLite itself would silently overwrite a file shorter than its header, and kern.db holds the audit log. Runs
+ * inside Effect.try: an unreadable file is a DatabaseError.
+ */
+const hasSqliteHeader = (file: string): boolean => {
+  if (!NodeFs.existsSync(file)) return true
+  const fd = NodeFs.openSync(file, "r")
+  try {
+    const head = Buffer.alloc(sqliteHeader.length)
+    const read = NodeFs.readSync(fd, head, 0, head.length, 0)
+    return read === 0 || (read === head.length && head.equals(sqliteHeader))
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
 const prepare = (options: DatabaseOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqliteClient.SqliteClient
@@ -53,10 +72,23 @@ const prepare = (options: DatabaseOptions) =>
 export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, DatabaseError> => {
   const open = Effect.try({
     try: () => {
-      if (options.filename !== ":memory:") NodeFs.mkdirSync(NodePath.dirname(options.filename), { recursive: true })
+      if (options.filename === ":memory:") return true
+      NodeFs.mkdirSync(NodePath.dirname(options.filename), { recursive: true })
+      return hasSqliteHeader(options.filename)
     },
     catch: (error) => new DatabaseError({ file: options.filename, operation: "open", detail: describeCause(error) })
-  })
+  }).pipe(
+    Effect.filterOrFail(
+      (isDatabase) => isDatabase,
+      () =>
+        new DatabaseError({
+          file: options.filename,
+          operation: "open",
+          detail: "it is not an SQLite database (it does not start with the SQLite header); kern leaves it as it is: " +
+            "move it aside to start with a new one"
+        })
+    )
+  )
   const client = SqliteClient.layer({
     filename: options.filename,
     transformResultNames: Str.snakeToCamel,

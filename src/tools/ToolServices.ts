@@ -2,6 +2,7 @@ import type { FileSystem, HttpClient, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AgentConfig } from "../config/AgentConfig.js"
+import type { KnownSecrets } from "../config/KnownSecrets.js"
 import { ArtifactStore } from "./ArtifactStore.js"
 import { ContextStats } from "./ContextStats.js"
 import * as GuardedHttpClient from "./guardedHttpClient.js"
@@ -41,7 +42,7 @@ export const layerWith = <E, R>(
 export const layer: Layer.Layer<
   ToolServices,
   never,
-  AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path
+  AgentConfig | KnownSecrets | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path
 > = layerWith(Workspace.layer)
 
 /** The tool services over a folder, for tests and embedding apps. */

@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { errnoCode, fileFailure } from "./failures.js"
 
@@ -12,10 +13,12 @@ export interface WorkspaceOptions {
   readonly extraRoots?: ReadonlyArray<string>
   /** The workspace guard (config `workspaceGuard`, on by default). */
   readonly guard?: boolean
-  /** The keys of `.kern/.env`: never handed to child processes. */
-  readonly secretKeys?: ReadonlyArray<string>
-  /** The environment the agent sees (inherited + `.kern/.env`). */
+  /** The environment the agent sees (inherited + `.kern/.env`); child processes get only part of it. */
   readonly env?: Readonly<Record<string, string>>
+  /** Further variables child processes inherit besides the minimal set (config `bashEnv`). */
+  readonly bashEnv?: ReadonlyArray<string>
+  /** Secrets child processes never get, even when `bashEnv` names them (KnownSecrets). */
+  readonly secrets?: ReadonlyArray<KnownSecret>
   /** Let webfetch reach loopback, private and link-local addresses (tests; trusted local setups). */
   readonly allowPrivateHosts?: boolean
   /** Where artifacts live; `<root>/.kern/artifacts` unless given. */
@@ -34,17 +37,52 @@ export interface WorkspaceService {
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
   readonly artifactsDir: string
-  /** The environment for child processes: the agent's env without the secret keys. */
+  /** The environment for child processes: the minimal set and the `bashEnv` names, never a known secret. */
   readonly childEnv: Readonly<Record<string, string>>
-  /** Resolves a path the model named, refusing (when guarded) anything that lands outside the roots. */
-  readonly resolve: (path: string) => Effect.Effect<ResolvedPath, ToolFailure>
+  /**
+   * Resolves a path the model named, refusing (when guarded) anything that lands outside the roots, always anything
+   * under `.kern/`, and for `"write"` anything under `.git/`, checked on the path as named and on its real path.
+   */
+  readonly resolve: (path: string, access?: Access) => Effect.Effect<ResolvedPath, ToolFailure>
   /** How to name an absolute path to the model: relative to the root when inside it. */
   readonly display: (absolute: string) => string
 }
 
+/** What a file tool means to do with a path: writes are held to more than reads. */
+export type Access = "read" | "write"
+
 export class Workspace extends Context.Tag("kern/tools/Workspace")<Workspace, WorkspaceService>() {}
 
 const maxSymlinkHops = 40
+
+/** What a shell needs to behave like the operator's; provider keys and tokens are not among them. */
+export const minimalEnvNames: ReadonlyArray<string> = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR"]
+
+/**
+ * The environment a tool's child process gets: the minimal names, every `LC_*`, and the names the operator lists
+ * in `bashEnv`. An allowlist, because the operator's shell holds keys kern never heard of. A variable holding a
+ * secret kern knows is left out whatever its name: a command could send `$KEY` where the argument check cannot see it.
+ */
+export const childEnvOf = (
+  env: Readonly<Record<string, string>>,
+  extraNames: ReadonlyArray<string> = [],
+  secrets: ReadonlyArray<KnownSecret> = []
+): Record<string, string> => {
+  const allowed = new Set([...minimalEnvNames, ...extraNames])
+  const secretNames = new Set(secrets.map((secret) => secret.name))
+  const secretValues = new Set(secrets.map((secret) => secret.value))
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if ((allowed.has(key) || key.startsWith("LC_")) && !secretNames.has(key) && !secretValues.has(value)) out[key] = value
+  }
+  return out
+}
+
+/**
+ * Folders file tools treat specially wherever they sit, compared without case (a case-insensitive disk opens `.KERN`
+ * as `.kern`): `.kern` is never reached, `.git` only read.
+ */
+export const protectedDirs = { kern: ".kern", git: ".git" } as const
 
 const loopFailure = (display: string) =>
   toolFailure("VALIDATION_ERROR", `${display}: too many levels of symbolic links (a symlink loop)`)
@@ -57,9 +95,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
   const realRoots = yield* Effect.forEach(lexicalRoots, realOrSelf)
   const root = realRoots[0] ?? path.resolve(options.root)
   const guard = options.guard ?? true
-  const secret = new Set(options.secretKeys ?? [])
-  const childEnv: Record<string, string> = {}
-  for (const [key, value] of Object.entries(options.env ?? {})) if (!secret.has(key)) childEnv[key] = value
+  const childEnv = childEnvOf(options.env ?? {}, options.bashEnv, options.secrets)
 
   const within = (candidate: string, dirs: ReadonlyArray<string>) =>
     dirs.some((dir) => {
@@ -94,7 +130,32 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
         })
       )
 
-  const resolve = (requested: string): Effect.Effect<ResolvedPath, ToolFailure> =>
+  const allRoots = [...realRoots, ...lexicalRoots]
+  /** The folder names of `absolute` below the root that holds it (all of them when no root does), lower-cased. */
+  const namesBelowRoot = (absolute: string): ReadonlyArray<string> => {
+    const holder = allRoots.find((dir) => within(absolute, [dir]))
+    const rel = holder === undefined ? absolute : path.relative(holder, absolute)
+    return rel.split(/[\\/]+/).filter((name) => name !== "").map((name) => name.toLowerCase())
+  }
+
+  const protectedFailure = (requested: string, absolute: string, access: Access) => {
+    const names = namesBelowRoot(absolute)
+    if (names.includes(protectedDirs.kern)) {
+      return toolFailure(
+        "PERMISSION_DENIED",
+        `${requested} is under .kern/, which holds kern's config, secrets and database; file tools may not touch it`
+      )
+    }
+    if (access === "write" && names.includes(protectedDirs.git)) {
+      return toolFailure(
+        "PERMISSION_DENIED",
+        `${requested} is under .git/; file tools may read git's files but not write them (a hook or config written there would run as the operator)`
+      )
+    }
+    return undefined
+  }
+
+  const resolve = (requested: string, access: Access = "read"): Effect.Effect<ResolvedPath, ToolFailure> =>
     Effect.gen(function*() {
       if (requested.trim() === "") return yield* toolFailure("VALIDATION_ERROR", "path is empty")
       if (requested.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "path contains a NUL character")
@@ -105,7 +166,12 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
           `${requested} is outside the agent folder (${root}); the workspace guard allows only paths inside it`
         )
       if (guard && !within(absolute, [...lexicalRoots, ...realRoots])) return yield* outside()
+      // Checked before the real path is looked up too, so a `.kern` that is a symlink elsewhere is still refused.
+      const named = protectedFailure(requested, absolute, access)
+      if (named !== undefined) return yield* named
       const real = yield* realResolve(absolute, requested, 0)
+      const reached = protectedFailure(requested, real, access)
+      if (reached !== undefined) return yield* reached
       if (guard && !within(real, realRoots)) {
         return yield* toolFailure(
           "PERMISSION_DENIED",
@@ -128,17 +194,22 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
 })
 
 /** The workspace of the loaded agent folder. */
-export const layer: Layer.Layer<Workspace, never, AgentConfig | FileSystem.FileSystem | Path.Path> = Layer.effect(
-  Workspace,
-  Effect.flatMap(AgentConfig, (loaded) =>
-    make({
-      root: loaded.paths.dir,
-      guard: loaded.config.workspaceGuard,
-      secretKeys: loaded.secretKeys,
-      env: loaded.env,
-      artifactsDir: loaded.paths.artifactsDir
-    }))
-)
+export const layer: Layer.Layer<Workspace, never, AgentConfig | KnownSecrets | FileSystem.FileSystem | Path.Path> =
+  Layer.effect(
+    Workspace,
+    Effect.gen(function*() {
+      const loaded = yield* AgentConfig
+      const { secrets } = yield* KnownSecrets
+      return yield* make({
+        root: loaded.paths.dir,
+        guard: loaded.config.workspaceGuard,
+        env: loaded.env,
+        bashEnv: loaded.config.bashEnv,
+        secrets,
+        artifactsDir: loaded.paths.artifactsDir
+      })
+    })
+  )
 
 /** A workspace over `root` for tests and embedding apps. */
 export const layerTest = (

@@ -47,10 +47,9 @@ export const contextForTask = Effect.fn("kern.tools.context_for_task")(function*
     return yield* toolFailure("VALIDATION_ERROR", "the task has no searchable words; describe it with the names and terms involved")
   }
   const walked = yield* walkFiles(workspace.root, { root: workspace.root, maxFiles: maxScannedFiles })
-  const candidates = walked.files.filter((file) => !file.startsWith(".kern/"))
   const scored = yield* Effect.try({
     try: () =>
-      candidates.flatMap((path) => {
+      walked.files.flatMap((path) => {
         const absolute = NodePath.join(workspace.root, path)
         const size = NodeFs.statSync(absolute, { throwIfNoEntry: false })?.size ?? maxFileBytes + 1
         if (size > maxFileBytes) return []

@@ -50,7 +50,7 @@ export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
   const tracker = yield* ReadTracker
   const { sessionId } = yield* ToolSession
   return yield* lock.withLock(Effect.gen(function*() {
-    const file = yield* workspace.resolve(args.path)
+    const file = yield* workspace.resolve(args.path, "write")
     const before = yield* currentBytes(file.path, file.display)
     if (before === undefined) return yield* toolFailure("NOT_FOUND", `${file.display} does not exist; create it with write`)
     yield* ensureReadAndUnchanged(sessionId, file, before)

@@ -5,8 +5,11 @@ import * as NodePath from "node:path"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { describeUnknown } from "./failures.js"
 
-/** Folders never searched, whatever .gitignore says. */
-export const alwaysSkipped: ReadonlySet<string> = new Set(["node_modules", ".git"])
+/**
+ * Folders never searched, whatever .gitignore says, compared without case: `.kern` holds secrets and the database
+ * (the file tools refuse it), `.git` and node_modules are noise.
+ */
+export const alwaysSkipped: ReadonlySet<string> = new Set(["node_modules", ".git", ".kern"])
 
 interface Rules {
   /** For a .gitignore above the base: the way down from its folder to the base (`a/b`). */
@@ -47,7 +50,7 @@ const ignoredBy = (stack: ReadonlyArray<Rules>, relative: string, directory: boo
 }
 
 /**
- * Every regular file below `base` (symlinks are not followed), skipping node_modules, .git and what .gitignore
+ * Every regular file below `base` (symlinks are not followed), skipping node_modules, .git, .kern and what .gitignore
  * files (in the base, below it, and in its ancestors up to the root) exclude. Synchronous per folder: one
  * readdir call per folder is faster than the async machinery, and the fiber yields between folders.
  */
@@ -82,7 +85,7 @@ export const walkFiles = (base: string, options: WalkOptions): Effect.Effect<Wal
       for (const entry of entries) {
         const relative = next.relative === "" ? entry.name : `${next.relative}/${entry.name}`
         if (entry.isDirectory()) {
-          if (!alwaysSkipped.has(entry.name) && !ignoredBy(stack, relative, true)) queue.push({ relative, stack })
+          if (!alwaysSkipped.has(entry.name.toLowerCase()) && !ignoredBy(stack, relative, true)) queue.push({ relative, stack })
         } else if (entry.isFile() && !ignoredBy(stack, relative, false)) {
           files.push(relative)
           if (files.length >= options.maxFiles) return { files, truncated: true }

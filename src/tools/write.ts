@@ -52,7 +52,7 @@ export const write = Effect.fn("kern.tools.write")(function*(args: WriteArgs) {
   const tracker = yield* ReadTracker
   const { sessionId } = yield* ToolSession
   return yield* lock.withLock(Effect.gen(function*() {
-    const file = yield* workspace.resolve(args.path)
+    const file = yield* workspace.resolve(args.path, "write")
     const before = yield* currentBytes(file.path, file.display)
     if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)
     const data = new TextEncoder().encode(args.content)

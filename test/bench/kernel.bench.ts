@@ -1,5 +1,6 @@
 import { Effect, Layer, Schema } from "effect"
 import { performance } from "node:perf_hooks"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import * as ContractBaselineStore from "../../src/kernel/ContractBaselineStore.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
@@ -21,7 +22,8 @@ const kernel = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
       ApprovalGate.denyAll(),
       eventLog,
       ContractBaselineStore.layerNone,
-      ToolExecutor.settings("observe")
+      ToolExecutor.settings("observe"),
+      KnownSecrets.layerNone
     ))
   )
 
@@ -63,6 +65,59 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
     Effect.provide(kernel(eventLog))
   )
 
+/** A web page's worth of text, as a NETWORK tool returns it: what the secret guard scans on every call. */
+const page = "<p>kern fetched this page; nothing secret in it, only ordinary words and numbers 0123456789.</p>\n".repeat(170)
+const secrets = {
+  OPENROUTER_API_KEY: "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef",
+  TELEGRAM_BOT_TOKEN: "123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ",
+  SLACK_BOT_TOKEN: "xoxb-0123456789-0123456789-abcdefghijklmnop",
+  DB_PASSWORD: "correct-horse-battery-staple"
+}
+
+/**
+ * Per-call microseconds of a NETWORK tool returning a 16 KB page with four known secrets (its arguments checked,
+ * its result scanned), against the same executor knowing none.
+ */
+const measureSecrets = Effect.gen(function*() {
+  const setup = (known: Readonly<Record<string, string>>) =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry.ToolRegistry
+      yield* registry.register({ toolId: "bench.fetch", name: "Fetch", safetyClass: "NETWORK" }, {
+        parameters: Schema.Struct({ url: Schema.String }),
+        handler: () => Effect.succeed({ url: "https://example.com/", text: page })
+      })
+      return yield* ToolExecutor.ToolExecutor
+    }).pipe(Effect.provide(ToolExecutor.layer.pipe(
+      Layer.provideMerge(Layer.mergeAll(
+        ToolRegistry.layer,
+        ToolPolicy.normal(),
+        ApprovalGate.denyAll(),
+        EventLog.layerOff,
+        ContractBaselineStore.layerNone,
+        ToolExecutor.settings("observe"),
+        KnownSecrets.layerFrom(known)
+      ))
+    )))
+  const guarded = yield* setup(secrets)
+  const plain = yield* setup({})
+  const args = { url: "https://example.com/articles/2026/11/a-long-path?with=query&and=more" }
+  const time = (executor: ToolExecutor.ToolExecutor["Type"]) =>
+    Effect.gen(function*() {
+      const start = performance.now()
+      for (let i = 0; i < batch; i++) yield* executor.execute("bench.fetch", args)
+      return ((performance.now() - start) * 1000) / batch
+    })
+  yield* time(guarded)
+  yield* time(plain)
+  const samples: Array<number> = []
+  const baseline: Array<number> = []
+  for (let i = 0; i < rounds; i++) {
+    samples.push(yield* time(guarded))
+    baseline.push(yield* time(plain))
+  }
+  return { samples, baseline }
+}).pipe(Effect.provideServiceEffect(RunContext, makeRunContext({ budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })))
+
 export const benches: ReadonlyArray<Bench> = [
   {
     name: "kernel.executor.overhead",
@@ -73,5 +128,10 @@ export const benches: ReadonlyArray<Bench> = [
     name: "kernel.executor.overhead.sqlite-eventlog",
     unit: "µs/call",
     run: () => Effect.runPromise(measure(EventLog.layerSql.pipe(Layer.provide(Database.layerMemory))))
+  },
+  {
+    name: "kernel.executor.secrets.16kb-result",
+    unit: "µs/call",
+    run: () => Effect.runPromise(measureSecrets)
   }
 ]

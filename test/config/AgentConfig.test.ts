@@ -46,6 +46,7 @@ describe("AgentConfig", () => {
       assert.strictEqual(config.workspaceGuard, true)
       assert.strictEqual(config.autoCommit, true)
       assert.deepStrictEqual(config.prices, {})
+      assert.deepStrictEqual(config.bashEnv, [])
       assert.isTrue(loaded.fileExists)
       assert.deepStrictEqual(loaded.warnings, [])
     }))
@@ -106,7 +107,8 @@ describe("AgentConfig", () => {
     ["contractEnforcement", "strict", "the string \"strict\""],
     ["workspaceGuard", "on", "the string \"on\""],
     ["autoCommit", 0, "the number 0"],
-    ["prices", 3, "the number 3"]
+    ["prices", 3, "the number 3"],
+    ["bashEnv", "GITHUB_TOKEN", "the string \"GITHUB_TOKEN\""]
   ]
 
   it("the wrong-type table covers every key", () => {
@@ -130,6 +132,16 @@ describe("AgentConfig", () => {
         assert.include(error.message, `found ${found}`)
       }))
   }
+
+  it.effect("bashEnv takes variable names; anything else in it is a ConfigError naming the entry", () =>
+    Effect.gen(function*() {
+      const { config } = yield* load(agentWith({ bashEnv: ["GITHUB_TOKEN", "NPM_CONFIG_CACHE"] }))
+      assert.deepStrictEqual(config.bashEnv, ["GITHUB_TOKEN", "NPM_CONFIG_CACHE"])
+      const error = yield* Effect.flip(load(agentWith({ bashEnv: ["OK", "not a name"] })))
+      assert.strictEqual(error.key, "bashEnv.1")
+      assert.strictEqual(error.found, "the string \"not a name\"")
+      assert.strictEqual(error.expected, expectations.bashEnv)
+    }))
 
   it.effect("invalid JSON is a ConfigError naming the file", () =>
     Effect.gen(function*() {

@@ -6,6 +6,7 @@ import { makeRunContext, RunContext, type RunContextOptions } from "../../src/ke
 import * as ToolExecutor from "../../src/kernel/ToolExecutor.js"
 import * as ToolPolicy from "../../src/kernel/ToolPolicy.js"
 import * as ToolRegistry from "../../src/kernel/ToolRegistry.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import type { ContractEnforcement } from "../../src/config/schema.js"
 
 export interface HarnessOptions {
@@ -14,6 +15,8 @@ export interface HarnessOptions {
   readonly eventLog?: Layer.Layer<EventLog.EventLog, unknown>
   readonly baselines?: Layer.Layer<ContractBaselineStore.ContractBaselineStore, unknown>
   readonly enforcement?: ContractEnforcement
+  /** The secrets the executor guards (none unless given). */
+  readonly secrets?: Readonly<Record<string, string>>
 }
 
 /** Registry, executor and their dependencies, all real; tests choose the policy, gate, log and enforcement. */
@@ -24,7 +27,8 @@ export const kernelLayer = (options: HarnessOptions = {}) => {
     options.gate ?? ApprovalGate.denyAll(),
     options.eventLog ?? EventLog.layerMemory,
     options.baselines ?? ContractBaselineStore.layerNone,
-    ToolExecutor.settings(options.enforcement ?? "observe")
+    ToolExecutor.settings(options.enforcement ?? "observe"),
+    KnownSecrets.layerFrom(options.secrets ?? {})
   )
   return ToolExecutor.layer.pipe(Layer.provideMerge(deps))
 }

@@ -78,4 +78,39 @@ describe("Database", () => {
       assert.strictEqual(error._tag, "DatabaseError")
       assert.include(error.message, file)
     }))
+
+  // A kern.db someone (a model, before .kern/ was closed to it) replaced: kern refuses it and leaves it for the operator.
+  const garbage: ReadonlyArray<readonly [string, Uint8Array]> = [
+    ["text", new TextEncoder().encode("the audit log is gone\n".repeat(200))],
+    ["JSON", new TextEncoder().encode(JSON.stringify({ events: [] }))],
+    ["random bytes", Uint8Array.from({ length: 8192 }, (_, i) => (i * 7919 + 13) % 251)],
+    ["a short file", new TextEncoder().encode("x")],
+    ["an SQLite header over garbage pages", Uint8Array.from([
+      ...new TextEncoder().encode("SQLite format 3\u0000"),
+      ...Array.from({ length: 8176 }, (_, i) => (i * 31 + 7) % 256)
+    ])]
+  ]
+  for (const [kind, bytes] of garbage) {
+    it.effect(`a kern.db holding ${kind} is a typed error and stays byte for byte as it was`, () =>
+      Effect.gen(function*() {
+        const file = tempFile()
+        NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
+        NodeFs.writeFileSync(file, bytes)
+        const error = yield* Layer.build(Database.layer({ filename: file })).pipe(Effect.scoped, Effect.flip)
+        assert.strictEqual(error._tag, "DatabaseError")
+        assert.strictEqual(error.operation, "open")
+        assert.include(error.message, file)
+        assert.deepStrictEqual(new Uint8Array(NodeFs.readFileSync(file)), bytes)
+        assert.deepStrictEqual(NodeFs.readdirSync(NodePath.dirname(file)), ["kern.db"])
+      }))
+  }
+
+  it.effect("an empty kern.db (a new file) is set up as a fresh database", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
+      NodeFs.writeFileSync(file, "")
+      const applied = yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file })))
+      assert.strictEqual(applied.length, Object.keys(migrations).length)
+    }))
 })

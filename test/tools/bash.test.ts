@@ -24,7 +24,7 @@ const waitForFile = (file: string) =>
 describe("bash", () => {
   const root = makeWorkspace({ "hello.txt": "hi\n" })
   NodeFs.mkdirSync(NodePath.join(root, ".kern"), { recursive: true })
-  const layer = toolsLayer(root, { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", API_TOKEN: "s3cret", VISIBLE: "yes" }, secretKeys: ["API_TOKEN"] }, { memoryDb: true })
+  const layer = toolsLayer(root, { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", API_TOKEN: "s3cret", VISIBLE: "yes" }, bashEnv: ["VISIBLE"] }, { memoryDb: true })
 
   it.live("runs in the agent folder and captures stdout, stderr and the exit code separately", () =>
     Effect.gen(function*() {

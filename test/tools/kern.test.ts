@@ -5,6 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MessageQueue } from "../../src/agent/MessageQueue.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import * as Kernel from "../../src/kernel/Kernel.js"
@@ -196,6 +197,7 @@ describe("kern tool: registered with the built-ins", () => {
     const config = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
     const db = Database.layerMemory.pipe(Layer.provideMerge(config))
     const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce" }).pipe(
+      Layer.provideMerge(KnownSecrets.layer),
       Layer.provideMerge(db)
     )
     const tools = Layer.merge(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))

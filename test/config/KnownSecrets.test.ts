@@ -1,0 +1,52 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodePath from "node:path"
+import { loadConfig } from "../../src/config/AgentConfig.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+
+const secretsOf = (config: Record<string, unknown>, dotenv: string, inherited: Record<string, string>) =>
+  Effect.gen(function*() {
+    const dir = NodePath.join(makeTempDir(), "agent")
+    writeFiles(dir, { ".kern/config.json": JSON.stringify(config), ".kern/.env": dotenv })
+    const loaded = yield* loadConfig(dir).pipe(Effect.provideService(ProcessEnv, inherited), Effect.provide(NodeContext.layer))
+    return KnownSecrets.fromConfig(loaded).secrets
+  })
+
+describe("KnownSecrets", () => {
+  it.effect("the .env values, the configured provider key and kern's tokens; short values and other variables left out", () =>
+    Effect.gen(function*() {
+      const secrets = yield* secretsOf(
+        { provider: "anthropic" },
+        "DB_PASSWORD=correct-horse-battery\nSHORT=abc1234\nDUPLICATE=correct-horse-battery\n",
+        {
+          ANTHROPIC_API_KEY: "sk-ant-inherited-key-0001",
+          OPENAI_API_KEY: "sk-not-the-configured-provider",
+          TELEGRAM_BOT_TOKEN: "123456:telegram-token",
+          HOME: "/home/operator-with-a-long-path"
+        }
+      )
+      assert.deepStrictEqual(secrets, [
+        { name: "ANTHROPIC_API_KEY", value: "sk-ant-inherited-key-0001" },
+        { name: "DB_PASSWORD", value: "correct-horse-battery" },
+        { name: "TELEGRAM_BOT_TOKEN", value: "123456:telegram-token" }
+      ])
+    }))
+
+  it.effect("apiKeyEnv names the provider key; a .env value overrides the inherited one", () =>
+    Effect.gen(function*() {
+      const secrets = yield* secretsOf(
+        { provider: "openai-compatible", apiKeyEnv: "MY_LLM_KEY" },
+        "MY_LLM_KEY=from-dotenv-0123456789\n",
+        { MY_LLM_KEY: "inherited-0123456789" }
+      )
+      assert.deepStrictEqual(secrets, [{ name: "MY_LLM_KEY", value: "from-dotenv-0123456789" }])
+    }))
+
+  it("a secret that contains another comes first, so it is replaced whole", () => {
+    const { secrets } = KnownSecrets.make([["INNER", "abcdefgh"], ["OUTER", "xx-abcdefgh-yy"]])
+    assert.deepStrictEqual(secrets.map((secret) => secret.name), ["OUTER", "INNER"])
+  })
+})
