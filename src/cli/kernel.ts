@@ -110,12 +110,8 @@ export const exec = (args: KernelExecArgs) =>
       userSid: "operator",
       intent: `kern kernel exec ${args.toolId}`,
       safetyMode: Option.getOrElse(args.safetyMode, () => config.safetyMode),
-      budget: {
-        maxToolCalls: config.budget.maxToolCalls,
-        maxPromptTokens: config.budget.maxPromptTokens,
-        maxLatencyMs: config.budget.maxLatencyMs,
-        maxCostUsdCents: config.budget.maxCostUsdCents
-      }
+      // The config's per-turn caps are the kernel's own keys.
+      budget: config.budget
     })
     const result = yield* executor.executeIn(ctx, args.toolId, parsed.right)
     if (args.json) {
