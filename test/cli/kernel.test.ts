@@ -4,13 +4,14 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as Database from "../../src/storage/Database.js"
 import * as NodePath from "node:path"
-import { runKern } from "../support/cli.js"
+import { runKern, runKernAsync } from "../support/cli.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const newAgent = (config: Record<string, unknown> = {}) => initAgentFolder([], config)
 
 const kern = (dir: string, ...args: Array<string>) => runKern(args, { cwd: dir })
+const kernAsync = (dir: string, ...args: Array<string>) => runKernAsync(args, { cwd: dir })
 
 describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", () => {
@@ -116,43 +117,44 @@ describe("kern kernel", () => {
 })
 
 describe("kern runtime-guard", () => {
-  it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", () => {
+  // Asynchronous: a dozen processes run back to back, and a worker that blocks that long misses vitest's heartbeats.
+  it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", async () => {
     const dir = newAgent({ contractEnforcement: "enforce" })
-    const before = JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout)
+    const before = JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout)
     expect(before.mismatches).toHaveLength(12)
     expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
 
-    const snapshot = kern(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
+    const snapshot = await kernAsync(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
     expect(snapshot.stdout).toContain("approved 12 contracts")
-    expect(JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches).toEqual([])
+    expect(JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches).toEqual([])
 
     // As if `write` had changed since it was approved (an upgrade rewrote its contract).
     Effect.runSync(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE contract_baselines SET fingerprint = 'sha256:old' WHERE tool_id = 'write'`)
         .pipe(Effect.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })))
     )
-    const denied = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" }))
+    const denied = await kernAsync(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" }))
     expect(denied.status).toBe(1)
     expect(denied.stderr).toContain("changed from the approved baseline")
     expect(NodeFs.existsSync(NodePath.join(dir, "n.md"))).toBe(false)
-    expect(JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches).toMatchObject([
+    expect(JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches).toMatchObject([
       { toolId: "write", kind: "changed", approvedFingerprint: "sha256:old" }
     ])
-    expect(kern(dir, "runtime-guard", "approve-contract", "kernel", "write").status).toBe(0)
-    expect(kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" })).status).toBe(0)
+    expect((await kernAsync(dir, "runtime-guard", "approve-contract", "kernel", "write")).status).toBe(0)
+    expect((await kernAsync(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "n.md", content: "x" }))).status).toBe(0)
 
     // Narrowing the scope makes the write tools "missing" from the live registry.
     const file = NodePath.join(dir, ".kern/config.json")
     NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), toolScope: "read" }))
-    const missing = JSON.parse(kern(dir, "runtime-guard", "mismatches", "--json").stdout).mismatches
+    const missing = JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches
     expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "write:missing"])
 
-    const tools = JSON.parse(kern(dir, "runtime-guard", "tools", "--json").stdout)
+    const tools = JSON.parse((await kernAsync(dir, "runtime-guard", "tools", "--json")).stdout)
     expect(tools.tools.find((t: { toolId: string }) => t.toolId === "read")).toMatchObject({ status: "approved", approvedBy: "alice" })
 
-    const approve = kern(dir, "runtime-guard", "approve-contract", "kernel", "read", "--approved-by", "bob", "--json")
+    const approve = await kernAsync(dir, "runtime-guard", "approve-contract", "kernel", "read", "--approved-by", "bob", "--json")
     expect(JSON.parse(approve.stdout)).toMatchObject({ toolId: "read", approvedBy: "bob", surface: "kernel" })
-    const unknown = kern(dir, "runtime-guard", "approve-contract", "kernel", "nope")
+    const unknown = await kernAsync(dir, "runtime-guard", "approve-contract", "kernel", "nope")
     expect(unknown.status).toBe(1)
     expect(unknown.stderr).toContain("no tool \"nope\"")
     // A dozen kern processes one after another: on a busy 2-core machine each may take seconds.
