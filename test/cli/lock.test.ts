@@ -51,7 +51,7 @@ const chat = (dir: string, message: string, extra: ReadonlyArray<string> = []) =
   Effect.promise(() => runKernAsync(["chat", "-m", message, ...extra], { cwd: dir, env }))
 
 describe("one runtime per agent folder", () => {
-  it.live("ten kern chat processes at once take their turns one after another: ten complete turns, in lock order", () =>
+  it.live("ten kern chat processes at once (and a stale lock) take their turns one after another: ten complete turns, in lock order", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
@@ -63,6 +63,8 @@ describe("one runtime per agent folder", () => {
           FakeReply.text(`reply ${k}`)
         )
       }
+      // A lock left by a dead process: all ten find it stale at once, and exactly one may take it over.
+      writeLock(dir, deadPid(), "12345")
       const messages = Array.from({ length: count }, (_, i) => `message ${i + 1}`)
       const results: ReadonlyArray<CliResult> = yield* Effect.all(
         messages.map((message) => chat(dir, message, ["--wait", "170"])),
@@ -70,6 +72,7 @@ describe("one runtime per agent folder", () => {
       )
       for (const result of results) expect(result.status, result.stderr).toBe(0)
       expect(results.filter((r) => r.stderr.includes("waiting for the agent in")).length).toBeGreaterThan(0)
+      expect(results.filter((r) => r.stderr.includes("is no longer running"))).toHaveLength(1)
 
       const lines = sessionLines(dir)
       expect(lines.map((l) => l._tag)).toEqual(["session", ...Array.from({ length: count }, () => ["user", "assistant", "tool", "assistant"]).flat()])
