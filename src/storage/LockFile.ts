@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Clock, Data, Duration, Effect, Either, Option, Random, Schema, type Scope } from "effect"
+import { Clock, Data, Duration, Effect, Either, Option, Random, Ref, Schedule, Schema, type Scope } from "effect"
 import * as NodeOs from "node:os"
 
 /**
@@ -222,33 +222,39 @@ export interface AcquireOptions {
   readonly onTakeOver?: (why: string) => Effect.Effect<void>
 }
 
+/** The attempts while waiting: one every `poll`, for `wait` at most. */
+export const waiting = (options: AcquireOptions) => Schedule.spaced(options.poll).pipe(Schedule.upTo(options.wait))
+
 /**
  * Holds the lock until the scope closes (SIGINT and SIGTERM close scopes; after a SIGKILL the next taker finds the
- * holder gone). Waits up to `wait`, polling on the Clock, then fails with LockBusy naming the holder.
+ * holder gone). Waits up to `wait`, attempting on the `waiting` schedule, then fails with LockBusy naming the holder.
  */
 export const acquire = (
   file: string,
   holder: LockHolder,
   options: AcquireOptions
 ): Effect.Effect<void, LockBusy | LockFileError, FileSystem.FileSystem | Scope.Scope> =>
-  // Uninterruptible from the attempt that wins to the finalizer that releases it; the waits between attempts can be
-  // interrupted (Ctrl-C while waiting leaves nothing behind).
-  Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
-      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(options.wait))
-      let attempt = yield* tryAcquire(file, holder)
-      if (attempt._tag === "Busy" && options.onWait !== undefined) yield* restore(options.onWait(attempt.holder))
-      while (attempt._tag === "Busy") {
-        if ((yield* Clock.currentTimeMillis) >= deadline) return yield* new LockBusy({ file, holder: attempt.holder })
-        yield* restore(Effect.sleep(options.poll))
-        attempt = yield* tryAcquire(file, holder)
-      }
-      const { content, tookOver } = attempt
-      yield* Effect.addFinalizer(() =>
-        removeIfHolding(file, content).pipe(
-          Effect.catchAll((error) => Effect.logWarning(`could not remove the lock ${file}`, error))
+  Effect.gen(function*() {
+    // Each attempt registers the release of what it won before anything can interrupt it; between attempts the
+    // wait can be interrupted (Ctrl-C while waiting leaves nothing behind).
+    const attempt = Effect.uninterruptible(Effect.flatMap(tryAcquire(file, holder), (result) =>
+      result._tag === "Acquired"
+        ? Effect.as(
+          Effect.addFinalizer(() =>
+            removeIfHolding(file, result.content).pipe(
+              Effect.catchAll((error) => Effect.logWarning(`could not remove the lock ${file}`, error))
+            )
+          ),
+          result.tookOver
         )
-      )
-      if (Option.isSome(tookOver) && options.onTakeOver !== undefined) yield* restore(options.onTakeOver(tookOver.value))
-    })
-  ).pipe(Effect.withSpan("kern.storage.LockFile.acquire", { attributes: { file } }))
+        : Effect.fail(new LockBusy({ file, holder: result.holder }))))
+    const announced = yield* Ref.make(Duration.isZero(Duration.decode(options.wait)))
+    const announce = (busy: LockBusy) =>
+      Effect.flatMap(Ref.getAndSet(announced, true), (done) =>
+        done || options.onWait === undefined ? Effect.void : options.onWait(busy.holder))
+    const tookOver = yield* attempt.pipe(
+      Effect.tapErrorTag("LockBusy", announce),
+      Effect.retry({ schedule: waiting(options), while: (error) => error._tag === "LockBusy" })
+    )
+    if (Option.isSome(tookOver) && options.onTakeOver !== undefined) yield* options.onTakeOver(tookOver.value)
+  }).pipe(Effect.withSpan("kern.storage.LockFile.acquire", { attributes: { file } }))
