@@ -103,19 +103,32 @@ export const isLive = (holder: LockHolder) =>
     return Option.isNone(start) || start.value === holder.processStart
   })
 
-/** Creates `file` holding `content` in one step; false when it already exists. */
-const createWhole = (file: string, content: string) =>
+/** A temporary file beside `file` holding `content`, for `use` to put in place; removed afterwards if still there. */
+const withTemp = <A>(file: string, content: string, use: (temp: string) => Effect.Effect<A, PlatformError>) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const suffix = (yield* Random.nextInt).toString(36).replace("-", "")
     const temp = `${file}.${process.pid}.${suffix}.tmp`
     yield* fs.writeFileString(temp, content, { flag: "wx", mode: 0o644 })
-    return yield* fs.link(temp, file).pipe(
-      Effect.as(true),
-      Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.succeed(false)),
-      Effect.ensuring(fs.remove(temp).pipe(Effect.catchAll((error) => Effect.logDebug(`could not remove ${temp}`, error))))
+    return yield* use(temp).pipe(
+      Effect.ensuring(fs.remove(temp).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.catchAll((error) =>
+        Effect.logDebug(`could not remove ${temp}`, error)
+      )))
     )
   })
+
+/** Creates `file` holding `content` in one step; false when it already exists. */
+const createWhole = (file: string, content: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    withTemp(file, content, (temp) =>
+      fs.link(temp, file).pipe(
+        Effect.as(true),
+        Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.succeed(false))
+      )))
+
+/** Replaces `file` with one holding `content` in one step: the name never stops existing, so no creator slips in. */
+const replaceWhole = (file: string, content: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => withTemp(file, content, (temp) => fs.rename(temp, file)))
 
 /** The file's content, or none when it does not exist. */
 const readText = (file: string) =>
@@ -161,12 +174,12 @@ export type Attempt =
   | { readonly _tag: "Busy"; readonly holder: Option.Option<LockHolder> }
 
 /**
- * Replaces a stale lock while holding `<file>.takeover`: only one taker re-reads the stale content, removes it and
- * creates its own. A takeover lock whose holder died is itself removed (the next attempt retries).
+ * Replaces a stale lock while holding `<file>.takeover`: only one taker re-reads the stale content and renames its
+ * own over it (only takers change a stale lock, and they take turns). A takeover lock whose holder died is itself
+ * removed (the next attempt retries).
  */
 const takeOver = (file: string, staleContent: string, mine: string) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const guard = `${file}.takeover`
     if (!(yield* createWhole(guard, mine))) {
       const found = yield* inspect(guard)
@@ -175,9 +188,10 @@ const takeOver = (file: string, staleContent: string, mine: string) =>
     }
     return yield* Effect.gen(function*() {
       const now = yield* readText(file)
-      if (Option.isSome(now) && now.value !== staleContent) return false
-      if (Option.isSome(now)) yield* fs.remove(file).pipe(Effect.catchIf(isNotFound, () => Effect.void))
-      return yield* createWhole(file, mine)
+      if (Option.isNone(now)) return yield* createWhole(file, mine)
+      if (now.value !== staleContent) return false
+      yield* replaceWhole(file, mine)
+      return true
     }).pipe(Effect.ensuring(removeIfHolding(guard, mine).pipe(Effect.catchAll((error) =>
       Effect.logWarning(`could not remove ${guard}`, error)
     ))))
