@@ -176,7 +176,8 @@ export type Attempt =
 /**
  * Replaces a stale lock while holding `<file>.takeover`: only one taker re-reads the stale content and renames its
  * own over it (only takers change a stale lock, and they take turns). A takeover lock whose holder died is itself
- * removed (the next attempt retries).
+ * removed (the next attempt retries); two takers that find such a dead takeover lock in the same microseconds could
+ * both proceed, a window that needs a crash inside this function first, which we accept.
  */
 const takeOver = (file: string, staleContent: string, mine: string) =>
   Effect.gen(function*() {
