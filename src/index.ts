@@ -42,6 +42,8 @@ export { SessionError, SessionStore, type SessionWriter } from "./session/Sessio
 export { AgenticRuntime } from "./agent/AgenticRuntime.js"
 export { AgentRuntime, type RuntimeEvent } from "./agent/AgentRuntime.js"
 export * as AgentLive from "./agent/AgentLive.js"
+export * as AgentLock from "./agent/AgentLock.js"
+export * as LockFile from "./storage/LockFile.js"
 export { MessageQueue, type QueuedMessage } from "./agent/MessageQueue.js"
 export type { TurnEvent } from "./agent/TurnEvent.js"
 export { type ActiveSession, TurnRunner } from "./agent/TurnRunner.js"

@@ -1,6 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Context, Effect, Layer, Option } from "effect"
+import { Console, Context, Duration, Effect, Layer, Option } from "effect"
 import * as AgentLive from "../agent/AgentLive.js"
+import * as AgentLock from "../agent/AgentLock.js"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { PairingStore } from "../users/PairingStore.js"
 import * as AgentConfig from "../config/AgentConfig.js"
@@ -27,9 +28,28 @@ const databaseLayer = Layer.unwrapEffect(
   Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
 )
 
-/** Config, kern.db, the kernel and the tools' services, with no tool registered yet. */
-const kernelCoreLayer = (dir: string) => {
-  const config = configLayer(dir)
+/** How a turn runner holds the folder: what it is called and how long it waits for another runtime to finish. */
+export interface HoldFolder {
+  readonly command: string
+  readonly waitSeconds: number
+}
+
+/** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
+const heldLockLayer = (hold: HoldFolder) =>
+  AgentLock.layerHeld({
+    command: hold.command,
+    wait: Duration.seconds(hold.waitSeconds),
+    report: (line) => Console.error(`kern: ${line}`)
+  })
+
+/**
+ * Config, kern.db, the kernel and the tools' services, with no tool registered yet. A turn runner passes `hold`:
+ * the folder's lock is taken before kern.db is opened and released after everything above it has closed.
+ */
+const kernelCoreLayer = (dir: string, hold?: HoldFolder) => {
+  const config = hold === undefined
+    ? configLayer(dir)
+    : heldLockLayer(hold).pipe(Layer.provideMerge(configLayer(dir)))
   const database = databaseLayer.pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
   return Layer.mergeAll(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
@@ -38,23 +58,30 @@ const kernelCoreLayer = (dir: string) => {
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
 export const kernelAgentLayer = (dir: string) => Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(dir)))
 
+/** kernelAgentLayer with the folder held: what a single turn needs below the model. */
+const heldKernelAgentLayer = (dir: string, hold: HoldFolder) =>
+  Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(dir, hold)))
+
 /** The configured model (over undici) on top of `below`, which must provide the config. */
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(below))
 
-/** Everything a turn needs: the kernel and tools, the configured model, sessions, the queue and the turn runner. */
-export const agentRuntimeLayer = (dir: string) => {
-  return AgentLive.layer.pipe(Layer.provideMerge(withModel(kernelAgentLayer(dir))))
+/**
+ * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue
+ * and the turn runner.
+ */
+export const agentRuntimeLayer = (dir: string, hold: HoldFolder) => {
+  return AgentLive.layer.pipe(Layer.provideMerge(withModel(heldKernelAgentLayer(dir, hold))))
 }
 
 /**
- * The long-running agent: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
+ * The long-running agent, with the folder held: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
  * exists, so the `kern` tool reports its live session and queue.
  */
-export const runningAgentLayer = (dir: string) => {
+export const runningAgentLayer = (dir: string, hold: HoldFolder) => {
   const runtime = AgentRuntime.Default.pipe(
     Layer.provideMerge(AgentLive.layer),
-    Layer.provideMerge(withModel(kernelCoreLayer(dir)))
+    Layer.provideMerge(withModel(kernelCoreLayer(dir, hold)))
   )
   const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
     queueLength: Effect.map(agent.status, (status) => status.queued),

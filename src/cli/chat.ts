@@ -12,6 +12,8 @@ export interface ChatArgs {
   readonly message: string
   readonly json: boolean
   readonly newSession: boolean
+  /** Seconds to wait for another runtime that holds the folder. */
+  readonly wait: number
 }
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => stream.write(text))
@@ -39,7 +41,10 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
   }
 }
 
-/** `kern chat -m TEXT`: one operator message, the reply streamed, then exit. */
+/**
+ * `kern chat -m TEXT`: one operator message, the reply streamed, then exit. The folder is held for the turn, so
+ * chats started together take their turns one after another.
+ */
 export const run = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
     const { problems, session } = yield* openActiveSession({ fresh: args.newSession })
@@ -54,4 +59,4 @@ export const run = (args: ChatArgs) =>
     const outcome = yield* runner.run({ message, session, emit })
     yield* queue.endTurn
     if (outcome.error !== undefined) return yield* new CommandFailed({ message: outcome.error })
-  })).pipe(Effect.provide(agentRuntimeLayer(args.dir)))
+  })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))

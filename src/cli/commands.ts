@@ -2,6 +2,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
@@ -29,6 +30,15 @@ const dirOption = Options.text("dir").pipe(
   Options.optional
 )
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the result as JSON"))
+const waitOption = Options.integer("wait").pipe(
+  Options.withDescription("seconds to wait while another kern runs this agent (default 60), then exit 1"),
+  Options.withDefault(60),
+  Options.mapEffect((seconds) =>
+    seconds < 0
+      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
+      : Effect.succeed(seconds)
+  )
+)
 
 const init = Command.make(
   "init",
@@ -169,7 +179,8 @@ const chat = Command.make("chat", {
   dirFlag: dirOption,
   message: Options.text("message").pipe(Options.withAlias("m"), Options.withDescription("the message to send")),
   json: Options.boolean("json").pipe(Options.withDescription("print the turn's events as JSON lines")),
-  newSession: Options.boolean("new").pipe(Options.withDescription("start a new session instead of continuing the newest"))
+  newSession: Options.boolean("new").pipe(Options.withDescription("start a new session instead of continuing the newest")),
+  wait: waitOption
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./chat.js"), (m) => m.run(resolved)))).pipe(
   Command.withDescription("Send one message as the operator; the reply streams to stdout (for scripts).")
 )
@@ -184,14 +195,14 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList])
 )
 
-const run = Command.make("run", { dir: dirArg, dirFlag: dirOption }, (args) =>
+const run = Command.make("run", { dir: dirArg, dirFlag: dirOption, wait: waitOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.run(resolved)))).pipe(
     Command.withDescription(
       "Run the agent in the foreground: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly."
     )
   )
 
-const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption }, (args) =>
+const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption, wait: waitOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.tui(resolved)))).pipe(
     Command.withDescription("Chat with the agent in the terminal: streamed replies, a line per tool call, /status /new /help.")
   )

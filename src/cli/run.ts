@@ -4,17 +4,19 @@ import { runningAgentLayer } from "./agentLayer.js"
 
 export interface RunArgs {
   readonly dir: string
+  /** Seconds to wait for another runtime that holds the folder. */
+  readonly wait: number
 }
 
 
 /**
  * `kern run`: the agent in the foreground. On a terminal it is the TUI; headless, stdin lines are operator
  * messages and the runtime keeps serving after stdin ends. SIGINT/SIGTERM interrupt it: scopes close, the session
- * file is synced and closed, the database closed.
+ * file is synced and closed, the database closed, the folder's lock released.
  */
 export const run = (args: RunArgs) =>
-  runTerminal({ interactive: process.stdin.isTTY === true, exitOnEof: false }).pipe(Effect.provide(runningAgentLayer(args.dir)))
+  runTerminal({ interactive: process.stdin.isTTY === true, exitOnEof: false }).pipe(Effect.provide(runningAgentLayer(args.dir, { command: "kern run", waitSeconds: args.wait })))
 
 /** `kern tui`: the interactive terminal; leaves when stdin ends (or /quit) once what was typed is answered. */
 export const tui = (args: RunArgs) =>
-  runTerminal({ interactive: true, exitOnEof: true }).pipe(Effect.provide(runningAgentLayer(args.dir)))
+  runTerminal({ interactive: true, exitOnEof: true }).pipe(Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait })))

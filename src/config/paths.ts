@@ -10,6 +10,8 @@ export interface AgentPaths {
   readonly sessionsDir: string
   readonly artifactsDir: string
   readonly logsDir: string
+  /** Held by the one runtime that writes the folder (src/agent/AgentLock.ts). */
+  readonly lockFile: string
 }
 
 export const agentPaths = (dir: string): AgentPaths => {
@@ -23,6 +25,7 @@ export const agentPaths = (dir: string): AgentPaths => {
     dbFile: NodePath.join(kernDir, "kern.db"),
     sessionsDir: NodePath.join(kernDir, "sessions"),
     artifactsDir: NodePath.join(kernDir, "artifacts"),
-    logsDir: NodePath.join(kernDir, "logs")
+    logsDir: NodePath.join(kernDir, "logs"),
+    lockFile: NodePath.join(kernDir, "agent.lock")
   }
 }

@@ -104,5 +104,8 @@ export const gitignoreLines: ReadonlyArray<string> = [
   "*.db-*",
   ".kern/sessions/",
   ".kern/artifacts/",
-  ".kern/logs/"
+  ".kern/logs/",
+  // Held while a runtime or a file edit runs: never part of the agent's history.
+  ".kern/agent.lock*",
+  ".kern/locks/"
 ]

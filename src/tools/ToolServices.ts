@@ -35,7 +35,7 @@ export const layerWith = <E, R>(
   const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
   const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
   const guarded = GuardedHttpClient.layer.pipe(Layer.provideMerge(Layer.mergeAll(compactor, resolver)))
-  return Layer.mergeAll(guarded, ReadTracker.Default, WriteLock.Default, RegexGuard.layer)
+  return Layer.mergeAll(ReadTracker.Default, WriteLock.Default, RegexGuard.layer).pipe(Layer.provideMerge(guarded))
 }
 
 /** The tool services of the loaded agent folder (its kern.db is the SqlClient provided). */

@@ -1,13 +1,33 @@
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Random } from "effect"
+import { Data, Effect, Option, Random } from "effect"
+import { type FileSnapshot, sameSnapshot, snapshotOf } from "./ReadTracker.js"
+
+/** The target no longer held what the writer based its new content on when the rename was due. */
+export class TargetChanged extends Data.TaggedError("TargetChanged")<{ readonly path: string }> {}
+
+/** What the target must hold right before the rename: a snapshot of its content, or nothing at all. */
+export type Expected = FileSnapshot | "absent"
+
+const currentSnapshot = (fs: FileSystem.FileSystem, target: string) =>
+  fs.readFile(target).pipe(
+    Effect.map((bytes) => Option.some(snapshotOf(bytes))),
+    Effect.catchIf(
+      (error) => error._tag === "SystemError" && error.reason === "NotFound",
+      () => Effect.succeed(Option.none<FileSnapshot>())
+    )
+  )
+
+const matches = (now: Option.Option<FileSnapshot>, expected: Expected) =>
+  expected === "absent" ? Option.isNone(now) : Option.isSome(now) && sameSnapshot(now.value, expected)
 
 /**
  * Writes `data` to `target` so that a reader (or a crash) sees the old content or the new, never a mix: the bytes
  * go to a temporary file in the same folder, are flushed, and the file is renamed over the target. The target's
- * permission bits are kept; parent folders are created.
+ * permission bits are kept; parent folders are created. With `expected`, the target is checked once more right
+ * before the rename, so a change made while the new content was computed and flushed is refused, not overwritten.
  */
-export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target: string, data: Uint8Array) {
+export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target: string, data: Uint8Array, expected?: Expected) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const dir = path.dirname(target)
@@ -25,10 +45,19 @@ export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target:
       yield* file.sync
     })
   )
+  const recheck = expected === undefined ? Effect.void : Effect.flatMap(
+    currentSnapshot(fs, target),
+    (now) => matches(now, expected) ? Effect.void : Effect.fail(new TargetChanged({ path: target }))
+  )
   yield* writeTemp.pipe(
+    Effect.zipRight(recheck),
     Effect.zipRight(fs.rename(temp, target)),
     Effect.onError(() =>
       fs.remove(temp).pipe(Effect.catchAll((error) => Effect.logDebug(`could not remove ${temp}`, error)))
     )
   )
-}) satisfies (target: string, data: Uint8Array) => Effect.Effect<void, PlatformError, FileSystem.FileSystem | Path.Path>
+}) satisfies (
+  target: string,
+  data: Uint8Array,
+  expected?: Expected
+) => Effect.Effect<void, PlatformError | TargetChanged, FileSystem.FileSystem | Path.Path>

@@ -10,7 +10,7 @@ import { isBinary } from "./textFile.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { ToolSession } from "./ToolSession.js"
 import { Workspace } from "./Workspace.js"
-import { currentBytes } from "./write.js"
+import { currentBytes, writeFailure } from "./write.js"
 import { WriteLock } from "./WriteLock.js"
 
 export const EditArgs = Schema.Struct({
@@ -43,14 +43,17 @@ export interface EditOutput {
   readonly text: string
 }
 
-/** Exact string replacement, atomic, after the read-before-write check. */
+/**
+ * Exact string replacement, atomic, after the read-before-write check; from reading the file to the rename it
+ * holds the file's lock across processes, so concurrent edits apply one after another and none is lost.
+ */
 export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
   const workspace = yield* Workspace
   const lock = yield* WriteLock
   const tracker = yield* ReadTracker
   const { sessionId } = yield* ToolSession
-  return yield* lock.withLock(Effect.gen(function*() {
-    const file = yield* workspace.resolve(args.path, "write")
+  const file = yield* workspace.resolve(args.path, "write")
+  return yield* Effect.gen(function*() {
     const before = yield* currentBytes(file.path, file.display)
     if (before === undefined) return yield* toolFailure("NOT_FOUND", `${file.display} does not exist; create it with write`)
     yield* ensureReadAndUnchanged(sessionId, file, before)
@@ -79,7 +82,7 @@ export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
       ? content.split(args.oldString).join(args.newString)
       : content.replace(args.oldString, () => args.newString)
     const data = new TextEncoder().encode(updated)
-    yield* atomicWrite(file.path, data).pipe(Effect.mapError(fileFailure(file.display)))
+    yield* atomicWrite(file.path, data, snapshotOf(before)).pipe(Effect.mapError(writeFailure(file.display)))
     yield* tracker.record(sessionId, file.path, snapshotOf(data))
     const replacements = args.replaceAll ? count : 1
     return {
@@ -87,5 +90,5 @@ export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
       replacements,
       text: `Replaced ${replacements} occurrence${replacements === 1 ? "" : "s"} in ${file.display}`
     } satisfies EditOutput
-  }))
+  }).pipe(lock.withFile(file, "edit"), lock.withLock)
 })

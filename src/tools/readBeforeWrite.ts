@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
-import { ReadTracker, snapshotOf } from "./ReadTracker.js"
+import { ReadTracker, sameSnapshot, snapshotOf } from "./ReadTracker.js"
 import type { ResolvedPath } from "./Workspace.js"
 
 /**
@@ -22,7 +22,7 @@ export const ensureReadAndUnchanged = (
       )
     }
     const now = snapshotOf(current)
-    if (now.size !== seen.size || now.sha256 !== seen.sha256) {
+    if (!sameSnapshot(now, seen)) {
       return yield* toolFailure(
         "VALIDATION_ERROR",
         `${file.display} changed on disk since you read it (${seen.size} → ${now.size} bytes); read it again before changing it`

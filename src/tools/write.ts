@@ -1,7 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Schema } from "effect"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
-import { atomicWrite } from "./atomicWrite.js"
+import { atomicWrite, type TargetChanged } from "./atomicWrite.js"
 import { fileFailure } from "./failures.js"
 import { ensureReadAndUnchanged } from "./readBeforeWrite.js"
 import { ReadTracker, snapshotOf } from "./ReadTracker.js"
@@ -45,18 +46,29 @@ export const currentBytes = (path: string, display: string) =>
     return yield* fs.readFile(path).pipe(Effect.mapError(fileFailure(display)))
   })
 
+/** A failed atomic write as the model should read it: a change under our feet says to read again. */
+export const writeFailure = (display: string) => (error: PlatformError | TargetChanged): ToolFailure =>
+  error._tag === "TargetChanged"
+    ? toolFailure(
+      "VALIDATION_ERROR",
+      `${display} changed on disk while it was being written; nothing was written. Read it again before changing it`
+    )
+    : fileFailure(display)(error)
+
 /** Atomically creates or overwrites a file the session has read; records the new content as seen. */
 export const write = Effect.fn("kern.tools.write")(function*(args: WriteArgs) {
   const workspace = yield* Workspace
   const lock = yield* WriteLock
   const tracker = yield* ReadTracker
   const { sessionId } = yield* ToolSession
-  return yield* lock.withLock(Effect.gen(function*() {
-    const file = yield* workspace.resolve(args.path, "write")
+  const file = yield* workspace.resolve(args.path, "write")
+  return yield* Effect.gen(function*() {
     const before = yield* currentBytes(file.path, file.display)
     if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)
     const data = new TextEncoder().encode(args.content)
-    yield* atomicWrite(file.path, data).pipe(Effect.mapError(fileFailure(file.display)))
+    yield* atomicWrite(file.path, data, before === undefined ? "absent" : snapshotOf(before)).pipe(
+      Effect.mapError(writeFailure(file.display))
+    )
     yield* tracker.record(sessionId, file.path, snapshotOf(data))
     const created = before === undefined
     return {
@@ -65,5 +77,5 @@ export const write = Effect.fn("kern.tools.write")(function*(args: WriteArgs) {
       created,
       text: `${created ? "Created" : "Overwrote"} ${file.display} (${data.byteLength} bytes)`
     } satisfies WriteOutput
-  }))
+  }).pipe(lock.withFile(file, "write"), lock.withLock)
 })

@@ -15,7 +15,7 @@ describe("AgentRuntime", () => {
       const dir = NodePath.join(makeTempDir(), "agent")
       writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", baseURL: server.baseURL, heartbeatInterval: 30 }) })
       const layer = AgentRuntime.Default.pipe(
-        Layer.provideMerge(agentRuntimeLayer(dir)),
+        Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 })),
         Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
         Layer.provide(NodeContext.layer)
       )

@@ -27,7 +27,7 @@ const withAgent = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const server = yield* makeFakeServer
     const dir = agentDir({ model: "test-model", ...config(server) })
-    const runtime = agentRuntimeLayer(dir).pipe(
+    const runtime = agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" })),
       Layer.provide(NodeContext.layer)
     )

@@ -34,7 +34,7 @@ const turnOverhead = Effect.scoped(Effect.gen(function*() {
   const dir = NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-")), "agent")
   NodeFs.mkdirSync(NodePath.join(dir, ".kern"), { recursive: true })
   NodeFs.writeFileSync(NodePath.join(dir, ".kern/config.json"), JSON.stringify({ model: "bench-model", baseURL: server.baseURL }))
-  const layer = agentRuntimeLayer(dir).pipe(
+  const layer = agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
     Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-bench" })),
     Layer.provide(NodeContext.layer)
   )

@@ -60,7 +60,7 @@ describe("kern tui", () => {
 })
 
 describe("kern run", () => {
-  it.live("headless: stdin lines are messages; SIGTERM stops it with exit 0 and nothing lost", () =>
+  it.live("headless: stdin lines are messages; SIGTERM stops it with exit 0, nothing lost and the folder's lock released", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
@@ -71,9 +71,13 @@ describe("kern run", () => {
       const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       child!.stdin!.write("remember the milk\n")
       yield* Effect.promise(() => stdoutShows(child!, "Noted."))
+      const lock = NodePath.join(dir, ".kern/agent.lock")
+      expect(JSON.parse(NodeFs.readFileSync(lock, "utf8"))).toMatchObject({ pid: child!.pid, command: "kern run" })
       child!.kill("SIGTERM")
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBe(0)
+      // The signal closed the scopes: the folder is free again.
+      expect(NodeFs.existsSync(lock)).toBe(false)
       expect(result.stdout).not.toContain("> ")
       const sessionsDir = NodePath.join(dir, ".kern/sessions")
       const [file] = NodeFs.readdirSync(sessionsDir)

@@ -29,7 +29,7 @@ const withAgent = <A, E>(
       // The operator pasted the key into a note: the model may read the note, never the key.
       "notes/setup.md": `# setup\nthe key is ${apiKey} (do not share)\n`
     })
-    const runtime = agentRuntimeLayer(dir).pipe(
+    const runtime = agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
       Layer.provide(NodeContext.layer)
     )

@@ -5,6 +5,7 @@ import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { atomicWrite } from "../../src/tools/atomicWrite.js"
+import { snapshotOf } from "../../src/tools/ReadTracker.js"
 import { makeWorkspace } from "./support.js"
 
 const fixture = NodePath.join(import.meta.dirname, "fixtures", "atomicWriter.ts")
@@ -59,5 +60,22 @@ describe("atomicWrite", () => {
       assert.strictEqual(error._tag, "SystemError")
       assert.deepStrictEqual(NodeFs.readdirSync(root), ["dir"])
       assert.deepStrictEqual(NodeFs.readdirSync(NodePath.join(root, "dir")), ["keep.txt"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("with an expectation, a target that changed (or appeared) before the rename is refused and kept", () =>
+    Effect.gen(function*() {
+      const root = makeWorkspace({ "t.txt": "what the edit read" })
+      const target = NodePath.join(root, "t.txt")
+      const seen = snapshotOf(NodeFs.readFileSync(target))
+      NodeFs.writeFileSync(target, "what someone wrote since")
+      const changed = yield* atomicWrite(target, new TextEncoder().encode("the edit"), seen).pipe(Effect.flip)
+      assert.strictEqual(changed._tag, "TargetChanged")
+      assert.strictEqual(NodeFs.readFileSync(target, "utf8"), "what someone wrote since")
+      const appeared = yield* atomicWrite(target, new TextEncoder().encode("a new file"), "absent").pipe(Effect.flip)
+      assert.strictEqual(appeared._tag, "TargetChanged")
+      assert.strictEqual(NodeFs.readFileSync(target, "utf8"), "what someone wrote since")
+      assert.deepStrictEqual(NodeFs.readdirSync(root), ["t.txt"])
+      yield* atomicWrite(target, new TextEncoder().encode("the edit"), snapshotOf(NodeFs.readFileSync(target)))
+      assert.strictEqual(NodeFs.readFileSync(target, "utf8"), "the edit")
     }).pipe(Effect.provide(NodeContext.layer)))
 })

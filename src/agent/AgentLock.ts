@@ -1,0 +1,108 @@
+import { FileSystem } from "@effect/platform"
+import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import * as LockFile from "../storage/LockFile.js"
+
+/**
+ * One runtime writes an agent folder at a time: whatever runs turns (`kern run`, `chat`, `tui`, later the daemon)
+ * holds `.kern/agent.lock` for its lifetime. Read-only commands never take it; `holder` tells them (and, once the
+ * HTTP API exists, `kern chat`) whether an agent is running and which.
+ */
+
+/** The folder stayed held by another runtime for the whole wait. */
+export class AgentBusy extends Schema.TaggedError<AgentBusy>()("AgentBusy", {
+  dir: Schema.String,
+  pid: Schema.optional(Schema.Int),
+  command: Schema.optional(Schema.String),
+  since: Schema.optional(Schema.String),
+  waitedSeconds: Schema.Number
+}) {
+  override get message(): string {
+    const by = this.pid === undefined ? "another process" : `pid ${this.pid} (${this.command ?? "kern"}) since ${this.since ?? "?"}`
+    return `the agent in ${this.dir} is busy: held by ${by}; gave up after ${this.waitedSeconds} s (--wait to wait longer)`
+  }
+}
+
+export interface HoldOptions {
+  /** What holds the folder, for the messages of those who wait (`kern chat`). */
+  readonly command: string
+  /** How long to wait for a runtime that holds it; zero tries once. */
+  readonly wait: Duration.DurationInput
+  /** Where the one waiting line and takeover notices go (stderr in the CLI). */
+  readonly report: (line: string) => Effect.Effect<void>
+}
+
+export interface AgentLockShape {
+  /** `.kern/agent.lock` of the folder. */
+  readonly file: string
+  /** The runtime holding the folder now, if any; a lock left by a dead process reads as none. */
+  readonly holder: Effect.Effect<Option.Option<LockFile.LockHolder>, LockFile.LockFileError>
+  /** Holds the folder until the scope closes, waiting for a current holder to let go. */
+  readonly hold: (options: HoldOptions) => Effect.Effect<void, AgentBusy | LockFile.LockFileError, Scope.Scope>
+}
+
+export class AgentLock extends Context.Tag("kern/agent/AgentLock")<AgentLock, AgentLockShape>() {}
+
+const pollInterval = Duration.millis(100)
+
+const describe = (holder: Option.Option<LockFile.LockHolder>) =>
+  Option.match(holder, {
+    onNone: () => "another process",
+    onSome: (h) => `pid ${h.pid} (${h.command}) since ${h.startedAt}`
+  })
+
+/** The lock of the agent folder `dir`, kept in `file` inside its `.kern/` folder `kernDir`. */
+export const make = (dir: string, kernDir: string, file: string) =>
+  Effect.map(FileSystem.FileSystem, (fs): AgentLockShape => {
+    const provide = Effect.provideService(FileSystem.FileSystem, fs)
+    return {
+      file,
+      holder: provide(LockFile.readHolder(file)),
+      hold: (options) =>
+        Effect.gen(function*() {
+          const me = yield* LockFile.currentHolder(options.command)
+          yield* fs.makeDirectory(kernDir, { recursive: true }).pipe(
+            Effect.mapError((error) => new LockFile.LockFileError({ file, detail: error.message }))
+          )
+          yield* LockFile.acquire(file, me, {
+            wait: options.wait,
+            poll: pollInterval,
+            onWait: (holder) => options.report(`waiting for the agent in ${dir}: held by ${describe(holder)}`),
+            onTakeOver: (why) => options.report(`warning: took over ${file}: ${why}`)
+          }).pipe(
+            Effect.catchTag("LockBusy", (busy) =>
+              Effect.fail(
+                new AgentBusy({
+                  dir,
+                  pid: Option.getOrUndefined(Option.map(busy.holder, (h) => h.pid)),
+                  command: Option.getOrUndefined(Option.map(busy.holder, (h) => h.command)),
+                  since: Option.getOrUndefined(Option.map(busy.holder, (h) => h.startedAt)),
+                  waitedSeconds: Duration.toSeconds(Duration.decode(options.wait))
+                })
+              ))
+          )
+        }).pipe(provide, Effect.withSpan("kern.agent.AgentLock.hold"))
+    }
+  })
+
+/** The lock of the loaded agent folder, not held: for read-only commands that ask who runs it. */
+export const layer: Layer.Layer<AgentLock, never, AgentConfig | FileSystem.FileSystem> = Layer.effect(
+  AgentLock,
+  Effect.flatMap(AgentConfig, ({ paths }) => make(paths.dir, paths.kernDir, paths.lockFile))
+)
+
+/** The lock of the loaded agent folder, held for the layer's lifetime: what every turn runner builds on. */
+export const layerHeld = (options: HoldOptions): Layer.Layer<
+  AgentLock,
+  AgentBusy | LockFile.LockFileError,
+  AgentConfig | FileSystem.FileSystem
+> =>
+  Layer.scoped(
+    AgentLock,
+    Effect.gen(function*() {
+      const { paths } = yield* AgentConfig
+      const lock = yield* make(paths.dir, paths.kernDir, paths.lockFile)
+      yield* lock.hold(options)
+      return lock
+    })
+  )
