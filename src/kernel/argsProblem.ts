@@ -112,7 +112,7 @@ const fieldProblem = (
     const known = isJsonObject(properties) && isJsonObject(properties["properties"])
       ? Object.keys(properties["properties"])
       : []
-    return `${name}: not an argument${known.length === 0 ? "" : ` (the arguments are ${known.join(", ")})`}`
+    return `${name}: not an argument of this tool${known.length === 0 ? "" : ` (it takes ${known.join(", ")})`}`
   }
   if (expected === undefined) return `${name}: ${issues[0]?.message ?? "invalid"}`
   if (value === undefined) return `${name}: missing, expected ${describeSchema(expected)}`
@@ -134,9 +134,9 @@ export const describeInvalidArgs = (
   if (raw !== undefined) {
     const parsed = parseJson(raw)
     const why = Either.isLeft(parsed) ? `not valid JSON (${parsed.left})` : `${kindOf(parsed.right)}, not an object`
-    return `${head}: the model sent ${why}: ${clip(raw)}\n${shape}`
+    return `${head}: the arguments are ${why}: ${clip(raw)}\n${shape}`
   }
-  if (!isJsonObject(args)) return `${head}: got ${kindOf(args)} (${shown(args)}), not an object\n${shape}`
+  if (!isJsonObject(args)) return `${head}: the arguments are ${kindOf(args)}, not an object: ${shown(args)}\n${shape}`
   const byPath = new Map<string, { path: ReadonlyArray<PropertyKey>; issues: Array<ParseResult.ArrayFormatterIssue> }>()
   const issues = error === undefined ? [] : ParseResult.ArrayFormatter.formatErrorSync(error)
   for (const issue of issues) {

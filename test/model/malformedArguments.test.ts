@@ -1,0 +1,89 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import * as NodePath from "node:path"
+import { openActiveSession } from "../../src/agent/activeSession.js"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import { TurnRunner } from "../../src/agent/TurnRunner.js"
+import { formatEvent } from "../../src/channels/terminalFormat.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+
+/** Runs one turn of the whole agent runtime against the fake model server, speaking `provider`'s API. */
+const turnWith = (provider: "openai" | "openrouter", script: (server: FakeModelServerShape) => Effect.Effect<void>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const server = yield* makeFakeServer
+    const dir = NodePath.join(makeTempDir(), "agent")
+    writeFiles(dir, {
+      ".kern/config.json": JSON.stringify({ model: "test-model", provider, baseURL: server.baseURL }),
+      "notes.md": "a note\n"
+    })
+    yield* script(server)
+    const runtime = agentRuntimeLayer(dir).pipe(
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" })),
+      Layer.provide(NodeContext.layer)
+    )
+    const result = yield* Effect.scoped(Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      const runner = yield* TurnRunner
+      const { session } = yield* openActiveSession()
+      yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text: "read my note" })
+      const message = yield* queue.next
+      const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
+      const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
+      return { outcome, events: yield* Ref.get(events), messages: yield* Ref.get(session.messages) }
+    })).pipe(Effect.provide(runtime))
+    return { ...result, requests: yield* server.requests }
+  }))
+
+/** What a model sent as the arguments of `read`, and a word the error must use. */
+const malformed: ReadonlyArray<readonly [string, string, string]> = [
+  ["unterminated", "{\"path\": \"notes.md\"", "not valid JSON"],
+  ["empty", "", "path: missing"],
+  ["an array", "[\"notes.md\"]", "an array, not an object"],
+  ["a JSON string", "\"notes.md\"", "a string, not an object"],
+  ["a number", "42", "a number, not an object"],
+  ["a wrong type", "{\"path\": 42}", "path: expected string"]
+]
+
+for (const provider of ["openai", "openrouter"] as const) {
+  const api = provider === "openai" ? "Responses API" : "Chat Completions"
+  describe(`malformed tool-call arguments over the ${api}`, () => {
+    it.live("become VALIDATION_ERROR results the model reads in its next step; the turn goes on", () =>
+      Effect.gen(function*() {
+        const { events, messages, outcome, requests } = yield* turnWith(provider, (server) =>
+          server.reply(
+            FakeReply.toolCalls(malformed.map(([, args], i) => ({ id: `call_${i}`, name: "read", args }))),
+            FakeReply.toolCalls([{ id: "call_ok", name: "read", args: { path: "notes.md" } }]),
+            FakeReply.text("Your note says: a note.")
+          ))
+        expect(outcome.error).toBeUndefined()
+        expect(outcome.reply).toBe("Your note says: a note.")
+        const results = messages.flatMap((m) => (m._tag === "tool" ? [String(m.result)] : []))
+        expect(results).toHaveLength(malformed.length + 1)
+        malformed.forEach(([what, , word], i) => {
+          const result = results[i] ?? ""
+          expect(result, what).toMatch(/^VALIDATION_ERROR: invalid arguments for read: /)
+          expect(result, what).toContain(word)
+          // One or two lines, naming the field or the expected shape; never the Schema's tree.
+          expect(result.split("\n").length, what).toBeLessThanOrEqual(2)
+          expect(result, what).toContain("path")
+          expect(result, what).not.toContain("└─")
+        })
+        // The model recovered: its well-formed call ran.
+        expect(results.at(-1)).toContain("a note")
+        // The model's next step saw every error.
+        expect(requests).toHaveLength(3)
+        const next = JSON.stringify(requests[1]!.body)
+        expect(next.match(/VALIDATION_ERROR/g)?.length).toBe(malformed.length)
+        // The terminal shows the arguments as the model sent them.
+        const lines = events.filter((e) => e.type === "tool-call").map(formatEvent)
+        expect(lines[0]).toContain("read {\"path\": \"notes.md\"")
+        expect(lines[2]).toContain("read [\"notes.md\"]")
+        expect(lines[3]).toContain("read \"notes.md\"")
+      }))
+  })
+}
