@@ -52,6 +52,6 @@ describe("tools as @effect/ai tools", () => {
         assert.notInclude(json, "$ref", tool.name)
         assert.include(json, "\"type\":\"object\"", tool.name)
       }
-      assert.strictEqual(Object.keys(toolkit.tools).length, 12)
+      assert.strictEqual(Object.keys(toolkit.tools).length, 13)
     }).pipe(Effect.provide(kernelLayer())))
 })
