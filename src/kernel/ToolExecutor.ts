@@ -113,8 +113,8 @@ export const make = Effect.gen(function*() {
       true
     )
     const ran = end.decisionKey === undefined
-    // Refusals are always audited; a call that ran, when its spec asks for traces.
-    const audited = eventLog.enabled && (!ran || tool?.spec.emitTrace === true)
+    // Every call is audited, refused or run: emitTrace turns off spans only, never the audit trail.
+    const audited = eventLog.enabled
     const record = audited
       ? eventLog.record({
         runId: ctx.runId,

@@ -1,4 +1,4 @@
-import { Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope } from "effect"
+import { Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
 import { atOrBelow, type SafetyClass, ToolSpec, type ToolSpecInput } from "./contracts.js"
 import { contractFingerprint } from "./fingerprint.js"
 import type { RunContext } from "./RunContext.js"
@@ -138,7 +138,8 @@ export const makeRegistry = Effect.sync(() => {
         unknown,
         unknown
       >
-      const captured = yield* Effect.context<Exclude<R, CallServices>>()
+      // The span registration runs in is not the handler's: a call's spans belong under the caller's span.
+      const captured = Context.omit(Tracer.ParentSpan)(yield* Effect.context<Exclude<R, CallServices>>())
       const handler = registration.handler as (args: unknown) => Effect.Effect<unknown, ToolFailure, R>
       const timeoutFor = registration.timeoutFor as ((args: unknown) => number | undefined) | undefined
       const fingerprint = contractFingerprint(spec)
