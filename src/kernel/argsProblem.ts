@@ -145,7 +145,10 @@ export const describeInvalidArgs = (
     entry.issues.push(issue)
     byPath.set(key, entry)
   }
-  const problems = [...byPath.values()].map(({ issues, path }) =>
+  // A field whose inner fields are named says nothing more (an optional struct's "expected undefined" branch).
+  const keys = [...byPath.keys()]
+  const explained = (key: string) => keys.some((other) => other !== key && other.startsWith(`${key}\u0000`))
+  const problems = [...byPath.entries()].filter(([key]) => !explained(key)).map(([, { issues, path }]) =>
     path.length === 0 ? (issues[0]?.message ?? "invalid") : fieldProblem(schema, args, path, issues)
   )
   const more = problems.length > maxFields ? `; and ${problems.length - maxFields} more` : ""

@@ -1,3 +1,4 @@
+import { LanguageModel, type Toolkit } from "@effect/ai"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
@@ -8,9 +9,15 @@ import type { TurnEvent } from "../../src/agent/TurnEvent.js"
 import { TurnRunner } from "../../src/agent/TurnRunner.js"
 import { formatEvent } from "../../src/channels/terminalFormat.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { toolkitFor } from "../../src/kernel/aiTools.js"
+import { rawArgumentsKey } from "../../src/kernel/toolArgs.js"
+import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
+import { kernelLayer } from "../kernel/harness.js"
+import { ReadArgs, readTool } from "../../src/tools/read.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { withChatModel, withResponsesModel } from "./harness.js"
 
 /** Runs one turn of the whole agent runtime against the fake model server, speaking `provider`'s API. */
 const turnWith = (provider: "openai" | "openrouter", script: (server: FakeModelServerShape) => Effect.Effect<void>) =>
@@ -85,5 +92,42 @@ for (const provider of ["openai", "openrouter"] as const) {
         expect(lines[2]).toContain("read [\"notes.md\"]")
         expect(lines[3]).toContain("read \"notes.md\"")
       }))
+  })
+}
+
+/** The registered `read` as the turn offers it to @effect/ai (calls are resolved by the executor, not here). */
+const readToolkit = Effect.gen(function*() {
+  const registry = yield* ToolRegistry
+  const tool = yield* registry.register({ toolId: readTool.toolId, name: readTool.name }, {
+    parameters: ReadArgs,
+    handler: () => Effect.void
+  })
+  const { toolkit } = toolkitFor([tool])
+  const withHandler: Toolkit.WithHandler<any> = { tools: toolkit.tools, handle: () => Effect.die("not resolved here") }
+  return withHandler
+}).pipe(Effect.provide(kernelLayer()))
+
+for (const [api, withModel] of [["Responses API", withResponsesModel], ["Chat Completions", withChatModel]] as const) {
+  describe(`a whole (non-streamed) ${api} answer with malformed tool-call arguments`, () => {
+    it.scoped("decodes, the arguments kept as the model sent them", () =>
+      withModel((server) =>
+        Effect.gen(function*() {
+          yield* server.reply(FakeReply.toolCalls([
+            { id: "c1", name: "read", args: "{\"path\": \"x\"" },
+            { id: "c2", name: "read", args: "[1]" },
+            { id: "c3", name: "read", args: { path: "x" } }
+          ]))
+          const response = yield* LanguageModel.generateText({
+            prompt: "read x",
+            toolkit: yield* readToolkit,
+            disableToolCallResolution: true
+          })
+          expect(response.toolCalls.map((call) => [call.id, call.params])).toEqual([
+            ["c1", { [rawArgumentsKey]: "{\"path\": \"x\"" }],
+            ["c2", { [rawArgumentsKey]: "[1]" }],
+            ["c3", { path: "x" }]
+          ])
+        })
+      ))
   })
 }
