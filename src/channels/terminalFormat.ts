@@ -1,17 +1,25 @@
 import type { TurnEvent } from "../agent/TurnEvent.js"
+import { rawArgumentsOf } from "../kernel/toolArgs.js"
 
 const keyArgs = ["path", "command", "pattern", "url", "query", "task", "artifactId", "action"] as const
 
-/** The one argument that says what a tool call does (`read notes/today.md`, `bash ls -la`). */
+const clipLine = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)
+
+/**
+ * The one argument that says what a tool call does (`read notes/today.md`, `bash ls -la`); arguments that were not
+ * a JSON object are shown as the model sent them.
+ */
 export const keyArgument = (params: unknown): string => {
-  if (typeof params !== "object" || params === null) return ""
+  const raw = rawArgumentsOf(params)
+  if (raw !== undefined) return clipLine(raw.replace(/\s+/g, " "))
+  if (typeof params !== "object" || params === null) return params === undefined ? "" : clipLine(String(JSON.stringify(params)))
   const record = params as Record<string, unknown>
   for (const key of keyArgs) {
     const value = record[key]
-    if (typeof value === "string") return value.length > 80 ? `${value.slice(0, 77)}...` : value
+    if (typeof value === "string") return clipLine(value)
   }
   const json = JSON.stringify(params)
-  return json === "{}" ? "" : json.length > 80 ? `${json.slice(0, 77)}...` : json
+  return json === "{}" ? "" : clipLine(json)
 }
 
 /** How the terminal shows a turn event: streamed text as is, a line per tool call and failed result. */

@@ -62,9 +62,12 @@ export const kernelAgentLayer = (dir: string) => Builtins.layer.pipe(Layer.provi
 const heldKernelAgentLayer = (dir: string, hold: HoldFolder) =>
   Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(dir, hold)))
 
-/** The configured model (over undici) on top of `below`, which must provide the config. */
+/**
+ * The configured model (over undici) on top of `below`, which must provide the config. The same plain HttpClient is
+ * the agent's ambient one, for what is built on the agent (channels); the tools' client is guarded under its own Tag.
+ */
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
-  Provider.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.provideMerge(below))
+  Provider.layer.pipe(Layer.provideMerge(NodeHttpClient.layerUndici), Layer.provideMerge(below))
 
 /**
  * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue

@@ -40,6 +40,8 @@ const waitOption = Options.integer("wait").pipe(
   )
 )
 
+const contractEnforcements = ["off", "observe", "enforce"] as const
+
 const init = Command.make(
   "init",
   {
@@ -61,6 +63,10 @@ const init = Command.make(
     ),
     embeddingModel: Options.text("embedding-model").pipe(
       Options.withDescription("the embedding model for recall, or \"false\" to turn embeddings off"),
+      Options.optional
+    ),
+    contractEnforcement: Options.choice("contract-enforcement", contractEnforcements).pipe(
+      Options.withDescription("tool-contract checks (default: observe); enforce also approves the first baseline"),
       Options.optional
     ),
     noGit: Options.boolean("no-git").pipe(Options.withDescription("do not create a git repository or commit")),
@@ -251,6 +257,7 @@ export type InitArgs = Command.Command.ParseConfig<{
   baseUrl: Options.Options<Option.Option<string>>
   apiKeyEnv: Options.Options<Option.Option<string>>
   embeddingModel: Options.Options<Option.Option<string>>
+  contractEnforcement: Options.Options<Option.Option<(typeof contractEnforcements)[number]>>
   noGit: Options.Options<boolean>
   force: Options.Options<boolean>
   json: typeof jsonOption

@@ -47,6 +47,29 @@ export const snapshot = (args: GuardArgs & { readonly approvedBy: string }) =>
     yield* Console.log(`approved ${baselines.length} contracts on surface "${args.surface}" as ${args.approvedBy}`)
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
 
+/** What `kern init` did about the contract baseline of a folder under enforce. */
+export interface FirstSnapshot {
+  readonly surface: string
+  /** "approved": this was the first baseline; "kept": one existed and was left for the operator to review. */
+  readonly baseline: "approved" | "kept"
+  readonly contracts: number
+}
+
+/**
+ * The first baseline of an agent folder under enforce, so a fresh agent's write tools work: every built-in
+ * contract, approved by `approvedBy`. An existing baseline is never replaced here (a re-init must not approve
+ * drift behind the operator's back); `kern runtime-guard snapshot` does that deliberately.
+ */
+export const firstSnapshot = (dir: string, surface: string, approvedBy: string) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const store = yield* ContractBaselineStore
+    const existing = yield* store.list(surface)
+    if (existing.length > 0) return { surface, baseline: "kept", contracts: existing.length } satisfies FirstSnapshot
+    const approved = yield* store.snapshot(surface, yield* registry.listAll, approvedBy)
+    return { surface, baseline: "approved", contracts: approved.length } satisfies FirstSnapshot
+  }).pipe(Effect.provide(kernelAgentLayer(dir)))
+
 export const mismatches = (args: GuardArgs) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry

@@ -2,6 +2,7 @@ import { type Clock, Context, Effect, Either, Layer, ParseResult, Schema } from 
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
+import { decodeToolArgs } from "./argsProblem.js"
 import { runAttempts } from "./attempts.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
@@ -28,8 +29,6 @@ export interface ExecuteOptions {
   /** Runs instead of the registered handler (tests, dry runs); everything else is unchanged. */
   readonly overrideFn?: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>
 }
-
-const describeParseError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
 
 /** What one call carries from its start to its result. */
 interface Call {
@@ -125,8 +124,8 @@ export const make = Effect.gen(function*() {
       true
     )
     const ran = end.decisionKey === undefined
-    // Refusals are always audited; a call that ran, when its spec asks for traces.
-    const audited = eventLog.enabled && (!ran || tool?.spec.emitTrace === true)
+    // Every call is audited, refused or run: emitTrace turns off spans only, never the audit trail.
+    const audited = eventLog.enabled
     const record = audited
       ? eventLog.record({
         runId: ctx.runId,
@@ -235,7 +234,7 @@ export const make = Effect.gen(function*() {
       }
       // 5. Handler, 6. arguments: argument schemas are synchronous, decoded outside the fiber interpreter.
       const handler = options.overrideFn ?? tool.handler
-      const decoded = Schema.decodeUnknownEither(tool.parameters)(call.args, { errors: "all", onExcessProperty: "error" })
+      const decoded = decodeToolArgs(tool.spec.toolId, tool.parameters, tool.spec.argsJsonSchema ?? {}, call.args)
       const ended = (outcome: Either.Either<unknown, ToolFailure>, attempts: number, spanId?: string) =>
         finish(call, tool, check, {
           spanId,
@@ -245,9 +244,8 @@ export const make = Effect.gen(function*() {
           retries: Math.max(0, attempts - 1),
           ...(approvedBy === undefined ? {} : { approvedBy })
         })
-      if (decoded._tag === "Left") {
-        const message = `invalid arguments for ${tool.spec.toolId}: ${describeParseError(decoded.left)}`
-        return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message, retryable: false })), 0)
+      if (Either.isLeft(decoded)) {
+        return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
       }
       // 7. Run with timeout and retries.
       return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>

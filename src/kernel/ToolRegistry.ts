@@ -1,8 +1,8 @@
-import { Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope } from "effect"
+import { Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
 import { atOrBelow, type SafetyClass, ToolSpec, type ToolSpecInput } from "./contracts.js"
 import { contractFingerprint } from "./fingerprint.js"
 import type { RunContext } from "./RunContext.js"
-import { argsFromParameters, parametersFromArgs } from "./toolArgs.js"
+import { argsFromJsonSchema, argsJsonSchema, parametersFromArgs } from "./toolArgs.js"
 import type { ToolFailure } from "./ToolFailure.js"
 
 /** What a handler may ask for at call time: the run's context and a scope closed when the call ends. */
@@ -52,18 +52,27 @@ const specError = (input: ToolSpecInput, error: ParseResult.ParseError): Registr
   })
 }
 
-/** Decodes a spec; when only an Effect Schema describes the arguments, the declarations are derived from it. */
+/**
+ * Decodes a spec; when only an Effect Schema describes the arguments, the declarations are derived from it, and the
+ * arguments' full JSON Schema always is (from the Schema, or from the declarations), so the fingerprint covers it.
+ */
 export const makeSpec = (
   input: ToolSpecInput,
   parameters?: Schema.Schema.AnyNoContext
 ): Either.Either<ToolSpec, RegistrationError> =>
   decodeSpec(input).pipe(
     Either.mapLeft((error) => specError(input, error)),
-    Either.map((spec) =>
-      parameters !== undefined && spec.argsSchema.length === 0
-        ? new ToolSpec({ ...spec, argsSchema: argsFromParameters(parameters) })
-        : spec
-    )
+    Either.map((spec) => {
+      const fromParameters = parameters === undefined ? undefined : argsJsonSchema(parameters)
+      const argsSchema = fromParameters !== undefined && spec.argsSchema.length === 0
+        ? argsFromJsonSchema(fromParameters)
+        : spec.argsSchema
+      return new ToolSpec({
+        ...spec,
+        argsSchema,
+        argsJsonSchema: spec.argsJsonSchema ?? fromParameters ?? argsJsonSchema(parametersFromArgs(argsSchema))
+      })
+    })
   )
 
 export class ToolRegistry extends Context.Tag("kern/kernel/ToolRegistry")<ToolRegistry, {
@@ -129,7 +138,8 @@ export const makeRegistry = Effect.sync(() => {
         unknown,
         unknown
       >
-      const captured = yield* Effect.context<Exclude<R, CallServices>>()
+      // The span registration runs in is not the handler's: a call's spans belong under the caller's span.
+      const captured = Context.omit(Tracer.ParentSpan)(yield* Effect.context<Exclude<R, CallServices>>())
       const handler = registration.handler as (args: unknown) => Effect.Effect<unknown, ToolFailure, R>
       const timeoutFor = registration.timeoutFor as ((args: unknown) => number | undefined) | undefined
       const fingerprint = contractFingerprint(spec)

@@ -18,7 +18,8 @@ const highRisk = (tool: RegisteredTool) =>
 /**
  * The contract check per `contractEnforcement`: `off` only reports the fingerprint; `observe` compares with the
  * registration fingerprint and, once a baseline exists for the surface, the approved one; `enforce` also denies a
- * high-risk tool that drifted, is new, or whose baseline could not be checked. Without a baseline to consult the
+ * high-risk tool that drifted, is new (every tool is, before the first snapshot), or whose baseline could not be
+ * checked. Without a baseline to consult the
  * answer is known at once and comes back as a plain value; the executor runs the Effect only when there is one.
  */
 export const makeContractCheck = (
@@ -43,22 +44,22 @@ export const makeContractCheck = (
   // A contract that drifted since registration is reported as such; the baseline only speaks to the rest.
   if (!baselines.configured || mismatch) return local
   return baselines.check(surface, tool.spec, fingerprint).pipe(
-    Effect.map((status): ContractCheck =>
-      status === "approved" || status === "none"
-        ? local
-        : {
-          fingerprint,
-          status: `baseline_${status}`,
-          mismatch: true,
-          ...(enforce
-            ? {
-              deny: `the contract of ${toolId} is ${
-                status === "new" ? "not approved yet" : "changed from the approved baseline"
-              }; approve it with \`kern runtime-guard approve-contract ${surface} ${toolId}\``
-            }
-            : {})
-        }
-    ),
+    Effect.map((status): ContractCheck => {
+      if (status === "approved" || (status === "none" && !enforce)) return local
+      // With no baseline at all every contract is new (seed 002): enforce denies until an operator takes one.
+      const deny = status === "none"
+        ? `no contract baseline has been approved on surface "${surface}" yet, so the contract of ${toolId} is not ` +
+          `approved; take one with \`kern runtime-guard snapshot${surface === "kernel" ? "" : ` --surface ${surface}`}\``
+        : `the contract of ${toolId} is ${
+          status === "new" ? "not approved yet" : "changed from the approved baseline"
+        }; approve it with \`kern runtime-guard approve-contract ${surface} ${toolId}\``
+      return {
+        fingerprint,
+        status: `baseline_${status === "none" ? "new" : status}`,
+        mismatch: true,
+        ...(enforce ? { deny } : {})
+      }
+    }),
     Effect.catchAll((error) =>
       Effect.succeed<ContractCheck>({
         fingerprint,

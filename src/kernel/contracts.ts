@@ -47,6 +47,11 @@ export class ToolSpec extends Schema.Class<ToolSpec>("ToolSpec")({
   safetyClass: Schema.optionalWith(SafetyClass, { default: () => "READ_ONLY" as const }),
   idempotent: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   argsSchema: Schema.optionalWith(Schema.Array(ToolArgSchema), { default: () => [] }),
+  /**
+   * The arguments' full JSON Schema (literals, patterns, bounds, nested shapes), flat: what the model is shown.
+   * Filled in at registration from the argument Schema when not given.
+   */
+  argsJsonSchema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   returnsSchema: Schema.optionalWith(ToolReturnSchema, { default: () => ToolReturnSchema.make({}) }),
   requiresPermission: StringList,
   allowlistedAgents: StringList,

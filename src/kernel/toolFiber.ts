@@ -5,6 +5,7 @@ import {
   Effect,
   Exit,
   Fiber,
+  Option,
   Ref,
   Runtime,
   RuntimeFlags,
@@ -13,7 +14,7 @@ import {
 } from "effect"
 
 export interface ToolFiberOptions<R, E2> {
-  /** The services the work sees. Its Scope and, when traced, its span are added. */
+  /** The services the work sees. Its Scope and its span (or, untraced, the caller's span) are added. */
   readonly context: Context.Context<Exclude<R, Scope.Scope>>
   readonly timeout: Duration.DurationInput
   /** The failure reported when the work is cut off by the timeout. */
@@ -59,7 +60,10 @@ export const runToolFiber = <A, E, R, E2>(
             // One copy of the services, with the Scope and the span: everything `work` requires.
             const services = new Map(options.context.unsafeMap)
             services.set(Scope.Scope.key, scope)
-            if (span !== undefined) services.set(Tracer.ParentSpan.key, span)
+            // Untraced work's spans hang under the caller's span, whatever span the given services were made in.
+            const parent = span ?? Context.getOption(caller.currentContext, Tracer.ParentSpan).pipe(Option.getOrUndefined)
+            if (parent === undefined) services.delete(Tracer.ParentSpan.key)
+            else services.set(Tracer.ParentSpan.key, parent)
             const context = Context.unsafeMake<R>(services)
             const runtime = Runtime.make({
               context,

@@ -4,7 +4,7 @@ import * as NodePath from "node:path"
 import { decodeConfigFile } from "../config/decode.js"
 import { agentPaths } from "../config/paths.js"
 import { apiKeyEnvFor } from "../config/providers.js"
-import type { Provider } from "../config/schema.js"
+import type { ContractEnforcement, Provider } from "../config/schema.js"
 import { parseJsonText } from "../config/json.js"
 import { Git } from "./Git.js"
 import { gitignoreLines, templates } from "./templates.js"
@@ -17,6 +17,7 @@ export interface InitOptions {
   readonly baseURL?: string | undefined
   readonly apiKeyEnv?: string | undefined
   readonly embeddingModel?: string | false | undefined
+  readonly contractEnforcement?: ContractEnforcement | undefined
   readonly git: boolean
   readonly force: boolean
 }
@@ -30,6 +31,8 @@ export interface InitReport {
   readonly kept: ReadonlyArray<string>
   readonly git: { readonly status: "committed" | "unchanged" | "skipped"; readonly detail?: string }
   readonly warnings: ReadonlyArray<string>
+  /** The folder's contract enforcement: under `enforce` the caller approves the first contract baseline. */
+  readonly contractEnforcement: ContractEnforcement
 }
 
 /** `kern init` could not create the agent folder. */
@@ -94,7 +97,8 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
     model: options.model ?? previous["model"],
     baseURL: options.baseURL ?? previous["baseURL"],
     apiKeyEnv: options.apiKeyEnv ?? previous["apiKeyEnv"],
-    embeddingModel: options.embeddingModel ?? previous["embeddingModel"]
+    embeddingModel: options.embeddingModel ?? previous["embeddingModel"],
+    contractEnforcement: options.contractEnforcement ?? previous["contractEnforcement"]
   })
   const decoded = decodeConfigFile(".kern/config.json", config, NodePath.basename(paths.dir))
   if (Either.isLeft(decoded)) {
@@ -160,7 +164,8 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
     : { status: "skipped" as const, detail: "--no-git" }
   if (gitResult.status === "skipped" && options.git) warnings.push(`git skipped: ${gitResult.detail}`)
 
-  return { dir: paths.dir, name, written, kept, git: gitResult, warnings } satisfies InitReport
+  const { contractEnforcement } = decoded.right.config
+  return { dir: paths.dir, name, written, kept, git: gitResult, warnings, contractEnforcement } satisfies InitReport
 })
 
 const commitInitial = (dir: string, name: string, files: ReadonlyArray<string>) =>

@@ -1,7 +1,8 @@
-import { type Response, Tool } from "@effect/ai"
+import type { Response } from "@effect/ai"
 import { Either } from "effect"
+import { toolCallParams } from "../kernel/toolArgs.js"
 import type { ChatCompletion, Usage } from "./ChatCompletionsWire.js"
-import { noOutput, type ProviderContext, ProviderError } from "./ProviderError.js"
+import { noOutput, type ProviderContext, type ProviderError } from "./ProviderError.js"
 
 // Chat Completions answers → @effect/ai response parts (encoded form, as LanguageModel.make expects).
 
@@ -50,20 +51,12 @@ export const metadataPart = (
   ...(created == null ? {} : { timestamp: new Date(created * 1000).toISOString() })
 })
 
-/** Tool arguments as the model wrote them, parsed without prototype pollution; "" means no arguments. */
-export const parseToolParams = (
-  context: ProviderContext,
-  name: string,
-  args: string
-): Either.Either<unknown, ProviderError> =>
-  Either.try({
-    try: () => Tool.unsafeSecureJsonParse(args.trim() === "" ? "{}" : args),
-    catch: () =>
-      new ProviderError({
-        reason: "provider",
-        message: `${context.provider} sent arguments for tool ${name} that are not valid JSON: ${args.slice(0, 120)}`
-      })
-  })
+/**
+ * Tool arguments as the model wrote them, parsed without prototype pollution. Text that is not a JSON object is not
+ * this provider's failure but the model's mistake: it travels as the model wrote it (see `toolCallParams`) and the
+ * executor answers the call with a VALIDATION_ERROR the model can read.
+ */
+export const parseToolParams = (args: string): unknown => toolCallParams(args)
 
 export const toolCallPart = (id: string, name: string, params: unknown): Response.ToolCallPartEncoded => ({
   type: "tool-call",
@@ -87,8 +80,7 @@ export const fromCompletion = (
     if (text !== "") parts.push({ type: "text", text })
     const toolCalls = message?.tool_calls ?? []
     for (const call of toolCalls) {
-      const params = yield* parseToolParams(context, call.function.name, call.function.arguments)
-      parts.push(toolCallPart(call.id, call.function.name, params))
+      parts.push(toolCallPart(call.id, call.function.name, parseToolParams(call.function.arguments)))
     }
     const reason = finishReason(choice?.finish_reason, toolCalls.length > 0)
     if (text.trim() === "" && toolCalls.length === 0) {

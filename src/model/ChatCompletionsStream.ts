@@ -16,7 +16,7 @@ type Parts = Array<Response.StreamPartEncoded>
 /**
  * Turns streamed Chat Completions chunks into @effect/ai stream parts. Tool-call fragments arrive keyed by
  * `index`; each call is announced once its name is known, its argument text forwarded as deltas, and the
- * finished call (arguments parsed) emitted when the choice finishes. One accumulator serves one stream.
+ * finished call (arguments parsed; text that is not a JSON object kept as written) emitted when the choice finishes. One accumulator serves one stream.
  */
 export const makeStreamAccumulator = (context: ProviderContext) => {
   let responseId = "chatcmpl"
@@ -92,9 +92,7 @@ export const makeStreamAccumulator = (context: ProviderContext) => {
           new ProviderError({ reason: "provider", message: `${context.provider} streamed a tool call without a name` })
         )
       }
-      const params = parseToolParams(context, draft.name, draft.args)
-      if (Either.isLeft(params)) return Either.left(params.left)
-      parts.push({ type: "tool-params-end", id: draft.id }, toolCallPart(draft.id, draft.name, params.right))
+      parts.push({ type: "tool-params-end", id: draft.id }, toolCallPart(draft.id, draft.name, parseToolParams(draft.args)))
     }
     return Either.void
   }

@@ -2,6 +2,7 @@ import type { AiError, EmbeddingModel, LanguageModel } from "@effect/ai"
 import { type Generated, OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect/ai-openai"
 import type { HttpClient } from "@effect/platform"
 import { Clock, Effect, Layer, Option, Ref, Stream } from "effect"
+import { rawArgumentsOf, toolCallParams } from "../kernel/toolArgs.js"
 import type { ModelSettings } from "./ModelSettings.js"
 import {
   fromAiError,
@@ -55,12 +56,35 @@ const isOutputEvent = (event: OpenAiClient.ResponseStreamEvent): boolean =>
 const isTerminalEvent = (event: OpenAiClient.ResponseStreamEvent): boolean =>
   event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed"
 
-/** Wraps the client so every failure carries a ProviderError and an empty answer fails as no_output. */
+/**
+ * A function call's argument text as @effect/ai-openai can parse it. Its provider parses the text itself and fails
+ * the whole response when it is not JSON, ending the turn; a model's malformed arguments are the model's mistake,
+ * for the executor to answer with a VALIDATION_ERROR. So text that is not a JSON object is rewritten to carry the
+ * text as the model wrote it (`toolCallParams`); a JSON object is left as it is.
+ */
+const safeArguments = (text: string): string => {
+  const params = toolCallParams(text)
+  return rawArgumentsOf(params) === undefined && text.trim() !== "" ? text : JSON.stringify(params)
+}
+
+const withSafeArguments = <I extends { readonly type: string }>(item: I): I =>
+  item.type === "function_call" && "arguments" in item && typeof item.arguments === "string"
+    ? { ...item, arguments: safeArguments(item.arguments) }
+    : item
+
+const safeEvent = (event: OpenAiClient.ResponseStreamEvent): OpenAiClient.ResponseStreamEvent =>
+  event.type === "response.output_item.done" ? { ...event, item: withSafeArguments(event.item) } : event
+
+/**
+ * Wraps the client so every failure carries a ProviderError, an empty answer fails as no_output, and a function
+ * call's malformed arguments reach the executor.
+ */
 const guard = (context: ProviderContext) => (client: OpenAiClient.Service): OpenAiClient.Service => ({
   ...client,
   createResponse: (request) =>
     client.createResponse(request).pipe(
       Effect.catchAll(classify(context, "createResponse")),
+      Effect.map((response) => ({ ...response, output: response.output.map(withSafeArguments) })),
       Effect.filterOrFail(hasOutput, () => toAiError(noOutput(context, "none"), "createResponse"))
     ),
   createResponseStream: (request) =>
@@ -76,7 +100,7 @@ const guard = (context: ProviderContext) => (client: OpenAiClient.Service): Open
                   output: was.output || isOutputEvent(event),
                   complete: was.complete || isTerminalEvent(event)
                 })),
-                event
+                safeEvent(event)
               )
           })
         ),

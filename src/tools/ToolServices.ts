@@ -1,4 +1,4 @@
-import type { FileSystem, HttpClient, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import type { AgentConfig } from "../config/AgentConfig.js"
@@ -14,11 +14,12 @@ import * as Workspace from "./Workspace.js"
 import { WriteLock } from "./WriteLock.js"
 
 /**
- * Every service the built-in tool handlers and the output compactor need, besides the platform; the HTTP client
- * is the guarded one, which connects only where the address policy allows.
+ * Every service the built-in tool handlers and the output compactor need, besides the platform. The HTTP client is
+ * the guarded one under its own Tag: it connects only where the address policy allows and is never the ambient
+ * HttpClient of what is built on the tools.
  */
 export type ToolServices =
-  | HttpClient.HttpClient
+  | GuardedHttpClient.GuardedHttpClient
   | Workspace.Workspace
   | ReadTracker
   | WriteLock

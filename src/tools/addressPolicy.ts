@@ -1,67 +1,124 @@
+import ipaddr from "ipaddr.js"
 import * as NodeNet from "node:net"
 
-/** Which addresses webfetch may connect to: pure classification of IP literals (seed 004, SSRF guard). */
+/**
+ * Which addresses webfetch may connect to: pure classification of IP literals (seed 004, SSRF guard). Ranges come
+ * from ipaddr.js; an IPv6 address that carries an IPv4 one is judged by the IPv4 address it reaches. Default deny:
+ * only globally routable unicast is "public".
+ */
 
-export type AddressClass = "public" | "private" | "metadata"
+/**
+ * - public: globally routable unicast.
+ * - private: loopback, RFC 1918, carrier-grade NAT, unique-local, the unspecified address (it connects to this host);
+ *   allowed when the workspace allows private hosts (tests, trusted setups).
+ * - metadata: link-local and the cloud metadata endpoints; never allowed.
+ * - reserved: multicast, broadcast, documentation, benchmarking, unallocated space, deprecated tunnels to public
+ *   hosts, anything that is not an IP; never allowed.
+ */
+export type AddressClass = "public" | "private" | "metadata" | "reserved"
 
-const v4ToNumber = (ip: string): number =>
-  ip.split(".").reduce((acc, part) => acc * 256 + Number(part), 0)
+const severity: Readonly<Record<AddressClass, number>> = { public: 0, private: 1, reserved: 2, metadata: 3 }
 
-// Plain numbers, not int32 bit operations, so addresses from 128.0.0.0 up stay positive.
-const inV4 = (ip: number, base: string, bits: number): boolean =>
-  Math.floor(ip / 2 ** (32 - bits)) === Math.floor(v4ToNumber(base) / 2 ** (32 - bits))
+const worst = (a: AddressClass, b: AddressClass): AddressClass => (severity[a] >= severity[b] ? a : b)
 
-const classifyV4 = (ip: string): AddressClass => {
-  const n = v4ToNumber(ip)
-  if (ip === "100.100.100.200") return "metadata"
-  const blocked: ReadonlyArray<readonly [string, number]> = [
-    ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-    ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]
-  ]
-  if (inV4(n, "169.254.0.0", 16)) return "metadata"
-  return blocked.some(([base, bits]) => inV4(n, base, bits)) ? "private" : "public"
+const v4Classes: Readonly<Record<string, AddressClass>> = {
+  unicast: "public",
+  loopback: "private",
+  private: "private",
+  carrierGradeNat: "private",
+  unspecified: "private",
+  linkLocal: "metadata"
 }
 
-/** Expands an IPv6 literal to eight 16-bit groups. */
-const v6Groups = (ip: string): Array<number> => {
-  let text = ip.toLowerCase()
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  if (dotted?.[1] !== undefined) {
-    const n = v4ToNumber(dotted[1])
-    text = text.slice(0, -dotted[1].length) + `${Math.floor(n / 65536).toString(16)}:${(n % 65536).toString(16)}`
+/** Alibaba Cloud's metadata service sits in carrier-grade NAT space. */
+const v4Metadata = new Set(["100.100.100.200"])
+
+const classifyV4 = (address: ipaddr.IPv4): AddressClass =>
+  v4Metadata.has(address.toString()) ? "metadata" : v4Classes[address.range()] ?? "reserved"
+
+const v4At = (parts: ReadonlyArray<number>, index: number): ipaddr.IPv4 => {
+  const high = parts[index] ?? 0
+  const low = parts[index + 1] ?? 0
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
+}
+
+/** An IPv4 address inside a deprecated tunnel (6to4, Teredo): refused even when public, with its class otherwise. */
+const tunnelled = (inner: AddressClass): AddressClass => (inner === "public" ? "reserved" : inner)
+
+const v6Classes: Readonly<Record<string, AddressClass>> = {
+  loopback: "private",
+  unspecified: "private",
+  uniqueLocal: "private",
+  deprecatedSiteLocal: "private",
+  linkLocal: "metadata"
+}
+
+/** AWS's IPv6 metadata endpoint is unique-local space. */
+const v6Metadata = new Set(["fd00:ec2::254"])
+
+const globalUnicast = ipaddr.IPv6.parseCIDR("2000::/3")
+const nat64LocalUse = ipaddr.IPv6.parseCIDR("64:ff9b:1::/48")
+
+const classifyV6 = (address: ipaddr.IPv6): AddressClass => {
+  const parts = address.parts
+  if (v6Metadata.has(address.toRFC5952String())) return "metadata"
+  const range = address.range()
+  switch (range) {
+    // ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (translated) reach a.b.c.d.
+    case "ipv4Mapped":
+    case "rfc6145":
+      return classifyV4(v4At(parts, 6))
+    case "rfc6052":
+      // 64:ff9b::/96 is the well-known NAT64 prefix (DNS64 answers for every IPv4 host on an IPv6-only network);
+      // 64:ff9b:1::/48 is a local network's own translator.
+      return address.match(nat64LocalUse) ? "private" : classifyV4(v4At(parts, 6))
+    case "6to4":
+      return tunnelled(classifyV4(v4At(parts, 1)))
+    case "teredo": {
+      // 2001:0:<server v4>:<flags>:<port>:<client v4 with every bit inverted>.
+      const client = new ipaddr.IPv4(v4At(parts, 6).octets.map((octet) => octet ^ 0xff))
+      return tunnelled(worst(classifyV4(v4At(parts, 2)), classifyV4(client)))
+    }
+    case "unicast":
+      if (address.match(globalUnicast)) return "public"
+      // ::a.b.c.d (IPv4-compatible, deprecated): judged by the IPv4 address, refused when that one is public.
+      if (parts.slice(0, 6).every((part) => part === 0)) return tunnelled(classifyV4(v4At(parts, 6)))
+      return "reserved"
+    default:
+      return v6Classes[range] ?? "reserved"
   }
-  const [head = "", tail] = text.split("::")
-  const left = head === "" ? [] : head.split(":")
-  const right = tail === undefined || tail === "" ? [] : tail.split(":")
-  const fill = tail === undefined ? [] : Array.from({ length: 8 - left.length - right.length }, () => "0")
-  return [...left, ...fill, ...right].map((group) => parseInt(group, 16) || 0)
 }
 
-const classifyV6 = (ip: string): AddressClass => {
-  const g = v6Groups(ip)
-  const [g0 = 0, , , , , g5 = 0, g6 = 0, g7 = 0] = g
-  const v4 = `${Math.floor(g6 / 256)}.${g6 % 256}.${Math.floor(g7 / 256)}.${g7 % 256}`
-  // ::ffff:a.b.c.d (mapped) and 64:ff9b::a.b.c.d (NAT64) reach an IPv4 address: judge that one.
-  if (g.slice(0, 5).every((x) => x === 0) && g5 === 0xffff) return classifyV4(v4)
-  if (g0 === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return classifyV4(v4)
-  if (g.every((x) => x === 0)) return "private"
-  if (g.slice(0, 7).every((x) => x === 0) && g7 === 1) return "private"
-  if (g0 === 0xfd00 && g[1] === 0x0ec2 && g7 === 0x254) return "metadata"
-  if ((g0 & 0xffc0) === 0xfe80) return "metadata"
-  if ((g0 & 0xfe00) === 0xfc00 || (g0 & 0xff00) === 0xff00 || (g0 & 0xffc0) === 0xfec0) return "private"
-  return "public"
+/**
+ * Parses an IPv6 literal through the WHATWG URL parser first: it reads `::a.b.c.d` as the IPv4-compatible address it
+ * is, where ipaddr.js would take it for an IPv4-mapped one. A zone id (`%eth0`) only exists on link-local addresses
+ * and does not change the class.
+ */
+const parseV6 = (ip: string): ipaddr.IPv6 | undefined => {
+  const [bare = ""] = ip.split("%")
+  const canonical = URL.canParse(`http://[${bare}]/`) ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : undefined
+  return canonical !== undefined && ipaddr.IPv6.isValid(canonical) ? ipaddr.IPv6.parse(canonical) : undefined
 }
 
-/** Classifies an IP literal; anything that is not one is treated as private (never connected to blindly). */
+/** Classifies an IP literal; anything that is not one is reserved (never connected to blindly). */
 export const classifyAddress = (ip: string): AddressClass => {
   const version = NodeNet.isIP(ip)
-  return version === 4 ? classifyV4(ip) : version === 6 ? classifyV6(ip) : "private"
+  if (version === 4) return classifyV4(ipaddr.IPv4.parse(ip))
+  const v6 = version === 6 ? parseV6(ip) : undefined
+  return v6 === undefined ? "reserved" : classifyV6(v6)
 }
 
-/** Loopback and private ranges may be allowed (tests, trusted setups); link-local and metadata never are. */
+/** Loopback and private ranges may be allowed (tests, trusted setups); the other non-public classes never are. */
 export const isAllowedAddress = (ip: string, allowPrivateHosts: boolean): boolean => {
   const kind = classifyAddress(ip)
   return kind === "public" || (kind === "private" && allowPrivateHosts)
+}
+
+const described: Readonly<Record<AddressClass, string>> = {
+  public: "a public",
+  private: "a loopback or private",
+  metadata: "a link-local or metadata",
+  reserved: "a reserved or non-routable"
 }
 
 /**
@@ -75,11 +132,7 @@ export const refusal = (
 ): string | undefined => {
   const refused = addresses.find((address) => !isAllowedAddress(address, allowPrivateHosts))
   if (addresses.length > 0 && refused === undefined) return undefined
-  const kind = refused === undefined
-    ? "no"
-    : classifyAddress(refused) === "metadata"
-    ? "a link-local or metadata"
-    : "a loopback or private"
+  const kind = refused === undefined ? "no" : described[classifyAddress(refused)]
   return `refusing to fetch ${host}: it resolves to ${kind} address${refused === undefined ? "" : ` (${refused})`}; ` +
     `webfetch only reaches public hosts`
 }

@@ -1,4 +1,4 @@
-import type { FileSystem, HttpClient, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, type Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -14,7 +14,7 @@ import { edit, EditArgs, editTool } from "./edit.js"
 import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
 import { PairingStore } from "../users/PairingStore.js"
-import { kern, KernArgs, kernTool } from "./kern.js"
+import { kern, KernArgs, kernPair, KernPairArgs, kernPairTool, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
 import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
@@ -30,7 +30,6 @@ export type BuiltinRequirements =
   | ToolServices
   | FileSystem.FileSystem
   | Path.Path
-  | HttpClient.HttpClient
   // the kern tool: config, runtime figures, the kernel event log, usage totals in kern.db
   | AgentConfig
   | RuntimeInfo.RuntimeInfo
@@ -76,7 +75,8 @@ export const builtinTools = [
   tool({ metadata: contextBudgetStatsTool, parameters: ContextBudgetStatsArgs, handler: contextBudgetStats }),
   tool({ metadata: summarizeFileStructureTool, parameters: SummarizeFileStructureArgs, handler: summarizeFileStructure }),
   tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask }),
-  tool({ metadata: kernTool, parameters: KernArgs, handler: kern })
+  tool({ metadata: kernTool, parameters: KernArgs, handler: kern }),
+  tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair })
 ] as const
 
 /** Registers the built-in tools the config's `toolScope` allows. */

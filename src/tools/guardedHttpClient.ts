@@ -1,11 +1,21 @@
-import type { HttpClient } from "@effect/platform"
+import { HttpClient, HttpClientError } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect, Exit, Layer, Runtime } from "effect"
+import { Context, Effect, Exit, Layer, Runtime } from "effect"
 import type * as NodeDns from "node:dns"
 import * as NodeNet from "node:net"
 import { refusal } from "./addressPolicy.js"
 import { HostResolver } from "./HostResolver.js"
 import { Workspace } from "./Workspace.js"
+
+/**
+ * The tools' HTTP client: it connects only where the address policy allows. A Tag of its own, so it never becomes
+ * the ambient HttpClient of the layers built on the tools (channels, the model provider), which reach local
+ * servers by design.
+ */
+export class GuardedHttpClient extends Context.Tag("kern/tools/GuardedHttpClient")<
+  GuardedHttpClient,
+  HttpClient.HttpClient
+>() {}
 
 /** A connection the address policy refused when it was opened; webfetch reports it as PERMISSION_DENIED. */
 export class AddressRefusedError extends Error {
@@ -24,17 +34,8 @@ export const findAddressRefusal = (error: unknown): AddressRefusedError | undefi
 const notFound = (hostname: string, reason: string) =>
   Object.assign(new Error(`could not resolve ${hostname}: ${reason}`), { code: "ENOTFOUND", hostname })
 
-const familyOf = (family: NodeDns.LookupOptions["family"]) =>
-  family === "IPv4" ? 4 : family === "IPv6" ? 6 : family === 4 || family === 6 ? family : undefined
-
-/**
- * The HTTP client of the tools. Every connection it opens resolves its host name through the HostResolver and
- * connects only to addresses the policy allows, checked at that moment. webfetch also checks each URL before it
- * asks, for a clear error; this check is the one that holds, since a name can resolve to a public address for the
- * first check and to a private one when the connection is made (DNS rebinding). IP literals are not looked up:
- * webfetch's own check covers them.
- */
-export const layer: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Workspace> = NodeHttpClient
+/** Node's client whose connections resolve names through the HostResolver and the address policy. */
+const nodeClient: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Workspace> = NodeHttpClient
   .layerWithoutAgent.pipe(
     Layer.provide(Layer.scoped(
       NodeHttpClient.HttpAgent,
@@ -66,3 +67,30 @@ export const layer: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Wor
       })
     ))
   )
+
+const familyOf = (family: NodeDns.LookupOptions["family"]) =>
+  family === "IPv4" ? 4 : family === "IPv6" ? 6 : family === 4 || family === 6 ? family : undefined
+
+/**
+ * The HTTP client of the tools. Every connection it opens resolves its host name through the HostResolver and
+ * connects only to addresses the policy allows, checked at that moment. webfetch also checks each URL before it
+ * asks, for a clear error; this check is the one that holds, since a name can resolve to a public address for the
+ * first check and to a private one when the connection is made (DNS rebinding). IP literals are never looked up,
+ * so the client checks them itself before it sends.
+ */
+export const layer: Layer.Layer<GuardedHttpClient, never, HostResolver | Workspace> = Layer.effect(
+  GuardedHttpClient,
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const client = yield* HttpClient.HttpClient
+    return HttpClient.mapRequestEffect(client, (request) => {
+      const host = URL.canParse(request.url) ? new URL(request.url).hostname.replace(/^\[|\]$/g, "") : ""
+      const refused = NodeNet.isIP(host) === 0 ? undefined : refusal(host, [host], workspace.allowPrivateHosts)
+      return refused === undefined
+        ? Effect.succeed(request)
+        : Effect.fail(
+          new HttpClientError.RequestError({ request, reason: "Transport", cause: new AddressRefusedError(refused) })
+        )
+    })
+  })
+).pipe(Layer.provide(nodeClient))

@@ -5,7 +5,7 @@ import { usageTotals } from "../kernel/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
-import { isSafeMode, RunContext } from "../kernel/RunContext.js"
+import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { estimateTokens } from "./ContextStats.js"
@@ -14,7 +14,7 @@ import { RuntimeInfo } from "./RuntimeInfo.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
 
-export const kernActions = ["status", "config", "env", "pair", "users", "logs"] as const
+export const kernActions = ["status", "config", "env", "users", "logs"] as const
 
 export const kernLogsDefault = 20
 export const kernLogsMax = 200
@@ -22,10 +22,9 @@ export const kernLogsMax = 200
 export const KernArgs = Schema.Struct({
   action: Schema.Literal(...kernActions).annotations({
     description: "status: runtime, session, queue and usage; config: the effective config (secrets hidden); " +
-      "env: the environment variable names the agent sees (values masked); pair: approve a pairing code (needs code); " +
+      "env: the environment variable names the agent sees (values masked); " +
       "users: USERS.md and paired or pending channel users; logs: recent kernel events"
   }),
-  code: Schema.optional(Schema.String.annotations({ description: "pair only: the code the user was given, e.g. KERN-7QX4" })),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, kernLogsMax)).annotations({
     description: `logs only: how many recent events to show (default ${kernLogsDefault}, at most ${kernLogsMax})`
   }))
@@ -36,12 +35,33 @@ export const kernTool: ToolMetadata = {
   toolId: "kern",
   name: "Kern",
   description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage), " +
-    "config (effective settings, secrets hidden), env (variable names, values masked), pair (approve a user's pairing " +
-    "code when the operator asks), users (USERS.md, paired and pending users), logs (recent kernel events).",
+    "config (effective settings, secrets hidden), env (variable names, values masked), users (USERS.md, paired and " +
+    "pending users), logs (recent kernel events). Approving a pairing code is kern_pair's job.",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 10_000,
   scope: "read"
+}
+
+export const KernPairArgs = Schema.Struct({
+  code: Schema.String.annotations({ description: "the code the user was given, e.g. KERN-7QX4" })
+})
+export type KernPairArgs = typeof KernPairArgs.Type
+
+/**
+ * Approving a pairing changes who may talk to the agent: a write, governed as one. Its own tool rather than an
+ * action of `kern`, so the kernel's rules apply to it as they are: not offered under a `read` tool scope, refused in
+ * SAFE and STRICT runs, checked by contract enforcement, while `kern` itself stays read-only.
+ */
+export const kernPairTool: ToolMetadata = {
+  toolId: "kern_pair",
+  name: "Kern pair",
+  description: "Approve a channel user's pairing code when the operator asks (the user may then talk to you), e.g. " +
+    "{ code: \"KERN-7QX4\" }. `kern` with action users lists pending codes.",
+  safetyClass: "LOCAL_WRITE",
+  idempotent: true,
+  timeoutMs: 10_000,
+  scope: "write"
 }
 
 /** Provider keys and roots, channel tokens: the variables kern itself reads (KERN_* are added by prefix). */
@@ -162,21 +182,18 @@ const pairingLines = Effect.gen(function*() {
     }`)].join("\n")
 })
 
-const pair = (code: string | undefined) =>
-  Effect.gen(function*() {
-    const ctx = yield* RunContext
-    if (code === undefined) return yield* toolFailure("VALIDATION_ERROR", "pair needs the code, e.g. { action: \"pair\", code: \"KERN-7QX4\" }")
-    // Approving a user changes who may talk to the agent: not in a read-only run.
-    if (isSafeMode(ctx)) return yield* toolFailure("PERMISSION_DENIED", `${ctx.safetyMode} mode: pairing approvals are not allowed`)
-    const store = yield* PairingStore
-    const { changed, pairing } = yield* store.approve(code, `agent:${ctx.userSid || ctx.agentName}`).pipe(
-      Effect.mapError((error) =>
-        toolFailure(error.reason === "storage" ? "UNEXPECTED" : error.reason === "invalid_code" ? "VALIDATION_ERROR" : "NOT_FOUND", error.message)
-      )
+/** kern_pair({ code }): approves a pending pairing code. */
+export const kernPair = Effect.fn("kern.tools.kern_pair")(function*(args: KernPairArgs) {
+  const ctx = yield* RunContext
+  const store = yield* PairingStore
+  const { changed, pairing } = yield* store.approve(args.code, `agent:${ctx.userSid || ctx.agentName}`).pipe(
+    Effect.mapError((error) =>
+      toolFailure(error.reason === "storage" ? "UNEXPECTED" : error.reason === "invalid_code" ? "VALIDATION_ERROR" : "NOT_FOUND", error.message)
     )
-    const who = `${pairing.interface} user ${pairing.userId}${pairing.displayName === "" ? "" : ` (${pairing.displayName})`}`
-    return { action: "pair" as const, pairing, text: changed ? `Approved ${who}.` : `${who} was already approved.` }
-  })
+  )
+  const who = `${pairing.interface} user ${pairing.userId}${pairing.displayName === "" ? "" : ` (${pairing.displayName})`}`
+  return { pairing, text: changed ? `Approved ${who}.` : `${who} was already approved.` }
+})
 
 const users = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
@@ -218,7 +235,5 @@ export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
       const body = content === undefined ? "USERS.md does not exist in the agent folder." : content.trimEnd()
       return { action: args.action, text: scrub(`${body}\n\n${yield* pairingLines}`) }
     }
-    case "pair":
-      return yield* pair(args.code)
   }
 })

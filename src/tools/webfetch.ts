@@ -1,9 +1,9 @@
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Either, Schema, Stream } from "effect"
 import { NodeHtmlMarkdown } from "node-html-markdown"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { refusal } from "./addressPolicy.js"
-import { findAddressRefusal } from "./guardedHttpClient.js"
+import { findAddressRefusal, GuardedHttpClient } from "./guardedHttpClient.js"
 import { HostResolver } from "./HostResolver.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { Workspace } from "./Workspace.js"
@@ -105,7 +105,7 @@ const render = (body: Uint8Array, contentType: string, raw: boolean): string => 
 
 /** GET a public URL, following up to 5 redirects (each hop checked), the body capped at 5 MB and 50,000 characters. */
 export const webfetch = Effect.fn("kern.tools.webfetch")(function*(args: WebfetchArgs) {
-  const client = yield* HttpClient.HttpClient
+  const client = yield* GuardedHttpClient
   const fetchAll = Effect.gen(function*() {
     let url = yield* parseUrl(args.url)
     for (let hop = 0; ; hop++) {

@@ -2,6 +2,7 @@ import { Tool } from "@effect/ai"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { modelToolName, toolkitFor } from "../../src/kernel/aiTools.js"
+import { rawArgumentsKey } from "../../src/kernel/toolArgs.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
 import { kernelLayer } from "./harness.js"
 import { builtinTools } from "../../src/tools/builtins.js"
@@ -32,8 +33,15 @@ describe("tools as @effect/ai tools", () => {
       assert.deepStrictEqual(json.required.sort(), ["mode", "query"])
       assert.strictEqual(aiTool!.description, "Search notes")
       // Wrong arguments still decode here; the executor reports them to the model.
-      const decoded = Schema.decodeUnknownSync(aiTool!.parametersSchema as unknown as Schema.Schema<unknown>)({ query: 42, mode: "slow" })
-      assert.deepStrictEqual(decoded, { query: 42, mode: "slow" })
+      const decode = Schema.decodeUnknownSync(aiTool!.parametersSchema as unknown as Schema.Schema<unknown>)
+      assert.deepStrictEqual(decode({ query: 42, mode: "slow" }), { query: 42, mode: "slow" })
+      // Arguments that were not an object travel under a key the model is never shown.
+      assert.deepStrictEqual(decode({ [rawArgumentsKey]: "{\"query\": " }), {
+        query: undefined,
+        mode: undefined,
+        [rawArgumentsKey]: "{\"query\": "
+      })
+      assert.notInclude(JSON.stringify(json), rawArgumentsKey)
       assert.strictEqual(toolIdOf("notes__search"), "notes.search")
       assert.strictEqual(modelToolName("read"), "read")
     }).pipe(Effect.provide(kernelLayer())))
@@ -52,6 +60,6 @@ describe("tools as @effect/ai tools", () => {
         assert.notInclude(json, "$ref", tool.name)
         assert.include(json, "\"type\":\"object\"", tool.name)
       }
-      assert.strictEqual(Object.keys(toolkit.tools).length, 12)
+      assert.strictEqual(Object.keys(toolkit.tools).length, 13)
     }).pipe(Effect.provide(kernelLayer())))
 })

@@ -61,14 +61,15 @@ describe("ToolSpec", () => {
 })
 
 describe("contract fingerprints", () => {
+  // Changed deliberately when the fingerprint came to cover the arguments' full JSON Schema (issue 9).
   it("matches fixed vectors (a change to the canonical form must be deliberate)", () => {
     assert.strictEqual(
       contractFingerprint(spec({ toolId: "myagent.do_thing", name: "Do Thing" })),
-      "sha256:89d2cddc53397f2740ee1d1ac7a8ba61479dd99b4252084cd916e139789c0966"
+      "sha256:f6d5189a01e8a4d4d87f7c8c7b97737c67482b299953570154e6634f0f4f260d"
     )
     assert.strictEqual(
       contractFingerprint(spec(fullSpec)),
-      "sha256:25d9c63fc85e2759b337cd3ce1747dbc3c657fced5bf59b84f68bae778f06255"
+      "sha256:b979a7600e48885174ea70d73edf5afbbb7467f8881a99771dbfc99e3b73b916"
     )
     assert.strictEqual(canonicalJson({ b: 1, a: [{ d: null, c: "x" }] }), "{\"a\":[{\"c\":\"x\",\"d\":null}],\"b\":1}")
   })

@@ -82,7 +82,7 @@ describe("contract enforcement", () => {
       ])
     }).pipe(Effect.provide(sqlKernel("enforce"))))
 
-  it.effect("enforce with a baseline: a new high-risk contract is denied until approved", () =>
+  it.effect("enforce: with no baseline a high-risk tool is denied, naming the snapshot command; a new one until approved", () =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry
       const store = yield* ContractBaselineStore.ContractBaselineStore
@@ -93,8 +93,11 @@ describe("contract enforcement", () => {
         handler
       })
       yield* registry.register({ toolId: "mail.list", name: "List" }, { parameters: Schema.Struct({}), handler })
-      const unguarded = yield* inRun(executor.execute("mail.send", {}))
-      assert.isTrue(unguarded.success, "no baseline taken yet: only the registration check applies")
+      // No baseline taken yet: every contract is new (seed 002), so the write is denied; reads are observed.
+      const fresh = yield* inRun(Effect.all([executor.execute("mail.send", {}), executor.execute("mail.list", {})]))
+      assert.strictEqual(fresh[0].errorCode, "PERMISSION_DENIED")
+      assert.include(fresh[0].errorMessage, "`kern runtime-guard snapshot`")
+      assert.isTrue(fresh[1].success)
       yield* store.approve("kernel", (yield* registry.listAll).find((s) => s.toolId === "mail.list")!, "op")
       const before = yield* inRun(Effect.all([executor.execute("mail.send", {}), executor.execute("mail.list", {})]))
       assert.strictEqual(before[0].errorCode, "PERMISSION_DENIED")

@@ -1,4 +1,4 @@
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
@@ -12,7 +12,7 @@ import * as Kernel from "../../src/kernel/Kernel.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
-import { kern } from "../../src/tools/kern.js"
+import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
 import * as RuntimeInfo from "../../src/tools/RuntimeInfo.js"
@@ -192,11 +192,11 @@ describe("kern tool: logs and users", () => {
 
 describe("kern tool: registered with the built-ins", () => {
   /** The built-ins registered the way the agent does it, over a kernel on one kern.db. */
-  const registered = (dir: string) => {
-    const platform = Layer.mergeAll(NodeContext.layer, NodeHttpClient.layer, Layer.succeed(ProcessEnv, processEnv))
+  const registered = (dir: string, options: Partial<Kernel.KernelOptions> = {}) => {
+    const platform = Layer.mergeAll(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
     const config = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
     const db = Database.layerMemory.pipe(Layer.provideMerge(config))
-    const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce" }).pipe(
+    const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce", ...options }).pipe(
       Layer.provideMerge(KnownSecrets.layer),
       Layer.provideMerge(db)
     )
@@ -212,7 +212,7 @@ describe("kern tool: registered with the built-ins", () => {
       expect(JSON.stringify(env.data)).not.toContain(apiKey)
       const pair = yield* inRun(executor.execute("kern", { action: "pair" }))
       expect(pair.errorCode).toBe("VALIDATION_ERROR")
-      expect(pair.errorMessage).toContain("needs the code")
+      expect(pair.errorMessage).toContain("action: expected \"status\" | \"config\" | \"env\" | \"users\" | \"logs\", got \"pair\"")
       const tooMany = yield* inRun(executor.execute("kern", { action: "logs", limit: 500 }))
       expect(tooMany.errorCode).toBe("VALIDATION_ERROR")
       const logs = yield* inRun(executor.execute("kern", { action: "logs", limit: 5 }))
@@ -221,8 +221,8 @@ describe("kern tool: registered with the built-ins", () => {
     }).pipe(Effect.provide(registered(agentFolder()))))
 })
 
-describe("kern tool: pair", () => {
-  it.effect("approves a pending code, lists users, refuses in SAFE mode and for unknown or malformed codes", () => {
+describe("kern_pair: approving a pairing is a write, governed as one", () => {
+  it.effect("approves a pending code (case-insensitive), once; unknown and malformed codes are refused", () => {
     const dir = agentFolder()
     return Effect.gen(function*() {
       const store = yield* PairingStore
@@ -231,24 +231,90 @@ describe("kern tool: pair", () => {
       const listed = yield* inRun(kern({ action: "users" }))
       expect(listed.text).toContain(`telegram 42 (Alice): pending, code ${pending.code}`)
 
-      const safe = yield* Effect.flip(inRun(kern({ action: "pair", code: pending.code }), { safetyMode: "SAFE" }))
-      expect(safe.code).toBe("PERMISSION_DENIED")
-      expect(yield* store.isApproved("telegram", "42")).toBe(false)
-
-      const approved = yield* inRun(kern({ action: "pair", code: pending.code.toLowerCase() }), { userSid: "operator" })
+      const approved = yield* inRun(kernPair({ code: pending.code.toLowerCase() }), { userSid: "operator" })
       expect(approved.text).toBe("Approved telegram user 42 (Alice).")
       expect(yield* store.isApproved("telegram", "42")).toBe(true)
-      const again = yield* inRun(kern({ action: "pair", code: pending.code }))
+      const again = yield* inRun(kernPair({ code: pending.code }))
       expect(again.text).toContain("already approved")
       expect((yield* store.list)[0]).toMatchObject({ status: "approved", approvedBy: "agent:operator" })
       expect((yield* inRun(kern({ action: "users" }))).text).toContain("telegram 42 (Alice): approved")
 
-      const unknown = yield* Effect.flip(inRun(kern({ action: "pair", code: "KERN-ZZZZ" })))
+      const unknown = yield* Effect.flip(inRun(kernPair({ code: "KERN-ZZZZ" })))
       expect(unknown.code).toBe("NOT_FOUND")
-      const malformed = yield* Effect.flip(inRun(kern({ action: "pair", code: "hello" })))
+      const malformed = yield* Effect.flip(inRun(kernPair({ code: "hello" })))
       expect(malformed.code).toBe("VALIDATION_ERROR")
       const same = yield* store.request({ interface: "telegram", userId: "42", chatId: "42" })
       expect(same.code).toBe(pending.code)
     }).pipe(Effect.provide(layerFor(dir)))
   })
+
+  /** The built-ins of an agent whose config says `config`, over a kernel with `options`, and a pending pairing. */
+  const governed = (config: Record<string, unknown>, options: Partial<Kernel.KernelOptions>) => {
+    const dir = agentFolder({
+      ".kern/config.json": JSON.stringify({ provider: "openrouter", model: "test/model", ...config })
+    })
+    const platform = Layer.mergeAll(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
+    const configLayer = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
+    const db = Database.layerMemory.pipe(Layer.provideMerge(configLayer))
+    const kernel = Kernel.layer({ safetyMode: "NORMAL", approvalMode: "deny", contractEnforcement: "observe", ...options })
+      .pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
+    const tools = Layer.merge(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+    return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
+  }
+
+  /** What a model can do about a pending pairing: read status, try both ways of approving it. */
+  const attempt = (safetyMode: "NORMAL" | "SAFE" = "NORMAL") =>
+    Effect.gen(function*() {
+      const store = yield* PairingStore
+      const executor = yield* ToolExecutor
+      const { code } = yield* store.request({ interface: "telegram", userId: "42", chatId: "42" })
+      const run = (toolId: string, args: unknown) => inRun(executor.execute(toolId, args), { safetyMode })
+      const status = yield* run("kern", { action: "status" })
+      const viaKern = yield* run("kern", { action: "pair", code })
+      const viaPair = yield* run("kern_pair", { code })
+      return { status, viaKern, viaPair, approved: yield* store.isApproved("telegram", "42") }
+    })
+
+  it.effect("a read-only tool scope: status reads, no way to approve (kern_pair is not offered)", () =>
+    Effect.gen(function*() {
+      const { approved, status, viaKern, viaPair } = yield* attempt()
+      assert.isTrue(status.success, status.errorMessage)
+      expect(viaKern.errorCode).toBe("VALIDATION_ERROR")
+      expect(viaPair.errorCode).toBe("NOT_FOUND")
+      expect(approved).toBe(false)
+    }).pipe(Effect.provide(governed({ toolScope: "read" }, {}))))
+
+  it.effect("a SAFE run: status reads, kern_pair is refused by policy", () =>
+    Effect.gen(function*() {
+      const { approved, status, viaKern, viaPair } = yield* attempt("SAFE")
+      assert.isTrue(status.success, status.errorMessage)
+      expect(viaKern.errorCode).toBe("VALIDATION_ERROR")
+      expect(viaPair.errorCode).toBe("PERMISSION_DENIED")
+      expect(viaPair.errorMessage).toContain("SAFE mode allows read-only tools only; kern_pair is LOCAL_WRITE")
+      expect(approved).toBe(false)
+    }).pipe(Effect.provide(governed({ toolScope: "full" }, {}))))
+
+  it.effect("a SAFE policy (config safetyMode): kern_pair is refused", () =>
+    Effect.gen(function*() {
+      const { approved, status, viaPair } = yield* attempt()
+      assert.isTrue(status.success, status.errorMessage)
+      expect(viaPair.errorCode).toBe("PERMISSION_DENIED")
+      expect(approved).toBe(false)
+    }).pipe(Effect.provide(governed({ toolScope: "full" }, { safetyMode: "SAFE" }))))
+
+  it.effect("a write scope in a NORMAL run: kern_pair approves", () =>
+    Effect.gen(function*() {
+      const { approved, viaPair } = yield* attempt()
+      assert.isTrue(viaPair.success, viaPair.errorMessage)
+      expect(approved).toBe(true)
+    }).pipe(Effect.provide(governed({ toolScope: "write" }, {}))))
+
+  it.effect("under enforce with no baseline kern_pair is refused as a new contract; kern status still reads", () =>
+    Effect.gen(function*() {
+      const { approved, status, viaPair } = yield* attempt()
+      assert.isTrue(status.success, status.errorMessage)
+      expect(viaPair.errorCode).toBe("PERMISSION_DENIED")
+      expect(viaPair.errorMessage).toContain("kern runtime-guard snapshot")
+      expect(approved).toBe(false)
+    }).pipe(Effect.provide(governed({ toolScope: "write" }, { contractEnforcement: "enforce" }))))
 })

@@ -1,4 +1,4 @@
-import type { FileSystem, HttpClient, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -40,7 +40,6 @@ export type ToolRequirements =
   | ToolSession
   | FileSystem.FileSystem
   | Path.Path
-  | HttpClient.HttpClient
   | SqlClient.SqlClient
 
 export const inSession = (sessionId = "session-1") => Effect.provideService(ToolSession, { sessionId })
