@@ -36,6 +36,11 @@ export * as Pricing from "./model/pricing.js"
 export * as Provider from "./model/Provider.js"
 export { fromAiError, ProviderError } from "./model/ProviderError.js"
 
+// The agent, embedded: Agent.layer({ dir, env }) and Agent.send(text).
+export * as Agent from "./agent/Agent.js"
+export * as TurnFailure from "./agent/TurnFailure.js"
+export { NotAnAgentFolder } from "./config/errors.js"
+
 // Sessions and the agent loop.
 export * from "./session/messages.js"
 export { SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"

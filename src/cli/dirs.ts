@@ -19,6 +19,3 @@ export const withDir = <T extends { readonly dir: Option.Option<string>; readonl
   args: T
 ) => Effect.map(resolveDir(args.dir, args.dirFlag), (dir) => ({ ...args, dir }))
 
-/** The one line for a command pointed at a folder `kern init` has not set up (exit 2). */
-export const notAgentFolder = (dir: string) =>
-  new UsageError({ message: `${dir} is not an agent folder (no .kern/config.json); run \`kern init ${dir}\` first` })

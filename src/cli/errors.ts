@@ -10,7 +10,13 @@ export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandF
   message: Schema.String
 }) {}
 
-const usageTags: ReadonlySet<string> = new Set(["UsageError", "ConfigError", "ValidationError", "ModelConfigMissing"])
+const usageTags: ReadonlySet<string> = new Set([
+  "UsageError",
+  "ConfigError",
+  "ValidationError",
+  "ModelConfigMissing",
+  "NotAnAgentFolder"
+])
 
 /** Exit codes (DESIGN.md): 0 ok, 1 failure, 2 usage or configuration error. */
 export const exitCodeFor = (error: { readonly _tag?: string; readonly reason?: unknown }): 1 | 2 => {

@@ -1,7 +1,7 @@
 import { Console, Effect, Layer } from "effect"
 import * as AgentConfig from "../config/AgentConfig.js"
 import { SessionStore } from "../session/SessionStore.js"
-import { UsageError } from "./errors.js"
+import { NotAnAgentFolder } from "../config/errors.js"
 import { table } from "./table.js"
 
 export interface SessionsArgs {
@@ -13,7 +13,7 @@ export const list = (args: SessionsArgs) =>
   Effect.gen(function*() {
     const { fileExists } = yield* AgentConfig.AgentConfig
     if (!fileExists) {
-      return yield* new UsageError({ message: `${args.dir} is not an agent folder (no .kern/config.json); run \`kern init ${args.dir}\` first` })
+      return yield* new NotAnAgentFolder({ dir: args.dir })
     }
     const store = yield* SessionStore
     const sessions = yield* store.list

@@ -7,7 +7,8 @@ import { orIfMissing } from "../storage/missingFile.js"
 import * as Database from "../storage/Database.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
-import { notAgentFolder, resolveDir } from "./dirs.js"
+import { NotAnAgentFolder } from "../config/errors.js"
+import { resolveDir } from "./dirs.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -18,7 +19,7 @@ export const run = (args: StatusArgs) =>
     const fs = yield* FileSystem.FileSystem
     const loaded = yield* loadConfig(dir)
     const { config, paths } = loaded
-    if (!loaded.fileExists) return yield* notAgentFolder(dir)
+    if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })
     const costCap = costCapProblem(config)
     const problems: Array<string> = [
       ...loaded.warnings,

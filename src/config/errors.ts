@@ -12,3 +12,12 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
     return `${where}: expected ${this.expected}, found ${this.found}`
   }
 }
+
+/** A folder `kern init` has not set up: no `.kern/config.json`. */
+export class NotAnAgentFolder extends Schema.TaggedError<NotAnAgentFolder>()("NotAnAgentFolder", {
+  dir: Schema.String
+}) {
+  override get message(): string {
+    return `${this.dir} is not an agent folder (no .kern/config.json); run \`kern init ${this.dir}\` first`
+  }
+}

@@ -1,0 +1,91 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Context, Effect, Layer } from "effect"
+import type { LoadedConfig } from "../config/AgentConfig.js"
+import { ProcessEnv } from "../config/ProcessEnv.js"
+import type { SessionError } from "../session/SessionStore.js"
+import { openActiveSession } from "./activeSession.js"
+import { agentRuntimeLayer, type ConfigSource, type Report } from "./layers.js"
+import { MessageQueue } from "./MessageQueue.js"
+import type { TurnEvent } from "./TurnEvent.js"
+import { type TurnOutcome, TurnRunner } from "./TurnRunner.js"
+
+/**
+ * One agent, embedded: the library's single entry. `Agent.layer({ dir })` builds the whole runtime (config, kern.db,
+ * kernel and tools, the configured model, sessions, the queue, the turn runner) and holds the folder's lock for as
+ * long as the layer lives; `Agent.send` runs one turn.
+ */
+
+export interface SendOptions {
+  /** Who is speaking (default `operator`) and over what (default interface `library`, channel `library`). */
+  readonly userId?: string | undefined
+  readonly interface?: string | undefined
+  readonly channel?: string | undefined
+  /** Each event of the turn as it happens (text deltas, tool calls and results, usage, errors, done). */
+  readonly onEvent?: ((event: TurnEvent) => Effect.Effect<void>) | undefined
+}
+
+export interface AgentService {
+  /** The session turns are appended to. */
+  readonly sessionId: string
+  /** Runs one turn for `text`; turns from several fibers run one after another, in order. */
+  readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, SessionError>
+}
+
+export class Agent extends Context.Tag("kern/agent/Agent")<Agent, AgentService>() {}
+
+export interface AgentOptions {
+  /** The environment the agent sees under `.kern/.env` (provider keys, overrides): pass `process.env` to inherit. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Start a new session instead of continuing the newest. */
+  readonly newSession?: boolean | undefined
+  /** How long to wait while another runtime holds the folder (default 60 s); then the layer fails with AgentBusy. */
+  readonly waitSeconds?: number | undefined
+  /** What holds the folder, as others see it (default `kern library`). */
+  readonly command?: string | undefined
+  /** Where notices go (config warnings, waiting for the lock); logged as warnings by default. */
+  readonly report?: Report | undefined
+}
+
+const make = (newSession: boolean) =>
+  Effect.gen(function*() {
+    const runner = yield* TurnRunner
+    const queue = yield* MessageQueue
+    const { problems, session } = yield* openActiveSession({ fresh: newSession })
+    for (const problem of problems) yield* Effect.logWarning(`kern: ${problem}`)
+    const oneAtATime = yield* Effect.makeSemaphore(1)
+    const send = (text: string, options: SendOptions = {}) =>
+      oneAtATime.withPermits(1)(
+        Effect.gen(function*() {
+          yield* queue.offer({
+            interface: options.interface ?? "library",
+            channel: options.channel ?? "library",
+            userId: options.userId ?? "operator",
+            text
+          })
+          const message = yield* queue.next
+          const emit = options.onEvent ?? (() => Effect.void)
+          return yield* runner.run({ message, session, emit }).pipe(Effect.ensuring(queue.endTurn))
+        })
+      )
+    return Agent.of({ sessionId: session.id, send })
+  })
+
+const build = (source: ConfigSource, options: AgentOptions) =>
+  Layer.scoped(Agent, make(options.newSession === true)).pipe(
+    Layer.provide(agentRuntimeLayer(source, {
+      command: options.command ?? "kern library",
+      waitSeconds: options.waitSeconds ?? 60,
+      report: options.report
+    })),
+    Layer.provide(NodeContext.layer),
+    Layer.provide(Layer.succeed(ProcessEnv, options.env ?? {}))
+  )
+
+/** The agent of the folder `dir`, on Node. */
+export const layer = (options: AgentOptions & { readonly dir: string }) => build(options.dir, options)
+
+/** The agent of a configuration already loaded (`AgentConfig.loadConfig`), on Node. */
+export const layerFromConfig = (loaded: LoadedConfig, options: AgentOptions = {}) => build(loaded, options)
+
+/** Runs one turn on the agent in context. */
+export const send = (text: string, options?: SendOptions) => Effect.flatMap(Agent, (agent) => agent.send(text, options))

@@ -1,0 +1,108 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import * as AgentLive from "./AgentLive.js"
+import * as AgentLock from "./AgentLock.js"
+import { AgentRuntime } from "./AgentRuntime.js"
+import { PairingStore } from "../users/PairingStore.js"
+import * as AgentConfig from "../config/AgentConfig.js"
+import * as Kernel from "../kernel/Kernel.js"
+import * as Provider from "../model/Provider.js"
+import * as Database from "../storage/Database.js"
+import * as Builtins from "../tools/builtins.js"
+import * as RuntimeInfo from "../tools/RuntimeInfo.js"
+import * as ToolServices from "../tools/ToolServices.js"
+import { NotAnAgentFolder } from "../config/errors.js"
+
+/** Where a layer's notices go (config warnings, the lock's waiting line): stderr in the CLI, a log in a library. */
+export type Report = (line: string) => Effect.Effect<void>
+
+export const logReport: Report = (line) => Effect.logWarning(line)
+
+/** The agent folder's config, reporting its warnings once; refuses a folder that `kern init` has not set up. */
+export const configLayer = (dir: string, report: Report = logReport) =>
+  Layer.tap(AgentConfig.layer(dir), (context) => checkedConfig(dir, Context.get(context, AgentConfig.AgentConfig), report))
+
+/** An already-loaded config, checked the same way. */
+export const loadedConfigLayer = (loaded: AgentConfig.LoadedConfig, report: Report = logReport) =>
+  Layer.effect(AgentConfig.AgentConfig, Effect.as(checkedConfig(loaded.paths.dir, loaded, report), loaded))
+
+/** `dir` as the user named it, for the message. */
+const checkedConfig = (dir: string, loaded: AgentConfig.LoadedConfig, report: Report) =>
+  Effect.gen(function*() {
+    if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })
+    for (const warning of loaded.warnings) yield* report(`warning: ${warning}`)
+  })
+
+const databaseLayer = Layer.unwrapEffect(
+  Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
+)
+
+/** How a turn runner holds the folder: what it is called and how long it waits for another runtime to finish. */
+export interface HoldFolder {
+  readonly command: string
+  readonly waitSeconds: number
+  /** Where the lock's waiting line and the config's warnings go; logged as warnings by default. */
+  readonly report?: Report | undefined
+}
+
+/** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
+const heldLockLayer = (hold: HoldFolder) =>
+  AgentLock.layerHeld({ command: hold.command, wait: Duration.seconds(hold.waitSeconds), report: hold.report ?? logReport })
+
+/** An agent folder by its path, or a config the caller already loaded. */
+export type ConfigSource = string | AgentConfig.LoadedConfig
+
+const configOf = (source: ConfigSource, report: Report) =>
+  typeof source === "string" ? configLayer(source, report) : loadedConfigLayer(source, report)
+
+/**
+ * Config, kern.db, the kernel and the tools' services, with no tool registered yet. A turn runner passes `hold`:
+ * the folder's lock is taken before kern.db is opened and released after everything above it has closed.
+ */
+const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder) => {
+  const config = hold === undefined
+    ? configOf(source, report)
+    : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
+  const database = databaseLayer.pipe(Layer.provideMerge(config))
+  const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
+  return Layer.mergeAll(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+}
+
+/** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
+export const kernelAgentLayer = (source: ConfigSource, report: Report = logReport) =>
+  Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
+
+/** kernelAgentLayer with the folder held: what a single turn needs below the model. */
+const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
+  Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(source, hold.report ?? logReport, hold)))
+
+/**
+ * The configured model (over undici) on top of `below`, which must provide the config. The same plain HttpClient is
+ * the agent's ambient one, for what is built on the agent (channels); the tools' client is guarded under its own Tag.
+ */
+const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
+  Provider.layer.pipe(Layer.provideMerge(NodeHttpClient.layerUndici), Layer.provideMerge(below))
+
+/**
+ * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue
+ * and the turn runner.
+ */
+export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
+  AgentLive.layer.pipe(Layer.provideMerge(withModel(heldKernelAgentLayer(source, hold))))
+
+/**
+ * The long-running agent, with the folder held: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
+ * exists, so the `kern` tool reports its live session and queue.
+ */
+export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
+  const runtime = AgentRuntime.Default.pipe(
+    Layer.provideMerge(AgentLive.layer),
+    Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold)))
+  )
+  const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
+    queueLength: Effect.map(agent.status, (status) => status.queued),
+    session: Effect.flatMap(agent.currentSession, (session) =>
+      Effect.map(RuntimeInfo.sessionFigures(session.id, session.messages), Option.some))
+  })))
+  return Builtins.layerWith(liveInfo).pipe(Layer.provideMerge(runtime))
+}
