@@ -17,7 +17,10 @@ const isGone = (pid: number): boolean => {
 
 const waitForFile = (file: string) =>
   Effect.gen(function*() {
-    while (!NodeFs.existsSync(file) || NodeFs.readFileSync(file, "utf8").trim() === "") yield* Effect.sleep("20 millis")
+    for (let i = 0; !NodeFs.existsSync(file) || NodeFs.readFileSync(file, "utf8").trim() === ""; i++) {
+      if (i === 500) return yield* Effect.dieMessage(`${file} was never written`)
+      yield* Effect.sleep("20 millis")
+    }
     return NodeFs.readFileSync(file, "utf8").trim()
   })
 
@@ -89,7 +92,8 @@ describe("bash", () => {
       const pidFile = NodePath.join(root, "setsid-timeout.pid")
       const started = Date.now()
       const error = yield* bash({
-        command: `setsid -f bash -c 'echo $$ > ${pidFile}; exec sleep 300'; sleep 300`,
+        command: `setsid -f bash -c 'echo $$ > ${pidFile}; exec sleep 300'; ` +
+          `while [ ! -s ${pidFile} ]; do sleep 0.01; done; sleep 300`,
         timeout: 1000
       }).pipe(Effect.provide(layer), Effect.flip)
       // The old code waited for the escaped sleep to close the pipes: 300 s.
@@ -132,8 +136,10 @@ describe("bash", () => {
       const daemonFile = NodePath.join(root, "daemon.pid")
       const nohupFile = NodePath.join(root, "nohup.pid")
       const out = yield* bash({
+        // The shell waits for the pid files: what it leaves behind is killed as soon as it exits.
         command: `( (setsid sleep 300 > /dev/null 2>&1 & echo $! > ${daemonFile}) & ); ` +
-          `nohup sleep 300 > /dev/null 2>&1 & echo $! > ${nohupFile}; exit 0`
+          `nohup sleep 300 > /dev/null 2>&1 & echo $! > ${nohupFile}; ` +
+          `while [ ! -s ${daemonFile} ]; do sleep 0.01; done; exit 0`
       }).pipe(Effect.provide(layer))
       assert.strictEqual(out.exitCode, 0)
       const daemon = yield* pidIn(daemonFile)
