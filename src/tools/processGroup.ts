@@ -112,17 +112,19 @@ const start = (command: string, options: SpawnOptions) =>
     catch: (error) => toolFailure("UNEXPECTED", `could not start bash: ${describeUnknown(error)}`)
   })
 
+/** Closes our ends of the output pipes, which a process we could not find may hold open. */
+const closePipes = (running: Running) =>
+  Effect.sync(() => {
+    running.child.stdout?.destroy()
+    running.child.stderr?.destroy()
+  })
+
 /** Kills what the call started, then waits a bounded time for the pipes, closing them on our side at the end. */
 const finish = (running: Running, tag: string) =>
   Effect.gen(function*() {
     const reaped = yield* killTagged(tag, running.child.pid)
     const closed = yield* Deferred.await(running.closed).pipe(Effect.timeoutOption(pipeGrace))
-    if (Option.isNone(closed)) {
-      yield* Effect.sync(() => {
-        running.child.stdout?.destroy()
-        running.child.stderr?.destroy()
-      })
-    }
+    if (Option.isNone(closed)) yield* closePipes(running)
     return { reaped, pipesHeld: Option.isNone(closed) }
   })
 
@@ -154,11 +156,5 @@ export const runInProcessGroup = (command: string, options: SpawnOptions): Effec
     (running, exit) =>
       Exit.isSuccess(exit)
         ? Effect.void
-        : Effect.zipRight(
-          killTagged(options.tag, running.child.pid),
-          Effect.sync(() => {
-            running.child.stdout?.destroy()
-            running.child.stderr?.destroy()
-          })
-        )
+        : Effect.zipRight(killTagged(options.tag, running.child.pid), closePipes(running))
   ).pipe(Effect.withSpan("kern.tools.runInProcessGroup"))
