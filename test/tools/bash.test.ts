@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { spawnSync } from "node:child_process"
 import { bash, bashKernelTimeoutMs } from "../../src/tools/bash.js"
 import { makeWorkspace, toolsLayer } from "./support.js"
 
@@ -179,6 +180,21 @@ describe("bash", () => {
       assert.isBelow(Date.now() - started, 20_000)
       assert.strictEqual(error.code, "TIMEOUT")
       assert.include(error.message, "output pipes were held open by a process kern could not find")
+    }))
+
+  it.live("a process whose name holds spaces and parentheses is named right in the report", () =>
+    Effect.gen(function*() {
+      const odd = NodePath.join(root, "odd) (name 1")
+      NodeFs.copyFileSync(spawnSync("bash", ["-c", "command -v sleep"], { encoding: "utf8" }).stdout.trim(), odd)
+      NodeFs.chmodSync(odd, 0o755)
+      const pidFile = NodePath.join(root, "odd.pid")
+      const out = yield* bash({
+        command: `setsid -f bash -c 'echo $$ > ${pidFile}; exec "./odd) (name 1" 300'; ` +
+          `while [ ! -s ${pidFile} ]; do sleep 0.01; done; sleep 0.2`
+      }).pipe(Effect.provide(layer))
+      const pid = yield* pidIn(pidFile)
+      assert.isTrue(yield* gone(pid), `${pid} still running`)
+      assert.include(out.text, `: odd) (name 1 (pid ${pid}, had left the process group)`)
     }))
 
   it.live("each call carries a tag of its own in KERN_TOOL_CALL", () =>
