@@ -6,6 +6,7 @@ import { makeReplyFilter } from "../agent/envelope.js"
 import type { QueuedMessage } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { formatEvent, helpText } from "./terminalFormat.js"
+import { neutralizeControls } from "./terminalSafe.js"
 
 export interface TerminalOptions {
   /** Show a prompt and answer slash commands (the TUI); otherwise lines are plain operator messages. */
@@ -57,7 +58,7 @@ export const runTerminal = (options: TerminalOptions) =>
     }
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(subscription), ({ event, message }) =>
       Effect.zipRight(
-        write(show(message, event)),
+        write(neutralizeControls(show(message, event))),
         event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
       ))))
     const server = yield* Effect.forkScoped(runtime.serve)

@@ -4,6 +4,7 @@ import { makeReplyFilter } from "../agent/envelope.js"
 import { MessageQueue } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { TurnRunner } from "../agent/TurnRunner.js"
+import { neutralizeControls } from "../channels/terminalSafe.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { CommandFailed } from "./errors.js"
 
@@ -17,6 +18,8 @@ export interface ChatArgs {
 }
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => stream.write(text))
+/** Model and tool text for a person's terminal: its control sequences shown, not obeyed. */
+const show = (stream: NodeJS.WriteStream, text: string) => write(stream, neutralizeControls(text))
 
 const short = (value: unknown): string => {
   const text = typeof value === "string" ? value : JSON.stringify(value)
@@ -27,14 +30,14 @@ const short = (value: unknown): string => {
 const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnEvent): Effect.Effect<void> => {
   switch (event.type) {
     case "text":
-      return write(process.stdout, filter.push(event.delta))
+      return show(process.stdout, filter.push(event.delta))
     case "tool-call":
-      return write(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
+      return show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
     case "tool-result":
-      return write(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
+      return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "done": {
       const rest = filter.end(event.reply)
-      return write(process.stdout, event.delivered ? `${rest}\n` : rest)
+      return show(process.stdout, event.delivered ? `${rest}\n` : rest)
     }
     default:
       return Effect.void

@@ -1,6 +1,7 @@
-import { Duration, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { type OutputCapture, runInProcessGroup, streamBuffer } from "./processGroup.js"
+import { type ProcessRun, runInProcessGroup } from "./processGroup.js"
+import { describeKilled, makeCallTag } from "./processTag.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { Workspace } from "./Workspace.js"
 import { WriteLock } from "./WriteLock.js"
@@ -27,7 +28,8 @@ export const bashTool: ToolMetadata = {
   toolId: "bash",
   name: "Bash",
   description: "Run a shell command in the agent folder. Returns the exit code, stdout and stderr. The command and " +
-    "everything it starts are killed at the timeout; background processes do not outlive the call.",
+    "everything it starts are killed at the timeout; background processes (even setsid, nohup or daemons) are " +
+    "killed when the command finishes: they do not outlive the call.",
   safetyClass: "DESTRUCTIVE",
   idempotent: false,
   timeoutMs: 60_000,
@@ -48,22 +50,49 @@ export interface BashOutput {
 
 const tailOf = (text: string, chars: number) => (text.length > chars ? `…${text.slice(-chars)}` : text)
 
-const timeoutMessage = (timeoutMs: number, capture: OutputCapture) => {
-  const stdout = capture.stdout.text()
-  const stderr = capture.stderr.text()
-  return `command timed out after ${timeoutMs} ms; it and every process it started were killed. ` +
-    `Pass a larger timeout (max ${bashMaxTimeoutMs}) or run less at once.` +
-    (stdout === "" ? "" : `\nSTDOUT (end):\n${tailOf(stdout, 2000)}`) +
-    (stderr === "" ? "" : `\nSTDERR (end):\n${tailOf(stderr, 2000)}`)
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "es"}`
+
+/** What the end of the call killed beyond the command itself, and what it could not. */
+const cleanupNotes = (run: ProcessRun): Array<string> => [
+  ...(run.reaped.scanned ? [] : ["processes that left the process group could not be looked for on this system"]),
+  ...(run.reaped.survivors > 0 ? [`${plural(run.reaped.survivors, "process")} still running after repeated kills`] : []),
+  ...(run.pipesHeld ? ["the output pipes were held open by a process kern could not find (it may still run)"] : [])
+]
+
+const timeoutMessage = (timeoutMs: number, run: ProcessRun) => {
+  const killed = run.reaped.killed
+  const what = killed.length === 0
+    ? "its process group was killed"
+    : `killed ${plural(killed.length, "process")}: ${describeKilled(killed)}`
+  return [
+    `command timed out after ${timeoutMs} ms and was stopped; ${what}.`,
+    ...cleanupNotes(run).map((note) => `Note: ${note}.`),
+    `Pass a larger timeout (max ${bashMaxTimeoutMs}) or run less at once.`
+  ].join("\n") +
+    (run.stdout === "" ? "" : `\nSTDOUT (end):\n${tailOf(run.stdout, 2000)}`) +
+    (run.stderr === "" ? "" : `\nSTDERR (end):\n${tailOf(run.stderr, 2000)}`)
 }
 
-const render = (exitCode: number | null, signal: string | null, stdout: string, stderr: string) =>
+/** The exit line, then a line per process killed because it was still running when the command finished. */
+const statusLines = (run: ProcessRun): Array<string> => {
+  const killed = run.reaped.killed
+  return [
+    run.exitCode === null ? `killed by ${run.signal ?? "a signal"}` : `exit code: ${run.exitCode}`,
+    ...(killed.length === 0 ? [] : [
+      `killed ${plural(killed.length, "background process")} still running when the command finished ` +
+      `(background processes do not outlive a bash call): ${describeKilled(killed)}`
+    ]),
+    ...cleanupNotes(run).map((note) => `note: ${note}`)
+  ]
+}
+
+const render = (run: ProcessRun) =>
   [
-    exitCode === null ? `killed by ${signal ?? "a signal"}` : `exit code: ${exitCode}`,
+    ...statusLines(run),
     "STDOUT:",
-    ...(stdout === "" ? [] : [stdout.endsWith("\n") ? stdout.slice(0, -1) : stdout]),
+    ...(run.stdout === "" ? [] : [run.stdout.endsWith("\n") ? run.stdout.slice(0, -1) : run.stdout]),
     "STDERR:",
-    ...(stderr === "" ? [] : [stderr.endsWith("\n") ? stderr.slice(0, -1) : stderr])
+    ...(run.stderr === "" ? [] : [run.stderr.endsWith("\n") ? run.stderr.slice(0, -1) : run.stderr])
   ].join("\n")
 
 /** Runs a command under the write lock, with the secret keys of `.kern/.env` removed from its environment. */
@@ -73,20 +102,16 @@ export const bash = Effect.fn("kern.tools.bash")(function*(args: BashArgs) {
   const timeoutMs = args.timeout ?? bashDefaultTimeoutMs
   if (args.command.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "command contains a NUL character")
   yield* Effect.annotateCurrentSpan({ timeoutMs })
-  const capture = yield* Effect.sync(() => ({ stdout: streamBuffer(maxStreamBytes), stderr: streamBuffer(maxStreamBytes) }))
+  const tag = yield* makeCallTag
   const run = yield* lock.withLock(
-    runInProcessGroup(args.command, { cwd: workspace.root, env: workspace.childEnv }, capture).pipe(
-      Effect.timeoutFail({
-        duration: Duration.millis(timeoutMs),
-        onTimeout: () => toolFailure("TIMEOUT", timeoutMessage(timeoutMs, capture))
-      })
-    )
+    runInProcessGroup(args.command, { cwd: workspace.root, env: workspace.childEnv, tag, timeoutMs, maxStreamBytes })
   )
+  if (run.timedOut) return yield* toolFailure("TIMEOUT", timeoutMessage(timeoutMs, run))
   return {
     exitCode: run.exitCode,
     signal: run.signal,
     stdout: run.stdout,
     stderr: run.stderr,
-    text: render(run.exitCode, run.signal, run.stdout, run.stderr)
+    text: render(run)
   } satisfies BashOutput
 })

@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { compileGlob } from "./globPattern.js"
+import { compilePattern, lineMatcher } from "./regexWorker.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { walkFiles } from "./walk.js"
 import { Workspace } from "./Workspace.js"
@@ -42,19 +43,18 @@ const batchSize = 128
 const sniffBytes = 8192
 const scratchBytes = 1024 * 1024
 
-interface FileHits {
-  readonly lines: Array<string>
-  readonly count: number
-}
+/** The most file text sent to the worker at once. */
+const batchBytes = 8 * 1024 * 1024
 
 /**
  * Reads a text file for searching: most files fit the caller's scratch buffer, which saves an allocation and a
- * stat per file; undefined for unreadable, binary (a NUL byte near the start, as grep decides) or huge files.
+ * stat per file; undefined for unreadable, binary (a NUL byte near the start, as grep decides), huge or
+ * non-regular files. Opened without blocking, so a FIFO that became one after the walk cannot hang the read.
  */
 const readText = (absolute: string, scratch: Buffer): string | undefined => {
   let fd: number
   try {
-    fd = NodeFs.openSync(absolute, "r")
+    fd = NodeFs.openSync(absolute, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
   } catch {
     return undefined
   }
@@ -62,7 +62,9 @@ const readText = (absolute: string, scratch: Buffer): string | undefined => {
     const read = NodeFs.readSync(fd, scratch, 0, scratch.byteLength, 0)
     let bytes = scratch.subarray(0, read)
     if (read === scratch.byteLength) {
-      if (NodeFs.fstatSync(fd).size > maxFileBytes) return undefined
+      const stat = NodeFs.fstatSync(fd)
+      // A device (/dev/zero) fills any buffer and never ends.
+      if (!stat.isFile() || stat.size > maxFileBytes) return undefined
       bytes = NodeFs.readFileSync(absolute)
     }
     if (bytes.subarray(0, sniffBytes).indexOf(0) >= 0) return undefined
@@ -74,72 +76,78 @@ const readText = (absolute: string, scratch: Buffer): string | undefined => {
   }
 }
 
-/** The matching lines of one file as `file:line:text`; undefined for binary or unreadable files. */
-export const searchFile = (
-  absolute: string,
-  shown: string,
-  quick: RegExp,
-  line: RegExp,
-  budget: number,
-  scratch: Buffer
-): FileHits | undefined => {
-  const content = readText(absolute, scratch)
-  if (content === undefined) return undefined
-  // One scan of the whole file rules out most files before splitting lines.
-  quick.lastIndex = 0
-  if (!quick.test(content)) return { lines: [], count: 0 }
+/** `file:line:text` for the first `budget` of the given line numbers (ascending) of `content`. */
+const hitLines = (shown: string, content: string, numbers: ReadonlyArray<number>, budget: number): Array<string> => {
   const lines: Array<string> = []
-  let count = 0
+  let next = 0
   let start = 0
-  for (let number = 1; start <= content.length; number++) {
+  for (let number = 1; start <= content.length && next < numbers.length && lines.length < budget; number++) {
     let end = content.indexOf("\n", start)
     if (end < 0) end = content.length
-    const text = content.charCodeAt(end - 1) === 13 ? content.slice(start, end - 1) : content.slice(start, end)
-    line.lastIndex = 0
-    if (line.test(text)) {
-      count++
-      if (lines.length < budget) {
-        lines.push(`${shown}:${number}:${text.length > maxLineChars ? `${text.slice(0, maxLineChars)}…` : text}`)
-      }
+    if (numbers[next] === number) {
+      next++
+      const text = content.charCodeAt(end - 1) === 13 ? content.slice(start, end - 1) : content.slice(start, end)
+      lines.push(`${shown}:${number}:${text.length > maxLineChars ? `${text.slice(0, maxLineChars)}…` : text}`)
     }
     if (end === content.length) break
     start = end + 1
   }
-  return { lines, count }
+  return lines
 }
 
-/** Regex search over a file or a folder tree; at most 250 matching lines are shown. */
+const notRegular = (display: string) =>
+  toolFailure(
+    "VALIDATION_ERROR",
+    `${display} is not a regular file or a folder (a FIFO, socket or device); grep reads only regular files`
+  )
+
+/**
+ * Regex search over a file or a folder tree; at most 250 matching lines are shown. A pattern V8's linear engine
+ * cannot run is matched in a worker thread, stopped when the call times out (regexWorker.ts).
+ */
 export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const workspace = yield* Workspace
-  const compiled = Either.try(() => ({ quick: new RegExp(args.pattern, "m"), line: new RegExp(args.pattern) }))
+  const compiled = compilePattern(args.pattern)
   if (Either.isLeft(compiled)) {
-    const reason = compiled.left instanceof Error ? compiled.left.message : String(compiled.left)
-    return yield* toolFailure("VALIDATION_ERROR", `pattern is not a valid regular expression: ${reason}`)
+    return yield* toolFailure("VALIDATION_ERROR", `pattern is not a valid regular expression: ${compiled.left}`)
   }
-  const { line, quick } = compiled.right
   const target = yield* workspace.resolve(args.path ?? ".")
   const stat = yield* Effect.sync(() => NodeFs.statSync(target.path, { throwIfNoEntry: false }))
   if (stat === undefined) return yield* toolFailure("NOT_FOUND", `${target.display} does not exist`)
+  if (!stat.isDirectory() && !stat.isFile()) return yield* notRegular(target.display)
   const include = args.include === undefined ? undefined : compileGlob(args.include)
   const walked = stat.isDirectory()
     ? yield* walkFiles(target.path, { root: workspace.root, maxFiles: maxScannedFiles })
     : { files: [""], truncated: false }
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
+  const matcher = yield* lineMatcher(compiled.right)
   const scratch = Buffer.allocUnsafe(scratchBytes)
   const out: Array<string> = []
   let total = 0
   let matchedFiles = 0
-  for (let i = 0; i < files.length; i += batchSize) {
-    yield* Effect.sync(() => {
-      for (const file of files.slice(i, i + batchSize)) {
+  let next = 0
+  while (next < files.length) {
+    const batch = yield* Effect.sync(() => {
+      const texts: Array<{ readonly shown: string; readonly content: string }> = []
+      let bytes = 0
+      while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
+        const file = files[next++] ?? ""
         const absolute = file === "" ? target.path : NodePath.join(target.path, file)
-        const hits = searchFile(absolute, workspace.display(absolute), quick, line, grepMaxMatches - out.length, scratch)
-        if (hits === undefined || hits.count === 0) continue
-        matchedFiles++
-        total += hits.count
-        out.push(...hits.lines)
+        const content = readText(absolute, scratch)
+        if (content === undefined) continue
+        texts.push({ shown: workspace.display(absolute), content })
+        bytes += content.length
       }
+      return texts
+    })
+    const hits = yield* matcher.matchLines(batch.map((text) => text.content))
+    batch.forEach(({ content, shown }, index) => {
+      const numbers = hits[index] ?? []
+      if (numbers.length === 0) return
+      matchedFiles++
+      total += numbers.length
+      out.push(...hitLines(shown, content, numbers, grepMaxMatches - out.length))
     })
     yield* Effect.yieldNow()
   }
@@ -150,4 +158,4 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   ]
   const text = total === 0 ? `no matches for ${args.pattern} in ${target.display}` : [...out, ...notes].join("\n")
   return { matches: total, files: matchedFiles, truncated, text } satisfies GrepOutput
-})
+}, Effect.scoped)

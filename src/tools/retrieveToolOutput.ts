@@ -1,6 +1,7 @@
 import { Effect, Either, Schema } from "effect"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { ArtifactStore } from "./ArtifactStore.js"
+import { compilePattern, lineMatcher } from "./regexWorker.js"
 import { numberLine, splitLines } from "./textFile.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 
@@ -44,17 +45,21 @@ export interface RetrieveToolOutputOutput {
 /** Stays under the compaction threshold, so a retrieved page is never compacted again. */
 const maxTextBytes = 11_000
 
+/** A `grep` V8's linear engine cannot run is matched in a worker thread, stopped at the call's timeout. */
 export const retrieveToolOutput = Effect.fn("kern.tools.retrieve_tool_output")(function*(args: RetrieveToolOutputArgs) {
   const store = yield* ArtifactStore
   const content = yield* store.get(args.artifactId)
   const lines = splitLines(content)
   let candidates = lines.map((text, index) => ({ number: index + 1, text }))
   if (args.grep !== undefined) {
-    const pattern = Either.try(() => new RegExp(args.grep ?? ""))
+    const pattern = compilePattern(args.grep)
     if (Either.isLeft(pattern)) {
-      return yield* toolFailure("VALIDATION_ERROR", `grep is not a valid regular expression: ${String(pattern.left)}`)
+      return yield* toolFailure("VALIDATION_ERROR", `grep is not a valid regular expression: ${pattern.left}`)
     }
-    candidates = candidates.filter((line) => pattern.right.test(line.text))
+    const matcher = yield* lineMatcher(pattern.right)
+    // Lines hold no `\n`, so joined they come back one for one.
+    const [numbers = []] = yield* matcher.matchLines([lines.join("\n")])
+    candidates = numbers.flatMap((number) => candidates.slice(number - 1, number))
   }
   const page = candidates.slice(args.offset - 1, args.offset - 1 + args.limit)
   const width = String(lines.length).length
@@ -76,4 +81,4 @@ export const retrieveToolOutput = Effect.fn("kern.tools.retrieve_tool_output")(f
   const base = { artifactId: args.artifactId, totalLines: lines.length, shown: out.length, text }
   const output: RetrieveToolOutputOutput = nextOffset === undefined ? base : { ...base, nextOffset }
   return output
-})
+}, Effect.scoped)

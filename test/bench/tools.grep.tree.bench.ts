@@ -7,6 +7,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { grep } from "../../src/tools/grep.js"
+import * as RegexGuard from "../../src/tools/regexGuard.js"
 import * as Workspace from "../../src/tools/Workspace.js"
 import type { Bench } from "./bench.js"
 
@@ -31,7 +32,8 @@ const makeTree = (): string => {
 }
 
 const timeKern = (root: string) => {
-  const layer = Workspace.layerTest(root).pipe(Layer.provideMerge(NodeContext.layer))
+  // The regex guard as the runtime sets it: with it, V8 tells which patterns are safe on the main thread.
+  const layer = Layer.merge(Workspace.layerTest(root), RegexGuard.layer).pipe(Layer.provideMerge(NodeContext.layer))
   return Effect.runPromise(
     Effect.gen(function*() {
       const start = performance.now()

@@ -6,9 +6,11 @@ import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js
 import { runKern, runKernAsync } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
+import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
 
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
+
 const sessionLines = (dir: string) => {
   const sessions = NodePath.join(dir, ".kern/sessions")
   const [file] = NodeFs.readdirSync(sessions)
@@ -46,6 +48,22 @@ describe("kern chat", () => {
       expect(lines.map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "tool", "assistant"])
       const info = JSON.parse(runKern(["kernel", "info", "--json"], { cwd: dir }).stdout)
       expect(info.events).toBeGreaterThanOrEqual(4)
+    })))
+
+  it.live("model text and tool output reach the terminal with their control sequences shown, not obeyed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "read", args: { path: "\x1b]52;c;ZXZpbA==\x07.md" } }]),
+        FakeReply.text(hostileReply)
+      )
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hi"], { cwd: dir, env }))
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain(hostileShown)
+      expect(result.stderr).toContain("✗ read: NOT_FOUND: ^[]52;c;ZXZpbA==^G.md does not exist")
+      expect(result.stdout).not.toMatch(rawControl)
+      expect(result.stderr).not.toMatch(rawControl)
     })))
 
   it.live("--json prints the turn's events as JSON lines", () =>

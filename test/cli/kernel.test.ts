@@ -90,6 +90,15 @@ describe("kern kernel", () => {
     expect(out.data.text).toContain("redos.txt:1:aaaa")
   })
 
+  it("a backreference pattern runs in the bundle's regex worker and finds its matches", () => {
+    const dir = newAgent()
+    NodeFs.writeFileSync(NodePath.join(dir, "notes", "pairs.txt"), "hello\nworld\nbook\n")
+    const args = JSON.stringify({ pattern: "(\\w)\\1", path: "notes/pairs.txt" })
+    const result = kern(dir, "kernel", "exec", "grep", "--args", args, "--json")
+    expect(result.status).toBe(0)
+    expect(JSON.parse(result.stdout).data.text).toBe("notes/pairs.txt:1:hello\nnotes/pairs.txt:3:book")
+  })
+
   it("--safety-mode SAFE refuses writes; approvalMode deny refuses bash; toolScope read hides write tools", () => {
     const dir = newAgent()
     const safe = kern(dir, "kernel", "exec", "write", "--args", JSON.stringify({ path: "x", content: "y" }), "--safety-mode", "SAFE")

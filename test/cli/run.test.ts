@@ -7,6 +7,7 @@ import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js
 import { runKern, runKernAsync } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
+import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -56,6 +57,23 @@ describe("kern tui", () => {
       const sessions = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
       expect(sessions).toHaveLength(2)
       expect(sessions[0].messages).toBe(5)
+    })))
+})
+
+describe("kern tui and escape sequences", () => {
+  it.live("a reply's control sequences are shown, not obeyed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text(hostileReply))
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      child!.stdin!.end("hello\n")
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain(hostileShown)
+      expect(result.stdout).not.toMatch(rawControl)
     })))
 })
 
