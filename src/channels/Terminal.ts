@@ -9,10 +9,8 @@ import { formatEvent, helpText } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 
 export interface TerminalOptions {
-  /** Show a prompt and answer slash commands (the TUI); otherwise lines are plain operator messages. */
+  /** Show a prompt and a greeting (the TUI); headless, only the answers are written. */
   readonly interactive: boolean
-  /** Stop once stdin ends and the queue has drained (`kern tui`); `kern run` keeps serving other channels. */
-  readonly exitOnEof: boolean
 }
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text))
@@ -76,7 +74,8 @@ export const runTerminal = (options: TerminalOptions) =>
     const handle = (line: string): Effect.Effect<boolean> => {
       const text = line.trim()
       if (text === "") return Effect.as(prompt, true)
-      if (options.interactive && text.startsWith("/")) {
+      // Slash commands are the operator's, on a terminal or piped in: they never reach the model.
+      if (text.startsWith("/")) {
         switch (text.split(/\s+/)[0]) {
           case "/quit":
           case "/exit":
@@ -101,8 +100,7 @@ export const runTerminal = (options: TerminalOptions) =>
 
     if (options.interactive) yield* Effect.zipRight(Console.log(`kern — ${config.name}. /help for commands.`), prompt)
     yield* stdinLines.pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)
-    if (!options.exitOnEof) return yield* Fiber.join(server)
-    // Let what was typed finish before leaving.
+    // End of input (or /quit): what was sent is answered before leaving.
     yield* Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle })
     yield* Fiber.interrupt(server)
   }))

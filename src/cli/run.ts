@@ -11,12 +11,17 @@ export interface RunArgs {
 
 /**
  * `kern run`: the agent in the foreground. On a terminal it is the TUI; headless, stdin lines are operator
- * messages and the runtime keeps serving after stdin ends. SIGINT/SIGTERM interrupt it: scopes close, the session
- * file is synced and closed, the database closed, the folder's lock released.
+ * messages (slash commands included) and it exits 0 once input ends and every queued turn is answered.
+ * SIGINT/SIGTERM interrupt it: scopes close, the session file is synced and closed, the database closed, the
+ * folder's lock released.
  */
 export const run = (args: RunArgs) =>
-  runTerminal({ interactive: process.stdin.isTTY === true, exitOnEof: false }).pipe(Effect.provide(runningAgentLayer(args.dir, { command: "kern run", waitSeconds: args.wait })))
+  runTerminal({ interactive: process.stdin.isTTY === true }).pipe(
+    Effect.provide(runningAgentLayer(args.dir, { command: "kern run", waitSeconds: args.wait }))
+  )
 
 /** `kern tui`: the interactive terminal; leaves when stdin ends (or /quit) once what was typed is answered. */
 export const tui = (args: RunArgs) =>
-  runTerminal({ interactive: true, exitOnEof: true }).pipe(Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait })))
+  runTerminal({ interactive: true }).pipe(
+    Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
+  )

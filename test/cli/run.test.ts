@@ -102,4 +102,25 @@ describe("kern run", () => {
       const tags = NodeFs.readFileSync(NodePath.join(sessionsDir, file!), "utf8").trim().split("\n").map((l) => JSON.parse(l)._tag)
       expect(tags).toEqual(["session", "user", "assistant"])
     })))
+
+  it.live("headless: slash commands are answered, not sent to the model; at end of input the queued turns finish and it exits 0", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text("First answer."), FakeReply.text("Second answer."))
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      child!.stdin!.end("one\n/status\ntwo\n/help\n")
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain("First answer.")
+      expect(result.stdout).toContain("Second answer.")
+      expect(result.stdout).toMatch(/session: +\d{8}-/)
+      expect(result.stdout).toContain("/status")
+      const requests = yield* server.requests
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests)).not.toContain("/help")
+      expect(NodeFs.existsSync(NodePath.join(dir, ".kern/agent.lock"))).toBe(false)
+    })))
 })
