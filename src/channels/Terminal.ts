@@ -1,5 +1,6 @@
 import { Console, Effect, Fiber, PubSub, Queue, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
+import { Writable } from "node:stream"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { makeReplyFilter } from "../agent/envelope.js"
@@ -15,18 +16,45 @@ export interface TerminalOptions {
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text))
 
-/** Lines typed on stdin, ending when stdin closes. */
-const stdinLines = Stream.asyncScoped<string>((emit) =>
+/**
+ * What the operator types. On a terminal, readline edits the line itself (raw mode) and its echo goes through a
+ * gate: while a turn streams, the echo is held back so typing never lands inside the reply, and the line typed so far
+ * is drawn again after the reply. Ctrl-C there says what was typed and not sent, then stops kern as a signal does.
+ */
+const makeInput = (tty: boolean) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const rl = NodeReadline.createInterface({ input: process.stdin, terminal: false })
-      rl.on("line", (line) => emit.single(line))
-      rl.on("close", () => emit.end())
-      return rl
+      const gate = { open: true }
+      const echo = new Writable({
+        write(chunk, _encoding, done) {
+          if (gate.open) process.stdout.write(chunk)
+          done()
+        }
+      })
+      const rl = NodeReadline.createInterface({
+        input: process.stdin,
+        ...(tty ? { output: echo, terminal: true, prompt: "> " } : { terminal: false })
+      })
+      if (tty) {
+        rl.on("SIGINT", () => {
+          const typed = rl.line.trim()
+          process.stdout.write(`\n${typed === "" ? "" : `not sent: ${neutralizeControls(typed)}\n`}`)
+          process.kill(process.pid, "SIGINT")
+        })
+      }
+      return { rl, gate }
     }),
-    (rl) => Effect.sync(() => rl.close())
+    ({ rl }) => Effect.sync(() => rl.close())
   )
-)
+
+type Input = Effect.Effect.Success<ReturnType<typeof makeInput>>
+
+/** Lines typed on stdin, ending when stdin closes. */
+const linesOf = ({ rl }: Input) =>
+  Stream.async<string>((emit) => {
+    rl.on("line", (line) => emit.single(line))
+    rl.on("close", () => emit.end())
+  })
 
 /**
  * The terminal channel: operator messages from stdin into the queue, every turn streamed to stdout. The agent
@@ -36,7 +64,20 @@ export const runTerminal = (options: TerminalOptions) =>
   Effect.scoped(Effect.gen(function*() {
     const runtime = yield* AgentRuntime
     const { config } = yield* AgentConfig
-    const prompt = options.interactive ? write("> ") : Effect.void
+    const tty = options.interactive && process.stdin.isTTY === true && process.stdout.isTTY === true
+    const input = yield* makeInput(tty)
+    // On a terminal the prompt is readline's, drawn again with whatever was typed meanwhile.
+    const prompt = tty
+      ? Effect.sync(() => {
+        input.gate.open = true
+        input.rl.prompt(true)
+      })
+      : options.interactive
+      ? write("> ")
+      : Effect.void
+    const holdEcho = Effect.sync(() => {
+      input.gate.open = !tty
+    })
     const subscription = yield* PubSub.subscribe(runtime.events)
     // One reply filter per turn, so a NO_REPLY never reaches the screen.
     const filters = new Map<number, ReturnType<typeof makeReplyFilter>>()
@@ -95,11 +136,14 @@ export const runTerminal = (options: TerminalOptions) =>
             return Effect.as(Effect.zipRight(Console.log(`unknown command ${text}; /help lists them`), prompt), true)
         }
       }
-      return Effect.as(runtime.submit({ interface: "terminal", channel: "terminal", userId: "operator", text }), true)
+      return Effect.as(
+        Effect.zipRight(holdEcho, runtime.submit({ interface: "terminal", channel: "terminal", userId: "operator", text })),
+        true
+      )
     }
 
     if (options.interactive) yield* Effect.zipRight(Console.log(`kern — ${config.name}. /help for commands.`), prompt)
-    yield* stdinLines.pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)
+    yield* linesOf(input).pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)
     // End of input (or /quit): what was sent is answered before leaving.
     yield* Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle })
     yield* Fiber.interrupt(server)

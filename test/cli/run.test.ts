@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { kernBin, runKern, runKernAsync } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
@@ -123,4 +123,40 @@ describe("kern run", () => {
       expect(JSON.stringify(requests)).not.toContain("/help")
       expect(NodeFs.existsSync(NodePath.join(dir, ".kern/agent.lock"))).toBe(false)
     })))
+})
+
+describe("kern tui on a terminal", () => {
+  it.live("typing while a reply streams never lands inside it; Ctrl-C says what was not sent", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text("The answer is 42.", { delay: "1500 millis" }))
+      // `script` gives kern a pseudo-terminal: raw keystrokes in, the screen's bytes out.
+      const child = spawn("script", ["-qfec", `${process.execPath} ${kernBin} tui`, "/dev/null"], {
+        cwd: dir,
+        env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", TERM: "xterm", ...env },
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+      let screen = ""
+      child.stdout.on("data", (chunk: Buffer) => (screen += chunk.toString("utf8")))
+      const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+      const shows = (text: string, from = 0) =>
+        Effect.promise(() => new Promise<void>((resolve) => {
+          const check = () => (screen.indexOf(text, from) >= 0 ? resolve() : setTimeout(check, 20))
+          check()
+        }))
+      yield* shows("> ")
+      child.stdin.write("what is it?\r")
+      yield* Effect.promise(() => server.awaitRequests(1).pipe(Effect.runPromise))
+      child.stdin.write("xyz")
+      yield* shows("The answer is 42.")
+      const reply = screen.indexOf("The answer is 42.")
+      // The typed text is drawn again after the reply, with the prompt; never before or inside it.
+      yield* shows("xyz", reply)
+      expect(screen.slice(0, reply)).not.toContain("xyz")
+      child.stdin.write("\x03")
+      yield* shows("not sent: xyz")
+      expect(yield* Effect.promise(() => exited)).toBe(0)
+    })), 60_000)
 })
