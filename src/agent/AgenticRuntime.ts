@@ -1,6 +1,6 @@
 import { type AiError, LanguageModel, type Response } from "@effect/ai"
 import { Effect, Schema } from "effect"
-import { EventLog } from "../kernel/EventLog.js"
+import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { RunContext, type RunContextData } from "../kernel/RunContext.js"
@@ -57,14 +57,7 @@ export class AgenticRuntime extends Effect.Service<AgenticRuntime>()("kern/agent
     const eventLog = yield* EventLog
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
-      eventLog.record({
-        decisionKey,
-        runId: ctx.runId,
-        traceId: ctx.traceId,
-        sessionId: ctx.sessionId,
-        status,
-        detail: JSON.stringify(detail)
-      }).pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not record an agentic run event: ${error.message}`)))
+      recordRunEvent(eventLog, ctx, decisionKey, status, detail)
 
     const plan = (ctx: RunContextData, goal: string) =>
       Effect.gen(function*() {

@@ -43,6 +43,32 @@ export class EventLog extends Context.Tag("kern/kernel/EventLog")<EventLog, {
   readonly count: Effect.Effect<number, EventLogError>
 }>() {}
 
+/**
+ * Records an event; a log that cannot record is warned about and the audited work goes on (an audit failure must not
+ * fail a tool call or a turn).
+ */
+export const recordOrWarn = (log: EventLog["Type"], event: EventInput): Effect.Effect<void> =>
+  log.record(event).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`kern: could not record ${event.decisionKey}: ${error.message}`))
+  )
+
+/** A run's own event (started, finished, a plan, a budget stop) with its detail as JSON. */
+export const recordRunEvent = (
+  log: EventLog["Type"],
+  run: { readonly runId: string; readonly traceId: string; readonly sessionId: string },
+  decisionKey: DecisionKey,
+  status: string,
+  detail: unknown
+): Effect.Effect<void> =>
+  recordOrWarn(log, {
+    decisionKey,
+    runId: run.runId,
+    traceId: run.traceId,
+    sessionId: run.sessionId,
+    status,
+    detail: JSON.stringify(detail)
+  })
+
 const stamp = (event: EventInput) =>
   Effect.map(Clock.currentTimeMillis, (tsMs) => new KernelEvent({ ...event, tsMs }))
 

@@ -1,5 +1,5 @@
 import { Clock, Effect, Option, Ref } from "effect"
-import { EventLog } from "./EventLog.js"
+import { EventLog, recordOrWarn } from "./EventLog.js"
 import { DurableMemory } from "./DurableMemory.js"
 import { entryId, isExpired, type MemoryEntry, MemoryError, type MemoryTierName, type PutOptions, validateValue } from "./MemoryEntry.js"
 
@@ -85,14 +85,14 @@ export const makeMemoryBundle = (options: MemoryBundleOptions) =>
     const eventLog = yield* EventLog
     const durable = yield* DurableMemory
     const audit = (entry: MemoryEntry) =>
-      eventLog.record({
+      recordOrWarn(eventLog, {
         decisionKey: "kernel.memory.put",
         runId: options.runId ?? options.traceId,
         traceId: options.traceId,
         sessionId: options.sessionId ?? "",
         status: "ok",
         detail: JSON.stringify({ tier: entry.tier, key: entry.key, source: entry.source, entryId: entry.entryId })
-      }).pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not audit a memory write: ${error.message}`)))
+      })
     const bundle: MemoryBundle = {
       traceId: options.traceId,
       sessionId: options.sessionId ?? "",

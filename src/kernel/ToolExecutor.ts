@@ -7,7 +7,7 @@ import { runAttempts } from "./attempts.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { ToolResult } from "./contracts.js"
-import { EventLog } from "./EventLog.js"
+import { EventLog, recordOrWarn } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
@@ -127,7 +127,7 @@ export const make = Effect.gen(function*() {
     // Every call is audited, refused or run: emitTrace turns off spans only, never the audit trail.
     const audited = eventLog.enabled
     const record = audited
-      ? eventLog.record({
+      ? recordOrWarn(eventLog, {
         runId: ctx.runId,
         traceId: ctx.traceId,
         sessionId: ctx.sessionId,
@@ -149,9 +149,7 @@ export const make = Effect.gen(function*() {
         latencyMs,
         retries: end.retries ?? 0,
         ...(end.approvedBy === undefined ? {} : { detail: JSON.stringify({ approvedBy: end.approvedBy }) })
-      }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`kern: could not record a kernel event: ${error.message}`))
-      )
+      })
       : Effect.void
     // A refused call took no budget and ran nothing; it is counted, without a latency.
     const account = ran
