@@ -1,4 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
+import { orIfMissing } from "../storage/missingFile.js"
 import type { PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Random } from "effect"
 import { type FileSnapshot, sameSnapshot, snapshotOf } from "./ReadTracker.js"
@@ -34,7 +35,7 @@ export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target:
   yield* fs.makeDirectory(dir, { recursive: true })
   const existingMode = yield* fs.stat(target).pipe(
     Effect.map((info) => info.mode & 0o7777),
-    Effect.catchAll(() => Effect.succeed(0o644))
+    orIfMissing(() => 0o644)
   )
   const suffix = (yield* Random.nextInt).toString(36).replace("-", "")
   const temp = path.join(dir, `.${path.basename(target)}.${suffix}.kern-tmp`)

@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientError } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Effect, Exit, Layer, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
 import type * as NodeDns from "node:dns"
 import * as NodeNet from "node:net"
 import { refusal } from "./addressPolicy.js"
@@ -32,7 +32,10 @@ export const findAddressRefusal = (error: unknown): AddressRefusedError | undefi
 }
 
 const notFound = (hostname: string, reason: string) =>
-  Object.assign(new Error(`could not resolve ${hostname}: ${reason}`), { code: "ENOTFOUND", hostname })
+  Object.assign(new Error(reason.startsWith("could not resolve") ? reason : `could not resolve ${hostname}: ${reason}`), {
+    code: "ENOTFOUND",
+    hostname
+  })
 
 /** Node's client whose connections resolve names through the HostResolver and the address policy. */
 const nodeClient: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Workspace> = NodeHttpClient
@@ -50,7 +53,13 @@ const nodeClient: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Works
         ) =>
           Runtime.runCallback(runtime)(resolver.resolve(hostname), {
             onExit: (exit) => {
-              if (Exit.isFailure(exit)) return callback(notFound(hostname, "the name did not resolve"), "")
+              if (Exit.isFailure(exit)) {
+                // The resolver's own reason (ENOTFOUND, a timeout, a defect) travels on, not a generic one.
+                const reason = Cause.failureOption(exit.cause).pipe(
+                  Option.match({ onNone: () => Cause.pretty(exit.cause), onSome: (failure) => failure.message })
+                )
+                return callback(notFound(hostname, reason), "")
+              }
               const refused = refusal(hostname, exit.value, workspace.allowPrivateHosts)
               if (refused !== undefined) return callback(new AddressRefusedError(refused), "")
               const family = familyOf(options.family)

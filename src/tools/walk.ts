@@ -32,13 +32,20 @@ export interface WalkResult {
   readonly truncated: boolean
 }
 
-const readRules = (dir: string, toBase: string, fromBase: string): Rules | undefined => {
-  try {
-    const text = NodeFs.readFileSync(NodePath.join(dir, ".gitignore"), "utf8")
-    return { toBase, fromBase, rules: ignore().add(text) }
-  } catch {
-    return undefined
-  }
+const isMissing = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "code" in error && (error.code === "ENOENT" || error.code === "ENOTDIR")
+
+/** A folder's .gitignore rules; none when it has none. One that cannot be read is skipped with a warning naming it. */
+const readRules = (dir: string, toBase: string, fromBase: string): Effect.Effect<Rules | undefined> => {
+  const file = NodePath.join(dir, ".gitignore")
+  return Effect.try({ try: () => NodeFs.readFileSync(file, "utf8"), catch: (error) => error }).pipe(
+    Effect.map((text): Rules | undefined => ({ toBase, fromBase, rules: ignore().add(text) })),
+    Effect.catchAll((error) =>
+      isMissing(error)
+        ? Effect.succeed(undefined)
+        : Effect.as(Effect.logWarning(`kern: ${file} could not be read and is not applied: ${describeUnknown(error)}`), undefined)
+    )
+  )
 }
 
 const ignoredBy = (stack: ReadonlyArray<Rules>, relative: string, directory: boolean): boolean => {
@@ -62,7 +69,7 @@ export const walkFiles = (base: string, options: WalkOptions): Effect.Effect<Wal
       const parts = fromRoot.split(NodePath.sep)
       for (let depth = 0; depth < parts.length; depth++) {
         const dir = NodePath.join(options.root, ...parts.slice(0, depth))
-        const rules = readRules(dir, parts.slice(depth).join("/"), "")
+        const rules = yield* readRules(dir, parts.slice(depth).join("/"), "")
         if (rules !== undefined) ancestors.push(rules)
       }
     }
@@ -79,7 +86,7 @@ export const walkFiles = (base: string, options: WalkOptions): Effect.Effect<Wal
         catch: (error) => toolFailure("UNEXPECTED", `could not list ${absolute}: ${describeUnknown(error)}`)
       }).pipe(Effect.catchAll((failure) => (next.relative === "" ? Effect.fail(failure) : Effect.succeed([]))))
       const own = entries.some((entry) => entry.name === ".gitignore" && entry.isFile())
-        ? readRules(absolute, "", next.relative)
+        ? yield* readRules(absolute, "", next.relative)
         : undefined
       const stack = own === undefined ? next.stack : [...next.stack, own]
       for (const entry of entries) {
