@@ -1,17 +1,9 @@
-import type { FileSystem, Path } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
-import { atomicWrite } from "./atomicWrite.js"
+import { toolFailure } from "../kernel/ToolFailure.js"
 import { closestLine, countOccurrences } from "./editMatching.js"
-import { fileFailure } from "./failures.js"
-import { ensureReadAndUnchanged } from "./readBeforeWrite.js"
-import { ReadTracker, snapshotOf } from "./ReadTracker.js"
+import { changeFile } from "./readBeforeWrite.js"
 import { isBinary } from "./textFile.js"
 import type { ToolMetadata } from "./toolMetadata.js"
-import { ToolSession } from "./ToolSession.js"
-import { Workspace } from "./Workspace.js"
-import { currentBytes, writeFailure } from "./write.js"
-import { WriteLock } from "./WriteLock.js"
 
 export const EditArgs = Schema.Struct({
   path: Schema.String.annotations({ description: "The file to change" }),
@@ -48,15 +40,8 @@ export interface EditOutput {
  * holds the file's lock across processes, so concurrent edits apply one after another and none is lost.
  */
 export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
-  const workspace = yield* Workspace
-  const lock = yield* WriteLock
-  const tracker = yield* ReadTracker
-  const { sessionId } = yield* ToolSession
-  const file = yield* workspace.resolve(args.path, "write")
-  return yield* Effect.gen(function*() {
-    const before = yield* currentBytes(file.path, file.display)
+  return yield* changeFile(args.path, "edit", (file, before) => Effect.gen(function*() {
     if (before === undefined) return yield* toolFailure("NOT_FOUND", `${file.display} does not exist; create it with write`)
-    yield* ensureReadAndUnchanged(sessionId, file, before)
     if (isBinary(before)) return yield* toolFailure("VALIDATION_ERROR", `${file.display} is a binary file; edit works on text`)
     if (args.oldString === args.newString) {
       return yield* toolFailure("VALIDATION_ERROR", "oldString and newString are the same; nothing would change")
@@ -81,14 +66,14 @@ export const edit = Effect.fn("kern.tools.edit")(function*(args: EditArgs) {
     const updated = args.replaceAll
       ? content.split(args.oldString).join(args.newString)
       : content.replace(args.oldString, () => args.newString)
-    const data = new TextEncoder().encode(updated)
-    yield* atomicWrite(file.path, data, snapshotOf(before)).pipe(Effect.mapError(writeFailure(file.display)))
-    yield* tracker.record(sessionId, file.path, snapshotOf(data))
     const replacements = args.replaceAll ? count : 1
     return {
-      path: file.display,
-      replacements,
-      text: `Replaced ${replacements} occurrence${replacements === 1 ? "" : "s"} in ${file.display}`
-    } satisfies EditOutput
-  }).pipe(lock.withFile(file, "edit"), lock.withLock)
+      data: new TextEncoder().encode(updated),
+      output: {
+        path: file.display,
+        replacements,
+        text: `Replaced ${replacements} occurrence${replacements === 1 ? "" : "s"} in ${file.display}`
+      } satisfies EditOutput
+    }
+  }))
 })

@@ -1,7 +1,13 @@
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import { atomicWrite, type TargetChanged } from "./atomicWrite.js"
+import { fileFailure } from "./failures.js"
 import { ReadTracker, sameSnapshot, snapshotOf } from "./ReadTracker.js"
-import type { ResolvedPath } from "./Workspace.js"
+import { ToolSession } from "./ToolSession.js"
+import { type ResolvedPath, Workspace } from "./Workspace.js"
+import { WriteLock } from "./WriteLock.js"
 
 /**
  * Refuses to change an existing file unless this session read it and it still holds what was read (size and
@@ -28,4 +34,52 @@ export const ensureReadAndUnchanged = (
         `${file.display} changed on disk since you read it (${seen.size} → ${now.size} bytes); read it again before changing it`
       )
     }
+  })
+
+/** Reads a file's current bytes, or undefined when there is none yet. */
+export const currentBytes = (path: string, display: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const exists = yield* fs.exists(path).pipe(Effect.mapError(fileFailure(display)))
+    if (!exists) return undefined
+    const info = yield* fs.stat(path).pipe(Effect.mapError(fileFailure(display)))
+    if (info.type !== "File") return yield* toolFailure("VALIDATION_ERROR", `${display} is a ${info.type.toLowerCase()}, not a file`)
+    return yield* fs.readFile(path).pipe(Effect.mapError(fileFailure(display)))
+  })
+
+/** A failed atomic write as the model should read it: a change under our feet says to read again. */
+export const writeFailure = (display: string) => (error: PlatformError | TargetChanged): ToolFailure =>
+  error._tag === "TargetChanged"
+    ? toolFailure(
+      "VALIDATION_ERROR",
+      `${display} changed on disk while it was being written; nothing was written. Read it again before changing it`
+    )
+    : fileFailure(display)(error)
+
+/**
+ * The frame every file change runs in (write, edit): the path resolved for writing, the file's locks held from
+ * reading it to the rename, the read-before-write check on what is there now, then the bytes `change` computes from
+ * it written atomically against that snapshot and recorded as what this session has seen.
+ */
+export const changeFile = <A, R>(
+  path: string,
+  tool: string,
+  change: (file: ResolvedPath, before: Uint8Array | undefined) => Effect.Effect<{ readonly data: Uint8Array; readonly output: A }, ToolFailure, R>
+) =>
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const lock = yield* WriteLock
+    const tracker = yield* ReadTracker
+    const { sessionId } = yield* ToolSession
+    const file = yield* workspace.resolve(path, "write")
+    return yield* Effect.gen(function*() {
+      const before = yield* currentBytes(file.path, file.display)
+      if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)
+      const { data, output } = yield* change(file, before)
+      yield* atomicWrite(file.path, data, before === undefined ? "absent" : snapshotOf(before)).pipe(
+        Effect.mapError(writeFailure(file.display))
+      )
+      yield* tracker.record(sessionId, file.path, snapshotOf(data))
+      return output
+    }).pipe(lock.withFile(file, tool), lock.withLock)
   })
