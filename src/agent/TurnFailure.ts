@@ -5,7 +5,7 @@ import { fromAiError, ProviderErrorReason } from "../model/ProviderError.js"
 import { WatchdogTimeout } from "./modelStep.js"
 
 /** The model provider failed (after retries): why, the HTTP status and the wait it asked for, if any. */
-export class ProviderFailed extends Schema.TaggedClass<ProviderFailed>()("ProviderFailed", {
+export class ProviderFailed extends Schema.TaggedError<ProviderFailed>()("ProviderFailed", {
   reason: ProviderErrorReason,
   status: Schema.optional(Schema.Number),
   retryAfterSeconds: Schema.optional(Schema.Number),
@@ -13,12 +13,12 @@ export class ProviderFailed extends Schema.TaggedClass<ProviderFailed>()("Provid
 }) {}
 
 /** The model's stream went silent for longer than the watchdog allows. */
-export class WatchdogFired extends Schema.TaggedClass<WatchdogFired>()("WatchdogFired", {
+export class WatchdogFired extends Schema.TaggedError<WatchdogFired>()("WatchdogFired", {
   message: Schema.String
 }) {}
 
 /** A cap of the turn's budget was reached before the model finished: which one, its limit and what was used. */
-export class BudgetExhausted extends Schema.TaggedClass<BudgetExhausted>()("BudgetExhausted", {
+export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>()("BudgetExhausted", {
   cap: BudgetCap,
   limit: Schema.Number,
   toolCallsUsed: Schema.Number,
@@ -28,7 +28,7 @@ export class BudgetExhausted extends Schema.TaggedClass<BudgetExhausted>()("Budg
 }) {}
 
 /** The turn used every step (`maxSteps`) and the model still wanted tools. */
-export class StepLimitReached extends Schema.TaggedClass<StepLimitReached>()("StepLimitReached", {
+export class StepLimitReached extends Schema.TaggedError<StepLimitReached>()("StepLimitReached", {
   maxSteps: Schema.Number,
   message: Schema.String
 }) {}
