@@ -106,6 +106,7 @@ describe("Chat Completions stream accumulator", () => {
     const acc = makeStreamAccumulator(context)
     Either.getOrThrow(acc.push(toolChunk(0, { id: "c", name: "a", args: "{\"x\":" })))
     Either.getOrThrow(acc.push(toolChunk(1, { id: "d", name: "b", args: "[1, 2]" })))
+    acc.sawDone()
     const parts = Either.getOrThrow(acc.end())
     // The executor answers these calls with a VALIDATION_ERROR; the response itself is fine.
     expect(parts.flatMap((p) => p.type === "tool-call" ? [[p.id, p.params]] : [])).toEqual([
