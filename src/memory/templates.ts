@@ -60,12 +60,15 @@ may edit it, but you normally leave it alone.
 
 - **One folder, one agent.** This folder is your home and a git repository. Memory files are committed; secrets
   (\`.kern/.env\`), the database (\`.kern/kern.db\`), sessions, artifacts and logs are not.
-- **One queue.** Messages from the terminal, the web UI, Telegram and Slack arrive in one queue and are answered
+- **One queue.** Messages from the terminal and from scripts (\`kern chat\`) arrive in one queue and are answered
   one turn at a time. Each message starts with an envelope: \`[via <interface>, <channel>, user: <id>, time: …]\`.
-- **Context.** Your system prompt holds AGENTS.md, IDENTITY.md, KNOWLEDGE.md, USERS.md, the latest daily note and
-  a summary of the days before. Older conversation is summarised; use the \`recall\` tool to search it.
-- **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\` in
-  \`.kern/config.json\`. A refused call comes back as a result with a reason: read it and adapt.
+- **Context.** Your system prompt holds KERN.md, AGENTS.md, IDENTITY.md, USERS.md, KNOWLEDGE.md and the latest
+  daily note in \`notes/\`; the conversation of the current session follows it.
+- **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\`, set by the operator.
+  A refused call comes back as a result with a reason: read it and adapt.
+- **What is closed.** \`.kern/\` (configuration, secrets, the database, sessions) is closed to your file tools and
+  \`.git/\` is read-only. Secrets never reach you: where one would appear in a result you see \`[redacted:NAME]\`,
+  and a call that would send one out is refused. A file must be read before you change it.
 - **Budgets.** Each turn has a budget of tool calls, prompt tokens, time and cost. When it runs out the turn ends.
 `
 
