@@ -4,6 +4,7 @@ import meta from "./migrations/0001_meta.js"
 import kernel from "./migrations/0002_kernel.js"
 import artifacts from "./migrations/0003_artifacts.js"
 import pairing from "./migrations/0004_pairing.js"
+import sessions from "./migrations/0005_sessions.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -13,5 +14,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0001_meta": meta,
   "0002_kernel": kernel,
   "0003_artifacts": artifacts,
-  "0004_pairing": pairing
+  "0004_pairing": pairing,
+  "0005_sessions": sessions
 }

@@ -7,11 +7,14 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AssistantMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { interruptedResult, parseSession } from "../../src/session/parse.js"
+import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
+import * as Database from "../../src/storage/Database.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
+    Layer.provide(SessionIndex.layerSql.pipe(Layer.provide(Database.layerMemory))),
     Layer.provide(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)
