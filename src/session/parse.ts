@@ -29,6 +29,7 @@ export const interruptedResult = "interrupted: the runtime stopped before this t
 
 const newline = 0x0a
 
+/** Only ASCII spaces, tabs, CRs; a line of other Unicode spaces is found blank after decoding. */
 const isBlank = (bytes: Buffer) => {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]
@@ -84,9 +85,12 @@ export class SessionParser {
     this.offset += end - start + 1
     // A line of only spaces is no line; it is kept on disk like any whole line.
     if (!isBlank(bytes.subarray(start, end))) {
-      const decoded = decodeSessionLine(bytes.toString("utf8", start, end))
+      const raw = bytes.toString("utf8", start, end)
+      const decoded = decodeSessionLine(raw)
       if (decoded._tag === "Line") this.accept(decoded.line)
-      else this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
+      else if (!(decoded._tag === "NotJson" && raw.trim() === "")) {
+        this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
+      }
     }
     this.validBytes = this.offset
   }
@@ -107,9 +111,11 @@ export class SessionParser {
     const rest = Buffer.concat(this.pending)
     this.pending = []
     const totalBytes = this.offset + rest.length
-    if (rest.length > 0 && !isBlank(rest)) {
+    const restText = rest.length > 0 && !isBlank(rest) ? rest.toString("utf8") : ""
+    // Unicode spaces are blank too (the ASCII check above is the fast way to the common case).
+    if (restText.trim() !== "") {
       this.lines++
-      const decoded = decodeSessionLine(rest.toString("utf8"))
+      const decoded = decodeSessionLine(restText)
       if (decoded._tag === "NotJson") {
         this.problems.push(`${this.name}: dropped a torn last line (${rest.length} bytes of an unfinished write)`)
       } else {
