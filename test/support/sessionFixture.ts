@@ -1,7 +1,10 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { AssistantMessage, Envelope, SessionHeader, type SessionLine, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
-import { lineOf } from "../../src/session/SessionStore.js"
+import { Schema } from "effect"
+import { AssistantMessage, Envelope, SessionHeader, SessionLine, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
+
+const encodeLine = Schema.encodeSync(Schema.parseJson(SessionLine))
+const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
 
 const at = "2026-11-22T10:00:00.000Z"
 const envelope = new Envelope({ interface: "cli", channel: "terminal", userId: "operator", time: "2026-11-22T11:00:00.000+01:00" })
