@@ -29,6 +29,8 @@ describe("kern chat on a long session", () => {
       const session = writeSessionFixture(dir, 100_000)
       const before = NodeFs.statSync(session).size
       let child: ChildProcess | undefined
+      // A kern deaf to SIGTERM must not outlive the test.
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.exitCode === null && child.kill("SIGKILL")))
       const done = Effect.promise(() =>
         runKernAsync(["chat", "-m", "hi"], { cwd: dir, env: { OPENROUTER_API_KEY: "sk-test" }, onSpawn: (c) => (child = c) })
       )
@@ -37,6 +39,8 @@ describe("kern chat on a long session", () => {
       yield* Effect.sync(() => child !== undefined && child.pid !== undefined && readingIt(child.pid, session)).pipe(
         Effect.repeat({ schedule: Schedule.spaced("2 millis"), until: (open) => open })
       )
+      // Past the first reads: a kern that read the whole file at once is parsing it by now, deaf to signals.
+      yield* Effect.sleep("300 millis")
       child!.kill("SIGTERM")
       const exit = yield* result.await
       expect(exit._tag).toBe("Success")
