@@ -140,14 +140,17 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       start: { readonly createdAt: string; readonly messages: number; readonly bytes: number }
     ): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
       Effect.gen(function*() {
+        const stats = yield* Ref.make({ messages: start.messages, bytes: start.bytes })
         const fd = yield* Effect.acquireRelease(
           Effect.try({ try: () => NodeFs.openSync(path, "a"), catch: (error) => fail(id, `could not open ${path}`)(asMessage(error)) }),
-          (fd) => Effect.sync(() => {
-            NodeFs.fsyncSync(fd)
-            NodeFs.closeSync(fd)
-          }).pipe(Effect.ignoreLogged)
+          (fd) =>
+            Effect.flatMap(Ref.get(stats), (now) =>
+              Effect.sync(() => {
+                // An fsync costs milliseconds: only a session that was written to needs one.
+                if (now.bytes !== start.bytes) NodeFs.fsyncSync(fd)
+                NodeFs.closeSync(fd)
+              })).pipe(Effect.ignoreLogged)
         )
-        const stats = yield* Ref.make({ messages: start.messages, bytes: start.bytes })
         const append = (message: SessionMessage) =>
           Effect.gen(function*() {
             const line = Buffer.from(lineOf(message), "utf8")

@@ -31,6 +31,7 @@ const newline = 0x0a
 
 /** Only ASCII spaces, tabs, CRs; a line of other Unicode spaces is found blank after decoding. */
 const isBlank = (bytes: Buffer) => {
+  if (bytes[0] === 0x7b) return false
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]
     if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== newline) return false

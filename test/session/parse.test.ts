@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as fc from "fast-check"
+// Node's deepStrictEqual compares prototypes too: a line must be an instance of its class, as the schema makes it.
+import * as NodeAssert from "node:assert/strict"
 import { decodeSessionLine, decodeSessionLineBySchema } from "../../src/session/lineDecode.js"
 import { AssistantMessage, Envelope, SessionHeader, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { type ParsedSession, pairToolResults, SessionParser } from "../../src/session/parse.js"
@@ -174,7 +176,7 @@ const streamed = (bytes: Buffer, cuts: ReadonlyArray<number>, name: string) => {
 const agree = ({ bytes, cuts }: { readonly bytes: Buffer; readonly cuts: ReadonlyArray<number> }) => {
   const expected = lineByLine(bytes, "s.jsonl")
   const actual = streamed(bytes, cuts, "s.jsonl")
-  assert.deepStrictEqual(actual, expected)
+  NodeAssert.deepStrictEqual(actual, expected)
 }
 
 describe("SessionParser", () => {
@@ -199,7 +201,7 @@ describe("SessionParser", () => {
       fc.property(line, (raw) => {
         const fast = decodeSessionLine(raw)
         const slow = decodeSessionLineBySchema(raw)
-        assert.deepStrictEqual(fast, slow)
+        NodeAssert.deepStrictEqual(fast, slow)
       }),
       { numRuns: 2000 }
     )
