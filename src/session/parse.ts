@@ -1,4 +1,5 @@
 import { Either } from "effect"
+import * as NodeBuffer from "node:buffer"
 import { decodeSessionLine } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
@@ -29,15 +30,7 @@ export const interruptedResult = "interrupted: the runtime stopped before this t
 
 const newline = 0x0a
 
-/** Only ASCII spaces, tabs, CRs; a line of other Unicode spaces is found blank after decoding. */
-const isBlank = (bytes: Buffer) => {
-  if (bytes[0] === 0x7b) return false
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]
-    if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== newline) return false
-  }
-  return true
-}
+const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
 
 /**
  * Reads a session file a chunk at a time, in one pass: byte offsets are counted as lines go by, so the cost is
@@ -62,36 +55,45 @@ export class SessionParser {
 
   feed(chunk: Uint8Array): void {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-    let start = 0
-    while (start < bytes.length) {
-      const end = bytes.indexOf(newline, start)
-      if (end === -1) {
-        this.pending.push(bytes.subarray(start))
-        return
+    const last = bytes.lastIndexOf(newline)
+    if (last === -1) {
+      this.pending.push(bytes)
+      return
+    }
+    // The chunk's whole lines, with the start of the first one if it began in an earlier chunk.
+    const whole = this.pending.length === 0
+      ? bytes.subarray(0, last + 1)
+      : Buffer.concat([...this.pending, bytes.subarray(0, last + 1)])
+    this.pending = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : []
+    // One decode for the chunk. When it is all ASCII, a line's bytes are its characters and the lines are cut from
+    // the string; otherwise each line is cut and decoded from the bytes, so offsets stay exact even across bytes
+    // that are not valid UTF-8.
+    const text = whole.toString("latin1")
+    if (isAscii(whole)) {
+      let start = 0
+      while (start < text.length) {
+        const end = text.indexOf("\n", start)
+        this.completeLine(text.slice(start, end), end - start)
+        start = end + 1
       }
-      if (this.pending.length === 0) {
-        this.completeLine(bytes, start, end)
-      } else {
-        this.pending.push(bytes.subarray(start, end))
-        const line = Buffer.concat(this.pending)
-        this.pending = []
-        this.completeLine(line, 0, line.length)
+    } else {
+      let start = 0
+      while (start < whole.length) {
+        const end = whole.indexOf(newline, start)
+        this.completeLine(whole.toString("utf8", start, end), end - start)
+        start = end + 1
       }
-      start = end + 1
     }
   }
 
-  private completeLine(bytes: Buffer, start: number, end: number): void {
+  private completeLine(raw: string, bytes: number): void {
     this.lines++
-    this.offset += end - start + 1
+    this.offset += bytes + 1
     // A line of only spaces is no line; it is kept on disk like any whole line.
-    if (!isBlank(bytes.subarray(start, end))) {
-      const raw = bytes.toString("utf8", start, end)
+    if (raw.charCodeAt(0) === 0x7b || raw.trim() !== "") {
       const decoded = decodeSessionLine(raw)
       if (decoded._tag === "Line") this.accept(decoded.line)
-      else if (!(decoded._tag === "NotJson" && raw.trim() === "")) {
-        this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
-      }
+      else this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
     }
     this.validBytes = this.offset
   }
@@ -112,8 +114,7 @@ export class SessionParser {
     const rest = Buffer.concat(this.pending)
     this.pending = []
     const totalBytes = this.offset + rest.length
-    const restText = rest.length > 0 && !isBlank(rest) ? rest.toString("utf8") : ""
-    // Unicode spaces are blank too (the ASCII check above is the fast way to the common case).
+    const restText = rest.toString("utf8")
     if (restText.trim() !== "") {
       this.lines++
       const decoded = decodeSessionLine(restText)
