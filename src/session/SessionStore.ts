@@ -236,7 +236,8 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
         const path = fileOf(id)
         const stamp = yield* fileStamp(id, path)
         if (known !== undefined && known.bytes === stamp.bytes && known.mtimeMs === stamp.mtimeMs) return known
-        const { parsed } = yield* read(id)
+        // A file kern cannot read (a stray name, a permission) is listed with no count rather than failing the list.
+        const parsed = yield* Effect.either(Effect.flatMap(read(id), ({ parsed }) => parsed))
         const counted = new SessionRecord({
           sessionId: id,
           createdAt: Either.isRight(parsed) ? parsed.right.header.createdAt : "",
