@@ -43,7 +43,9 @@ export { NotAnAgentFolder } from "./config/errors.js"
 
 // Sessions and the agent loop.
 export * from "./session/messages.js"
-export { SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"
+export * as SessionIndex from "./session/SessionIndex.js"
+export { type OpenedSession, SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"
+export { SessionHistory } from "./agent/SessionHistory.js"
 export { AgenticRuntime } from "./agent/AgenticRuntime.js"
 export { AgentRuntime, type RuntimeEvent } from "./agent/AgentRuntime.js"
 export * as AgentLive from "./agent/AgentLive.js"

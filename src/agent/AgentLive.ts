@@ -1,9 +1,10 @@
 import { Layer } from "effect"
+import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { MessageQueue } from "./MessageQueue.js"
 import { TurnRunner } from "./TurnRunner.js"
 
 /** The agent's loop services over a kernel, tools and a model: queue, sessions and the turn runner. */
 export const layer = TurnRunner.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, SessionStore.Default))
+  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, SessionStore.Default.pipe(Layer.provide(SessionIndex.layerSql))))
 )

@@ -98,7 +98,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
       const { session } = yield* SynchronizedRef.get(current)
       return {
         sessionId: session.id,
-        messages: (yield* Ref.get(session.messages)).length,
+        messages: yield* session.history.size,
         queued: yield* queue.size,
         turns: yield* Ref.get(turns),
         uptimeMs: (yield* Clock.currentTimeMillis) - startedAtMs

@@ -16,7 +16,7 @@ import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep, WatchdogTimeout } from "./modelStep.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
-import { toPromptMessages } from "./prompt.js"
+import type { SessionHistory } from "./SessionHistory.js"
 import { buildSystemPrompt } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 
@@ -24,7 +24,7 @@ import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.j
 export interface ActiveSession {
   readonly id: string
   readonly writer: SessionWriter
-  readonly messages: Ref.Ref<ReadonlyArray<SessionMessage>>
+  readonly history: SessionHistory
 }
 
 export interface TurnInput {
@@ -118,7 +118,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           }
         })
         const append = (entry: SessionMessage) =>
-          Effect.zipRight(session.writer.append(entry), Ref.update(session.messages, (all) => [...all, entry]))
+          Effect.zipRight(session.writer.append(entry), session.history.append(entry))
         const now = Effect.map(DateTime.now, DateTime.formatIso)
         const userMessage = (queued: QueuedMessage) =>
           Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }))
@@ -149,7 +149,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }
-          const prompt = toPromptMessages(yield* systemPrompt, yield* Ref.get(session.messages))
+          const prompt = yield* session.history.prompt(yield* systemPrompt)
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const modelStart = yield* Clock.currentTimeNanos

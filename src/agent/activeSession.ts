@@ -1,18 +1,17 @@
-import { Effect, Option, Ref } from "effect"
+import { Effect } from "effect"
 import { SessionStore } from "../session/SessionStore.js"
+import { SessionHistory } from "./SessionHistory.js"
 import type { ActiveSession } from "./TurnRunner.js"
 
 /**
- * Opens the newest session for appending (repairing it first), or starts one. `problems` says what the repair did,
- * for the operator.
+ * Opens the newest session for appending (repairing it first, or setting it aside when it is not a session), or
+ * starts one. `problems` says what the repair did, for the operator.
  */
 export const openActiveSession = (options: { readonly fresh?: boolean } = {}) =>
   Effect.gen(function*() {
     const store = yield* SessionStore
-    const active = options.fresh === true ? Option.none<string>() : yield* store.activeId
-    const id = Option.isSome(active) ? active.value : yield* store.create
-    const { loaded, writer } = yield* store.open(id)
-    const messages = yield* Ref.make(loaded.messages)
-    const session: ActiveSession = { id, writer, messages }
-    return { session, problems: loaded.problems }
+    const { loaded, problems, writer } = yield* store.openActive(options)
+    const history = yield* SessionHistory.make(loaded.messages)
+    const session: ActiveSession = { id: loaded.id, writer, history }
+    return { session, problems }
   })

@@ -102,7 +102,7 @@ export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
   const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
     queueLength: Effect.map(agent.status, (status) => status.queued),
     session: Effect.flatMap(agent.currentSession, (session) =>
-      Effect.map(RuntimeInfo.sessionFigures(session.id, session.messages), Option.some))
+      Effect.map(session.writer.stats, (stats) => Option.some({ id: session.id, ...stats })))
   })))
   return Builtins.layerWith(liveInfo).pipe(Layer.provideMerge(runtime))
 }

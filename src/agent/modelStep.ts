@@ -52,7 +52,8 @@ export interface ModelStepOptions {
   readonly modelId: string
   /** Prices from config, over the built-in table. */
   readonly prices: Readonly<Record<string, ModelPrice>>
-  readonly prompt: ReadonlyArray<Prompt.MessageEncoded>
+  /** Prompt values, not encoded messages: @effect/ai passes a Prompt through without decoding it again. */
+  readonly prompt: Prompt.Prompt
   readonly toolkit: Toolkit.WithHandler<any> | undefined
   readonly toolIdOf: (name: string) => string | undefined
   readonly emit: (event: TurnEvent) => Effect.Effect<void>

@@ -1,48 +1,91 @@
-import type { Prompt } from "@effect/ai"
-import { envelopeLine } from "./envelope.js"
+import { Prompt } from "@effect/ai"
 import type { SessionMessage } from "../session/messages.js"
+import { envelopeLine } from "./envelope.js"
 
-/** The session's messages as @effect/ai prompt messages, the system prompt first. */
-export const toPromptMessages = (
-  system: string,
-  messages: ReadonlyArray<SessionMessage>
-): Array<Prompt.MessageEncoded> => {
-  const out: Array<Prompt.MessageEncoded> = [{ role: "system", content: system }]
-  for (const message of messages) {
-    switch (message._tag) {
-      case "user": {
-        const envelope = message.envelope === undefined ? "" : `${envelopeLine(message.envelope)}\n`
-        out.push({ role: "user", content: `${envelope}${message.text}` })
-        break
+// One frozen empty options object for every part and message kern makes: nothing writes to it.
+const noOptions: Prompt.ProviderOptions = Object.freeze({})
+
+// Parts and messages are written as literals of one fixed shape each, the same values Prompt.makePart and
+// Prompt.makeMessage return: those spread their arguments into a new object, which costs ~4 µs a part, and a
+// history is converted whole on every load (75,000 messages: seconds).
+
+const textPart = (text: string): Prompt.TextPart => ({ [Prompt.PartTypeId]: Prompt.PartTypeId, type: "text", text, options: noOptions })
+
+/** The system prompt as a prompt message. */
+export const systemMessage = (content: string): Prompt.SystemMessage => ({
+  [Prompt.MessageTypeId]: Prompt.MessageTypeId,
+  role: "system",
+  content,
+  options: noOptions
+})
+
+const userMessage = (text: string): Prompt.UserMessage => ({
+  [Prompt.MessageTypeId]: Prompt.MessageTypeId,
+  role: "user",
+  content: [textPart(text)],
+  options: noOptions
+})
+
+const toolMessage = (content: ReadonlyArray<Prompt.ToolResultPart>): Prompt.ToolMessage => ({
+  [Prompt.MessageTypeId]: Prompt.MessageTypeId,
+  role: "tool",
+  content,
+  options: noOptions
+})
+
+/**
+ * Appends one session message to a prompt, as @effect/ai's decoded `Prompt.Message` values: passed inside a
+ * `Prompt`, they reach the provider with no second decode. Results of one step travel together in one tool message,
+ * so a result extends the tool message before it (a copy of that step's results, never of the history).
+ */
+export const appendPromptMessage = (out: Array<Prompt.Message>, message: SessionMessage): void => {
+  switch (message._tag) {
+    case "user": {
+      const text = message.envelope === undefined ? message.text : `${envelopeLine(message.envelope)}\n${message.text}`
+      out.push(userMessage(text))
+      return
+    }
+    case "assistant": {
+      const parts: Array<Prompt.AssistantMessagePart> = []
+      if (message.text !== "") parts.push(textPart(message.text))
+      for (const call of message.toolCalls) {
+        parts.push({
+          [Prompt.PartTypeId]: Prompt.PartTypeId,
+          type: "tool-call",
+          id: call.id,
+          name: call.name,
+          params: call.params,
+          providerExecuted: false,
+          options: noOptions
+        })
       }
-      case "assistant": {
-        const parts: Array<Prompt.AssistantMessagePartEncoded> = []
-        if (message.text !== "") parts.push({ type: "text", text: message.text })
-        for (const call of message.toolCalls) {
-          parts.push({ type: "tool-call", id: call.id, name: call.name, params: call.params, providerExecuted: false })
-        }
-        if (parts.length > 0) out.push({ role: "assistant", content: parts })
-        break
+      if (parts.length > 0) {
+        out.push({ [Prompt.MessageTypeId]: Prompt.MessageTypeId, role: "assistant", content: parts, options: noOptions })
       }
-      case "tool": {
-        const part: Prompt.ToolResultPartEncoded = {
-          type: "tool-result",
-          id: message.toolCallId,
-          name: message.toolName,
-          isFailure: message.isError,
-          result: message.result,
-          providerExecuted: false
-        }
-        // Results of one step travel together in one tool message.
-        const last = out[out.length - 1]
-        if (last !== undefined && last.role === "tool") {
-          out[out.length - 1] = { role: "tool", content: [...last.content, part] }
-        } else {
-          out.push({ role: "tool", content: [part] })
-        }
-        break
+      return
+    }
+    case "tool": {
+      const part: Prompt.ToolResultPart = {
+        [Prompt.PartTypeId]: Prompt.PartTypeId,
+        type: "tool-result",
+        id: message.toolCallId,
+        name: message.toolName,
+        isFailure: message.isError,
+        result: message.result,
+        providerExecuted: false,
+        options: noOptions
       }
+      const last = out[out.length - 1]
+      if (last !== undefined && last.role === "tool") out[out.length - 1] = toolMessage([...last.content, part])
+      else out.push(toolMessage([part]))
+      return
     }
   }
+}
+
+/** The session's messages as a prompt, the system prompt first (a fresh array; the turn keeps one in SessionHistory). */
+export const toPromptMessages = (system: string, messages: ReadonlyArray<SessionMessage>): Array<Prompt.Message> => {
+  const out: Array<Prompt.Message> = [systemMessage(system)]
+  for (const message of messages) appendPromptMessage(out, message)
   return out
 }

@@ -1,7 +1,9 @@
 import { Console, Effect, Layer } from "effect"
 import * as AgentConfig from "../config/AgentConfig.js"
+import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
+import * as Database from "../storage/Database.js"
 import { table } from "./table.js"
 
 export interface SessionsArgs {
@@ -9,18 +11,30 @@ export interface SessionsArgs {
   readonly json: boolean
 }
 
+/** Sessions with their counts from kern.db: listing never reads a whole session unless it changed behind kern. */
+const storeLayer = Layer.unwrapEffect(Effect.map(AgentConfig.AgentConfig, ({ paths }) =>
+  SessionStore.Default.pipe(
+    Layer.provide(SessionIndex.layerSql),
+    Layer.provide(Database.layer({ filename: paths.dbFile }))
+  )))
+
+const print = (json: boolean) =>
+  Effect.gen(function*() {
+    const sessions = yield* (yield* SessionStore).list
+    if (json) return yield* Console.log(JSON.stringify(sessions))
+    if (sessions.length === 0) return yield* Console.log("no sessions yet")
+    yield* Console.log(table(
+      ["session", "messages", "size", "updated", ""],
+      sessions.map((s) => [s.id, String(s.messages), `${s.bytes} B`, s.updatedAt, s.active ? "active" : ""])
+    ))
+  })
+
 export const list = (args: SessionsArgs) =>
   Effect.gen(function*() {
     const { fileExists } = yield* AgentConfig.AgentConfig
     if (!fileExists) {
       return yield* new NotAnAgentFolder({ dir: args.dir })
     }
-    const store = yield* SessionStore
-    const sessions = yield* store.list
-    if (args.json) return yield* Console.log(JSON.stringify(sessions))
-    if (sessions.length === 0) return yield* Console.log("no sessions yet")
-    yield* Console.log(table(
-      ["session", "messages", "size", "updated", ""],
-      sessions.map((s) => [s.id, String(s.messages), `${s.bytes} B`, s.updatedAt, s.active ? "active" : ""])
-    ))
-  }).pipe(Effect.provide(SessionStore.Default.pipe(Layer.provideMerge(AgentConfig.layer(args.dir)))))
+    // kern.db is opened only once the folder is known to be an agent's, so a mistyped path creates nothing.
+    yield* print(args.json).pipe(Effect.provide(storeLayer))
+  }).pipe(Effect.provide(AgentConfig.layer(args.dir)))

@@ -2,7 +2,7 @@ import { LanguageModel, type Response } from "@effect/ai"
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Effect, Either, Layer, Redacted, Schema, Stream } from "effect"
-import { toRequest } from "./ChatCompletionsPrompt.js"
+import { makeWireCache, toRequest } from "./ChatCompletionsPrompt.js"
 import { fromCompletion } from "./ChatCompletionsResponse.js"
 import { makeStreamAccumulator } from "./ChatCompletionsStream.js"
 import { ChatCompletion, ChatCompletionChunk, type ChatRequest } from "./ChatCompletionsWire.js"
@@ -77,9 +77,11 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
       return yield* fromStatus(context, { status: response.status, headers: response.headers, body }, now)
     })
 
+  const wireCache = makeWireCache()
+
   const generateText = (providerOptions: LanguageModel.ProviderOptions) =>
     Effect.gen(function*() {
-      const request = yield* toRequest(options.model, providerOptions)
+      const request = yield* toRequest(options.model, providerOptions, wireCache)
       const response = yield* send(request, "application/json")
       const text = yield* response.text.pipe(Effect.mapError(transportError))
       const contentType = response.headers["content-type"]
@@ -123,7 +125,7 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
 
   const streamText = (providerOptions: LanguageModel.ProviderOptions) =>
     Effect.gen(function*() {
-      const request = yield* toRequest(options.model, providerOptions)
+      const request = yield* toRequest(options.model, providerOptions, wireCache)
       const response = yield* send(
         { ...request, stream: true, stream_options: { include_usage: true } },
         "text/event-stream"

@@ -55,29 +55,46 @@ const assistantMessage = (message: Prompt.AssistantMessage): WireMessage | undef
   }
 }
 
+/**
+ * Wire messages already made for prompt messages. kern's turn passes the same `Prompt.Message` values from step to
+ * step and turn to turn (agent/SessionHistory.ts), so with this a step converts only the messages that are new,
+ * not the whole history again. Weakly held: a message no prompt uses any more is forgotten with it.
+ */
+export type WireCache = WeakMap<Prompt.Message, ReadonlyArray<WireMessage>>
+
+export const makeWireCache = (): WireCache => new WeakMap()
+
+const wireOf = (message: Prompt.Message) =>
+  Effect.gen(function*() {
+    switch (message.role) {
+      case "system":
+        return [{ role: "system", content: message.content }] satisfies Array<WireMessage>
+      case "user":
+        return [{ role: "user", content: yield* userContent(message) }] satisfies Array<WireMessage>
+      case "assistant": {
+        const wire = assistantMessage(message)
+        return wire === undefined ? [] : [wire]
+      }
+      case "tool":
+        return message.content.map((part): WireMessage => ({
+          role: "tool",
+          tool_call_id: part.id,
+          content: toolResultContent(part.result)
+        }))
+    }
+  })
+
 /** Converts @effect/ai's Prompt to Chat Completions `messages`. */
-export const toMessages = (prompt: Prompt.Prompt) =>
+export const toMessages = (prompt: Prompt.Prompt, cache: WireCache = makeWireCache()) =>
   Effect.gen(function*() {
     const messages: Array<WireMessage> = []
     for (const message of prompt.content) {
-      switch (message.role) {
-        case "system":
-          messages.push({ role: "system", content: message.content })
-          break
-        case "user":
-          messages.push({ role: "user", content: yield* userContent(message) })
-          break
-        case "assistant": {
-          const wire = assistantMessage(message)
-          if (wire !== undefined) messages.push(wire)
-          break
-        }
-        case "tool":
-          for (const part of message.content) {
-            messages.push({ role: "tool", tool_call_id: part.id, content: toolResultContent(part.result) })
-          }
-          break
+      let wire = cache.get(message)
+      if (wire === undefined) {
+        wire = yield* wireOf(message)
+        cache.set(message, wire)
       }
+      for (const one of wire) messages.push(one)
     }
     return messages
   })
@@ -111,9 +128,9 @@ export const toTools = (options: LanguageModel.ProviderOptions) =>
   })
 
 /** The request body for one model round. */
-export const toRequest = (model: string, options: LanguageModel.ProviderOptions) =>
+export const toRequest = (model: string, options: LanguageModel.ProviderOptions, cache?: WireCache) =>
   Effect.gen(function*() {
-    const messages = yield* toMessages(options.prompt)
+    const messages = yield* toMessages(options.prompt, cache)
     const tools = yield* toTools(options)
     const format = options.responseFormat
     const request: ChatRequest = {

@@ -1,10 +1,12 @@
 import { FileSystem } from "@effect/platform"
-import { Clock, DateTime, Effect, Either, Option, Random, Schema, type Scope } from "effect"
+import { Clock, DateTime, Effect, Either, Option, Random, Ref, Schema, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { SessionHeader, type SessionLine, SessionLine as SessionLineSchema, type SessionMessage } from "./messages.js"
-import { type ParsedSession, parseSession } from "./parse.js"
+import type { ParsedSession } from "./parse.js"
+import { readSession } from "./readSession.js"
+import { SessionIndex, SessionRecord } from "./SessionIndex.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
   sessionId: Schema.String,
@@ -25,6 +27,16 @@ export interface SessionWriter {
   readonly id: string
   readonly path: string
   readonly append: (message: SessionMessage) => Effect.Effect<void, SessionError>
+  /** Message lines and bytes in the file now. */
+  readonly stats: Effect.Effect<{ readonly messages: number; readonly bytes: number }>
+}
+
+/** The session a runtime writes to, as opened: the file repaired, or set aside and a new one started. */
+export interface OpenedSession {
+  readonly writer: SessionWriter
+  readonly loaded: LoadedSession
+  /** What was repaired or set aside, in words for the operator. */
+  readonly problems: ReadonlyArray<string>
 }
 
 export interface LoadedSession extends ParsedSession {
@@ -33,7 +45,7 @@ export interface LoadedSession extends ParsedSession {
 }
 
 const encodeLine = Schema.encodeSync(Schema.parseJson(SessionLineSchema))
-const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
+export const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
@@ -59,18 +71,18 @@ const newId = (newest: string | undefined) =>
 const asMessage = (error: unknown) => ({ message: error instanceof Error ? error.message : String(error) })
 
 /** write(2) until every byte of the line is out (a file write may be short). */
-const writeAllSync = (fd: number, text: string): void => {
-  const bytes = Buffer.from(text, "utf8")
+const writeAllSync = (fd: number, bytes: Buffer): void => {
   let offset = 0
   while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset)
 }
 
 const idPattern = /^[A-Za-z0-9._-]+$/
 
-/** The agent's conversations as append-only JSONL files in `.kern/sessions/`. */
+/** The agent's conversations as append-only JSONL files in `.kern/sessions/`; their counts in kern.db. */
 export class SessionStore extends Effect.Service<SessionStore>()("kern/session/SessionStore", {
   effect: Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    const index = yield* SessionIndex
     const { config, paths } = yield* AgentConfig
     const dir = paths.sessionsDir
     const fileOf = (id: string) => NodePath.join(dir, `${id}.jsonl`)
@@ -86,43 +98,77 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     /** The newest session, if any. */
     const activeId = Effect.map(ids, (all) => Option.fromNullable(all[all.length - 1]))
 
-    const load = (id: string) =>
+    /** The index is a cache of the files: when it cannot be written, the files still hold the truth. */
+    const record = (entry: SessionRecord) =>
+      index.put(entry).pipe(Effect.catchTag("SessionIndexError", (error) => Effect.logWarning(`kern: ${error.message}`)))
+
+    /** Size and mtime (whole milliseconds, as every stat reports them) of a session file. */
+    const fileStamp = (id: string, path: string) =>
+      Effect.map(
+        fs.stat(path).pipe(Effect.mapError(fail(id, `could not inspect ${path}`))),
+        (info) => ({ bytes: Number(info.size), mtimeMs: Option.getOrElse(info.mtime, () => new Date(0)).getTime() })
+      )
+
+    const read = (id: string) =>
       Effect.gen(function*() {
         if (!idPattern.test(id)) return yield* new SessionError({ sessionId: id, message: `"${id}" is not a session id` })
         const path = fileOf(id)
         if (!(yield* fs.exists(path).pipe(Effect.mapError(fail(id, "could not inspect the session"))))) {
           return yield* new SessionError({ sessionId: id, message: `no session "${id}" in ${dir}` })
         }
-        const text = yield* fs.readFileString(path).pipe(Effect.mapError(fail(id, `could not read ${path}`)))
-        const parsed = parseSession(text, `${id}.jsonl`)
-        if (Either.isLeft(parsed)) return yield* new SessionError({ sessionId: id, message: parsed.left })
-        return { ...parsed.right, id, path } satisfies LoadedSession
+        const parsed = yield* readSession(path, `${id}.jsonl`).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.mapError(fail(id, `could not read ${path}`))
+        )
+        return { path, parsed }
       }).pipe(Effect.withSpan("kern.session.load", { attributes: { sessionId: id } }))
+
+    const load = (id: string) =>
+      Effect.flatMap(read(id), ({ parsed, path }) =>
+        Either.isLeft(parsed)
+          ? new SessionError({ sessionId: id, message: parsed.left.message })
+          : Effect.succeed({ ...parsed.right, id, path } satisfies LoadedSession))
 
     /**
      * Appends are one synchronous write(2) of a whole line each: when `append` returns the line is in the OS, so a
      * killed process loses nothing it appended, and a line is never interleaved or half-buffered in this process.
-     * The descriptor closes with the scope, after an fsync.
+     * Each append also moves the session's count in kern.db. The descriptor closes with the scope, after an fsync.
      */
-    const writerFor = (id: string, path: string): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
-      Effect.map(
-        Effect.acquireRelease(
+    const writerFor = (
+      id: string,
+      path: string,
+      start: { readonly createdAt: string; readonly messages: number; readonly bytes: number }
+    ): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
+      Effect.gen(function*() {
+        const stats = yield* Ref.make({ messages: start.messages, bytes: start.bytes })
+        const fd = yield* Effect.acquireRelease(
           Effect.try({ try: () => NodeFs.openSync(path, "a"), catch: (error) => fail(id, `could not open ${path}`)(asMessage(error)) }),
-          (fd) => Effect.sync(() => {
-            NodeFs.fsyncSync(fd)
-            NodeFs.closeSync(fd)
-          }).pipe(Effect.ignoreLogged)
-        ),
-        (fd) => ({
-          id,
-          path,
-          append: (message: SessionMessage) =>
-            Effect.try({
-              try: () => writeAllSync(fd, lineOf(message)),
+          (fd) =>
+            Effect.flatMap(Ref.get(stats), (now) =>
+              Effect.sync(() => {
+                // An fsync costs milliseconds: only a session that was written to needs one.
+                if (now.bytes !== start.bytes) NodeFs.fsyncSync(fd)
+                NodeFs.closeSync(fd)
+              })).pipe(Effect.ignoreLogged)
+        )
+        const append = (message: SessionMessage) =>
+          Effect.gen(function*() {
+            const line = Buffer.from(lineOf(message), "utf8")
+            const mtimeMs = yield* Effect.try({
+              try: () => {
+                writeAllSync(fd, line)
+                return Math.floor(NodeFs.fstatSync(fd).mtimeMs)
+              },
               catch: (error) => fail(id, `could not append to ${path}`)(asMessage(error))
             })
-        })
-      )
+            const now = yield* Ref.updateAndGet(stats, (s) => ({ messages: s.messages + 1, bytes: s.bytes + line.length }))
+            yield* record(new SessionRecord({ sessionId: id, createdAt: start.createdAt, ...now, mtimeMs }))
+          })
+        return { id, path, append, stats: Ref.get(stats) } satisfies SessionWriter
+      })
+
+    const headerFor = (id: string) =>
+      Effect.map(DateTime.now, (now) => new SessionHeader({ version: 1, id, createdAt: DateTime.formatIso(now), agent: config.name }))
 
     /** Starts a new session (it becomes the active one). */
     const create = Effect.gen(function*() {
@@ -130,50 +176,96 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       const id = yield* newId(existing[existing.length - 1])
       const path = fileOf(id)
       yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
-      const createdAt = DateTime.formatIso(yield* DateTime.now)
-      const header = new SessionHeader({ version: 1, id, createdAt, agent: config.name })
+      const header = yield* headerFor(id)
       yield* fs.writeFileString(path, lineOf(header), { flag: "wx" }).pipe(Effect.mapError(fail(id, `could not create ${path}`)))
+      yield* record(new SessionRecord({ sessionId: id, createdAt: header.createdAt, messages: 0, ...(yield* fileStamp(id, path)) }))
       return id
     }).pipe(Effect.withSpan("kern.session.create"))
 
     /**
      * Opens a session for appending after repairing it: a torn last line is cut off (so the next line does not
-     * glue onto it) and unfinished tool calls get their "interrupted" results written.
+     * glue onto it), a last line without its newline gets one, and unfinished tool calls get their "interrupted"
+     * results written. A file with no line at all gets its header; a file with lines but no header is not kern's to
+     * rewrite: it is renamed `<id>.jsonl.unreadable` and a new session starts, so one bad file never fails every
+     * later chat.
      */
-    const open = (id: string) =>
+    const open = (id: string): Effect.Effect<OpenedSession, SessionError, Scope.Scope> =>
       Effect.gen(function*() {
-        const loaded = yield* load(id)
+        const { parsed, path } = yield* read(id)
+        if (Either.isLeft(parsed)) {
+          if (parsed.left.empty) {
+            yield* fs.writeFileString(path, lineOf(yield* headerFor(id))).pipe(Effect.mapError(fail(id, "could not repair the session")))
+            const repaired = yield* open(id)
+            return { ...repaired, problems: [`${id}.jsonl had no session header and no messages; a header was written`] }
+          }
+          const aside = `${path}.unreadable`
+          yield* fs.rename(path, aside).pipe(Effect.mapError(fail(id, `could not set ${path} aside`)))
+          yield* index.remove(id).pipe(Effect.catchTag("SessionIndexError", (error) => Effect.logWarning(`kern: ${error.message}`)))
+          const fresh = yield* open(yield* create)
+          return {
+            ...fresh,
+            problems: [`${parsed.left.message}; set aside as ${NodePath.basename(aside)}, and a new session ${fresh.loaded.id} started`]
+          }
+        }
+        const loaded = { ...parsed.right, id, path } satisfies LoadedSession
         if (loaded.tornBytes > 0) {
-          yield* fs.truncate(loaded.path, loaded.validBytes).pipe(Effect.mapError(fail(id, "could not repair the session")))
+          yield* fs.truncate(path, loaded.validBytes).pipe(Effect.mapError(fail(id, "could not repair the session")))
         }
         if (loaded.missingNewline) {
-          yield* fs.writeFileString(loaded.path, "\n", { flag: "a" }).pipe(Effect.mapError(fail(id, "could not repair the session")))
+          yield* fs.writeFileString(path, "\n", { flag: "a" }).pipe(Effect.mapError(fail(id, "could not repair the session")))
         }
-        const writer = yield* writerFor(id, loaded.path)
+        const { bytes } = yield* fileStamp(id, path)
+        const writer = yield* writerFor(id, path, { createdAt: loaded.header.createdAt, messages: loaded.messageLines, bytes })
         for (const synthetic of loaded.synthesized) yield* writer.append(synthetic)
-        return { writer, loaded }
+        if (loaded.synthesized.length === 0) {
+          yield* record(new SessionRecord({ sessionId: id, createdAt: loaded.header.createdAt, messages: loaded.messageLines, ...(yield* fileStamp(id, path)) }))
+        }
+        return { writer, loaded, problems: loaded.problems }
+      })
+
+    /** Opens the newest session (or a new one when `fresh`, or when there is none). */
+    const openActive = (options: { readonly fresh?: boolean } = {}) =>
+      Effect.gen(function*() {
+        const active = options.fresh === true ? Option.none<string>() : yield* activeId
+        return yield* open(Option.isSome(active) ? active.value : yield* create)
+      })
+
+    /** A session's count from the index, or from the file when the index has none or the file changed since. */
+    const summaryOf = (id: string, known: SessionRecord | undefined) =>
+      Effect.gen(function*() {
+        const path = fileOf(id)
+        const stamp = yield* fileStamp(id, path)
+        if (known !== undefined && known.bytes === stamp.bytes && known.mtimeMs === stamp.mtimeMs) return known
+        // A file kern cannot read (a stray name, a permission) is listed with no count rather than failing the list.
+        const parsed = yield* Effect.either(Effect.flatMap(read(id), ({ parsed }) => parsed))
+        const counted = new SessionRecord({
+          sessionId: id,
+          createdAt: Either.isRight(parsed) ? parsed.right.header.createdAt : "",
+          messages: Either.isRight(parsed) ? parsed.right.messageLines : 0,
+          ...stamp
+        })
+        yield* record(counted)
+        return counted
       })
 
     const list = Effect.gen(function*() {
       const all = yield* ids
       const active = all[all.length - 1]
+      const records = yield* index.all.pipe(
+        Effect.catchTag("SessionIndexError", (error) => Effect.as(Effect.logWarning(`kern: ${error.message}`), []))
+      )
+      const byId = new Map(records.map((entry) => [entry.sessionId, entry]))
       return yield* Effect.forEach(all, (id) =>
-        Effect.gen(function*() {
-          const path = fileOf(id)
-          const info = yield* fs.stat(path).pipe(Effect.mapError(fail(id, `could not inspect ${path}`)))
-          const loaded = yield* Effect.either(load(id))
-          const updated = Option.getOrElse(info.mtime, () => new Date(0))
-          return {
-            id,
-            createdAt: Either.isRight(loaded) ? loaded.right.header.createdAt : "",
-            messages: Either.isRight(loaded) ? loaded.right.messages.length : 0,
-            bytes: Number(info.size),
-            updatedAt: updated.toISOString(),
-            active: id === active
-          } satisfies SessionSummary
-        }))
-    })
+        Effect.map(summaryOf(id, byId.get(id)), (entry) => ({
+          id,
+          createdAt: entry.createdAt,
+          messages: entry.messages,
+          bytes: entry.bytes,
+          updatedAt: new Date(entry.mtimeMs).toISOString(),
+          active: id === active
+        } satisfies SessionSummary)))
+    }).pipe(Effect.withSpan("kern.session.list"))
 
-    return { create, load, open, list, activeId, dir } as const
+    return { create, load, open, openActive, list, activeId, dir } as const
   })
 }) {}

@@ -1,11 +1,7 @@
-import { Either, Schema } from "effect"
-import {
-  type AssistantMessage,
-  SessionHeader,
-  SessionLine,
-  type SessionMessage,
-  ToolResultMessage
-} from "./messages.js"
+import { Either } from "effect"
+import * as NodeBuffer from "node:buffer"
+import { decodeSessionLine } from "./lineDecode.js"
+import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
   readonly header: SessionHeader
@@ -13,6 +9,8 @@ export interface ParsedSession {
   readonly messages: ReadonlyArray<SessionMessage>
   /** Results made up for tool calls that never finished (the process stopped mid-call). */
   readonly synthesized: ReadonlyArray<ToolResultMessage>
+  /** Message lines in the file (the header, skipped lines and synthesized results not counted). */
+  readonly messageLines: number
   /** Bytes of the file that hold whole lines; anything after is a torn write. */
   readonly validBytes: number
   readonly tornBytes: number
@@ -22,97 +20,185 @@ export interface ParsedSession {
   readonly problems: ReadonlyArray<string>
 }
 
-export const interruptedResult = "interrupted: the runtime stopped before this tool call finished"
-
-const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(SessionLine))
-
-/**
- * Reads a session file's text. A torn trailing line (a write cut short) is dropped; an unreadable line in the middle
- * is skipped; tool calls without results get a synthetic "interrupted" result. Nothing readable is lost.
- */
-export const parseSession = (text: string, name: string): Either.Either<ParsedSession, string> => {
-  const problems: Array<string> = []
-  const lines: Array<SessionLine> = []
-  let offset = 0
-  let validBytes = 0
-  let lineNumber = 0
-  let missingNewline = false
-  while (offset < text.length) {
-    const newline = text.indexOf("\n", offset)
-    const complete = newline !== -1
-    const raw = text.slice(offset, complete ? newline : text.length)
-    lineNumber++
-    const decoded = raw.trim() === "" ? undefined : decodeLine(raw)
-    if (decoded !== undefined && Either.isRight(decoded)) {
-      lines.push(decoded.right)
-      validBytes = Buffer.byteLength(text.slice(0, complete ? newline + 1 : text.length))
-      missingNewline = !complete
-    } else if (decoded !== undefined && !complete) {
-      problems.push(`${name}: dropped a torn last line (${Buffer.byteLength(raw)} bytes of an unfinished write)`)
-    } else if (decoded !== undefined) {
-      problems.push(`${name}: line ${lineNumber} could not be read and was skipped`)
-      validBytes = Buffer.byteLength(text.slice(0, newline + 1))
-    } else if (complete) {
-      validBytes = Buffer.byteLength(text.slice(0, newline + 1))
-    }
-    offset = complete ? newline + 1 : text.length
-  }
-  const totalBytes = Buffer.byteLength(text)
-  const [first, ...rest] = lines
-  if (first === undefined || !(first instanceof SessionHeader)) {
-    return Either.left(`${name} is not a kern session (no session header on its first line)`)
-  }
-  const messages = rest.filter((line): line is SessionMessage => !(line instanceof SessionHeader))
-  const { ordered, synthesized } = pairToolResults(messages)
-  if (synthesized.length > 0) {
-    problems.push(`${name}: ${synthesized.length} tool call(s) never finished; recorded as interrupted`)
-  }
-  return Either.right({
-    header: first,
-    messages: ordered,
-    synthesized,
-    validBytes,
-    tornBytes: totalBytes - validBytes,
-    missingNewline,
-    problems
-  })
+/** A file that holds no session: `empty` when it has no line at all (only a torn write, or nothing). */
+export interface NotASession {
+  readonly message: string
+  readonly empty: boolean
 }
 
-/** Puts each tool result right after the assistant message that called it, inventing "interrupted" ones. */
-const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
-  const results = new Map<string, ToolResultMessage>()
-  for (const message of messages) if (message._tag === "tool") results.set(message.toolCallId, message)
-  const used = new Set<string>()
+export const interruptedResult = "interrupted: the runtime stopped before this tool call finished"
+
+const newline = 0x0a
+
+const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
+
+/**
+ * Reads a session file a chunk at a time, in one pass: byte offsets are counted as lines go by, so the cost is
+ * linear in the file, and the reader can give the runtime a turn between chunks (a SIGTERM during a long load is
+ * served at once). A torn trailing line (a write cut short: not JSON) is dropped; a complete last line that does not
+ * decode (a newer kern's line) is kept on disk and skipped; an unreadable line in the middle is skipped; tool calls
+ * without results get a synthetic "interrupted" result. Nothing readable is lost.
+ */
+export class SessionParser {
+  private readonly messages: Array<SessionMessage> = []
+  private readonly problems: Array<string> = []
+  private header: SessionHeader | undefined
+  private lines = 0
+  private anyLine = false
+  /** Bytes of the file consumed by whole lines so far. */
+  private offset = 0
+  private validBytes = 0
+  /** Pieces of a line that spans chunks. */
+  private pending: Array<Buffer> = []
+
+  constructor(private readonly name: string) {}
+
+  feed(chunk: Uint8Array): void {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const last = bytes.lastIndexOf(newline)
+    if (last === -1) {
+      this.pending.push(bytes)
+      return
+    }
+    // The chunk's whole lines, with the start of the first one if it began in an earlier chunk.
+    const whole = this.pending.length === 0
+      ? bytes.subarray(0, last + 1)
+      : Buffer.concat([...this.pending, bytes.subarray(0, last + 1)])
+    this.pending = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : []
+    // One decode for the chunk. When it is all ASCII, a line's bytes are its characters and the lines are cut from
+    // the string; otherwise each line is cut and decoded from the bytes, so offsets stay exact even across bytes
+    // that are not valid UTF-8.
+    const text = whole.toString("latin1")
+    if (isAscii(whole)) {
+      let start = 0
+      while (start < text.length) {
+        const end = text.indexOf("\n", start)
+        this.completeLine(text.slice(start, end), end - start)
+        start = end + 1
+      }
+    } else {
+      let start = 0
+      while (start < whole.length) {
+        const end = whole.indexOf(newline, start)
+        this.completeLine(whole.toString("utf8", start, end), end - start)
+        start = end + 1
+      }
+    }
+  }
+
+  private completeLine(raw: string, bytes: number): void {
+    this.lines++
+    this.offset += bytes + 1
+    // A line of only spaces is no line; it is kept on disk like any whole line.
+    if (raw.charCodeAt(0) === 0x7b || raw.trim() !== "") {
+      const decoded = decodeSessionLine(raw)
+      if (decoded._tag === "Line") this.accept(decoded.line)
+      else this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
+    }
+    this.validBytes = this.offset
+  }
+
+  private accept(line: SessionHeader | SessionMessage): void {
+    if (line instanceof SessionHeader) {
+      // Only the first line may be the header; a later one is a stray and means nothing.
+      if (!this.anyLine) this.header = line
+    } else {
+      this.messages.push(line)
+    }
+    this.anyLine = true
+  }
+
+  /** The file ended: judges its last, unterminated line and pairs tool results with their calls. */
+  finish(): Either.Either<ParsedSession, NotASession> {
+    let missingNewline = false
+    const rest = Buffer.concat(this.pending)
+    this.pending = []
+    const totalBytes = this.offset + rest.length
+    const restText = rest.toString("utf8")
+    if (restText.trim() !== "") {
+      this.lines++
+      const decoded = decodeSessionLine(restText)
+      if (decoded._tag === "NotJson") {
+        this.problems.push(`${this.name}: dropped a torn last line (${rest.length} bytes of an unfinished write)`)
+      } else {
+        if (decoded._tag === "Line") this.accept(decoded.line)
+        else {
+          this.problems.push(
+            `${this.name}: line ${this.lines} is not a line this kern knows (written by a newer kern?); kept in the file and skipped`
+          )
+        }
+        this.validBytes = totalBytes
+        missingNewline = true
+      }
+    }
+    const header = this.header
+    if (header === undefined) {
+      return Either.left({
+        message: `${this.name} is not a kern session (no session header on its first line)`,
+        empty: this.messages.length === 0 && this.problems.every((problem) => problem.includes("torn last line"))
+      })
+    }
+    const { ordered, synthesized } = pairToolResults(this.messages)
+    if (synthesized.length > 0) {
+      this.problems.push(`${this.name}: ${synthesized.length} tool call(s) never finished; recorded as interrupted`)
+    }
+    return Either.right({
+      header,
+      messages: ordered,
+      synthesized,
+      messageLines: this.messages.length,
+      validBytes: this.validBytes,
+      tornBytes: totalBytes - this.validBytes,
+      missingNewline,
+      problems: this.problems
+    })
+  }
+}
+
+/** Parses a whole session file's text (tests and tools; kern itself streams the file through SessionParser). */
+export const parseSession = (text: string | Uint8Array, name: string): Either.Either<ParsedSession, string> => {
+  const parser = new SessionParser(name)
+  parser.feed(typeof text === "string" ? Buffer.from(text, "utf8") : text)
+  return Either.mapLeft(parser.finish(), (notASession) => notASession.message)
+}
+
+const interrupted = (call: { readonly id: string; readonly name: string }, at: string) =>
+  new ToolResultMessage({ toolCallId: call.id, toolName: call.name, isError: true, result: interruptedResult, at })
+
+/**
+ * Puts each tool result right after the assistant message that called it, inventing "interrupted" ones. A result
+ * belongs to the step it was written in (the run of results after one assistant message), and within the step the
+ * k-th result with an id answers the k-th call with that id: providers reuse ids (some restart at `call_1` every
+ * turn), so an id alone does not say which call a result answers.
+ */
+export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
   const ordered: Array<SessionMessage> = []
   const synthesized: Array<ToolResultMessage> = []
-  for (const message of messages) {
-    if (message._tag === "tool") {
-      if (!used.has(message.toolCallId)) {
-        // A result whose call is unknown: keep it where it is rather than lose it.
-        used.add(message.toolCallId)
-        ordered.push(message)
-      }
+  let i = 0
+  while (i < messages.length) {
+    const message = messages[i]!
+    i++
+    if (message._tag !== "assistant" || message.toolCalls.length === 0) {
+      ordered.push(message)
       continue
     }
+    const results: Array<ToolResultMessage> = []
+    while (i < messages.length && messages[i]!._tag === "tool") results.push(messages[i++] as ToolResultMessage)
     ordered.push(message)
-    if (message._tag !== "assistant") continue
+    const taken = new Array<boolean>(results.length).fill(false)
     for (const call of (message as AssistantMessage).toolCalls) {
-      const result = results.get(call.id)
-      used.add(call.id)
-      if (result !== undefined) {
-        ordered.push(result)
-      } else {
-        const synthetic = new ToolResultMessage({
-          toolCallId: call.id,
-          toolName: call.name,
-          isError: true,
-          result: interruptedResult,
-          at: message.at
-        })
+      const index = results.findIndex((result, k) => !taken[k] && result.toolCallId === call.id)
+      if (index === -1) {
+        const synthetic = interrupted(call, message.at)
         synthesized.push(synthetic)
         ordered.push(synthetic)
+      } else {
+        taken[index] = true
+        ordered.push(results[index]!)
       }
     }
+    // A result whose call is unknown: keep it where it is rather than lose it.
+    for (let k = 0; k < results.length; k++) if (!taken[k]) ordered.push(results[k]!)
   }
   return { ordered, synthesized }
 }

@@ -45,7 +45,7 @@ const turn = (...texts: Array<string>) =>
     const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
     yield* queue.endTurn
-    return { outcome, events: yield* Ref.get(events), messages: yield* Ref.get(session.messages) }
+    return { outcome, events: yield* Ref.get(events), messages: yield* session.history.messages }
   }))
 
 describe("TurnRunner", () => {

@@ -1,117 +1,121 @@
-import { LanguageModel } from "@effect/ai"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Context, Effect, Layer, Ref, Stream } from "effect"
-import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
+import { Effect, Layer } from "effect"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { openActiveSession } from "../../src/agent/activeSession.js"
 import { MessageQueue } from "../../src/agent/MessageQueue.js"
 import { TurnRunner } from "../../src/agent/TurnRunner.js"
-import { toPromptMessages } from "../../src/agent/prompt.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
-import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import { AssistantMessage, UserMessage } from "../../src/session/messages.js"
-import { SessionStore } from "../../src/session/SessionStore.js"
-import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import type { Bench } from "./bench.js"
+import { benchAgent } from "./fixtures.js"
 
-const at = "2026-11-22T10:00:00.000Z"
-const history = Array.from({ length: 1000 }, (_, i) =>
-  i % 2 === 0
-    ? new UserMessage({ text: `question ${i}: what changed in the router config since yesterday?`, at })
-    : new AssistantMessage({ text: `answer ${i}: the DHCP range moved to .100-.200 and DNS now points at the pi.`, at }))
+const root = NodePath.resolve(import.meta.dirname, "../..")
+const kernBin = NodePath.join(root, "bin/kern.js")
+const env = { OPENROUTER_API_KEY: "sk-bench" }
 
-const turns = 30
+/** The fake model server in a child process (answering "ok" to everything), so none of its work is counted here. */
+const startServer = () =>
+  new Promise<{ readonly baseURL: string; readonly child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/fakeModelServerProcess.ts"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      const line = out.split("\n")[0]
+      if (out.includes("\n") && line !== undefined) resolve({ baseURL: line.trim(), child })
+    })
+    child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
+  })
+
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
 
 /**
- * kern's own milliseconds per one-step turn (the turn less its model time) on a 1,000-message session; the
- * baseline is a bare model call on the same prompt.
+ * kern's own CPU per model step on a session of `messages` messages: process.cpuUsage of this process (all its
+ * threads) over one-step turns, the model server running in another process; only the time spent waiting for the
+ * server's bytes is left out, because waiting costs no CPU. The baseline is the CPU to JSON.stringify the history
+ * once (a floor for anything that sends it all).
  */
-const turnOverhead = Effect.scoped(Effect.gen(function*() {
-  const server = yield* makeFakeServer
-  const dir = NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-")), "agent")
-  NodeFs.mkdirSync(NodePath.join(dir, ".kern"), { recursive: true })
-  NodeFs.writeFileSync(NodePath.join(dir, ".kern/config.json"), JSON.stringify({ model: "bench-model", baseURL: server.baseURL }))
-  const layer = agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
-    Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-bench" })),
-    Layer.provide(NodeContext.layer)
-  )
-  const context = yield* Layer.build(layer)
-  return yield* Effect.gen(function*() {
-    const { session } = yield* openActiveSession()
-    for (const message of history) yield* session.writer.append(message)
-    yield* Ref.set(session.messages, history)
-    const queue = yield* MessageQueue
-    const runner = yield* TurnRunner
-    const model = yield* LanguageModel.LanguageModel
+const turnCpu = (messages: number, turns: number) => async () => {
+  const server = await startServer()
+  const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
+  try {
+    const layer = agentRuntimeLayer(agent.dir, { command: "kern bench", waitSeconds: 0 }).pipe(
+      Layer.provide(Layer.succeed(ProcessEnv, env)),
+      Layer.provide(NodeContext.layer)
+    )
+    return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { session } = yield* openActiveSession()
+      const queue = yield* MessageQueue
+      const runner = yield* TurnRunner
+      const samples: Array<number> = []
+      const baseline: Array<number> = []
+      for (let i = 0; i < turns + 3; i++) {
+        yield* queue.offer({ interface: "bench", channel: "bench", userId: "u", text: `turn ${i}` })
+        const message = yield* queue.next
+        const start = process.cpuUsage()
+        const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
+        const used = cpuMs(process.cpuUsage(start)) / outcome.steps
+        yield* queue.endTurn
+        if (outcome.error !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.error}`)
+        const history = yield* session.history.messages
+        const baseStart = process.cpuUsage()
+        JSON.stringify(history)
+        const baseUsed = cpuMs(process.cpuUsage(baseStart))
+        if (i >= 3) {
+          samples.push(used)
+          baseline.push(baseUsed)
+        }
+      }
+      return { samples, baseline }
+    })).pipe(Effect.provide(layer)))
+  } finally {
+    server.child.kill()
+    agent.remove()
+  }
+}
+
+const timeChat = (dir: string) => {
+  const start = performance.now()
+  const result = spawnSync(process.execPath, [kernBin, "chat", "-m", "hi", "--dir", dir], {
+    encoding: "utf8",
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env }
+  })
+  const elapsed = performance.now() - start
+  if (result.status !== 0) throw new Error(`kern chat exited ${result.status}: ${result.stderr}`)
+  return elapsed
+}
+
+/** `kern chat -m hi` as a whole process on a session of `messages`, against the same on an empty session. */
+const chatWall = (messages: number, runs: number) => async () => {
+  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: root })
+  if (built.status !== 0) throw new Error("build failed")
+  const server = await startServer()
+  const big = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
+  const empty = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL })
+  try {
+    timeChat(big.dir)
+    timeChat(empty.dir)
     const samples: Array<number> = []
     const baseline: Array<number> = []
-    for (let i = 0; i < turns + 3; i++) {
-      yield* server.reply(FakeReply.text("ok"), FakeReply.text("ok"))
-      // The model alone: the same prompt, streamed to the end.
-      const prompt = toPromptMessages("system", yield* Ref.get(session.messages))
-      const modelStart = performance.now()
-      yield* Stream.runDrain(model.streamText({ prompt }))
-      const modelMs = performance.now() - modelStart
-      yield* queue.offer({ interface: "bench", channel: "bench", userId: "u", text: `turn ${i}` })
-      const message = yield* queue.next
-      const start = performance.now()
-      const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
-      // Excluding the model: the turn less the time its model calls took (measured inside the turn).
-      const turnMs = performance.now() - start - outcome.modelMs
-      yield* queue.endTurn
-      if (i >= 3) {
-        samples.push(turnMs)
-        baseline.push(modelMs)
-      }
+    for (let i = 0; i < runs; i++) {
+      samples.push(timeChat(big.dir))
+      baseline.push(timeChat(empty.dir))
     }
     return { samples, baseline }
-  }).pipe(Effect.provide(context))
-}))
-
-const rounds = 10
-const appendsPerRound = 200
-
-const p99 = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1] ?? Number.NaN
-
-/** p99 of one appended message per round of 200, through SessionStore and with a bare appendFileSync. */
-const sessionAppend = Effect.scoped(Effect.gen(function*() {
-  const dir = NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-")), "agent")
-  NodeFs.mkdirSync(NodePath.join(dir, ".kern"), { recursive: true })
-  NodeFs.writeFileSync(NodePath.join(dir, ".kern/config.json"), "{}")
-  const layer = SessionStore.Default.pipe(
-    Layer.provide(AgentConfig.layer(dir)),
-    Layer.provide(Layer.succeed(ProcessEnv, {})),
-    Layer.provideMerge(NodeContext.layer)
-  )
-  const store = Context.get(yield* Layer.build(layer), SessionStore)
-  const id = yield* store.create
-  const { writer } = yield* store.open(id)
-  const raw = NodePath.join(dir, "raw.jsonl")
-  const message = history[1]!
-  const line = `${JSON.stringify(message)}\n`
-  const samples: Array<number> = []
-  const baseline: Array<number> = []
-  for (let round = 0; round < rounds; round++) {
-    const ours: Array<number> = []
-    const bare: Array<number> = []
-    for (let i = 0; i < appendsPerRound; i++) {
-      const start = performance.now()
-      yield* writer.append(message)
-      ours.push(performance.now() - start)
-      const rawStart = performance.now()
-      NodeFs.appendFileSync(raw, line)
-      bare.push(performance.now() - rawStart)
-    }
-    samples.push(p99(ours))
-    baseline.push(p99(bare))
+  } finally {
+    server.child.kill()
+    big.remove()
+    empty.remove()
   }
-  return { samples, baseline }
-}))
+}
 
 export const benches: ReadonlyArray<Bench> = [
-  { name: "agent.turn.overhead", unit: "ms/step excl. model", run: () => Effect.runPromise(turnOverhead) },
-  { name: "session.append", unit: "ms (p99 per round)", run: () => Effect.runPromise(sessionAppend) }
+  { name: "agent.turn.cpu.1k", unit: "ms CPU/step", run: turnCpu(1_000, 30) },
+  { name: "agent.turn.cpu.75k", unit: "ms CPU/step", run: turnCpu(75_000, 10) },
+  { name: "chat.wall.10k", unit: "ms (whole process)", run: chatWall(10_000, 7) },
+  { name: "chat.wall.75k", unit: "ms (whole process)", run: chatWall(75_000, 5) }
 ]

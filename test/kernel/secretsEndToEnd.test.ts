@@ -45,7 +45,7 @@ const turn = (text: string) =>
     const message = yield* queue.next
     const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
     yield* queue.endTurn
-    return { outcome, sessionId: session.id, messages: yield* Ref.get(session.messages) }
+    return { outcome, sessionId: session.id, messages: yield* session.history.messages }
   }))
 
 const sessionFile = (dir: string, id: string) => NodeFs.readFileSync(NodePath.join(dir, ".kern", "sessions", `${id}.jsonl`), "utf8")

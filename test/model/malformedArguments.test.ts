@@ -41,7 +41,7 @@ const turnWith = (provider: "openai" | "openrouter", script: (server: FakeModelS
       const message = yield* queue.next
       const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
       const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-      return { outcome, events: yield* Ref.get(events), messages: yield* Ref.get(session.messages) }
+      return { outcome, events: yield* Ref.get(events), messages: yield* session.history.messages }
     })).pipe(Effect.provide(runtime))
     return { ...result, requests: yield* server.requests }
   }))

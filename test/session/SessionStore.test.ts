@@ -7,11 +7,14 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AssistantMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { interruptedResult, parseSession } from "../../src/session/parse.js"
+import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
+import * as Database from "../../src/storage/Database.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
+    Layer.provideMerge(SessionIndex.layerSql.pipe(Layer.provide(Database.layerMemory))),
     Layer.provide(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)
@@ -109,6 +112,94 @@ describe("SessionStore", () => {
       assert.include(missing.message, "no session \"nope\"")
       const traversal = yield* Effect.flip(store.load("../../etc/passwd"))
       assert.include(traversal.message, "not a session id")
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+})
+
+describe("SessionStore, files it did not write", () => {
+  const linesOf = (path: string) => NodeFs.readFileSync(path, "utf8").split("\n")
+
+  it.scoped("a complete last line it cannot decode (a newer kern's) is kept on disk and skipped; appends go after it", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      const path = NodePath.join(store.dir, `${id}.jsonl`)
+      const newer = "{\"_tag\":\"segment\",\"from\":1,\"to\":9}"
+      NodeFs.appendFileSync(path, `${JSON.stringify({ _tag: "user", text: "before", at })}\n${newer}`)
+      const { problems, writer } = yield* store.openActive()
+      assert.match(problems.join("\n"), /line 3 is not a line this kern knows.*kept in the file/)
+      yield* writer.append(user("after"))
+      const lines = linesOf(path)
+      assert.strictEqual(lines[2], newer)
+      assert.strictEqual(JSON.parse(lines[3]!).text, "after")
+      const loaded = yield* store.load(id)
+      assert.deepStrictEqual(loaded.messages.map((m) => m._tag === "user" ? m.text : ""), ["before", "after"])
+      assert.strictEqual(loaded.tornBytes, 0)
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.scoped("an empty newest session gets its header back and is used", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      const path = NodePath.join(store.dir, `${id}.jsonl`)
+      NodeFs.writeFileSync(path, "")
+      const opened = yield* store.openActive()
+      assert.strictEqual(opened.loaded.id, id)
+      assert.match(opened.problems.join("\n"), /had no session header and no messages; a header was written/)
+      yield* opened.writer.append(user("hello"))
+      const again = yield* store.load(id)
+      assert.strictEqual(again.header.id, id)
+      assert.strictEqual(again.messages.length, 1)
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.scoped("a header-less newest session is set aside, a new one starts, and the next open uses that one", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      const path = NodePath.join(store.dir, `${id}.jsonl`)
+      const foreign = `${JSON.stringify({ _tag: "user", text: "whose?", at })}\n`
+      NodeFs.writeFileSync(path, foreign)
+      yield* TestClock.adjust("1 second")
+      const opened = yield* store.openActive()
+      assert.notStrictEqual(opened.loaded.id, id)
+      assert.match(opened.problems.join("\n"), /not a kern session.*set aside as .*\.jsonl\.unreadable, and a new session .* started/)
+      assert.strictEqual(NodeFs.readFileSync(`${path}.unreadable`, "utf8"), foreign)
+      assert.isFalse(NodeFs.existsSync(path))
+      const next = yield* store.openActive()
+      assert.strictEqual(next.loaded.id, opened.loaded.id)
+      assert.deepStrictEqual(next.problems, [])
+      assert.deepStrictEqual((yield* store.list).map((s) => s.id), [opened.loaded.id])
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+})
+
+describe("SessionStore counts in kern.db", () => {
+  it.scoped("list reads counts from the index, kept on append, without reading the files", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const { writer } = yield* store.openActive()
+      for (let i = 0; i < 3; i++) yield* writer.append(user(`m${i}`))
+      const path = writer.path
+      assert.deepStrictEqual((yield* store.list).map((s) => [s.messages, s.bytes]), [[3, NodeFs.statSync(path).size]])
+      // Same size, same mtime, other bytes: a list that read the file would see the garbage.
+      const { mtime, size } = NodeFs.statSync(path)
+      NodeFs.writeFileSync(path, "x".repeat(size))
+      NodeFs.utimesSync(path, mtime, mtime)
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.scoped("the count is rebuilt from the file when the file changed behind kern's back, or the record is missing", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      const path = NodePath.join(store.dir, `${id}.jsonl`)
+      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => writer.append(user("one"))))
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [1])
+      NodeFs.appendFileSync(path, `${JSON.stringify({ _tag: "user", text: "two", at })}\n${JSON.stringify({ _tag: "user", text: "three", at })}\n`)
+      const listed = yield* store.list
+      assert.deepStrictEqual(listed.map((s) => [s.messages, s.bytes]), [[3, NodeFs.statSync(path).size]])
+      const index = yield* SessionIndex.SessionIndex
+      yield* index.remove(id)
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
+      assert.deepStrictEqual((yield* index.all).map((r) => [r.sessionId, r.messages]), [[id, 3]])
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 })
 

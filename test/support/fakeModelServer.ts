@@ -147,8 +147,15 @@ const sse = (frames: ReadonlyArray<string>, cutAfter?: number) =>
 const stringInputs = (input: unknown): Array<string> =>
   typeof input === "string" ? [input] : Array.isArray(input) ? input.map((x) => String(x)) : []
 
+export interface FakeServerOptions {
+  /** Keep request bodies (default true); a benchmark sending 18 MB prompts turns it off. */
+  readonly record?: boolean
+  /** The answer when no scripted reply is left (default: a 500 saying so). */
+  readonly fallback?: FakeReply
+}
+
 /** A scoped fake model provider on 127.0.0.1 (random port) speaking Responses, Chat Completions and Embeddings. */
-export const make = Effect.gen(function*() {
+export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(function*() {
   const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
   const queue = yield* Ref.make<ReadonlyArray<FakeReply>>([])
   const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
@@ -162,7 +169,8 @@ export const make = Effect.gen(function*() {
   const answer = (path: string, body: Record<string, unknown>, count: number) =>
     Effect.gen(function*() {
       const model = typeof body["model"] === "string" ? body["model"] : "fake-model"
-      const reply = yield* nextReply
+      const scripted = yield* nextReply
+      const reply = Option.isNone(scripted) && serverOptions.fallback !== undefined ? Option.some(serverOptions.fallback) : scripted
       if (Option.isNone(reply)) {
         return HttpServerResponse.text(errorJson(500, "fake model server: no scripted reply left"), {
           status: 500,
@@ -200,7 +208,7 @@ export const make = Effect.gen(function*() {
     const body = Either.getOrUndefined(Either.try(() => JSON.parse(text) as unknown))
     const all = yield* SubscriptionRef.updateAndGet(recorded, (rs) => [
       ...rs,
-      { method: request.method, path, headers: { ...request.headers }, body }
+      { method: request.method, path, headers: { ...request.headers }, body: serverOptions.record === false ? undefined : body }
     ])
     if (request.method !== "POST" || !isRecord(body)) {
       return HttpServerResponse.text("expected a JSON POST", { status: 400 })
@@ -230,5 +238,7 @@ export const make = Effect.gen(function*() {
       )
   })
 })
+
+export const make = makeWith({})
 
 export const layer: Layer.Layer<FakeModelServer, HttpServerError.ServeError> = Layer.scoped(FakeModelServer, make)

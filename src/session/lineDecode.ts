@@ -1,0 +1,157 @@
+import { Either, ParseResult, Schema } from "effect"
+import {
+  AssistantMessage,
+  Envelope,
+  SessionHeader,
+  SessionLine,
+  type ToolCall,
+  ToolResultMessage,
+  type Usage,
+  UserMessage
+} from "./messages.js"
+
+/**
+ * One line of a session file, decoded. A session is read at every start and can hold hundreds of thousands of
+ * lines: decoding each through Schema costs 8–10× the JSON.parse under it. So the shapes kern itself writes are
+ * checked by hand here and built without a second validation; anything else (an older or newer field, a wrong type)
+ * goes through the SessionLine schema, which stays the one authority on what a line may be. A property test holds
+ * the two paths to the same answers.
+ */
+export type DecodedLine =
+  | { readonly _tag: "Line"; readonly line: SessionLine }
+  /** Complete JSON that is not a line this kern knows (an unknown tag from a newer kern, a wrong field). */
+  | { readonly _tag: "Undecodable"; readonly reason: string }
+  /** Not JSON at all: garbage, or a write cut short. */
+  | { readonly _tag: "NotJson" }
+
+const decodeSlow = Schema.decodeUnknownEither(SessionLine)
+
+/**
+ * An instance of a Schema class from props checked here. The class constructor copies its props, deletes and re-adds
+ * the tag and walks every field for defaults: ~3 µs a line even unvalidated, as much as the JSON.parse. An instance
+ * is only its fields on the class's prototype, which is what this builds; the property test in parse.test.ts holds
+ * the result to the schema's own decode, prototype included.
+ */
+const instance = <A extends object>(prototype: A, props: { readonly [K in keyof A]?: A[K] }): A => {
+  const target: A = Object.create(prototype)
+  return Object.assign(target, props)
+}
+
+type Json = Record<string, unknown>
+
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+const has = (o: Json, key: string) => Object.prototype.hasOwnProperty.call(o, key)
+const str = (o: Json, key: string): string | undefined => {
+  const value = o[key]
+  return typeof value === "string" ? value : undefined
+}
+const optionalNumber = (o: Json, key: string): number | undefined | false => {
+  if (!has(o, key)) return undefined
+  const value = o[key]
+  return typeof value === "number" ? value : false
+}
+
+const envelopeOf = (value: unknown): Envelope | undefined => {
+  if (!isObject(value)) return undefined
+  const iface = str(value, "interface")
+  const channel = str(value, "channel")
+  const userId = str(value, "userId")
+  const time = str(value, "time")
+  if (iface === undefined || channel === undefined || userId === undefined || time === undefined) return undefined
+  return instance(Envelope.prototype, { interface: iface, channel, userId, time })
+}
+
+const usageOf = (value: unknown): Usage | undefined => {
+  if (!isObject(value)) return undefined
+  const inputTokens = value["inputTokens"]
+  const outputTokens = value["outputTokens"]
+  const cached = optionalNumber(value, "cachedInputTokens")
+  const cost = optionalNumber(value, "costUsdCents")
+  if (typeof inputTokens !== "number" || typeof outputTokens !== "number" || cached === false || cost === false) {
+    return undefined
+  }
+  return { inputTokens, outputTokens, cachedInputTokens: cached ?? 0, costUsdCents: cost ?? 0 }
+}
+
+const toolCallsOf = (value: unknown): Array<ToolCall> | undefined => {
+  if (!Array.isArray(value)) return undefined
+  const calls: Array<ToolCall> = []
+  for (const call of value) {
+    if (!isObject(call) || !has(call, "params")) return undefined
+    const id = str(call, "id")
+    const name = str(call, "name")
+    if (id === undefined || name === undefined) return undefined
+    calls.push({ id, name, params: call["params"] })
+  }
+  return calls
+}
+
+/** The known shapes, or undefined when the line needs the schema's judgement. */
+const decodeFast = (o: Json): SessionLine | undefined => {
+  const at = str(o, "at")
+  switch (o["_tag"]) {
+    case "user": {
+      const text = str(o, "text")
+      if (text === undefined || at === undefined) return undefined
+      if (!has(o, "envelope")) return instance(UserMessage.prototype, { text, at, _tag: "user" })
+      const envelope = envelopeOf(o["envelope"])
+      return envelope === undefined ? undefined : instance(UserMessage.prototype, { text, envelope, at, _tag: "user" })
+    }
+    case "assistant": {
+      const text = str(o, "text")
+      if (text === undefined || at === undefined) return undefined
+      const toolCalls = has(o, "toolCalls") ? toolCallsOf(o["toolCalls"]) : []
+      if (toolCalls === undefined) return undefined
+      if (!has(o, "usage")) return instance(AssistantMessage.prototype, { text, at, toolCalls, _tag: "assistant" })
+      const usage = usageOf(o["usage"])
+      return usage === undefined
+        ? undefined
+        : instance(AssistantMessage.prototype, { text, at, toolCalls, usage, _tag: "assistant" })
+    }
+    case "tool": {
+      const toolCallId = str(o, "toolCallId")
+      const toolName = str(o, "toolName")
+      const isError = o["isError"]
+      if (toolCallId === undefined || toolName === undefined || typeof isError !== "boolean" || at === undefined) {
+        return undefined
+      }
+      if (!has(o, "result")) return undefined
+      return instance(ToolResultMessage.prototype, { toolCallId, toolName, isError, result: o["result"], at, _tag: "tool" })
+    }
+    case "session": {
+      const id = str(o, "id")
+      const createdAt = str(o, "createdAt")
+      const agent = str(o, "agent")
+      if (o["version"] !== 1 || id === undefined || createdAt === undefined || agent === undefined) return undefined
+      return new SessionHeader({ version: 1, id, createdAt, agent }, true)
+    }
+    default:
+      return undefined
+  }
+}
+
+// JSON.parse's SyntaxError is the one way it fails: the line is not JSON.
+const parseJson = (raw: string): Either.Either<unknown, unknown> => Either.try(() => JSON.parse(raw) as unknown)
+
+/** Decodes one line's text (without its newline). */
+export const decodeSessionLine = (raw: string): DecodedLine => {
+  const json = parseJson(raw)
+  if (Either.isLeft(json)) return { _tag: "NotJson" }
+  const value = json.right
+  const fast = isObject(value) ? decodeFast(value) : undefined
+  if (fast !== undefined) return { _tag: "Line", line: fast }
+  const slow = decodeSlow(value)
+  return Either.isRight(slow)
+    ? { _tag: "Line", line: slow.right }
+    : { _tag: "Undecodable", reason: ParseResult.TreeFormatter.formatErrorSync(slow.left) }
+}
+
+/** The schema's own decode of a line, for comparing the fast path against (tests, benches). */
+export const decodeSessionLineBySchema = (raw: string): DecodedLine => {
+  const json = parseJson(raw)
+  if (Either.isLeft(json)) return { _tag: "NotJson" }
+  const slow = decodeSlow(json.right)
+  return Either.isRight(slow)
+    ? { _tag: "Line", line: slow.right }
+    : { _tag: "Undecodable", reason: ParseResult.TreeFormatter.formatErrorSync(slow.left) }
+}

@@ -1,0 +1,45 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Layer } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import * as AgentConfig from "../../src/config/AgentConfig.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import * as SessionIndex from "../../src/session/SessionIndex.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import * as Database from "../../src/storage/Database.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
+
+const memory: Record<string, string> = {
+  "KERN.md": "# KERN.md\nYou run under kern. Tools: bash, read, write, edit, glob, grep, webfetch, kern.\n",
+  "AGENTS.md": "# AGENTS.md\nKeep notes in notes/, knowledge in knowledge/. Answer briefly.\n",
+  "IDENTITY.md": "# IDENTITY.md\nI am bench, the house agent: router, NAS, backups.\n",
+  "USERS.md": "# USERS.md\n- operator: the owner, terse.\n",
+  "KNOWLEDGE.md": "# KNOWLEDGE.md\n- knowledge/router.md: the router's setup.\n",
+  "notes/2026-11-22.md": "# 2026-11-22\n- moved the DHCP range; DNS now on the pi.\n"
+}
+
+/**
+ * A fresh agent folder in a temp dir, with memory files as `kern init` leaves them (a folder without them makes
+ * every step fail to read them, which costs more than reading), `config`, and, when `messages` is given, one
+ * session of that size.
+ */
+export const benchAgent = (messages: number | undefined, config: Record<string, unknown> = {}) => {
+  const dir = NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-")), "agent")
+  NodeFs.mkdirSync(NodePath.join(dir, ".kern"), { recursive: true })
+  NodeFs.mkdirSync(NodePath.join(dir, "notes"), { recursive: true })
+  for (const [name, text] of Object.entries(memory)) NodeFs.writeFileSync(NodePath.join(dir, name), text)
+  NodeFs.writeFileSync(NodePath.join(dir, ".kern/config.json"), JSON.stringify(config))
+  const session = messages === undefined ? undefined : writeSessionFixture(dir, messages)
+  return { dir, session, remove: () => NodeFs.rmSync(NodePath.dirname(dir), { recursive: true, force: true }) }
+}
+
+/** SessionStore over the folder's kern.db, as `kern chat` has it. */
+export const storeLayer = (dir: string) =>
+  SessionStore.Default.pipe(
+    Layer.provide(SessionIndex.layerSql),
+    Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })),
+    Layer.provideMerge(AgentConfig.layer(dir)),
+    Layer.provide(Layer.succeed(ProcessEnv, {})),
+    Layer.provideMerge(NodeContext.layer)
+  )
