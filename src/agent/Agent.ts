@@ -7,6 +7,7 @@ import { openActiveSession } from "./activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
 import type { TurnEvent } from "./TurnEvent.js"
+import type { TurnFailure } from "./TurnFailure.js"
 import { type TurnOutcome, TurnRunner } from "./TurnRunner.js"
 
 /**
@@ -27,8 +28,12 @@ export interface SendOptions {
 export interface AgentService {
   /** The session turns are appended to. */
   readonly sessionId: string
-  /** Runs one turn for `text`; turns from several fibers run one after another, in order. */
-  readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, SessionError>
+  /**
+   * Runs one turn for `text`; turns from several fibers run one after another, in order. A turn that ends without
+   * the model's answer fails with its TurnFailure (provider, watchdog, budget, step limit); what it did is still in
+   * the session.
+   */
+  readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, TurnFailure | SessionError>
 }
 
 export class Agent extends Context.Tag("kern/agent/Agent")<Agent, AgentService>() {}
@@ -64,7 +69,9 @@ const make = (newSession: boolean) =>
           })
           const message = yield* queue.next
           const emit = options.onEvent ?? (() => Effect.void)
-          return yield* runner.run({ message, session, emit }).pipe(Effect.ensuring(queue.endTurn))
+          const outcome = yield* runner.run({ message, session, emit }).pipe(Effect.ensuring(queue.endTurn))
+          if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)
+          return outcome
         })
       )
     return Agent.of({ sessionId: session.id, send })

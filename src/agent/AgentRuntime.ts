@@ -4,7 +4,7 @@ import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
-import type { TurnEvent } from "./TurnEvent.js"
+import { noUsage, type TurnEvent } from "./TurnEvent.js"
 import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
@@ -68,14 +68,14 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
       yield* Ref.update(turns, (n) => n + 1)
       return outcome
     }).pipe(
+      // The session could not be written: the turn did not happen; the runtime goes on with the next message.
       Effect.catchAll((error) =>
         Effect.as(Effect.logError(`kern: a turn failed: ${error.message}`), {
           reply: "",
           delivered: false,
           steps: 0,
           modelMs: 0,
-          usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsdCents: 0 },
-          error: error.message
+          usage: noUsage
         })
       )
     )

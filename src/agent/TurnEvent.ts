@@ -1,3 +1,5 @@
+import type { TurnFailure } from "./TurnFailure.js"
+
 /** What a turn reports as it goes: streamed to the terminal, `--json` lines, and later the web UI. */
 export type TurnEvent =
   | { readonly type: "text"; readonly delta: string }
@@ -17,7 +19,12 @@ export type TurnEvent =
     readonly cachedInputTokens: number
     readonly costUsdCents: number
   }
-  | { readonly type: "error"; readonly message: string }
+  | {
+    readonly type: "error"
+    readonly message: string
+    /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached) and its fields. */
+    readonly failure: typeof TurnFailure.Encoded
+  }
   | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }
 
 export interface TurnUsage {

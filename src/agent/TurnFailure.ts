@@ -37,6 +37,9 @@ export class StepLimitReached extends Schema.TaggedError<StepLimitReached>()("St
 export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached)
 export type TurnFailure = typeof TurnFailure.Type
 
+/** A failure as plain JSON (`_tag` and fields), as `kern chat --json`, the event log and HTTP clients see it. */
+export const encodeFailure = (failure: TurnFailure): typeof TurnFailure.Encoded => Schema.encodeSync(TurnFailure)(failure)
+
 /** A failed model step as a TurnFailure: a watchdog, or the provider's error with its reason and status. */
 export const modelStepFailure = (error: unknown): TurnFailure => {
   if (error instanceof WatchdogTimeout) return new WatchdogFired({ message: error.message })

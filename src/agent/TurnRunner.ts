@@ -1,24 +1,25 @@
-import { AiError, LanguageModel, type Toolkit } from "@effect/ai"
+import { LanguageModel, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
 import { Clock, DateTime, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
-import { EventLog } from "../kernel/EventLog.js"
+import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
+import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
-import { exceededCap } from "../kernel/RunBudget.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
-import { fromAiError } from "../model/ProviderError.js"
+import { priceTable } from "../model/pricing.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
-import { modelStep, WatchdogTimeout } from "./modelStep.js"
+import { modelStep } from "./modelStep.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import type { SessionHistory } from "./SessionHistory.js"
 import { buildSystemPrompt } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
+import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
 /** The session a turn writes to: its file and the messages so far. */
 export interface ActiveSession {
@@ -40,7 +41,8 @@ export interface TurnOutcome {
   readonly usage: TurnUsage
   /** Time spent waiting on the model (all steps), in milliseconds: the rest of the turn is kern's own. */
   readonly modelMs: number
-  readonly error?: string
+  /** Why the turn ended without the model's final answer; absent when it finished. */
+  readonly failure?: TurnFailure
 }
 
 const envelopeOf = (message: QueuedMessage, at: string) =>
@@ -70,17 +72,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const fs = yield* FileSystem.FileSystem
     // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
     const zone = agentZone(config.timezone)
-    const prices = Object.fromEntries(
-      Object.entries(config.prices).map(([id, price]) => [id, { ...price, cachedInput: price.cachedInput ?? price.input }])
-    )
+    const prices = priceTable(config.prices)
     const systemPrompt = buildSystemPrompt.pipe(
       Effect.provideService(AgentConfig, loaded),
       Effect.provideService(FileSystem.FileSystem, fs)
     )
 
-    const audit = (ctx: RunContextData, decisionKey: "kernel.run.started" | "kernel.run.finished" | "kernel.budget.exceeded", status: string, detail: unknown) =>
-      eventLog.record({ decisionKey, runId: ctx.runId, traceId: ctx.traceId, sessionId: ctx.sessionId, status, detail: JSON.stringify(detail) })
-        .pipe(Effect.catchAll((error) => Effect.logWarning(`kern: could not record a run event: ${error.message}`)))
+    const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
+      recordRunEvent(eventLog, ctx, decisionKey, status, detail)
 
     // Building a toolkit renders every tool's JSON Schema: do it again only when the registered tools change.
     const toolkitCache = yield* Ref.make<{ readonly key: string; readonly value: ReturnType<typeof makeToolkit> } | undefined>(undefined)
@@ -92,15 +91,6 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         return [value, { key, value }]
       })
 
-    const describeFailure = (error: unknown): string =>
-      error instanceof WatchdogTimeout
-        ? error.message
-        : AiError.isAiError(error)
-        ? fromAiError(error).message
-        : error instanceof Error
-        ? error.message
-        : String(error)
-
     const run = (input: TurnInput) =>
       Effect.gen(function*() {
         const { message, session, emit } = input
@@ -110,12 +100,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           agentName: config.name,
           intent: message.text.slice(0, 200),
           safetyMode: config.safetyMode,
-          budget: {
-            maxToolCalls: config.budget.maxToolCalls,
-            maxPromptTokens: config.budget.maxPromptTokens,
-            maxLatencyMs: config.budget.maxLatencyMs,
-            maxCostUsdCents: config.budget.maxCostUsdCents
-          }
+          // The config's per-turn caps are the kernel's own keys.
+          budget: config.budget
         })
         const append = (entry: SessionMessage) =>
           Effect.zipRight(session.writer.append(entry), session.history.append(entry))
@@ -133,7 +119,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         let modelMs = 0
         let reply = ""
         let steps = 0
-        let failure: string | undefined
+        let failure: TurnFailure | undefined
         for (let step = 1; step <= config.maxSteps; step++) {
           steps = step
           if (step > 1) {
@@ -143,9 +129,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             }
           }
           const budgetUsage = yield* ctx.budget.usage
-          const cap = exceededCap(ctx.budget.limits, budgetUsage)
-          if (cap !== undefined) {
-            failure = `the turn's budget is used up (${cap} reached: ${budgetUsage.toolCallsUsed} tool calls, ${budgetUsage.promptTokensUsed} prompt tokens, ${budgetUsage.costUsdCentsUsed.toFixed(2)}¢)`
+          const exhausted = budgetFailure(ctx.budget.limits, budgetUsage)
+          if (exhausted !== undefined) {
+            failure = exhausted
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }
@@ -158,7 +144,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           )
           modelMs += Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
           if (result._tag === "Left") {
-            failure = describeFailure(result.left)
+            failure = modelStepFailure(result.left)
             break
           }
           const { calls, text } = result.right
@@ -186,14 +172,21 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
               }))
               yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text })
             }), { concurrency: "unbounded", discard: true })
-          if (step === config.maxSteps) failure = `stopped after ${config.maxSteps} steps (maxSteps)`
+          if (step === config.maxSteps) failure = stepLimit(config.maxSteps)
         }
         if (usage !== noUsage) yield* emit({ type: "usage", ...usage })
-        if (failure !== undefined) yield* emit({ type: "error", message: failure })
+        const encoded = failure === undefined ? undefined : encodeFailure(failure)
+        if (failure !== undefined && encoded !== undefined) yield* emit({ type: "error", message: failure.message, failure: encoded })
         const delivered = reply.trim() !== "" && !isNoReply(reply)
-        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", { kind: "turn", usage, steps, error: failure ?? null })
+        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
+          kind: "turn",
+          usage,
+          steps,
+          error: failure?.message ?? null,
+          failure: encoded ?? null
+        })
         yield* emit({ type: "done", reply, delivered, steps })
-        return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { error: failure }) } satisfies TurnOutcome
+        return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { failure }) } satisfies TurnOutcome
       }).pipe(Effect.withSpan("kern.agent.turn"))
 
     return { run } as const

@@ -61,5 +61,5 @@ export const run = (args: ChatArgs) =>
       : humanEvent(makeReplyFilter())
     const outcome = yield* runner.run({ message, session, emit })
     yield* queue.endTurn
-    if (outcome.error !== undefined) return yield* new CommandFailed({ message: outcome.error })
+    if (outcome.failure !== undefined) return yield* new CommandFailed({ message: outcome.failure.message })
   })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))

@@ -66,8 +66,8 @@ const reusedIds = (config: (server: FakeModelServerShape) => Record<string, unkn
       FakeReply.text("And that one.")
     )
     yield* Effect.gen(function*() {
-      expect((yield* turn("read first, then second")).error).toBeUndefined()
-      expect((yield* turn("now the identity")).error).toBeUndefined()
+      expect((yield* turn("read first, then second")).failure).toBeUndefined()
+      expect((yield* turn("now the identity")).failure).toBeUndefined()
     }).pipe(Effect.provide(runtime))
     const requests = yield* server.requests
     expect(requests).toHaveLength(5)

@@ -60,7 +60,7 @@ const turnCpu = (messages: number, turns: number) => async () => {
         const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
         const used = cpuMs(process.cpuUsage(start)) / outcome.steps
         yield* queue.endTurn
-        if (outcome.error !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.error}`)
+        if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
         const history = yield* session.history.messages
         const baseStart = process.cpuUsage()
         JSON.stringify(history)

@@ -53,7 +53,11 @@ describe("terminal text", () => {
       formatEvent({ type: "text", delta: "\x1b]52;c;ZXZpbA==\x07hi" }),
       formatEvent({ type: "tool-call", id: "c1", name: "bash", params: { command: "echo \x1b[2J" } }),
       formatEvent({ type: "tool-result", id: "c1", name: "bash", isError: true, text: "boom \x1b]0;title\x07" }),
-      formatEvent({ type: "error", message: "provider said \u009b2J" })
+      formatEvent({
+        type: "error",
+        message: "provider said \u009b2J",
+        failure: { _tag: "ProviderFailed", reason: "provider", message: "provider said \u009b2J" }
+      })
     ]
     for (const line of events) assert.notMatch(neutralizeControls(line), rawControl)
     assert.strictEqual(neutralizeControls(events[2] ?? ""), "  ✗ bash: boom ^[]0;title^G\n")

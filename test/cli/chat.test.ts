@@ -86,6 +86,19 @@ describe("kern chat", () => {
       expect(events[events.length - 1]).toMatchObject({ reply: "Five files.", delivered: true, steps: 2 })
     })))
 
+  it.live("--json prints a failed turn's failure as data: its tag, reason and status", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.error(401))
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello", "--json"], { cwd: dir, env }))
+      expect(result.status).toBe(1)
+      const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(events.find((e: { type: string }) => e.type === "error")).toMatchObject({
+        failure: { _tag: "ProviderFailed", reason: "auth", status: 401 }
+      })
+    })))
+
   it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer

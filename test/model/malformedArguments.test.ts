@@ -67,7 +67,7 @@ for (const provider of ["openai", "openrouter"] as const) {
             FakeReply.toolCalls([{ id: "call_ok", name: "read", args: { path: "notes.md" } }]),
             FakeReply.text("Your note says: a note.")
           ))
-        expect(outcome.error).toBeUndefined()
+        expect(outcome.failure).toBeUndefined()
         expect(outcome.reply).toBe("Your note says: a note.")
         const results = messages.flatMap((m) => (m._tag === "tool" ? [String(m.result)] : []))
         expect(results).toHaveLength(malformed.length + 1)
