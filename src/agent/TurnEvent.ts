@@ -1,3 +1,4 @@
+import type { Usage } from "../session/messages.js"
 import type { TurnFailure } from "./TurnFailure.js"
 
 /** What a turn reports as it goes: streamed to the terminal, `--json` lines, and later the web UI. */
@@ -12,13 +13,7 @@ export type TurnEvent =
     readonly text: string
   }
   | { readonly type: "injected"; readonly text: string }
-  | {
-    readonly type: "usage"
-    readonly inputTokens: number
-    readonly outputTokens: number
-    readonly cachedInputTokens: number
-    readonly costUsdCents: number
-  }
+  | ({ readonly type: "usage" } & Usage)
   | {
     readonly type: "error"
     readonly message: string
@@ -27,12 +22,8 @@ export type TurnEvent =
   }
   | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }
 
-export interface TurnUsage {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly cachedInputTokens: number
-  readonly costUsdCents: number
-}
+/** A turn's (or a step's) token counts and cost: the shape sessions store with each answer. */
+export type TurnUsage = Usage
 
 export const noUsage: TurnUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsdCents: 0 }
 

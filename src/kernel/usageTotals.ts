@@ -1,14 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { Usage } from "../session/messages.js"
 
 /** Usage summed over an agent's finished turns. */
-export const UsageTotals = Schema.Struct({
-  turns: Schema.Number,
-  inputTokens: Schema.Number,
-  outputTokens: Schema.Number,
-  cachedInputTokens: Schema.Number,
-  costUsdCents: Schema.Number
-})
+export const UsageTotals = Schema.Struct({ turns: Schema.Number, ...Usage.fields })
 export type UsageTotals = typeof UsageTotals.Type
 
 /** Usage summed over every finished agent turn (not agentic runs) recorded in kern.db's event log. */
