@@ -51,6 +51,12 @@ describe("AgentConfig", () => {
       assert.deepStrictEqual(loaded.warnings, [])
     }))
 
+  it.effect("summaryBudget 0 is valid: it turns summaries off", () =>
+    Effect.gen(function*() {
+      const { config } = yield* load(agentWith({ summaryBudget: 0 }))
+      assert.strictEqual(config.summaryBudget, 0)
+    }))
+
   it.effect("a partial budget keeps the defaults of the keys it leaves out", () =>
     Effect.gen(function*() {
       const { config } = yield* load(agentWith({ budget: { maxToolCalls: 5 } }))
