@@ -11,6 +11,8 @@ export interface CommandDoc {
   readonly description: string
   readonly usage: () => Usage.Usage
   readonly help: (config: CliConfig.CliConfig) => HelpDoc.HelpDoc
+  /** A command with subcommands that also runs on its own (`kern users` lists): not a bare group. */
+  readonly runsAlone?: boolean
 }
 
 /** Sentences @effect/cli adds to every entry; the entry's own description says more. */

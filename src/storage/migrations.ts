@@ -5,6 +5,7 @@ import kernel from "./migrations/0002_kernel.js"
 import artifacts from "./migrations/0003_artifacts.js"
 import pairing from "./migrations/0004_pairing.js"
 import toolReads from "./migrations/0100_tool_reads.js"
+import users from "./migrations/0200_users.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -16,5 +17,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_artifacts": artifacts,
   "0004_pairing": pairing,
   // Numbered apart from the others so that branches adding migrations at the same time do not collide.
-  "0100_tool_reads": toolReads
+  "0100_tool_reads": toolReads,
+  "0200_users": users
 }
