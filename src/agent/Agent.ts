@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { SessionError } from "../session/SessionStore.js"
+import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { openActiveSession } from "./activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
@@ -50,6 +51,7 @@ const make = (newSession: boolean) =>
   Effect.gen(function*() {
     const runner = yield* TurnRunner
     const queue = yield* MessageQueue
+    const memory = yield* MemoryCommits
     const { problems, session } = yield* openActiveSession({ fresh: newSession })
     for (const problem of problems) yield* Effect.logWarning(`kern: ${problem}`)
     const oneAtATime = yield* Effect.makeSemaphore(1)
@@ -64,7 +66,10 @@ const make = (newSession: boolean) =>
           })
           const message = yield* queue.next
           const emit = options.onEvent ?? (() => Effect.void)
-          return yield* runner.run({ message, session, emit }).pipe(Effect.ensuring(queue.endTurn))
+          return yield* runner.run({ message, session, emit }).pipe(
+            Effect.ensuring(queue.endTurn),
+            Effect.tap(() => memory.afterTurn)
+          )
         })
       )
     return Agent.of({ sessionId: session.id, send })

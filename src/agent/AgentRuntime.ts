@@ -1,5 +1,6 @@
 import { Clock, Effect, ExecutionStrategy, Exit, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { MemoryCommits } from "../memory/MemoryCommits.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
@@ -31,6 +32,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const queue = yield* MessageQueue
     const runner = yield* TurnRunner
     const store = yield* SessionStore
+    const memory = yield* MemoryCommits
     const events = yield* PubSub.unbounded<RuntimeEvent>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
@@ -66,6 +68,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         emit: (event) => PubSub.publish(events, { message, event })
       }).pipe(Effect.ensuring(queue.endTurn))
       yield* Ref.update(turns, (n) => n + 1)
+      yield* memory.afterTurn
       return outcome
     }).pipe(
       Effect.catchAll((error) =>
