@@ -1,15 +1,16 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfMissing } from "../storage/missingFile.js"
 
 const memoryFiles = ["KERN.md", "AGENTS.md", "IDENTITY.md", "USERS.md", "KNOWLEDGE.md"] as const
 const notePattern = /^\d{4}-\d{2}-\d{2}\.md$/
 
 /**
- * The system prompt: the agent's memory files and its latest daily note, read fresh for every turn so edits the
+ * The system prompt: the agent's memory files, its latest daily note and the notes summary, read fresh for every turn so edits the
  * agent makes to its own memory take effect at once. A missing file is simply left out.
  */
 export const buildSystemPrompt = Effect.gen(function*() {
@@ -45,6 +46,17 @@ export const buildSystemPrompt = Effect.gen(function*() {
   if (latest !== undefined) {
     const text = yield* read(NodePath.join(notesDir, latest))
     if (text !== "") sections.push(`<file name="notes/${latest}" note="latest daily note">\n${text}\n</file>`)
+  }
+  // The runtime provides the summary where it runs one; a bare prompt (tests, tools) goes without.
+  const summaries = yield* Effect.serviceOption(NotesSummary)
+  if (Option.isSome(summaries)) {
+    const summary = yield* summaries.value.current
+    if (Option.isSome(summary)) {
+      const { fresh, sources, text } = summary.value
+      sections.push(
+        `<notes-summary of="${sources.join(", ")}"${fresh ? "" : " stale=\"true\""}>\n${text}\n</notes-summary>`
+      )
+    }
   }
   return sections.join("\n\n")
 }).pipe(Effect.withSpan("kern.agent.systemPrompt"))

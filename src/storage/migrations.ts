@@ -7,6 +7,7 @@ import pairing from "./migrations/0004_pairing.js"
 import toolReads from "./migrations/0100_tool_reads.js"
 import users from "./migrations/0200_users.js"
 import heartbeat from "./migrations/0201_heartbeat.js"
+import notesSummary from "./migrations/0202_notes_summary.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -20,5 +21,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   // Numbered apart from the others so that branches adding migrations at the same time do not collide.
   "0100_tool_reads": toolReads,
   "0200_users": users,
-  "0201_heartbeat": heartbeat
+  "0201_heartbeat": heartbeat,
+  "0202_notes_summary": notesSummary
 }
