@@ -120,6 +120,8 @@ export const renderHelp = (
   const out: Array<string> = [name === "" ? `kern ${version}` : `kern ${name}`, ""]
   if (sections.description.length > 0) out.push(...sections.description, "")
   out.push(heading("Usage"))
+  // A command that also runs alone (`kern users`) shows how, besides its subcommands.
+  if (children.length > 0 && doc?.runsAlone === true) out.push(`  kern ${name} [dir] [options]`)
   if (children.length > 0) out.push(`  kern ${name === "" ? "" : `${name} `}<command> [options]`)
   else if (doc !== undefined) out.push(...usageLines(name, doc.usage()).map((line) => `  ${line}`))
   out.push("")

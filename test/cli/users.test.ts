@@ -85,6 +85,14 @@ describe("kern pair / kern users", () => {
       expect(usersMd().split(usersBegin)).toHaveLength(2)
     }))
 
+  it("help: kern users runs alone and has subcommands; kern pair takes a code", () => {
+    const users = runKern(["users", "--help"])
+    expect(users.status).toBe(0)
+    expect(users.stdout).toContain("  kern users [dir] [options]\n  kern users <command> [options]")
+    for (const sub of ["promote", "scope", "revoke"]) expect(users.stdout).toMatch(new RegExp(`^  users ${sub} `, "m"))
+    expect(runKern(["pair", "--help"]).stdout).toMatch(/kern pair .*<code>/)
+  })
+
   it("mistakes are one line naming what was wrong, with exit 1 (or 2 for the command line)", () => {
     const dir = initAgentFolder(["--model", "m"])
     const cases: ReadonlyArray<[ReadonlyArray<string>, number, string]> = [
