@@ -81,6 +81,29 @@ describe("kern chat", () => {
       expect(git("status", "--porcelain")).toBe(" M .kern/config.json\n?? scratch.txt\n")
     })))
 
+  it.live("the notes summary a chat starts is made before it exits, and the next chat's prompt carries it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-01.md"), "deployed web1\n")
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-02.md"), "today\n")
+      // The turn and the summary ask the model at the same time; both get the same answer, whichever comes first.
+      yield* server.reply(FakeReply.text("Web1 was deployed."), FakeReply.text("Web1 was deployed."))
+      const first = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
+      expect(first.status, first.stderr).toBe(0)
+      const asked = (yield* server.requests).map((r) => JSON.stringify(r.body))
+      expect(asked).toHaveLength(2)
+      expect(asked.filter((body) => body.includes("Summarize these daily notes"))).toHaveLength(1)
+      expect(asked.some((body) => body.includes("notes-summary"))).toBe(false)
+
+      yield* server.reply(FakeReply.text("ok"))
+      const second = yield* Effect.promise(() => runKernAsync(["chat", "-m", "what happened?"], { cwd: dir, env }))
+      expect(second.status, second.stderr).toBe(0)
+      const requests = yield* server.requests
+      expect(requests).toHaveLength(3)
+      expect(JSON.stringify(requests[2]!.body)).toContain("<notes-summary of=\\\"notes/2026-01-01.md\\\">\\nWeb1 was deployed.")
+    })))
+
   it.live("model text and tool output reach the terminal with their control sequences shown, not obeyed", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
