@@ -2,6 +2,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, DateTime, Effect, Fiber, Layer, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../src/agent/AgentRuntime.js"
@@ -18,10 +19,10 @@ const minute = 60_000
 const hour = 60 * minute
 
 /** A running AgentRuntime over a fake model, on the TestClock; `state` reads the heartbeat's record in kern.db. */
-const started = (config: Record<string, unknown>, files: Record<string, string> = {}) =>
+const started = (config: Record<string, unknown>, files: Record<string, string> = {}, at?: string) =>
   Effect.gen(function*() {
     const server = yield* makeFakeServer
-    const dir = NodePath.join(makeTempDir(), "agent")
+    const dir = at ?? NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, {
       ".kern/config.json": JSON.stringify({
         model: "m",
@@ -45,7 +46,7 @@ const started = (config: Record<string, unknown>, files: Record<string, string> 
       Effect.provideService(SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))
     )
     const serving = yield* Effect.fork(runtime.serve)
-    while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
+    if (config["heartbeatInterval"] !== 0) while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
     return { server, runtime, state, serving, dir }
   })
 
@@ -196,5 +197,28 @@ describe("heartbeat", () => {
       yield* server.awaitRequests(1)
       yield* settle(runtime)
       expect(yield* state).toMatchObject({ lastAtMs: 8 * hour, outcome: "ran" })
+    }))
+
+  it.scoped("the runtime commits the memory files a turn changed", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, { "AGENTS.md": "# agents\n" })
+      const git = (...args: ReadonlyArray<string>) =>
+        spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, encoding: "utf8" }).stdout
+      git("init", "-q", "-b", "main")
+      git("add", "AGENTS.md")
+      git("commit", "-q", "-m", "init")
+      const { runtime, server } = yield* started({ heartbeatInterval: 0, autoCommit: true }, {}, dir)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "w", name: "write", args: { path: "notes/1970-01-01.md", content: "met the operator\n" } }]),
+        FakeReply.text("Noted.")
+      )
+      yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "note this" })
+      yield* server.awaitRequests(2)
+      yield* settle(runtime)
+      for (let i = 0; i < 200 && git("log", "--format=%s").trim().split("\n").length < 2; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+      }
+      expect(git("log", "-1", "--format=%s").trim()).toBe("kern: memory notes/1970-01-01.md")
     }))
 })
