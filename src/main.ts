@@ -54,7 +54,7 @@ const report = (error: unknown): Effect.Effect<number> => {
 }
 
 // A command that only groups others (`kern kernel`) has nothing to run: its help says what it groups.
-const bareGroup = path !== "" && Object.keys(commandDocs).some((other) => other.startsWith(`${path} `)) &&
+const bareGroup = path !== "" && commandDocs[path]?.runsAlone !== true && Object.keys(commandDocs).some((other) => other.startsWith(`${path} `)) &&
   argv.filter((arg) => !arg.startsWith("-")).length === path.split(" ").length
 const helpWanted = argv.length === 0 || argv.includes("--help") || argv.includes("-h") || bareGroup
 

@@ -1,5 +1,12 @@
-import { Clock, Effect, ExecutionStrategy, Exit, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Duration, Effect, ExecutionStrategy, Exit, PubSub, Ref, Scope, SynchronizedRef } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { knowledgeReport, needsCare } from "../memory/knowledge.js"
+import { MemoryCommits } from "../memory/MemoryCommits.js"
+import { today } from "../memory/notes.js"
+import { agentZone } from "./envelope.js"
+import { heartbeatPrompt, heartbeatText, withinActiveHours } from "./heartbeat.js"
+import { HeartbeatLog } from "./HeartbeatLog.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
@@ -13,7 +20,7 @@ export interface RuntimeEvent {
   readonly event: TurnEvent
 }
 
-export const heartbeatText = "[heartbeat]"
+export { heartbeatText }
 
 interface OpenSession {
   readonly session: ActiveSession
@@ -21,16 +28,20 @@ interface OpenSession {
 }
 
 /**
- * The long-running agent: one turn at a time from the queue, every turn's events published to all channels, and a
- * heartbeat on the Clock. Each session is open in a scope of its own inside the runtime's, so `/new` closes the old
+ * The long-running agent: one turn at a time from the queue, every turn's events published to all channels, the
+ * memory committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the runtime's, so `/new` closes the old
  * file and shutting down closes (and syncs) the current one.
  */
 export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/AgentRuntime", {
+  dependencies: [HeartbeatLog.Default],
   scoped: Effect.gen(function*() {
-    const { config } = yield* AgentConfig
+    const { config, paths } = yield* AgentConfig
+    const heartbeatLog = yield* HeartbeatLog
+    const fs = yield* FileSystem.FileSystem
     const queue = yield* MessageQueue
     const runner = yield* TurnRunner
     const store = yield* SessionStore
+    const memory = yield* MemoryCommits
     const events = yield* PubSub.unbounded<RuntimeEvent>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
@@ -54,7 +65,26 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const newSession = SynchronizedRef.updateAndGetEffect(current, (old) =>
       Effect.zipLeft(openIn(true), Scope.close(old.scope, Exit.void))).pipe(Effect.map((open) => open.session.id))
 
-    const submit = (message: NewMessage) => queue.offer(message)
+    const zone = agentZone(config.timezone)
+    /** When the heartbeat that is queued or running was sent: the next tick is skipped rather than piled up. */
+    const heartbeatSentAt = yield* Ref.make<number | undefined>(undefined)
+    /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
+    const activity = yield* Ref.make(true)
+
+    const submit = (message: NewMessage) =>
+      Effect.zipLeft(queue.offer(message), message.interface === heartbeatInterface ? Effect.void : Ref.set(activity, true))
+
+    /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
+    const heartbeatDone = (outcome: Exit.Exit<TurnOutcome, unknown>) =>
+      Effect.gen(function*() {
+        const now = (yield* Ref.getAndSet(heartbeatSentAt, undefined)) ?? (yield* Clock.currentTimeMillis)
+        if (Exit.isSuccess(outcome) && outcome.value.failure === undefined) {
+          yield* heartbeatLog.record(now, "ran", outcome.value.delivered ? "the agent sent a message" : "nothing to report")
+        } else {
+          const reason = Exit.isSuccess(outcome) ? outcome.value.failure?.message ?? "" : "the turn failed"
+          yield* heartbeatLog.record(now, "failed", reason)
+        }
+      })
 
     /** Runs the next queued message's turn, publishing its events. */
     const step: Effect.Effect<TurnOutcome> = Effect.gen(function*() {
@@ -64,8 +94,12 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         message,
         session,
         emit: (event) => PubSub.publish(events, { message, event })
-      }).pipe(Effect.ensuring(queue.endTurn))
+      }).pipe(
+        Effect.ensuring(queue.endTurn),
+        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(exit) : Effect.void)
+      )
       yield* Ref.update(turns, (n) => n + 1)
+      yield* memory.afterTurn
       return outcome
     }).pipe(
       // The session could not be written: the turn did not happen; the runtime goes on with the next message.
@@ -80,13 +114,58 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
       )
     )
 
-    /** The heartbeat: a `[heartbeat]` message every heartbeatInterval minutes (none while one is waiting). */
-    const heartbeat = config.heartbeatInterval === 0
-      ? Effect.never
-      : Effect.repeat(
-        submit({ interface: heartbeatInterface, channel: "heartbeat", userId: "system", text: heartbeatText }),
-        Schedule.spaced(`${config.heartbeatInterval} minutes`)
-      ).pipe(Effect.delay(`${config.heartbeatInterval} minutes`))
+    /**
+     * One heartbeat tick: skipped outside activeHours, while the last heartbeat is queued or running (they never pile
+     * up), and when nothing happened since the last one (no message, knowledge in order): no model call then.
+     * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
+     */
+    const tick = (nowMs: number) =>
+      Effect.gen(function*() {
+        if (!withinActiveHours(config.activeHours, nowMs, zone)) {
+          return yield* heartbeatLog.record(nowMs, "skipped", `outside activeHours (${config.activeHours})`)
+        }
+        if ((yield* Ref.get(heartbeatSentAt)) !== undefined) {
+          return yield* heartbeatLog.record(nowMs, "skipped", "the previous heartbeat is still queued or running")
+        }
+        const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.catchAll((error) =>
+            Effect.as(Effect.logWarning(`kern: could not check knowledge/: ${error.message}`), { stale: [], unindexed: [] })
+          )
+        )
+        if (!(yield* Ref.get(activity)) && !needsCare(knowledge)) {
+          return yield* heartbeatLog.record(nowMs, "skipped", "nothing happened since the last heartbeat")
+        }
+        yield* Ref.set(heartbeatSentAt, nowMs)
+        yield* Ref.set(activity, false)
+        yield* queue.offer({
+          interface: heartbeatInterface,
+          channel: "heartbeat",
+          userId: "system",
+          text: heartbeatPrompt(yield* today(zone), knowledge)
+        })
+      }).pipe(Effect.withSpan("kern.heartbeat.tick"))
+
+    const intervalMs = config.heartbeatInterval * 60_000
+
+    /**
+     * The heartbeat: a tick every heartbeatInterval minutes, the next one due an interval after the last one fired,
+     * so a tick that comes late (a suspended machine) fires once, not once per interval missed.
+     */
+    const heartbeat = intervalMs === 0 ? Effect.never : Effect.gen(function*() {
+      let next = (yield* Clock.currentTimeMillis) + intervalMs
+      yield* heartbeatLog.setNext(next)
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (now < next) {
+          yield* Effect.sleep(Duration.millis(next - now))
+          continue
+        }
+        yield* tick(now)
+        next = now + intervalMs
+        yield* heartbeatLog.setNext(next)
+      }
+    }).pipe(Effect.ensuring(heartbeatLog.setNext(null)))
 
     /** Serves the queue until interrupted. */
     const serve = Effect.zipRight(

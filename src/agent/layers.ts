@@ -7,6 +7,8 @@ import { PairingStore } from "../users/PairingStore.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
+import * as MemoryCommits from "../memory/MemoryCommits.js"
+import * as NotesSummary from "../memory/NotesSummary.js"
 import * as Database from "../storage/Database.js"
 import * as Builtins from "../tools/builtins.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
@@ -84,11 +86,14 @@ const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   Provider.layer.pipe(Layer.provideMerge(NodeHttpClient.layerUndici), Layer.provideMerge(below))
 
 /**
- * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue
- * and the turn runner.
+ * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue,
+ * the turn runner, the memory commits (a last one when the layer closes, before the folder is let go) and the
+ * notes summary.
  */
 export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
-  AgentLive.layer.pipe(Layer.provideMerge(withModel(heldKernelAgentLayer(source, hold))))
+  Layer.mergeAll(AgentLive.layer, MemoryCommits.layer(hold.report), NotesSummary.layer).pipe(
+    Layer.provideMerge(withModel(heldKernelAgentLayer(source, hold)))
+  )
 
 /**
  * The long-running agent, with the folder held: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
@@ -96,7 +101,7 @@ export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
  */
 export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
   const runtime = AgentRuntime.Default.pipe(
-    Layer.provideMerge(AgentLive.layer),
+    Layer.provideMerge(Layer.mergeAll(AgentLive.layer, MemoryCommits.layer(hold.report), NotesSummary.layer)),
     Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold)))
   )
   const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({

@@ -5,6 +5,8 @@ import { MessageQueue } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { TurnRunner } from "../agent/TurnRunner.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
+import { MemoryCommits } from "../memory/MemoryCommits.js"
+import { NotesSummary } from "../memory/NotesSummary.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { CommandFailed } from "./errors.js"
 
@@ -61,5 +63,9 @@ export const run = (args: ChatArgs) =>
       : humanEvent(makeReplyFilter())
     const outcome = yield* runner.run({ message, session, emit })
     yield* queue.endTurn
+    // Committed before the process exits (and the folder is let go), so scripted chats keep their memory in git.
+    yield* Effect.flatMap(MemoryCommits, (memory) => memory.afterTurn)
+    // A summary this turn started is waited for (30 s at most), so the next chat finds it made.
+    yield* Effect.flatMap(NotesSummary, (summary) => summary.settled())
     if (outcome.failure !== undefined) return yield* new CommandFailed({ message: outcome.failure.message })
   })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))

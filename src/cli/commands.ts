@@ -213,9 +213,46 @@ const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption, wait: waitOpt
     Command.withDescription("Chat with the agent in the terminal: streamed replies, a line per tool call, /status /new /help.")
   )
 
+const pair = Command.make("pair", {
+  code: Args.text({ name: "code" }).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
+  dir: dirArg,
+  dirFlag: dirOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.pair(resolved)))).pipe(
+  Command.withDescription("Approve a channel user's pairing code (works while the agent runs); USERS.md follows.")
+)
+
+const userIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
+
+const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.promote(resolved)))).pipe(
+    Command.withDescription("Make an approved channel user an operator (they get the config's toolScope).")
+  )
+
+const usersScope = Command.make("scope", {
+  id: userIdArg,
+  scope: Args.choice([["read", "read"], ["write", "write"], ["full", "full"]] as const, { name: "scope" }).pipe(
+    Args.withDescription("read, write or full (never more than the config's toolScope)")
+  ),
+  dir: dirArg,
+  dirFlag: dirOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.scope(resolved)))).pipe(
+  Command.withDescription("Set an approved user's tool scope (users have read unless set).")
+)
+
+const usersRevoke = Command.make("revoke", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.revoke(resolved)))).pipe(
+    Command.withDescription("Forget a user or a pending code: their messages no longer reach the agent.")
+  )
+
+const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription("Channel users: approved (role, tool scope) and pending (code); promote, scope, revoke."),
+    Command.withSubcommands([usersPromote, usersScope, usersRevoke])
+  )
+
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, chat, tui, sessions, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, chat, tui, sessions, pair, users, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -236,6 +273,11 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   tui: doc(tui, "Chat with the agent in the terminal."),
   sessions: doc(sessions, "The agent's conversations."),
   "sessions list": doc(sessionsList, "The sessions, oldest first."),
+  pair: doc(pair, "Approve a channel user's pairing code."),
+  users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
+  "users promote": doc(usersPromote, "Make a user an operator."),
+  "users scope": doc(usersScope, "Set a user's tool scope."),
+  "users revoke": doc(usersRevoke, "Forget a user."),
   kernel: doc(kernel, "Inspect the kernel and run tools through it."),
   "kernel info": doc(kernelInfo, "Tools by safety class, policy, events recorded."),
   "kernel namespaces": doc(kernelNamespaces, "The decision keys of kernel events."),

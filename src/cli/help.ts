@@ -11,6 +11,8 @@ export interface CommandDoc {
   readonly description: string
   readonly usage: () => Usage.Usage
   readonly help: (config: CliConfig.CliConfig) => HelpDoc.HelpDoc
+  /** A command with subcommands that also runs on its own (`kern users` lists): not a bare group. */
+  readonly runsAlone?: boolean
 }
 
 /** Sentences @effect/cli adds to every entry; the entry's own description says more. */
@@ -118,6 +120,8 @@ export const renderHelp = (
   const out: Array<string> = [name === "" ? `kern ${version}` : `kern ${name}`, ""]
   if (sections.description.length > 0) out.push(...sections.description, "")
   out.push(heading("Usage"))
+  // A command that also runs alone (`kern users`) shows how, besides its subcommands.
+  if (children.length > 0 && doc?.runsAlone === true) out.push(`  kern ${name} [dir] [options]`)
   if (children.length > 0) out.push(`  kern ${name === "" ? "" : `${name} `}<command> [options]`)
   else if (doc !== undefined) out.push(...usageLines(name, doc.usage()).map((line) => `  ${line}`))
   out.push("")

@@ -9,6 +9,8 @@ import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
+import { localIso } from "../agent/envelope.js"
+import { HeartbeatLog, type HeartbeatState } from "../agent/HeartbeatLog.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -32,11 +34,17 @@ export const run = (args: StatusArgs) =>
     )
     if (sizes._tag === "Left") problems.push(`cannot read ${paths.dbFile}: ${sizes.left.message}`)
     const dbBytes = sizes._tag === "Right" ? sizes.right[0] + sizes.right[1] : 0
-    const totals = dbBytes === 0
+    const fromDb = dbBytes === 0
       ? undefined
-      : yield* Effect.either(usageTotals.pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
-    const usage = totals?._tag === "Right" ? totals.right : null
-    if (totals?._tag === "Left") problems.push(totals.left.message)
+      : yield* Effect.either(
+        Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
+          Effect.provide(HeartbeatLog.Default),
+          Effect.provide(Database.layer({ filename: paths.dbFile }))
+        )
+      )
+    const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
+    if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
+    const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -45,7 +53,8 @@ export const run = (args: StatusArgs) =>
       agentFolder: loaded.fileExists,
       problems,
       dbBytes,
-      usage
+      usage,
+      heartbeat
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -57,10 +66,35 @@ export const run = (args: StatusArgs) =>
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
         : `usage:     ${usage.turns} turns, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
+      `heartbeat: ${heartbeatLine(heartbeat)}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
     yield* Console.log(lines.join("\n"))
   })
+
+/** The heartbeat as recorded by the runtime: its last tick (what it did and why) and the next one. */
+const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
+  const at = (ms: number | null) => ms === null ? null : localIso(ms, config.timezone)
+  return {
+    intervalMinutes: config.heartbeatInterval,
+    activeHours: config.activeHours ?? null,
+    last: state === undefined || state.lastAtMs === null || state.outcome === null
+      ? null
+      : { at: at(state.lastAtMs), atMs: state.lastAtMs, outcome: state.outcome, reason: state.reason },
+    next: config.heartbeatInterval === 0 ? null : at(state?.nextAtMs ?? null),
+    nextAtMs: config.heartbeatInterval === 0 ? null : state?.nextAtMs ?? null
+  }
+}
+
+const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string => {
+  if (heartbeat.intervalMinutes === 0) return "off (heartbeatInterval 0)"
+  const every = `every ${heartbeat.intervalMinutes} min${heartbeat.activeHours === null ? "" : ` within ${heartbeat.activeHours}`}`
+  const last = heartbeat.last === null
+    ? "none yet"
+    : `${heartbeat.last.at} ${heartbeat.last.outcome}${heartbeat.last.reason === "" ? "" : ` (${heartbeat.last.reason})`}`
+  const next = heartbeat.next ?? "when the agent runs (kern run)"
+  return `${every}; last ${last}; next ${next}`
+}
 
 const formatBytes = (bytes: number): string =>
   bytes === 0

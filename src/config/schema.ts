@@ -28,6 +28,10 @@ export const HttpUrl = Text.pipe(Schema.filter(isHttpUrl)).annotations({ identif
 const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)).annotations({
   identifier: "an environment variable name"
 })
+/** `"HH:MM-HH:MM"` in the agent's zone; a start after the end spans midnight (`"22:00-06:00"`). */
+export const ActiveHours = Schema.String.pipe(
+  Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$/)
+).annotations({ identifier: "a time range HH:MM-HH:MM" })
 export const Port = Schema.Int.pipe(Schema.between(1, 65535)).annotations({ identifier: "a port number 1–65535" })
 
 /** The per-turn budget of an agent (DESIGN.md); the kernel's RunBudget keeps smaller library defaults. */
@@ -73,6 +77,8 @@ export const KernConfigFields = {
   recall: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   autoRecall: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   heartbeatInterval: Schema.optionalWith(NonNegativeInt, { default: () => 60 }),
+  activeHours: Schema.optional(ActiveHours),
+  staleKnowledgeDays: Schema.optionalWith(PositiveInt, { default: () => 30 }),
   timezone: Schema.optional(Text),
   host: Schema.optionalWith(Text, { default: () => "127.0.0.1" }),
   port: Schema.optional(Port),
@@ -116,6 +122,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   recall: "true or false",
   autoRecall: "true or false",
   heartbeatInterval: "an integer ≥ 0 (minutes; 0 turns the heartbeat off)",
+  activeHours: "a time range \"HH:MM-HH:MM\" in the agent's timezone, e.g. \"08:00-22:00\"",
+  staleKnowledgeDays: "a positive integer (days)",
   timezone: "a non-empty string (an IANA zone such as \"Europe/Berlin\")",
   host: "a non-empty string (a host name or address)",
   port: "an integer port number from 1 to 65535",

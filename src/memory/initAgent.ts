@@ -98,7 +98,9 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
     baseURL: options.baseURL ?? previous["baseURL"],
     apiKeyEnv: options.apiKeyEnv ?? previous["apiKeyEnv"],
     embeddingModel: options.embeddingModel ?? previous["embeddingModel"],
-    contractEnforcement: options.contractEnforcement ?? previous["contractEnforcement"]
+    contractEnforcement: options.contractEnforcement ?? previous["contractEnforcement"],
+    // No repository was asked for: memory commits would only warn after every turn.
+    autoCommit: previous["autoCommit"] ?? (options.git ? undefined : false)
   })
   const decoded = decodeConfigFile(".kern/config.json", config, NodePath.basename(paths.dir))
   if (Either.isLeft(decoded)) {

@@ -62,8 +62,13 @@ may edit it, but you normally leave it alone.
   (\`.kern/.env\`), the database (\`.kern/kern.db\`), sessions, artifacts and logs are not.
 - **One queue.** Messages from the terminal and from scripts (\`kern chat\`) arrive in one queue and are answered
   one turn at a time. Each message starts with an envelope: \`[via <interface>, <channel>, user: <id>, time: …]\`.
-- **Context.** Your system prompt holds KERN.md, AGENTS.md, IDENTITY.md, USERS.md, KNOWLEDGE.md and the latest
-  daily note in \`notes/\`; the conversation of the current session follows it.
+- **Context.** Your system prompt holds KERN.md, AGENTS.md, IDENTITY.md, USERS.md, KNOWLEDGE.md, the latest
+  daily note in \`notes/\` and a summary of the five notes before it; the conversation of the current session
+  follows it.
+- **Notes.** Only \`notes/YYYY-MM-DD.md\` are daily notes. A previous day's note is history: write and edit refuse
+  to change it. Write today's.
+- **Commits.** With \`autoCommit\` on (the default), kern commits the memory files that changed after your turns
+  (\`*.md\` here, \`knowledge/\`, \`notes/\`); you do not need to run git for that.
 - **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\`, set by the operator.
   A refused call comes back as a result with a reason: read it and adapt.
 - **What is closed.** \`.kern/\` (configuration, secrets, the database, sessions) is closed to your file tools and

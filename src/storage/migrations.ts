@@ -6,6 +6,9 @@ import artifacts from "./migrations/0003_artifacts.js"
 import pairing from "./migrations/0004_pairing.js"
 import toolReads from "./migrations/0100_tool_reads.js"
 import sessions from "./migrations/0101_sessions.js"
+import users from "./migrations/0200_users.js"
+import heartbeat from "./migrations/0201_heartbeat.js"
+import notesSummary from "./migrations/0202_notes_summary.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -18,5 +21,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_pairing": pairing,
   // Numbered apart from the others so that branches adding migrations at the same time do not collide.
   "0100_tool_reads": toolReads,
-  "0101_sessions": sessions
+  "0101_sessions": sessions,
+  "0200_users": users,
+  "0201_heartbeat": heartbeat,
+  "0202_notes_summary": notesSummary
 }

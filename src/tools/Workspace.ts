@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Layer } from "effect"
+import { Context, type DateTime, Effect, Layer } from "effect"
+import { agentZone } from "../agent/envelope.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
@@ -23,6 +24,8 @@ export interface WorkspaceOptions {
   readonly allowPrivateHosts?: boolean
   /** Where artifacts live; `<root>/.kern/artifacts` unless given. */
   readonly artifactsDir?: string
+  /** The agent's zone (config `timezone`), for the dates of daily notes; the host's unless given. */
+  readonly zone?: DateTime.TimeZone
 }
 
 /** A path the guard let through: `path` is the real absolute path, `display` what to call it in messages. */
@@ -37,6 +40,8 @@ export interface WorkspaceService {
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
   readonly artifactsDir: string
+  /** The agent's zone: which daily note is today's. */
+  readonly zone: DateTime.TimeZone
   /** The environment for child processes: the minimal set and the `bashEnv` names, never a known secret. */
   readonly childEnv: Readonly<Record<string, string>>
   /**
@@ -187,6 +192,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
     guard,
     allowPrivateHosts: options.allowPrivateHosts ?? false,
     artifactsDir: options.artifactsDir ?? path.join(root, ".kern", "artifacts"),
+    zone: options.zone ?? agentZone(undefined),
     childEnv,
     resolve,
     display
@@ -206,7 +212,8 @@ export const layer: Layer.Layer<Workspace, never, AgentConfig | KnownSecrets | F
         env: loaded.env,
         bashEnv: loaded.config.bashEnv,
         secrets,
-        artifactsDir: loaded.paths.artifactsDir
+        artifactsDir: loaded.paths.artifactsDir,
+        zone: agentZone(loaded.config.timezone)
       })
     })
   )

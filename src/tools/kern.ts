@@ -7,7 +7,8 @@ import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { PairingStore } from "../users/PairingStore.js"
+import { effectiveScope, PairingStore, userKey } from "../users/PairingStore.js"
+import { syncUsersFile } from "../users/usersFile.js"
 import { estimateTokens } from "./ContextStats.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
@@ -173,12 +174,13 @@ const logs = (limit: number) =>
   })
 
 const pairingLines = Effect.gen(function*() {
+  const { config } = yield* AgentConfig
   const store = yield* PairingStore
   const pairings = yield* store.list.pipe(Effect.mapError((error) => toolFailure("UNEXPECTED", error.message)))
   if (pairings.length === 0) return "No channel users have paired or asked to pair."
   return ["Channel users:", ...pairings.map((p) =>
-    `- ${p.interface} ${p.userId}${p.displayName === "" ? "" : ` (${p.displayName})`}: ${p.status}${
-      p.status === "pending" ? `, code ${p.code}` : ""
+    `- ${userKey(p)}${p.displayName === "" ? "" : ` (${p.displayName})`}: ${p.status}${
+      p.status === "pending" ? `, code ${p.code}` : `, ${p.role}, tool scope ${effectiveScope(p, config.toolScope)}`
     }`)].join("\n")
 })
 
@@ -188,11 +190,17 @@ export const kernPair = Effect.fn("kern.tools.kern_pair")(function*(args: KernPa
   const store = yield* PairingStore
   const { changed, pairing } = yield* store.approve(args.code, `agent:${ctx.userSid || ctx.agentName}`).pipe(
     Effect.mapError((error) =>
-      toolFailure(error.reason === "storage" ? "UNEXPECTED" : error.reason === "invalid_code" ? "VALIDATION_ERROR" : "NOT_FOUND", error.message)
+      toolFailure(
+        error.reason === "storage" ? "UNEXPECTED" : error.reason === "invalid_code" ? "VALIDATION_ERROR" : "NOT_FOUND",
+        error.message
+      )
     )
   )
+  // kern.db holds the approval; USERS.md is its mirror, and a failure to update it does not undo the approval.
+  const mirrored = yield* Effect.either(syncUsersFile)
+  const note = mirrored._tag === "Left" ? ` (USERS.md was not updated: ${mirrored.left.message})` : ""
   const who = `${pairing.interface} user ${pairing.userId}${pairing.displayName === "" ? "" : ` (${pairing.displayName})`}`
-  return { pairing, text: changed ? `Approved ${who}.` : `${who} was already approved.` }
+  return { pairing, text: (changed ? `Approved ${who}.` : `${who} was already approved.`) + note }
 })
 
 const users = (loaded: LoadedConfig) =>

@@ -1,6 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
+import * as NodePath from "node:path"
+import { refusePastNote } from "../memory/notes.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { atomicWrite, type TargetChanged } from "./atomicWrite.js"
 import { fileFailure } from "./failures.js"
@@ -57,9 +59,9 @@ export const writeFailure = (display: string) => (error: PlatformError | TargetC
     : fileFailure(display)(error)
 
 /**
- * The frame every file change runs in (write, edit): the path resolved for writing, the file's locks held from
- * reading it to the rename, the read-before-write check on what is there now, then the bytes `change` computes from
- * it written atomically against that snapshot and recorded as what this session has seen.
+ * The frame every file change runs in (write, edit): the path resolved for writing (a previous day's note refused),
+ * the file's locks held from reading it to the rename, the read-before-write check on what is there now, then the
+ * bytes `change` computes from it written atomically against that snapshot and recorded as what this session has seen.
  */
 export const changeFile = <A, R>(
   path: string,
@@ -72,6 +74,7 @@ export const changeFile = <A, R>(
     const tracker = yield* ReadTracker
     const { sessionId } = yield* ToolSession
     const file = yield* workspace.resolve(path, "write")
+    yield* refusePastNote(NodePath.relative(workspace.root, file.path), file.display, workspace.zone)
     return yield* Effect.gen(function*() {
       const before = yield* currentBytes(file.path, file.display)
       if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)

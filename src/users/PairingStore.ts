@@ -1,7 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Random, Schema } from "effect"
+import { Clock, Effect, Option, Random, Schema } from "effect"
+import { ToolScope } from "../config/schema.js"
 
-/** A channel user known to the agent: waiting for the operator's approval, or approved. */
+export const UserRole = Schema.Literal("operator", "user")
+export type UserRole = typeof UserRole.Type
+
+/** A channel user known to the agent: waiting for the operator's approval, or approved (a user). */
 export class Pairing extends Schema.Class<Pairing>("Pairing")({
   code: Schema.String,
   interface: Schema.String,
@@ -11,53 +15,84 @@ export class Pairing extends Schema.Class<Pairing>("Pairing")({
   status: Schema.Literal("pending", "approved"),
   requestedAtMs: Schema.Number,
   approvedAtMs: Schema.NullOr(Schema.Number),
-  approvedBy: Schema.NullOr(Schema.String)
+  approvedBy: Schema.NullOr(Schema.String),
+  role: UserRole,
+  /** NULL: the role's default (an operator gets the config's toolScope, a user `read`). */
+  toolScope: Schema.NullOr(ToolScope),
+  /** When a pending code stops working; NULL for rows paired before codes expired. */
+  expiresAtMs: Schema.NullOr(Schema.Number)
 }) {}
 
 export class PairingError extends Schema.TaggedError<PairingError>()("PairingError", {
-  reason: Schema.Literal("unknown_code", "invalid_code", "storage"),
+  reason: Schema.Literal("unknown_code", "invalid_code", "expired_code", "unknown_user", "invalid_id", "not_approved", "storage"),
   message: Schema.String
 }) {}
 
 /** `KERN-` and four letters or digits, without the ones people confuse (0/O, 1/I). */
 export const codePattern = /^KERN-[A-HJ-NP-Z2-9]{4}$/
-const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+export const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+/** A pending code works for a day; after that the user gets a new one when they write again. */
+export const codeLifetimeMs = 24 * 60 * 60 * 1000
+
+/** How a user is named on the command line: `<interface>:<user id>`, e.g. `telegram:42`. */
+export const userKey = (pairing: { readonly interface: string; readonly userId: string }) => `${pairing.interface}:${pairing.userId}`
+
+const scopeRank: Record<ToolScope, number> = { read: 0, write: 1, full: 2 }
+
+/**
+ * The tools a user may have: an operator the config's `toolScope`, a user their own scope (`read` unless set),
+ * never more than the config allows the agent at all.
+ */
+export const effectiveScope = (pairing: Pairing, configScope: ToolScope): ToolScope => {
+  if (pairing.role === "operator") return configScope
+  const own = pairing.toolScope ?? "read"
+  return scopeRank[own] <= scopeRank[configScope] ? own : configScope
+}
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(Pairing))
 
 /**
- * Pairing (kern.db `pairings`): a channel asks for a code when an unknown user writes; the operator approves the
- * code (`kern pair`, or the kern tool). One row per interface and user.
+ * Users (kern.db `pairings`): a channel asks for a code when an unknown user writes; the operator approves the code
+ * (`kern pair`, or the kern_pair tool), may promote the user to operator, set their tool scope, or revoke them.
+ * One row per interface and user.
  */
 export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/PairingStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const storage = (error: { readonly message: string }) =>
-      new PairingError({ reason: "storage", message: `the pairing table could not be read or written: ${error.message}` })
+      new PairingError({ reason: "storage", message: `the users table could not be read or written: ${error.message}` })
+    const rows = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      query.pipe(Effect.flatMap(decodeRows), Effect.mapError((error) => storage(error as { readonly message: string })))
 
-    const all = sql`SELECT * FROM pairings ORDER BY requested_at_ms, code`.pipe(
-      Effect.flatMap(decodeRows),
-      Effect.mapError(storage)
-    )
+    const all = rows(sql`SELECT * FROM pairings ORDER BY requested_at_ms, code`)
 
     const byUser = (iface: string, userId: string) =>
-      sql`SELECT * FROM pairings WHERE interface = ${iface} AND user_id = ${userId}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => rows[0]),
-        Effect.mapError(storage)
-      )
+      Effect.map(rows(sql`SELECT * FROM pairings WHERE interface = ${iface} AND user_id = ${userId}`), (found) => found[0])
 
-    const newCode = Effect.map(
-      Effect.all(Array.from({ length: 4 }, () => Random.nextIntBetween(0, alphabet.length))),
-      (indexes) => `KERN-${indexes.map((i) => alphabet[i]).join("")}`
+    const codeTaken = (code: string) =>
+      Effect.map(rows(sql`SELECT * FROM pairings WHERE code = ${code}`), (found) => found.length > 0)
+
+    const drawCode = Effect.map(
+      Effect.all(Array.from({ length: 4 }, () => Random.nextIntBetween(0, codeAlphabet.length))),
+      (indexes) => `KERN-${indexes.map((i) => codeAlphabet[i]).join("")}`
+    )
+    /** A code no row holds (the code is the table's key); a million codes make a second draw rare. */
+    const newCode: Effect.Effect<string, PairingError> = Effect.flatMap(
+      drawCode,
+      (code) => Effect.flatMap(codeTaken(code), (taken) => taken ? newCode : Effect.succeed(code))
     )
 
-    /** The pairing of a user who wrote in: their existing one, or a new pending code. */
+    const isLive = (pairing: Pairing, nowMs: number) => pairing.expiresAtMs === null || pairing.expiresAtMs > nowMs
+
+    /**
+     * The pairing of a user who wrote in: an approved one as it is, a pending one with its live code, or a new
+     * code (replacing an expired one). A user never holds two live codes.
+     */
     const request = (user: { readonly interface: string; readonly userId: string; readonly chatId: string; readonly displayName?: string }) =>
       Effect.gen(function*() {
         const existing = yield* byUser(user.interface, user.userId)
-        if (existing !== undefined) return existing
-        const requestedAtMs = yield* Clock.currentTimeMillis
+        const nowMs = yield* Clock.currentTimeMillis
+        if (existing !== undefined && (existing.status === "approved" || isLive(existing, nowMs))) return existing
         const code = yield* newCode
         const pairing = new Pairing({
           code,
@@ -66,36 +101,102 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
           chatId: user.chatId,
           displayName: user.displayName ?? "",
           status: "pending",
-          requestedAtMs,
+          requestedAtMs: nowMs,
           approvedAtMs: null,
-          approvedBy: null
+          approvedBy: null,
+          role: "user",
+          toolScope: null,
+          expiresAtMs: nowMs + codeLifetimeMs
         })
-        yield* sql`INSERT INTO pairings ${sql.insert({ ...pairing })}`.pipe(Effect.mapError(storage))
+        if (existing === undefined) {
+          yield* sql`INSERT INTO pairings ${sql.insert({ ...pairing })}`.pipe(Effect.mapError(storage))
+        } else {
+          yield* sql`UPDATE pairings SET code = ${code}, chat_id = ${pairing.chatId}, display_name = ${pairing.displayName},
+            requested_at_ms = ${nowMs}, expires_at_ms = ${pairing.expiresAtMs}
+            WHERE interface = ${user.interface} AND user_id = ${user.userId}`.pipe(Effect.mapError(storage))
+        }
         return pairing
       }).pipe(Effect.withSpan("kern.pairing.request"))
 
-    /** Approves a pending code; approving an approved one again is a no-op that says so. */
+    /** Approves a pending, unexpired code; approving an approved one again is a no-op that says so. */
     const approve = (rawCode: string, approvedBy: string) =>
       Effect.gen(function*() {
         const code = rawCode.trim().toUpperCase()
         if (!codePattern.test(code)) {
           return yield* new PairingError({ reason: "invalid_code", message: `"${rawCode}" is not a pairing code (they look like KERN-7QX4)` })
         }
-        const rows = yield* sql`SELECT * FROM pairings WHERE code = ${code}`.pipe(Effect.flatMap(decodeRows), Effect.mapError(storage))
-        const found = rows[0]
+        const found = (yield* rows(sql`SELECT * FROM pairings WHERE code = ${code}`))[0]
         if (found === undefined) {
           return yield* new PairingError({ reason: "unknown_code", message: `no pairing is waiting for code ${code}` })
         }
         if (found.status === "approved") return { pairing: found, changed: false }
         const approvedAtMs = yield* Clock.currentTimeMillis
-        yield* sql`UPDATE pairings SET status = 'approved', approved_at_ms = ${approvedAtMs}, approved_by = ${approvedBy}
-          WHERE code = ${code}`.pipe(Effect.mapError(storage))
-        return { pairing: new Pairing({ ...found, status: "approved", approvedAtMs, approvedBy }), changed: true }
+        if (!isLive(found, approvedAtMs)) {
+          return yield* new PairingError({
+            reason: "expired_code",
+            message: `code ${code} expired (codes work for 24 hours); the user gets a new one when they write again`
+          })
+        }
+        yield* sql`UPDATE pairings SET status = 'approved', approved_at_ms = ${approvedAtMs}, approved_by = ${approvedBy},
+          expires_at_ms = NULL WHERE code = ${code}`.pipe(Effect.mapError(storage))
+        return { pairing: new Pairing({ ...found, status: "approved", approvedAtMs, approvedBy, expiresAtMs: null }), changed: true }
       }).pipe(Effect.withSpan("kern.pairing.approve"))
+
+    /** The user named `<interface>:<user id>`. */
+    const find = (id: string) =>
+      Effect.gen(function*() {
+        const at = id.indexOf(":")
+        if (at <= 0 || at === id.length - 1) {
+          return yield* new PairingError({
+            reason: "invalid_id",
+            message: `"${id}" is not a user id: users are named <channel>:<id>, e.g. telegram:42 (see kern users)`
+          })
+        }
+        const found = yield* byUser(id.slice(0, at), id.slice(at + 1))
+        if (found === undefined) {
+          return yield* new PairingError({ reason: "unknown_user", message: `no user ${id} (kern users lists them)` })
+        }
+        return found
+      })
+
+    const approved = (id: string) =>
+      Effect.filterOrFail(
+        find(id),
+        (found) => found.status === "approved",
+        () => new PairingError({ reason: "not_approved", message: `${id} has not been approved yet: approve their code first (kern pair <code>)` })
+      )
+
+    const update = (found: Pairing, changes: { readonly role?: UserRole; readonly toolScope?: ToolScope }) =>
+      Effect.as(
+        sql`UPDATE pairings SET ${sql.update(changes)} WHERE interface = ${found.interface} AND user_id = ${found.userId}`
+          .pipe(Effect.mapError(storage)),
+        new Pairing({ ...found, ...changes })
+      )
+
+    /** Makes an approved user an operator (the config's toolScope is then theirs). */
+    const promote = (id: string) =>
+      Effect.flatMap(approved(id), (found) => update(found, { role: "operator" })).pipe(Effect.withSpan("kern.pairing.promote"))
+
+    /** Sets an approved user's own tool scope. */
+    const setScope = (id: string, scope: ToolScope) =>
+      Effect.flatMap(approved(id), (found) => update(found, { toolScope: scope })).pipe(Effect.withSpan("kern.pairing.scope"))
+
+    /** Forgets a user (approved or pending): nothing they send reaches the model until they pair again. */
+    const revoke = (id: string) =>
+      Effect.flatMap(find(id), (found) =>
+        Effect.as(
+          sql`DELETE FROM pairings WHERE interface = ${found.interface} AND user_id = ${found.userId}`.pipe(Effect.mapError(storage)),
+          found
+        )).pipe(Effect.withSpan("kern.pairing.revoke"))
 
     const isApproved = (iface: string, userId: string) =>
       Effect.map(byUser(iface, userId), (pairing) => pairing?.status === "approved")
 
-    return { request, approve, list: all, isApproved } as const
+    /** The tool scope a channel user's turn runs under; none for a stranger (nothing of theirs reaches the model). */
+    const scopeFor = (iface: string, userId: string, configScope: ToolScope) =>
+      Effect.map(byUser(iface, userId), (pairing) =>
+        pairing === undefined || pairing.status !== "approved" ? Option.none<ToolScope>() : Option.some(effectiveScope(pairing, configScope)))
+
+    return { request, approve, list: all, find, promote, setScope, revoke, isApproved, scopeFor } as const
   })
 }) {}

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { buildSystemPrompt } from "../../src/agent/systemPrompt.js"
+import { buildSystemPrompt, memoryItems } from "../../src/agent/systemPrompt.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -49,5 +49,36 @@ describe("buildSystemPrompt", () => {
       assert.include(prompt, "# rules")
       assert.strictEqual(logs.length, 1)
       assert.include(logs[0], NodePath.join(dir, "IDENTITY.md"))
+    }))
+})
+
+describe("memoryItems", () => {
+  it.effect("typed items with their source, in order: AGENTS, IDENTITY, KERN, KNOWLEDGE, USERS, the latest note", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      writeFiles(dir, {
+        ".kern/config.json": "{}",
+        "USERS.md": "users",
+        "KERN.md": "kern",
+        "AGENTS.md": "agents",
+        "KNOWLEDGE.md": "index",
+        "IDENTITY.md": "identity",
+        "notes/2026-11-01.md": "older",
+        "notes/2026-11-02.md": "newest",
+        "notes/2026-11-31.md": "not a date"
+      })
+      const items = yield* memoryItems.pipe(
+        Effect.provide(AgentConfig.layer(dir)),
+        Effect.provideService(ProcessEnv, {}),
+        Effect.provide(NodeContext.layer)
+      )
+      assert.deepStrictEqual(items.map((item) => [item.kind, item.source, item.text]), [
+        ["file", "AGENTS.md", "agents"],
+        ["file", "IDENTITY.md", "identity"],
+        ["file", "KERN.md", "kern"],
+        ["file", "KNOWLEDGE.md", "index"],
+        ["file", "USERS.md", "users"],
+        ["latest-note", "notes/2026-11-02.md", "newest"]
+      ])
     }))
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
@@ -48,6 +49,59 @@ describe("kern chat", () => {
       expect(lines.map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "tool", "assistant"])
       const info = JSON.parse(runKern(["kernel", "info", "--json"], { cwd: dir }).stdout)
       expect(info.events).toBeGreaterThanOrEqual(4)
+    })))
+
+  it.live("the memory files the turn changed (and the operator's hand edit) are committed before chat exits; nothing else", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const cwd = makeTempDir()
+      const init = runKern(["init", "agent", "--model", "test-model", "--base-url", server.baseURL], { cwd })
+      expect(init.status, init.stderr).toBe(0)
+      const dir = NodePath.join(cwd, "agent")
+      const today = new Date().toISOString().slice(0, 10)
+      const config = NodePath.join(dir, ".kern/config.json")
+      NodeFs.writeFileSync(config, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(config, "utf8")), timezone: "UTC" }))
+      NodeFs.appendFileSync(NodePath.join(dir, "AGENTS.md"), "\nA rule added by hand.\n")
+      yield* server.reply(
+        FakeReply.toolCalls([
+          { id: "c1", name: "write", args: { path: `notes/${today}.md`, content: "talked about hosts\n" } },
+          { id: "c2", name: "write", args: { path: "knowledge/hosts.md", content: "web1: nginx\n" } },
+          { id: "c3", name: "write", args: { path: "scratch.txt", content: "not memory\n" } }
+        ]),
+        FakeReply.text("Noted.")
+      )
+      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "remember the hosts"], { cwd: dir, env }))
+      expect(result.status, result.stderr).toBe(0)
+      const git = (...args: ReadonlyArray<string>) => spawnSync("git", args, { cwd: dir, encoding: "utf8" }).stdout
+      expect(git("log", "--format=%s").trim().split("\n")).toHaveLength(2)
+      expect(git("show", "--name-only", "--format=", "HEAD").trim().split("\n").sort())
+        .toEqual(["AGENTS.md", "knowledge/hosts.md", `notes/${today}.md`])
+      expect(git("log", "-1", "--format=%B")).toContain(`- notes/${today}.md`)
+      // The hand-changed config under .kern/ is tracked (init committed it) and still not part of a memory commit.
+      expect(git("status", "--porcelain")).toBe(" M .kern/config.json\n?? scratch.txt\n")
+    })))
+
+  it.live("the notes summary a chat starts is made before it exits, and the next chat's prompt carries it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-01.md"), "deployed web1\n")
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-02.md"), "today\n")
+      // The turn and the summary ask the model at the same time; both get the same answer, whichever comes first.
+      yield* server.reply(FakeReply.text("Web1 was deployed."), FakeReply.text("Web1 was deployed."))
+      const first = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
+      expect(first.status, first.stderr).toBe(0)
+      const asked = (yield* server.requests).map((r) => JSON.stringify(r.body))
+      expect(asked).toHaveLength(2)
+      expect(asked.filter((body) => body.includes("Summarize these daily notes"))).toHaveLength(1)
+      expect(asked.some((body) => body.includes("notes-summary"))).toBe(false)
+
+      yield* server.reply(FakeReply.text("ok"))
+      const second = yield* Effect.promise(() => runKernAsync(["chat", "-m", "what happened?"], { cwd: dir, env }))
+      expect(second.status, second.stderr).toBe(0)
+      const requests = yield* server.requests
+      expect(requests).toHaveLength(3)
+      expect(JSON.stringify(requests[2]!.body)).toContain("<notes-summary of=\\\"notes/2026-01-01.md\\\">\\nWeb1 was deployed.")
     })))
 
   it.live("model text and tool output reach the terminal with their control sequences shown, not obeyed", () =>

@@ -34,6 +34,8 @@ describe("AgentConfig", () => {
       assert.strictEqual(config.recall, true)
       assert.strictEqual(config.autoRecall, false)
       assert.strictEqual(config.heartbeatInterval, 60)
+      assert.strictEqual(config.activeHours, undefined)
+      assert.strictEqual(config.staleKnowledgeDays, 30)
       assert.strictEqual(config.host, "127.0.0.1")
       assert.strictEqual(config.port, undefined)
       assert.deepStrictEqual({ ...config.budget }, {
@@ -102,6 +104,8 @@ describe("AgentConfig", () => {
     ["recall", "yes", "the string \"yes\""],
     ["autoRecall", 1, "the number 1"],
     ["heartbeatInterval", -1, "the number -1"],
+    ["activeHours", "8-22", "the string \"8-22\""],
+    ["staleKnowledgeDays", 0, "the number 0"],
     ["timezone", 3, "the number 3"],
     ["host", "", "the string \"\""],
     ["port", 70000, "the number 70000"],

@@ -76,7 +76,8 @@ describe("initAgent", () => {
         model: "qwen",
         baseURL: "http://127.0.0.1:9/v1",
         apiKeyEnv: "MY_KEY",
-        embeddingModel: false
+        embeddingModel: false,
+        autoCommit: false
       })
       assert.include(read(dir, ".kern/.env"), "MY_KEY")
       assert.isFalse(NodeFs.existsSync(NodePath.join(dir, ".git")))

@@ -229,7 +229,7 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
       const pending = yield* store.request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
       expect(pending.code).toMatch(/^KERN-[A-HJ-NP-Z2-9]{4}$/)
       const listed = yield* inRun(kern({ action: "users" }))
-      expect(listed.text).toContain(`telegram 42 (Alice): pending, code ${pending.code}`)
+      expect(listed.text).toContain(`telegram:42 (Alice): pending, code ${pending.code}`)
 
       const approved = yield* inRun(kernPair({ code: pending.code.toLowerCase() }), { userSid: "operator" })
       expect(approved.text).toBe("Approved telegram user 42 (Alice).")
@@ -237,7 +237,11 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
       const again = yield* inRun(kernPair({ code: pending.code }))
       expect(again.text).toContain("already approved")
       expect((yield* store.list)[0]).toMatchObject({ status: "approved", approvedBy: "agent:operator" })
-      expect((yield* inRun(kern({ action: "users" }))).text).toContain("telegram 42 (Alice): approved")
+      expect((yield* inRun(kern({ action: "users" }))).text).toContain("telegram:42 (Alice): approved, user, tool scope read")
+      // The approval is mirrored into USERS.md's generated section; what was written by hand above it stays.
+      const usersMd = NodeFs.readFileSync(NodePath.join(dir, "USERS.md"), "utf8")
+      expect(usersMd).toMatch(/^# USERS.md\n\n- alice: telegram 42, the operator\n/)
+      expect(usersMd).toContain("| Alice | telegram | telegram:42 | user | read |")
 
       const unknown = yield* Effect.flip(inRun(kernPair({ code: "KERN-ZZZZ" })))
       expect(unknown.code).toBe("NOT_FOUND")

@@ -1,0 +1,47 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+
+export const HeartbeatOutcome = Schema.Literal("ran", "skipped", "failed")
+export type HeartbeatOutcome = typeof HeartbeatOutcome.Type
+
+/** The heartbeat as `kern status` shows it: the last tick, its outcome and why, and the next one. */
+export class HeartbeatState extends Schema.Class<HeartbeatState>("HeartbeatState")({
+  lastAtMs: Schema.NullOr(Schema.Number),
+  outcome: Schema.NullOr(HeartbeatOutcome),
+  reason: Schema.String,
+  nextAtMs: Schema.NullOr(Schema.Number)
+}) {}
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(HeartbeatState))
+
+/** The heartbeat's record in kern.db (one row). A failure to write it is logged: the heartbeat goes on. */
+export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/agent/HeartbeatLog", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const logged = <A, E, R>(what: string) => (effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(
+        Effect.asVoid,
+        Effect.catchAll((error) => Effect.logWarning(`kern: could not record the heartbeat's ${what}`, error))
+      )
+
+    const ensureRow = sql`INSERT OR IGNORE INTO heartbeat_state (id) VALUES (1)`
+
+    /** What the last tick did. */
+    const record = (atMs: number, outcome: HeartbeatOutcome, reason: string) =>
+      Effect.zipRight(
+        ensureRow,
+        sql`UPDATE heartbeat_state SET last_at_ms = ${atMs}, outcome = ${outcome}, reason = ${reason} WHERE id = 1`
+      ).pipe(logged("outcome"), Effect.withSpan("kern.heartbeat.record"))
+
+    /** When the next tick is due (NULL: no runtime is ticking). */
+    const setNext = (nextAtMs: number | null) =>
+      Effect.zipRight(ensureRow, sql`UPDATE heartbeat_state SET next_at_ms = ${nextAtMs} WHERE id = 1`).pipe(logged("next time"))
+
+    const state = sql`SELECT last_at_ms, outcome, reason, next_at_ms FROM heartbeat_state WHERE id = 1`.pipe(
+      Effect.flatMap(decodeRows),
+      Effect.map((rows) => rows[0] ?? new HeartbeatState({ lastAtMs: null, outcome: null, reason: "", nextAtMs: null }))
+    )
+
+    return { record, setNext, state } as const
+  })
+}) {}

@@ -1,0 +1,160 @@
+import { FileSystem } from "@effect/platform"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import { Clock, Context, Duration, Effect, FiberSet, Layer, Ref } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { Git, type GitError } from "./Git.js"
+
+/** The agent's memory: the Markdown files at the root, knowledge/ and notes/. Never `.kern/`. */
+export const memoryPathspecs: ReadonlyArray<string> = [":(glob)*.md", ":(glob)knowledge/**", ":(glob)notes/**"]
+
+/** At most one memory commit a minute while turns continue. */
+export const commitInterval = Duration.minutes(1)
+
+/** Where the service's warnings go (stderr in the CLI, the log in a library). */
+export type Report = (line: string) => Effect.Effect<void>
+
+/** Paths from `git status --porcelain -z --no-renames`: "XY path" entries separated by NUL. */
+export const parsePorcelain = (output: string): ReadonlyArray<string> =>
+  output.split("\u0000").filter((entry) => entry.length > 3).map((entry) => entry.slice(3))
+
+/** The commit message: the files in the subject when they fit, always in the body. */
+export const commitMessage = (files: ReadonlyArray<string>): string => {
+  const listed = files.join(", ")
+  const subject = listed.length <= 60 ? `kern: memory ${listed}` : `kern: memory (${files.length} files)`
+  return `${subject}\n\n${files.map((file) => `- ${file}`).join("\n")}\n`
+}
+
+type Problem = "not-a-repo" | "detached" | "locked" | "identity" | "failed"
+
+/**
+ * Commits the memory files after turns (config `autoCommit`): what a turn changed and what the operator changed by
+ * hand, only under the memory paths, at most once a minute (a change made sooner is committed when the minute is
+ * up), and once more when the scope closes. A repository problem is a warning naming the fix, never a failure and
+ * never a lost change: the files stay as they are and the next attempt commits them.
+ */
+export const make = (report: Report) =>
+  Effect.gen(function*() {
+    const { config, paths } = yield* AgentConfig
+    const fs = yield* FileSystem.FileSystem
+    const git = yield* Git
+    const dir = paths.dir
+    const lastCommitMs = yield* Ref.make<number | undefined>(undefined)
+    const flushScheduled = yield* Ref.make(false)
+    const warned = yield* Ref.make<ReadonlySet<Problem>>(new Set())
+    const oneAtATime = yield* Effect.makeSemaphore(1)
+    const flushes = yield* FiberSet.make()
+
+    /** Each problem is reported once until a commit succeeds again. */
+    const warn = (problem: Problem, text: string) =>
+      Effect.flatMap(Ref.modify(warned, (set) => [set.has(problem), new Set([...set, problem])]), (already) =>
+        already ? Effect.void : report(`warning: ${text}`))
+
+    const changedFiles = Effect.map(
+      git.run(dir, ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", ...memoryPathspecs]),
+      (output) => parsePorcelain(output).filter((file) => !file.startsWith(".kern/"))
+    )
+
+    const identityArgs = Effect.gen(function*() {
+      const [name, email] = yield* Effect.all([git.exec(dir, ["config", "user.name"]), git.exec(dir, ["config", "user.email"])])
+      if (name.exitCode === 0 && email.exitCode === 0) return []
+      const fallback = config.name.replace(/[^A-Za-z0-9._-]/g, "-") || "kern"
+      yield* warn(
+        "identity",
+        `no git identity is configured in ${dir}: memory is committed as "${fallback} <${fallback}@kern.local>"; set ` +
+          "yours with `git config user.name \"Your Name\"` and `git config user.email you@example.com`"
+      )
+      return ["-c", `user.name=${fallback}`, "-c", `user.email=${fallback}@kern.local`]
+    })
+
+    const failed = (error: GitError) =>
+      /index\.lock|another git process/i.test(error.detail)
+        ? warn(
+          "locked",
+          `another git process holds ${dir}/.git/index.lock: memory changes stay in the folder and are committed ` +
+            "after a later turn (if no git is running, remove that stale lock file)"
+        )
+        : warn(
+          "failed",
+          `${error.message}: memory changes stay in the folder and are committed after a later turn`
+        )
+
+    /** Commits the changed memory files now; returns the files committed. Never fails, never interrupted midway. */
+    const commitNow: Effect.Effect<ReadonlyArray<string>> = oneAtATime.withPermits(1)(
+      Effect.gen(function*() {
+        if (!config.autoCommit) return []
+        const realDir = yield* fs.realPath(dir).pipe(Effect.orElseSucceed(() => dir))
+        if (!(yield* git.isRepoRoot(dir, realDir))) {
+          yield* warn(
+            "not-a-repo",
+            `${dir} is not a git repository, so memory changes are not committed: run \`git init\` there ` +
+              "(or set \"autoCommit\": false in .kern/config.json)"
+          )
+          return []
+        }
+        const head = yield* git.exec(dir, ["symbolic-ref", "-q", "HEAD"])
+        if (head.exitCode !== 0) {
+          yield* warn(
+            "detached",
+            `HEAD is detached in ${dir}: memory changes stay uncommitted (nothing is lost) until you check out a ` +
+              "branch, e.g. `git switch main`"
+          )
+          return []
+        }
+        const files = yield* changedFiles
+        if (files.length === 0) return []
+        const identity = yield* identityArgs
+        yield* git.run(dir, ["add", "-A", "--", ...files])
+        // Only these paths: whatever else the operator staged stays staged and out of kern's commit.
+        yield* git.run(dir, [...identity, "commit", "-q", "-m", commitMessage(files), "--", ...files])
+        yield* Ref.set(lastCommitMs, yield* Clock.currentTimeMillis)
+        yield* Ref.set(warned, new Set())
+        return files
+      }).pipe(
+        Effect.catchAll((error) => Effect.as(failed(error), [])),
+        Effect.uninterruptible,
+        Effect.withSpan("kern.memory.commit")
+      )
+    )
+
+    /**
+     * After a turn: commits now, or, within a minute of the last commit, once that minute is up (one flush pending
+     * at a time), so a burst of turns makes one commit a minute and a quiet agent commits its last turn's changes.
+     */
+    const afterTurn: Effect.Effect<void> = Effect.gen(function*() {
+      if (!config.autoCommit) return
+      const now = yield* Clock.currentTimeMillis
+      const last = yield* Ref.get(lastCommitMs)
+      const dueAt = last === undefined ? now : last + Duration.toMillis(commitInterval)
+      if (dueAt <= now) return yield* Effect.asVoid(commitNow)
+      if (yield* Ref.getAndSet(flushScheduled, true)) return
+      yield* FiberSet.run(
+        flushes,
+        Effect.sleep(Duration.millis(dueAt - now)).pipe(
+          Effect.zipRight(Ref.set(flushScheduled, false)),
+          Effect.zipRight(commitNow)
+        )
+      )
+    })
+
+    // At shutdown: a last commit of whatever is left (after a pending flush, if one is running).
+    yield* Effect.addFinalizer(() => Effect.asVoid(commitNow))
+
+    return { afterTurn, commitNow } as const
+  })
+
+export class MemoryCommits extends Context.Tag("kern/memory/MemoryCommits")<
+  MemoryCommits,
+  Effect.Effect.Success<ReturnType<typeof make>>
+>() {}
+
+/** MemoryCommits over the agent's config, warnings to `report`, git run through Node's child processes. */
+export const layer = (report: Report = (line) => Effect.logWarning(line)): Layer.Layer<
+  MemoryCommits,
+  never,
+  AgentConfig | FileSystem.FileSystem
+> =>
+  Layer.scoped(MemoryCommits, make(report)).pipe(
+    Layer.provide(Git.Default),
+    Layer.provide(NodeCommandExecutor.layer)
+  )
+

@@ -1,0 +1,115 @@
+import { LanguageModel } from "@effect/ai"
+import { FileSystem } from "@effect/platform"
+import type { HttpClient } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, FiberSet, Layer, Option, Ref, Schema } from "effect"
+import { createHash } from "node:crypto"
+import * as NodePath from "node:path"
+import { AgentConfig } from "../config/AgentConfig.js"
+import * as Provider from "../model/Provider.js"
+import type { ModelConfigMissing } from "../model/ModelSettings.js"
+import { listNotes } from "./notes.js"
+
+/** How many notes before the latest the summary covers. */
+export const summarizedNotes = 5
+
+/** How long a one-shot command waits for the summary it started before it exits. */
+export const oneShotWait = Duration.seconds(30)
+
+export interface Summary {
+  readonly text: string
+  /** The notes it summarizes, e.g. `notes/2026-01-01.md`. */
+  readonly sources: ReadonlyArray<string>
+  /** Whether it matches the notes as they are now (false: a stale one, served while a new one is made). */
+  readonly fresh: boolean
+}
+
+const Row = Schema.Struct({ cacheKey: Schema.String, sources: Schema.String, summary: Schema.String })
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+export const summaryPrompt = (notes: ReadonlyArray<{ readonly name: string; readonly text: string }>): string =>
+  [
+    "Summarize these daily notes of an AI agent in a few short paragraphs: what happened, decisions, open items. " +
+    "Keep names, dates and numbers exact. Answer with the summary only.",
+    ...notes.map((note) => `<note name="${note.name}">\n${note.text.trim()}\n</note>`)
+  ].join("\n\n")
+
+/**
+ * The rolling summary of the notes before the latest (`summaryModel`, else the agent's model), cached in kern.db by
+ * the latest note's name and the summarized notes' hashes. On a miss the stale summary is served at once and one
+ * regeneration runs in the background; a failed one is logged, never stored, and retried on a later turn.
+ */
+export const make = Effect.gen(function*() {
+  const { paths } = yield* AgentConfig
+  const fs = yield* FileSystem.FileSystem
+  const sql = yield* SqlClient.SqlClient
+  const model = yield* LanguageModel.LanguageModel
+  const running = yield* Ref.make(false)
+  const background = yield* FiberSet.make()
+  const dir = paths.dir
+
+  const stored = sql`SELECT cache_key, sources, summary FROM notes_summary WHERE id = 1`.pipe(
+    Effect.flatMap(decodeRows),
+    Effect.map((rows) => Option.fromNullable(rows[0]))
+  )
+
+  const generate = (key: string, notes: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
+    Effect.gen(function*() {
+      const response = yield* model.generateText({ prompt: summaryPrompt(notes) })
+      const text = response.text.trim()
+      if (text === "") return yield* Effect.logWarning("kern: the notes summary came back empty; retried on a later turn")
+      const now = yield* Clock.currentTimeMillis
+      const sources = JSON.stringify(notes.map((note) => note.name))
+      yield* sql`INSERT INTO notes_summary (id, cache_key, sources, summary, created_at_ms)
+        VALUES (1, ${key}, ${sources}, ${text}, ${now})
+        ON CONFLICT (id) DO UPDATE SET cache_key = excluded.cache_key, sources = excluded.sources,
+          summary = excluded.summary, created_at_ms = excluded.created_at_ms`
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`kern: the notes summary could not be made (retried on a later turn): ${error.message}`)),
+      Effect.ensuring(Ref.set(running, false)),
+      Effect.withSpan("kern.memory.notesSummary.generate")
+    )
+
+  /** The summary to show now: the cached one (fresh or stale), none before there are notes to summarize. */
+  const current: Effect.Effect<Option.Option<Summary>> = Effect.gen(function*() {
+    const names = yield* listNotes(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    if (names.length < 2) return Option.none()
+    const covered = names.slice(-1 - summarizedNotes, -1)
+    const notes = yield* Effect.forEach(covered, (name) =>
+      Effect.map(fs.readFileString(NodePath.join(dir, "notes", name)), (text) => ({ name: `notes/${name}`, text })))
+    const key = `${names.at(-1)}:${notes.map((note) => sha256(note.text)).join(",")}`
+    const row = yield* stored
+    if (Option.isSome(row) && row.value.cacheKey === key) {
+      return Option.some({ text: row.value.summary, sources: notes.map((n) => n.name), fresh: true })
+    }
+    if (!(yield* Ref.getAndSet(running, true))) yield* FiberSet.run(background, generate(key, notes))
+    return Option.map(row, (r) => ({
+      text: r.summary,
+      sources: Schema.decodeUnknownOption(Schema.parseJson(Schema.Array(Schema.String)))(r.sources).pipe(Option.getOrElse(() => [])),
+      fresh: false
+    }))
+  }).pipe(
+    Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: notes summary left out: ${error.message}`), Option.none())),
+    Effect.withSpan("kern.memory.notesSummary.current")
+  )
+
+  /** Waits, at most `limit`, for a regeneration in progress (a one-shot command before it exits). */
+  const settled = (limit: Duration.DurationInput = oneShotWait) =>
+    FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.ignore)
+
+  return { current, settled } as const
+})
+
+export class NotesSummary extends Context.Tag("kern/memory/NotesSummary")<
+  NotesSummary,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+/** NotesSummary with its own model (`summaryModel`, else `model`), private to it. */
+export const layer: Layer.Layer<
+  NotesSummary,
+  ModelConfigMissing,
+  AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | HttpClient.HttpClient
+> = Layer.scoped(NotesSummary, make).pipe(Layer.provide(Provider.summaryLayer))

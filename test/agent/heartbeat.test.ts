@@ -1,0 +1,224 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, DateTime, Effect, Fiber, Layer, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { AgentRuntime } from "../../src/agent/AgentRuntime.js"
+import { heartbeatPrompt, withinActiveHours } from "../../src/agent/heartbeat.js"
+import { HeartbeatLog } from "../../src/agent/HeartbeatLog.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { knowledgeReport } from "../../src/memory/knowledge.js"
+import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+
+const utc = DateTime.zoneUnsafeMakeNamed("UTC")
+const minute = 60_000
+const hour = 60 * minute
+
+/** A running AgentRuntime over a fake model, on the TestClock; `state` reads the heartbeat's record in kern.db. */
+const started = (config: Record<string, unknown>, files: Record<string, string> = {}, at?: string) =>
+  Effect.gen(function*() {
+    const server = yield* makeFakeServer
+    const dir = at ?? NodePath.join(makeTempDir(), "agent")
+    writeFiles(dir, {
+      ".kern/config.json": JSON.stringify({
+        model: "m",
+        baseURL: server.baseURL,
+        timezone: "UTC",
+        autoCommit: false,
+        budget: { maxLatencyMs: 24 * hour },
+        ...config
+      }),
+      ...files
+    })
+    const layer = AgentRuntime.Default.pipe(
+      Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 })),
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
+      Layer.provide(NodeContext.layer)
+    )
+    const context = yield* Layer.build(layer)
+    const runtime = Context.get(context, AgentRuntime)
+    const state = Effect.flatMap(HeartbeatLog, (log) => log.state).pipe(
+      Effect.provide(HeartbeatLog.Default),
+      Effect.provideService(SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))
+    )
+    const serving = yield* Effect.fork(runtime.serve)
+    if (config["heartbeatInterval"] !== 0) while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
+    return { server, runtime, state, serving, dir }
+  })
+
+/** The heartbeat prompts the model was sent, in order. */
+const heartbeatsSent = (server: FakeModelServerShape) =>
+  Effect.map(server.requests, (requests) =>
+    requests.filter((r) => {
+      const messages = (r.body as { messages?: ReadonlyArray<{ role: string; content: unknown }> }).messages ?? []
+      return String(messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes("[heartbeat]")
+    }))
+
+/** Waits until the runtime has nothing queued or running. */
+const settle = (runtime: AgentRuntime) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000 && !(yield* runtime.idle); i++) yield* Effect.yieldNow()
+    yield* Effect.sleep("1 millis").pipe(Effect.fork, Effect.zipRight(TestClock.adjust("1 millis")))
+  })
+
+describe("heartbeat", () => {
+  it("activeHours: start included, end excluded, overnight ranges, in the agent's zone", () => {
+    const at = (h: number, m = 0) => Date.UTC(2026, 0, 2, h, m)
+    expect(withinActiveHours(undefined, at(3), utc)).toBe(true)
+    expect(withinActiveHours("08:00-22:00", at(7, 59), utc)).toBe(false)
+    expect(withinActiveHours("08:00-22:00", at(8), utc)).toBe(true)
+    expect(withinActiveHours("08:00-22:00", at(21, 59), utc)).toBe(true)
+    expect(withinActiveHours("08:00-22:00", at(22), utc)).toBe(false)
+    expect(withinActiveHours("22:00-06:00", at(23), utc)).toBe(true)
+    expect(withinActiveHours("22:00-06:00", at(5, 59), utc)).toBe(true)
+    expect(withinActiveHours("22:00-06:00", at(12), utc)).toBe(false)
+    // 07:30 UTC is 08:30 in Berlin (winter): inside there, outside in UTC.
+    expect(withinActiveHours("08:00-22:00", at(7, 30), DateTime.zoneUnsafeMakeNamed("Europe/Berlin"))).toBe(true)
+  })
+
+  it("the prompt names today's note and the knowledge that needs care", () => {
+    const text = heartbeatPrompt("2026-01-02", { stale: [{ file: "knowledge/hosts.md", days: 45 }], unindexed: ["knowledge/new.md"] })
+    expect(text).toMatch(/^\[heartbeat\] /)
+    expect(text).toContain("notes/2026-01-02.md")
+    expect(text).toContain("knowledge/hosts.md (45 days)")
+    expect(text).toContain("KNOWLEDGE.md does not mention these files; add a line for each: knowledge/new.md.")
+    expect(heartbeatPrompt("2026-01-02", { stale: [], unindexed: [] })).not.toContain("knowledge")
+  })
+
+  it.effect("knowledge report: files unchanged for staleKnowledgeDays (on the Clock) and files the index does not mention", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      writeFiles(dir, {
+        "KNOWLEDGE.md": "- hosts.md: machines\n- knowledge/net/vpn.md: the VPN\n",
+        "knowledge/hosts.md": "web1\n",
+        "knowledge/net/vpn.md": "wireguard\n",
+        "knowledge/fresh.md": "new\n",
+        "knowledge/notes.txt": "not knowledge\n"
+      })
+      const now = Date.UTC(2026, 5, 1)
+      NodeFs.utimesSync(NodePath.join(dir, "knowledge/hosts.md"), new Date(now - 31 * 24 * hour), new Date(now - 31 * 24 * hour))
+      NodeFs.utimesSync(NodePath.join(dir, "knowledge/net/vpn.md"), new Date(now - 29 * 24 * hour), new Date(now - 29 * 24 * hour))
+      NodeFs.utimesSync(NodePath.join(dir, "knowledge/fresh.md"), new Date(now), new Date(now))
+      yield* TestClock.setTime(now)
+      const report = yield* knowledgeReport(dir, 30).pipe(Effect.provide(NodeContext.layer))
+      expect(report.stale).toEqual([{ file: "knowledge/hosts.md", days: 31 }])
+      expect(report.unindexed).toEqual(["knowledge/fresh.md"])
+      const none = yield* knowledgeReport(makeTempDir(), 30).pipe(Effect.provide(NodeContext.layer))
+      expect(none).toEqual({ stale: [], unindexed: [] })
+    }))
+
+  it.scoped("cheap first: a tick with nothing new makes no model call and records why; a user message makes the next one run", () =>
+    Effect.gen(function*() {
+      const { runtime, server, serving, state } = yield* started({ heartbeatInterval: 30 })
+      expect((yield* state).nextAtMs).toBe(30 * minute)
+      yield* server.reply(FakeReply.text("NO_REPLY"))
+      yield* TestClock.adjust("30 minutes")
+      yield* server.awaitRequests(1)
+      yield* settle(runtime)
+      expect(yield* state).toMatchObject({ outcome: "ran", reason: "nothing to report", nextAtMs: 60 * minute })
+      const [first] = yield* heartbeatsSent(server)
+      expect(JSON.stringify(first!.body)).toContain("notes/1970-01-01.md")
+
+      yield* TestClock.adjust("30 minutes")
+      yield* settle(runtime)
+      expect((yield* server.requests).length).toBe(1)
+      expect(yield* state).toMatchObject({
+        lastAtMs: 60 * minute,
+        outcome: "skipped",
+        reason: "nothing happened since the last heartbeat",
+        nextAtMs: 90 * minute
+      })
+
+      yield* server.reply(FakeReply.text("hello"), FakeReply.text("Saved. NO_REPLY"))
+      yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })
+      yield* server.awaitRequests(2)
+      yield* settle(runtime)
+      yield* TestClock.adjust("30 minutes")
+      yield* server.awaitRequests(3)
+      yield* settle(runtime)
+      expect((yield* heartbeatsSent(server)).length).toBe(2)
+      expect((yield* state).outcome).toBe("ran")
+      yield* Fiber.interrupt(serving)
+      expect((yield* state).nextAtMs).toBeNull()
+    }))
+
+  it.scoped("stale or unindexed knowledge is reason enough to run, and the prompt names the files", () =>
+    Effect.gen(function*() {
+      const { runtime, server, state } = yield* started({ heartbeatInterval: 60 }, { "knowledge/hosts.md": "web1\n" })
+      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("NO_REPLY"))
+      yield* TestClock.adjust("60 minutes")
+      yield* server.awaitRequests(1)
+      yield* settle(runtime)
+      yield* TestClock.adjust("60 minutes")
+      const [, second] = yield* server.awaitRequests(2)
+      expect(JSON.stringify(second!.body)).toContain("add a line for each: knowledge/hosts.md")
+      yield* settle(runtime)
+      expect((yield* state).outcome).toBe("ran")
+    }))
+
+  it.scoped("never piles up: ticks during a long turn are skipped, and one heartbeat runs after it", () =>
+    Effect.gen(function*() {
+      const { runtime, server, state } = yield* started({ heartbeatInterval: 30 })
+      // A turn of 20 steps, each answered after 4 minutes: 80 minutes in all, across the ticks at 30 and 60.
+      const steps = 20
+      yield* server.reply(
+        ...Array.from({ length: steps }, (_, i) =>
+          FakeReply.toolCalls([{ id: `c${i}`, name: "glob", args: { pattern: "*.md" } }], { delay: "4 minutes" })),
+        FakeReply.text("done"),
+        FakeReply.text("NO_REPLY")
+      )
+      yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "think hard" })
+      for (let k = 1; k <= steps; k++) {
+        yield* server.awaitRequests(k)
+        yield* TestClock.adjust("4 minutes")
+        if (k === 16) {
+          expect(yield* state).toMatchObject({ lastAtMs: 60 * minute, outcome: "skipped", reason: "the previous heartbeat is still queued or running" })
+        }
+      }
+      yield* server.awaitRequests(steps + 2)
+      yield* settle(runtime)
+      expect((yield* heartbeatsSent(server)).length).toBe(1)
+      expect(yield* state).toMatchObject({ lastAtMs: 30 * minute, outcome: "ran" })
+    }))
+
+  it.scoped("activeHours: no heartbeat before 08:00 in the agent's zone, then it runs", () =>
+    Effect.gen(function*() {
+      const { runtime, server, state } = yield* started({ heartbeatInterval: 60, activeHours: "08:00-22:00" })
+      yield* server.reply(FakeReply.text("NO_REPLY"))
+      yield* TestClock.adjust("7 hours")
+      yield* settle(runtime)
+      expect((yield* server.requests).length).toBe(0)
+      expect(yield* state).toMatchObject({ lastAtMs: 7 * hour, outcome: "skipped", reason: "outside activeHours (08:00-22:00)" })
+      yield* TestClock.adjust("1 hour")
+      yield* server.awaitRequests(1)
+      yield* settle(runtime)
+      expect(yield* state).toMatchObject({ lastAtMs: 8 * hour, outcome: "ran" })
+    }))
+
+  it.scoped("the runtime commits the memory files a turn changed", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, { "AGENTS.md": "# agents\n" })
+      const git = (...args: ReadonlyArray<string>) =>
+        spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, encoding: "utf8" }).stdout
+      git("init", "-q", "-b", "main")
+      git("add", "AGENTS.md")
+      git("commit", "-q", "-m", "init")
+      const { runtime, server } = yield* started({ heartbeatInterval: 0, autoCommit: true }, {}, dir)
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "w", name: "write", args: { path: "notes/1970-01-01.md", content: "met the operator\n" } }]),
+        FakeReply.text("Noted.")
+      )
+      yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "note this" })
+      yield* server.awaitRequests(2)
+      yield* settle(runtime)
+      for (let i = 0; i < 200 && git("log", "--format=%s").trim().split("\n").length < 2; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+      }
+      expect(git("log", "-1", "--format=%s").trim()).toBe("kern: memory notes/1970-01-01.md")
+    }))
+})
