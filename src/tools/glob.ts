@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
@@ -41,7 +41,9 @@ export const glob = Effect.fn("kern.tools.glob")(function*(args: GlobArgs) {
   const base = yield* workspace.resolve(args.path ?? ".")
   const isDirectory = yield* Effect.sync(() => NodeFs.statSync(base.path, { throwIfNoEntry: false })?.isDirectory())
   if (isDirectory !== true) return yield* toolFailure("NOT_FOUND", `${base.display} is not a folder`)
-  const matcher = compileGlob(args.pattern)
+  const compiled = compileGlob(args.pattern)
+  if (Either.isLeft(compiled)) return yield* toolFailure("VALIDATION_ERROR", `pattern is not a usable glob: ${compiled.left}`)
+  const matcher = compiled.right
   const walked = yield* walkFiles(base.path, { root: workspace.root, maxFiles: maxScannedFiles })
   const matched = walked.files.filter(matcher.matches)
   const dated = yield* Effect.sync(() =>

@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import picomatch from "picomatch"
 
 export interface GlobMatcher {
@@ -10,11 +11,17 @@ export interface GlobMatcher {
  * `/` matches file names at any depth (`*.md` finds every Markdown file), as in .gitignore; a pattern with `/` matches
  * the whole path relative to the search folder.
  */
-export const compileGlob = (pattern: string): GlobMatcher => {
+export const compileGlob = (pattern: string): Either.Either<GlobMatcher, string> => {
   const trimmed = pattern.replace(/^\.\//, "")
-  // posix: `[!ab]` is a negated class, as in shells and .gitignore.
-  const matches = picomatch(trimmed, { dot: true, posix: true })
-  if (trimmed.includes("/")) return { matches: (path) => matches(path) }
-  // Matching the name alone is about 3× faster than picomatch's own basename mode.
-  return { matches: (path) => matches(path.slice(path.lastIndexOf("/") + 1)) }
+  if (trimmed === "") return Either.left("the pattern is empty")
+  // posix: `[!ab]` is a negated class, as in shells and .gitignore. picomatch throws on what it cannot compile.
+  return Either.try({
+    try: () => picomatch(trimmed, { dot: true, posix: true }),
+    catch: (error) => (error instanceof Error ? error.message : String(error))
+  }).pipe(Either.map((matches): GlobMatcher =>
+    trimmed.includes("/")
+      ? { matches: (path) => matches(path) }
+      // Matching the name alone is about 3× faster than picomatch's own basename mode.
+      : { matches: (path) => matches(path.slice(path.lastIndexOf("/") + 1)) }
+  ))
 }

@@ -115,7 +115,11 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const stat = yield* Effect.sync(() => NodeFs.statSync(target.path, { throwIfNoEntry: false }))
   if (stat === undefined) return yield* toolFailure("NOT_FOUND", `${target.display} does not exist`)
   if (!stat.isDirectory() && !stat.isFile()) return yield* notRegular(target.display)
-  const include = args.include === undefined ? undefined : compileGlob(args.include)
+  const includeGlob = args.include === undefined ? undefined : compileGlob(args.include)
+  if (includeGlob !== undefined && Either.isLeft(includeGlob)) {
+    return yield* toolFailure("VALIDATION_ERROR", `include is not a usable glob: ${includeGlob.left}`)
+  }
+  const include = includeGlob?.right
   const walked = stat.isDirectory()
     ? yield* walkFiles(target.path, { root: workspace.root, maxFiles: maxScannedFiles })
     : { files: [""], truncated: false }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { glob, globMaxResults } from "../../src/tools/glob.js"
@@ -43,7 +43,7 @@ describe("glob patterns", () => {
   ]
   for (const [pattern, path, expected] of cases) {
     it(`${pattern} ${expected ? "matches" : "does not match"} ${path}`, () => {
-      assert.strictEqual(compileGlob(pattern).matches(path), expected)
+      assert.strictEqual(Either.getOrThrow(compileGlob(pattern)).matches(path), expected)
     })
   }
 })
@@ -93,6 +93,18 @@ describe("grep", () => {
       assert.deepStrictEqual(md.text.split("\n"), ["README.md:2:TODO: write docs", "src/nested/c.md:2:TODO nested"])
       const one = yield* grep({ pattern: "const \\w", path: "src/b.tsx" }).pipe(inSession(), Effect.provide(layer))
       assert.strictEqual(one.text, "src/b.tsx:1:export const b = 2")
+    }))
+
+  it.effect("an include or pattern that is no glob (empty, ./) is a VALIDATION_ERROR, never a defect", () =>
+    Effect.gen(function*() {
+      const layer = toolsLayer(makeWorkspace(tree), {}, { memoryDb: true })
+      for (const include of ["", "./"]) {
+        const error = yield* grep({ pattern: "TODO", include }).pipe(inSession(), Effect.provide(layer), Effect.flip)
+        assert.strictEqual(error.code, "VALIDATION_ERROR")
+        assert.include(error.message, "include is not a usable glob")
+      }
+      const error = yield* glob({ pattern: "./" }).pipe(inSession(), Effect.provide(layer), Effect.flip)
+      assert.strictEqual(error.code, "VALIDATION_ERROR")
     }))
 
   it.effect("an invalid regex is a VALIDATION_ERROR; matches are capped with a note", () =>
