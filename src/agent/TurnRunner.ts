@@ -10,12 +10,13 @@ import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
+import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
-import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
+import { heartbeatInterface, MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import type { SessionHistory } from "./SessionHistory.js"
 import { buildSystemPrompt } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
@@ -64,6 +65,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const loaded = yield* AgentConfig
     const { config } = loaded
     const model = yield* LanguageModel.LanguageModel
+    const heartbeat = yield* HeartbeatModel
     const registry = yield* ToolRegistry
     const executor = yield* ToolExecutor
     const eventLog = yield* EventLog
@@ -115,6 +117,10 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         const tools = yield* registry.listTools
         const { toolIdOf, withHandler } = yield* toolkitOf(tools)
 
+        // A heartbeat may run on a cheaper model (`heartbeatModel`).
+        const turnModel = message.interface === heartbeatInterface
+          ? heartbeat
+          : { model, modelId: config.model ?? "" }
         let usage = noUsage
         let modelMs = 0
         let reply = ""
@@ -140,7 +146,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const modelStart = yield* Clock.currentTimeNanos
           const result = yield* Effect.either(
-            modelStep({ model, modelId: config.model ?? "", prices, prompt, toolkit: offered, toolIdOf, emit })
+            modelStep({ ...turnModel, prices, prompt, toolkit: offered, toolIdOf, emit })
           )
           modelMs += Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
           if (result._tag === "Left") {

@@ -83,7 +83,11 @@ const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
  * the agent's ambient one, for what is built on the agent (channels); the tools' client is guarded under its own Tag.
  */
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
-  Provider.layer.pipe(Layer.provideMerge(NodeHttpClient.layerUndici), Layer.provideMerge(below))
+  Provider.heartbeatLayer.pipe(
+    Layer.provideMerge(Provider.layer),
+    Layer.provideMerge(NodeHttpClient.layerUndici),
+    Layer.provideMerge(below)
+  )
 
 /**
  * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue,

@@ -9,6 +9,9 @@ export class ModelConfigMissing extends Schema.TaggedError<ModelConfigMissing>()
   message: Schema.String
 }) {}
 
+/** What a model is for: the agent's turns, summaries (`summaryModel`) or heartbeat turns (`heartbeatModel`). */
+export type ModelPurpose = "chat" | "summary" | "heartbeat"
+
 /** Which wire protocol a model speaks. */
 export type ModelWire = "responses" | "chat" | "anthropic"
 
@@ -108,16 +111,22 @@ const resolveBaseURL = (config: KernConfig, env: Readonly<Record<string, string>
 }
 
 /**
- * The model an agent talks to (`purpose: "summary"` prefers `summaryModel`). Fails when the model, the key or
+ * The model an agent talks to (`purpose: "summary"` prefers `summaryModel`, `"heartbeat"` `heartbeatModel`). Fails when the model, the key or
  * the base URL is missing, naming what to set.
  */
 export const resolveModelSettings = (
   loaded: Pick<LoadedConfig, "config" | "env">,
-  purpose: "chat" | "summary" = "chat"
+  purpose: ModelPurpose = "chat"
 ): Either.Either<ModelSettings, ModelConfigMissing> =>
   Either.gen(function*() {
     const { config, env } = loaded
-    const model = nonEmpty(purpose === "summary" ? config.summaryModel ?? config.model : config.model)
+    const model = nonEmpty(
+      purpose === "summary"
+        ? config.summaryModel ?? config.model
+        : purpose === "heartbeat"
+        ? config.heartbeatModel ?? config.model
+        : config.model
+    )
     if (model === undefined) {
       return yield* Either.left(
         new ModelConfigMissing({

@@ -1,11 +1,13 @@
-import type { EmbeddingModel, LanguageModel } from "@effect/ai"
+import { type EmbeddingModel, LanguageModel } from "@effect/ai"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import * as ChatCompletions from "./ChatCompletionsLanguageModel.js"
+import { HeartbeatModel } from "./HeartbeatModel.js"
 import {
   ModelConfigMissing,
+  type ModelPurpose,
   type ModelSettings,
   resolveEmbeddingSettings,
   resolveModelSettings
@@ -17,6 +19,8 @@ export interface ModelLayerOptions {
   /** Retry 429, 5xx and network failures per HTTP request (default true). */
   readonly retry?: boolean | undefined
 }
+
+const LanguageModelTag = LanguageModel.LanguageModel
 
 /** OpenRouter attributes requests to apps by this header; other servers ignore it. */
 const openRouterHeaders = { "X-Title": "kern" }
@@ -66,7 +70,7 @@ export const languageModelLayer = (
 /** The agent's model from a loaded config; `purpose: "summary"` uses `summaryModel` when set. */
 export const layerFromConfig = (
   loaded: Pick<LoadedConfig, "config" | "env">,
-  options: ModelLayerOptions & { readonly purpose?: "chat" | "summary" } = {}
+  options: ModelLayerOptions & { readonly purpose?: ModelPurpose } = {}
 ): Layer.Layer<LanguageModel.LanguageModel, ModelConfigMissing, HttpClient.HttpClient> =>
   Either.match(resolveModelSettings(loaded, options.purpose), {
     onLeft: (error) => Layer.fail(error),
@@ -86,6 +90,28 @@ export const summaryLayer: Layer.Layer<
   ModelConfigMissing,
   AgentConfig | HttpClient.HttpClient
 > = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => layerFromConfig(loaded, { purpose: "summary" })))
+
+/** HeartbeatModel from the config: the agent's LanguageModel itself unless `heartbeatModel` names another. */
+export const heartbeatLayer: Layer.Layer<
+  HeartbeatModel,
+  ModelConfigMissing,
+  AgentConfig | HttpClient.HttpClient | LanguageModel.LanguageModel
+> = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded): Layer.Layer<
+  HeartbeatModel,
+  ModelConfigMissing,
+  HttpClient.HttpClient | LanguageModel.LanguageModel
+> => {
+  const modelId = loaded.config.heartbeatModel
+  if (modelId === undefined) {
+    return Layer.effect(
+      HeartbeatModel,
+      Effect.map(LanguageModelTag, (model) => ({ modelId: loaded.config.model ?? "", model }))
+    )
+  }
+  return Layer.effect(HeartbeatModel, Effect.map(LanguageModelTag, (model) => ({ modelId, model }))).pipe(
+    Layer.provide(layerFromConfig(loaded, { purpose: "heartbeat" }))
+  )
+}))
 
 /**
  * The embedding model from a loaded config. Fails with reason "embedding_model" when embeddings are off

@@ -4,7 +4,7 @@ import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { openActiveSession } from "../../src/agent/activeSession.js"
-import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import { heartbeatInterface, MessageQueue } from "../../src/agent/MessageQueue.js"
 import type { TurnEvent } from "../../src/agent/TurnEvent.js"
 import { TurnRunner } from "../../src/agent/TurnRunner.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
@@ -35,12 +35,15 @@ const withAgent = <A, E>(
   }))
 
 /** Offers the messages, runs one turn for the first, collects its events. */
-const turn = (...texts: Array<string>) =>
+const turn = (...texts: Array<string>) => turnOn("web", ...texts)
+
+/** As turn, with the messages arriving over `interface` (e.g. the heartbeat's). */
+const turnOn = (over: string, ...texts: Array<string>) =>
   Effect.scoped(Effect.gen(function*() {
     const queue = yield* MessageQueue
     const runner = yield* TurnRunner
     const { session } = yield* openActiveSession()
-    for (const text of texts) yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text })
+    for (const text of texts) yield* queue.offer({ interface: over, channel: `${over}:1`, userId: "u1", text })
     const message = yield* queue.next
     const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
@@ -75,6 +78,16 @@ describe("TurnRunner", () => {
         expect(input).toContain("call_1")
         const instructions = JSON.stringify(requests[0]!.body)
         expect(instructions).toContain("I am the test agent.")
+      })))
+
+  it.live("heartbeatModel: heartbeat turns run on it, every other turn on the agent's model", () =>
+    withAgent((server) => ({ baseURL: server.baseURL, heartbeatModel: "cheap-model" }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Hello."))
+        yield* turnOn(heartbeatInterface, "[heartbeat]")
+        yield* turn("hi")
+        const models = (yield* server.requests).map((r) => (r.body as { model: string }).model)
+        expect(models).toEqual(["cheap-model", "test-model"])
       })))
 
   it.live("the budget stops the turn with a clear message, recorded in the EventLog", () =>

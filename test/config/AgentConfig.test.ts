@@ -94,6 +94,7 @@ describe("AgentConfig", () => {
     ["api", "graphql", "the string \"graphql\""],
     ["embeddingModel", true, "true"],
     ["summaryModel", null, "null"],
+    ["heartbeatModel", 7, "the number 7"],
     ["toolScope", "admin", "the string \"admin\""],
     ["approvalMode", "yes", "the string \"yes\""],
     ["safetyMode", "safe", "the string \"safe\""],
