@@ -4,7 +4,6 @@ import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
-import { NotesSummary } from "../memory/NotesSummary.js"
 import { openActiveSession } from "./activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
@@ -58,7 +57,6 @@ const make = (newSession: boolean) =>
     const runner = yield* TurnRunner
     const queue = yield* MessageQueue
     const memory = yield* MemoryCommits
-    const summary = yield* NotesSummary
     const { problems, session } = yield* openActiveSession({ fresh: newSession })
     for (const problem of problems) yield* Effect.logWarning(`kern: ${problem}`)
     const oneAtATime = yield* Effect.makeSemaphore(1)
@@ -74,8 +72,6 @@ const make = (newSession: boolean) =>
           const message = yield* queue.next
           const emit = options.onEvent ?? (() => Effect.void)
           const outcome = yield* runner.run({ message, session, emit }).pipe(
-            // The system prompt finds the notes summary in the turn's context.
-            Effect.provideService(NotesSummary, summary),
             Effect.ensuring(queue.endTurn),
             Effect.tap(() => memory.afterTurn)
           )

@@ -9,6 +9,7 @@ import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
+import { NotesSummary } from "../memory/NotesSummary.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
@@ -75,9 +76,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
     const zone = agentZone(config.timezone)
     const prices = priceTable(config.prices)
+    const summaries = yield* NotesSummary
     const systemPrompt = buildSystemPrompt.pipe(
       Effect.provideService(AgentConfig, loaded),
-      Effect.provideService(FileSystem.FileSystem, fs)
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.provideService(NotesSummary, summaries)
     )
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>

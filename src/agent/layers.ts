@@ -89,13 +89,16 @@ const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
     Layer.provideMerge(below)
   )
 
+/** The loop's services (queue, sessions, turn runner) over the notes summary the system prompt carries. */
+const agentLoop = AgentLive.layer.pipe(Layer.provideMerge(NotesSummary.layer))
+
 /**
  * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue,
  * the turn runner, the memory commits (a last one when the layer closes, before the folder is let go) and the
  * notes summary.
  */
 export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
-  Layer.mergeAll(AgentLive.layer, MemoryCommits.layer(hold.report), NotesSummary.layer).pipe(
+  Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report)).pipe(
     Layer.provideMerge(withModel(heldKernelAgentLayer(source, hold)))
   )
 
@@ -105,7 +108,7 @@ export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
  */
 export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
   const runtime = AgentRuntime.Default.pipe(
-    Layer.provideMerge(Layer.mergeAll(AgentLive.layer, MemoryCommits.layer(hold.report), NotesSummary.layer)),
+    Layer.provideMerge(Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report))),
     Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold)))
   )
   const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({

@@ -27,8 +27,8 @@ export type MemoryItem =
 
 /**
  * The memory items, read fresh for every turn so edits the agent makes to its own memory take effect at once:
- * AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and (where the runtime provides
- * one) the notes summary. A missing or empty file is simply left out; an unreadable one with a warning.
+ * AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and the notes summary
+ * (`NotesSummary.layerNone` where there is none). A missing or empty file is simply left out; an unreadable one with a warning.
  */
 export const memoryItems = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -58,14 +58,10 @@ export const memoryItems = Effect.gen(function*() {
     const text = yield* read(NodePath.join(notesDir, latest))
     if (text !== "") items.push({ kind: "latest-note", source: `notes/${latest}`, text })
   }
-  // The runtime provides the summary where it runs one; a bare prompt (tests, tools) goes without.
-  const summaries = yield* Effect.serviceOption(NotesSummary)
-  if (Option.isSome(summaries)) {
-    const summary = yield* summaries.value.current
-    if (Option.isSome(summary)) {
-      const { fresh, sources, text } = summary.value
-      items.push({ kind: "notes-summary", source: sources, text, fresh })
-    }
+  const summary = yield* Effect.flatMap(NotesSummary, (summaries) => summaries.current)
+  if (Option.isSome(summary)) {
+    const { fresh, sources, text } = summary.value
+    items.push({ kind: "notes-summary", source: sources, text, fresh })
   }
   return items
 }).pipe(Effect.withSpan("kern.agent.memoryItems"))

@@ -113,3 +113,9 @@ export const layer: Layer.Layer<
   ModelConfigMissing,
   AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | HttpClient.HttpClient
 > = Layer.scoped(NotesSummary, make).pipe(Layer.provide(Provider.summaryLayer))
+
+/** No notes summary at all (a bare prompt in tests and tools): nothing to serve, nothing to wait for. */
+export const layerNone: Layer.Layer<NotesSummary> = Layer.succeed(
+  NotesSummary,
+  NotesSummary.of({ current: Effect.succeed(Option.none()), settled: () => Effect.void })
+)

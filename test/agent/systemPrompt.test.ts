@@ -5,6 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { buildSystemPrompt, memoryItems } from "../../src/agent/systemPrompt.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
+import * as NotesSummary from "../../src/memory/NotesSummary.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
@@ -12,6 +13,7 @@ const promptFor = (dir: string) => {
   const logs: Array<string> = []
   const logger = Logger.make(({ message }) => logs.push(String(message)))
   return buildSystemPrompt.pipe(
+    Effect.provide(NotesSummary.layerNone),
     Effect.provide(AgentConfig.layer(dir)),
     Effect.provideService(ProcessEnv, {}),
     Effect.provide(NodeContext.layer),
@@ -68,6 +70,7 @@ describe("memoryItems", () => {
         "notes/2026-11-31.md": "not a date"
       })
       const items = yield* memoryItems.pipe(
+        Effect.provide(NotesSummary.layerNone),
         Effect.provide(AgentConfig.layer(dir)),
         Effect.provideService(ProcessEnv, {}),
         Effect.provide(NodeContext.layer)
