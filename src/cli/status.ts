@@ -1,8 +1,9 @@
 import { FileSystem } from "@effect/platform"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
 import { providerProblems } from "../config/providers.js"
 import { usageTotals } from "../kernel/usageTotals.js"
+import * as LockFile from "../storage/LockFile.js"
 import { orIfMissing } from "../storage/missingFile.js"
 import * as Database from "../storage/Database.js"
 import type { StatusArgs } from "./commands.js"
@@ -45,6 +46,12 @@ export const run = (args: StatusArgs) =>
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
     if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
     const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
+    // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
+    const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
+    if (holder._tag === "Left") problems.push(holder.left.message)
+    const runtime = holder._tag === "Right" && Option.isSome(holder.right)
+      ? { pid: holder.right.value.pid, command: holder.right.value.command, since: holder.right.value.startedAt }
+      : null
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -54,7 +61,8 @@ export const run = (args: StatusArgs) =>
       problems,
       dbBytes,
       usage,
-      heartbeat
+      heartbeat,
+      runtime
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -62,6 +70,7 @@ export const run = (args: StatusArgs) =>
       `folder:    ${status.dir}`,
       `provider:  ${status.provider}`,
       `model:     ${status.model ?? "(not set)"}`,
+      `running:   ${runtime === null ? "no" : `pid ${runtime.pid} (${runtime.command}) since ${runtime.since}`}`,
       `database:  ${formatBytes(dbBytes)}`,
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"

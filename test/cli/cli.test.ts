@@ -185,6 +185,7 @@ describe("kern CLI", () => {
     expect(result.status).toBe(0)
     const status = Schema.decodeUnknownSync(StatusJson)(JSON.parse(result.stdout))
     expect(status).toMatchObject({ name: "atlas", provider: "openrouter", model: "openai/gpt-4.1", agentFolder: true, problems: [] })
+    expect(JSON.parse(result.stdout).runtime).toBeNull()
     const noKey = Schema.decodeUnknownSync(StatusJson)(JSON.parse(runKern(["status", "atlas", "--json"], { cwd }).stdout))
     expect(noKey.problems.some((problem) => problem.includes("OPENROUTER_API_KEY"))).toBe(true)
   })

@@ -164,6 +164,13 @@ describe("one runtime per agent folder", () => {
       const result = runKern(command, { cwd: dir, env })
       expect(result.status, `${command.join(" ")}: ${result.stderr}`).toBe(0)
     }
+    // status says who runs the agent.
+    expect(runKern(["status"], { cwd: dir, env }).stdout).toContain(`running:   pid ${process.pid} (kern run) since 2026-01-02T03:04:05.000Z`)
+    expect(JSON.parse(runKern(["status", "--json"], { cwd: dir, env }).stdout).runtime).toEqual({
+      pid: process.pid,
+      command: "kern run",
+      since: "2026-01-02T03:04:05.000Z"
+    })
     // Nobody touched the holder's lock.
     expect(JSON.parse(NodeFs.readFileSync(lockFile(dir), "utf8")).pid).toBe(process.pid)
     const negative = runKern(["chat", "-m", "hi", "--wait", "-1"], { cwd: dir, env })
