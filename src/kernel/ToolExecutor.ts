@@ -1,4 +1,4 @@
-import { type Clock, Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { type Clock, Context, Effect, Either, Layer } from "effect"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import pkg from "../../package.json" with { type: "json" }
 
 /** The conversation the agent is in: its id and how big it is. */
@@ -49,11 +49,3 @@ export const layer: Layer.Layer<RuntimeInfo> = Layer.effect(RuntimeInfo, make())
  */
 export const layerWith = <E, R>(sources: Effect.Effect<RuntimeSources, E, R>): Layer.Layer<RuntimeInfo, E, R> =>
   Layer.effect(RuntimeInfo, Effect.flatMap(sources, make))
-
-/** Figures of a session held as a Ref of messages (what the turn loop keeps). */
-export const sessionFigures = <A>(id: string, messages: Ref.Ref<ReadonlyArray<A>>): Effect.Effect<SessionFigures> =>
-  Effect.map(Ref.get(messages), (all) => ({
-    id,
-    messages: all.length,
-    bytes: all.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message) ?? ""), 0)
-  }))

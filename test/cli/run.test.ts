@@ -6,7 +6,6 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { kernBin, runKern, runKernAsync } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }

@@ -1,6 +1,6 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Ref, TestClock } from "effect"
+import { Effect, Layer, Option, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MessageQueue } from "../../src/agent/MessageQueue.js"
@@ -57,10 +57,16 @@ const recordEvent = (input: Partial<EventLog.EventInput> & Pick<EventLog.EventIn
 describe("kern tool: status", () => {
   it.effect("YAML with version, agent, provider, model, uptime, live session and queue figures, usage totals", () => {
     const dir = agentFolder()
-    const messages = Ref.unsafeMake<ReadonlyArray<unknown>>([{ role: "user", text: "hello" }, { role: "assistant", text: "hi" }])
+    const messages = [{ role: "user", text: "hello" }, { role: "assistant", text: "hi" }]
+    // The figures a session writer keeps: the message count and the bytes of its lines.
+    const figures = {
+      id: "20260101-000000-abcdef",
+      messages: messages.length,
+      bytes: messages.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0)
+    }
     const live = RuntimeInfo.layerWith(Effect.map(MessageQueue, (queue) => ({
       queueLength: queue.size,
-      session: Effect.map(RuntimeInfo.sessionFigures("20260101-000000-abcdef", messages), Option.some)
+      session: Effect.succeed(Option.some(figures))
     })))
     return Effect.gen(function*() {
       const queue = yield* MessageQueue
