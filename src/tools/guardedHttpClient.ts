@@ -31,11 +31,9 @@ export const findAddressRefusal = (error: unknown): AddressRefusedError | undefi
   return undefined
 }
 
-const notFound = (hostname: string, reason: string) =>
-  Object.assign(new Error(reason.startsWith("could not resolve") ? reason : `could not resolve ${hostname}: ${reason}`), {
-    code: "ENOTFOUND",
-    hostname
-  })
+/** A lookup that found no usable address, as Node's own errors look (`code` ENOTFOUND). */
+const notFound = (hostname: string, message: string) =>
+  Object.assign(new Error(message), { code: "ENOTFOUND", hostname })
 
 /** Node's client whose connections resolve names through the HostResolver and the address policy. */
 const nodeClient: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Workspace> = NodeHttpClient
@@ -55,17 +53,20 @@ const nodeClient: Layer.Layer<HttpClient.HttpClient, never, HostResolver | Works
             onExit: (exit) => {
               if (Exit.isFailure(exit)) {
                 // The resolver's own reason (ENOTFOUND, a timeout, a defect) travels on, not a generic one.
-                const reason = Cause.failureOption(exit.cause).pipe(
-                  Option.match({ onNone: () => Cause.pretty(exit.cause), onSome: (failure) => failure.message })
+                const message = Cause.failureOption(exit.cause).pipe(
+                  Option.match({
+                    onNone: () => `could not resolve ${hostname}: ${Cause.pretty(exit.cause)}`,
+                    onSome: (failure) => failure.message
+                  })
                 )
-                return callback(notFound(hostname, reason), "")
+                return callback(notFound(hostname, message), "")
               }
               const refused = refusal(hostname, exit.value, workspace.allowPrivateHosts)
               if (refused !== undefined) return callback(new AddressRefusedError(refused), "")
               const family = familyOf(options.family)
               const usable = exit.value.filter((address) => family === undefined || NodeNet.isIP(address) === family)
               const [first] = usable
-              if (first === undefined) return callback(notFound(hostname, `no IPv${family} address`), "")
+              if (first === undefined) return callback(notFound(hostname, `could not resolve ${hostname}: no IPv${family} address`), "")
               if (options.all === true) {
                 return callback(null, usable.map((address) => ({ address, family: NodeNet.isIP(address) })))
               }
