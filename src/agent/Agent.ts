@@ -4,8 +4,9 @@ import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
+import { NotesSummary } from "../memory/NotesSummary.js"
 import { openActiveSession } from "./activeSession.js"
-import { agentRuntimeLayer, type ConfigSource, type Report } from "./layers.js"
+import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
 import type { TurnEvent } from "./TurnEvent.js"
 import type { TurnFailure } from "./TurnFailure.js"
@@ -52,13 +53,20 @@ export interface AgentOptions {
   readonly report?: Report | undefined
 }
 
-const make = (newSession: boolean) =>
+/**
+ * The agent over services already built (the CLI's `kern chat` builds them with its own reporting). When its scope
+ * closes it waits, 30 s at most, for a notes summary a turn started, so a one-shot use leaves it made.
+ */
+export const make = (options: { readonly newSession?: boolean | undefined; readonly report?: Report | undefined } = {}) =>
   Effect.gen(function*() {
     const runner = yield* TurnRunner
     const queue = yield* MessageQueue
     const memory = yield* MemoryCommits
-    const { problems, session } = yield* openActiveSession({ fresh: newSession })
-    for (const problem of problems) yield* Effect.logWarning(`kern: ${problem}`)
+    const summary = yield* NotesSummary
+    const report = options.report ?? logReport
+    const { problems, session } = yield* openActiveSession({ fresh: options.newSession === true })
+    for (const problem of problems) yield* report(`warning: ${problem}`)
+    yield* Effect.addFinalizer(() => summary.settled())
     const oneAtATime = yield* Effect.makeSemaphore(1)
     const send = (text: string, options: SendOptions = {}) =>
       oneAtATime.withPermits(1)(
@@ -83,7 +91,7 @@ const make = (newSession: boolean) =>
   })
 
 const build = (source: ConfigSource, options: AgentOptions) =>
-  Layer.scoped(Agent, make(options.newSession === true)).pipe(
+  Layer.scoped(Agent, make(options)).pipe(
     Layer.provide(agentRuntimeLayer(source, {
       command: options.command ?? "kern library",
       waitSeconds: options.waitSeconds ?? 60,

@@ -1,14 +1,9 @@
 import { Console, Effect } from "effect"
-import { openActiveSession } from "../agent/activeSession.js"
+import * as Agent from "../agent/Agent.js"
 import { makeReplyFilter } from "../agent/envelope.js"
-import { MessageQueue } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
-import { TurnRunner } from "../agent/TurnRunner.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
-import { MemoryCommits } from "../memory/MemoryCommits.js"
-import { NotesSummary } from "../memory/NotesSummary.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
-import { CommandFailed } from "./errors.js"
 
 export interface ChatArgs {
   readonly dir: string
@@ -52,20 +47,11 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
  */
 export const run = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
-    const { problems, session } = yield* openActiveSession({ fresh: args.newSession })
-    for (const problem of problems) yield* Console.error(`kern: warning: ${problem}`)
-    const queue = yield* MessageQueue
-    const runner = yield* TurnRunner
-    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text: args.message })
-    const message = yield* queue.next
-    const emit = args.json
+    const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
+    const onEvent = args.json
       ? (event: TurnEvent) => write(process.stdout, `${JSON.stringify(event)}\n`)
       : humanEvent(makeReplyFilter())
-    const outcome = yield* runner.run({ message, session, emit })
-    yield* queue.endTurn
-    // Committed before the process exits (and the folder is let go), so scripted chats keep their memory in git.
-    yield* Effect.flatMap(MemoryCommits, (memory) => memory.afterTurn)
-    // A summary this turn started is waited for (30 s at most), so the next chat finds it made.
-    yield* Effect.flatMap(NotesSummary, (summary) => summary.settled())
-    if (outcome.failure !== undefined) return yield* new CommandFailed({ message: outcome.failure.message })
+    // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
+    // go. A failed turn fails with its TurnFailure: one line, exit 1.
+    yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent })
   })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))
