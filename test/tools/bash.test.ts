@@ -137,10 +137,13 @@ describe("bash", () => {
       const daemonFile = NodePath.join(root, "daemon.pid")
       const nohupFile = NodePath.join(root, "nohup.pid")
       const out = yield* bash({
-        // The shell waits for the pid files: what it leaves behind is killed as soon as it exits.
+        // The shell waits for the pid files and for both children to be `sleep` (exec done: a process in the middle
+        // of exec can be missed by one /proc scan on a loaded machine); what it leaves behind is killed as it exits.
         command: `( (setsid sleep 300 > /dev/null 2>&1 & echo $! > ${daemonFile}) & ); ` +
           `nohup sleep 300 > /dev/null 2>&1 & echo $! > ${nohupFile}; ` +
-          `while [ ! -s ${daemonFile} ]; do sleep 0.01; done; exit 0`
+          `while [ ! -s ${daemonFile} ]; do sleep 0.01; done; ` +
+          `for f in ${daemonFile} ${nohupFile}; do ` +
+          `while [ "$(cat /proc/$(cat $f)/comm 2>/dev/null)" != sleep ]; do sleep 0.01; done; done; exit 0`
       }).pipe(Effect.provide(layer))
       assert.strictEqual(out.exitCode, 0)
       const daemon = yield* pidIn(daemonFile)
