@@ -3,6 +3,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, DateTime, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
+import { makeFileCache } from "../memory/fileCache.js"
 import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
@@ -19,7 +20,7 @@ import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
 import { heartbeatInterface, MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import type { SessionHistory } from "./SessionHistory.js"
-import { buildSystemPrompt } from "./systemPrompt.js"
+import { buildSystemPromptFrom } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
@@ -77,7 +78,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const zone = agentZone(config.timezone)
     const prices = priceTable(config.prices)
     const summaries = yield* NotesSummary
-    const systemPrompt = buildSystemPrompt.pipe(
+    // Memory files are read again only when they change.
+    const files = yield* makeFileCache
+    const systemPrompt = buildSystemPromptFrom(files).pipe(
       Effect.provideService(AgentConfig, loaded),
       Effect.provideService(FileSystem.FileSystem, fs),
       Effect.provideService(NotesSummary, summaries)

@@ -1,10 +1,12 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
-import { Chunk, Effect, ParseResult, Ref, Schema, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, ParseResult, Schema, Stream } from "effect"
+import { partsRunnerOf } from "../model/partsRunner.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
 export const watchdogTimeout = "5 minutes"
+const watchdogMillis = Duration.toMillis(watchdogTimeout)
 
 export class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("WatchdogTimeout", {}) {
   override get message() {
@@ -30,7 +32,11 @@ interface RawPart {
   readonly id?: unknown
   readonly name?: unknown
   readonly params?: unknown
-  readonly usage?: { readonly inputTokens?: number; readonly outputTokens?: number; readonly cachedInputTokens?: number }
+  readonly usage?: {
+    readonly inputTokens?: number | undefined
+    readonly outputTokens?: number | undefined
+    readonly cachedInputTokens?: number | undefined
+  }
 }
 
 /**
@@ -62,41 +68,66 @@ export interface ModelStepOptions {
 /** One model call, streamed: text deltas and tool calls are reported as they arrive. */
 export const modelStep = (options: ModelStepOptions) =>
   Effect.gen(function*() {
-    const state = yield* Ref.make<StepResult>({ text: "", calls: [], usage: noUsage })
-    const apply = (part: RawPart): Effect.Effect<void> => {
+    // The step's own accumulation, local to this run of the step: plain variables, not an Effect per part.
+    let text = ""
+    const calls: Array<StepCall> = []
+    let usage = noUsage
+    // When the stream last sent something, for the watchdog: one timer per step, not one race per part.
+    let lastPart = yield* Clock.currentTimeMillis
+    const watchdog = Effect.gen(function*() {
+      while (true) {
+        const idle = (yield* Clock.currentTimeMillis) - lastPart
+        if (idle >= watchdogMillis) return yield* new WatchdogTimeout()
+        yield* Effect.sleep(watchdogMillis - idle)
+      }
+    })
+    const apply = (part: RawPart): Effect.Effect<void> | undefined => {
       switch (part.type) {
         case "text-delta": {
           const delta = typeof part.delta === "string" ? part.delta : ""
-          return Effect.zipRight(options.emit({ type: "text", delta }), Ref.update(state, (s) => ({ ...s, text: s.text + delta })))
+          text += delta
+          return options.emit({ type: "text", delta })
         }
         case "tool-call": {
           const rawName = String(part.name)
           const call = { id: String(part.id), name: options.toolIdOf(rawName) ?? rawName, params: part.params }
-          return Effect.zipRight(options.emit({ type: "tool-call", ...call }), Ref.update(state, (s) => ({ ...s, calls: [...s.calls, call] })))
+          calls.push(call)
+          return options.emit({ type: "tool-call", ...call })
         }
         case "finish": {
           const raw = part.usage ?? {}
-          const usage = {
+          usage = addUsage(usage, {
             inputTokens: raw.inputTokens ?? 0,
             outputTokens: raw.outputTokens ?? 0,
             cachedInputTokens: raw.cachedInputTokens ?? 0,
             costUsdCents: usageCostCents(options.modelId, raw, options.prices)
-          }
-          return Ref.update(state, (s) => ({ ...s, usage: addUsage(s.usage, usage) }))
+          })
+          return undefined
         }
         default:
-          return Effect.void
+          return undefined
       }
     }
-    const stream = options.model.streamText({
-      prompt: options.prompt,
-      ...(options.toolkit === undefined ? {} : { toolkit: options.toolkit, disableToolCallResolution: true as const })
-    })
-    yield* stream.pipe(
-      Stream.timeoutFail(() => new WatchdogTimeout(), watchdogTimeout),
-      Stream.runForEach((part) => apply(part as RawPart)),
-      Effect.catchIf((error) => refusedParts(error) !== undefined, (error) =>
-        Effect.forEach(refusedParts(error) ?? [], apply, { discard: true }))
-    )
-    return yield* Ref.get(state)
+    const applyAll = (parts: Iterable<RawPart>): Effect.Effect<void> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        lastPart = now
+        const effects: Array<Effect.Effect<void>> = []
+        for (const part of parts) {
+          const effect = apply(part)
+          if (effect !== undefined) effects.push(effect)
+        }
+        return effects.length === 0 ? Effect.void : Effect.all(effects, { discard: true })
+      })
+    const runParts = partsRunnerOf(options.model)
+    const streamed = runParts !== undefined
+      ? runParts({ prompt: options.prompt, toolkit: options.toolkit }, applyAll)
+      : options.model.streamText({
+        prompt: options.prompt,
+        ...(options.toolkit === undefined ? {} : { toolkit: options.toolkit, disableToolCallResolution: true as const })
+      }).pipe(
+        Stream.runForEachChunk((parts) => applyAll(parts as Iterable<RawPart>)),
+        Effect.catchIf((error) => refusedParts(error) !== undefined, (error) => applyAll(refusedParts(error) ?? []))
+      )
+    yield* Effect.raceFirst(streamed, watchdog)
+    return { text, calls, usage } satisfies StepResult
   }).pipe(Effect.withSpan("kern.agent.modelStep"))

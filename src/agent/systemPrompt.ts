@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
 import { listNotes } from "../memory/notes.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfMissing } from "../storage/missingFile.js"
@@ -30,14 +31,13 @@ export type MemoryItem =
  * AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and the notes summary
  * (`NotesSummary.layerNone` where there is none). A missing or empty file is simply left out; an unreadable one with a warning.
  */
-export const memoryItems = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
+export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
   const { paths } = yield* AgentConfig
   // A memory file that cannot be read leaves a hole in the prompt, not a failed turn; only a missing one is silent.
   const unreadable = (file: string) => (error: PlatformError) =>
     Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
   const read = (file: string) =>
-    fs.readFileString(file).pipe(
+    files.readString(file).pipe(
       Effect.map((text) => text.trim()),
       orIfMissing(() => ""),
       Effect.catchAll(unreadable(file))
@@ -66,6 +66,9 @@ export const memoryItems = Effect.gen(function*() {
   return items
 }).pipe(Effect.withSpan("kern.agent.memoryItems"))
 
+/** The memory items, every file read afresh. */
+export const memoryItems = Effect.flatMap(uncachedFiles, memoryItemsFrom)
+
 export const renderMemoryItem = (item: MemoryItem): string => {
   switch (item.kind) {
     case "file":
@@ -77,13 +80,19 @@ export const renderMemoryItem = (item: MemoryItem): string => {
   }
 }
 
-/** The system prompt: who the agent is, then its memory items in order. */
-export const buildSystemPrompt = Effect.gen(function*() {
+/**
+ * The system prompt: who the agent is, then its memory items in order. The turn runner passes a cache that keeps
+ * each file's text until the file changes.
+ */
+export const buildSystemPromptFrom = (files: FileCache) => Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
-  const items = yield* memoryItems
+  const items = yield* memoryItemsFrom(files)
   return [
     `You are ${config.name}, a long-lived agent run by kern in the folder ${paths.dir}. ` +
     "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying.",
     ...items.map(renderMemoryItem)
   ].join("\n\n")
 }).pipe(Effect.withSpan("kern.agent.systemPrompt"))
+
+/** The system prompt, every file read afresh. */
+export const buildSystemPrompt = Effect.flatMap(uncachedFiles, buildSystemPromptFrom)

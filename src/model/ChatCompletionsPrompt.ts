@@ -56,13 +56,19 @@ const assistantMessage = (message: Prompt.AssistantMessage): WireMessage | undef
 }
 
 /**
- * Wire messages already made for prompt messages. kern's turn passes the same `Prompt.Message` values from step to
- * step and turn to turn (agent/SessionHistory.ts), so with this a step converts only the messages that are new,
- * not the whole history again. Weakly held: a message no prompt uses any more is forgotten with it.
+ * Wire messages already made and serialized, per prompt message. kern's turn passes the same `Prompt.Message`
+ * values from step to step and turn to turn (agent/SessionHistory.ts), so with this a step converts and serializes
+ * only the messages that are new, and the body is joined from the rest: a 1,000-message history costs a join, not
+ * a conversion and a JSON.stringify of everything. Weakly held: a message no prompt uses any more is forgotten with
+ * it. Tools are kept the same way (their JSON Schema is rendered once).
  */
-export type WireCache = WeakMap<Prompt.Message, ReadonlyArray<WireMessage>>
+export interface WireCache {
+  /** A message's wire messages as JSON, comma-separated ("" when it has none on the wire). */
+  readonly messages: WeakMap<Prompt.Message, string>
+  readonly tools: WeakMap<Tool.Any, WireTool>
+}
 
-export const makeWireCache = (): WireCache => new WeakMap()
+export const makeWireCache = (): WireCache => ({ messages: new WeakMap(), tools: new WeakMap() })
 
 const wireOf = (message: Prompt.Message) =>
   Effect.gen(function*() {
@@ -84,19 +90,19 @@ const wireOf = (message: Prompt.Message) =>
     }
   })
 
-/** Converts @effect/ai's Prompt to Chat Completions `messages`. */
-export const toMessages = (prompt: Prompt.Prompt, cache: WireCache = makeWireCache()) =>
+/** Converts @effect/ai's Prompt to Chat Completions `messages`, as the JSON text of the array. */
+export const toMessagesJson = (prompt: Prompt.Prompt, cache: WireCache = makeWireCache()) =>
   Effect.gen(function*() {
-    const messages: Array<WireMessage> = []
+    const pieces: Array<string> = []
     for (const message of prompt.content) {
-      let wire = cache.get(message)
-      if (wire === undefined) {
-        wire = yield* wireOf(message)
-        cache.set(message, wire)
+      let json = cache.messages.get(message)
+      if (json === undefined) {
+        json = (yield* wireOf(message)).map((wire) => JSON.stringify(wire)).join(",")
+        cache.messages.set(message, json)
       }
-      for (const one of wire) messages.push(one)
+      if (json !== "") pieces.push(json)
     }
-    return messages
+    return `[${pieces.join(",")}]`
   })
 
 const toolChoiceOf = (choice: LanguageModel.ToolChoice<string>): WireToolChoice => {
@@ -106,36 +112,49 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice<string>): WireToolChoice 
 }
 
 /** Function tools with their JSON Schema parameters; provider-defined tools have no Chat Completions form. */
-export const toTools = (options: LanguageModel.ProviderOptions) =>
+export const toTools = (options: LanguageModel.ProviderOptions, cache: WireCache = makeWireCache()) =>
   Effect.gen(function*() {
     if (options.tools.length === 0) return {}
     const tools: Array<WireTool> = []
     for (const tool of options.tools) {
+      const cached = cache.tools.get(tool)
+      if (cached !== undefined) {
+        tools.push(cached)
+        continue
+      }
       if (!Tool.isUserDefined(tool)) {
         return yield* malformed(`the provider-defined tool ${tool.name} is not available over Chat Completions`)
       }
       const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
-      tools.push({
+      const wire: WireTool = {
         type: "function",
         function: {
           name: tool.name,
           ...(description === undefined ? {} : { description }),
           parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
         }
-      })
+      }
+      cache.tools.set(tool, wire)
+      tools.push(wire)
     }
     return { tools, tool_choice: toolChoiceOf(options.toolChoice) }
   })
 
-/** The request body for one model round. */
-export const toRequest = (model: string, options: LanguageModel.ProviderOptions, cache?: WireCache) =>
+/**
+ * The request body for one model round, as JSON text: `model`, then `messages` joined from the cache, then the
+ * tools, the response format and `extra` (streaming options).
+ */
+export const toRequestBody = (
+  model: string,
+  options: LanguageModel.ProviderOptions,
+  cache: WireCache = makeWireCache(),
+  extra: Partial<ChatRequest> = {}
+) =>
   Effect.gen(function*() {
-    const messages = yield* toMessages(options.prompt, cache)
-    const tools = yield* toTools(options)
+    const messages = yield* toMessagesJson(options.prompt, cache)
+    const tools = yield* toTools(options, cache)
     const format = options.responseFormat
-    const request: ChatRequest = {
-      model,
-      messages,
+    const rest = JSON.stringify({
       ...tools,
       ...(format.type === "json"
         ? {
@@ -148,7 +167,10 @@ export const toRequest = (model: string, options: LanguageModel.ProviderOptions,
             }
           }
         }
-        : {})
-    }
-    return request
+        : {}),
+      ...extra
+    } satisfies Partial<ChatRequest>)
+    // `rest` is an object's JSON: its members follow `messages`, its closing brace closes the body.
+    const tail = rest === "{}" ? "}" : `,${rest.slice(1)}`
+    return `{"model":${JSON.stringify(model)},"messages":${messages}${tail}`
   })

@@ -3,8 +3,11 @@
 //
 // Each bench file is bundled first with the options of the shipped build (scripts/esbuild-options.mjs), so what is
 // measured is the code as it ships, not a development transform: tsx keeps function names by wrapping every
-// function it creates, which costs more per call than some of the paths measured here.
+// function it creates, which costs more per call than some of the paths measured here. Each benchmark then runs
+// in a plain node process of its own (child.mjs): this runner runs under tsx, whose loader thread and source-map
+// hooks a shipped kern does not have, and one bench's heap and compiled code must not carry into the next.
 import { build } from "esbuild"
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
@@ -30,11 +33,28 @@ const bundle = async (file: string) => {
   return outfile
 }
 
-const all: Array<Bench> = []
+const all: Array<Bench & { readonly bundle: string }> = []
 for (const file of files) {
-  const module = (await import(pathToFileURL(await bundle(file)).href)) as { benches?: ReadonlyArray<Bench> }
-  all.push(...(module.benches ?? []))
+  const bundled = await bundle(file)
+  const module = (await import(pathToFileURL(bundled).href)) as { benches?: ReadonlyArray<Bench> }
+  all.push(...(module.benches ?? []).map((bench) => ({ ...bench, bundle: bundled })))
 }
+
+type Samples = { readonly samples: ReadonlyArray<number>; readonly baseline: ReadonlyArray<number> }
+const runInChild = (bench: (typeof all)[number]) =>
+  new Promise<Samples>((resolve, reject) => {
+    const out = NodePath.join(outDir, `${bench.name}.result.json`)
+    NodeFs.rmSync(out, { force: true })
+    const child = spawn(process.execPath, [NodePath.join(dir, "child.mjs"), bench.bundle, bench.name, out], {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"]
+    })
+    child.on("error", reject)
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(NodeFs.readFileSync(out, "utf8")) as Samples)
+        : reject(new Error(`benchmark ${bench.name} exited with ${code}`)))
+  })
 const selected = filters.length === 0 ? all : all.filter((bench) => filters.some((filter) => bench.name.startsWith(filter)))
 if (selected.length === 0) {
   process.stderr.write(`no benchmark matches ${filters.join(", ")}; known: ${all.map((bench) => bench.name).join(", ")}\n`)
@@ -44,7 +64,7 @@ if (selected.length === 0) {
 const results: Array<BenchResult> = []
 for (const bench of selected) {
   process.stderr.write(`running ${bench.name}…\n`)
-  const { samples, baseline } = await bench.run()
+  const { samples, baseline } = await runInChild(bench)
   results.push(summarize(bench.name, bench.unit, samples, baseline))
 }
 

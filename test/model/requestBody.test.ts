@@ -1,0 +1,123 @@
+import { LanguageModel, Prompt } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Stream } from "effect"
+import * as fc from "fast-check"
+import { makeWireCache, toRequestBody } from "../../src/model/ChatCompletionsPrompt.js"
+import { partsRunnerOf } from "../../src/model/partsRunner.js"
+import { FakeReply } from "../support/fakeModelServer.js"
+import { withChatModel } from "./harness.js"
+import { Add, ReadFile, TestToolkit, twoCallPrompt, twoCalls } from "./tools.js"
+
+const system = (content: string): Prompt.Message => Prompt.makeMessage("system", { content })
+const user = (text: string): Prompt.Message =>
+  Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text })] })
+const assistant = (text: string, calls: ReadonlyArray<{ id: string; name: string }>): Prompt.Message =>
+  Prompt.makeMessage("assistant", {
+    content: [
+      ...(text === "" ? [] : [Prompt.makePart("text", { text })]),
+      ...calls.map((call) =>
+        Prompt.makePart("tool-call", { id: call.id, name: call.name, params: { path: call.id }, providerExecuted: false })
+      )
+    ]
+  })
+const tool = (id: string, result: string): Prompt.Message =>
+  Prompt.makeMessage("tool", {
+    content: [Prompt.makePart("tool-result", { id, name: "read_file", isFailure: false, result, providerExecuted: false })]
+  })
+
+const options = (messages: ReadonlyArray<Prompt.Message>, withTools: boolean): LanguageModel.ProviderOptions => ({
+  prompt: Prompt.fromMessages(messages),
+  tools: withTools ? [ReadFile, Add] : [],
+  toolChoice: withTools ? "auto" : "none",
+  responseFormat: { type: "text" },
+  span: undefined as never
+})
+
+const message = fc.oneof(
+  fc.string().map(user),
+  fc.tuple(fc.string(), fc.array(fc.record({ id: fc.string({ minLength: 1 }), name: fc.constantFrom("read_file", "add") }), { maxLength: 2 }))
+    .map(([text, calls]) => assistant(text, calls)),
+  fc.tuple(fc.string({ minLength: 1 }), fc.string()).map(([id, result]) => tool(id, result))
+)
+
+describe("Chat Completions request body", () => {
+  it.effect("is the JSON of model, messages, tools, tool choice and the extra fields, in that order", () =>
+    Effect.gen(function*() {
+      const messages = [system("You are kern."), user("hi \"there\"\n"), assistant("", []), assistant("ok", [{ id: "c1", name: "read_file" }]), tool("c1", "x")]
+      const body = yield* toRequestBody("m", options(messages, true), makeWireCache(), { stream: true })
+      const parsed = JSON.parse(body)
+      expect(Object.keys(parsed)).toEqual(["model", "messages", "tools", "tool_choice", "stream"])
+      expect(parsed.model).toBe("m")
+      // The empty assistant message has no wire form.
+      expect(parsed.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool"])
+      expect(parsed.messages[1]).toEqual({ role: "user", content: "hi \"there\"\n" })
+      expect(parsed.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["read_file", "add"])
+      const bare = JSON.parse(yield* toRequestBody("m", options([user("x")], false)))
+      expect(bare).toEqual({ model: "m", messages: [{ role: "user", content: "x" }] })
+    }))
+
+  it.effect("built step by step with one cache, it is the body built afresh (property)", () =>
+    Effect.sync(() =>
+      fc.assert(
+        fc.property(fc.array(fc.array(message, { maxLength: 4 }), { minLength: 1, maxLength: 6 }), fc.boolean(), (steps, withTools) => {
+          const cache = makeWireCache()
+          const history: Array<Prompt.Message> = [system("s")]
+          for (const step of steps) {
+            history.push(...step)
+            const cached = Effect.runSync(toRequestBody("m", options(history, withTools), cache))
+            const fresh = Effect.runSync(toRequestBody("m", options(history, withTools)))
+            expect(cached).toBe(fresh)
+            expect(() => JSON.parse(cached)).not.toThrow()
+          }
+        }),
+        { numRuns: 200 }
+      )
+    ))
+})
+
+describe("kern's fast path over Chat Completions", () => {
+  it.scoped("hands over the encoded parts of a streamed answer, tool calls with their raw arguments", () =>
+    withChatModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.toolCalls([...twoCalls, { id: "call_x", name: "no_such_tool", args: { q: 1 } }], { text: "Let me check." }))
+        const model = yield* LanguageModel.LanguageModel
+        const runParts = partsRunnerOf(model)
+        expect(runParts).toBeDefined()
+        const batches: Array<ReadonlyArray<{ readonly type: string }>> = []
+        yield* runParts!({ prompt: twoCallPrompt, toolkit: undefined }, (parts) => Effect.sync(() => void batches.push(parts)))
+        const parts = batches.flat()
+        expect(parts.filter((p) => p.type === "tool-call").map((p) => (p as unknown as { name: string }).name))
+          .toEqual(["read_file", "add", "no_such_tool"])
+        expect(parts.at(-1)?.type).toBe("finish")
+        expect(parts.filter((p) => p.type === "text-delta").map((p) => (p as unknown as { delta: string }).delta).join(""))
+          .toBe("Let me check.")
+      })
+    ))
+
+  it.scoped("a failing server is an AiError, as through streamText", () =>
+    withChatModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(400, { body: JSON.stringify({ error: { message: "bad request" } }) }))
+        const model = yield* LanguageModel.LanguageModel
+        const error = yield* Effect.flip(partsRunnerOf(model)!({ prompt: twoCallPrompt, toolkit: undefined }, () => Effect.void))
+        expect(error._tag).toBeDefined()
+        expect(error.message).toContain("bad request")
+      })
+    ))
+
+  it.scoped("streamText with tool call resolution off decodes with one decoder per toolkit, call after call", () =>
+    withChatModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.toolCalls(twoCalls), FakeReply.toolCalls(twoCalls))
+        for (let i = 0; i < 2; i++) {
+          const parts = Chunk.toReadonlyArray(
+            yield* Stream.runCollect(LanguageModel.streamText({ prompt: twoCallPrompt, toolkit: TestToolkit, disableToolCallResolution: true }))
+          )
+          const calls = parts.filter((p) => p.type === "tool-call")
+          expect(calls.map((c) => c.type === "tool-call" ? c.params : undefined)).toEqual([{ path: "notes/today.md" }, { a: 2, b: 40 }])
+          expect(parts.some((p) => p.type === "tool-result")).toBe(false)
+        }
+      })
+    ))
+})
+
