@@ -1,7 +1,10 @@
 import { FileSystem } from "@effect/platform"
-import { Cause, Console, Effect, Layer, Logger, Schedule } from "effect"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Cause, Console, Effect, Layer, Logger, Option, Schedule } from "effect"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { runTerminal } from "../channels/Terminal.js"
+import { attach } from "../channels/web/remoteTerminal.js"
+import { findRunning } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { loadConfig } from "../config/AgentConfig.js"
@@ -91,8 +94,16 @@ export const run = (args: ServeArgs) =>
     })).pipe(Effect.provide(agent))
   }).pipe(Effect.provide(args.background ? backgroundLogging : Layer.empty))
 
-/** `kern tui`: the interactive terminal; leaves when stdin ends (or /quit) once what was typed is answered. */
+/**
+ * `kern tui`: the interactive terminal. Attached over HTTP when the agent runs (Ctrl-C leaves it running); otherwise
+ * in-process, leaving when stdin ends (or /quit) once what was typed is answered.
+ */
 export const tui = (args: RunArgs) =>
-  runTerminal({ interactive: true }).pipe(
-    Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
-  )
+  Effect.gen(function*() {
+    const loaded = yield* loadConfig(args.dir)
+    const up = loaded.fileExists ? yield* findRunning(loaded) : Option.none()
+    if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name)
+    yield* runTerminal({ interactive: true }).pipe(
+      Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
+    )
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
