@@ -68,9 +68,7 @@ const inProcess = (args: ChatArgs) =>
  */
 const throughAgent = (client: AgentClient, args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
-    if (args.newSession) {
-      return yield* new CommandFailed({ message: "--new starts a session only in-process: stop the background agent first (kern stop)" })
-    }
+    if (args.newSession) yield* client.newSession
     const events = yield* client.events()
     const { turnId } = yield* client.send({ text: args.message, interface: "cli", channel: "terminal" })
     const mine = makeTurnFollower(turnId)

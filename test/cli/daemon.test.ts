@@ -83,6 +83,10 @@ describe("kern start / status / chat / stop", () => {
       yield* server.reply(FakeReply.text("Plain answer."))
       const plain = yield* kern(["chat", "-m", "again"], dir)
       expect(plain.stdout).toBe("Plain answer.\n")
+      yield* server.reply(FakeReply.text("In a new session."))
+      const fresh = yield* kern(["chat", "--new", "-m", "start over"], dir)
+      expect(fresh.stdout, fresh.stderr).toBe("In a new session.\n")
+      expect(NodeFs.readdirSync(NodePath.join(dir, ".kern/sessions"))).toHaveLength(2)
 
       const opened = yield* kern(["open"], dir)
       expect(opened.status, opened.stderr).toBe(0)

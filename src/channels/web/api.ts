@@ -177,6 +177,10 @@ export const SessionsResponse = Schema.Struct({
 })
 export type SessionsResponse = typeof SessionsResponse.Type
 
+/** POST /sessions: a new session is started; the next turn writes there (the operator's `/new`). */
+export const NewSessionResponse = Schema.Struct({ sessionId: Schema.String })
+export type NewSessionResponse = typeof NewSessionResponse.Type
+
 export const ActivityResponse = Schema.Struct({
   sessionId: Schema.String,
   total: Schema.Number,
@@ -363,6 +367,7 @@ export const routes = {
   status: { method: "GET", path: "/status", response: StatusResponse },
   history: { method: "GET", path: "/history", query: HistoryQuery, response: HistoryResponse },
   sessions: { method: "GET", path: "/sessions", response: SessionsResponse },
+  newSession: { method: "POST", path: "/sessions", response: NewSessionResponse },
   activity: { method: "GET", path: "/sessions/:id/activity", response: ActivityResponse },
   contextSystem: { method: "GET", path: "/context/system", response: SystemPromptResponse },
   contextSegments: { method: "GET", path: "/context/segments", response: NotBuiltResponse },

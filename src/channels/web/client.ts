@@ -55,6 +55,7 @@ export const make = (settings: ClientSettings) =>
     const health = call(HttpClientRequest.get(url("/health")), Api.HealthResponse, Duration.seconds(2))
     const status = call(HttpClientRequest.get(url("/status")), Api.StatusResponse)
     const ticket = call(HttpClientRequest.post(url("/auth/ticket")), Api.TicketResponse)
+    const newSession = call(HttpClientRequest.post(url("/sessions")), Api.NewSessionResponse)
     const send = (message: Api.MessageRequest) =>
       call(HttpClientRequest.post(url("/message")).pipe(HttpClientRequest.bodyUnsafeJson(message)), Api.MessageAccepted)
 
@@ -94,7 +95,7 @@ export const make = (settings: ClientSettings) =>
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       })
 
-    return { baseUrl: settings.baseUrl, health, status, ticket, send, events } as const
+    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, send, events } as const
   })
 
 export type AgentClient = Effect.Effect.Success<ReturnType<typeof make>>

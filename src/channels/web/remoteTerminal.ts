@@ -83,7 +83,12 @@ export const attach = (client: AgentClient, name: string) =>
               Effect.as(true)
             )
           case "/new":
-            return Effect.as(Effect.zipRight(Console.log("/new is not available while the agent runs in the background"), prompt), true)
+            return client.newSession.pipe(
+              Effect.flatMap(({ sessionId }) => Console.log(`new session ${sessionId}`)),
+              Effect.catchAll((error) => Console.log(`kern: ${error.message}`)),
+              Effect.zipRight(prompt),
+              Effect.as(true)
+            )
           default:
             return Effect.as(Effect.zipRight(Console.log(`unknown command ${text}; /help lists them`), prompt), true)
         }

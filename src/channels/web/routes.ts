@@ -168,6 +168,11 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     })
   })
 
+  const newSession = runtime.newSession.pipe(
+    Effect.mapError(storage),
+    Effect.flatMap((sessionId) => json(Api.NewSessionResponse, 201)({ sessionId }))
+  )
+
   const activity = Effect.gen(function*() {
     const { id } = yield* HttpRouter.params
     if (id === undefined) return yield* badRequest("id", "id: missing")
@@ -191,6 +196,7 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     HttpRouter.get("/status", status),
     HttpRouter.get("/history", history),
     HttpRouter.get("/sessions", sessionList),
+    HttpRouter.post("/sessions", newSession),
     HttpRouter.get("/sessions/:id/activity", activity),
     HttpRouter.get("/context/system", contextSystem),
     HttpRouter.get("/context/segments", notBuilt("context")),

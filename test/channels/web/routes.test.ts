@@ -235,4 +235,23 @@ describe("HTTP API: routes", () => {
       expect(followed.at(-1)).toMatchObject({ type: "finish", turnId: first.turnId, reply: "Both done." })
       expect(seen.filter((e) => e.type === "incoming" && e.turnId !== first.turnId)).toHaveLength(0)
     })))
+
+  it.live("POST /sessions starts a new session: it is the current one and the next turn writes there", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, client, model } = yield* startServer()
+      const before = (yield* request(`${base}/sessions`, { headers: bearer })).json as { currentSessionId: string }
+      const created = yield* request(`${base}/sessions`, { method: "POST", headers: bearer })
+      expect(created.status).toBe(201)
+      const { sessionId } = created.json as { sessionId: string }
+      expect(sessionId).not.toBe(before.currentSessionId)
+      const after = (yield* request(`${base}/sessions`, { headers: bearer })).json as { currentSessionId: string; sessions: Array<{ id: string; current: boolean }> }
+      expect(after.currentSessionId).toBe(sessionId)
+      expect(after.sessions.map((s) => [s.id, s.current])).toEqual([[before.currentSessionId, false], [sessionId, true]])
+      yield* model.reply(FakeReply.text("fresh"))
+      const events = yield* client.events()
+      yield* client.send({ text: "in the new one" })
+      yield* events.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runDrain)
+      expect((yield* request(`${base}/history`, { headers: bearer })).json).toMatchObject({ sessionId, total: 2 })
+      expect((yield* request(`${base}/history?session=${before.currentSessionId}`, { headers: bearer })).json).toMatchObject({ total: 0 })
+    })))
 })
