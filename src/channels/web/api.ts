@@ -1,0 +1,380 @@
+import { Schema } from "effect"
+import { SessionMessage, Usage } from "../../session/messages.js"
+
+/**
+ * The HTTP API's wire shapes: every route's request and response and every `/events` event, as Schemas. The server
+ * decodes requests and encodes responses with them; the web UI and `kern chat`/`kern tui` decode with the same ones.
+ * Changes here are additive only: clients built against an older version keep working.
+ *
+ * Auth: `Authorization: Bearer <KERN_AUTH_TOKEN>` on every route but `/health` and `/auth`; a browser logs in with
+ * `GET /auth?ticket=…` (from `kern open`) and then carries the `kern_session` cookie. A cookie-authenticated POST
+ * must carry an `Origin` header equal to the server's own origin (or one listed in `corsOrigins`).
+ */
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors (every non-2xx answer is JSON)
+
+/** 400 (bad input: `field` names what was wrong), 401, 403, 404, 405, 413, 500, 503. */
+export const ErrorResponse = Schema.Struct({
+  error: Schema.String,
+  /** The request field (query parameter, body property or path segment) that was wrong. */
+  field: Schema.optional(Schema.String)
+})
+export type ErrorResponse = typeof ErrorResponse.Type
+
+/** 501: the subsystem behind the route is not part of this build yet; the UI says so plainly. */
+export const NotBuiltResponse = Schema.Struct({
+  error: Schema.Literal("not built"),
+  feature: Schema.Literal("recall", "context")
+})
+export type NotBuiltResponse = typeof NotBuiltResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /health (open, no auth)
+
+export const HealthResponse = Schema.Struct({
+  ok: Schema.Literal(true),
+  name: Schema.String,
+  pid: Schema.Number,
+  /** ISO time the server started. */
+  startedAt: Schema.String
+})
+export type HealthResponse = typeof HealthResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// POST /auth/ticket (bearer only) and GET /auth?ticket=… (→ 303 to / with the kern_session cookie)
+
+export const TicketResponse = Schema.Struct({
+  ticket: Schema.String,
+  /** The one-time login URL: `http://host:port/auth?ticket=…`. */
+  url: Schema.String,
+  /** ISO time after which the ticket is refused (60 s after it was made). */
+  expiresAt: Schema.String
+})
+export type TicketResponse = typeof TicketResponse.Type
+
+export const AuthQuery = Schema.Struct({ ticket: Schema.String })
+
+// ---------------------------------------------------------------------------------------------------------------
+// POST /message → 202
+
+export const MessageRequest = Schema.Struct({
+  /** What to say; not empty (after trimming). */
+  text: Schema.String,
+  /** Who it comes through: "web" by default ("heartbeat" is reserved). */
+  interface: Schema.optional(Schema.String),
+  /** The conversation it belongs to: "web" by default. */
+  channel: Schema.optional(Schema.String)
+})
+export type MessageRequest = typeof MessageRequest.Type
+
+/**
+ * The message is durable (in kern.db's inbox) when this is answered. Its turn's events carry `turnId`. When the
+ * message arrives while a turn of the same channel runs, it is injected into that turn instead: its `incoming`
+ * event then has `messageId` = this `turnId` and `turnId` = the running turn's; follow that turn from there.
+ */
+export const MessageAccepted = Schema.Struct({ turnId: Schema.String })
+export type MessageAccepted = typeof MessageAccepted.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /status (what `kern status --json` shows, plus the running server and runtime)
+
+export const UsageTotals = Schema.Struct({ turns: Schema.Number, ...Usage.fields })
+
+export const HeartbeatStatus = Schema.Struct({
+  intervalMinutes: Schema.Number,
+  activeHours: Schema.NullOr(Schema.String),
+  last: Schema.NullOr(Schema.Struct({
+    at: Schema.NullOr(Schema.String),
+    atMs: Schema.Number,
+    outcome: Schema.String,
+    reason: Schema.String
+  })),
+  next: Schema.NullOr(Schema.String),
+  nextAtMs: Schema.NullOr(Schema.Number)
+})
+
+export const StatusResponse = Schema.Struct({
+  dir: Schema.String,
+  name: Schema.String,
+  provider: Schema.String,
+  model: Schema.NullOr(Schema.String),
+  problems: Schema.Array(Schema.String),
+  dbBytes: Schema.Number,
+  usage: Schema.NullOr(UsageTotals),
+  heartbeat: HeartbeatStatus,
+  runtime: Schema.Struct({
+    pid: Schema.Number,
+    command: Schema.String,
+    /** ISO time the runtime started. */
+    since: Schema.String,
+    uptimeMs: Schema.Number,
+    host: Schema.String,
+    port: Schema.Number,
+    sessionId: Schema.String,
+    /** Messages in the current session. */
+    messages: Schema.Number,
+    /** Messages waiting in the queue (not counting the running turn's). */
+    queued: Schema.Number,
+    /** Messages in the durable inbox (waiting or in a turn that has not recorded them yet). */
+    inbox: Schema.Number,
+    turns: Schema.Number,
+    /** SSE clients connected to /events. */
+    listeners: Schema.Number
+  })
+})
+export type StatusResponse = typeof StatusResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /history?session&limit&before
+
+export const HistoryQuery = Schema.Struct({
+  /** A session id (`/sessions`); the current session when absent. */
+  session: Schema.optional(Schema.String),
+  /** Messages per page, 1–500 (default 50). */
+  limit: Schema.optional(Schema.String),
+  /** Return the messages with index < before (default: the newest page). */
+  before: Schema.optional(Schema.String)
+})
+
+export const HistoryItem = Schema.Struct({
+  /** The message's position in the session (0 = first message after the header), stable while the file grows. */
+  index: Schema.Number,
+  message: SessionMessage
+})
+export type HistoryItem = typeof HistoryItem.Type
+
+export const HistoryResponse = Schema.Struct({
+  sessionId: Schema.String,
+  /** Oldest first. */
+  messages: Schema.Array(HistoryItem),
+  /** Messages in the session. */
+  total: Schema.Number,
+  /** The `before` that fetches the previous page; null at the start of the session. */
+  nextBefore: Schema.NullOr(Schema.Number)
+})
+export type HistoryResponse = typeof HistoryResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /sessions, GET /sessions/:id/activity
+
+export const SessionInfo = Schema.Struct({
+  id: Schema.String,
+  createdAt: Schema.String,
+  messages: Schema.Number,
+  bytes: Schema.Number,
+  /** ISO time the file last changed. */
+  modifiedAt: Schema.String,
+  /** The runtime's live session. */
+  current: Schema.Boolean
+})
+export type SessionInfo = typeof SessionInfo.Type
+
+export const SessionsResponse = Schema.Struct({
+  currentSessionId: Schema.String,
+  /** Oldest first. */
+  sessions: Schema.Array(SessionInfo)
+})
+export type SessionsResponse = typeof SessionsResponse.Type
+
+/** POST /sessions: a new session is started; the next turn writes there (the operator's `/new`). */
+export const NewSessionResponse = Schema.Struct({ sessionId: Schema.String })
+export type NewSessionResponse = typeof NewSessionResponse.Type
+
+export const ActivityResponse = Schema.Struct({
+  sessionId: Schema.String,
+  total: Schema.Number,
+  roles: Schema.Struct({ user: Schema.Number, assistant: Schema.Number, tool: Schema.Number }),
+  /** Messages per local day (the agent's timezone), oldest first, days without messages left out. */
+  daily: Schema.Array(Schema.Struct({ date: Schema.String, count: Schema.Number })),
+  /** Messages per local hour of day: 24 entries, hour 0–23. */
+  hourly: Schema.Array(Schema.Struct({ hour: Schema.Number, count: Schema.Number }))
+})
+export type ActivityResponse = typeof ActivityResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /context/system
+
+export const SystemSection = Schema.Struct({
+  /** "preamble", "file", "latest-note" or "notes-summary". */
+  kind: Schema.String,
+  /** What it comes from: a file name, `notes/…`, or the notes summarized joined with ", ". */
+  source: Schema.String,
+  text: Schema.String,
+  chars: Schema.Number
+})
+export type SystemSection = typeof SystemSection.Type
+
+export const SystemPromptResponse = Schema.Struct({
+  sections: Schema.Array(SystemSection),
+  /** Characters of the whole prompt as the model gets it (sections and their separators). */
+  totalChars: Schema.Number
+})
+export type SystemPromptResponse = typeof SystemPromptResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /usage
+
+export const UsageResponse = UsageTotals
+export type UsageResponse = typeof UsageResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /notes/summary, POST /notes/summary (regenerates, answers with the new one)
+
+export const NotesSummaryResponse = Schema.Struct({
+  /** null before there are two daily notes (nothing to summarize) or before the first summary is made. */
+  summary: Schema.NullOr(Schema.Struct({
+    text: Schema.String,
+    sources: Schema.Array(Schema.String),
+    fresh: Schema.Boolean
+  }))
+})
+export type NotesSummaryResponse = typeof NotesSummaryResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /events (SSE): `id: <seq>`, `event: <type>`, `data: <one of these as JSON>`; `Last-Event-ID` resumes.
+// Keepalive comments (`: keepalive`) every 15 s. When the replay buffer no longer holds what a client missed, the
+// first event it gets is a `reset` (reload state from the routes above).
+
+const base = {
+  /** Sequence number, increasing by one per event of this server. */
+  seq: Schema.Number,
+  /** ISO time the event happened. */
+  at: Schema.String
+}
+
+export const IncomingEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("incoming"),
+  turnId: Schema.String,
+  /** The id the message was accepted under (POST /message's turnId); differs from turnId when it was injected. */
+  messageId: Schema.String,
+  text: Schema.String,
+  interface: Schema.String,
+  channel: Schema.optional(Schema.String),
+  userId: Schema.optional(Schema.String)
+})
+
+/** The model is working on a step of the turn. */
+export const ThinkingEvent = Schema.Struct({ ...base, type: Schema.Literal("thinking"), turnId: Schema.String, step: Schema.Number })
+
+export const TextDeltaEvent = Schema.Struct({ ...base, type: Schema.Literal("text-delta"), turnId: Schema.String, delta: Schema.String })
+
+export const ToolCallEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("tool-call"),
+  turnId: Schema.String,
+  id: Schema.String,
+  name: Schema.String,
+  params: Schema.Unknown
+})
+
+export const ToolResultEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("tool-result"),
+  turnId: Schema.String,
+  id: Schema.String,
+  name: Schema.String,
+  isError: Schema.Boolean,
+  /** The result as the model got it (compacted output ends with a note naming the stored artifact). */
+  text: Schema.String,
+  durationMs: Schema.Number
+})
+
+/** Auto-recall put past conversation into the turn's context. */
+export const RecallEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("recall"),
+  turnId: Schema.String,
+  query: Schema.String,
+  hits: Schema.Number,
+  tokens: Schema.Number
+})
+
+export const FinishEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("finish"),
+  turnId: Schema.String,
+  reply: Schema.String,
+  steps: Schema.Number,
+  usage: Usage,
+  /** false when the reply was empty or NO_REPLY: nothing was said to anyone. */
+  delivered: Schema.Boolean
+})
+
+export const ErrorEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("error"),
+  turnId: Schema.String,
+  message: Schema.String,
+  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached) and its fields. */
+  failure: Schema.Unknown
+})
+
+/** The agent said something to someone (a turn's delivered reply, or the message tool). */
+export const OutgoingEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("outgoing"),
+  turnId: Schema.optional(Schema.String),
+  text: Schema.String,
+  interface: Schema.String,
+  channel: Schema.optional(Schema.String)
+})
+
+/** A heartbeat tick: sent (queued a heartbeat turn) or skipped, and how a heartbeat turn ended (ran, failed). */
+export const HeartbeatEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("heartbeat"),
+  turnId: Schema.optional(Schema.String),
+  outcome: Schema.Literal("sent", "skipped", "ran", "failed"),
+  reason: Schema.String
+})
+
+/** The client resumed from a Last-Event-ID older than the replay buffer: some events are lost; reload state. */
+export const ResetEvent = Schema.Struct({ ...base, type: Schema.Literal("reset"), missedFrom: Schema.Number })
+
+export const AgentEvent = Schema.Union(
+  IncomingEvent,
+  ThinkingEvent,
+  TextDeltaEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  RecallEvent,
+  FinishEvent,
+  ErrorEvent,
+  OutgoingEvent,
+  HeartbeatEvent,
+  ResetEvent
+)
+export type AgentEvent = typeof AgentEvent.Type
+export type AgentEventType = AgentEvent["type"]
+
+/** An event before the hub numbers and stamps it. */
+export type AgentEventInput = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "seq" | "at"> : never : never
+
+/** SSE frames carry the event as JSON in `data:`. */
+export const AgentEventJson = Schema.parseJson(AgentEvent)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Routes, for clients and for the 404/405 answer
+
+export const routes = {
+  health: { method: "GET", path: "/health", response: HealthResponse },
+  ticket: { method: "POST", path: "/auth/ticket", response: TicketResponse },
+  auth: { method: "GET", path: "/auth" },
+  events: { method: "GET", path: "/events" },
+  message: { method: "POST", path: "/message", request: MessageRequest, response: MessageAccepted },
+  status: { method: "GET", path: "/status", response: StatusResponse },
+  history: { method: "GET", path: "/history", query: HistoryQuery, response: HistoryResponse },
+  sessions: { method: "GET", path: "/sessions", response: SessionsResponse },
+  newSession: { method: "POST", path: "/sessions", response: NewSessionResponse },
+  activity: { method: "GET", path: "/sessions/:id/activity", response: ActivityResponse },
+  contextSystem: { method: "GET", path: "/context/system", response: SystemPromptResponse },
+  contextSegments: { method: "GET", path: "/context/segments", response: NotBuiltResponse },
+  segments: { method: "GET", path: "/segments", response: NotBuiltResponse },
+  recallStats: { method: "GET", path: "/recall/stats", response: NotBuiltResponse },
+  recallSearch: { method: "GET", path: "/recall/search", response: NotBuiltResponse },
+  usage: { method: "GET", path: "/usage", response: UsageResponse },
+  notesSummary: { method: "GET", path: "/notes/summary", response: NotesSummaryResponse },
+  notesSummaryRegenerate: { method: "POST", path: "/notes/summary", response: NotesSummaryResponse }
+} as const
