@@ -43,6 +43,15 @@ export const makeReplyFilter = () => {
       held = held.slice(held.length - holdBack)
       return shown
     },
+    /**
+     * What is held, once a tool call follows the text: that text is not the turn's reply, so it is shown now, before
+     * the call (a trailing marker still never is).
+     */
+    flush: (): string => {
+      const rest = held.replace(/(^|\s)NO_REPLY\s*$/, "$1")
+      held = ""
+      return rest
+    },
     /** What is left to show when the turn ends with `reply`. */
     end: (reply: string): string => {
       const rest = isNoReply(reply) ? held.replace(/\s*NO_REPLY\s*$/, "") : held

@@ -90,6 +90,8 @@ export const runTerminal = (options: TerminalOptions) =>
     }
     const show = (message: QueuedMessage, event: TurnEvent): string => {
       if (event.type === "text") return filterFor(message.id).push(event.delta)
+      // The text before a call is not the reply: what the filter held is shown before the call's line.
+      if (event.type === "tool-call") return filterFor(message.id).flush() + formatEvent(event)
       if (event.type !== "done") return formatEvent(event)
       const rest = filterFor(message.id).end(event.reply)
       filters.delete(message.id)

@@ -35,7 +35,11 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
     case "text":
       return show(process.stdout, filter.push(event.delta))
     case "tool-call":
-      return show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
+      // The text before a call is not the reply: what the filter held is printed before the call's line.
+      return Effect.zipRight(
+        show(process.stdout, filter.flush()),
+        show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
+      )
     case "tool-result":
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "done": {

@@ -104,6 +104,16 @@ describe("reply filter", () => {
     expect(stream(["I will answer NO_REPLY later, here it is."])).toBe("I will answer NO_REPLY later, here it is.")
   })
 
+  it("a tool call flushes what was held: the text before it is shown before it, never a trailing marker", () => {
+    const filter = makeReplyFilter()
+    expect(filter.push("Let me look.")).toBe("Le")
+    expect(filter.flush()).toBe("t me look.")
+    expect(filter.push("x NO_REPLY")).toBe("")
+    expect(filter.flush()).toBe("x ")
+    expect(filter.push("Found it.")).toBe("")
+    expect(filter.end("Found it.")).toBe("Found it.")
+  })
+
   it("shows most of a long reply before the turn ends", () => {
     const filter = makeReplyFilter()
     expect(filter.push("a".repeat(100)).length).toBeGreaterThan(80)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as NodeFs from "node:fs"
+import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKernAsync } from "../support/cli.js"
@@ -98,9 +99,22 @@ describe("kern start / status / chat / stop", () => {
       expect(logs.stdout).toMatch(/INFO serving http:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/)
       expect((yield* kern(["logs", "--level", "error"], dir)).stdout).not.toContain("serving")
 
+      // A browser tab's event stream and a client that has sent half a request stay open while the agent stops:
+      // neither may hold it up (Node's server.close waits for both; kern stop would end up killing the agent).
+      const tab = new AbortController()
+      const stream = yield* Effect.promise(() =>
+        fetch(`${settings(dir).base}/events`, { headers: { authorization: `Bearer ${settings(dir).token}` }, signal: tab.signal }))
+      yield* Effect.promise(() => stream.body!.getReader().read())
+      const slow = NodeNet.connect(Number(new URL(settings(dir).base).port), "127.0.0.1")
+      slow.on("error", () => {})
+      yield* Effect.promise(() => new Promise<void>((resolve) => slow.once("connect", () => resolve())))
+      slow.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
       const stopped = yield* kern(["stop"], dir)
+      tab.abort()
+      slow.destroy()
       expect(stopped.status, stopped.stderr).toBe(0)
       expect(stopped.stdout).toContain(`stopped (pid ${pid})`)
+      expect(stopped.stderr).not.toContain("killing it")
       expect(alive(pid)).toBe(false)
       expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
       expect(JSON.parse((yield* kern(["status", "--json"], dir)).stdout)).toMatchObject({ runtime: null, server: null })

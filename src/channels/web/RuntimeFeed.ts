@@ -44,8 +44,14 @@ export const makeTranslator = () => {
         const delta = turnOf(turnId).filter.push(event.delta)
         return delta === "" ? [] : [{ type: "text-delta", turnId, delta }]
       }
-      case "tool-call":
-        return [{ type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }]
+      case "tool-call": {
+        // The text before a call is not the reply: what the filter held goes out before the call, not after it.
+        const held = turnOf(turnId).filter.flush()
+        return [
+          ...(held === "" ? [] : [{ type: "text-delta", turnId, delta: held } as const]),
+          { type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }
+        ]
+      }
       case "tool-result":
         return [{
           type: "tool-result",

@@ -148,15 +148,24 @@ export const layer = (options: WebServerOptions) => {
     const app = yield* makeApp(options)
     return HttpServer.serve(app)
   }))
-  const listen = NodeHttpServer.layer(() => NodeHttp.createServer(), { host: options.host, port: options.port }).pipe(
-    Layer.mapError((error) => new ServerSetupError({ message: `could not listen on ${options.host}:${options.port}: ${listenCause(error)}` }))
-  )
-  return serve.pipe(
-    Layer.provide(RuntimeFeed.layer),
-    Layer.provideMerge(EventHub.Default),
-    Layer.provide(HeartbeatLog.Default),
-    Layer.provide(listen)
-  )
+  return Layer.unwrapScoped(Effect.sync(() => {
+    const server = NodeHttp.createServer()
+    const listen = NodeHttpServer.layer(() => server, { host: options.host, port: options.port }).pipe(
+      Layer.mapError((error) => new ServerSetupError({ message: `could not listen on ${options.host}:${options.port}: ${listenCause(error)}` }))
+    )
+    // An event stream never ends on its own, and closing a Node server waits for every open connection: without
+    // this, a stopping agent waits for every browser tab (and `kern stop` ends up killing it). Released before the
+    // server's own close, which then has nothing left to wait for.
+    const dropConnections = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections())))
+    return Layer.merge(
+      serve.pipe(
+        Layer.provide(RuntimeFeed.layer),
+        Layer.provideMerge(EventHub.Default),
+        Layer.provide(HeartbeatLog.Default)
+      ),
+      dropConnections
+    ).pipe(Layer.provide(listen))
+  }))
 }
 
 const listenCause = (error: { readonly cause?: unknown; readonly message: string }): string => {
