@@ -1,0 +1,303 @@
+// The chat as a value: history pages and live events fold into one list of items. Pure (no DOM, no signals), so the
+// reconnect and dedupe rules are unit-tested under Node.
+import { arr, failureTag, isObject, type Json, obj, type ServerEvent, str } from "./wire.js"
+
+export interface ToolResult {
+  readonly text: string
+  readonly isError: boolean
+  readonly durationMs?: number | undefined
+}
+export type Part =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "tool"; readonly id: string; readonly name: string; readonly params: unknown; readonly result?: ToolResult | undefined }
+  | { readonly kind: "recall"; readonly query: string; readonly hits: number; readonly tokens: number }
+  | { readonly kind: "error"; readonly message: string; readonly failure?: string | undefined }
+
+export type Item =
+  | {
+    readonly kind: "user"
+    readonly key: string
+    /** POST /message's id for it (the incoming event's messageId); the turn that answers may be another's. */
+    readonly messageId?: string | undefined
+    readonly text: string
+    readonly interface: string
+    readonly channel?: string | undefined
+    readonly at: string
+  }
+  | {
+    readonly kind: "assistant"
+    readonly key: string
+    readonly turnId?: string | undefined
+    readonly parts: ReadonlyArray<Part>
+    readonly status: "thinking" | "streaming" | "done" | "failed"
+    readonly at: string
+    readonly deliveredTo?: string | undefined
+    /** The turn ended without saying anything (an empty reply or NO_REPLY). */
+    readonly silent?: boolean | undefined
+  }
+  | {
+    readonly kind: "outgoing"
+    readonly key: string
+    readonly text: string
+    readonly interface: string
+    readonly channel?: string | undefined
+    readonly at: string
+  }
+  | { readonly kind: "notice"; readonly key: string; readonly text: string; readonly at: string }
+
+export type Assistant = Extract<Item, { kind: "assistant" }>
+
+export interface ChatState {
+  readonly items: ReadonlyArray<Item>
+  /** The highest event seq applied: replays at or below it are duplicates. */
+  readonly lastSeq: number
+  /** Set when the stream reopened: the next event tells a resumed stream from a restarted server. */
+  readonly resuming: boolean
+  /** Events were lost (a reset, or a restarted server): the items must be reloaded from history. */
+  readonly stale: boolean
+}
+
+export const emptyChat: ChatState = { items: [], lastSeq: 0, resuming: false, stale: false }
+
+/** A compacted tool output starts with the compactor's header; the UI shows it as a note. */
+export const compactionNote = (text: string): string | undefined => {
+  const match = /^\[output compacted: ([^\]]*)\]/.exec(text)
+  return match?.[1]
+}
+
+const updateAssistant = (
+  state: ChatState,
+  turnId: string,
+  at: string,
+  f: (item: Assistant) => Assistant
+): ReadonlyArray<Item> => {
+  const index = state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
+  if (index === -1) {
+    const fresh: Assistant = { kind: "assistant", key: `turn:${turnId}`, turnId, parts: [], status: "thinking", at }
+    return [...state.items, f(fresh)]
+  }
+  const items = state.items.slice()
+  items[index] = f(items[index] as Assistant)
+  return items
+}
+
+const appendText = (parts: ReadonlyArray<Part>, delta: string): ReadonlyArray<Part> => {
+  const last = parts[parts.length - 1]
+  return last?.kind === "text"
+    ? [...parts.slice(0, -1), { kind: "text", text: last.text + delta }]
+    : [...parts, { kind: "text", text: delta }]
+}
+
+const hasText = (parts: ReadonlyArray<Part>) => parts.some((p) => p.kind === "text" && p.text.length > 0)
+
+/** Folds one live event in. Events at or below `lastSeq` were seen already (a replay after reconnect) and change nothing. */
+export const applyEvent = (state: ChatState, event: ServerEvent): ChatState => {
+  // After a reconnect the server replays from Last-Event-ID, so its first event is newer than lastSeq; an older one
+  // means the server restarted and numbers from 1 again.
+  const restarted = state.resuming && event.seq <= state.lastSeq
+  if (!restarted && event.seq <= state.lastSeq) return state
+  const stale = state.stale || restarted || event.type === "reset"
+  const base: ChatState = { items: state.items, lastSeq: event.seq, resuming: false, stale }
+  const items = foldEvent(base, event)
+  return items === base.items ? base : { ...base, items }
+}
+
+const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> => {
+  switch (event.type) {
+    case "incoming":
+      if (state.items.some((item) => item.kind === "user" && item.messageId === event.messageId)) return state.items
+      return [...state.items, {
+        kind: "user",
+        key: `in:${event.messageId}`,
+        messageId: event.messageId,
+        text: event.text,
+        interface: event.interface,
+        channel: event.channel,
+        at: event.at
+      }]
+    case "thinking":
+      return updateAssistant(state, event.turnId, event.at, (a) => a)
+    case "text-delta":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "streaming",
+        parts: appendText(a.parts, event.delta)
+      }))
+    case "tool-call":
+      return updateAssistant(state, event.turnId, event.at, (a) =>
+        a.parts.some((p) => p.kind === "tool" && p.id === event.id) ? a : {
+          ...a,
+          status: "streaming",
+          parts: [...a.parts, { kind: "tool", id: event.id, name: event.name, params: event.params }]
+        })
+    case "tool-result": {
+      const result: ToolResult = { text: event.text, isError: event.isError, durationMs: event.durationMs }
+      return updateAssistant(state, event.turnId, event.at, (a) => {
+        const known = a.parts.some((p) => p.kind === "tool" && p.id === event.id)
+        const parts: ReadonlyArray<Part> = known
+          ? a.parts.map((p) => p.kind === "tool" && p.id === event.id ? { ...p, result } : p)
+          : [...a.parts, { kind: "tool", id: event.id, name: event.name, params: null, result }]
+        return { ...a, parts }
+      })
+    }
+    case "recall":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        parts: [{ kind: "recall", query: event.query, hits: event.hits, tokens: event.tokens }, ...a.parts]
+      }))
+    case "finish":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "done",
+        silent: !event.delivered && !hasText(a.parts),
+        // The stream may have started before this page loaded: the reply fills in what the deltas did not bring.
+        parts: hasText(a.parts) || event.reply.length === 0 ? a.parts : [...a.parts, { kind: "text", text: event.reply }]
+      }))
+    case "error":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "failed",
+        parts: [...a.parts, { kind: "error", message: event.message, failure: failureTag(event.failure) }]
+      }))
+    case "outgoing": {
+      const turnId = event.turnId
+      const turn = turnId === undefined
+        ? -1
+        : state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
+      if (turnId !== undefined && turn !== -1) {
+        // The turn's reply is on screen already; note where it went instead of showing it twice.
+        return updateAssistant(state, turnId, event.at, (a) => ({
+          ...a,
+          deliveredTo: event.channel === undefined ? event.interface : `${event.interface} ${event.channel}`
+        }))
+      }
+      return [...state.items, {
+        kind: "outgoing",
+        key: `out:${event.seq}`,
+        text: event.text,
+        interface: event.interface,
+        channel: event.channel,
+        at: event.at
+      }]
+    }
+    case "heartbeat":
+    case "reset":
+      return state.items
+  }
+}
+
+export const markReconnecting = (state: ChatState): ChatState => ({ ...state, resuming: true })
+
+/**
+ * Replaces the items with the newest history page. A turn appends its messages to the session when it ends, so the
+ * page holds every finished turn; the turns still running (and the messages they answer) stay below it.
+ */
+export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>): ChatState => {
+  const running = new Set(
+    state.items.flatMap((item) =>
+      item.kind === "assistant" && item.turnId !== undefined && (item.status === "thinking" || item.status === "streaming")
+        ? [item.turnId]
+        : []
+    )
+  )
+  const live = state.items.filter((item) =>
+    item.kind === "assistant"
+      ? item.turnId !== undefined && running.has(item.turnId)
+      : item.kind === "user" && item.messageId !== undefined && running.has(item.messageId)
+  )
+  return { ...state, items: [...page, ...live], stale: false }
+}
+
+// ---- history ----
+
+export interface HistoryPage {
+  readonly items: ReadonlyArray<Item>
+  /** Pass as `before` to get the page older than this one; undefined when this page reaches the start. */
+  readonly before?: string | undefined
+}
+
+const resultText = (u: Json | undefined): string =>
+  typeof u === "string"
+    ? u
+    : isObject(u) && typeof u["text"] === "string"
+    ? u["text"]
+    : u === undefined
+    ? ""
+    : JSON.stringify(u, null, 2)
+
+/** Session messages (oldest first) to chat items: an assistant message and its tool results group under one turn. */
+export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: string): ReadonlyArray<Item> => {
+  const items: Array<Item> = []
+  messages.forEach((m, index) => {
+    if (!isObject(m)) return
+    const tag = str(m, "_tag")
+    const at = str(m, "at") ?? ""
+    const key = `${keyPrefix}:${index}`
+    const last = items[items.length - 1]
+    if (tag === "user") {
+      const envelope = obj(m, "envelope")
+      items.push({
+        kind: "user",
+        key,
+        text: str(m, "text") ?? "",
+        interface: (envelope && str(envelope, "interface")) ?? "web",
+        channel: envelope && str(envelope, "channel"),
+        at
+      })
+    } else if (tag === "assistant") {
+      const parts: Array<Part> = []
+      const text = str(m, "text") ?? ""
+      if (text.length > 0) parts.push({ kind: "text", text })
+      for (const call of arr(m, "toolCalls")) {
+        if (!isObject(call)) continue
+        parts.push({ kind: "tool", id: str(call, "id") ?? "", name: str(call, "name") ?? "tool", params: call["params"] ?? null })
+      }
+      if (last?.kind === "assistant") {
+        items[items.length - 1] = { ...last, parts: [...last.parts, ...parts] }
+      } else {
+        items.push({ kind: "assistant", key, parts, status: "done", at })
+      }
+    } else if (tag === "tool") {
+      const id = str(m, "toolCallId") ?? ""
+      const result: ToolResult = { text: resultText(m["result"]), isError: m["isError"] === true }
+      if (last?.kind === "assistant" && last.parts.some((p) => p.kind === "tool" && p.id === id)) {
+        items[items.length - 1] = {
+          ...last,
+          parts: last.parts.map((p) => p.kind === "tool" && p.id === id ? { ...p, result } : p)
+        }
+      } else {
+        items.push({
+          kind: "assistant",
+          key,
+          parts: [{ kind: "tool", id, name: str(m, "toolName") ?? "tool", params: null, result }],
+          status: "done",
+          at
+        })
+      }
+    }
+  })
+  return items
+}
+
+/** `GET /history` answers `{ sessionId, messages: [{ index, message }], total, nextBefore }`. */
+export const decodeHistory = (u: Json | undefined, keyPrefix: string): HistoryPage | undefined => {
+  if (!isObject(u)) return undefined
+  const entries = arr(u, "messages").filter(isObject)
+  const messages = entries.map((entry) => entry["message"] ?? null)
+  const first = entries[0]
+  const prefix = `${keyPrefix}:${(first && typeof first["index"] === "number") ? first["index"] : 0}`
+  const next = u["nextBefore"]
+  return { items: itemsFromMessages(messages, prefix), before: typeof next === "number" ? String(next) : undefined }
+}
+
+/** Puts an older page above the items on screen, joining a turn that the page boundary split. */
+export const prependPage = (state: ChatState, page: ReadonlyArray<Item>): ChatState => {
+  const older = page.slice()
+  const first = state.items[0]
+  const tail = older[older.length - 1]
+  if (first?.kind === "assistant" && first.turnId === undefined && tail?.kind === "assistant") {
+    older[older.length - 1] = { ...tail, parts: [...tail.parts, ...first.parts] }
+    return { ...state, items: [...older, ...state.items.slice(1)] }
+  }
+  return { ...state, items: [...older, ...state.items] }
+}
