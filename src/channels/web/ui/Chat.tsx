@@ -55,7 +55,7 @@ const ItemView = ({ item }: { readonly item: Item }) => {
           <header>
             <span class="who">Agent</span>
             <time>{time(item.at)}</time>
-            {item.deliveredTo !== undefined && item.deliveredTo !== "web" && <span class="tag">sent to {item.deliveredTo}</span>}
+            {item.deliveredTo !== undefined && <span class="tag">sent to {item.deliveredTo}</span>}
           </header>
           {item.parts.map((part, i) => <PartView key={part.kind === "tool" ? part.id : i} part={part} />)}
           {item.status === "thinking" && <p class="thinking" aria-label="Thinking">thinking…</p>}

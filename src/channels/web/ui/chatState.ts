@@ -49,15 +49,16 @@ export type Assistant = Extract<Item, { kind: "assistant" }>
 
 export interface ChatState {
   readonly items: ReadonlyArray<Item>
-  /** The highest event seq applied: replays at or below it are duplicates. */
+  /**
+   * The highest event seq applied: anything at or below it was seen already. The server numbers events from its start
+   * time in microseconds, so seqs only grow, across its restarts too.
+   */
   readonly lastSeq: number
-  /** Set when the stream reopened: the next event tells a resumed stream from a restarted server. */
-  readonly resuming: boolean
-  /** Events were lost (a reset, or a restarted server): the items must be reloaded from history. */
+  /** Events were lost (the server sent a reset): the items must be reloaded from history. */
   readonly stale: boolean
 }
 
-export const emptyChat: ChatState = { items: [], lastSeq: 0, resuming: false, stale: false }
+export const emptyChat: ChatState = { items: [], lastSeq: 0, stale: false }
 
 /** A compacted tool output starts with the compactor's header; the UI shows it as a note. */
 export const compactionNote = (text: string): string | undefined => {
@@ -90,14 +91,13 @@ const appendText = (parts: ReadonlyArray<Part>, delta: string): ReadonlyArray<Pa
 
 const hasText = (parts: ReadonlyArray<Part>) => parts.some((p) => p.kind === "text" && p.text.length > 0)
 
-/** Folds one live event in. Events at or below `lastSeq` were seen already (a replay after reconnect) and change nothing. */
+/**
+ * Folds one live event in. An event at or below `lastSeq` was seen already (a reconnect's replay overlapping what
+ * arrived) and changes nothing; a reset marks the chat stale.
+ */
 export const applyEvent = (state: ChatState, event: ServerEvent): ChatState => {
-  // After a reconnect the server replays from Last-Event-ID, so its first event is newer than lastSeq; an older one
-  // means the server restarted and numbers from 1 again.
-  const restarted = state.resuming && event.seq <= state.lastSeq
-  if (!restarted && event.seq <= state.lastSeq) return state
-  const stale = state.stale || restarted || event.type === "reset"
-  const base: ChatState = { items: state.items, lastSeq: event.seq, resuming: false, stale }
+  if (event.seq <= state.lastSeq) return state
+  const base: ChatState = { items: state.items, lastSeq: event.seq, stale: state.stale || event.type === "reset" }
   const items = foldEvent(base, event)
   return items === base.items ? base : { ...base, items }
 }
@@ -165,10 +165,12 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         ? -1
         : state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
       if (turnId !== undefined && turn !== -1) {
-        // The turn's reply is on screen already; note where it went instead of showing it twice.
-        return updateAssistant(state, turnId, event.at, (a) => ({
+        // The turn's reply is on screen already: say where else it went instead of showing it twice.
+        return event.interface === "web" ? state.items : updateAssistant(state, turnId, event.at, (a) => ({
           ...a,
-          deliveredTo: event.channel === undefined ? event.interface : `${event.interface} ${event.channel}`
+          deliveredTo: event.channel === undefined || event.channel === event.interface
+            ? event.interface
+            : `${event.interface} ${event.channel}`
         }))
       }
       return [...state.items, {
@@ -185,8 +187,6 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
       return state.items
   }
 }
-
-export const markReconnecting = (state: ChatState): ChatState => ({ ...state, resuming: true })
 
 /**
  * Replaces the items with the newest history page. A turn appends its messages to the session when it ends, so the

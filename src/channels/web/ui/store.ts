@@ -7,7 +7,6 @@ import {
   decodeHistory,
   emptyChat,
   type HistoryPage,
-  markReconnecting,
   prependPage,
   replaceWithHistory
 } from "./chatState.js"
@@ -86,7 +85,7 @@ export const makeStore = () => {
       if (event === undefined) return
       const wasStale = chat.value.stale
       chat.value = applyEvent(chat.value, event)
-      // Lost events (a reset, a restarted server) are in the session file: reload the chat from it.
+      // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()
     }
 
@@ -118,7 +117,6 @@ export const makeStore = () => {
           }, reopenMillis)
         } else {
           connection.value = everOpen ? "reconnecting" : "connecting"
-          chat.value = markReconnecting(chat.value)
         }
       }
     }

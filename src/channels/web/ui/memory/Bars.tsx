@@ -21,7 +21,8 @@ export const Columns = (
 ) => {
   const max = Math.max(1, ...entries.map((e) => e.count))
   const step = 10
-  const width = Math.max(entries.length * step, 10)
+  // At least a dozen slots wide, so that two days of activity are two bars, not two walls.
+  const width = Math.max(entries.length, 12) * step
   return (
     <svg class="columns" viewBox={`0 0 ${width} 60`} role="img" aria-label={label}>
       {entries.map((e, i) => {

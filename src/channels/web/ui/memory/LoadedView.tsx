@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact"
 import type { Loaded } from "../http.js"
 
-const featureNames: Record<string, string> = { recall: "Recall", context: "Segments and summaries" }
+const featureNames: Record<string, string> = { recall: "Recall is", context: "Segments and summaries are" }
 
 /** Loading, not built (501) and failure states, said plainly; `children` renders the value. */
 export const LoadedView = <A,>(
@@ -16,8 +16,8 @@ export const LoadedView = <A,>(
     case "NotBuilt":
       return (
         <p class="not-built" role="status">
-          {featureNames[loaded.feature] ?? loaded.feature} {featureNames[loaded.feature] === undefined ? "is" : "are"} not built
-          in this version of kern yet, so there is no {what} to show.
+          {featureNames[loaded.feature] ?? `${loaded.feature} is`} not built in this version of kern yet, so there is no {what}
+          {" "}to show.
         </p>
       )
     case "Failed":
