@@ -23,6 +23,37 @@ const history: ReadonlyArray<Message> = [
   assistant("Two files: **AGENTS.md** and KNOWLEDGE.md.")
 ]
 
+// Markdown from a model is untrusted: each of these must lose its active part on the way into the page.
+const attacks = [
+  "<script>window.pwned = 1</script>",
+  "<img src=x onerror=\"window.pwned = 2\">",
+  "[click](javascript:window.pwned=3)",
+  "<a href=\"javascript:window.pwned=4\">link</a>",
+  "<svg onload=\"window.pwned = 5\"><circle r=\"1\"/></svg>",
+  "<iframe src=\"javascript:window.pwned=6\"></iframe>",
+  "<object data=\"javascript:window.pwned=7\"></object>",
+  "<embed src=\"javascript:window.pwned=8\">",
+  "<form action=\"javascript:window.pwned=9\"><button>go</button></form>",
+  "<p style=\"position:fixed;inset:0\">cover</p>",
+  "<style>body { display: none }</style>",
+  "<details open ontoggle=\"window.pwned = 10\">x</details>",
+  "<math><mtext><table><mglyph><style><img src=x onerror=\"window.pwned=11\">"
+]
+
+/** What in the element survived that must not: active elements, handlers, script URLs, inline styles. */
+const activeContent = (selector: string) => `(() => {
+  const root = document.querySelector(${JSON.stringify(selector)})
+  const found = []
+  for (const el of root.querySelectorAll("*")) {
+    if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "FORM", "STYLE"].includes(el.tagName)) found.push(el.tagName)
+    for (const attr of el.attributes) {
+      if (attr.name.startsWith("on") || attr.name === "style") found.push(el.tagName + " " + attr.name)
+      if (/^\\s*javascript:/i.test(attr.value)) found.push(el.tagName + " " + attr.name + "=" + attr.value)
+    }
+  }
+  return found
+})()`
+
 const compacted = "[output compacted: 40000 bytes → 12000 bytes; full output is artifact art_1: retrieve_tool_output({ \"artifactId\": \"art_1\" }) with offset/limit/grep]\nline 1\nline 2"
 
 describe("web UI against a scripted server", () => {
@@ -238,5 +269,16 @@ describe("web UI against a scripted server", () => {
 
   it("ran without a CSP violation or an uncaught error", () => {
     expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+  })
+
+  // Last: Chromium reports the inline styles of the corpus as CSP violations (blocked) while DOMPurify parses them.
+  it("sanitizes the markdown it renders: a corpus of script injections leaves nothing active", async () => {
+    const turnId = "turn-hostile"
+    fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "say something nasty", interface: "web" })
+    for (const attack of attacks) fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\n` })
+    fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, costUsdCents: 0 }, delivered: true })
+    await page.locator(`article.msg-done`, { hasText: "cover" }).waitFor()
+    expect(await page.evaluate(activeContent(".log"))).toEqual([])
+    expect(await page.evaluate("window.pwned")).toBeUndefined()
   })
 })
