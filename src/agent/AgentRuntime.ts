@@ -10,6 +10,8 @@ import { HeartbeatLog } from "./HeartbeatLog.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
+import * as InboxSql from "./Inbox.js"
+import { Inbox } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
 import { noUsage, type TurnEvent } from "./TurnEvent.js"
 import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
@@ -18,6 +20,13 @@ import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.j
 export interface RuntimeEvent {
   readonly message: QueuedMessage
   readonly event: TurnEvent
+}
+
+/** What a heartbeat tick did (sent a heartbeat turn, or skipped), and how a heartbeat turn ended. */
+export interface HeartbeatNotice {
+  readonly outcome: "sent" | "skipped" | "ran" | "failed"
+  readonly reason: string
+  readonly turnId?: string | undefined
 }
 
 export { heartbeatText }
@@ -33,7 +42,7 @@ interface OpenSession {
  * file and shutting down closes (and syncs) the current one.
  */
 export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/AgentRuntime", {
-  dependencies: [HeartbeatLog.Default],
+  dependencies: [HeartbeatLog.Default, InboxSql.layerSql],
   scoped: Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig
     const heartbeatLog = yield* HeartbeatLog
@@ -42,7 +51,9 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const runner = yield* TurnRunner
     const store = yield* SessionStore
     const memory = yield* MemoryCommits
+    const inbox = yield* Inbox
     const events = yield* PubSub.unbounded<RuntimeEvent>()
+    const heartbeats = yield* PubSub.unbounded<HeartbeatNotice>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
     const runtimeScope = yield* Effect.scope
@@ -71,18 +82,44 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
     const activity = yield* Ref.make(true)
 
+    // Inbox order is queue order: storing and queueing a message is one step.
+    const accepting = yield* Effect.makeSemaphore(1)
+    const enqueue = (message: NewMessage) =>
+      accepting.withPermits(1)(Effect.flatMap(inbox.add(message), (entry) => queue.offer(message, { inboxId: entry.id, receivedAtMs: entry.receivedAtMs })))
+
+    // What an earlier process accepted and never recorded is answered first, in order.
+    for (const entry of yield* inbox.pending) {
+      yield* queue.offer(
+        { interface: entry.interface, channel: entry.channel, userId: entry.userId, text: entry.text },
+        { inboxId: entry.id, receivedAtMs: entry.receivedAtMs }
+      )
+    }
+
+    /**
+     * Accepts a message from a channel: once this succeeds it is in kern.db's inbox (it survives a crash and is
+     * answered after a restart) and queued. The queued message carries the turn id its events will have.
+     */
     const submit = (message: NewMessage) =>
-      Effect.zipLeft(queue.offer(message), message.interface === heartbeatInterface ? Effect.void : Ref.set(activity, true))
+      Effect.zipLeft(enqueue(message), Ref.set(activity, true))
+
+    /** A recorded message leaves the inbox; if that fails it is answered again after a restart, never lost. */
+    const recorded = (message: QueuedMessage) =>
+      message.inboxId === undefined
+        ? Effect.void
+        : inbox.remove(message.inboxId).pipe(Effect.catchAll((error) => Effect.logError(`kern: ${error.message}`)))
 
     /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
-    const heartbeatDone = (outcome: Exit.Exit<TurnOutcome, unknown>) =>
+    const heartbeatDone = (turnId: string, outcome: Exit.Exit<TurnOutcome, unknown>) =>
       Effect.gen(function*() {
         const now = (yield* Ref.getAndSet(heartbeatSentAt, undefined)) ?? (yield* Clock.currentTimeMillis)
         if (Exit.isSuccess(outcome) && outcome.value.failure === undefined) {
-          yield* heartbeatLog.record(now, "ran", outcome.value.delivered ? "the agent sent a message" : "nothing to report")
+          const reason = outcome.value.delivered ? "the agent sent a message" : "nothing to report"
+          yield* heartbeatLog.record(now, "ran", reason)
+          yield* PubSub.publish(heartbeats, { outcome: "ran", reason, turnId })
         } else {
           const reason = Exit.isSuccess(outcome) ? outcome.value.failure?.message ?? "" : "the turn failed"
           yield* heartbeatLog.record(now, "failed", reason)
+          yield* PubSub.publish(heartbeats, { outcome: "failed", reason, turnId })
         }
       })
 
@@ -93,10 +130,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
       const outcome = yield* runner.run({
         message,
         session,
-        emit: (event) => PubSub.publish(events, { message, event })
+        emit: (event) => PubSub.publish(events, { message, event }),
+        recorded
       }).pipe(
         Effect.ensuring(queue.endTurn),
-        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(exit) : Effect.void)
+        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void)
       )
       yield* Ref.update(turns, (n) => n + 1)
       yield* memory.afterTurn
@@ -119,13 +157,16 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
      * up), and when nothing happened since the last one (no message, knowledge in order): no model call then.
      * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
      */
+    const skipped = (nowMs: number, reason: string) =>
+      Effect.zipRight(heartbeatLog.record(nowMs, "skipped", reason), PubSub.publish(heartbeats, { outcome: "skipped", reason }))
+
     const tick = (nowMs: number) =>
       Effect.gen(function*() {
         if (!withinActiveHours(config.activeHours, nowMs, zone)) {
-          return yield* heartbeatLog.record(nowMs, "skipped", `outside activeHours (${config.activeHours})`)
+          return yield* skipped(nowMs, `outside activeHours (${config.activeHours})`)
         }
         if ((yield* Ref.get(heartbeatSentAt)) !== undefined) {
-          return yield* heartbeatLog.record(nowMs, "skipped", "the previous heartbeat is still queued or running")
+          return yield* skipped(nowMs, "the previous heartbeat is still queued or running")
         }
         const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
@@ -134,16 +175,18 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
           )
         )
         if (!(yield* Ref.get(activity)) && !needsCare(knowledge)) {
-          return yield* heartbeatLog.record(nowMs, "skipped", "nothing happened since the last heartbeat")
+          return yield* skipped(nowMs, "nothing happened since the last heartbeat")
         }
         yield* Ref.set(heartbeatSentAt, nowMs)
         yield* Ref.set(activity, false)
-        yield* queue.offer({
+        // A heartbeat is not durable: a restart makes a new one when it is due.
+        const queued = yield* queue.offer({
           interface: heartbeatInterface,
           channel: "heartbeat",
           userId: "system",
           text: heartbeatPrompt(yield* today(zone), knowledge)
         })
+        yield* PubSub.publish(heartbeats, { outcome: "sent", reason: "a heartbeat turn is queued", turnId: queued.turnId })
       }).pipe(Effect.withSpan("kern.heartbeat.tick"))
 
     const intervalMs = config.heartbeatInterval * 60_000
@@ -179,6 +222,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         sessionId: session.id,
         messages: yield* session.history.size,
         queued: yield* queue.size,
+        inbox: yield* inbox.size.pipe(Effect.orElseSucceed(() => -1)),
         turns: yield* Ref.get(turns),
         uptimeMs: (yield* Clock.currentTimeMillis) - startedAtMs
       }
@@ -186,6 +230,6 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
 
     const currentSession = Effect.map(SynchronizedRef.get(current), (open) => open.session)
 
-    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events } as const
+    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events, heartbeats, startedAtMs } as const
   })
 }) {}

@@ -9,9 +9,19 @@ export interface QueuedMessage {
   readonly userId: string
   readonly text: string
   readonly receivedAtMs: number
+  /** What clients follow the turn by: the inbox id for a durable message, else one made by the queue. */
+  readonly turnId: string
+  /** The message's row in the durable inbox, removed once the turn has recorded it. */
+  readonly inboxId?: number | undefined
 }
 
-export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs">
+export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs" | "turnId" | "inboxId">
+
+/** A message already stored in the inbox: its id there and when it arrived. */
+export interface Durable {
+  readonly inboxId: number
+  readonly receivedAtMs: number
+}
 
 /** Heartbeats are never the active channel: nothing is injected into a heartbeat turn. */
 export const heartbeatInterface = "heartbeat"
@@ -32,11 +42,15 @@ interface State {
 export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/MessageQueue", {
   effect: Effect.gen(function*() {
     const state = yield* TRef.make<State>({ pending: [], active: Option.none(), inTurn: false, nextId: 1 })
+    // Turn ids of messages that are not in the inbox must not repeat those of an earlier process.
+    const epoch = yield* Clock.currentTimeMillis
 
-    const offer = (message: NewMessage) =>
-      Effect.flatMap(Clock.currentTimeMillis, (receivedAtMs) =>
+    const offer = (message: NewMessage, durable?: Durable) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
         STM.commit(TRef.modify(state, (s): readonly [QueuedMessage, State] => {
-          const queued = { ...message, id: s.nextId, receivedAtMs }
+          const queued: QueuedMessage = durable === undefined
+            ? { ...message, id: s.nextId, receivedAtMs: now, turnId: `q${epoch}-${s.nextId}` }
+            : { ...message, id: s.nextId, receivedAtMs: durable.receivedAtMs, turnId: String(durable.inboxId), inboxId: durable.inboxId }
           return [queued, { ...s, pending: [...s.pending, queued], nextId: s.nextId + 1 }]
         })))
 

@@ -1,8 +1,11 @@
 import type { Usage } from "../session/messages.js"
+import type { QueuedMessage } from "./MessageQueue.js"
 import type { TurnFailure } from "./TurnFailure.js"
 
 /** What a turn reports as it goes: streamed to the terminal, `--json` lines, and later the web UI. */
 export type TurnEvent =
+  /** A model step begins (the first one right after the message is recorded). */
+  | { readonly type: "step"; readonly step: number }
   | { readonly type: "text"; readonly delta: string }
   | { readonly type: "tool-call"; readonly id: string; readonly name: string; readonly params: unknown }
   | {
@@ -11,8 +14,10 @@ export type TurnEvent =
     readonly name: string
     readonly isError: boolean
     readonly text: string
+    readonly durationMs: number
   }
-  | { readonly type: "injected"; readonly text: string }
+  /** A message of the turn's channel that arrived during the turn, given to the model at this step. */
+  | { readonly type: "injected"; readonly text: string; readonly message: QueuedMessage }
   | ({ readonly type: "usage" } & Usage)
   | {
     readonly type: "error"

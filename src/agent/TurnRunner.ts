@@ -34,6 +34,8 @@ export interface TurnInput {
   readonly message: QueuedMessage
   readonly session: ActiveSession
   readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  /** Called once a message of the turn (its own, or one injected) is in the session: a durable one leaves the inbox. */
+  readonly recorded?: ((message: QueuedMessage) => Effect.Effect<void>) | undefined
 }
 
 export interface TurnOutcome {
@@ -99,6 +101,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const run = (input: TurnInput) =>
       Effect.gen(function*() {
         const { message, session, emit } = input
+        const recorded = input.recorded ?? (() => Effect.void)
         const ctx = yield* makeRunContext({
           sessionId: session.id,
           userSid: message.userId,
@@ -116,6 +119,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
 
         yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
         yield* append(yield* userMessage(message))
+        yield* recorded(message)
 
         const tools = yield* registry.listTools
         const { toolIdOf, withHandler } = yield* toolkitOf(tools)
@@ -134,9 +138,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           if (step > 1) {
             for (const injected of yield* queue.takeInjectable) {
               yield* append(yield* userMessage(injected))
-              yield* emit({ type: "injected", text: injected.text })
+              yield* recorded(injected)
+              yield* emit({ type: "injected", text: injected.text, message: injected })
             }
           }
+          yield* emit({ type: "step", step })
           const budgetUsage = yield* ctx.budget.usage
           const exhausted = budgetFailure(ctx.budget.limits, budgetUsage)
           if (exhausted !== undefined) {
@@ -165,6 +171,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           if (calls.length === 0) break
           yield* Effect.forEach(calls, (call) =>
             Effect.gen(function*() {
+              const started = yield* Clock.currentTimeMillis
               const toolResult = yield* executor.executeIn(ctx, call.name, call.params)
               const compacted = yield* compactor.compact({
                 sessionId: session.id,
@@ -179,7 +186,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
                 result: compacted.text,
                 at: yield* now
               }))
-              yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text })
+              const durationMs = (yield* Clock.currentTimeMillis) - started
+              yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
             }), { concurrency: "unbounded", discard: true })
           if (step === config.maxSteps) failure = stepLimit(config.maxSteps)
         }

@@ -77,13 +77,17 @@ export const renderMemoryItem = (item: MemoryItem): string => {
   }
 }
 
+/** The system prompt's first section: who the agent is and where. */
+export const preamble = (name: string, dir: string): string =>
+  `You are ${name}, a long-lived agent run by kern in the folder ${dir}. ` +
+  "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying."
+
+/** Between the system prompt's sections. */
+export const sectionSeparator = "\n\n"
+
 /** The system prompt: who the agent is, then its memory items in order. */
 export const buildSystemPrompt = Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
   const items = yield* memoryItems
-  return [
-    `You are ${config.name}, a long-lived agent run by kern in the folder ${paths.dir}. ` +
-    "Your memory is the files below; keep them current with your tools. Reply NO_REPLY when nothing needs saying.",
-    ...items.map(renderMemoryItem)
-  ].join("\n\n")
+  return [preamble(config.name, paths.dir), ...items.map(renderMemoryItem)].join(sectionSeparator)
 }).pipe(Effect.withSpan("kern.agent.systemPrompt"))

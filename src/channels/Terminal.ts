@@ -137,7 +137,14 @@ export const runTerminal = (options: TerminalOptions) =>
         }
       }
       return Effect.as(
-        Effect.zipRight(holdEcho, runtime.submit({ interface: "terminal", channel: "terminal", userId: "operator", text })),
+        Effect.zipRight(
+          holdEcho,
+          runtime.submit({ interface: "terminal", channel: "terminal", userId: "operator", text }).pipe(
+            Effect.asVoid,
+            // Not stored, so not sent: say so and let the operator try again.
+            Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt))
+          )
+        ),
         true
       )
     }

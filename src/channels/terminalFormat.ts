@@ -38,6 +38,7 @@ export const formatEvent = (event: TurnEvent): string => {
     case "done":
       return event.reply === "" || event.reply.endsWith("\n") ? "" : "\n"
     case "usage":
+    case "step":
       return ""
   }
 }

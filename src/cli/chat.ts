@@ -49,7 +49,7 @@ export const run = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
     const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
     const onEvent = args.json
-      ? (event: TurnEvent) => write(process.stdout, `${JSON.stringify(event)}\n`)
+      ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
       : humanEvent(makeReplyFilter())
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.

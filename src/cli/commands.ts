@@ -201,10 +201,17 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList])
 )
 
-const run = Command.make("run", { dir: dirArg, dirFlag: dirOption, wait: waitOption }, (args) =>
+const run = Command.make("run", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  wait: waitOption,
+  background: Options.boolean("background").pipe(
+    Options.withDescription("no terminal channel: serve the HTTP API until stopped (what kern start runs)")
+  )
+}, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.run(resolved)))).pipe(
     Command.withDescription(
-      "Run the agent in the foreground: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly."
+      "Run the agent in the foreground with its HTTP API and web UI: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly."
     )
   )
 

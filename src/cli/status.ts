@@ -82,7 +82,7 @@ export const run = (args: StatusArgs) =>
   })
 
 /** The heartbeat as recorded by the runtime: its last tick (what it did and why) and the next one. */
-const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
+export const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
   const at = (ms: number | null) => ms === null ? null : localIso(ms, config.timezone)
   return {
     intervalMinutes: config.heartbeatInterval,

@@ -32,6 +32,9 @@ const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/)).a
 export const ActiveHours = Schema.String.pipe(
   Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$/)
 ).annotations({ identifier: "a time range HH:MM-HH:MM" })
+/** A browser origin: scheme, host and port only (`https://example.com`, `http://localhost:3000`). */
+export const Origin = Text.pipe(Schema.filter((text) => isHttpUrl(text) && new URL(text).origin === text)).annotations({ identifier: "an origin such as \"https://example.com\"" })
+
 export const Port = Schema.Int.pipe(Schema.between(1, 65535)).annotations({ identifier: "a port number 1–65535" })
 
 /** The per-turn budget of an agent (DESIGN.md); the kernel's RunBudget keeps smaller library defaults. */
@@ -83,6 +86,7 @@ export const KernConfigFields = {
   timezone: Schema.optional(Text),
   host: Schema.optionalWith(Text, { default: () => "127.0.0.1" }),
   port: Schema.optional(Port),
+  corsOrigins: Schema.optionalWith(Schema.Array(Origin), { default: () => [] }),
   budget: Schema.optionalWith(TurnBudget, { default: budgetDefaults }),
   contractEnforcement: Schema.optionalWith(ContractEnforcement, { default: () => "observe" as const }),
   workspaceGuard: Schema.optionalWith(Schema.Boolean, { default: () => true }),
@@ -129,6 +133,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   timezone: "a non-empty string (an IANA zone such as \"Europe/Berlin\")",
   host: "a non-empty string (a host name or address)",
   port: "an integer port number from 1 to 65535",
+  corsOrigins: "an array of origins allowed to call the HTTP API from a browser, e.g. [\"https://example.com\"]",
   budget: "an object with maxToolCalls, maxPromptTokens, maxLatencyMs, maxCostUsdCents",
   "budget.maxToolCalls": "a positive integer",
   "budget.maxPromptTokens": "a positive integer",

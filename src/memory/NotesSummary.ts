@@ -73,13 +73,21 @@ export const make = Effect.gen(function*() {
     )
 
   /** The summary to show now: the cached one (fresh or stale), none before there are notes to summarize. */
-  const current: Effect.Effect<Option.Option<Summary>> = Effect.gen(function*() {
+  /** The notes a summary covers now and the cache key they make; none before there are two notes. */
+  const coveredNotes = Effect.gen(function*() {
     const names = yield* listNotes(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
     if (names.length < 2) return Option.none()
     const covered = names.slice(-1 - summarizedNotes, -1)
     const notes = yield* Effect.forEach(covered, (name) =>
       Effect.map(fs.readFileString(NodePath.join(dir, "notes", name)), (text) => ({ name: `notes/${name}`, text })))
     const key = `${names.at(-1)}:${notes.map((note) => sha256(note.text)).join(",")}`
+    return Option.some({ key, notes })
+  })
+
+  const current: Effect.Effect<Option.Option<Summary>> = Effect.gen(function*() {
+    const covered = yield* coveredNotes
+    if (Option.isNone(covered)) return Option.none()
+    const { key, notes } = covered.value
     const row = yield* stored
     if (Option.isSome(row) && row.value.cacheKey === key) {
       return Option.some({ text: row.value.summary, sources: notes.map((n) => n.name), fresh: true })
@@ -99,7 +107,26 @@ export const make = Effect.gen(function*() {
   const settled = (limit: Duration.DurationInput = oneShotWait) =>
     FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.ignore)
 
-  return { current, settled } as const
+  /**
+   * Makes the summary again now, whatever the cache holds (the operator asked, from the web UI), and answers with
+   * it. One at a time: a regeneration already running is waited for first. A failure is logged and the last summary
+   * stays.
+   */
+  const regenerate: Effect.Effect<Option.Option<Summary>> = Effect.gen(function*() {
+    yield* FiberSet.awaitEmpty(background)
+    const covered = yield* coveredNotes
+    if (Option.isNone(covered)) return Option.none()
+    if (!(yield* Ref.getAndSet(running, true))) {
+      yield* FiberSet.run(background, generate(covered.value.key, covered.value.notes))
+    }
+    yield* FiberSet.awaitEmpty(background)
+    return yield* current
+  }).pipe(
+    Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: notes summary not regenerated: ${error.message}`), Option.none())),
+    Effect.withSpan("kern.memory.notesSummary.regenerate")
+  )
+
+  return { current, settled, regenerate } as const
 })
 
 export class NotesSummary extends Context.Tag("kern/memory/NotesSummary")<
@@ -117,5 +144,5 @@ export const layer: Layer.Layer<
 /** No notes summary at all (a bare prompt in tests and tools): nothing to serve, nothing to wait for. */
 export const layerNone: Layer.Layer<NotesSummary> = Layer.succeed(
   NotesSummary,
-  NotesSummary.of({ current: Effect.succeed(Option.none()), settled: () => Effect.void })
+  NotesSummary.of({ current: Effect.succeed(Option.none()), settled: () => Effect.void, regenerate: Effect.succeed(Option.none()) })
 )

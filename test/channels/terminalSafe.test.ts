@@ -52,7 +52,7 @@ describe("terminal text", () => {
     const events = [
       formatEvent({ type: "text", delta: "\x1b]52;c;ZXZpbA==\x07hi" }),
       formatEvent({ type: "tool-call", id: "c1", name: "bash", params: { command: "echo \x1b[2J" } }),
-      formatEvent({ type: "tool-result", id: "c1", name: "bash", isError: true, text: "boom \x1b]0;title\x07" }),
+      formatEvent({ type: "tool-result", id: "c1", name: "bash", isError: true, text: "boom \x1b]0;title\x07", durationMs: 1 }),
       formatEvent({
         type: "error",
         message: "provider said \u009b2J",

@@ -1,0 +1,112 @@
+import { Effect, Layer, PubSub, Stream } from "effect"
+import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../agent/AgentRuntime.js"
+import { makeReplyFilter } from "../../agent/envelope.js"
+import { noUsage, type TurnUsage } from "../../agent/TurnEvent.js"
+import type { AgentEventInput } from "./api.js"
+import { EventHub } from "./EventHub.js"
+
+interface TurnState {
+  readonly filter: ReturnType<typeof makeReplyFilter>
+  usage: TurnUsage
+}
+
+/**
+ * Turns the runtime's turn events into the API's events. Per turn, the reply's text goes through the same filter the
+ * terminal uses, so no client ever sees a trailing NO_REPLY; the usage is carried into `finish`.
+ */
+export const makeTranslator = () => {
+  const turns = new Map<string, TurnState>()
+  const turnOf = (turnId: string): TurnState => {
+    const existing = turns.get(turnId)
+    if (existing !== undefined) return existing
+    const created = { filter: makeReplyFilter(), usage: noUsage }
+    turns.set(turnId, created)
+    return created
+  }
+  return ({ event, message }: RuntimeEvent): ReadonlyArray<AgentEventInput> => {
+    const turnId = message.turnId
+    switch (event.type) {
+      case "step": {
+        const thinking: AgentEventInput = { type: "thinking", turnId, step: event.step }
+        if (event.step !== 1) return [thinking]
+        turnOf(turnId)
+        return [{
+          type: "incoming",
+          turnId,
+          messageId: turnId,
+          text: message.text,
+          interface: message.interface,
+          channel: message.channel,
+          userId: message.userId
+        }, thinking]
+      }
+      case "text": {
+        const delta = turnOf(turnId).filter.push(event.delta)
+        return delta === "" ? [] : [{ type: "text-delta", turnId, delta }]
+      }
+      case "tool-call":
+        return [{ type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }]
+      case "tool-result":
+        return [{
+          type: "tool-result",
+          turnId,
+          id: event.id,
+          name: event.name,
+          isError: event.isError,
+          text: event.text,
+          durationMs: event.durationMs
+        }]
+      case "injected":
+        return [{
+          type: "incoming",
+          turnId,
+          messageId: event.message.turnId,
+          text: event.message.text,
+          interface: event.message.interface,
+          channel: event.message.channel,
+          userId: event.message.userId
+        }]
+      case "usage": {
+        const { type: _, ...usage } = event
+        turnOf(turnId).usage = usage
+        return []
+      }
+      case "error":
+        return [{ type: "error", turnId, message: event.message, failure: event.failure }]
+      case "done": {
+        const state = turnOf(turnId)
+        turns.delete(turnId)
+        const rest = state.filter.end(event.reply)
+        return [
+          ...(rest === "" ? [] : [{ type: "text-delta", turnId, delta: rest } as const]),
+          { type: "finish", turnId, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
+          ...(event.delivered
+            ? [{ type: "outgoing", turnId, text: event.reply, interface: message.interface, channel: message.channel } as const]
+            : [])
+        ]
+      }
+    }
+  }
+}
+
+const heartbeatEvent = (notice: HeartbeatNotice): AgentEventInput => ({
+  type: "heartbeat",
+  outcome: notice.outcome,
+  reason: notice.reason,
+  ...(notice.turnId === undefined ? {} : { turnId: notice.turnId })
+})
+
+/**
+ * Feeds the hub from the running agent: every turn, whatever channel it came from (terminal, HTTP, heartbeat, chat
+ * channels), and the heartbeat's ticks. Subscribed when the layer is built, before the runtime serves a turn.
+ */
+export const layer: Layer.Layer<never, never, EventHub | AgentRuntime> = Layer.scopedDiscard(Effect.gen(function*() {
+  const hub = yield* EventHub
+  const runtime = yield* AgentRuntime
+  const turns = yield* PubSub.subscribe(runtime.events)
+  const heartbeats = yield* PubSub.subscribe(runtime.heartbeats)
+  const translate = makeTranslator()
+  const fromTurns = Stream.fromQueue(turns).pipe(Stream.mapConcat(translate))
+  const fromHeartbeats = Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent))
+  yield* Effect.forkScoped(Stream.runForEach(Stream.merge(fromTurns, fromHeartbeats), hub.publish))
+}))

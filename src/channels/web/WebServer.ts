@@ -1,0 +1,168 @@
+import { FileSystem, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Layer } from "effect"
+import * as NodeHttp from "node:http"
+import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
+import { AgentConfig } from "../../config/AgentConfig.js"
+import { NotesSummary } from "../../memory/NotesSummary.js"
+import { SessionStore } from "../../session/SessionStore.js"
+import * as Api from "./api.js"
+import { ApiError, errorResponse } from "./ApiError.js"
+import { cookieName, makeLogins, ticketTtlMs } from "./auth.js"
+import { EventHub } from "./EventHub.js"
+import { authenticate, corsHeaders, type GuardSettings, isOpenPath, securityHeaders, withHeaders } from "./guard.js"
+import { makeRouter } from "./routes.js"
+import * as RuntimeFeed from "./RuntimeFeed.js"
+import { baseUrl, exposedWarning, isLoopback, ServerSetupError, type ServerSettings } from "./serverSetup.js"
+import { asset, defaultWebRoot, indexPage } from "./static.js"
+
+/** Request bodies beyond this are refused with 413. */
+export const defaultBodyLimitBytes = 1024 * 1024
+
+export interface WebServerOptions extends ServerSettings {
+  /** What runs the server, as /status reports it (`kern run`, `kern start`). */
+  readonly command: string
+  readonly ticketTtlMs?: number | undefined
+  readonly bodyLimitBytes?: number | undefined
+  /** The built UI (`dist/web`); found beside the bundle by default. */
+  readonly webRoot?: string | undefined
+  /** Where the server's notices go (the warning for a non-loopback host). */
+  readonly report?: ((line: string) => Effect.Effect<void>) | undefined
+}
+
+/** The origins a page of this server has: the configured host, and each loopback name when it is loopback. */
+const ownOrigins = (host: string, port: number): ReadonlyArray<string> => {
+  const names = isLoopback(host) ? ["127.0.0.1", "localhost", "[::1]"] : []
+  return [baseUrl({ host, port }), ...names.map((name) => `http://${name}:${port}`)]
+}
+
+const sessionCookie = (id: string) => `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/`
+
+/**
+ * The HTTP API and web UI over the running agent: every request passes the guard (bearer token, or a ticket-made
+ * session cookie with a trusted Origin for writes), bodies are capped, and every answer carries the security
+ * headers. Unknown routes are 404 JSON; a failure inside a route is 500 JSON and logged, never a stack trace.
+ */
+export const makeApp = (options: WebServerOptions) =>
+  Effect.gen(function*() {
+    const runtime = yield* AgentRuntime
+    const hub = yield* EventHub
+    const config = yield* AgentConfig
+    const fs = yield* FileSystem.FileSystem
+    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* SessionStore
+    const summaries = yield* NotesSummary
+    const heartbeatLog = yield* HeartbeatLog
+    const logins = yield* makeLogins(options.ticketTtlMs ?? ticketTtlMs)
+    const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
+    const webRoot = options.webRoot ?? defaultWebRoot()
+    const startedAtMs = runtime.startedAtMs
+    const guard: GuardSettings = {
+      token: options.token,
+      logins,
+      trustedOrigins: new Set([...ownOrigins(options.host, options.port), ...options.corsOrigins]),
+      corsOrigins: new Set(options.corsOrigins)
+    }
+    const router = makeRouter(
+      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
+      { bodyLimitBytes }
+    )
+    const base = baseUrl(options)
+
+    const ticket = (principal: string) =>
+      Effect.gen(function*() {
+        // A browser session must not mint more logins: only the token holder (the CLI) may.
+        if (principal !== "token") return yield* new ApiError({ status: 403, error: "tickets are issued to the bearer token only" })
+        const issued = yield* logins.issue
+        return yield* HttpServerResponse.schemaJson(Api.TicketResponse)({
+          ticket: issued.ticket,
+          url: `${base}/auth?ticket=${issued.ticket}`,
+          expiresAt: DateTime.formatIso(DateTime.unsafeMake(issued.expiresAtMs))
+        }).pipe(Effect.orDie)
+      })
+
+    const login = (url: URL) =>
+      Effect.gen(function*() {
+        const presented = url.searchParams.get("ticket")
+        if (presented === null || presented === "") return yield* new ApiError({ status: 400, error: "ticket: missing", field: "ticket" })
+        const session = yield* logins.redeem(presented)
+        if (session === undefined) {
+          return yield* new ApiError({ status: 401, error: "this login link is used or expired: run `kern open` for a new one" })
+        }
+        return HttpServerResponse.empty({ status: 303, headers: { location: "/", "set-cookie": sessionCookie(session), "cache-control": "no-store" } })
+      })
+
+    const route = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const url = new URL(request.url, "http://kern")
+      const path = url.pathname
+      const principal = isOpenPath(request.method, path) ? "open" : yield* authenticate(guard)
+      if (path === "/auth/ticket" && request.method === "POST") return yield* ticket(principal)
+      if (request.method === "GET" && path === "/auth") return yield* login(url)
+      if (request.method === "GET" && (path === "/" || path === "/index.html")) return yield* indexPage(webRoot)
+      if (request.method === "GET" && path.startsWith("/assets/")) return yield* asset(webRoot, path)
+      const length = Number(request.headers["content-length"] ?? "0")
+      if (Number.isFinite(length) && length > bodyLimitBytes) {
+        return yield* new ApiError({ status: 413, error: `the body is larger than ${bodyLimitBytes} bytes` })
+      }
+      return yield* router
+    })
+
+    const app = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const cors = corsHeaders(guard, request.headers["origin"])
+      if (request.method === "OPTIONS") {
+        const response = Object.keys(cors).length > 0
+          ? HttpServerResponse.empty({ status: 204 })
+          : errorResponse(new ApiError({ status: 403, error: "cross-origin requests are off (corsOrigins)" }))
+        return withHeaders(response, { ...securityHeaders, ...cors })
+      }
+      const response = yield* route.pipe(
+        Effect.catchTags({
+          ApiError: (error) => Effect.succeed(errorResponse(error)),
+          RouteNotFound: () =>
+            Effect.succeed(HttpServerResponse.unsafeJson({ error: `no route ${request.method} ${new URL(request.url, "http://kern").pathname}` }, { status: 404 }))
+        }),
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logError(`kern: ${request.method} ${request.url} failed`, cause),
+            HttpServerResponse.unsafeJson({ error: "internal error (see the agent's log)" }, { status: 500 })
+          )
+        )
+      )
+      return withHeaders(response, { ...securityHeaders, ...cors })
+    })
+    return app
+  })
+
+/**
+ * The server as a scoped layer over the running agent: the event hub fed by every turn, the routes, listening on
+ * host:port until the scope closes. Binding anything but loopback is reported as the risk it is.
+ */
+export const layer = (options: WebServerOptions) => {
+  const report = options.report ?? ((line: string) => Effect.logWarning(line))
+  const serve = Layer.unwrapScoped(Effect.gen(function*() {
+    if (!isLoopback(options.host)) yield* report(`warning: ${exposedWarning(options.host)}`)
+    const app = yield* makeApp(options)
+    return HttpServer.serve(app)
+  }))
+  const listen = NodeHttpServer.layer(() => NodeHttp.createServer(), { host: options.host, port: options.port }).pipe(
+    Layer.mapError((error) => new ServerSetupError({ message: `could not listen on ${options.host}:${options.port}: ${listenCause(error)}` }))
+  )
+  return serve.pipe(
+    Layer.provide(RuntimeFeed.layer),
+    Layer.provideMerge(EventHub.Default),
+    Layer.provide(HeartbeatLog.Default),
+    Layer.provide(listen)
+  )
+}
+
+const listenCause = (error: { readonly cause?: unknown; readonly message: string }): string => {
+  const cause = error.cause
+  if (typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EADDRINUSE") {
+    return "the port is in use (another program, or another agent); set \"port\" in .kern/config.json or KERN_PORT"
+  }
+  return cause instanceof Error ? cause.message : error.message
+}

@@ -1,0 +1,78 @@
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { ApiError } from "./ApiError.js"
+import { bearerOf, cookieName, cookieOf, type Logins, secretMatches } from "./auth.js"
+
+/** Headers on every answer: no script but our own files, no framing, no sniffing, no referrer. */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin"
+}
+
+export interface GuardSettings {
+  readonly token: string
+  readonly logins: Logins
+  /** Origins a cookie-authenticated POST may come from: the server's own, and corsOrigins. */
+  readonly trustedOrigins: ReadonlySet<string>
+  readonly corsOrigins: ReadonlySet<string>
+}
+
+/** Paths anyone may fetch: the health check, the ticket exchange, and the UI's static files (they hold no data). */
+export const isOpenPath = (method: string, path: string): boolean =>
+  method === "GET" && (path === "/health" || path === "/auth" || path === "/" || path === "/index.html" || path.startsWith("/assets/"))
+
+/** Query parameters that look like a credential: refused outright, so a token never ends up in a log or history. */
+const credentialParams = ["token", "access_token", "auth_token", "key", "api_key", "kern_auth_token"]
+
+export type Principal = "token" | "cookie"
+
+/**
+ * Who is asking: the bearer token (scripts, the CLI) or a browser session cookie; never a token in the URL. A
+ * cookie-authenticated request that changes state must come from a trusted Origin, so another site cannot make the
+ * browser post on the operator's behalf.
+ */
+export const authenticate = (settings: GuardSettings) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(request.url, "http://kern")
+    if (credentialParams.some((name) => url.searchParams.has(name))) {
+      return yield* new ApiError({ status: 401, error: "credentials are never accepted in the URL: send Authorization: Bearer <token>" })
+    }
+    const bearer = bearerOf(request.headers["authorization"])
+    if (bearer !== undefined) {
+      if (secretMatches(settings.token, bearer)) return "token" as Principal
+      return yield* new ApiError({ status: 401, error: "wrong token" })
+    }
+    const cookie = cookieOf(request.headers["cookie"], cookieName)
+    if (cookie === undefined || !(yield* settings.logins.isSession(cookie))) {
+      return yield* new ApiError({ status: 401, error: "not logged in: send Authorization: Bearer <token>, or log in with `kern open`" })
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      const origin = request.headers["origin"]
+      if (origin === undefined || !settings.trustedOrigins.has(origin)) {
+        return yield* new ApiError({ status: 403, error: "a browser request that changes state must come from the agent's own page (Origin)" })
+      }
+    }
+    return "cookie" as Principal
+  })
+
+/** CORS headers for an allowed origin; none otherwise (the browser then refuses the answer to a foreign page). */
+export const corsHeaders = (settings: GuardSettings, origin: string | undefined): Record<string, string> =>
+  origin !== undefined && settings.corsOrigins.has(origin)
+    ? {
+      "access-control-allow-origin": origin,
+      "access-control-allow-credentials": "true",
+      "access-control-allow-headers": "authorization, content-type, last-event-id",
+      "access-control-allow-methods": "GET, POST",
+      "access-control-max-age": "600",
+      vary: "Origin"
+    }
+    : {}
+
+export const withHeaders = (response: HttpServerResponse.HttpServerResponse, headers: Readonly<Record<string, string>>) =>
+  HttpServerResponse.setHeaders(response, headers)

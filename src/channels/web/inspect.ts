@@ -1,0 +1,109 @@
+import { FileSystem } from "@effect/platform"
+import { DateTime, Effect, Option } from "effect"
+import * as NodePath from "node:path"
+import { agentZone } from "../../agent/envelope.js"
+import { memoryItems, preamble, renderMemoryItem, sectionSeparator } from "../../agent/systemPrompt.js"
+import { AgentConfig } from "../../config/AgentConfig.js"
+import type { SessionMessage } from "../../session/messages.js"
+import { orIfMissing } from "../../storage/missingFile.js"
+import type { ActivityResponse, HistoryItem, SystemPromptResponse, SystemSection } from "./api.js"
+import { badRequest, notFound } from "./ApiError.js"
+import { foldSessionMessages } from "./sessionLines.js"
+
+const sessionIdPattern = /^[A-Za-z0-9._-]+$/
+
+/** A session's file, refusing ids that could name anything else (`..`, slashes). */
+export const sessionFile = (sessionsDir: string, id: string, field = "id") =>
+  sessionIdPattern.test(id) && !id.startsWith(".")
+    ? Effect.succeed(NodePath.join(sessionsDir, `${id}.jsonl`))
+    : Effect.fail(badRequest(field, `${field}: not a session id`))
+
+const missingSession = (id: string) => notFound(`no session ${id}`)
+
+/** An integer query parameter within bounds, or the default when absent. */
+export const intParam = (value: string | undefined, field: string, min: number, max: number, fallback: number) => {
+  if (value === undefined || value === "") return Effect.succeed(fallback)
+  const n = Number(value)
+  return Number.isInteger(n) && n >= min && n <= max
+    ? Effect.succeed(n)
+    : Effect.fail(badRequest(field, `${field}: expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`))
+}
+
+/** The page of a session's messages before `before` (the newest page without it), streaming the file once. */
+export const historyPage = (path: string, id: string, limit: number, before: number | undefined) =>
+  foldSessionMessages(path, { total: 0, window: [] as Array<HistoryItem> }, (acc, message, index) => {
+    acc.total = index + 1
+    if (before === undefined || index < before) {
+      acc.window.push({ index, message })
+      if (acc.window.length > limit) acc.window.shift()
+    }
+    return acc
+  }).pipe(
+    orIfMissing(() => undefined),
+    Effect.flatMap((page) => page === undefined ? Effect.fail(missingSession(id)) : Effect.succeed(page)),
+    Effect.map(({ total, window }) => {
+      const first = window[0]
+      return {
+        sessionId: id,
+        messages: window,
+        total,
+        nextBefore: first === undefined || first.index === 0 ? null : first.index
+      }
+    }),
+    Effect.withSpan("kern.web.history")
+  )
+
+const roleOf = (message: SessionMessage): "user" | "assistant" | "tool" => message._tag
+
+/** Daily and hourly message counts in the agent's timezone, and messages per role, streaming the file once. */
+export const sessionActivity = (path: string, id: string) =>
+  Effect.gen(function*() {
+    const { config } = yield* AgentConfig
+    const zone = agentZone(config.timezone)
+    const initial = { total: 0, roles: { user: 0, assistant: 0, tool: 0 }, daily: new Map<string, number>(), hourly: new Array<number>(24).fill(0) }
+    const counted = yield* foldSessionMessages(path, initial, (acc, message) => {
+      acc.total += 1
+      acc.roles[roleOf(message)] += 1
+      const at = DateTime.make(message.at)
+      if (Option.isSome(at)) {
+        const parts = DateTime.toParts(DateTime.unsafeMakeZoned(at.value, { timeZone: zone }))
+        const date = `${parts.year}-${String(parts.month).padStart(2, "0")}-${String(parts.day).padStart(2, "0")}`
+        acc.daily.set(date, (acc.daily.get(date) ?? 0) + 1)
+        acc.hourly[parts.hours] = (acc.hourly[parts.hours] ?? 0) + 1
+      }
+      return acc
+    }).pipe(orIfMissing(() => undefined))
+    if (counted === undefined) return yield* Effect.fail(missingSession(id))
+    return {
+      sessionId: id,
+      total: counted.total,
+      roles: counted.roles,
+      daily: [...counted.daily].sort(([a], [b]) => a.localeCompare(b)).map(([date, count]) => ({ date, count })),
+      hourly: counted.hourly.map((count, hour) => ({ hour, count }))
+    } satisfies ActivityResponse
+  }).pipe(Effect.withSpan("kern.web.activity"))
+
+/** The system prompt as the next turn gets it, section by section with its size. */
+export const systemSections = Effect.gen(function*() {
+  const { config, paths } = yield* AgentConfig
+  const items = yield* memoryItems
+  const first = preamble(config.name, paths.dir)
+  const sections: Array<SystemSection> = [
+    { kind: "preamble", source: "kern", text: first, chars: first.length },
+    ...items.map((item) => {
+      const text = renderMemoryItem(item)
+      return { kind: item.kind, source: typeof item.source === "string" ? item.source : item.source.join(", "), text, chars: text.length }
+    })
+  ]
+  const totalChars = sections.reduce((sum, section) => sum + section.chars, 0) + sectionSeparator.length * (sections.length - 1)
+  return { sections, totalChars } satisfies SystemPromptResponse
+}).pipe(Effect.withSpan("kern.web.systemPrompt"))
+
+/** Bytes of kern.db and its WAL. */
+export const databaseBytes = (dbFile: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const size = (file: string) => fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
+    const [db, wal] = yield* Effect.all([size(dbFile), size(`${dbFile}-wal`)])
+    return db + wal
+  })

@@ -1,0 +1,194 @@
+import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, Option, Schema, Stream } from "effect"
+import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
+import { heartbeatInterface } from "../../agent/MessageQueue.js"
+import { AgentConfig } from "../../config/AgentConfig.js"
+import { providerProblems } from "../../config/providers.js"
+import { usageTotals } from "../../kernel/usageTotals.js"
+import { NotesSummary } from "../../memory/NotesSummary.js"
+import { costCapProblem } from "../../model/pricing.js"
+import { SessionStore } from "../../session/SessionStore.js"
+import { heartbeatStatus } from "../../cli/status.js"
+import * as Api from "./api.js"
+import { ApiError, badRequest, invalid } from "./ApiError.js"
+import { EventHub } from "./EventHub.js"
+import { databaseBytes, historyPage, intParam, sessionActivity, sessionFile, systemSections } from "./inspect.js"
+import { parseLastEventId, sseFrames } from "./sse.js"
+
+/** What the routes answer from: the running agent's services, captured once when the server starts. */
+export interface RouteServices {
+  readonly runtime: AgentRuntime
+  readonly hub: EventHub
+  readonly config: AgentConfig["Type"]
+  readonly fs: FileSystem.FileSystem
+  readonly sql: SqlClient.SqlClient
+  readonly sessions: SessionStore
+  readonly summaries: NotesSummary["Type"]
+  readonly heartbeatLog: HeartbeatLog
+  readonly server: { readonly host: string; readonly port: number; readonly command: string; readonly startedAtMs: number }
+}
+
+const json = <A, I>(schema: Schema.Schema<A, I>, status = 200) => (body: A) =>
+  HttpServerResponse.schemaJson(schema)(body, { status }).pipe(
+    Effect.mapError((error) => new ApiError({ status: 500, error: `could not encode the answer: ${String(error)}` }))
+  )
+
+const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://kern").searchParams)
+
+const param = (params: URLSearchParams, name: string) => params.get(name) ?? undefined
+
+/** The 501 of a route whose subsystem this build does not have yet. */
+const notBuilt = (feature: Api.NotBuiltResponse["feature"]) =>
+  json(Api.NotBuiltResponse, 501)({ error: "not built", feature })
+
+const storage = (error: { readonly message: string }) => new ApiError({ status: 500, error: error.message })
+
+/** The message body's size cap, enforced while reading (a body without Content-Length included). */
+const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const text = yield* request.text.pipe(
+      HttpServerRequest.withMaxBodySize(Option.some(limit)),
+      Effect.mapError((error) =>
+        error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
+          ? new ApiError({ status: 413, error: `the body is larger than ${limit} bytes` })
+          : badRequest("body", `body: ${error.message}`)
+      )
+    )
+    return yield* Schema.decode(Schema.parseJson(schema))(text).pipe(Effect.mapError(invalid("body")))
+  })
+
+export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {
+  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, server } = services
+  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(
+      Effect.provideService(AgentConfig, loaded),
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(NotesSummary, summaries)
+    ) as Effect.Effect<A, E, Exclude<R, AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | NotesSummary>>
+  const { config, paths } = loaded
+
+  const health = json(Api.HealthResponse)({
+    ok: true,
+    name: config.name,
+    pid: process.pid,
+    startedAt: DateTime.formatIso(DateTime.unsafeMake(server.startedAtMs))
+  })
+
+  const events = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const params = yield* query
+    // EventSource sends Last-Event-ID itself when it reconnects; a page that reloads passes it in the query.
+    const lastId = Option.orElse(parseLastEventId(request.headers["last-event-id"]), () => parseLastEventId(param(params, "lastEventId")))
+    const encoder = new TextEncoder()
+    const body = Stream.unwrapScoped(sseFrames(hub, lastId)).pipe(Stream.map((frame) => encoder.encode(frame)))
+    return HttpServerResponse.stream(body, {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+    })
+  })
+
+  const message = Effect.gen(function*() {
+    const body = yield* readBody(Api.MessageRequest, options.bodyLimitBytes)
+    if (body.text.trim() === "") return yield* badRequest("text", "text: must not be empty")
+    const iface = body.interface ?? "web"
+    if (iface.trim() === "" || iface === heartbeatInterface) return yield* badRequest("interface", `interface: "${iface}" is not a channel a message can come from`)
+    const channel = body.channel ?? "web"
+    if (channel.trim() === "") return yield* badRequest("channel", "channel: must not be empty")
+    const queued = yield* runtime.submit({ interface: iface, channel, userId: "operator", text: body.text }).pipe(
+      Effect.mapError((error) => new ApiError({ status: 503, error: `not accepted: ${error.message}` }))
+    )
+    return yield* json(Api.MessageAccepted, 202)({ turnId: queued.turnId })
+  })
+
+  const status = Effect.gen(function*() {
+    const live = yield* runtime.status
+    const costCap = costCapProblem(config)
+    const problems = [...loaded.warnings, ...providerProblems(config, loaded.env), ...(costCap === undefined ? [] : [costCap])]
+    const dbBytes = yield* provide(databaseBytes(paths.dbFile)).pipe(Effect.mapError(storage))
+    const usage = yield* provide(usageTotals).pipe(Effect.mapError(storage))
+    const heartbeat = yield* heartbeatLog.state.pipe(Effect.mapError(storage))
+    return yield* json(Api.StatusResponse)({
+      dir: paths.dir,
+      name: config.name,
+      provider: config.provider,
+      model: config.model ?? null,
+      problems,
+      dbBytes,
+      usage,
+      heartbeat: heartbeatStatus(config, heartbeat),
+      runtime: {
+        pid: process.pid,
+        command: server.command,
+        since: DateTime.formatIso(DateTime.unsafeMake(server.startedAtMs)),
+        uptimeMs: live.uptimeMs,
+        host: server.host,
+        port: server.port,
+        sessionId: live.sessionId,
+        messages: live.messages,
+        queued: live.queued,
+        inbox: live.inbox,
+        turns: live.turns,
+        listeners: yield* hub.listeners
+      }
+    })
+  })
+
+  const history = Effect.gen(function*() {
+    const params = yield* query
+    const limit = yield* intParam(param(params, "limit"), "limit", 1, 500, 50)
+    const beforeText = param(params, "before")
+    const before = beforeText === undefined ? undefined : yield* intParam(beforeText, "before", 0, Number.MAX_SAFE_INTEGER, 0)
+    const id = param(params, "session") ?? (yield* runtime.currentSession).id
+    const path = yield* sessionFile(paths.sessionsDir, id, "session")
+    return yield* json(Api.HistoryResponse)(yield* provide(historyPage(path, id, limit, before)).pipe(
+      Effect.catchTag("SystemError", "BadArgument", storage)
+    ))
+  })
+
+  const sessionList = Effect.gen(function*() {
+    const current = (yield* runtime.currentSession).id
+    const all = yield* sessions.list.pipe(Effect.mapError(storage))
+    return yield* json(Api.SessionsResponse)({
+      currentSessionId: current,
+      sessions: all.map((s) => ({ id: s.id, createdAt: s.createdAt, messages: s.messages, bytes: s.bytes, modifiedAt: s.updatedAt, current: s.id === current }))
+    })
+  })
+
+  const activity = Effect.gen(function*() {
+    const { id } = yield* HttpRouter.params
+    if (id === undefined) return yield* badRequest("id", "id: missing")
+    const path = yield* sessionFile(paths.sessionsDir, id)
+    return yield* json(Api.ActivityResponse)(yield* provide(sessionActivity(path, id)).pipe(
+      Effect.catchTag("SystemError", "BadArgument", storage)
+    ))
+  })
+
+  const contextSystem = Effect.flatMap(provide(systemSections), json(Api.SystemPromptResponse))
+
+  const usage = Effect.flatMap(provide(usageTotals).pipe(Effect.mapError(storage)), json(Api.UsageResponse))
+
+  const summaryBody = (summary: Option.Option<{ readonly text: string; readonly sources: ReadonlyArray<string>; readonly fresh: boolean }>) =>
+    json(Api.NotesSummaryResponse)({ summary: Option.getOrNull(summary) })
+
+  return HttpRouter.empty.pipe(
+    HttpRouter.get("/health", health),
+    HttpRouter.get("/events", events),
+    HttpRouter.post("/message", message),
+    HttpRouter.get("/status", status),
+    HttpRouter.get("/history", history),
+    HttpRouter.get("/sessions", sessionList),
+    HttpRouter.get("/sessions/:id/activity", activity),
+    HttpRouter.get("/context/system", contextSystem),
+    HttpRouter.get("/context/segments", notBuilt("context")),
+    HttpRouter.get("/segments", notBuilt("context")),
+    HttpRouter.get("/recall/stats", notBuilt("recall")),
+    HttpRouter.get("/recall/search", notBuilt("recall")),
+    HttpRouter.get("/usage", usage),
+    HttpRouter.get("/notes/summary", Effect.flatMap(summaries.current, summaryBody)),
+    HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody))
+  )
+}

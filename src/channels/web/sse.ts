@@ -1,0 +1,33 @@
+import { Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
+import { type AgentEvent, AgentEventJson } from "./api.js"
+import type { EventHub } from "./EventHub.js"
+
+/** A comment line every so often keeps proxies and browsers from closing an idle stream. */
+export const keepaliveInterval = Duration.seconds(15)
+
+export const keepaliveFrame = ": keepalive\n\n"
+
+/** Sent first, so a client knows it is subscribed (a message it posts after this will be seen). */
+export const openFrame = ": connected\n\n"
+
+const encodeEvent = Schema.encodeSync(AgentEventJson)
+
+/** One event as an SSE frame; a reset carries no id, so the client's Last-Event-ID stays where it was. */
+export const eventFrame = (event: AgentEvent): string =>
+  `${event.type === "reset" ? "" : `id: ${event.seq}\n`}event: ${event.type}\ndata: ${encodeEvent(event)}\n\n`
+
+/** Last-Event-ID as the browser sends it: a sequence number, or nothing usable. */
+export const parseLastEventId = (header: string | undefined): Option.Option<number> =>
+  header !== undefined && /^\d{1,16}$/.test(header.trim()) ? Option.some(Number(header.trim())) : Option.none()
+
+/** The SSE body for one client: what it missed, then live events, with keepalive comments on the Clock. */
+export const sseFrames = (hub: EventHub, lastId: Option.Option<number>) =>
+  Effect.map(hub.subscribe(lastId), (events) =>
+    Stream.concat(
+      Stream.make(openFrame),
+      Stream.merge(
+        Stream.map(events, eventFrame),
+        Stream.fromSchedule(Schedule.spaced(keepaliveInterval)).pipe(Stream.as(keepaliveFrame)),
+        { haltStrategy: "left" }
+      )
+    ))
