@@ -1,0 +1,154 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import type { ChildProcess } from "node:child_process"
+import * as NodeFs from "node:fs"
+import { createServer } from "node:net"
+import * as NodePath from "node:path"
+import type { Page } from "playwright-core"
+import { TicketResponse } from "../../../src/channels/web/api.js"
+import { initAgentWithModel } from "../../support/agentFolder.js"
+import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
+import { runKernAsync } from "../../support/cli.js"
+import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
+
+// End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
+// model server, and real headless Chromium logging in through a one-time ticket.
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+
+const waitForHealth = (base: string, child: () => ChildProcess | undefined, output: () => string) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 300; i++) {
+      if (child()?.exitCode !== null && child()?.exitCode !== undefined) throw new Error(`kern exited: ${output()}`)
+      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false)
+      if (ok) return
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    throw new Error(`kern did not answer /health: ${output()}`)
+  })
+
+const tokenOf = (dir: string): string => {
+  const line = NodeFs.readFileSync(NodePath.join(dir, ".kern/.env"), "utf8").split("\n").find((l) => l.startsWith("KERN_AUTH_TOKEN="))
+  if (line === undefined) throw new Error("no KERN_AUTH_TOKEN in .kern/.env")
+  return line.slice("KERN_AUTH_TOKEN=".length).trim()
+}
+
+const use = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+describe("web UI end to end", () => {
+  it.live("logs in with a ticket, streams a reply with a tool call, and opens every Memory tab", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "call_glob", name: "glob", args: { pattern: "*.md" } }], { text: "Let me look." }),
+        FakeReply.text("There are **five** markdown files here:\n\n- AGENTS.md\n- IDENTITY.md")
+      )
+      const dir = initAgentWithModel(model.baseURL)
+      const port = yield* use(freePort)
+      const base = `http://127.0.0.1:${port}`
+
+      let child: ChildProcess | undefined
+      let output = ""
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      void runKernAsync(["run", "--background"], {
+        cwd: dir,
+        env: { OPENROUTER_API_KEY: "sk-test", KERN_PORT: String(port) },
+        onSpawn: (spawned) => {
+          child = spawned
+          spawned.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+        }
+      })
+      yield* waitForHealth(base, () => child, () => output)
+
+      const ticket = yield* use(() =>
+        fetch(`${base}/auth/ticket`, { method: "POST", headers: { authorization: `Bearer ${tokenOf(dir)}` } }).then((r) => r.text())
+      ).pipe(Effect.flatMap(Schema.decode(Schema.parseJson(TicketResponse))))
+      expect(ticket.url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
+
+      const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
+      const page: Page = yield* use(() => browser.newPage({ viewport: { width: 1100, height: 800 } }))
+      const errors = watchPageErrors(page)
+
+      yield* use(async () => {
+        await page.goto(ticket.url)
+        expect(new URL(page.url()).pathname).toBe("/")
+        await page.getByText("connected", { exact: true }).waitFor()
+        await page.getByText("No messages yet").waitFor()
+        await screenshot(page, "e2e-01-logged-in")
+
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("which markdown files are here?")
+        await box.press("Enter")
+        await page.locator("article.msg-user", { hasText: "which markdown files are here?" }).waitFor()
+        const reply = page.locator("article.msg-done")
+        await reply.locator("strong", { hasText: "five" }).waitFor({ timeout: 60_000 })
+        expect(await reply.locator("li", { hasText: "IDENTITY.md" }).count()).toBe(1)
+        // Every character of both steps, once and in order. (Where the first step's text ends relative to the tool
+        // block is the server's business: its NO_REPLY filter holds a step's last characters back until more text comes.)
+        const shown = (await reply.locator(".md").allTextContents()).map((t) => t.trim()).join("")
+        expect(shown.replace(/\s+/g, " ").trim()).toBe("Let me look.There are five markdown files here: AGENTS.md IDENTITY.md")
+        const tool = reply.locator("details.tool-ok", { hasText: "glob" })
+        await tool.locator("summary").click()
+        expect(await tool.locator(".tool-args").textContent()).toContain("*.md")
+        expect(await tool.locator(".tool-output").textContent()).toContain("AGENTS.md")
+        await tool.locator(".tool-duration").waitFor()
+        await screenshot(page, "e2e-02-reply-and-tool")
+      })
+
+      // The model got the tool's result back: the turn really ran through the kernel.
+      const requests = yield* model.requests
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1]?.body)).toContain("AGENTS.md")
+
+      yield* use(async () => {
+        // A reload draws the same conversation from /history: once, with its tool call.
+        await page.reload()
+        await page.locator("article.msg-user", { hasText: "which markdown files are here?" }).waitFor()
+        expect(await page.locator("article.msg-user").count()).toBe(1)
+        expect(await page.locator("details.tool", { hasText: "glob" }).count()).toBe(1)
+
+        await page.getByRole("button", { name: "Memory", exact: true }).click()
+        const dialog = page.getByRole("dialog", { name: "Memory" })
+        const tab = (name: string) => dialog.getByRole("tab", { name })
+        await dialog.locator(".session.live").waitFor()
+        await dialog.locator(".session.live button.session-head").click()
+        await dialog.getByRole("img", { name: "Messages per hour of day" }).waitFor()
+        await dialog.locator(".raw-list").getByText("which markdown files are here?").waitFor()
+        await screenshot(page, "e2e-03-sessions")
+
+        await tab("Segments").click()
+        await dialog.getByText(/Segments and summaries are not built/).waitFor()
+        await screenshot(page, "e2e-04-segments")
+
+        await tab("Notes").click()
+        await dialog.getByRole("button", { name: "Regenerate" }).waitFor()
+        // A new agent has no two daily notes yet: nothing to summarize, and the tab says so.
+        await dialog.getByText("No notes summary yet").waitFor()
+        await screenshot(page, "e2e-05-notes")
+
+        await tab("Recall").click()
+        await dialog.getByText(/Recall is not built/).waitFor()
+        await screenshot(page, "e2e-06-recall")
+
+        await tab("Context").click()
+        await dialog.locator(".ctx-section", { hasText: "AGENTS.md" }).first().waitFor()
+        await screenshot(page, "e2e-07-context")
+
+        await page.keyboard.press("Escape")
+        await dialog.waitFor({ state: "detached" })
+        await page.setViewportSize({ width: 375, height: 740 })
+        expect(await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")).toBe(0)
+        await screenshot(page, "e2e-08-phone")
+      })
+      expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+    })), 180_000)
+})
