@@ -9,6 +9,7 @@ import { TicketResponse } from "../../../src/channels/web/api.js"
 import { initAgentWithModel } from "../../support/agentFolder.js"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
 import { runKernAsync } from "../../support/cli.js"
+import { startTcpProxy } from "../../support/tcpProxy.js"
 import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
 
 // End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
@@ -44,6 +45,42 @@ const tokenOf = (dir: string): string => {
 
 const use = <A>(f: () => Promise<A>) => Effect.promise(f)
 
+/** `kern run --background` in `dir` on `port`, killed when the scope closes; answers once /health does. */
+const startKern = (dir: string, port: number) =>
+  Effect.gen(function*() {
+    let child: ChildProcess | undefined
+    let output = ""
+    yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+    const exited = runKernAsync(["run", "--background"], {
+      cwd: dir,
+      env: { OPENROUTER_API_KEY: "sk-test", KERN_PORT: String(port) },
+      onSpawn: (spawned) => {
+        child = spawned
+        spawned.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+      }
+    })
+    const base = `http://127.0.0.1:${port}`
+    yield* waitForHealth(base, () => child, () => output)
+    /** Kills it outright (a crash), and waits until it has gone. */
+    const crash = use(() => {
+      child?.kill("SIGKILL")
+      return exited
+    })
+    return { base, crash }
+  })
+
+/** A one-time login URL, as `kern open` gets it: POST /auth/ticket with the folder's bearer token. */
+const loginUrl = (dir: string, base: string) =>
+  use(() =>
+    fetch(`${base}/auth/ticket`, { method: "POST", headers: { authorization: `Bearer ${tokenOf(dir)}` } }).then((r) => r.text())
+  ).pipe(Effect.flatMap(Schema.decode(Schema.parseJson(TicketResponse))), Effect.map((ticket) => ticket.url))
+
+const newPage = Effect.gen(function*() {
+  const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
+  const page: Page = yield* use(() => browser.newPage({ viewport: { width: 1100, height: 800 } }))
+  return { page, errors: watchPageErrors(page) }
+})
+
 describe("web UI end to end", () => {
   it.live("logs in with a ticket, streams a reply with a tool call, and opens every Memory tab", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -54,32 +91,13 @@ describe("web UI end to end", () => {
       )
       const dir = initAgentWithModel(model.baseURL)
       const port = yield* use(freePort)
-      const base = `http://127.0.0.1:${port}`
-
-      let child: ChildProcess | undefined
-      let output = ""
-      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      void runKernAsync(["run", "--background"], {
-        cwd: dir,
-        env: { OPENROUTER_API_KEY: "sk-test", KERN_PORT: String(port) },
-        onSpawn: (spawned) => {
-          child = spawned
-          spawned.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
-        }
-      })
-      yield* waitForHealth(base, () => child, () => output)
-
-      const ticket = yield* use(() =>
-        fetch(`${base}/auth/ticket`, { method: "POST", headers: { authorization: `Bearer ${tokenOf(dir)}` } }).then((r) => r.text())
-      ).pipe(Effect.flatMap(Schema.decode(Schema.parseJson(TicketResponse))))
-      expect(ticket.url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
-
-      const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
-      const page: Page = yield* use(() => browser.newPage({ viewport: { width: 1100, height: 800 } }))
-      const errors = watchPageErrors(page)
+      const { base } = yield* startKern(dir, port)
+      const url = yield* loginUrl(dir, base)
+      expect(url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
+      const { page, errors } = yield* newPage
 
       yield* use(async () => {
-        await page.goto(ticket.url)
+        await page.goto(url)
         expect(new URL(page.url()).pathname).toBe("/")
         await page.getByText("connected", { exact: true }).waitFor()
         await page.getByText("No messages yet").waitFor()
@@ -150,5 +168,82 @@ describe("web UI end to end", () => {
         await screenshot(page, "e2e-08-phone")
       })
       expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+    })), 180_000)
+
+  it.live("a connection cut mid-turn: the page says so, resumes from the real server's replay, and shows every character once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      // The second model answer comes while the browser is cut off: the server's replay must bring it.
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "call_glob", name: "glob", args: { pattern: "*.md" } }], { text: "Looking now." }),
+        FakeReply.text("Found **five** files, all markdown.", { delay: "3 seconds" })
+      )
+      const port = yield* use(freePort)
+      const proxy = yield* Effect.acquireRelease(use(() => startTcpProxy(port)), (p) => Effect.promise(() => p.close()))
+      const proxyBase = `http://127.0.0.1:${proxy.port}`
+      // The page's origin is the proxy's: the server trusts it for cookie-authenticated POSTs through corsOrigins.
+      const dir = initAgentWithModel(model.baseURL, { corsOrigins: [proxyBase] })
+      const { base } = yield* startKern(dir, port)
+      const url = (yield* loginUrl(dir, base)).replace(base, proxyBase)
+      const { page, errors } = yield* newPage
+
+      yield* use(async () => {
+        await page.goto(url)
+        await page.getByText("connected", { exact: true }).waitFor()
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("count the files")
+        await box.press("Enter")
+        await page.locator("details.tool-ok", { hasText: "glob" }).waitFor({ timeout: 60_000 })
+        proxy.cut(4_000)
+        await page.getByText("connection lost, reconnecting…").waitFor()
+        await screenshot(page, "e2e-09-reconnecting")
+        await page.getByText("back online").waitFor({ timeout: 30_000 })
+        const reply = page.locator("article.msg-done")
+        await reply.locator("strong", { hasText: "five" }).waitFor({ timeout: 30_000 })
+        const shown = (await reply.locator(".md").allTextContents()).map((t) => t.trim()).join("")
+        expect(shown.replace(/\s+/g, " ")).toBe("Looking now.Found five files, all markdown.")
+        expect(await page.locator("article.msg-user").count()).toBe(1)
+        expect(await page.locator("details.tool").count()).toBe(1)
+        await screenshot(page, "e2e-10-back-online")
+      })
+      // The browser resumed the stream where it had stopped, not from scratch.
+      const streams = proxy.heads.filter((head) => head.startsWith("GET /events "))
+      expect(streams.length).toBeGreaterThanOrEqual(2)
+      expect(streams.at(-1)).toMatch(/\r\nlast-event-id: \d+/i)
+      expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+    })), 180_000)
+
+  // The agent dies (SIGKILL: while a browser is connected, SIGTERM does not yet end `kern run --background`).
+  it.live("after the agent restarts the page says it is logged out; a new ticket brings the conversation back", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      yield* model.reply(FakeReply.text("Before the restart."))
+      const dir = initAgentWithModel(model.baseURL)
+      const port = yield* use(freePort)
+      const first = yield* startKern(dir, port)
+      const { page } = yield* newPage
+      const firstUrl = yield* loginUrl(dir, first.base)
+      yield* use(async () => {
+        await page.goto(firstUrl)
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("remember this")
+        await box.press("Enter")
+        await page.locator("article.msg-done", { hasText: "Before the restart." }).waitFor({ timeout: 60_000 })
+      })
+      yield* first.crash
+      const second = yield* startKern(dir, port)
+      yield* use(async () => {
+        // Logins live in the server's memory: the old cookie is refused, and the page stops retrying and says why.
+        await page.getByText("logged out", { exact: true }).waitFor({ timeout: 30_000 })
+        await page.getByText(/kern open/).waitFor()
+        await screenshot(page, "e2e-11-logged-out")
+      })
+      const secondUrl = yield* loginUrl(dir, second.base)
+      yield* use(async () => {
+        await page.goto(secondUrl)
+        await page.getByText("connected", { exact: true }).waitFor()
+        await page.locator("article.msg-done", { hasText: "Before the restart." }).waitFor()
+        expect(await page.locator("article.msg-user", { hasText: "remember this" }).count()).toBe(1)
+      })
     })), 180_000)
 })

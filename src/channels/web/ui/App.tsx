@@ -8,7 +8,8 @@ const connectionText: Record<Connection, string> = {
   connected: "connected",
   reconnecting: "connection lost, reconnecting…",
   back: "back online",
-  offline: "offline, retrying…"
+  offline: "offline, retrying…",
+  "logged-out": "logged out"
 }
 
 export const App = ({ store }: { readonly store: Store }) => {

@@ -10,7 +10,7 @@ export type Loaded<A> =
 const failed = (status: number, message: string): Loaded<never> => ({ _tag: "Failed", status, message })
 
 const errorMessage = (status: number, body: Json | undefined): string => {
-  if (status === 401) return "Not logged in: run `kern open` and follow the link it prints."
+  if (status === 401) return "Not logged in (or the agent restarted): run `kern open` and follow the link it prints."
   const named = isObject(body) ? (str(body, "message") ?? str(body, "error")) : undefined
   return named === undefined ? `the server answered ${status}` : `${named} (${status})`
 }

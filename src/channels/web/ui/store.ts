@@ -13,7 +13,7 @@ import {
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeEvent, eventTypes, isObject, str } from "./wire.js"
 
-export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline"
+export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline" | "logged-out"
 
 const historyPageSize = 40
 /** How long "back" shows after a reconnect before it settles to "connected". */
@@ -111,10 +111,20 @@ export const makeStore = () => {
       es.onerror = () => {
         if (closed) return
         if (es.readyState === EventSource.CLOSED) {
+          // The browser gives up on an answer that is not a stream: a 401 (the session cookie is gone, as after the
+          // agent restarted) will not heal by retrying; anything else may.
           connection.value = "offline"
-          reopenTimer = setTimeout(() => {
-            if (!closed) open(true)
-          }, reopenMillis)
+          void getJson("/status").then((answer) => {
+            if (closed) return
+            if (answer._tag === "Failed" && answer.status === 401) {
+              connection.value = "logged-out"
+              problem.value = answer.message
+            } else {
+              reopenTimer = setTimeout(() => {
+                if (!closed) open(true)
+              }, reopenMillis)
+            }
+          })
         } else {
           connection.value = everOpen ? "reconnecting" : "connecting"
         }
