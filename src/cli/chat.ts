@@ -1,9 +1,15 @@
-import { Console, Effect } from "effect"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Console, Effect, Option, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
 import { makeReplyFilter } from "../agent/envelope.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
+import type { AgentClient } from "../channels/web/client.js"
+import { asTurnEvents, makeTurnFollower } from "../channels/web/follow.js"
+import { findRunning } from "../channels/web/running.js"
+import { loadConfig } from "../config/AgentConfig.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
+import { CommandFailed } from "./errors.js"
 
 export interface ChatArgs {
   readonly dir: string
@@ -41,17 +47,63 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
   }
 }
 
-/**
- * `kern chat -m TEXT`: one operator message, the reply streamed, then exit. The folder is held for the turn, so
- * chats started together take their turns one after another.
- */
-export const run = (args: ChatArgs) =>
+/** `--json` lines, or the human output. */
+const eventPrinter = (json: boolean) =>
+  json
+    ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
+    : humanEvent(makeReplyFilter())
+
+/** The turn in this process, holding the folder for it: when no agent runs in the background. */
+const inProcess = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
     const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
-    const onEvent = args.json
-      ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
-      : humanEvent(makeReplyFilter())
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.
-    yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent })
+    yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json) })
   })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))
+
+/**
+ * The turn through the running agent: subscribed to its events first, then the message posted, then its turn's
+ * events printed as the in-process chat prints them, until it finishes.
+ */
+const throughAgent = (client: AgentClient, args: ChatArgs) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (args.newSession) {
+      return yield* new CommandFailed({ message: "--new starts a session only in-process: stop the background agent first (kern stop)" })
+    }
+    const events = yield* client.events()
+    const { turnId } = yield* client.send({ text: args.message, interface: "cli", channel: "terminal" })
+    const mine = makeTurnFollower(turnId)
+    const print = eventPrinter(args.json)
+    let failure: string | undefined
+    let finished = false
+    yield* events.pipe(
+      Stream.filter(mine),
+      Stream.takeUntil((event) => event.type === "finish"),
+      Stream.runForEach((event) =>
+        Effect.gen(function*() {
+          if (event.type === "finish") finished = true
+          if (event.type === "error") {
+            failure = event.message
+            if (args.json) yield* write(process.stdout, `${JSON.stringify({ type: "error", message: event.message, failure: event.failure })}\n`)
+          }
+          for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent)
+        })
+      )
+    )
+    if (!finished) return yield* new CommandFailed({ message: `the connection to the agent ended before turn ${turnId} finished; it goes on in the background` })
+    if (failure !== undefined) return yield* new CommandFailed({ message: failure })
+  }))
+
+/**
+ * `kern chat -m TEXT`: one operator message, the reply streamed, then exit. When the agent runs (kern start, or
+ * kern run elsewhere) the message goes through its HTTP API; otherwise the folder is held for the turn, so chats
+ * started together take their turns one after another.
+ */
+export const run = (args: ChatArgs) =>
+  Effect.gen(function*() {
+    const loaded = yield* loadConfig(args.dir)
+    const up = loaded.fileExists ? yield* findRunning(loaded) : Option.none()
+    if (Option.isSome(up)) return yield* throughAgent(up.value.client, args)
+    yield* inProcess(args)
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))

@@ -220,6 +220,48 @@ const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption, wait: waitOpt
     Command.withDescription("Chat with the agent in the terminal: streamed replies, a line per tool call, /status /new /help.")
   )
 
+const start = Command.make("start", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.start(resolved)))).pipe(
+    Command.withDescription(
+      "Run the agent in the background (pid in .kern/agent.pid, log in .kern/logs/kern.log); waits until its HTTP API answers."
+    )
+  )
+
+const stop = Command.make("stop", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.stop(resolved)))).pipe(
+    Command.withDescription("Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s.")
+  )
+
+const restart = Command.make("restart", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.restart(resolved)))).pipe(
+    Command.withDescription("Stop the background agent if it runs, then start it.")
+  )
+
+const logs = Command.make("logs", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  follow: Options.boolean("follow").pipe(Options.withAlias("f"), Options.withDescription("keep printing new lines as they come")),
+  lines: Options.integer("lines").pipe(
+    Options.withAlias("n"),
+    Options.withDescription("how many of the last lines to print (default 50)"),
+    Options.withDefault(50),
+    Options.mapEffect((n) =>
+      n < 0 ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`-n must be 0 or more lines, not ${n}`))) : Effect.succeed(n)
+    )
+  ),
+  level: Options.choice("level", ["debug", "info", "warn", "error"]).pipe(
+    Options.withDescription("only lines at this level or above"),
+    Options.optional
+  )
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.logs(resolved)))).pipe(
+  Command.withDescription("The background agent's log (.kern/logs/kern.log).")
+)
+
+const open = Command.make("open", { dir: dirArg, dirFlag: dirOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.open(resolved)))).pipe(
+    Command.withDescription("Print a one-time login URL for the web UI (valid 60 s) and open it on a desktop.")
+  )
+
 const pair = Command.make("pair", {
   code: Args.text({ name: "code" }).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
   dir: dirArg,
@@ -259,7 +301,7 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, chat, tui, sessions, pair, users, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, pair, users, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -276,6 +318,11 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   init: doc(init, "Create an agent folder."),
   status: doc(status, "An agent's configuration, problems and usage."),
   run: doc(run, "Run the agent in the foreground."),
+  start: doc(start, "Run the agent in the background."),
+  stop: doc(stop, "Stop the background agent."),
+  restart: doc(restart, "Restart the background agent."),
+  logs: doc(logs, "The background agent's log."),
+  open: doc(open, "Log a browser in to the web UI."),
   chat: doc(chat, "Send one message and stream the reply."),
   tui: doc(tui, "Chat with the agent in the terminal."),
   sessions: doc(sessions, "The agent's conversations."),

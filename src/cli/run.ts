@@ -1,11 +1,17 @@
-import { Console, Effect, Layer } from "effect"
+import { FileSystem } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Cause, Console, Effect, Layer, Logger, Option, Schedule } from "effect"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { runTerminal } from "../channels/Terminal.js"
+import { attach } from "../channels/web/remoteTerminal.js"
+import { findRunning } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
+import * as Layers from "../agent/layers.js"
 import { runningAgentLayer } from "./agentLayer.js"
+import { daemonFiles, readPid, rotateLog } from "./daemonFiles.js"
 
 export interface RunArgs {
   readonly dir: string
@@ -23,6 +29,47 @@ const stderr = (line: string) => Console.error(`kern: ${line}`)
 /** Serves the queue with no terminal: the server keeps the process alive until SIGTERM/SIGINT. */
 const serveInBackground = Effect.flatMap(AgentRuntime, (runtime) => runtime.serve)
 
+const show = (value: unknown): string =>
+  typeof value === "string" ? value : Cause.isCause(value) ? Cause.pretty(value) : value instanceof Error ? value.message : JSON.stringify(value) ?? String(value)
+
+/** Log lines as `kern logs --level` reads them: `<ISO time> <LEVEL> <message>`, to stderr (the log file). */
+const backgroundLogger = Logger.make(({ cause, date, logLevel, message }) => {
+  const parts = Array.isArray(message) ? message : [message]
+  const text = parts.map(show).join(" ")
+  const withCause = Cause.isEmpty(cause) ? text : `${text}\n${Cause.pretty(cause)}`
+  process.stderr.write(`${date.toISOString()} ${logLevel.label} ${withCause}\n`)
+})
+
+/** The background agent logs only through backgroundLogger (runMain installs the pretty one by default). */
+const backgroundLogging = Layer.mergeAll(
+  Logger.remove(Logger.defaultLogger),
+  Logger.remove(Logger.prettyLoggerDefault),
+  Logger.add(backgroundLogger)
+)
+
+/**
+ * The background agent's housekeeping: its pid in `.kern/agent.pid` while it runs (removed when it stops, unless a
+ * newer start has written its own), and its log rotated as it grows.
+ */
+const daemonHousekeeping = (dir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const { logFile, pidFile } = daemonFiles((yield* loadConfig(dir)).paths)
+    yield* Effect.acquireRelease(
+      fs.writeFileString(pidFile, `${process.pid}\n`),
+      () =>
+        Effect.flatMap(readPid(pidFile), (pid) => pid._tag === "Some" && pid.value === process.pid ? fs.remove(pidFile, { force: true }) : Effect.void).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`could not remove ${pidFile}: ${error.message}`))
+        )
+    )
+    yield* Effect.forkScoped(
+      rotateLog(logFile).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`could not rotate ${logFile}: ${error.message}`)),
+        Effect.repeat(Schedule.spaced("1 minute"))
+      )
+    )
+  })
+
 /**
  * `kern run`: the agent in the foreground with the HTTP API (and web UI) on host:port. On a terminal it is the TUI;
  * headless, stdin lines are operator messages (slash commands included) and it exits 0 once input ends and every
@@ -36,15 +83,27 @@ export const run = (args: ServeArgs) =>
     if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir: args.dir })
     const settings = yield* prepareServer(loaded)
     const command = args.background ? "kern start" : "kern run"
-    const server = WebServer.layer({ ...settings, command, report: stderr })
-    const program = args.background
-      ? Effect.zipRight(stderr(`serving ${baseUrl(settings)} (pid ${process.pid})`), serveInBackground)
-      : runTerminal({ interactive: process.stdin.isTTY === true })
-    yield* program.pipe(Effect.provide(server.pipe(Layer.provideMerge(runningAgentLayer(args.dir, { command, waitSeconds: args.wait })))))
-  })
+    const report = args.background ? (line: string) => Effect.logWarning(line) : stderr
+    const server = WebServer.layer({ ...settings, command, report })
+    const agent = server.pipe(Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report })))
+    if (!args.background) return yield* runTerminal({ interactive: process.stdin.isTTY === true }).pipe(Effect.provide(agent))
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* daemonHousekeeping(args.dir)
+      yield* Effect.logInfo(`serving ${baseUrl(settings)} (pid ${process.pid})`)
+      yield* serveInBackground
+    })).pipe(Effect.provide(agent))
+  }).pipe(Effect.provide(args.background ? backgroundLogging : Layer.empty))
 
-/** `kern tui`: the interactive terminal; leaves when stdin ends (or /quit) once what was typed is answered. */
+/**
+ * `kern tui`: the interactive terminal. Attached over HTTP when the agent runs (Ctrl-C leaves it running); otherwise
+ * in-process, leaving when stdin ends (or /quit) once what was typed is answered.
+ */
 export const tui = (args: RunArgs) =>
-  runTerminal({ interactive: true }).pipe(
-    Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
-  )
+  Effect.gen(function*() {
+    const loaded = yield* loadConfig(args.dir)
+    const up = loaded.fileExists ? yield* findRunning(loaded) : Option.none()
+    if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name)
+    yield* runTerminal({ interactive: true }).pipe(
+      Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
+    )
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))

@@ -12,6 +12,8 @@ import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
 import { localIso } from "../agent/envelope.js"
 import { HeartbeatLog, type HeartbeatState } from "../agent/HeartbeatLog.js"
+import { findRunning } from "../channels/web/running.js"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -52,6 +54,16 @@ export const run = (args: StatusArgs) =>
     const runtime = holder._tag === "Right" && Option.isSome(holder.right)
       ? { pid: holder.right.value.pid, command: holder.right.value.command, since: holder.right.value.startedAt }
       : null
+    // The running agent's server: its address and uptime, from its own /status.
+    const live = runtime === null ? Option.none() : yield* findRunning(loaded)
+    const liveStatus = Option.isSome(live) ? yield* Effect.option(live.value.client.status) : Option.none()
+    const server = Option.isSome(live)
+      ? {
+        url: live.value.client.baseUrl,
+        pid: live.value.health.pid,
+        uptimeMs: Option.isSome(liveStatus) ? liveStatus.value.runtime.uptimeMs : null
+      }
+      : null
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -62,7 +74,8 @@ export const run = (args: StatusArgs) =>
       dbBytes,
       usage,
       heartbeat,
-      runtime
+      runtime,
+      server
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -71,6 +84,7 @@ export const run = (args: StatusArgs) =>
       `provider:  ${status.provider}`,
       `model:     ${status.model ?? "(not set)"}`,
       `running:   ${runtime === null ? "no" : `pid ${runtime.pid} (${runtime.command}) since ${runtime.since}`}`,
+      ...(server === null ? [] : [`server:    ${server.url}${server.uptimeMs === null ? "" : `, up ${formatUptime(server.uptimeMs)}`}`]),
       `database:  ${formatBytes(dbBytes)}`,
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
@@ -79,7 +93,7 @@ export const run = (args: StatusArgs) =>
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
     yield* Console.log(lines.join("\n"))
-  })
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 /** The heartbeat as recorded by the runtime: its last tick (what it did and why) and the next one. */
 export const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
@@ -103,6 +117,11 @@ const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string =>
     : `${heartbeat.last.at} ${heartbeat.last.outcome}${heartbeat.last.reason === "" ? "" : ` (${heartbeat.last.reason})`}`
   const next = heartbeat.next ?? "when the agent runs (kern run)"
   return `${every}; last ${last}; next ${next}`
+}
+
+const formatUptime = (ms: number): string => {
+  const s = Math.floor(ms / 1000)
+  return s < 120 ? `${s} s` : s < 7200 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
 }
 
 const formatBytes = (bytes: number): string =>

@@ -28,5 +28,7 @@ export const invalid = (fallback: string) => (error: ParseResult.ParseError) => 
 
 export const errorResponse = (error: ApiError) =>
   HttpServerResponse.unsafeJson(error.field === undefined ? { error: error.error } : { error: error.error, field: error.field }, {
-    status: error.status
+    status: error.status,
+    // A body refused unread (Content-Length over the cap) is never drained: the connection goes with it.
+    ...(error.status === 413 ? { headers: { connection: "close" } } : {})
   })

@@ -45,18 +45,29 @@ const notBuilt = (feature: Api.NotBuiltResponse["feature"]) =>
 
 const storage = (error: { readonly message: string }) => new ApiError({ status: 500, error: error.message })
 
-/** The message body's size cap, enforced while reading (a body without Content-Length included). */
+/** Past this many times the cap a body is not even drained: the connection is cut. */
+const drainFactor = 8
+
+/**
+ * The body as text, refused with 413 past `limit` bytes, counted while reading (a body without Content-Length
+ * included). Bytes past the cap are read and dropped so the client gets its 413 (stopping a request's stream
+ * destroys its socket); past `drainFactor` times the cap the connection is cut instead.
+ */
 const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const text = yield* request.text.pipe(
-      HttpServerRequest.withMaxBodySize(Option.some(limit)),
-      Effect.mapError((error) =>
-        error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
-          ? new ApiError({ status: 413, error: `the body is larger than ${limit} bytes` })
-          : badRequest("body", `body: ${error.message}`)
-      )
+    const tooLarge = new ApiError({ status: 413, error: `the body is larger than ${limit} bytes` })
+    const { chunks, size } = yield* request.stream.pipe(
+      Stream.mapError((error) => badRequest("body", `body: ${error.message}`)),
+      Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (acc, chunk) => {
+        const size = acc.size + chunk.length
+        if (size > limit * drainFactor) return Effect.fail(tooLarge)
+        if (size <= limit) acc.chunks.push(chunk)
+        return Effect.succeed({ chunks: acc.chunks, size })
+      })
     )
+    if (size > limit) return yield* tooLarge
+    const text = Buffer.concat(chunks).toString("utf8")
     return yield* Schema.decode(Schema.parseJson(schema))(text).pipe(Effect.mapError(invalid("body")))
   })
 

@@ -1,0 +1,105 @@
+import { Console, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
+import * as NodeReadline from "node:readline"
+import { formatEvent, helpText } from "../terminalFormat.js"
+import { neutralizeControls } from "../terminalSafe.js"
+import type { AgentEvent } from "./api.js"
+import type { AgentClient } from "./client.js"
+import { asTurnEvents } from "./follow.js"
+
+const write = (text: string) => Effect.sync(() => process.stdout.write(neutralizeControls(text)))
+
+/** How the attached terminal shows an event of any channel: other channels' messages as they arrive, every reply. */
+export const showEvent = (event: AgentEvent, ownTurns: ReadonlySet<string>): string => {
+  switch (event.type) {
+    case "incoming":
+      return ownTurns.has(event.messageId) ? "" : `\n[${event.interface}${event.channel === undefined ? "" : ` ${event.channel}`}] ${event.text}\n`
+    case "error":
+      return `\nkern: ${event.message}\n`
+    case "heartbeat":
+      return event.outcome === "sent" ? "\n[heartbeat]\n" : ""
+    case "reset":
+      return "\n(some events were missed while disconnected)\n"
+    default:
+      return asTurnEvents(event).map(formatEvent).join("")
+  }
+}
+
+/**
+ * `kern tui` attached to the running agent over HTTP: lines typed are posted as operator messages, every turn of
+ * every channel is shown live, and a dropped connection is resumed from the last event seen. Leaving (Ctrl-C, Ctrl-D,
+ * /quit) leaves the agent running.
+ */
+export const attach = (client: AgentClient, name: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const tty = process.stdin.isTTY === true && process.stdout.isTTY === true
+    const rl = yield* Effect.acquireRelease(
+      Effect.sync(() => NodeReadline.createInterface({ input: process.stdin, output: process.stdout, terminal: tty, prompt: "> " })),
+      (rl) => Effect.sync(() => rl.close())
+    )
+    // Ctrl-C leaves this terminal, not the agent.
+    rl.on("SIGINT", () => rl.close())
+    const prompt = Effect.sync(() => tty ? rl.prompt(true) : undefined)
+    const lastSeq = yield* Ref.make(Option.none<number>())
+    const ownTurns = yield* Ref.make<ReadonlySet<string>>(new Set())
+
+    const follow = Effect.gen(function*() {
+      const events = yield* client.events(yield* Ref.get(lastSeq))
+      yield* Stream.runForEach(events, (event) =>
+        Effect.gen(function*() {
+          if (event.type !== "reset") yield* Ref.set(lastSeq, Option.some(event.seq))
+          yield* write(showEvent(event, yield* Ref.get(ownTurns)))
+          if (event.type === "finish") yield* prompt
+        }))
+    }).pipe(Effect.scoped)
+    const reconnecting = follow.pipe(
+      Effect.zipRight(Console.error("kern: the connection to the agent ended; reconnecting")),
+      Effect.catchAll((error) => Console.error(`kern: ${error.message}; reconnecting`)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(1)))
+    )
+    yield* Effect.forkScoped(reconnecting)
+
+    const handle = (line: string): Effect.Effect<boolean> => {
+      const text = line.trim()
+      if (text === "") return Effect.as(prompt, true)
+      if (text.startsWith("/")) {
+        switch (text.split(/\s+/)[0]) {
+          case "/quit":
+          case "/exit":
+            return Effect.succeed(false)
+          case "/help":
+            return Effect.as(Effect.zipRight(Console.log(helpText), prompt), true)
+          case "/status":
+            return client.status.pipe(
+              Effect.flatMap((s) =>
+                Console.log([
+                  `agent:    ${s.name} (${s.provider}/${s.model ?? "no model"}) at ${client.baseUrl}, pid ${s.runtime.pid}`,
+                  `session:  ${s.runtime.sessionId} (${s.runtime.messages} messages)`,
+                  `queue:    ${s.runtime.queued} waiting, ${s.runtime.turns} turns since start`,
+                  `uptime:   ${Math.round(s.runtime.uptimeMs / 1000)} s`
+                ].join("\n"))
+              ),
+              Effect.catchAll((error) => Console.log(`kern: ${error.message}`)),
+              Effect.zipRight(prompt),
+              Effect.as(true)
+            )
+          case "/new":
+            return Effect.as(Effect.zipRight(Console.log("/new is not available while the agent runs in the background"), prompt), true)
+          default:
+            return Effect.as(Effect.zipRight(Console.log(`unknown command ${text}; /help lists them`), prompt), true)
+        }
+      }
+      return client.send({ text, interface: "terminal", channel: "terminal" }).pipe(
+        Effect.flatMap(({ turnId }) => Ref.update(ownTurns, (all) => new Set([...all, turnId]))),
+        Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt)),
+        Effect.as(true)
+      )
+    }
+
+    yield* Console.log(`kern — ${name}, running at ${client.baseUrl}. /help for commands; Ctrl-C leaves it running.`)
+    yield* prompt
+    const lines = Stream.async<string>((emit) => {
+      rl.on("line", (line) => emit.single(line))
+      rl.on("close", () => emit.end())
+    })
+    yield* lines.pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)
+  }))

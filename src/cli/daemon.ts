@@ -1,0 +1,227 @@
+import { FileSystem } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Clock, Console, Duration, Effect, Option } from "effect"
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { findRunning } from "../channels/web/running.js"
+import { prepareServer } from "../channels/web/serverSetup.js"
+import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import { NotAnAgentFolder } from "../config/errors.js"
+import * as LockFile from "../storage/LockFile.js"
+import { alive, daemonFiles, filterLevel, type Level, logFrom, logSize, readPid, rotateLog } from "./daemonFiles.js"
+import { CommandFailed } from "./errors.js"
+
+export interface DaemonArgs {
+  readonly dir: string
+}
+
+const agentFolder = (dir: string) =>
+  Effect.gen(function*() {
+    const loaded = yield* loadConfig(dir)
+    if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })
+    return loaded
+  })
+
+/** How long `kern start` waits for /health, and `kern stop` for the agent to finish its turn and exit. */
+const startTimeout = Duration.seconds(60)
+const stopGrace = Duration.seconds(20)
+
+/** The running agent of the folder, over HTTP (none when it does not answer). */
+const running = findRunning
+
+/** Commands reach the agent with one HTTP client for their whole run. */
+const withHttp = Effect.provide(NodeHttpClient.layerUndici)
+
+/** The process that holds the folder now, from its lock (a dead holder reads as none). */
+const holder = (loaded: LoadedConfig) =>
+  LockFile.readHolder(loaded.paths.lockFile).pipe(Effect.orElseSucceed(() => Option.none<LockFile.LockHolder>()))
+
+/** Spawns `kern run --background` detached: no terminal, stdin closed, stdout and stderr appended to the log. */
+const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
+  Effect.try({
+    try: () => {
+      NodeFs.mkdirSync(NodePath.dirname(logFile), { recursive: true })
+      const fd = NodeFs.openSync(logFile, "a", 0o600)
+      const bin = process.argv[1] ?? "kern"
+      const child = spawn(process.execPath, [bin, "run", loaded.paths.dir, "--background", "--wait", "0"], {
+        detached: true,
+        stdio: ["ignore", fd, fd],
+        cwd: loaded.paths.dir,
+        env: process.env
+      })
+      NodeFs.closeSync(fd)
+      child.unref()
+      if (child.pid === undefined) throw new Error("the process did not start")
+      return child.pid
+    },
+    catch: (error) => new CommandFailed({ message: `could not start the agent: ${error instanceof Error ? error.message : String(error)}` })
+  })
+
+/**
+ * `kern start`: the agent in the background. Port and token are made first (so this process knows where to look),
+ * then `kern run --background` is spawned detached; this waits until /health answers as that process, or prints
+ * the lines the agent logged while failing to start and exits 1.
+ */
+const startIn = (args: DaemonArgs) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const first = yield* agentFolder(args.dir)
+    const { logFile, pidFile } = daemonFiles(first.paths)
+    const already = yield* running(first)
+    if (Option.isSome(already)) {
+      return yield* Console.log(`${first.config.name} already runs: pid ${already.value.health.pid}, ${already.value.client.baseUrl}`)
+    }
+    const held = yield* holder(first)
+    if (Option.isSome(held)) {
+      return yield* new CommandFailed({
+        message: `${first.paths.dir} is held by pid ${held.value.pid} (${held.value.command}); stop it first`
+      })
+    }
+    yield* prepareServer(first)
+    // Read again: the port and token are in the files now.
+    const loaded = yield* agentFolder(args.dir)
+    yield* rotateLog(logFile)
+    const offset = yield* logSize(logFile)
+    const pid = yield* spawnAgent(loaded, logFile)
+    yield* fs.writeFileString(pidFile, `${pid}\n`)
+    const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(startTimeout)
+    for (;;) {
+      const up = yield* running(loaded)
+      if (Option.isSome(up) && up.value.health.pid === pid) {
+        return yield* Console.log(`${loaded.config.name} runs in the background: pid ${pid}, ${up.value.client.baseUrl} (kern open logs a browser in)`)
+      }
+      if (!alive(pid) || (yield* Clock.currentTimeMillis) > deadline) {
+        const said = (yield* logFrom(logFile, offset)).trim()
+        if (alive(pid)) yield* signal(pid, "SIGTERM")
+        yield* fs.remove(pidFile, { force: true })
+        return yield* new CommandFailed({
+          message: `the agent did not start${alive(pid) ? ` within ${Duration.format(startTimeout)}` : ""}${said === "" ? "" : `:\n${said}`}`
+        })
+      }
+      yield* Effect.sleep(Duration.millis(100))
+    }
+  })
+
+/** The background agent's pid: from agent.pid, else the lock's holder when it is a `kern start`. */
+const backgroundPid = (loaded: LoadedConfig) =>
+  Effect.gen(function*() {
+    const { pidFile } = daemonFiles(loaded.paths)
+    const fromFile = yield* readPid(pidFile)
+    if (Option.isSome(fromFile) && alive(fromFile.value)) return fromFile
+    const held = yield* holder(loaded)
+    return Option.isSome(held) && held.value.command === "kern start" ? Option.some(held.value.pid) : Option.none<number>()
+  })
+
+/** Sends a signal; a process that is already gone is not an error. */
+const signal = (pid: number, name: NodeJS.Signals) =>
+  Effect.try({ try: () => process.kill(pid, name), catch: (error) => error as NodeJS.ErrnoException }).pipe(
+    Effect.asVoid,
+    Effect.catchIf((error) => error.code === "ESRCH", () => Effect.void),
+    Effect.mapError((error) => new CommandFailed({ message: `could not signal pid ${pid}: ${error.message}` }))
+  )
+
+/** Whether the process exited within the time given. */
+const waitForExit = (pid: number, within: Duration.Duration) =>
+  Effect.gen(function*() {
+    const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(within)
+    while (alive(pid)) {
+      if ((yield* Clock.currentTimeMillis) > deadline) return false
+      yield* Effect.sleep(Duration.millis(100))
+    }
+    return true
+  })
+
+/** `kern stop`: SIGTERM (the turn in progress finishes its step, files are closed), then SIGKILL after a grace. */
+const stopIn = (args: DaemonArgs) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const loaded = yield* agentFolder(args.dir)
+    const { pidFile } = daemonFiles(loaded.paths)
+    const pid = yield* backgroundPid(loaded)
+    if (Option.isNone(pid)) {
+      yield* fs.remove(pidFile, { force: true })
+      return yield* Console.log(`${loaded.config.name} is not running in the background`)
+    }
+    yield* signal(pid.value, "SIGTERM")
+    let stopped = yield* waitForExit(pid.value, stopGrace)
+    if (!stopped) {
+      yield* Console.error(`kern: pid ${pid.value} did not stop within ${Duration.format(stopGrace)}; killing it`)
+      yield* signal(pid.value, "SIGKILL")
+      stopped = yield* waitForExit(pid.value, Duration.seconds(5))
+    }
+    if (!stopped) return yield* new CommandFailed({ message: `pid ${pid.value} is still running` })
+    yield* fs.remove(pidFile, { force: true })
+    yield* Console.log(`${loaded.config.name} stopped (pid ${pid.value})`)
+  })
+
+export const restart = (args: DaemonArgs) => Effect.zipRight(stopIn(args), startIn(args)).pipe(withHttp)
+
+export interface LogsArgs extends DaemonArgs {
+  readonly follow: boolean
+  readonly lines: number
+  readonly level: Option.Option<Level>
+}
+
+/** `kern logs`: the last lines of the background agent's log, at a level or above; `-f` follows it. */
+export const logs = (args: LogsArgs) =>
+  Effect.gen(function*() {
+    const loaded = yield* agentFolder(args.dir)
+    const { logFile } = daemonFiles(loaded.paths)
+    const level = Option.getOrUndefined(args.level)
+    const all = (yield* logFrom(logFile, 0)).split("\n")
+    if (all.at(-1) === "") all.pop()
+    const { kept } = filterLevel(all, level)
+    const shown = kept.slice(-args.lines)
+    if (shown.length > 0) yield* Console.log(shown.join("\n"))
+    if (!args.follow) return
+    let offset = yield* logSize(logFile)
+    let carried = 1
+    let partial = ""
+    for (;;) {
+      yield* Effect.sleep(Duration.millis(250))
+      const size = yield* logSize(logFile)
+      // Rotated (truncated): start again from its beginning.
+      if (size < offset) offset = 0
+      if (size === offset) continue
+      const text = partial + (yield* logFrom(logFile, offset))
+      offset = size
+      const lines = text.split("\n")
+      partial = lines.pop() ?? ""
+      const filtered = filterLevel(lines, level, carried)
+      carried = filtered.carried
+      if (filtered.kept.length > 0) yield* Console.log(filtered.kept.join("\n"))
+    }
+  })
+
+/** Whether a desktop session can open a browser here. */
+const desktop = (env: Readonly<Record<string, string>>) =>
+  (env.DISPLAY !== undefined && env.DISPLAY !== "") || (env.WAYLAND_DISPLAY !== undefined && env.WAYLAND_DISPLAY !== "")
+
+const xdgOpen = (env: Readonly<Record<string, string>>): string | undefined =>
+  (env.PATH ?? "").split(NodePath.delimiter).map((dir) => NodePath.join(dir, "xdg-open")).find((file) => NodeFs.existsSync(file))
+
+/**
+ * `kern open`: a one-time login URL for the web UI (a ticket valid 60 s, exchanged for a session cookie), printed,
+ * and opened in the desktop's browser when there is one.
+ */
+const openIn = (args: DaemonArgs) =>
+  Effect.gen(function*() {
+    const loaded = yield* agentFolder(args.dir)
+    const up = yield* running(loaded)
+    if (Option.isNone(up)) {
+      return yield* new CommandFailed({ message: `${loaded.config.name} is not running: start it with kern start (or kern run)` })
+    }
+    const issued = yield* up.value.client.ticket
+    yield* Console.log(issued.url)
+    const opener = xdgOpen(loaded.env)
+    if (desktop(loaded.env) && opener !== undefined) {
+      yield* Effect.try(() => spawn(opener, [issued.url], { detached: true, stdio: "ignore" }).unref()).pipe(
+        Effect.catchAll(() => Console.error("kern: could not open a browser; open the URL above"))
+      )
+    }
+  })
+
+export const start = (args: DaemonArgs) => startIn(args).pipe(withHttp)
+export const stop = (args: DaemonArgs) => stopIn(args).pipe(withHttp)
+export const open = (args: DaemonArgs) => openIn(args).pipe(withHttp)

@@ -1,0 +1,87 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Context, Effect, Layer } from "effect"
+import * as NodeNet from "node:net"
+import * as NodePath from "node:path"
+import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
+import * as Layers from "../../../src/agent/layers.js"
+import * as Client from "../../../src/channels/web/client.js"
+import * as WebServer from "../../../src/channels/web/WebServer.js"
+import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
+import { make as makeFakeServer } from "../../support/fakeModelServer.js"
+import { makeTempDir, writeFiles } from "../../support/tempDir.js"
+
+export const token = "test-token-0123456789abcdef"
+
+/** A port the OS says is free now. */
+export const freePort = Effect.async<number>((resume) => {
+  const probe = NodeNet.createServer()
+  probe.listen({ host: "127.0.0.1", port: 0 }, () => {
+    const address = probe.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    probe.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+export interface ServerOptions {
+  readonly ticketTtlMs?: number
+  readonly bodyLimitBytes?: number
+  readonly corsOrigins?: ReadonlyArray<string>
+  readonly webRoot?: string
+  readonly config?: Record<string, unknown>
+}
+
+/**
+ * A real agent (kern.db, sessions, the kernel) on a fake model, serving its queue, with the HTTP API on a free
+ * loopback port: built in the caller's scope.
+ */
+export const startServer = (options: ServerOptions = {}) =>
+  Effect.gen(function*() {
+    const model = yield* makeFakeServer
+    const dir = NodePath.join(makeTempDir(), "agent")
+    writeFiles(dir, {
+      ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, ...options.config })
+    })
+    const port = yield* freePort
+    const layer = WebServer.layer({
+      host: "127.0.0.1",
+      port,
+      token,
+      corsOrigins: options.corsOrigins ?? [],
+      command: "kern test",
+      ticketTtlMs: options.ticketTtlMs,
+      bodyLimitBytes: options.bodyLimitBytes,
+      webRoot: options.webRoot ?? makeTempDir("kern-web-")
+    }).pipe(
+      Layer.provideMerge(Layers.runningAgentLayer(dir, { command: "kern test", waitSeconds: 0 })),
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
+      Layer.provide(NodeContext.layer)
+    )
+    const context = yield* Layer.build(layer)
+    const runtime = Context.get(context, AgentRuntime)
+    yield* Effect.forkScoped(runtime.serve)
+    const base = `http://127.0.0.1:${port}`
+    // The client's HTTP agent lives as long as the test's scope.
+    const http = yield* Layer.build(NodeHttpClient.layerUndici)
+    const client = yield* Client.make({ baseUrl: base, token }).pipe(Effect.provide(http))
+    return { model, dir, base, port, runtime, client }
+  })
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly json: unknown
+}
+
+/** One request with fetch (redirects not followed), its body read whole. */
+export const request = (url: string, init: RequestInit = {}) =>
+  Effect.promise(async (): Promise<Answer> => {
+    const response = await fetch(url, { redirect: "manual", ...init })
+    const text = await response.text()
+    let json: unknown = undefined
+    if ((response.headers.get("content-type") ?? "").includes("application/json")) json = JSON.parse(text)
+    return { status: response.status, headers: response.headers, text, json }
+  })
+
+export const bearer = { authorization: `Bearer ${token}` }

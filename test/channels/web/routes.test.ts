@@ -1,0 +1,214 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Option, Stream } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import type { AgentEvent } from "../../../src/channels/web/api.js"
+import { FakeReply } from "../../support/fakeModelServer.js"
+import { makeTempDir } from "../../support/tempDir.js"
+import { bearer, request, startServer } from "./harness.js"
+
+const json = { ...bearer, "content-type": "application/json" }
+
+/** Events of one turn, from its incoming to its finish. */
+const turnOf = (events: ReadonlyArray<AgentEvent>, turnId: string) => events.filter((e) => "turnId" in e && e.turnId === turnId)
+
+describe("HTTP API: routes", () => {
+  it.live("bad input is a 400 naming the field, for every route that takes input; unknown routes are 404 JSON", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base } = yield* startServer()
+      const post = (body: string) => request(`${base}/message`, { method: "POST", headers: json, body })
+      const cases: ReadonlyArray<readonly [Effect.Effect<{ status: number; json: unknown }>, string]> = [
+        [post("{\"text\":\"\"}"), "text"],
+        [post("{\"text\":\"   \"}"), "text"],
+        [post("{}"), "text"],
+        [post("{\"text\":42}"), "text"],
+        [post("not json"), "body"],
+        [post("[1,2]"), "body"],
+        [post("{\"text\":\"hi\",\"interface\":\"heartbeat\"}"), "interface"],
+        [post("{\"text\":\"hi\",\"interface\":7}"), "interface"],
+        [post("{\"text\":\"hi\",\"channel\":\"\"}"), "channel"],
+        [request(`${base}/history?limit=0`, { headers: bearer }), "limit"],
+        [request(`${base}/history?limit=501`, { headers: bearer }), "limit"],
+        [request(`${base}/history?limit=abc`, { headers: bearer }), "limit"],
+        [request(`${base}/history?before=-1`, { headers: bearer }), "before"],
+        [request(`${base}/history?session=../../etc/passwd`, { headers: bearer }), "session"],
+        [request(`${base}/sessions/..%2F..%2Fx/activity`, { headers: bearer }), "id"],
+        [request(`${base}/sessions/.hidden/activity`, { headers: bearer }), "id"],
+        [request(`${base}/auth?ticket=`), "ticket"]
+      ]
+      for (const [call, field] of cases) {
+        const answer = yield* call
+        expect(answer.status, JSON.stringify(answer.json)).toBe(400)
+        expect(answer.json).toMatchObject({ field, error: expect.any(String) })
+      }
+      const missing = yield* request(`${base}/sessions/20200101-000000-000-abcd/activity`, { headers: bearer })
+      expect(missing.status).toBe(404)
+      expect((yield* request(`${base}/history?session=20200101-000000-000-abcd`, { headers: bearer })).status).toBe(404)
+      const unknown = yield* request(`${base}/nope`, { headers: bearer })
+      expect(unknown.status).toBe(404)
+      expect(unknown.json).toEqual({ error: "no route GET /nope" })
+      expect((yield* request(`${base}/status`, { method: "POST", headers: bearer })).status).toBe(404)
+    })))
+
+  it.live("bodies over the cap are 413, with or without Content-Length; at the cap they are read", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base } = yield* startServer({ bodyLimitBytes: 1000 })
+      const big = JSON.stringify({ text: "x".repeat(1000) })
+      const declared = yield* request(`${base}/message`, { method: "POST", headers: json, body: big })
+      expect(declared.status).toBe(413)
+      // Chunked: no Content-Length, so only counting while reading can catch it.
+      const chunks = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(big))
+          controller.close()
+        }
+      })
+      const streamed = yield* request(`${base}/message`, { method: "POST", headers: json, body: chunks, duplex: "half" } as RequestInit)
+      expect(streamed.status).toBe(413)
+      const fits = JSON.stringify({ text: "x".repeat(1000 - 11) })
+      expect(fits.length).toBe(1000)
+      expect((yield* request(`${base}/message`, { method: "POST", headers: json, body: fits })).status).toBe(202)
+    })))
+
+  it.live("routes of subsystems not built answer 501 naming the feature", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base } = yield* startServer()
+      for (const [path, feature] of [["/recall/stats", "recall"], ["/recall/search?q=x", "recall"], ["/context/segments", "context"], ["/segments", "context"]]) {
+        const answer = yield* request(`${base}${path}`, { headers: bearer })
+        expect(answer.status, path).toBe(501)
+        expect(answer.json).toEqual({ error: "not built", feature })
+      }
+    })))
+
+  it.live("POST /message → 202 with a turn id; the turn's events on /events carry it, in order, and the reply is recorded", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, client, model } = yield* startServer()
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
+        FakeReply.text("Five files.")
+      )
+      const events = yield* client.events()
+      const { turnId } = yield* client.send({ text: "list the files" })
+      const seen = Chunk.toReadonlyArray(yield* events.pipe(
+        Stream.takeUntil((e) => e.type === "outgoing" && e.turnId === turnId),
+        Stream.runCollect
+      ))
+      const mine = turnOf(seen, turnId)
+      // Text deltas come as the model streams them: one or more.
+      const types = mine.map((e) => e.type).filter((type, i, all) => type !== "text-delta" || all[i - 1] !== "text-delta")
+      expect(types).toEqual(["incoming", "thinking", "tool-call", "tool-result", "thinking", "text-delta", "finish", "outgoing"])
+      expect(mine[0]).toMatchObject({ type: "incoming", text: "list the files", interface: "web", channel: "web", messageId: turnId })
+      expect(mine.find((e) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
+      const result = mine.find((e) => e.type === "tool-result")
+      expect(result).toMatchObject({ name: "glob", isError: false, durationMs: expect.any(Number) })
+      expect(mine.filter((e) => e.type === "text-delta").map((e) => e.type === "text-delta" ? e.delta : "").join("")).toBe("Five files.")
+      expect(mine.find((e) => e.type === "finish")).toMatchObject({ reply: "Five files.", steps: 2, delivered: true, usage: { inputTokens: 24 } })
+      const seqs = seen.map((e) => e.seq)
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
+      expect(new Set(seqs).size).toBe(seqs.length)
+      const history = yield* request(`${base}/history?limit=2`, { headers: bearer })
+      expect(history.json).toMatchObject({ total: 4, nextBefore: 2, messages: [{ index: 2, message: { _tag: "tool" } }, { index: 3, message: { _tag: "assistant", text: "Five files." } }] })
+      const older = yield* request(`${base}/history?limit=2&before=2`, { headers: bearer })
+      expect(older.json).toMatchObject({ nextBefore: null, messages: [{ index: 0, message: { _tag: "user", text: "list the files" } }, { index: 1 }] })
+      const status = yield* request(`${base}/status`, { headers: bearer })
+      expect(status.json).toMatchObject({ runtime: { inbox: 0, turns: 1, listeners: 1 }, usage: { turns: 1 } })
+    })))
+
+  it.live("a NO_REPLY never reaches a client: not in the deltas, no outgoing event", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { client, model } = yield* startServer()
+      yield* model.reply(FakeReply.text("Saved the notes. NO_REPLY"))
+      const events = yield* client.events()
+      const { turnId } = yield* client.send({ text: "[heartbeat-ish]" })
+      const seen = Chunk.toReadonlyArray(yield* events.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runCollect))
+      const text = seen.filter((e) => e.type === "text-delta").map((e) => e.type === "text-delta" ? e.delta : "").join("")
+      expect(text).toBe("Saved the notes.")
+      expect(seen.find((e) => e.type === "finish")).toMatchObject({ turnId, delivered: false })
+      expect(seen.some((e) => e.type === "outgoing")).toBe(false)
+    })))
+
+  it.live("Last-Event-ID over HTTP: a client that reconnects gets what it missed, without duplicates", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { client, model } = yield* startServer()
+      yield* model.reply(FakeReply.text("one"), FakeReply.text("two"))
+      const first = yield* client.events()
+      const a = yield* client.send({ text: "first" })
+      const firstTurn = Chunk.toReadonlyArray(yield* first.pipe(Stream.takeUntil((e) => e.type === "outgoing"), Stream.runCollect))
+      const last = firstTurn.at(-1)!
+      expect(last).toMatchObject({ type: "outgoing", turnId: a.turnId })
+      // Disconnected now: the next turn happens while nobody listens.
+      const listener = yield* client.events()
+      const b = yield* client.send({ text: "second" })
+      yield* listener.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runDrain)
+      const resumed = yield* client.events(Option.some(last.seq))
+      const missed = Chunk.toReadonlyArray(yield* resumed.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runCollect))
+      expect(missed[0]!.seq).toBeGreaterThan(last.seq)
+      expect(missed.every((e) => "turnId" in e && e.turnId === b.turnId)).toBe(true)
+      expect(missed.map((e) => e.type)).toContain("incoming")
+      const raw = yield* Effect.promise(async () => {
+        // The browser's way: the header on a plain request.
+        const response = await fetch(`${client.baseUrl}/events`, { headers: { ...bearer, "last-event-id": String(last.seq) } })
+        const reader = response.body!.getReader()
+        let text = ""
+        while (!text.includes("event: finish")) text += new TextDecoder().decode((await reader.read()).value)
+        await reader.cancel()
+        return text
+      })
+      expect(raw.startsWith(": connected\n\n")).toBe(true)
+      expect(raw).toContain(`id: ${last.seq + 1}\nevent: incoming\n`)
+      expect(raw).not.toContain(`id: ${last.seq}\n`)
+    })))
+
+  it.live("the inspector's routes: sessions with the live one marked, activity per day and hour, the system prompt by section, usage, notes summary", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, client, model, dir } = yield* startServer()
+      yield* model.reply(FakeReply.text("hello"))
+      const events = yield* client.events()
+      yield* client.send({ text: "hi" })
+      yield* events.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runDrain)
+      const sessions = (yield* request(`${base}/sessions`, { headers: bearer })).json as { currentSessionId: string; sessions: Array<{ id: string; current: boolean; messages: number }> }
+      expect(sessions.sessions).toHaveLength(1)
+      expect(sessions.sessions[0]).toMatchObject({ id: sessions.currentSessionId, current: true, messages: 2 })
+      const activity = yield* request(`${base}/sessions/${sessions.currentSessionId}/activity`, { headers: bearer })
+      const body = activity.json as { total: number; roles: unknown; daily: Array<{ count: number }>; hourly: Array<{ hour: number; count: number }> }
+      expect(body.total).toBe(2)
+      expect(body.roles).toEqual({ user: 1, assistant: 1, tool: 0 })
+      expect(body.daily.reduce((n, d) => n + d.count, 0)).toBe(2)
+      expect(body.hourly).toHaveLength(24)
+      expect(body.hourly.reduce((n, h) => n + h.count, 0)).toBe(2)
+      NodeFs.writeFileSync(NodePath.join(dir, "KNOWLEDGE.md"), "# Knowledge\nThe sky is blue.\n")
+      const system = (yield* request(`${base}/context/system`, { headers: bearer })).json as { sections: Array<{ kind: string; source: string; chars: number; text: string }>; totalChars: number }
+      expect(system.sections[0]).toMatchObject({ kind: "preamble" })
+      const knowledge = system.sections.find((s) => s.source === "KNOWLEDGE.md")
+      expect(knowledge?.text).toContain("The sky is blue.")
+      expect(knowledge?.chars).toBe(knowledge?.text.length)
+      expect(system.totalChars).toBeGreaterThan(system.sections.reduce((n, s) => n + s.chars, 0) - 1)
+      expect((yield* request(`${base}/usage`, { headers: bearer })).json).toMatchObject({ turns: 1, inputTokens: 12, outputTokens: 7 })
+      expect((yield* request(`${base}/notes/summary`, { headers: bearer })).json).toEqual({ summary: null })
+    })))
+
+  it.live("/ serves the built UI page and its assets, a plain page when it is not built, and nothing outside assets/", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const unbuilt = yield* startServer()
+      const plain = yield* request(`${unbuilt.base}/`)
+      expect(plain.status).toBe(200)
+      expect(plain.text).toContain("not built")
+      expect(plain.text).not.toContain("<script")
+      const webRoot = makeTempDir("kern-web-")
+      NodeFs.mkdirSync(NodePath.join(webRoot, "assets"))
+      NodeFs.writeFileSync(NodePath.join(webRoot, "index.html"), "<!doctype html><script type=module src=/assets/app.js></script>")
+      NodeFs.writeFileSync(NodePath.join(webRoot, "assets/app.js"), "console.log(1)")
+      NodeFs.writeFileSync(NodePath.join(webRoot, "secret.txt"), "no")
+      const built = yield* startServer({ webRoot })
+      const page = yield* request(`${built.base}/`)
+      expect(page.text).toContain("/assets/app.js")
+      const script = yield* request(`${built.base}/assets/app.js`)
+      expect(script.status).toBe(200)
+      expect(script.headers.get("content-type")).toMatch(/javascript/)
+      for (const path of ["/assets/../secret.txt", "/assets/%2e%2e/secret.txt", "/assets/..%2fsecret.txt", "/assets/", "/assets/nope.js", "/secret.txt"]) {
+        const answer = yield* request(`${built.base}${path}`)
+        expect([400, 401, 404], path).toContain(answer.status)
+        expect(answer.text).not.toBe("no")
+      }
+    })))
+})

@@ -1,0 +1,165 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { runKernAsync } from "../support/cli.js"
+import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+
+const env = { OPENROUTER_API_KEY: "sk-test" }
+
+const kern = (args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
+  Effect.promise(() => runKernAsync(args, { cwd, env: { ...env, ...extra } }))
+
+const pidFile = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The background agent of `dir` is killed when the test ends, whatever happened. */
+const reaped = (dir: string) =>
+  Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      const text = NodeFs.existsSync(pidFile(dir)) ? NodeFs.readFileSync(pidFile(dir), "utf8").trim() : ""
+      if (text !== "" && alive(Number(text))) process.kill(Number(text), "SIGKILL")
+    })
+  )
+
+const sessionMessages = (dir: string) => {
+  const sessions = NodePath.join(dir, ".kern/sessions")
+  return NodeFs.readdirSync(sessions).flatMap((name) =>
+    NodeFs.readFileSync(NodePath.join(sessions, name), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { _tag: string; text?: string; envelope?: { interface: string } })
+  )
+}
+
+const settings = (dir: string) => {
+  const config = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, ".kern/config.json"), "utf8")) as { port: number }
+  const token = /KERN_AUTH_TOKEN=(\S+)/.exec(NodeFs.readFileSync(NodePath.join(dir, ".kern/.env"), "utf8"))?.[1] ?? ""
+  return { base: `http://127.0.0.1:${config.port}`, token }
+}
+
+describe("kern start / status / chat / stop", () => {
+  it.live("the agent runs in the background; status shows it; chat goes through it; logs show it; stop ends it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* reaped(dir)
+      const started = yield* kern(["start"], dir)
+      expect(started.status, started.stderr).toBe(0)
+      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      expect(started.stdout).toContain(`pid ${pid}`)
+      expect(alive(pid)).toBe(true)
+      const { base, token } = settings(dir)
+      expect(token.length).toBeGreaterThan(20)
+      expect(NodeFs.statSync(NodePath.join(dir, ".kern/.env")).mode & 0o777).toBe(0o600)
+      expect(started.stdout).toContain(base)
+
+      const again = yield* kern(["start"], dir)
+      expect(again.status).toBe(0)
+      expect(again.stdout).toContain("already runs")
+
+      const status = yield* kern(["status", "--json"], dir)
+      expect(JSON.parse(status.stdout)).toMatchObject({ runtime: { pid, command: "kern start" }, server: { url: base, pid } })
+      expect((yield* kern(["status"], dir)).stdout).toMatch(new RegExp(`server: +${base.replace(/\./g, "\\.")}, up \\d+`))
+
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
+        FakeReply.text("Hello from the background.")
+      )
+      const chat = yield* kern(["chat", "-m", "hi there", "--json"], dir)
+      expect(chat.status, chat.stderr).toBe(0)
+      const events = chat.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string })
+      expect(events[0]).toMatchObject({ type: "tool-call", name: "glob" })
+      expect(events.at(-1)).toMatchObject({ type: "done", reply: "Hello from the background.", delivered: true, steps: 2 })
+      // The background agent ran the turn: the chat process never held the folder.
+      const user = sessionMessages(dir).find((m) => m._tag === "user" && m.text === "hi there")
+      expect(user?.envelope?.interface).toBe("cli")
+      yield* server.reply(FakeReply.text("Plain answer."))
+      const plain = yield* kern(["chat", "-m", "again"], dir)
+      expect(plain.stdout).toBe("Plain answer.\n")
+
+      const opened = yield* kern(["open"], dir)
+      expect(opened.status, opened.stderr).toBe(0)
+      expect(opened.stdout.trim()).toMatch(new RegExp(`^${base.replace(/\./g, "\\.")}/auth\\?ticket=[A-Za-z0-9_-]+$`))
+      const login = yield* Effect.promise(() => fetch(opened.stdout.trim(), { redirect: "manual" }))
+      expect(login.status).toBe(303)
+
+      const logs = yield* kern(["logs", "-n", "20"], dir)
+      expect(logs.stdout).toMatch(/INFO serving http:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/)
+      expect((yield* kern(["logs", "--level", "error"], dir)).stdout).not.toContain("serving")
+
+      const stopped = yield* kern(["stop"], dir)
+      expect(stopped.status, stopped.stderr).toBe(0)
+      expect(stopped.stdout).toContain(`stopped (pid ${pid})`)
+      expect(alive(pid)).toBe(false)
+      expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
+      expect(JSON.parse((yield* kern(["status", "--json"], dir)).stdout)).toMatchObject({ runtime: null, server: null })
+      expect((yield* kern(["stop"], dir)).stdout).toContain("not running")
+      // In-process again once it is stopped.
+      yield* server.reply(FakeReply.text("From this process."))
+      expect((yield* kern(["chat", "-m", "third"], dir)).stdout).toBe("From this process.\n")
+    })), 120_000)
+
+  it.live("a start that fails prints the error the agent logged, and exits 1", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* reaped(dir)
+      const result = yield* Effect.promise(() => runKernAsync(["start"], { cwd: dir, env: {} }))
+      expect(result.status).toBe(1)
+      expect(result.stderr).toContain("the agent did not start")
+      expect(result.stderr).toContain("OPENROUTER_API_KEY")
+      expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
+    })), 60_000)
+
+  it.live("a message accepted (202) survives kill -9 and is answered after the restart, exactly once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* reaped(dir)
+      expect((yield* kern(["start"], dir)).status).toBe(0)
+      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const { base, token } = settings(dir)
+      const post = (text: string, channel: string) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${base}/message`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify({ text, channel })
+          })
+          return { status: response.status, body: await response.json() as { turnId: string } }
+        })
+      // The first turn hangs on the model, so the second message waits in the inbox behind it.
+      yield* server.reply(FakeReply.text("too late", { delay: "60 seconds" }))
+      expect((yield* post("first", "a")).status).toBe(202)
+      yield* server.awaitRequests(1)
+      const second = yield* post("second", "b")
+      expect(second.status).toBe(202)
+      process.kill(pid, "SIGKILL")
+      while (alive(pid)) yield* Effect.sleep("20 millis")
+      expect(sessionMessages(dir).filter((m) => m.text === "second")).toHaveLength(0)
+
+      yield* server.reply(FakeReply.text("Answered the second."))
+      const restarted = yield* kern(["start"], dir)
+      expect(restarted.status, restarted.stderr).toBe(0)
+      yield* server.awaitRequests(2)
+      let messages = sessionMessages(dir)
+      while (!messages.some((m) => m._tag === "assistant" && m.text === "Answered the second.")) {
+        yield* Effect.sleep("50 millis")
+        messages = sessionMessages(dir)
+      }
+      expect(messages.filter((m) => m._tag === "user" && m.text === "second")).toHaveLength(1)
+      expect(messages.filter((m) => m._tag === "user" && m.text === "first")).toHaveLength(1)
+      const status = yield* Effect.promise(() => fetch(`${base}/status`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json()))
+      expect(status).toMatchObject({ runtime: { inbox: 0 } })
+      // One model request per turn: the replayed message was answered once.
+      expect((yield* server.requests).length).toBe(2)
+      expect((yield* kern(["stop"], dir)).status).toBe(0)
+    })), 120_000)
+})
