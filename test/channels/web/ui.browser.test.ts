@@ -1,11 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import type { ChildProcess } from "node:child_process"
-import * as NodeFs from "node:fs"
 import { createServer } from "node:net"
-import * as NodePath from "node:path"
 import type { Page } from "playwright-core"
-import { TicketResponse } from "../../../src/channels/web/api.js"
 import { initAgentWithModel } from "../../support/agentFolder.js"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
 import { runKernAsync } from "../../support/cli.js"
@@ -13,7 +10,7 @@ import { startTcpProxy } from "../../support/tcpProxy.js"
 import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
 
 // End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
-// model server, and real headless Chromium logging in through a one-time ticket.
+// model server, and real headless Chromium logging in through the one-time URL `kern open` prints.
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -36,12 +33,6 @@ const waitForHealth = (base: string, child: () => ChildProcess | undefined, outp
     }
     throw new Error(`kern did not answer /health: ${output()}`)
   })
-
-const tokenOf = (dir: string): string => {
-  const line = NodeFs.readFileSync(NodePath.join(dir, ".kern/.env"), "utf8").split("\n").find((l) => l.startsWith("KERN_AUTH_TOKEN="))
-  if (line === undefined) throw new Error("no KERN_AUTH_TOKEN in .kern/.env")
-  return line.slice("KERN_AUTH_TOKEN=".length).trim()
-}
 
 const use = <A>(f: () => Promise<A>) => Effect.promise(f)
 
@@ -69,11 +60,15 @@ const startKern = (dir: string, port: number) =>
     return { base, crash }
   })
 
-/** A one-time login URL, as `kern open` gets it: POST /auth/ticket with the folder's bearer token. */
-const loginUrl = (dir: string, base: string) =>
-  use(() =>
-    fetch(`${base}/auth/ticket`, { method: "POST", headers: { authorization: `Bearer ${tokenOf(dir)}` } }).then((r) => r.text())
-  ).pipe(Effect.flatMap(Schema.decode(Schema.parseJson(TicketResponse))), Effect.map((ticket) => ticket.url))
+/** A one-time login URL from `kern open` (no desktop here, so it only prints it). */
+const loginUrl = (dir: string, port: number) =>
+  use(() => runKernAsync(["open"], { cwd: dir, env: { KERN_PORT: String(port) } })).pipe(
+    Effect.map((result) => {
+      const url = result.stdout.trim().split("\n").at(-1) ?? ""
+      if (result.status !== 0 || !url.includes("/auth?ticket=")) throw new Error(`kern open failed: ${result.stderr}${result.stdout}`)
+      return url
+    })
+  )
 
 const newPage = Effect.gen(function*() {
   const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
@@ -92,7 +87,7 @@ describe("web UI end to end", () => {
       const dir = initAgentWithModel(model.baseURL)
       const port = yield* use(freePort)
       const { base } = yield* startKern(dir, port)
-      const url = yield* loginUrl(dir, base)
+      const url = yield* loginUrl(dir, port)
       expect(url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
       const { page, errors } = yield* newPage
 
@@ -184,7 +179,7 @@ describe("web UI end to end", () => {
       // The page's origin is the proxy's: the server trusts it for cookie-authenticated POSTs through corsOrigins.
       const dir = initAgentWithModel(model.baseURL, { corsOrigins: [proxyBase] })
       const { base } = yield* startKern(dir, port)
-      const url = (yield* loginUrl(dir, base)).replace(base, proxyBase)
+      const url = (yield* loginUrl(dir, port)).replace(base, proxyBase)
       const { page, errors } = yield* newPage
 
       yield* use(async () => {
@@ -222,7 +217,7 @@ describe("web UI end to end", () => {
       const port = yield* use(freePort)
       const first = yield* startKern(dir, port)
       const { page } = yield* newPage
-      const firstUrl = yield* loginUrl(dir, first.base)
+      const firstUrl = yield* loginUrl(dir, port)
       yield* use(async () => {
         await page.goto(firstUrl)
         const box = page.getByRole("textbox", { name: "Message to the agent" })
@@ -231,14 +226,14 @@ describe("web UI end to end", () => {
         await page.locator("article.msg-done", { hasText: "Before the restart." }).waitFor({ timeout: 60_000 })
       })
       yield* first.crash
-      const second = yield* startKern(dir, port)
+      yield* startKern(dir, port)
       yield* use(async () => {
         // Logins live in the server's memory: the old cookie is refused, and the page stops retrying and says why.
         await page.getByText("logged out", { exact: true }).waitFor({ timeout: 30_000 })
         await page.getByText(/kern open/).waitFor()
         await screenshot(page, "e2e-11-logged-out")
       })
-      const secondUrl = yield* loginUrl(dir, second.base)
+      const secondUrl = yield* loginUrl(dir, port)
       yield* use(async () => {
         await page.goto(secondUrl)
         await page.getByText("connected", { exact: true }).waitFor()
