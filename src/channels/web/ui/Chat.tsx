@@ -49,7 +49,11 @@ const ItemView = ({ item }: { readonly item: Item }) => {
           <div class="msg-text">{item.text}</div>
         </article>
       )
-    case "assistant":
+    case "assistant": {
+      const last = item.parts[item.parts.length - 1]
+      // Between a tool's result and the model's next words the turn is working, not stuck.
+      const working = item.status === "thinking" ||
+        (item.status === "streaming" && last?.kind === "tool" && last.result !== undefined)
       return (
         <article class={`msg msg-agent msg-${item.status}`} aria-label="Agent reply" aria-busy={item.status === "thinking" || item.status === "streaming"}>
           <header>
@@ -58,10 +62,11 @@ const ItemView = ({ item }: { readonly item: Item }) => {
             {item.deliveredTo !== undefined && <span class="tag">sent to {item.deliveredTo}</span>}
           </header>
           {item.parts.map((part, i) => <PartView key={part.kind === "tool" ? part.id : i} part={part} />)}
-          {item.status === "thinking" && <p class="thinking" aria-label="Thinking">thinking…</p>}
+          {working && <p class="thinking" aria-label="Thinking">thinking…</p>}
           {item.silent === true && <p class="muted">(no reply)</p>}
         </article>
       )
+    }
     case "outgoing":
       return (
         <article class="msg msg-agent msg-outgoing" aria-label="Agent message">
