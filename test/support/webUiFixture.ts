@@ -21,13 +21,15 @@ export interface WebUiFixture {
   /** The Last-Event-ID headers the streams were opened with, in order. */
   readonly lastEventIds: ReadonlyArray<string | undefined>
   readonly posted: ReadonlyArray<unknown>
+  /** Every API request: method, path with query, and its Origin header. */
+  readonly requests: ReadonlyArray<{ readonly method: string; readonly url: string; readonly origin: string | undefined }>
   readonly close: () => Promise<void>
 }
 
 export interface FixtureRoutes {
   /** Messages of the current session, oldest first. */
   readonly history: ReadonlyArray<HistoryItem["message"]>
-  /** JSON answers by path (without the query), with their status (200 unless given). */
+  /** JSON answers by path (without the query), with their status (200 unless given); read at each request. */
   readonly json: Readonly<Record<string, { readonly status?: number; readonly body: unknown }>>
   /** Called on POST /message with the turn id it answered. */
   readonly onMessage?: (text: string, turnId: string) => void
@@ -57,6 +59,7 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
   const streams = new Set<ServerResponse>()
   const lastEventIds: Array<string | undefined> = []
   const posted: Array<unknown> = []
+  const requests: Array<{ readonly method: string; readonly url: string; readonly origin: string | undefined }> = []
   let turns = 0
 
   const send = (res: ServerResponse, event: AgentEvent) => res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
@@ -77,6 +80,7 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
       return res.end(NodeFs.readFileSync(file))
     }
     if (!(req.headers.cookie ?? "").includes(cookie)) return json(res, 401, { error: "not logged in" })
+    requests.push({ method: req.method ?? "GET", url: req.url ?? "/", origin: req.headers.origin })
     if (path === "/events") {
       const last = req.headers["last-event-id"]
       lastEventIds.push(typeof last === "string" ? last : undefined)
@@ -133,6 +137,7 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
     openStreams: () => streams.size,
     lastEventIds,
     posted,
+    requests,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()

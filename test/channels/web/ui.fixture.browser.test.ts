@@ -62,47 +62,49 @@ describe("web UI against a scripted server", () => {
   let page: Page
   let errors: ReadonlyArray<string>
   const turns: Array<string> = []
+  const notBuilt = (feature: string) => ({ status: 501, body: { error: "not built", feature } })
+  const json: Record<string, { readonly status?: number; readonly body: unknown }> = {
+    "/status": { body: { name: "fixture-agent" } },
+    "/sessions": {
+      body: {
+        currentSessionId: "s-current",
+        sessions: [
+          { id: "s-old", createdAt: at, messages: 12, bytes: 4096, modifiedAt: at, current: false },
+          { id: "s-current", createdAt: at, messages: 120, bytes: 50000, modifiedAt: at, current: true }
+        ]
+      }
+    },
+    "/sessions/s-current/activity": {
+      body: {
+        sessionId: "s-current",
+        total: 120,
+        roles: { user: 59, assistant: 60, tool: 1 },
+        daily: [{ date: "2026-11-22", count: 80 }, { date: "2026-11-23", count: 40 }],
+        hourly: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hour % 5 }))
+      }
+    },
+    "/notes/summary": { body: { summary: { text: "# This week\n- shipped the **web UI**", sources: ["notes/2026-11-22.md"], fresh: true } } },
+    "/context/system": {
+      body: {
+        sections: [
+          { kind: "preamble", source: "kern", text: "You are kern.", chars: 13 },
+          { kind: "file", source: "AGENTS.md", text: "<rules>\nbe brief\n</rules>\nplain tail", chars: 36 },
+          { kind: "notes-summary", source: "notes/2026-11-22.md", text: "<notes_summary>shipped</notes_summary>", chars: 38 }
+        ],
+        totalChars: 95
+      }
+    },
+    "/context/segments": notBuilt("context"),
+    "/segments": notBuilt("context"),
+    "/recall/stats": notBuilt("recall"),
+    "/recall/search": notBuilt("recall")
+  }
 
   beforeAll(async () => {
     fixture = await startWebUiFixture({
       history,
       onMessage: (_text, turnId) => turns.push(turnId),
-      json: {
-        "/status": { body: { name: "fixture-agent" } },
-        "/sessions": {
-          body: {
-            currentSessionId: "s-current",
-            sessions: [
-              { id: "s-old", createdAt: at, messages: 12, bytes: 4096, modifiedAt: at, current: false },
-              { id: "s-current", createdAt: at, messages: 120, bytes: 50000, modifiedAt: at, current: true }
-            ]
-          }
-        },
-        "/sessions/s-current/activity": {
-          body: {
-            sessionId: "s-current",
-            total: 120,
-            roles: { user: 59, assistant: 60, tool: 1 },
-            daily: [{ date: "2026-11-22", count: 80 }, { date: "2026-11-23", count: 40 }],
-            hourly: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hour % 5 }))
-          }
-        },
-        "/notes/summary": { body: { summary: { text: "# This week\n- shipped the **web UI**", sources: ["notes/2026-11-22.md"], fresh: true } } },
-        "/context/system": {
-          body: {
-            sections: [
-              { kind: "preamble", source: "kern", text: "You are kern.", chars: 13 },
-              { kind: "file", source: "AGENTS.md", text: "<rules>\nbe brief\n</rules>\nplain tail", chars: 36 },
-              { kind: "notes-summary", source: "notes/2026-11-22.md", text: "<notes_summary>shipped</notes_summary>", chars: 38 }
-            ],
-            totalChars: 95
-          }
-        },
-        "/context/segments": { status: 501, body: { error: "not built", feature: "context" } },
-        "/segments": { status: 501, body: { error: "not built", feature: "context" } },
-        "/recall/stats": { status: 501, body: { error: "not built", feature: "recall" } },
-        "/recall/search": { status: 501, body: { error: "not built", feature: "recall" } }
-      }
+      json
     })
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
@@ -252,6 +254,78 @@ describe("web UI against a scripted server", () => {
     await page.keyboard.press("Escape")
     await dialog.waitFor({ state: "detached" })
     expect(await page.evaluate("document.activeElement?.textContent")).toBe("Memory")
+  })
+
+  it("regenerates the notes summary with a POST that carries the page's Origin; keeps Tab inside the overlay", async () => {
+    await page.getByRole("button", { name: "Memory", exact: true }).click()
+    const dialog = page.getByRole("dialog", { name: "Memory" })
+    await dialog.getByRole("tab", { name: "Notes" }).click()
+    json["/notes/summary"] = { body: { summary: { text: "## Regenerated", sources: ["notes/2026-11-23.md"], fresh: true } } }
+    await dialog.getByRole("button", { name: "Regenerate" }).click()
+    await dialog.locator(".summary h2", { hasText: "Regenerated" }).waitFor()
+    expect(fixture.requests.filter((r) => r.method === "POST" && r.url === "/notes/summary")).toEqual([
+      { method: "POST", url: "/notes/summary", origin: fixture.url }
+    ])
+    // Tab from the last control wraps to the first, Shift+Tab from the first to the last: focus never leaves.
+    await dialog.getByRole("button", { name: "Close memory (Esc)" }).focus()
+    await page.keyboard.press("Shift+Tab")
+    expect(await page.evaluate("document.querySelector('[role=dialog]').contains(document.activeElement)")).toBe(true)
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press("Tab")
+      expect(await page.evaluate("document.querySelector('[role=dialog]').contains(document.activeElement)")).toBe(true)
+    }
+    await page.keyboard.press("Escape")
+  })
+
+  it("shows recall once it is built: its figures, and a search whose hit pages its messages in", async () => {
+    json["/recall/stats"] = {
+      body: {
+        messages: 120,
+        chunks: 14,
+        unembedded: 0,
+        sessions: 2,
+        files: 3,
+        from: "2026-11-22T08:00:00.000Z",
+        to: "2026-11-23T08:00:00.000Z",
+        backfillRunning: false,
+        embedding: { mode: "vectors", model: "text-embedding-3-small", dimension: 1536, reason: null }
+      }
+    }
+    json["/recall/search"] = {
+      body: {
+        query: "files",
+        mode: "hybrid",
+        hits: [{
+          source: "conversation",
+          sessionId: "s-current",
+          path: null,
+          messageStart: 116,
+          messageEnd: 119,
+          startedAt: at,
+          endedAt: at,
+          distance: 0.2,
+          score: 0.03,
+          text: "user: list the files"
+        }]
+      }
+    }
+    await page.getByRole("button", { name: "Memory", exact: true }).click()
+    const dialog = page.getByRole("dialog", { name: "Memory" })
+    await dialog.getByRole("tab", { name: "Recall" }).click()
+    await dialog.locator(".figures div", { hasText: "chunks" }).getByText("14").waitFor()
+    await dialog.getByText("vectors (text-embedding-3-small)").waitFor()
+    await dialog.getByRole("searchbox", { name: "Search past conversations" }).fill("files")
+    await dialog.getByRole("searchbox", { name: "Search past conversations" }).press("Enter")
+    await dialog.getByText("user: list the files").waitFor()
+    await dialog.getByRole("button", { name: "Show messages 116–119" }).click()
+    await dialog.locator(".raw-list .raw-index", { hasText: "#116" }).waitFor()
+    // The hit's four messages, and nothing older than its first.
+    expect(await dialog.locator(".raw-list .raw").count()).toBe(4)
+    expect(fixture.requests.some((r) => r.url === "/history?session=s-current&limit=20&before=120")).toBe(true)
+    await screenshot(page, "fixture-11-recall-built")
+    // The clicked button is gone, so focus fell to the body: Esc still closes the overlay.
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "detached" })
   })
 
   it("fits a phone-width screen", async () => {

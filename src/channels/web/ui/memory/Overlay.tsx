@@ -25,6 +25,18 @@ export const MemoryOverlay = ({ onClose }: { readonly onClose: () => void }) => 
     tabRefs.current[0]?.focus()
   }, [])
 
+  // Esc closes from anywhere: focus may have fallen to the body (a clicked button that went away).
+  useEffect(() => {
+    const onEscape = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented) {
+        e.preventDefault()
+        onClose()
+      }
+    }
+    document.addEventListener("keydown", onEscape)
+    return () => document.removeEventListener("keydown", onEscape)
+  }, [onClose])
+
   const select = (index: number) => {
     const next = (index + tabs.length) % tabs.length
     setActive(next)
@@ -32,10 +44,7 @@ export const MemoryOverlay = ({ onClose }: { readonly onClose: () => void }) => 
   }
 
   const onKeyDown = (e: KeyboardEvent) => {
-    if (e.key === "Escape") {
-      e.preventDefault()
-      onClose()
-    } else if (e.key === "Tab" && dialog.current !== null) {
+    if (e.key === "Tab" && dialog.current !== null) {
       const all = Array.from(dialog.current.querySelectorAll<HTMLElement>(focusable))
       const first = all[0]
       const last = all[all.length - 1]

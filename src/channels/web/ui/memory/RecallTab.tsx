@@ -1,31 +1,66 @@
 import { useState } from "preact/hooks"
 import { getJson, type Loaded, mapLoaded, query } from "../http.js"
-import { arr, isObject, type Json } from "../wire.js"
+import { arr, isObject, type Json, num, obj, str } from "../wire.js"
 import { LoadedView } from "./LoadedView.js"
+import { RawMessages } from "./RawMessages.js"
 import { useLoaded } from "./useLoaded.js"
 
-/** The stats route's figures, whatever it names them: a number or a date per key. */
-const decodeStats = (u: Json | undefined): ReadonlyArray<readonly [string, string]> | undefined =>
-  isObject(u)
-    ? Object.entries(u).flatMap(([key, value]) =>
-      typeof value === "number" || typeof value === "string" ? [[key, String(value)] as const] : []
-    )
-    : undefined
+/**
+ * The stats route's figures (recall's RecallStats: messages, chunks, sessions, files, from, to, …): every number,
+ * date and flag at the top level, and how embeddings are made.
+ */
+const decodeStats = (u: Json | undefined): ReadonlyArray<readonly [string, string]> | undefined => {
+  if (!isObject(u)) return undefined
+  const figures = Object.entries(u).flatMap(([key, value]): ReadonlyArray<readonly [string, string]> =>
+    typeof value === "number" || typeof value === "string"
+      ? [[key, String(value)]]
+      : typeof value === "boolean"
+      ? [[key, value ? "yes" : "no"]]
+      : []
+  )
+  const embedding = obj(u, "embedding")
+  const mode = embedding && str(embedding, "mode")
+  const model = embedding && str(embedding, "model")
+  return mode === undefined ? figures : [...figures, ["embedding", model === undefined ? mode : `${mode} (${model})`]]
+}
 
 interface Hit {
   readonly text: string
   readonly meta: string
+  /** A conversation hit's messages, to page in on demand. */
+  readonly range?: { readonly session: string; readonly start: number; readonly end: number } | undefined
 }
 
 const decodeHits = (u: Json | undefined): ReadonlyArray<Hit> | undefined => {
   const list = Array.isArray(u) ? u : isObject(u) ? arr(u, "results").length > 0 ? arr(u, "results") : arr(u, "hits") : undefined
   if (list === undefined) return undefined
-  return list.filter(isObject).map((h) => ({
-    text: typeof h["text"] === "string" ? h["text"] : JSON.stringify(h),
-    meta: ["sessionId", "role", "at", "score", "distance"]
-      .flatMap((k) => typeof h[k] === "string" || typeof h[k] === "number" ? [`${k} ${String(h[k])}`] : [])
-      .join(" · ")
-  }))
+  return list.filter(isObject).map((h) => {
+    const session = str(h, "sessionId")
+    const start = num(h, "messageStart")
+    const end = num(h, "messageEnd")
+    return {
+      text: str(h, "text") ?? JSON.stringify(h),
+      meta: ["source", "sessionId", "path", "startedAt", "score", "distance"]
+        .flatMap((k) => typeof h[k] === "string" || typeof h[k] === "number" ? [`${k} ${String(h[k])}`] : [])
+        .join(" · "),
+      range: session !== undefined && start !== undefined && end !== undefined ? { session, start, end } : undefined
+    }
+  })
+}
+
+const HitView = ({ hit }: { readonly hit: Hit }) => {
+  const [open, setOpen] = useState(false)
+  return (
+    <li>
+      <div class="muted">{hit.meta}</div>
+      <pre class="raw-text">{hit.text}</pre>
+      {hit.range !== undefined && (
+        open
+          ? <RawMessages session={hit.range.session} before={hit.range.end + 1} after={hit.range.start} />
+          : <button type="button" class="link" onClick={() => setOpen(true)}>Show messages {hit.range.start}–{hit.range.end}</button>
+      )}
+    </li>
+  )
 }
 
 const label = (key: string) => key.replace(/([A-Z])/g, " $1").toLowerCase()
@@ -73,12 +108,7 @@ export const RecallTab = () => {
           {(list) =>
             list.length === 0 ? <p class="muted">Nothing found.</p> : (
               <ol class="hits">
-                {list.map((h, i) => (
-                  <li key={i}>
-                    <div class="muted">{h.meta}</div>
-                    <pre class="raw-text">{h.text}</pre>
-                  </li>
-                ))}
+                {list.map((h, i) => <HitView key={i} hit={h} />)}
               </ol>
             )}
         </LoadedView>
