@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { localIso } from "./envelope.js"
 
 export const HeartbeatOutcome = Schema.Literal("ran", "skipped", "failed")
 export type HeartbeatOutcome = typeof HeartbeatOutcome.Type
@@ -45,3 +46,17 @@ export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/agent/Hea
     return { record, setNext, state } as const
   })
 }) {}
+
+/** The heartbeat as recorded by the runtime: its last tick (what it did and why) and the next one. */
+export const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
+  const at = (ms: number | null) => ms === null ? null : localIso(ms, config.timezone)
+  return {
+    intervalMinutes: config.heartbeatInterval,
+    activeHours: config.activeHours ?? null,
+    last: state === undefined || state.lastAtMs === null || state.outcome === null
+      ? null
+      : { at: at(state.lastAtMs), atMs: state.lastAtMs, outcome: state.outcome, reason: state.reason },
+    next: config.heartbeatInterval === 0 ? null : at(state?.nextAtMs ?? null),
+    nextAtMs: config.heartbeatInterval === 0 ? null : state?.nextAtMs ?? null
+  }
+}

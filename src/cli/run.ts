@@ -86,7 +86,12 @@ export const run = (args: ServeArgs) =>
     const report = args.background ? (line: string) => Effect.logWarning(line) : stderr
     const server = WebServer.layer({ ...settings, command, report })
     const agent = server.pipe(Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report })))
-    if (!args.background) return yield* runTerminal({ interactive: process.stdin.isTTY === true }).pipe(Effect.provide(agent))
+    if (!args.background) {
+      const interactive = process.stdin.isTTY === true
+      // On a terminal, say where the browser and other clients find this agent; headless output stays the replies.
+      const notice = interactive ? stderr(`HTTP API and web UI on ${baseUrl(settings)} (kern open logs a browser in)`) : Effect.void
+      return yield* Effect.zipRight(notice, runTerminal({ interactive })).pipe(Effect.provide(agent))
+    }
     yield* Effect.scoped(Effect.gen(function*() {
       yield* daemonHousekeeping(args.dir)
       yield* Effect.logInfo(`serving ${baseUrl(settings)} (pid ${process.pid})`)

@@ -10,8 +10,7 @@ import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
-import { localIso } from "../agent/envelope.js"
-import { HeartbeatLog, type HeartbeatState } from "../agent/HeartbeatLog.js"
+import { HeartbeatLog, heartbeatStatus } from "../agent/HeartbeatLog.js"
 import { findRunning } from "../channels/web/running.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 
@@ -94,20 +93,6 @@ export const run = (args: StatusArgs) =>
     ]
     yield* Console.log(lines.join("\n"))
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
-
-/** The heartbeat as recorded by the runtime: its last tick (what it did and why) and the next one. */
-export const heartbeatStatus = (config: { readonly heartbeatInterval: number; readonly activeHours?: string | undefined; readonly timezone?: string | undefined }, state: HeartbeatState | undefined) => {
-  const at = (ms: number | null) => ms === null ? null : localIso(ms, config.timezone)
-  return {
-    intervalMinutes: config.heartbeatInterval,
-    activeHours: config.activeHours ?? null,
-    last: state === undefined || state.lastAtMs === null || state.outcome === null
-      ? null
-      : { at: at(state.lastAtMs), atMs: state.lastAtMs, outcome: state.outcome, reason: state.reason },
-    next: config.heartbeatInterval === 0 ? null : at(state?.nextAtMs ?? null),
-    nextAtMs: config.heartbeatInterval === 0 ? null : state?.nextAtMs ?? null
-  }
-}
 
 const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string => {
   if (heartbeat.intervalMinutes === 0) return "off (heartbeatInterval 0)"

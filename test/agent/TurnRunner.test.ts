@@ -65,7 +65,9 @@ describe("TurnRunner", () => {
         const { events, messages, outcome } = yield* turn("write a")
         expect(outcome).toMatchObject({ reply: "Wrote notes/a.md.", delivered: true, steps: 2 })
         expect(NodeFs.readFileSync(NodePath.join(dir, "notes/a.md"), "utf8")).toBe("alpha\n")
-        const types = events.map((e) => e.type)
+        // A step event opens each model step.
+        expect(events.flatMap((e) => e.type === "step" ? [e.step] : [])).toEqual([1, 2])
+        const types = events.map((e) => e.type).filter((type) => type !== "step")
         expect(types.slice(0, 2)).toEqual(["tool-call", "tool-call"])
         expect(types.filter((t) => t === "tool-result")).toHaveLength(2)
         expect(types.indexOf("text")).toBeGreaterThan(types.lastIndexOf("tool-result"))

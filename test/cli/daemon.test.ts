@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
@@ -160,6 +160,43 @@ describe("kern start / status / chat / stop", () => {
       expect(status).toMatchObject({ runtime: { inbox: 0 } })
       // One model request per turn: the replayed message was answered once.
       expect((yield* server.requests).length).toBe(2)
+      expect((yield* kern(["stop"], dir)).status).toBe(0)
+    })), 120_000)
+
+  it.live("kern tui attaches to the running agent: its own turns, other channels' messages live, and leaving keeps the agent running", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* reaped(dir)
+      expect((yield* kern(["start"], dir)).status).toBe(0)
+      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const { base, token } = settings(dir)
+      yield* server.reply(FakeReply.text("Hi from the agent."), FakeReply.text("Answer for the web."))
+      let child: import("node:child_process").ChildProcess | undefined
+      let out = ""
+      const done = Effect.promise(() =>
+        runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
+          child = c
+          c.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
+        } })
+      )
+      const fiber = yield* Effect.fork(done)
+      while (!out.includes("running at")) yield* Effect.sleep("50 millis")
+      child!.stdin!.write("hello\n")
+      while (!out.includes("Hi from the agent.")) yield* Effect.sleep("50 millis")
+      yield* Effect.promise(() =>
+        fetch(`${base}/message`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ text: "from the browser" })
+        })
+      )
+      while (!out.includes("Answer for the web.")) yield* Effect.sleep("50 millis")
+      expect(out).toContain("[web web] from the browser")
+      child!.stdin!.write("/quit\n")
+      const result = yield* Fiber.join(fiber)
+      expect(result.status, result.stderr).toBe(0)
+      expect(alive(pid)).toBe(true)
       expect((yield* kern(["stop"], dir)).status).toBe(0)
     })), 120_000)
 })

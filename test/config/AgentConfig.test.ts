@@ -110,6 +110,7 @@ describe("AgentConfig", () => {
     ["timezone", 3, "the number 3"],
     ["host", "", "the string \"\""],
     ["port", 70000, "the number 70000"],
+    ["corsOrigins", "https://app.example", "the string \"https://app.example\""],
     ["budget", 3, "the number 3"],
     ["budget.maxToolCalls", 0, "the number 0"],
     ["budget.maxPromptTokens", "many", "the string \"many\""],
@@ -152,6 +153,18 @@ describe("AgentConfig", () => {
       assert.strictEqual(error.key, "bashEnv.1")
       assert.strictEqual(error.found, "the string \"not a name\"")
       assert.strictEqual(error.expected, expectations.bashEnv)
+    }))
+
+  it.effect("corsOrigins takes origins only: a path, a wildcard or another scheme is a ConfigError naming the entry", () =>
+    Effect.gen(function*() {
+      const { config } = yield* load(agentWith({ corsOrigins: ["https://app.example", "http://localhost:3000"] }))
+      assert.deepStrictEqual(config.corsOrigins, ["https://app.example", "http://localhost:3000"])
+      assert.deepStrictEqual((yield* load(agentWith({}))).config.corsOrigins, [])
+      for (const bad of ["https://app.example/", "https://app.example/path", "*", "file:///tmp", "app.example"]) {
+        const error = yield* Effect.flip(load(agentWith({ corsOrigins: ["https://ok.example", bad] })))
+        assert.strictEqual(error.key, "corsOrigins.1", bad)
+        assert.strictEqual(error.expected, expectations.corsOrigins)
+      }
     }))
 
   it.effect("invalid JSON is a ConfigError naming the file", () =>

@@ -2,7 +2,7 @@ import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
-import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
+import { HeartbeatLog, heartbeatStatus } from "../../agent/HeartbeatLog.js"
 import { heartbeatInterface } from "../../agent/MessageQueue.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { providerProblems } from "../../config/providers.js"
@@ -10,7 +10,6 @@ import { usageTotals } from "../../kernel/usageTotals.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
 import { costCapProblem } from "../../model/pricing.js"
 import { SessionStore } from "../../session/SessionStore.js"
-import { heartbeatStatus } from "../../cli/status.js"
 import * as Api from "./api.js"
 import { ApiError, badRequest, invalid } from "./ApiError.js"
 import { EventHub } from "./EventHub.js"
@@ -79,7 +78,7 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
       Effect.provideService(FileSystem.FileSystem, fs),
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(NotesSummary, summaries)
-    ) as Effect.Effect<A, E, Exclude<R, AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | NotesSummary>>
+    )
   const { config, paths } = loaded
 
   const health = json(Api.HealthResponse)({

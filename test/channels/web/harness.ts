@@ -8,7 +8,7 @@ import * as Layers from "../../../src/agent/layers.js"
 import * as Client from "../../../src/channels/web/client.js"
 import * as WebServer from "../../../src/channels/web/WebServer.js"
 import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
-import { make as makeFakeServer } from "../../support/fakeModelServer.js"
+import { type FakeServerOptions, makeWith as makeFakeServerWith } from "../../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../../support/tempDir.js"
 
 export const token = "test-token-0123456789abcdef"
@@ -29,6 +29,7 @@ export interface ServerOptions {
   readonly corsOrigins?: ReadonlyArray<string>
   readonly webRoot?: string
   readonly config?: Record<string, unknown>
+  readonly model?: FakeServerOptions
 }
 
 /**
@@ -37,7 +38,7 @@ export interface ServerOptions {
  */
 export const startServer = (options: ServerOptions = {}) =>
   Effect.gen(function*() {
-    const model = yield* makeFakeServer
+    const model = yield* makeFakeServerWith(options.model ?? {})
     const dir = NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, {
       ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, ...options.config })
