@@ -5,6 +5,8 @@ import { LoadedView } from "./LoadedView.js"
 import { RawMessages } from "./RawMessages.js"
 import { useLoaded } from "./useLoaded.js"
 
+const isoDate = /^\d{4}-\d{2}-\d{2}T/
+
 /**
  * The stats route's figures (recall's RecallStats: messages, chunks, sessions, files, from, to, …): every number,
  * date and flag at the top level, and how embeddings are made.
@@ -12,8 +14,10 @@ import { useLoaded } from "./useLoaded.js"
 const decodeStats = (u: Json | undefined): ReadonlyArray<readonly [string, string]> | undefined => {
   if (!isObject(u)) return undefined
   const figures = Object.entries(u).flatMap(([key, value]): ReadonlyArray<readonly [string, string]> =>
-    typeof value === "number" || typeof value === "string"
-      ? [[key, String(value)]]
+    typeof value === "number"
+      ? [[key, value.toLocaleString()]]
+      : typeof value === "string"
+      ? [[key, isoDate.test(value) ? new Date(value).toLocaleString() : value]]
       : typeof value === "boolean"
       ? [[key, value ? "yes" : "no"]]
       : []
