@@ -11,13 +11,15 @@ import {
   replaceWithHistory
 } from "./chatState.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
-import { decodeEvent, eventTypes, isObject, str } from "./wire.js"
+import { decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
 
 export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline" | "logged-out"
 
 const historyPageSize = 40
 /** How long "back" shows after a reconnect before it settles to "connected". */
 const backMillis = 4000
+/** How long events gather before they are folded into the chat together. */
+const batchMillis = 30
 /** Retry delay after the browser gave up on the stream (it retries network errors itself). */
 const reopenMillis = 3000
 
@@ -80,13 +82,24 @@ export const makeStore = () => {
     let reopenTimer: ReturnType<typeof setTimeout> | undefined
     let everOpen = false
 
+    // Events that arrive together (a replay, a fast stream of deltas) are folded in one go: one render and one
+    // markdown pass per batch instead of one per delta.
+    let pending: Array<ServerEvent> = []
+    let flushTimer: ReturnType<typeof setTimeout> | undefined
+    const flush = () => {
+      flushTimer = undefined
+      const events = pending
+      pending = []
+      const wasStale = chat.value.stale
+      chat.value = events.reduce(applyEvent, chat.value)
+      // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
+      if (chat.value.stale && !wasStale) void loadHistory()
+    }
     const onMessage = (message: MessageEvent<string>) => {
       const event = decodeEvent(message.data)
       if (event === undefined) return
-      const wasStale = chat.value.stale
-      chat.value = applyEvent(chat.value, event)
-      // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
-      if (chat.value.stale && !wasStale) void loadHistory()
+      pending.push(event)
+      flushTimer ??= setTimeout(flush, batchMillis)
     }
 
     const open = (fresh: boolean) => {
@@ -136,6 +149,7 @@ export const makeStore = () => {
       closed = true
       clearTimeout(backTimer)
       clearTimeout(reopenTimer)
+      clearTimeout(flushTimer)
       source?.close()
     }
   }
