@@ -1,15 +1,8 @@
 // The page's live state: the chat folded from history pages and the event stream, and the connection's state.
 // Made once by main.tsx and handed down; nothing here lives at module level.
 import { batch, signal } from "@preact/signals"
-import {
-  applyEvent,
-  type ChatState,
-  decodeHistory,
-  emptyChat,
-  type HistoryPage,
-  prependPage,
-  replaceWithHistory
-} from "./chatState.js"
+import { applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
+import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
 

@@ -4,13 +4,11 @@ import {
   applyEvent,
   type ChatState,
   compactionNote,
-  decodeHistory,
   emptyChat,
   type Item,
-  itemsFromMessages,
-  prependPage,
   replaceWithHistory
 } from "../../../../src/channels/web/ui/chatState.js"
+import { decodeHistory, itemsFromMessages, prependPage } from "../../../../src/channels/web/ui/historyItems.js"
 import { splitTagged } from "../../../../src/channels/web/ui/memory/xmlSections.js"
 import { decodeEvent } from "../../../../src/channels/web/ui/wire.js"
 import { compactionHeader } from "../../../../src/tools/compaction.js"
