@@ -146,7 +146,11 @@ describe("web UI against a scripted server", () => {
     await expect.poll(() => turns.length).toBe(1)
     expect(fixture.posted).toEqual([{ text: "what is in the logs?" }])
     const turnId = turns[0] ?? ""
+    // Accepted, not yet taken in by a turn: on screen at once, marked queued until its incoming event.
+    const mine = page.locator("article.msg-user", { hasText: "what is in the logs?" })
+    await mine.getByText("queued").waitFor()
     fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "what is in the logs?", interface: "web", channel: "web" })
+    await mine.getByText("queued").waitFor({ state: "detached" })
     fixture.emit({ type: "thinking", turnId, step: 1 })
     await page.getByLabel("Thinking").waitFor()
     fixture.emit({ type: "text-delta", turnId, delta: "Let me **look" })

@@ -45,6 +45,7 @@ const ItemView = ({ item }: { readonly item: Item }) => {
           <header>
             <span class="who">{item.interface === "web" ? "You" : via(item.interface, item.channel)}</span>
             <time>{time(item.at)}</time>
+            {item.queued === true && <span class="tag">queued</span>}
           </header>
           <div class="msg-text">{item.text}</div>
         </article>

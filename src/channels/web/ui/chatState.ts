@@ -19,6 +19,8 @@ export type Item =
     readonly key: string
     /** POST /message's id for it (the incoming event's messageId); the turn that answers may be another's. */
     readonly messageId?: string | undefined
+    /** Accepted (202) but no turn has taken it in yet: the agent is busy with another. */
+    readonly queued?: boolean | undefined
     readonly text: string
     readonly interface: string
     readonly channel?: string | undefined
@@ -105,7 +107,11 @@ export const applyEvent = (state: ChatState, event: ServerEvent): ChatState => {
 const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> => {
   switch (event.type) {
     case "incoming":
-      if (state.items.some((item) => item.kind === "user" && item.messageId === event.messageId)) return state.items
+      if (state.items.some((item) => item.kind === "user" && item.messageId === event.messageId)) {
+        return state.items.map((item) =>
+          item.kind === "user" && item.messageId === event.messageId ? { ...item, queued: false } : item
+        )
+      }
       return [...state.items, {
         kind: "user",
         key: `in:${event.messageId}`,
@@ -190,7 +196,7 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
 
 /**
  * Replaces the items with the newest history page. A turn appends its messages to the session when it ends, so the
- * page holds every finished turn; the turns still running (and the messages they answer) stay below it.
+ * page holds every finished turn; the turns still running (and the messages they answer, or that wait) stay below it.
  */
 export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>): ChatState => {
   const running = new Set(
@@ -203,7 +209,25 @@ export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>):
   const live = state.items.filter((item) =>
     item.kind === "assistant"
       ? item.turnId !== undefined && running.has(item.turnId)
-      : item.kind === "user" && item.messageId !== undefined && running.has(item.messageId)
+      : item.kind === "user" && item.messageId !== undefined && (item.queued === true || running.has(item.messageId))
   )
   return { ...state, items: [...page, ...live], stale: false }
 }
+
+/**
+ * A message the server accepted (202 with its id) shows at once, marked queued until its `incoming` event comes; when
+ * that event came first, there is nothing to add.
+ */
+export const addSent = (state: ChatState, sent: { readonly messageId: string; readonly text: string; readonly at: string }): ChatState =>
+  state.items.some((item) => item.kind === "user" && item.messageId === sent.messageId) ? state : {
+    ...state,
+    items: [...state.items, {
+      kind: "user",
+      key: `in:${sent.messageId}`,
+      messageId: sent.messageId,
+      text: sent.text,
+      interface: "web",
+      at: sent.at,
+      queued: true
+    }]
+  }

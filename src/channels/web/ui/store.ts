@@ -1,7 +1,7 @@
 // The page's live state: the chat folded from history pages and the event stream, and the connection's state.
 // Made once by main.tsx and handed down; nothing here lives at module level.
 import { batch, signal } from "@preact/signals"
-import { applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
+import { addSent, applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
@@ -149,7 +149,11 @@ export const makeStore = () => {
 
   const send = async (text: string): Promise<string | undefined> => {
     const sent = await postJson("/message", { text })
-    if (sent._tag === "Ok") return undefined
+    if (sent._tag === "Ok") {
+      const messageId = isObject(sent.value) ? str(sent.value, "turnId") : undefined
+      if (messageId !== undefined) chat.value = addSent(chat.value, { messageId, text, at: new Date().toISOString() })
+      return undefined
+    }
     return sent._tag === "NotBuilt" ? "Sending is not built in this server yet." : sent.message
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { AgentEvent, AgentEventInput } from "../../../../src/channels/web/api.js"
 import {
+  addSent,
   applyEvent,
   type ChatState,
   compactionNote,
@@ -87,6 +88,17 @@ describe("chat state", () => {
       { type: "incoming", turnId: "t1", messageId: "m2", text: "also this", interface: "web" }
     ]))
     expect(state.items.map((i) => i.kind === "user" ? i.text : i.kind)).toEqual(["first", "assistant", "also this"])
+  })
+
+  it("shows a sent message at once as queued, once, whether its 202 or its incoming event comes first", () => {
+    const incoming = numbered([{ type: "incoming", turnId: "t7", messageId: "m7", text: "later", interface: "web" }])
+    const sentFirst = addSent(emptyChat, { messageId: "m7", text: "later", at })
+    expect(sentFirst.items).toMatchObject([{ kind: "user", text: "later", queued: true }])
+    // A reload while it waits keeps it.
+    expect(replaceWithHistory(sentFirst, []).items).toHaveLength(1)
+    expect(fold(sentFirst, incoming).items).toMatchObject([{ kind: "user", text: "later", queued: false }])
+    const eventFirst = fold(emptyChat, incoming)
+    expect(addSent(eventFirst, { messageId: "m7", text: "later", at })).toBe(eventFirst)
   })
 
   it("fills the reply from finish when the page joined after the deltas", () => {
