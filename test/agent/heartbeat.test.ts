@@ -1,7 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, DateTime, Effect, Fiber, Layer, TestClock } from "effect"
+import { Chunk, Context, DateTime, Effect, Fiber, Layer, PubSub, Queue, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -114,12 +114,17 @@ describe("heartbeat", () => {
   it.scoped("cheap first: a tick with nothing new makes no model call and records why; a user message makes the next one run", () =>
     Effect.gen(function*() {
       const { runtime, server, serving, state } = yield* started({ heartbeatInterval: 30 })
+      // What channels show of the heartbeat (the web UI's heartbeat events).
+      const notices = yield* PubSub.subscribe(runtime.heartbeats)
       expect((yield* state).nextAtMs).toBe(30 * minute)
       yield* server.reply(FakeReply.text("NO_REPLY"))
       yield* TestClock.adjust("30 minutes")
       yield* server.awaitRequests(1)
       yield* settle(runtime)
       expect(yield* state).toMatchObject({ outcome: "ran", reason: "nothing to report", nextAtMs: 60 * minute })
+      const ran = Chunk.toReadonlyArray(yield* Queue.takeAll(notices))
+      expect(ran.map((n) => n.outcome)).toEqual(["sent", "ran"])
+      expect(ran[1]).toMatchObject({ reason: "nothing to report", turnId: ran[0]!.turnId })
       const [first] = yield* heartbeatsSent(server)
       expect(JSON.stringify(first!.body)).toContain("notes/1970-01-01.md")
 
@@ -132,6 +137,9 @@ describe("heartbeat", () => {
         reason: "nothing happened since the last heartbeat",
         nextAtMs: 90 * minute
       })
+      expect(Chunk.toReadonlyArray(yield* Queue.takeAll(notices))).toEqual([
+        { outcome: "skipped", reason: "nothing happened since the last heartbeat" }
+      ])
 
       yield* server.reply(FakeReply.text("hello"), FakeReply.text("Saved. NO_REPLY"))
       yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })

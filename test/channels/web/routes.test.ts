@@ -3,6 +3,7 @@ import { Chunk, Effect, Option, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { AgentEvent } from "../../../src/channels/web/api.js"
+import { makeTurnFollower } from "../../../src/channels/web/follow.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
 import { makeTempDir } from "../../support/tempDir.js"
 import { bearer, request, startServer } from "./harness.js"
@@ -210,5 +211,28 @@ describe("HTTP API: routes", () => {
         expect([400, 401, 404], path).toContain(answer.status)
         expect(answer.text).not.toBe("no")
       }
+    })))
+
+  it.live("a message that arrives while its channel's turn runs is injected: its incoming names it, under the running turn's id", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { client, model } = yield* startServer()
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }], { delay: "1 second" }),
+        FakeReply.text("Both done.")
+      )
+      const events = yield* client.events()
+      const first = yield* client.send({ text: "first" })
+      yield* model.awaitRequests(1)
+      const second = yield* client.send({ text: "also this" })
+      expect(second.turnId).not.toBe(first.turnId)
+      const follow = makeTurnFollower(second.turnId)
+      const seen = Chunk.toReadonlyArray(yield* events.pipe(Stream.takeUntil((e) => e.type === "finish"), Stream.runCollect))
+      const injected = seen.find((e) => e.type === "incoming" && e.messageId === second.turnId)
+      expect(injected).toMatchObject({ turnId: first.turnId, text: "also this" })
+      // Following the second message leads to the first turn's answer.
+      const followed = seen.filter(follow)
+      expect(followed[0]).toBe(injected)
+      expect(followed.at(-1)).toMatchObject({ type: "finish", turnId: first.turnId, reply: "Both done." })
+      expect(seen.filter((e) => e.type === "incoming" && e.turnId !== first.turnId)).toHaveLength(0)
     })))
 })
