@@ -2,7 +2,7 @@
 // main.ts imports lazily, so `kern --help` loads only the CLI definition.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { readdir, rm } from "node:fs/promises"
+import { copyFile, mkdir, readdir, rm } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { shipped } from "./esbuild-options.mjs"
 
@@ -21,6 +21,26 @@ await build({
   outdir: "dist",
   splitting: true
 })
+
+// The web UI: one minified script and one stylesheet beside index.html, served by kern's own server (no CDN, no inline
+// script or style, so the page runs under `Content-Security-Policy: default-src 'self'`).
+await mkdir(new URL("web/assets/", dist), { recursive: true })
+await build({
+  entryPoints: { app: "src/channels/web/ui/main.tsx" },
+  outdir: "dist/web/assets",
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: ["es2022"],
+  minify: true,
+  sourcemap: true,
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  tsconfig: "src/channels/web/ui/tsconfig.json",
+  legalComments: "linked",
+  logLevel: "warning"
+})
+await copyFile(new URL("../src/channels/web/ui/index.html", import.meta.url), new URL("web/index.html", dist))
 
 if (withTypes) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")

@@ -1,0 +1,173 @@
+import { useLayoutEffect, useRef, useState } from "preact/hooks"
+import type { Item, Part } from "./chatState.js"
+import { Markdown } from "./Markdown.js"
+import type { Store } from "./store.js"
+import { ToolBlock } from "./ToolBlock.js"
+
+/** Within this many pixels of the bottom the log follows new text; further up, the reader is reading. */
+const followSlack = 80
+
+const time = (at: string): string => {
+  const date = new Date(at)
+  return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+}
+
+const via = (iface: string, channel: string | undefined) => channel === undefined || channel === iface ? iface : `${iface} · ${channel}`
+
+const PartView = ({ part }: { readonly part: Part }) => {
+  switch (part.kind) {
+    case "text":
+      return <Markdown text={part.text} />
+    case "tool":
+      return <ToolBlock part={part} />
+    case "recall":
+      return (
+        <div class="recall-block" role="note">
+          <strong>Recalled</strong> {part.hits} {part.hits === 1 ? "passage" : "passages"} of past conversation (~{part.tokens}{" "}
+          tokens) for “{part.query}”
+        </div>
+      )
+    case "error":
+      return (
+        <p class="turn-error" role="alert">
+          {part.failure === undefined ? "" : `${part.failure}: `}
+          {part.message}
+        </p>
+      )
+  }
+}
+
+const ItemView = ({ item }: { readonly item: Item }) => {
+  switch (item.kind) {
+    case "user":
+      return (
+        <article class={`msg msg-user${item.interface === "web" ? "" : " msg-other"}`} aria-label="Message">
+          <header>
+            <span class="who">{item.interface === "web" ? "You" : via(item.interface, item.channel)}</span>
+            <time>{time(item.at)}</time>
+            {item.queued === true && <span class="tag">queued</span>}
+          </header>
+          <div class="msg-text">{item.text}</div>
+        </article>
+      )
+    case "assistant": {
+      const last = item.parts[item.parts.length - 1]
+      // Between a tool's result and the model's next words the turn is working, not stuck.
+      const working = item.status === "thinking" ||
+        (item.status === "streaming" && last?.kind === "tool" && last.result !== undefined)
+      return (
+        <article class={`msg msg-agent msg-${item.status}`} aria-label="Agent reply" aria-busy={item.status === "thinking" || item.status === "streaming"}>
+          <header>
+            <span class="who">Agent</span>
+            <time>{time(item.at)}</time>
+            {item.deliveredTo !== undefined && <span class="tag">sent to {item.deliveredTo}</span>}
+          </header>
+          {item.parts.map((part, i) => <PartView key={part.kind === "tool" ? part.id : i} part={part} />)}
+          {working && <p class="thinking" aria-label="Thinking">thinking…</p>}
+          {item.silent === true && <p class="muted">(no reply)</p>}
+        </article>
+      )
+    }
+    case "outgoing":
+      return (
+        <article class="msg msg-agent msg-outgoing" aria-label="Agent message">
+          <header>
+            <span class="who">Agent → {via(item.interface, item.channel)}</span>
+            <time>{time(item.at)}</time>
+          </header>
+          <Markdown text={item.text} />
+        </article>
+      )
+    case "notice":
+      return <p class="notice" role="status">{item.text}</p>
+  }
+}
+
+export const ChatLog = ({ store }: { readonly store: Store }) => {
+  const scroller = useRef<HTMLDivElement>(null)
+  const follow = useRef(true)
+  const heightBeforeOlder = useRef<number | undefined>(undefined)
+  const items = store.chat.value.items
+  const firstKey = items[0]?.key
+
+  const loadOlder = () => {
+    const el = scroller.current
+    if (el === null || store.before.value === undefined || store.loadingOlder.value) return
+    heightBeforeOlder.current = el.scrollHeight
+    void store.loadOlder()
+  }
+
+  useLayoutEffect(() => {
+    const el = scroller.current
+    if (el === null) return
+    const before = heightBeforeOlder.current
+    if (before !== undefined) {
+      // An older page went in above: keep what the reader was looking at where it was.
+      heightBeforeOlder.current = undefined
+      el.scrollTop += el.scrollHeight - before
+    } else if (follow.current) {
+      el.scrollTop = el.scrollHeight
+    }
+  }, [items, firstKey])
+
+  const onScroll = () => {
+    const el = scroller.current
+    if (el === null) return
+    follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < followSlack
+    if (el.scrollTop < followSlack) loadOlder()
+  }
+
+  return (
+    <div class="log" ref={scroller} onScroll={onScroll} role="log" aria-live="polite" aria-label="Conversation" tabIndex={0}>
+      {store.before.value !== undefined && (
+        <button type="button" class="link older" onClick={loadOlder} disabled={store.loadingOlder.value}>
+          {store.loadingOlder.value ? "Loading older messages…" : "Load older messages"}
+        </button>
+      )}
+      {items.length === 0 && <p class="muted empty">No messages yet. Say something below.</p>}
+      {items.map((item) => <ItemView key={item.key} item={item} />)}
+    </div>
+  )
+}
+
+export const Composer = ({ store }: { readonly store: Store }) => {
+  const [text, setText] = useState("")
+  const [sending, setSending] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+
+  const submit = async () => {
+    const message = text.trim()
+    if (message.length === 0 || sending) return
+    setSending(true)
+    const failed = await store.send(message)
+    setSending(false)
+    setError(failed)
+    if (failed === undefined) setText("")
+  }
+
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void submit()
+      }}
+    >
+      {error !== undefined && <p class="send-error" role="alert">{error}</p>}
+      <textarea
+        aria-label="Message to the agent"
+        placeholder="Message (Enter sends, Shift+Enter for a new line)"
+        rows={2}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+            e.preventDefault()
+            void submit()
+          }
+        }}
+      />
+      <button type="submit" disabled={sending || text.trim().length === 0}>{sending ? "Sending…" : "Send"}</button>
+    </form>
+  )
+}

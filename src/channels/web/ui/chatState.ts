@@ -1,0 +1,233 @@
+// The chat as a value: history pages and live events fold into one list of items. Pure (no DOM, no signals), so the
+// reconnect and dedupe rules are unit-tested under Node.
+import { failureTag, type ServerEvent } from "./wire.js"
+
+export interface ToolResult {
+  readonly text: string
+  readonly isError: boolean
+  readonly durationMs?: number | undefined
+}
+export type Part =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "tool"; readonly id: string; readonly name: string; readonly params: unknown; readonly result?: ToolResult | undefined }
+  | { readonly kind: "recall"; readonly query: string; readonly hits: number; readonly tokens: number }
+  | { readonly kind: "error"; readonly message: string; readonly failure?: string | undefined }
+
+export type Item =
+  | {
+    readonly kind: "user"
+    readonly key: string
+    /** POST /message's id for it (the incoming event's messageId); the turn that answers may be another's. */
+    readonly messageId?: string | undefined
+    /** Accepted (202) but no turn has taken it in yet: the agent is busy with another. */
+    readonly queued?: boolean | undefined
+    readonly text: string
+    readonly interface: string
+    readonly channel?: string | undefined
+    readonly at: string
+  }
+  | {
+    readonly kind: "assistant"
+    readonly key: string
+    readonly turnId?: string | undefined
+    readonly parts: ReadonlyArray<Part>
+    readonly status: "thinking" | "streaming" | "done" | "failed"
+    readonly at: string
+    readonly deliveredTo?: string | undefined
+    /** The turn ended without saying anything (an empty reply or NO_REPLY). */
+    readonly silent?: boolean | undefined
+  }
+  | {
+    readonly kind: "outgoing"
+    readonly key: string
+    readonly text: string
+    readonly interface: string
+    readonly channel?: string | undefined
+    readonly at: string
+  }
+  | { readonly kind: "notice"; readonly key: string; readonly text: string; readonly at: string }
+
+export type Assistant = Extract<Item, { kind: "assistant" }>
+
+export interface ChatState {
+  readonly items: ReadonlyArray<Item>
+  /**
+   * The highest event seq applied: anything at or below it was seen already. The server numbers events from its start
+   * time in microseconds, so seqs only grow, across its restarts too.
+   */
+  readonly lastSeq: number
+  /** Events were lost (the server sent a reset): the items must be reloaded from history. */
+  readonly stale: boolean
+}
+
+export const emptyChat: ChatState = { items: [], lastSeq: 0, stale: false }
+
+/** A compacted tool output starts with the compactor's header; the UI shows it as a note. */
+export const compactionNote = (text: string): string | undefined => {
+  const match = /^\[output compacted: ([^\]]*)\]/.exec(text)
+  return match?.[1]
+}
+
+const updateAssistant = (
+  state: ChatState,
+  turnId: string,
+  at: string,
+  f: (item: Assistant) => Assistant
+): ReadonlyArray<Item> => {
+  const index = state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
+  if (index === -1) {
+    const fresh: Assistant = { kind: "assistant", key: `turn:${turnId}`, turnId, parts: [], status: "thinking", at }
+    return [...state.items, f(fresh)]
+  }
+  const items = state.items.slice()
+  items[index] = f(items[index] as Assistant)
+  return items
+}
+
+const appendText = (parts: ReadonlyArray<Part>, delta: string): ReadonlyArray<Part> => {
+  const last = parts[parts.length - 1]
+  return last?.kind === "text"
+    ? [...parts.slice(0, -1), { kind: "text", text: last.text + delta }]
+    : [...parts, { kind: "text", text: delta }]
+}
+
+const hasText = (parts: ReadonlyArray<Part>) => parts.some((p) => p.kind === "text" && p.text.length > 0)
+
+/**
+ * Folds one live event in. An event at or below `lastSeq` was seen already (a reconnect's replay overlapping what
+ * arrived) and changes nothing; a reset marks the chat stale.
+ */
+export const applyEvent = (state: ChatState, event: ServerEvent): ChatState => {
+  if (event.seq <= state.lastSeq) return state
+  const base: ChatState = { items: state.items, lastSeq: event.seq, stale: state.stale || event.type === "reset" }
+  const items = foldEvent(base, event)
+  return items === base.items ? base : { ...base, items }
+}
+
+const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> => {
+  switch (event.type) {
+    case "incoming":
+      if (state.items.some((item) => item.kind === "user" && item.messageId === event.messageId)) {
+        return state.items.map((item) =>
+          item.kind === "user" && item.messageId === event.messageId ? { ...item, queued: false } : item
+        )
+      }
+      return [...state.items, {
+        kind: "user",
+        key: `in:${event.messageId}`,
+        messageId: event.messageId,
+        text: event.text,
+        interface: event.interface,
+        channel: event.channel,
+        at: event.at
+      }]
+    case "thinking":
+      return updateAssistant(state, event.turnId, event.at, (a) => a)
+    case "text-delta":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "streaming",
+        parts: appendText(a.parts, event.delta)
+      }))
+    case "tool-call":
+      return updateAssistant(state, event.turnId, event.at, (a) =>
+        a.parts.some((p) => p.kind === "tool" && p.id === event.id) ? a : {
+          ...a,
+          status: "streaming",
+          parts: [...a.parts, { kind: "tool", id: event.id, name: event.name, params: event.params }]
+        })
+    case "tool-result": {
+      const result: ToolResult = { text: event.text, isError: event.isError, durationMs: event.durationMs }
+      return updateAssistant(state, event.turnId, event.at, (a) => {
+        const known = a.parts.some((p) => p.kind === "tool" && p.id === event.id)
+        const parts: ReadonlyArray<Part> = known
+          ? a.parts.map((p) => p.kind === "tool" && p.id === event.id ? { ...p, result } : p)
+          : [...a.parts, { kind: "tool", id: event.id, name: event.name, params: null, result }]
+        return { ...a, parts }
+      })
+    }
+    case "recall":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        parts: [{ kind: "recall", query: event.query, hits: event.hits, tokens: event.tokens }, ...a.parts]
+      }))
+    case "finish":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "done",
+        silent: !event.delivered && !hasText(a.parts),
+        // The stream may have started before this page loaded: the reply fills in what the deltas did not bring.
+        parts: hasText(a.parts) || event.reply.length === 0 ? a.parts : [...a.parts, { kind: "text", text: event.reply }]
+      }))
+    case "error":
+      return updateAssistant(state, event.turnId, event.at, (a) => ({
+        ...a,
+        status: "failed",
+        parts: [...a.parts, { kind: "error", message: event.message, failure: failureTag(event.failure) }]
+      }))
+    case "outgoing": {
+      const turnId = event.turnId
+      const turn = turnId === undefined
+        ? -1
+        : state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
+      if (turnId !== undefined && turn !== -1) {
+        // The turn's reply is on screen already: say where else it went instead of showing it twice.
+        return event.interface === "web" ? state.items : updateAssistant(state, turnId, event.at, (a) => ({
+          ...a,
+          deliveredTo: event.channel === undefined || event.channel === event.interface
+            ? event.interface
+            : `${event.interface} ${event.channel}`
+        }))
+      }
+      return [...state.items, {
+        kind: "outgoing",
+        key: `out:${event.seq}`,
+        text: event.text,
+        interface: event.interface,
+        channel: event.channel,
+        at: event.at
+      }]
+    }
+    case "heartbeat":
+    case "reset":
+      return state.items
+  }
+}
+
+/**
+ * Replaces the items with the newest history page. A turn appends its messages to the session when it ends, so the
+ * page holds every finished turn; the turns still running (and the messages they answer, or that wait) stay below it.
+ */
+export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>): ChatState => {
+  const running = new Set(
+    state.items.flatMap((item) =>
+      item.kind === "assistant" && item.turnId !== undefined && (item.status === "thinking" || item.status === "streaming")
+        ? [item.turnId]
+        : []
+    )
+  )
+  const live = state.items.filter((item) =>
+    item.kind === "assistant"
+      ? item.turnId !== undefined && running.has(item.turnId)
+      : item.kind === "user" && item.messageId !== undefined && (item.queued === true || running.has(item.messageId))
+  )
+  return { ...state, items: [...page, ...live], stale: false }
+}
+
+/**
+ * A message the server accepted (202 with its id) shows at once, marked queued until its `incoming` event comes; when
+ * that event came first, there is nothing to add.
+ */
+export const addSent = (state: ChatState, sent: { readonly messageId: string; readonly text: string; readonly at: string }): ChatState =>
+  state.items.some((item) => item.kind === "user" && item.messageId === sent.messageId) ? state : {
+    ...state,
+    items: [...state.items, {
+      kind: "user",
+      key: `in:${sent.messageId}`,
+      messageId: sent.messageId,
+      text: sent.text,
+      interface: "web",
+      at: sent.at,
+      queued: true
+    }]
+  }

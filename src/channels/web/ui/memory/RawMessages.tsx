@@ -1,0 +1,115 @@
+import { useEffect, useRef, useState } from "preact/hooks"
+import { getJson, mapLoaded, query } from "../http.js"
+import { arr, isObject, type Json, type JsonObject, num, str } from "../wire.js"
+
+/** Messages per page: small, since one message (a tool's output) can be large. */
+const pageSize = 20
+/** Characters of a message shown before "show all". */
+const previewChars = 1500
+
+interface Raw {
+  readonly index: number
+  readonly role: string
+  readonly at: string
+  readonly text: string
+}
+
+const messageText = (m: JsonObject): string => {
+  const text = str(m, "text")
+  const calls = arr(m, "toolCalls").filter(isObject).map((c) => `→ ${str(c, "name") ?? "tool"}(${JSON.stringify(c["params"] ?? null)})`)
+  if (text !== undefined) return [text, ...calls].filter((s) => s.length > 0).join("\n")
+  const result = m["result"]
+  return typeof result === "string" ? result : JSON.stringify(result ?? null, null, 2)
+}
+
+const decodePage = (u: Json | undefined): { readonly messages: ReadonlyArray<Raw>; readonly before: number | undefined } | undefined => {
+  if (!isObject(u)) return undefined
+  const messages = arr(u, "messages").filter(isObject).flatMap((entry): ReadonlyArray<Raw> => {
+    const m = entry["message"]
+    const index = num(entry, "index")
+    if (!isObject(m) || index === undefined) return []
+    const role = str(m, "_tag") ?? "?"
+    return [{ index, role: role === "tool" ? `tool ${str(m, "toolName") ?? ""}` : role, at: str(m, "at") ?? "", text: messageText(m) }]
+  })
+  const next = u["nextBefore"]
+  return { messages: messages.slice().reverse(), before: typeof next === "number" ? next : undefined }
+}
+
+const RawMessage = ({ message }: { readonly message: Raw }) => {
+  const [full, setFull] = useState(false)
+  const long = message.text.length > previewChars
+  return (
+    <li class={`raw raw-${message.role.split(" ")[0]}`}>
+      <div class="raw-head">
+        <span class="raw-index">#{message.index}</span> <strong>{message.role}</strong> <time>{message.at}</time>
+      </div>
+      <pre class="raw-text">{full || !long ? message.text : `${message.text.slice(0, previewChars)}…`}</pre>
+      {long && !full && (
+        <button type="button" class="link" onClick={() => setFull(true)}>Show all {message.text.length.toLocaleString()} characters</button>
+      )}
+    </li>
+  )
+}
+
+/**
+ * A session's messages, newest first, a page at a time: the next older page loads when the end of the list scrolls
+ * into view (or on the button, for keyboards), so a long session never loads whole. `before` bounds the range (a
+ * segment's last message + 1); `after` stops at a segment's first message.
+ */
+export const RawMessages = (
+  { session, before, after }: { readonly session: string; readonly before?: number | undefined; readonly after?: number | undefined }
+) => {
+  const [messages, setMessages] = useState<ReadonlyArray<Raw>>([])
+  const [cursor, setCursor] = useState<number | undefined>(before)
+  const [done, setDone] = useState(false)
+  const [loading, setLoading] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const sentinel = useRef<HTMLLIElement>(null)
+
+  const loadMore = async () => {
+    if (loading || done) return
+    setLoading(true)
+    const loaded = mapLoaded(await getJson(`/history${query({ session, limit: pageSize, before: cursor })}`), decodePage)
+    setLoading(false)
+    if (loaded._tag !== "Ok") {
+      setError(loaded._tag === "Failed" ? loaded.message : "history is not built")
+      setDone(true)
+      return
+    }
+    const page = after === undefined ? loaded.value.messages : loaded.value.messages.filter((m) => m.index >= after)
+    setMessages((shown) => [...shown, ...page])
+    setCursor(loaded.value.before)
+    setDone(loaded.value.before === undefined || (after !== undefined && loaded.value.before <= after))
+  }
+
+  useEffect(() => {
+    void loadMore()
+  }, [])
+
+  useEffect(() => {
+    const el = sentinel.current
+    if (el === null || done) return
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) void loadMore()
+    })
+    observer.observe(el)
+    return () => observer.disconnect()
+  }, [done, loading, cursor])
+
+  return (
+    <div class="raw-list" aria-label="Raw messages">
+      <ol reversed>
+        {messages.map((m) => <RawMessage key={m.index} message={m} />)}
+        {!done && (
+          <li ref={sentinel} class="raw-more">
+            <button type="button" class="link" onClick={() => void loadMore()} disabled={loading}>
+              {loading ? "Loading…" : "Load older messages"}
+            </button>
+          </li>
+        )}
+      </ol>
+      {error !== undefined && <p class="failed" role="alert">{error}</p>}
+      {done && messages.length === 0 && error === undefined && <p class="muted">No messages.</p>}
+    </div>
+  )
+}

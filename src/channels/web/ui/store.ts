@@ -1,0 +1,163 @@
+// The page's live state: the chat folded from history pages and the event stream, and the connection's state.
+// Made once by main.tsx and handed down; nothing here lives at module level.
+import { batch, signal } from "@preact/signals"
+import { addSent, applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
+import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
+import { getJson, mapLoaded, postJson, query } from "./http.js"
+import { decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
+
+export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline" | "logged-out"
+
+const historyPageSize = 40
+/** How long "back" shows after a reconnect before it settles to "connected". */
+const backMillis = 4000
+/** How long events gather before they are folded into the chat together. */
+const batchMillis = 30
+/** Retry delay after the browser gave up on the stream (it retries network errors itself). */
+const reopenMillis = 3000
+
+export const makeStore = () => {
+  const chat = signal<ChatState>(emptyChat)
+  const connection = signal<Connection>("connecting")
+  const before = signal<string | undefined>(undefined)
+  const loadingOlder = signal(false)
+  const problem = signal<string | undefined>(undefined)
+  const agentName = signal<string | undefined>(undefined)
+  let historyGeneration = 0
+
+  const loadHistory = async (): Promise<void> => {
+    const generation = ++historyGeneration
+    const loaded = mapLoaded(
+      await getJson(`/history${query({ limit: historyPageSize })}`),
+      (u) => decodeHistory(u, `h${generation}`)
+    )
+    if (generation !== historyGeneration) return
+    if (loaded._tag !== "Ok") {
+      problem.value = loaded._tag === "NotBuilt" ? "History is not built in this server yet." : loaded.message
+      return
+    }
+    batch(() => {
+      chat.value = replaceWithHistory(chat.value, loaded.value.items)
+      before.value = loaded.value.before
+      problem.value = undefined
+    })
+  }
+
+  const loadOlder = async (): Promise<void> => {
+    const cursor = before.value
+    if (cursor === undefined || loadingOlder.value) return
+    loadingOlder.value = true
+    const loaded = mapLoaded(
+      await getJson(`/history${query({ limit: historyPageSize, before: cursor })}`),
+      (u): HistoryPage | undefined => decodeHistory(u, `p${cursor}`)
+    )
+    batch(() => {
+      loadingOlder.value = false
+      if (loaded._tag !== "Ok") {
+        problem.value = loaded._tag === "NotBuilt" ? "Older history is not built yet." : loaded.message
+        return
+      }
+      chat.value = prependPage(chat.value, loaded.value.items)
+      before.value = loaded.value.before
+    })
+  }
+
+  const loadStatus = async (): Promise<void> => {
+    const loaded = await getJson("/status")
+    if (loaded._tag === "Ok" && isObject(loaded.value)) agentName.value = str(loaded.value, "name")
+  }
+
+  /** Opens the event stream; returns the function that closes it. */
+  const connect = (): (() => void) => {
+    let source: EventSource | undefined
+    let closed = false
+    let backTimer: ReturnType<typeof setTimeout> | undefined
+    let reopenTimer: ReturnType<typeof setTimeout> | undefined
+    let everOpen = false
+
+    // Events that arrive together (a replay, a fast stream of deltas) are folded in one go: one render and one
+    // markdown pass per batch instead of one per delta.
+    let pending: Array<ServerEvent> = []
+    let flushTimer: ReturnType<typeof setTimeout> | undefined
+    const flush = () => {
+      flushTimer = undefined
+      const events = pending
+      pending = []
+      const wasStale = chat.value.stale
+      chat.value = events.reduce(applyEvent, chat.value)
+      // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
+      if (chat.value.stale && !wasStale) void loadHistory()
+    }
+    const onMessage = (message: MessageEvent<string>) => {
+      const event = decodeEvent(message.data)
+      if (event === undefined) return
+      pending.push(event)
+      flushTimer ??= setTimeout(flush, batchMillis)
+    }
+
+    const open = (fresh: boolean) => {
+      const es = new EventSource("/events")
+      source = es
+      for (const type of eventTypes) es.addEventListener(type, onMessage)
+      es.addEventListener("message", onMessage)
+      es.onopen = () => {
+        clearTimeout(backTimer)
+        if (everOpen) {
+          connection.value = "back"
+          backTimer = setTimeout(() => {
+            if (connection.value === "back") connection.value = "connected"
+          }, backMillis)
+        } else {
+          connection.value = "connected"
+        }
+        everOpen = true
+        // A new EventSource cannot send Last-Event-ID: what happened while it was away comes from the session.
+        if (fresh) void loadHistory()
+      }
+      es.onerror = () => {
+        if (closed) return
+        if (es.readyState === EventSource.CLOSED) {
+          // The browser gives up on an answer that is not a stream: a 401 (the session cookie is gone, as after the
+          // agent restarted) will not heal by retrying; anything else may.
+          connection.value = "offline"
+          void getJson("/status").then((answer) => {
+            if (closed) return
+            if (answer._tag === "Failed" && answer.status === 401) {
+              connection.value = "logged-out"
+              problem.value = answer.message
+            } else {
+              reopenTimer = setTimeout(() => {
+                if (!closed) open(true)
+              }, reopenMillis)
+            }
+          })
+        } else {
+          connection.value = everOpen ? "reconnecting" : "connecting"
+        }
+      }
+    }
+
+    open(false)
+    return () => {
+      closed = true
+      clearTimeout(backTimer)
+      clearTimeout(reopenTimer)
+      clearTimeout(flushTimer)
+      source?.close()
+    }
+  }
+
+  const send = async (text: string): Promise<string | undefined> => {
+    const sent = await postJson("/message", { text })
+    if (sent._tag === "Ok") {
+      const messageId = isObject(sent.value) ? str(sent.value, "turnId") : undefined
+      if (messageId !== undefined) chat.value = addSent(chat.value, { messageId, text, at: new Date().toISOString() })
+      return undefined
+    }
+    return sent._tag === "NotBuilt" ? "Sending is not built in this server yet." : sent.message
+  }
+
+  return { chat, connection, before, loadingOlder, problem, agentName, loadHistory, loadOlder, loadStatus, connect, send }
+}
+
+export type Store = ReturnType<typeof makeStore>

@@ -1,0 +1,244 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { ChildProcess } from "node:child_process"
+import { createServer } from "node:net"
+import type { Page } from "playwright-core"
+import { initAgentWithModel } from "../../support/agentFolder.js"
+import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
+import { runKernAsync } from "../../support/cli.js"
+import { startTcpProxy } from "../../support/tcpProxy.js"
+import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
+
+// End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
+// model server, and real headless Chromium logging in through the one-time URL `kern open` prints.
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+
+const waitForHealth = (base: string, child: () => ChildProcess | undefined, output: () => string) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 300; i++) {
+      if (child()?.exitCode !== null && child()?.exitCode !== undefined) throw new Error(`kern exited: ${output()}`)
+      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false)
+      if (ok) return
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    throw new Error(`kern did not answer /health: ${output()}`)
+  })
+
+const use = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+/** `kern run --background` in `dir` on `port`, killed when the scope closes; answers once /health does. */
+const startKern = (dir: string, port: number) =>
+  Effect.gen(function*() {
+    let child: ChildProcess | undefined
+    let output = ""
+    yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+    const exited = runKernAsync(["run", "--background"], {
+      cwd: dir,
+      env: { OPENROUTER_API_KEY: "sk-test", KERN_PORT: String(port) },
+      onSpawn: (spawned) => {
+        child = spawned
+        spawned.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+      }
+    })
+    const base = `http://127.0.0.1:${port}`
+    yield* waitForHealth(base, () => child, () => output)
+    /** Kills it outright (a crash), and waits until it has gone. */
+    const crash = use(() => {
+      child?.kill("SIGKILL")
+      return exited
+    })
+    return { base, crash }
+  })
+
+/** A one-time login URL from `kern open` (no desktop here, so it only prints it). */
+const loginUrl = (dir: string, port: number) =>
+  use(() => runKernAsync(["open"], { cwd: dir, env: { KERN_PORT: String(port) } })).pipe(
+    Effect.map((result) => {
+      const url = result.stdout.trim().split("\n").at(-1) ?? ""
+      if (result.status !== 0 || !url.includes("/auth?ticket=")) throw new Error(`kern open failed: ${result.stderr}${result.stdout}`)
+      return url
+    })
+  )
+
+const newPage = Effect.gen(function*() {
+  const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
+  const page: Page = yield* use(() => browser.newPage({ viewport: { width: 1100, height: 800 } }))
+  return { page, errors: watchPageErrors(page) }
+})
+
+describe("web UI end to end", () => {
+  it.live("logs in with a ticket, streams a reply with a tool call, and opens every Memory tab", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "call_glob", name: "glob", args: { pattern: "*.md" } }], { text: "Let me look." }),
+        FakeReply.text("There are **five** markdown files here:\n\n- AGENTS.md\n- IDENTITY.md")
+      )
+      const dir = initAgentWithModel(model.baseURL)
+      const port = yield* use(freePort)
+      const { base } = yield* startKern(dir, port)
+      const url = yield* loginUrl(dir, port)
+      expect(url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
+      const { page, errors } = yield* newPage
+
+      yield* use(async () => {
+        await page.goto(url)
+        expect(new URL(page.url()).pathname).toBe("/")
+        await page.getByText("connected", { exact: true }).waitFor()
+        await page.getByText("No messages yet").waitFor()
+        await screenshot(page, "e2e-01-logged-in")
+
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("which markdown files are here?")
+        await box.press("Enter")
+        await page.locator("article.msg-user", { hasText: "which markdown files are here?" }).waitFor()
+        const reply = page.locator("article.msg-done")
+        await reply.locator("strong", { hasText: "five" }).waitFor({ timeout: 60_000 })
+        expect(await reply.locator("li", { hasText: "IDENTITY.md" }).count()).toBe(1)
+        // Every character of both steps, once and in order. (Where the first step's text ends relative to the tool
+        // block is the server's business: its NO_REPLY filter holds a step's last characters back until more text comes.)
+        const shown = (await reply.locator(".md").allTextContents()).map((t) => t.trim()).join("")
+        expect(shown.replace(/\s+/g, " ").trim()).toBe("Let me look.There are five markdown files here: AGENTS.md IDENTITY.md")
+        const tool = reply.locator("details.tool-ok", { hasText: "glob" })
+        await tool.locator("summary").click()
+        expect(await tool.locator(".tool-args").textContent()).toContain("*.md")
+        expect(await tool.locator(".tool-output").textContent()).toContain("AGENTS.md")
+        await tool.locator(".tool-duration").waitFor()
+        await screenshot(page, "e2e-02-reply-and-tool")
+      })
+
+      // The model got the tool's result back: the turn really ran through the kernel.
+      const requests = yield* model.requests
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1]?.body)).toContain("AGENTS.md")
+
+      yield* use(async () => {
+        // A reload draws the same conversation from /history: once, with its tool call.
+        await page.reload()
+        await page.locator("article.msg-user", { hasText: "which markdown files are here?" }).waitFor()
+        expect(await page.locator("article.msg-user").count()).toBe(1)
+        expect(await page.locator("details.tool", { hasText: "glob" }).count()).toBe(1)
+
+        await page.getByRole("button", { name: "Memory", exact: true }).click()
+        const dialog = page.getByRole("dialog", { name: "Memory" })
+        const tab = (name: string) => dialog.getByRole("tab", { name })
+        await dialog.locator(".session.live").waitFor()
+        await dialog.locator(".session.live button.session-head").click()
+        await dialog.getByRole("img", { name: "Messages per hour of day" }).waitFor()
+        await dialog.locator(".raw-list").getByText("which markdown files are here?").waitFor()
+        await screenshot(page, "e2e-03-sessions")
+
+        await tab("Segments").click()
+        await dialog.getByText(/Segments and summaries are not built/).waitFor()
+        await screenshot(page, "e2e-04-segments")
+
+        await tab("Notes").click()
+        await dialog.getByRole("button", { name: "Regenerate" }).waitFor()
+        // A new agent has no two daily notes yet: nothing to summarize, and the tab says so.
+        await dialog.getByText("No notes summary yet").waitFor()
+        await screenshot(page, "e2e-05-notes")
+
+        await tab("Recall").click()
+        await dialog.getByText(/Recall is not built/).waitFor()
+        await screenshot(page, "e2e-06-recall")
+
+        await tab("Context").click()
+        await dialog.locator(".ctx-section", { hasText: "AGENTS.md" }).first().waitFor()
+        await screenshot(page, "e2e-07-context")
+
+        await page.keyboard.press("Escape")
+        await dialog.waitFor({ state: "detached" })
+        await page.setViewportSize({ width: 375, height: 740 })
+        expect(await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")).toBe(0)
+        await screenshot(page, "e2e-08-phone")
+      })
+      expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+    })), 180_000)
+
+  it.live("a connection cut mid-turn: the page says so, resumes from the real server's replay, and shows every character once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      // The second model answer comes while the browser is cut off: the server's replay must bring it.
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "call_glob", name: "glob", args: { pattern: "*.md" } }], { text: "Looking now." }),
+        FakeReply.text("Found **five** files, all markdown.", { delay: "3 seconds" })
+      )
+      const port = yield* use(freePort)
+      const proxy = yield* Effect.acquireRelease(use(() => startTcpProxy(port)), (p) => Effect.promise(() => p.close()))
+      const proxyBase = `http://127.0.0.1:${proxy.port}`
+      // The page's origin is the proxy's: the server trusts it for cookie-authenticated POSTs through corsOrigins.
+      const dir = initAgentWithModel(model.baseURL, { corsOrigins: [proxyBase] })
+      const { base } = yield* startKern(dir, port)
+      const url = (yield* loginUrl(dir, port)).replace(base, proxyBase)
+      const { page, errors } = yield* newPage
+
+      yield* use(async () => {
+        await page.goto(url)
+        await page.getByText("connected", { exact: true }).waitFor()
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("count the files")
+        await box.press("Enter")
+        await page.locator("details.tool-ok", { hasText: "glob" }).waitFor({ timeout: 60_000 })
+        proxy.cut(4_000)
+        await page.getByText("connection lost, reconnecting…").waitFor()
+        await screenshot(page, "e2e-09-reconnecting")
+        await page.getByText("back online").waitFor({ timeout: 30_000 })
+        const reply = page.locator("article.msg-done")
+        await reply.locator("strong", { hasText: "five" }).waitFor({ timeout: 30_000 })
+        const shown = (await reply.locator(".md").allTextContents()).map((t) => t.trim()).join("")
+        expect(shown.replace(/\s+/g, " ")).toBe("Looking now.Found five files, all markdown.")
+        expect(await page.locator("article.msg-user").count()).toBe(1)
+        expect(await page.locator("details.tool").count()).toBe(1)
+        await screenshot(page, "e2e-10-back-online")
+      })
+      // The browser resumed the stream where it had stopped, not from scratch.
+      const streams = proxy.heads.filter((head) => head.startsWith("GET /events "))
+      expect(streams.length).toBeGreaterThanOrEqual(2)
+      expect(streams.at(-1)).toMatch(/\r\nlast-event-id: \d+/i)
+      expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+    })), 180_000)
+
+  // The agent dies (SIGKILL: while a browser is connected, SIGTERM does not yet end `kern run --background`).
+  it.live("after the agent restarts the page says it is logged out; a new ticket brings the conversation back", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      yield* model.reply(FakeReply.text("Before the restart."))
+      const dir = initAgentWithModel(model.baseURL)
+      const port = yield* use(freePort)
+      const first = yield* startKern(dir, port)
+      const { page } = yield* newPage
+      const firstUrl = yield* loginUrl(dir, port)
+      yield* use(async () => {
+        await page.goto(firstUrl)
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("remember this")
+        await box.press("Enter")
+        await page.locator("article.msg-done", { hasText: "Before the restart." }).waitFor({ timeout: 60_000 })
+      })
+      yield* first.crash
+      yield* startKern(dir, port)
+      yield* use(async () => {
+        // Logins live in the server's memory: the old cookie is refused, and the page stops retrying and says why.
+        await page.getByText("logged out", { exact: true }).waitFor({ timeout: 30_000 })
+        await page.getByText(/kern open/).waitFor()
+        await screenshot(page, "e2e-11-logged-out")
+      })
+      const secondUrl = yield* loginUrl(dir, port)
+      yield* use(async () => {
+        await page.goto(secondUrl)
+        await page.getByText("connected", { exact: true }).waitFor()
+        await page.locator("article.msg-done", { hasText: "Before the restart." }).waitFor()
+        expect(await page.locator("article.msg-user", { hasText: "remember this" }).count()).toBe(1)
+      })
+    })), 180_000)
+})
