@@ -9,6 +9,7 @@ import sessions from "./migrations/0101_sessions.js"
 import users from "./migrations/0200_users.js"
 import heartbeat from "./migrations/0201_heartbeat.js"
 import notesSummary from "./migrations/0202_notes_summary.js"
+import recall from "./migrations/0400_recall.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -24,5 +25,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0101_sessions": sessions,
   "0200_users": users,
   "0201_heartbeat": heartbeat,
-  "0202_notes_summary": notesSummary
+  "0202_notes_summary": notesSummary,
+  "0400_recall": recall
 }

@@ -1,0 +1,216 @@
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Option, Ref, Schema } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { Embedder, type EmbeddingError } from "./Embedder.js"
+import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
+import { type IndexProgress, indexFiles, indexSessions } from "./indexing.js"
+import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
+import {
+  EmbeddingStatus,
+  type LoadRequest,
+  LoadResult,
+  RecallHit,
+  RecallMessage,
+  RecallStats,
+  type SearchRequest,
+  SearchResult
+} from "./schema.js"
+
+/** Recall failed: the index could not be read or written, or a request named something that is not there. */
+export class RecallError extends Schema.TaggedError<RecallError>()("RecallError", {
+  reason: Schema.Literal("storage", "not_found", "off"),
+  message: Schema.String
+}) {}
+
+export const defaultSearchLimit = 5
+/** Candidates the binary prefilter keeps per hit asked for, before exact rescoring. */
+export const candidatesPerHit = 20
+/** Characters a load returns per page unless asked otherwise. */
+export const defaultLoadChars = 20_000
+
+const storage = (error: RecallStoreError | PlatformError) => new RecallError({ reason: "storage", message: error.message })
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/**
+ * The recall index of one agent: incremental indexing of its sessions and knowledge/notes files, embeddings when a
+ * model gives them, hybrid search (vectors + BM25, fused by RRF) and paged loads of past messages. Indexing passes
+ * run one at a time; searching never waits for one.
+ */
+export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
+  effect: Effect.gen(function*() {
+    const { config, paths } = yield* AgentConfig
+    const store = yield* RecallStore
+    const embedder = yield* Embedder
+    const fs = yield* FileSystem.FileSystem
+    const onePass = yield* Effect.makeSemaphore(1)
+    const backfilling = yield* Ref.make(false)
+    /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
+    const keywordReason = yield* Ref.make<Option.Option<string>>(
+      Option.isNone(embedder.model) ? Option.some(embedder.offReason) : Option.none()
+    )
+    const lastEmbeddingError = yield* Ref.make<Option.Option<string>>(Option.none())
+
+    const offline = (error: EmbeddingError) =>
+      error.reason === "unsupported"
+        ? Ref.set(keywordReason, Option.some(error.message))
+        : Effect.zipRight(
+          Ref.set(lastEmbeddingError, Option.some(error.message)),
+          Effect.logWarning(`kern: recall embeddings failed (keyword search still works): ${error.message}`)
+        )
+
+    /**
+     * Embeds chunks that have no vector, 100 at a time. The first answer gives the dimension; a model or dimension
+     * other than the stored one drops every vector, and the loop then embeds all chunks again from their text.
+     */
+    const embedPending = Effect.gen(function*() {
+      if (Option.isNone(embedder.model) || Option.isSome(yield* Ref.get(keywordReason))) return
+      const model = embedder.model.value
+      let space = yield* store.vectorSpace
+      for (;;) {
+        const rows = yield* store.unembedded(100)
+        if (rows.length === 0) return
+        const vectors = yield* Effect.either(embedder.embed(rows.map((row) => row.text)))
+        if (vectors._tag === "Left") return yield* offline(vectors.left)
+        yield* Ref.set(lastEmbeddingError, Option.none())
+        const dimension = vectors.right[0]?.length ?? 0
+        if (Option.isNone(space) || space.value.model !== model || space.value.dimension !== dimension) {
+          const fresh = { model, dimension }
+          yield* store.resetVectors(fresh)
+          space = Option.some(fresh)
+          continue
+        }
+        yield* store.putVectors(dimension, rows.map((row, i) => ({ id: row.id, vector: vectors.right[i]!, startMs: row.startMs, endMs: row.endMs })))
+        yield* Effect.yieldNow()
+      }
+    }).pipe(Effect.withSpan("kern.recall.embedPending"))
+
+    const pass = (options: { readonly only?: string; readonly onProgress?: (p: IndexProgress) => Effect.Effect<void> }) =>
+      onePass.withPermits(1)(Effect.gen(function*() {
+        if (!config.recall) return 0
+        const messages = yield* indexSessions(store, paths.sessionsDir, options)
+        if (options.only === undefined) yield* indexFiles(store, paths.dir)
+        yield* embedPending
+        return messages
+      })).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(storage))
+
+    /** Indexes everything new: appended session lines, changed files, chunks without vectors. */
+    const sync = pass({}).pipe(Effect.withSpan("kern.recall.sync"))
+
+    /** Indexes one session's new lines (a one-shot chat's own turn) and embeds what waits. */
+    const syncSession = (sessionId: string) => pass({ only: sessionId }).pipe(Effect.withSpan("kern.recall.syncSession"))
+
+    /** The start-up pass over every session file, flagged in stats while it runs. */
+    const backfill = Effect.acquireUseRelease(Ref.set(backfilling, true), () => sync, () => Ref.set(backfilling, false))
+
+    const search = (request: SearchRequest) =>
+      Effect.gen(function*() {
+        const limit = request.limit ?? defaultSearchLimit
+        const window: TimeWindow = { afterMs: boundMs(request.after, "after"), beforeMs: boundMs(request.before, "before") }
+        const exclude = request.exclude ?? []
+        const candidates = limit * candidatesPerHit
+        const keyword = yield* store.keywordSearch(request.query, candidates, window)
+        const queryVector = Option.isSome(yield* Ref.get(keywordReason)) || request.query.trim() === ""
+          ? Option.none()
+          : Option.flatMap(
+            Option.getRight(yield* Effect.either(embedder.embed([request.query]))),
+            (vectors) => Option.fromNullable(vectors[0])
+          )
+        const space = yield* store.vectorSpace
+        const usable = Option.filter(queryVector, (v) => Option.isSome(space) && space.value.dimension === v.length)
+        const vector = Option.isSome(usable) ? yield* store.vectorSearch(usable.value, candidates, window) : []
+        const rows = new Map<number, ChunkRow>(
+          (yield* store.chunks([...new Set([...keyword, ...vector].map((r) => r.id))])).map((row) => [row.id, row])
+        )
+        const kept = (list: ReadonlyArray<{ readonly id: number }>) =>
+          list.filter((r) => {
+            const row = rows.get(r.id)
+            return row !== undefined && !isExcluded(row, exclude)
+          }).map((r) => r.id)
+        const distance = new Map(vector.map((r) => [r.id, r.score]))
+        const fused = reciprocalRankFusion([kept(vector), kept(keyword)]).slice(0, limit)
+        const hits = fused.map(({ id, score }) => {
+          const row = rows.get(id)!
+          return new RecallHit({
+            source: row.source,
+            sessionId: row.sessionId,
+            path: row.path,
+            messageStart: row.messageStart,
+            messageEnd: row.messageEnd,
+            startedAt: iso(row.startMs),
+            endedAt: iso(row.endMs),
+            distance: distance.get(id) ?? null,
+            score,
+            text: row.text
+          })
+        })
+        return new SearchResult({ query: request.query, mode: Option.isSome(usable) ? "hybrid" : "keyword", hits })
+      }).pipe(Effect.mapError(storage), Effect.withSpan("kern.recall.search"))
+
+    /** Messages of a session in full, as many as fit in `maxChars` (at least one); the rest is the next page. */
+    const load = (request: LoadRequest) =>
+      Effect.gen(function*() {
+        const maxChars = request.maxChars ?? defaultLoadChars
+        const rows = yield* store.messagesIn(request.sessionId, request.messageStart, request.messageEnd).pipe(
+          Effect.mapError(storage)
+        )
+        if (rows.length === 0) {
+          return yield* new RecallError({
+            reason: "not_found",
+            message: `no indexed messages ${request.messageStart}–${request.messageEnd} in session "${request.sessionId}"`
+          })
+        }
+        const messages: Array<RecallMessage> = []
+        let chars = 0
+        for (const row of rows) {
+          if (messages.length > 0 && chars + row.text.length > maxChars) break
+          messages.push(new RecallMessage({ index: row.index, role: row.role, at: iso(row.atMs), text: row.text }))
+          chars += row.text.length
+        }
+        return new LoadResult({
+          sessionId: request.sessionId,
+          messages,
+          nextMessageStart: messages.length < rows.length ? rows[messages.length]!.index : null
+        })
+      }).pipe(Effect.withSpan("kern.recall.load"))
+
+    const stats = Effect.gen(function*() {
+      const counts = yield* store.counts.pipe(Effect.mapError(storage))
+      const space = yield* store.vectorSpace.pipe(Effect.mapError(storage))
+      const reason = yield* Ref.get(keywordReason)
+      const error = yield* Ref.get(lastEmbeddingError)
+      const embedding = Option.isSome(reason)
+        ? new EmbeddingStatus({ mode: "keyword", model: Option.getOrNull(embedder.model), dimension: null, reason: reason.value })
+        : new EmbeddingStatus({
+          mode: "vectors",
+          model: Option.getOrNull(embedder.model),
+          dimension: Option.match(space, { onNone: () => null, onSome: (s) => s.dimension }),
+          reason: Option.getOrNull(error)
+        })
+      return new RecallStats({
+        messages: counts.messages,
+        chunks: counts.chunks,
+        unembedded: counts.unembedded,
+        sessions: counts.sessions,
+        files: counts.files,
+        from: counts.fromMs === null ? null : iso(counts.fromMs),
+        to: counts.toMs === null ? null : iso(counts.toMs),
+        backfillRunning: yield* Ref.get(backfilling),
+        embedding
+      })
+    }).pipe(Effect.withSpan("kern.recall.stats"))
+
+    /** Forgets the whole index and builds it again from the session files, reporting progress. */
+    const reindex = (onProgress: (progress: IndexProgress) => Effect.Effect<void>) =>
+      Effect.gen(function*() {
+        const states = yield* store.sessionStates.pipe(Effect.mapError(storage))
+        for (const state of states) yield* store.resetSession(state.sessionId).pipe(Effect.mapError(storage))
+        const files = yield* store.fileHashes.pipe(Effect.mapError(storage))
+        for (const path of files.keys()) yield* store.replaceFile(path, undefined, []).pipe(Effect.mapError(storage))
+        return yield* pass({ onProgress })
+      }).pipe(Effect.withSpan("kern.recall.reindex"))
+
+    return { enabled: config.recall, search, load, stats, sync, syncSession, backfill, reindex } as const
+  })
+}) {}
