@@ -68,6 +68,14 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       if (Option.isNone(embedder.model) || Option.isSome(yield* Ref.get(keywordReason))) return
       const model = embedder.model.value
       let space = yield* store.vectorSpace
+      // The stored vectors were made by another model: probe this one's dimension once and start over.
+      if (Option.isSome(space) && space.value.model !== model) {
+        const probe = yield* Effect.either(embedder.embed(["dimension probe"]))
+        if (probe._tag === "Left") return yield* offline(probe.left)
+        const fresh = { model, dimension: probe.right[0]?.length ?? 0 }
+        yield* store.resetVectors(fresh)
+        space = Option.some(fresh)
+      }
       for (;;) {
         const rows = yield* store.unembedded(100)
         if (rows.length === 0) return
@@ -77,9 +85,9 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         const dimension = vectors.right[0]?.length ?? 0
         if (Option.isNone(space) || space.value.model !== model || space.value.dimension !== dimension) {
           const fresh = { model, dimension }
+          // The vectors in hand are of the new space: kept; every other chunk is embedded again by the loop.
           yield* store.resetVectors(fresh)
           space = Option.some(fresh)
-          continue
         }
         yield* store.putVectors(dimension, rows.map((row, i) => ({ id: row.id, vector: vectors.right[i]!, startMs: row.startMs, endMs: row.endMs })))
         yield* Effect.yieldNow()
