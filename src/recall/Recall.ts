@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
 import { type IndexProgress, indexFiles, indexSessions } from "./indexing.js"
@@ -39,11 +40,13 @@ const iso = (ms: number) => new Date(ms).toISOString()
  * run one at a time; searching never waits for one.
  */
 export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
+  dependencies: [Tokenizer.Default],
   effect: Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig
     const store = yield* RecallStore
     const embedder = yield* Embedder
     const fs = yield* FileSystem.FileSystem
+    const tokenizer = yield* Tokenizer
     const onePass = yield* Effect.makeSemaphore(1)
     const backfilling = yield* Ref.make(false)
     /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
@@ -97,8 +100,9 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const pass = (options: { readonly only?: string; readonly onProgress?: (p: IndexProgress) => Effect.Effect<void> }) =>
       onePass.withPermits(1)(Effect.gen(function*() {
         if (!config.recall) return 0
-        const messages = yield* indexSessions(store, paths.sessionsDir, options)
-        if (options.only === undefined) yield* indexFiles(store, paths.dir)
+        const count = yield* tokenizer.counter
+        const messages = yield* indexSessions(store, count, paths.sessionsDir, options)
+        if (options.only === undefined) yield* indexFiles(store, count, paths.dir)
         yield* embedPending
         return messages
       })).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(storage))

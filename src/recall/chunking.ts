@@ -1,4 +1,4 @@
-import { tokensUpTo } from "../model/tokenizer.js"
+import { type TokenCounter, tokensUpTo } from "../model/tokenizer.js"
 import type { SessionMessage } from "../session/messages.js"
 import type { IndexedMessage, NewChunk } from "./RecallStore.js"
 
@@ -53,11 +53,11 @@ const chunkLine = (message: IndexedMessage): string => {
 }
 
 /** Cuts a text that alone exceeds the limit into pieces that fit, at line breaks where it can. */
-const splitText = (text: string, limit: number): Array<string> => {
-  if (tokensUpTo(text, limit) <= limit) return [text]
+const splitText = (text: string, limit: number, count: TokenCounter): Array<string> => {
+  if (tokensUpTo(text, limit, count) <= limit) return [text]
   const half = Math.floor(text.length / 2)
   const cut = text.lastIndexOf("\n", half) > half / 2 ? text.lastIndexOf("\n", half) + 1 : half
-  return [...splitText(text.slice(0, cut), limit), ...splitText(text.slice(cut), limit)]
+  return [...splitText(text.slice(0, cut), limit, count), ...splitText(text.slice(cut), limit, count)]
 }
 
 interface Piece {
@@ -71,6 +71,7 @@ interface Piece {
 /** Packs lines (with their message index and time) into pieces of at most maxChunkTokens, at line boundaries. */
 const pack = (
   lines: ReadonlyArray<{ readonly index: number; readonly atMs: number; readonly text: string }>,
+  count: TokenCounter,
   limit = maxChunkTokens
 ): Array<Piece> => {
   const pieces: Array<Piece> = []
@@ -85,17 +86,17 @@ const pack = (
     tokens = 0
   }
   for (const line of lines) {
-    const count = tokensUpTo(line.text, limit) + 1
-    if (count > limit) {
+    const lineTokens = tokensUpTo(line.text, limit, count) + 1
+    if (lineTokens > limit) {
       flush()
-      for (const part of splitText(line.text, limit - 1)) {
+      for (const part of splitText(line.text, limit - 1, count)) {
         pieces.push({ start: line.index, end: line.index, startMs: line.atMs, endMs: line.atMs, text: part })
       }
       continue
     }
-    if (tokens + count > limit) flush()
+    if (tokens + lineTokens > limit) flush()
     current.push(line)
-    tokens += count
+    tokens += lineTokens
   }
   flush()
   return pieces
@@ -109,7 +110,8 @@ const pack = (
  */
 export const chunkTurns = (
   sessionId: string,
-  pending: ReadonlyArray<IndexedMessage>
+  pending: ReadonlyArray<IndexedMessage>,
+  count: TokenCounter
 ): { readonly chunks: ReadonlyArray<NewChunk>; readonly chunkedUntil: number | undefined } => {
   const turns: Array<Array<IndexedMessage>> = []
   for (const message of pending) {
@@ -121,7 +123,7 @@ export const chunkTurns = (
     last[last.length - 1]!.toolCalls === 0
   const done = lastDone ? turns : turns.slice(0, -1)
   const chunks = done.flatMap((turn) =>
-    pack(turn.map((message) => ({ index: message.index, atMs: message.atMs, text: chunkLine(message) }))).map((piece): NewChunk => ({
+    pack(turn.map((message) => ({ index: message.index, atMs: message.atMs, text: chunkLine(message) })), count).map((piece): NewChunk => ({
       source: "session",
       sessionId,
       path: null,
@@ -138,9 +140,10 @@ export const chunkTurns = (
 }
 
 /** A knowledge or notes file as chunks of paragraphs (blank-line separated), numbered from 0. */
-export const chunkFile = (path: string, text: string, mtimeMs: number): ReadonlyArray<NewChunk> => {
+export const chunkFile = (path: string, text: string, mtimeMs: number, count: TokenCounter): ReadonlyArray<NewChunk> => {
   const paragraphs = text.split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p !== "")
-  return pack(paragraphs.map((p, index) => ({ index, atMs: mtimeMs, text: p }))).map((piece) => ({
+  // The path heads each chunk: room is kept for it.
+  return pack(paragraphs.map((p, index) => ({ index, atMs: mtimeMs, text: p })), count, maxChunkTokens - 100).map((piece) => ({
     source: "file",
     sessionId: null,
     path,

@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
+import type { TokenCounter } from "../model/tokenizer.js"
 import { isNotFound } from "../storage/missingFile.js"
 import { chunkFile, chunkTurns, indexedMessage } from "./chunking.js"
 import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
@@ -24,6 +25,7 @@ const fileError = (what: string) => (error: PlatformError) =>
 /** Stores a session's new messages in slices, then chunks its finished turns. Returns messages added. */
 const indexSession = (
   store: RecallStoreShape,
+  count: TokenCounter,
   path: string,
   sessionId: string,
   known: SessionState | undefined
@@ -58,7 +60,7 @@ const indexSession = (
       return 0
     }
     const pending = yield* store.messagesFrom(sessionId, from.chunked)
-    const { chunkedUntil, chunks } = chunkTurns(sessionId, pending)
+    const { chunkedUntil, chunks } = chunkTurns(sessionId, pending, count)
     for (let i = 0; i < chunks.length; i += sliceChunks) {
       const next = chunks[i + sliceChunks]
       yield* store.addSessionChunks(
@@ -89,6 +91,7 @@ const sessionFiles = (sessionsDir: string) =>
  */
 export const indexSessions = (
   store: RecallStoreShape,
+  count: TokenCounter,
   sessionsDir: string,
   options: { readonly only?: string | undefined; readonly onProgress?: ((p: IndexProgress) => Effect.Effect<void>) | undefined } = {}
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
@@ -102,7 +105,7 @@ export const indexSessions = (
     let messages = 0
     let done = 0
     for (const file of files) {
-      messages += yield* indexSession(store, file.path, file.sessionId, states.get(file.sessionId)).pipe(
+      messages += yield* indexSession(store, count, file.path, file.sessionId, states.get(file.sessionId)).pipe(
         Effect.catchTag("SystemError", "BadArgument", (error) => Effect.as(fileError(file.path)(error), 0))
       )
       done++
@@ -123,6 +126,7 @@ const markdownUnder = (dir: string, root: string) =>
 /** Indexes knowledge/ and notes/ files whose content changed (by SHA-256), and forgets removed ones. */
 export const indexFiles = (
   store: RecallStoreShape,
+  count: TokenCounter,
   agentDir: string
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -144,7 +148,7 @@ export const indexFiles = (
       const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
       if (known.get(path) === hash) continue
       const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
-      yield* store.replaceFile(path, hash, chunkFile(path, text, mtimeMs))
+      yield* store.replaceFile(path, hash, chunkFile(path, text, mtimeMs, count))
       changed++
     }
     const present = new Set(paths)

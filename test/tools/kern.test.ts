@@ -12,6 +12,7 @@ import * as Kernel from "../../src/kernel/Kernel.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
+import * as RecallLayers from "../../src/recall/layers.js"
 import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
@@ -206,7 +207,7 @@ describe("kern tool: registered with the built-ins", () => {
       Layer.provideMerge(KnownSecrets.layer),
       Layer.provideMerge(db)
     )
-    const tools = Layer.merge(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 
@@ -268,7 +269,7 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
     const db = Database.layerMemory.pipe(Layer.provideMerge(configLayer))
     const kernel = Kernel.layer({ safetyMode: "NORMAL", approvalMode: "deny", contractEnforcement: "observe", ...options })
       .pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-    const tools = Layer.merge(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 
