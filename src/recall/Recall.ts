@@ -50,14 +50,25 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const onePass = yield* Effect.makeSemaphore(1)
     const backfilling = yield* Ref.make(false)
     /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
+    // Another process (the running agent) may have learnt it: the note names the model it is about.
+    const noted = yield* store.note("keyword_reason").pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const notedReason = Option.flatMap(noted, (text) => {
+      const [model, ...reason] = text.split("\t")
+      return Option.isSome(embedder.model) && model === embedder.model.value ? Option.some(reason.join("\t")) : Option.none()
+    })
     const keywordReason = yield* Ref.make<Option.Option<string>>(
-      Option.isNone(embedder.model) ? Option.some(embedder.offReason) : Option.none()
+      Option.isNone(embedder.model) ? Option.some(embedder.offReason) : notedReason
     )
     const lastEmbeddingError = yield* Ref.make<Option.Option<string>>(Option.none())
 
     const offline = (error: EmbeddingError) =>
       error.reason === "unsupported"
-        ? Ref.set(keywordReason, Option.some(error.message))
+        ? Effect.zipRight(
+          Ref.set(keywordReason, Option.some(error.message)),
+          store.setNote("keyword_reason", `${Option.getOrElse(embedder.model, () => "")}\t${error.message}`).pipe(
+            Effect.catchAll((e) => Effect.logWarning(`kern: ${e.message}`))
+          )
+        )
         : Effect.zipRight(
           Ref.set(lastEmbeddingError, Option.some(error.message)),
           Effect.logWarning(`kern: recall embeddings failed (keyword search still works): ${error.message}`)
@@ -114,7 +125,19 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const syncSession = (sessionId: string) => pass({ only: sessionId }).pipe(Effect.withSpan("kern.recall.syncSession"))
 
     /** The start-up pass over every session file, flagged in stats while it runs. */
-    const backfill = Effect.acquireUseRelease(Ref.set(backfilling, true), () => sync, () => Ref.set(backfilling, false))
+    const backfill = Effect.acquireUseRelease(
+      Effect.zipRight(Ref.set(backfilling, true), store.setNote("backfill", "running").pipe(Effect.mapError(storage))),
+      () => sync,
+      () => Effect.zipRight(Ref.set(backfilling, false), Effect.ignoreLogged(store.setNote("backfill", undefined)))
+    )
+
+    /** Whether a backfill runs here, or, as noted in kern.db, in the runtime that holds the folder (`holderAlive`). */
+    const backfillRunning = (holderAlive: boolean) =>
+      Effect.gen(function*() {
+        if (yield* Ref.get(backfilling)) return true
+        if (!holderAlive) return false
+        return Option.isSome(yield* store.note("backfill").pipe(Effect.orElseSucceed(() => Option.none<string>())))
+      })
 
     const search = (request: SearchRequest) =>
       Effect.gen(function*() {
@@ -187,7 +210,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         })
       }).pipe(Effect.withSpan("kern.recall.load"))
 
-    const stats = Effect.gen(function*() {
+    /** The index's figures; `holderAlive`: another live process runs the agent (its backfill is reported too). */
+    const statsWith = (holderAlive: boolean) => Effect.gen(function*() {
       const counts = yield* store.counts.pipe(Effect.mapError(storage))
       const space = yield* store.vectorSpace.pipe(Effect.mapError(storage))
       const reason = yield* Ref.get(keywordReason)
@@ -208,10 +232,12 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         files: counts.files,
         from: counts.fromMs === null ? null : iso(counts.fromMs),
         to: counts.toMs === null ? null : iso(counts.toMs),
-        backfillRunning: yield* Ref.get(backfilling),
+        backfillRunning: yield* backfillRunning(holderAlive),
         embedding
       })
     }).pipe(Effect.withSpan("kern.recall.stats"))
+
+    const stats = statsWith(false)
 
     /** Forgets the whole index and builds it again from the session files, reporting progress. */
     const reindex = (onProgress: (progress: IndexProgress) => Effect.Effect<void>) =>
@@ -220,9 +246,14 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         for (const state of states) yield* store.resetSession(state.sessionId).pipe(Effect.mapError(storage))
         const files = yield* store.fileHashes.pipe(Effect.mapError(storage))
         for (const path of files.keys()) yield* store.replaceFile(path, undefined, []).pipe(Effect.mapError(storage))
+        // A reindex tries the embeddings again, whatever an earlier pass concluded.
+        if (Option.isSome(embedder.model)) {
+          yield* Ref.set(keywordReason, Option.none())
+          yield* store.setNote("keyword_reason", undefined).pipe(Effect.mapError(storage))
+        }
         return yield* pass({ onProgress })
       }).pipe(Effect.withSpan("kern.recall.reindex"))
 
-    return { enabled: config.recall, search, load, stats, sync, syncSession, backfill, reindex } as const
+    return { enabled: config.recall, search, load, stats, statsWith, sync, syncSession, backfill, reindex } as const
   })
 }) {}

@@ -110,6 +110,11 @@ export interface RecallStoreShape {
   readonly keywordSearch: (query: string, limit: number, window: TimeWindow) => E<ReadonlyArray<Ranked>>
   readonly chunks: (ids: ReadonlyArray<number>) => E<ReadonlyArray<ChunkRow>>
   readonly counts: E<StoreCounts>
+  /** A small persisted note (what another process should know: a backfill running, why vectors are off). */
+  readonly note: (key: NoteKey) => E<Option.Option<string>>
+  readonly setNote: (key: NoteKey, value: string | undefined) => E<void>
 }
+
+export type NoteKey = "backfill" | "keyword_reason"
 
 export class RecallStore extends Context.Tag("kern/recall/RecallStore")<RecallStore, RecallStoreShape>() {}

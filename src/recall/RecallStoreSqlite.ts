@@ -245,7 +245,23 @@ export const make = Effect.gen(function*() {
     Effect.withSpan("kern.recall.store.counts")
   )
 
+  const note = (key: string) =>
+    sql<{ readonly value: string }>`SELECT value FROM recall_meta WHERE key = ${`note_${key}`}`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
+      Effect.mapError(failed("read"))
+    )
+
+  const setNote = (key: string, value: string | undefined) =>
+    (value === undefined
+      ? sql`DELETE FROM recall_meta WHERE key = ${`note_${key}`}`
+      : sql`INSERT OR REPLACE INTO recall_meta (key, value) VALUES (${`note_${key}`}, ${value})`).pipe(
+        Effect.asVoid,
+        Effect.mapError(failed("write"))
+      )
+
   return RecallStore.of({
+    note,
+    setNote,
     sessionStates,
     resetSession,
     appendMessages,

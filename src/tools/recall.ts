@@ -2,13 +2,12 @@ import { Effect, Schema } from "effect"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { Recall, type RecallError } from "../recall/Recall.js"
-import { type LoadResult, RecallDate, type SearchResult } from "../recall/schema.js"
+import { loadText, searchText } from "../recall/format.js"
+import { RecallDate } from "../recall/schema.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 
 /** Characters of one load page: under the output compaction threshold, so a page reaches the model whole. */
 export const recallLoadChars = 10_000
-/** Characters of a hit shown by a search; `load` gives the messages whole. */
-const previewChars = 1_200
 
 const Index = Schema.Int.pipe(Schema.nonNegative())
 
@@ -39,32 +38,6 @@ export const recallTool: ToolMetadata = {
   idempotent: true,
   timeoutMs: 30_000,
   scope: "read"
-}
-
-const day = (iso: string) => iso.slice(0, 16).replace("T", " ")
-
-const searchText = (result: SearchResult): string => {
-  if (result.hits.length === 0) return `No past conversation or file matches "${result.query}".`
-  const lines = result.hits.map((hit, i) => {
-    const where = hit.source === "session"
-      ? `session ${hit.sessionId} messages ${hit.messageStart}-${hit.messageEnd}`
-      : `file ${hit.path}`
-    const when = hit.startedAt === hit.endedAt ? day(hit.startedAt) : `${day(hit.startedAt)} → ${day(hit.endedAt)}`
-    const distance = hit.distance === null ? "" : `, distance ${hit.distance.toFixed(3)}`
-    const preview = hit.text.length > previewChars
-      ? `${hit.text.slice(0, previewChars)}… [${hit.text.length - previewChars} more characters: load the messages]`
-      : hit.text
-    return `${i + 1}. ${where} (${when}${distance})\n${preview}`
-  })
-  const mode = result.mode === "hybrid" ? "" : "\n(keyword search only: embeddings are unavailable)"
-  return `${lines.join("\n\n")}${mode}`
-}
-
-const loadText = (result: LoadResult, end: number): string => {
-  const body = result.messages.map((m) => `[${m.index}] ${m.role} (${day(m.at)}):\n${m.text}`).join("\n\n")
-  return result.nextMessageStart === null
-    ? body
-    : `${body}\n\n[messages ${result.nextMessageStart}-${end} not shown yet: load again with messageStart ${result.nextMessageStart}]`
 }
 
 const failure = (error: RecallError) =>
