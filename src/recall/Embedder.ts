@@ -109,21 +109,30 @@ export const layerTest = (options: {
     )
   })
 
-/** The embedder a loaded config asks for: the provider's `/embeddings`, or none (`embeddingModel: false`, no default). */
-export const layerFromLoaded = (
+/** What a loaded config asks for: the provider's `/embeddings` with these settings, or none and why. */
+export const embeddingChoice = (
   loaded: Pick<LoadedConfig, "config" | "env">
-): Layer.Layer<Embedder, never, HttpClient.HttpClient> =>
+): Either.Either<ModelSettings, string> =>
   Either.match(resolveEmbeddingSettings(loaded), {
-    onLeft: (error) => layerNone(`embeddings are unavailable: ${error.message}`),
+    onLeft: (error) => Either.left(`embeddings are unavailable: ${error.message}`),
     onRight: Option.match({
       onNone: () =>
-        layerNone(
+        Either.left(
           loaded.config.embeddingModel === false
             ? "embeddingModel is false"
             : `provider "${loaded.config.provider}" has no default embedding model (set "embeddingModel")`
         ),
-      onSome: (settings) => Layer.effect(Embedder, makeHttp(settings))
+      onSome: (settings) => Either.right(settings)
     })
+  })
+
+/** The embedder a loaded config asks for: the provider's `/embeddings`, or none (`embeddingModel: false`, no default). */
+export const layerFromLoaded = (
+  loaded: Pick<LoadedConfig, "config" | "env">
+): Layer.Layer<Embedder, never, HttpClient.HttpClient> =>
+  Either.match(embeddingChoice(loaded), {
+    onLeft: layerNone,
+    onRight: (settings) => Layer.effect(Embedder, makeHttp(settings))
   })
 
 export const layerFromConfig: Layer.Layer<Embedder, never, AgentConfig | HttpClient.HttpClient> = Layer.unwrapEffect(

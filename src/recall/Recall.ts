@@ -6,17 +6,9 @@ import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
 import { type IndexProgress, indexFiles, indexSessions } from "./indexing.js"
+import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
-import {
-  EmbeddingStatus,
-  type LoadRequest,
-  LoadResult,
-  RecallHit,
-  RecallMessage,
-  RecallStats,
-  type SearchRequest,
-  SearchResult
-} from "./schema.js"
+import { type LoadRequest, LoadResult, RecallHit, RecallMessage, type SearchRequest, SearchResult } from "./schema.js"
 
 /** Recall failed: the index could not be read or written, or a request named something that is not there. */
 export class RecallError extends Schema.TaggedError<RecallError>()("RecallError", {
@@ -50,12 +42,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const onePass = yield* Effect.makeSemaphore(1)
     const backfilling = yield* Ref.make(false)
     /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
-    // Another process (the running agent) may have learnt it: the note names the model it is about.
-    const noted = yield* store.note("keyword_reason").pipe(Effect.orElseSucceed(() => Option.none<string>()))
-    const notedReason = Option.flatMap(noted, (text) => {
-      const [model, ...reason] = text.split("\t")
-      return Option.isSome(embedder.model) && model === embedder.model.value ? Option.some(reason.join("\t")) : Option.none()
-    })
+    // Another process (the running agent) may have learnt it.
+    const notedReason = yield* notedKeywordReason(store, embedder.model).pipe(Effect.orElseSucceed(() => Option.none<string>()))
     const keywordReason = yield* Ref.make<Option.Option<string>>(
       Option.isNone(embedder.model) ? Option.some(embedder.offReason) : notedReason
     )
@@ -65,7 +53,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       error.reason === "unsupported"
         ? Effect.zipRight(
           Ref.set(keywordReason, Option.some(error.message)),
-          store.setNote("keyword_reason", `${Option.getOrElse(embedder.model, () => "")}\t${error.message}`).pipe(
+          store.setNote("keyword_reason", keywordNote(embedder.model, error.message)).pipe(
             Effect.catchAll((e) => Effect.logWarning(`kern: ${e.message}`))
           )
         )
@@ -130,14 +118,6 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       () => sync,
       () => Effect.zipRight(Ref.set(backfilling, false), Effect.ignoreLogged(store.setNote("backfill", undefined)))
     )
-
-    /** Whether a backfill runs here, or, as noted in kern.db, in the runtime that holds the folder (`holderAlive`). */
-    const backfillRunning = (holderAlive: boolean) =>
-      Effect.gen(function*() {
-        if (yield* Ref.get(backfilling)) return true
-        if (!holderAlive) return false
-        return Option.isSome(yield* store.note("backfill").pipe(Effect.orElseSucceed(() => Option.none<string>())))
-      })
 
     const search = (request: SearchRequest) =>
       Effect.gen(function*() {
@@ -210,32 +190,17 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         })
       }).pipe(Effect.withSpan("kern.recall.load"))
 
-    /** The index's figures; `holderAlive`: another live process runs the agent (its backfill is reported too). */
-    const statsWith = (holderAlive: boolean) => Effect.gen(function*() {
-      const counts = yield* store.counts.pipe(Effect.mapError(storage))
-      const space = yield* store.vectorSpace.pipe(Effect.mapError(storage))
-      const reason = yield* Ref.get(keywordReason)
-      const error = yield* Ref.get(lastEmbeddingError)
-      const embedding = Option.isSome(reason)
-        ? new EmbeddingStatus({ mode: "keyword", model: Option.getOrNull(embedder.model), dimension: null, reason: reason.value })
-        : new EmbeddingStatus({
-          mode: "vectors",
-          model: Option.getOrNull(embedder.model),
-          dimension: Option.match(space, { onNone: () => null, onSome: (s) => s.dimension }),
-          reason: Option.getOrNull(error)
+    /** The index's figures; `holderAlive`: another live process runs the agent (its noted backfill is real). */
+    const statsWith = (holderAlive: boolean) =>
+      Effect.gen(function*() {
+        const here = yield* Ref.get(backfilling)
+        return yield* readStats(store, {
+          model: embedder.model,
+          keywordReason: yield* Ref.get(keywordReason),
+          lastError: yield* Ref.get(lastEmbeddingError),
+          backfillRunning: here || (yield* notedBackfill(store, holderAlive))
         })
-      return new RecallStats({
-        messages: counts.messages,
-        chunks: counts.chunks,
-        unembedded: counts.unembedded,
-        sessions: counts.sessions,
-        files: counts.files,
-        from: counts.fromMs === null ? null : iso(counts.fromMs),
-        to: counts.toMs === null ? null : iso(counts.toMs),
-        backfillRunning: yield* backfillRunning(holderAlive),
-        embedding
-      })
-    }).pipe(Effect.withSpan("kern.recall.stats"))
+      }).pipe(Effect.mapError(storage))
 
     const stats = statsWith(false)
 

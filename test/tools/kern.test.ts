@@ -49,7 +49,8 @@ const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo,
   const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
   const log = Layer.merge(EventLog.layerSql, PairingStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
-  return Layer.mergeAll(config, log, info, platform).pipe(Layer.orDie)
+  const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform)))
+  return Layer.mergeAll(config, log, info, platform, recall).pipe(Layer.orDie)
 }
 
 const recordEvent = (input: Partial<EventLog.EventInput> & Pick<EventLog.EventInput, "decisionKey" | "status">) =>
