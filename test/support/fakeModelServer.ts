@@ -98,6 +98,8 @@ export interface FakeModelServerShape {
   /** Queues replies; each model request takes the next one (embeddings take none). */
   readonly reply: (...replies: ReadonlyArray<FakeReply>) => Effect.Effect<void>
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** The requests to the model itself (`/responses`, `/chat/completions`): the agent's recall also embeds. */
+  readonly modelRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Scripts `/embeddings` (see EmbeddingScript). */
   readonly embeddings: (script: EmbeddingScript) => Effect.Effect<void>
   /** Waits (without timers) until at least `count` requests have arrived. */
@@ -258,6 +260,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     baseURL: `http://127.0.0.1:${port}/v1`,
     reply: (...replies) => Ref.update(queue, (queued) => [...queued, ...replies]),
     requests: SubscriptionRef.get(recorded),
+    modelRequests: Effect.map(SubscriptionRef.get(recorded), (all) => all.filter((r) => r.path !== "/embeddings")),
     embeddings: (script) => Ref.set(embeddingScript, script),
     awaitRequests: (count) =>
       recorded.changes.pipe(
