@@ -90,6 +90,8 @@ export interface RecordedRequest {
 export interface EmbeddingScript {
   readonly bagOfWords?: { readonly dimensions: number; readonly synonyms?: Readonly<Record<string, string>> }
   readonly status?: number
+  /** Waits this long before answering (on the server's Clock): an embedder that is slow to answer. */
+  readonly delay?: Duration.DurationInput
 }
 
 export interface FakeModelServerShape {
@@ -232,6 +234,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     if (path === "/responses" || path === "/chat/completions") return yield* answer(path, body, all.length)
     if (path === "/embeddings") {
       const script = yield* Ref.get(embeddingScript)
+      if (script.delay !== undefined) yield* Effect.sleep(script.delay)
       if (script.status !== undefined) {
         return HttpServerResponse.text(errorJson(script.status), { status: script.status, contentType: "application/json" })
       }
