@@ -39,6 +39,8 @@ export const formatEvent = (event: TurnEvent): string => {
       return event.reply === "" || event.reply.endsWith("\n") ? "" : "\n"
     case "usage":
       return ""
+    case "recall":
+      return `  (recalled ${event.hits.length} earlier conversation${event.hits.length === 1 ? "" : "s"}, ${event.tokens} tokens)\n`
   }
 }
 

@@ -4,11 +4,20 @@ import { Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
+import { type AutoRecallOptions, autoRecallCandidates, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
 import { type IndexProgress, indexFiles, indexSessions } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
-import { type LoadRequest, LoadResult, RecallHit, RecallMessage, type SearchRequest, SearchResult } from "./schema.js"
+import {
+  type LoadRequest,
+  LoadResult,
+  type RecallExclude,
+  RecallHit,
+  RecallMessage,
+  type SearchRequest,
+  SearchResult
+} from "./schema.js"
 
 /** Recall failed: the index could not be read or written, or a request named something that is not there. */
 export class RecallError extends Schema.TaggedError<RecallError>()("RecallError", {
@@ -219,6 +228,21 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         return yield* pass({ onProgress })
       }).pipe(Effect.withSpan("kern.recall.reindex"))
 
-    return { enabled: config.recall, search, load, stats, statsWith, sync, syncSession, backfill, reindex } as const
+    /**
+     * What auto-recall adds to a turn (see autoRecall.ts), or undefined: nothing qualifies, the turn does not want
+     * it, or recall failed (logged; a turn never fails for it).
+     */
+    const autoRecall = (options: AutoRecallOptions, query: string, inContext: ReadonlyArray<RecallExclude>) =>
+      !config.recall || !wantsAutoRecall(options, query)
+        ? Effect.succeed(undefined)
+        : Effect.gen(function*() {
+          const result = yield* search({ query, limit: autoRecallCandidates, exclude: inContext })
+          return selectAutoRecall(options, query, result.hits, inContext, yield* tokenizer.counter)
+        }).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: auto-recall skipped: ${error.message}`), undefined)),
+          Effect.withSpan("kern.recall.autoRecall")
+        )
+
+    return { enabled: config.recall, search, load, stats, statsWith, sync, syncSession, backfill, reindex, autoRecall } as const
   })
 }) {}
