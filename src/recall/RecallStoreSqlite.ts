@@ -1,12 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import {
-  type ChunkRow,
   type ChunkVector,
   type IndexedMessage,
   type NewChunk,
-  type Ranked,
   RecallStore,
   RecallStoreError,
   type SessionState,
@@ -19,7 +17,7 @@ import {
 
 const batchRows = 400
 
-const failed = (what: string) => (error: SqlError) =>
+const failed = (what: string) => (error: SqlError | { readonly message: string }) =>
   new RecallStoreError({ message: `could not ${what} the recall index in kern.db: ${error.message}` })
 
 /** A Float32Array as the bytes sqlite-vec reads (the SQL layer binds Uint8Array as a blob). */
@@ -29,6 +27,46 @@ export const vectorBlob = (vector: Float32Array): Uint8Array => new Uint8Array(v
 export const ftsQuery = (text: string): string | undefined => {
   const words = [...new Set((text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []))].slice(0, 64)
   return words.length === 0 ? undefined : words.map((word) => `"${word}"`).join(" OR ")
+}
+
+const Int = Schema.Number
+const Nullable = Schema.NullOr(Schema.String)
+
+const SessionStateRow = Schema.Struct({
+  sessionId: Schema.String,
+  dev: Schema.String,
+  ino: Schema.String,
+  offset: Int,
+  messages: Int,
+  chunked: Int
+})
+const MessageRow = Schema.Struct({ idx: Int, role: Schema.String, atMs: Int, toolCalls: Int, text: Schema.String })
+const ChunkRowSchema = Schema.Struct({
+  id: Int,
+  source: Schema.Literal("session", "file"),
+  sessionId: Nullable,
+  path: Nullable,
+  messageStart: Int,
+  messageEnd: Int,
+  startMs: Int,
+  endMs: Int,
+  text: Schema.String
+})
+const RankedRow = Schema.Struct({ id: Int, score: Schema.Number })
+const CountRowSchema = Schema.Struct({
+  messages: Int,
+  chunks: Int,
+  unembedded: Int,
+  sessions: Int,
+  files: Int,
+  fromMs: Schema.NullOr(Int),
+  toMs: Schema.NullOr(Int)
+})
+
+/** Rows decoded with their Schema: a table that is not what this kern wrote is an error naming the column. */
+const decoded = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Schema.Array(schema))
+  return <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(rows, (list) => decode(list))
 }
 
 const chunkColumns = (chunk: NewChunk) => ({
@@ -42,15 +80,6 @@ const chunkColumns = (chunk: NewChunk) => ({
   text: chunk.text
 })
 
-interface CountRow {
-  readonly messages: number
-  readonly chunks: number
-  readonly unembedded: number
-  readonly sessions: number
-  readonly files: number
-  readonly fromMs: number | null
-  readonly toMs: number | null
-}
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -84,7 +113,8 @@ export const make = Effect.gen(function*() {
         yield* sql`INSERT INTO recall_fts (rowid, text) VALUES (${row!.id}, ${chunk.text})`
       }), { discard: true })
 
-  const sessionStates = sql<SessionState>`SELECT * FROM recall_sessions`.pipe(
+  const sessionStates: Effect.Effect<ReadonlyArray<SessionState>, RecallStoreError> = sql`SELECT * FROM recall_sessions`.pipe(
+    decoded(SessionStateRow),
     Effect.mapError(failed("read")),
     Effect.withSpan("kern.recall.store.sessionStates")
   )
@@ -114,8 +144,9 @@ export const make = Effect.gen(function*() {
         messages = excluded.messages, chunked = excluded.chunked`
     }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.appendMessages"))
 
-  const messageRows = (rows: Effect.Effect<ReadonlyArray<IndexedMessage & { readonly idx: number }>, SqlError>) =>
-    Effect.map(rows, (list) => list.map((row) => ({ ...row, index: row.idx })))
+  const messageRows = (rows: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    Effect.map(decoded(MessageRow)(rows), (list) =>
+      list.map((row): IndexedMessage => ({ index: row.idx, role: row.role, atMs: row.atMs, toolCalls: row.toolCalls, text: row.text })))
 
   const messagesFrom = (sessionId: string, from: number) =>
     messageRows(sql`SELECT * FROM recall_messages WHERE session_id = ${sessionId} AND idx >= ${from} ORDER BY idx`).pipe(
@@ -151,7 +182,8 @@ export const make = Effect.gen(function*() {
     }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
 
   const unembedded = (limit: number) =>
-    sql<ChunkRow>`SELECT * FROM recall_chunks WHERE embedded = 0 ORDER BY id LIMIT ${limit}`.pipe(
+    sql`SELECT * FROM recall_chunks WHERE embedded = 0 ORDER BY id LIMIT ${limit}`.pipe(
+      decoded(ChunkRowSchema),
       Effect.mapError(failed("read"))
     )
 
@@ -202,18 +234,19 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (!(yield* hasVecTable)) return []
       const blob = vectorBlob(query)
-      return yield* sql<Ranked>`WITH candidates AS (
+      return yield* decoded(RankedRow)(sql`WITH candidates AS (
           SELECT chunk_id FROM recall_vec
           WHERE bits MATCH vec_quantize_binary(${blob}) AND k = ${BigInt(candidates)} AND ${windowOf(window, "start_ms", "end_ms")}
         )
         SELECT v.chunk_id AS id, vec_distance_cosine(v.embedding, ${blob}) AS score
         FROM candidates c JOIN recall_vectors v ON v.chunk_id = c.chunk_id
-        ORDER BY score`
+        ORDER BY score`)
     }).pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.vectorSearch"))
 
   const exactVectorSearch = (query: Float32Array, limit: number) =>
-    sql<Ranked>`SELECT chunk_id AS id, vec_distance_cosine(embedding, ${vectorBlob(query)}) AS score
+    sql`SELECT chunk_id AS id, vec_distance_cosine(embedding, ${vectorBlob(query)}) AS score
       FROM recall_vectors ORDER BY score LIMIT ${limit}`.pipe(
+      decoded(RankedRow),
       Effect.mapError(failed("search")),
       Effect.withSpan("kern.recall.store.exactVectorSearch")
     )
@@ -221,18 +254,22 @@ export const make = Effect.gen(function*() {
   const keywordSearch = (query: string, limit: number, window: TimeWindow) => {
     const match = ftsQuery(query)
     if (match === undefined) return Effect.succeed([])
-    return sql<Ranked>`SELECT f.rowid AS id, bm25(recall_fts) AS score
+    return sql`SELECT f.rowid AS id, bm25(recall_fts) AS score
       FROM recall_fts f JOIN recall_chunks c ON c.id = f.rowid
       WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")}
-      ORDER BY score LIMIT ${limit}`.pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.keywordSearch"))
+      ORDER BY score LIMIT ${limit}`.pipe(
+      decoded(RankedRow),
+      Effect.mapError(failed("search")),
+      Effect.withSpan("kern.recall.store.keywordSearch")
+    )
   }
 
   const chunks = (ids: ReadonlyArray<number>) =>
     ids.length === 0
       ? Effect.succeed([])
-      : sql<ChunkRow>`SELECT * FROM recall_chunks WHERE id IN ${sql.in(ids)}`.pipe(Effect.mapError(failed("read")))
+      : sql`SELECT * FROM recall_chunks WHERE id IN ${sql.in(ids)}`.pipe(decoded(ChunkRowSchema), Effect.mapError(failed("read")))
 
-  const counts = sql<CountRow>`SELECT
+  const counts = sql`SELECT
       (SELECT count(*) FROM recall_messages) AS messages,
       (SELECT count(*) FROM recall_chunks) AS chunks,
       (SELECT count(*) FROM recall_chunks WHERE embedded = 0) AS unembedded,
@@ -240,6 +277,7 @@ export const make = Effect.gen(function*() {
       (SELECT count(*) FROM recall_files) AS files,
       (SELECT min(at_ms) FROM recall_messages) AS from_ms,
       (SELECT max(at_ms) FROM recall_messages) AS to_ms`.pipe(
+    decoded(CountRowSchema),
     Effect.map((rows): StoreCounts => rows[0] ?? { messages: 0, chunks: 0, unembedded: 0, sessions: 0, files: 0, fromMs: null, toMs: null }),
     Effect.mapError(failed("read")),
     Effect.withSpan("kern.recall.store.counts")
