@@ -75,7 +75,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
      * Embeds chunks that have no vector, 100 at a time. The first answer gives the dimension; a model or dimension
      * other than the stored one drops every vector, and the loop then embeds all chunks again from their text.
      */
-    const embedPending = Effect.gen(function*() {
+    const embedPending = (options: { readonly batches?: number; readonly newestFirst?: boolean } = {}) => Effect.gen(function*() {
       if (Option.isNone(embedder.model) || Option.isSome(yield* Ref.get(keywordReason))) return
       const model = embedder.model.value
       let space = yield* store.vectorSpace
@@ -87,8 +87,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         yield* store.resetVectors(fresh)
         space = Option.some(fresh)
       }
-      for (;;) {
-        const rows = yield* store.unembedded(100)
+      for (let batch = 0; batch < (options.batches ?? Infinity); batch++) {
+        const rows = yield* store.unembedded(100, options.newestFirst)
         if (rows.length === 0) return
         const vectors = yield* Effect.either(embedder.embed(rows.map((row) => row.text)))
         if (vectors._tag === "Left") return yield* offline(vectors.left)
@@ -111,7 +111,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         const count = yield* tokenizer.counter
         const messages = yield* indexSessions(store, count, paths.sessionsDir, options)
         if (options.only === undefined) yield* indexFiles(store, count, paths.dir)
-        yield* embedPending
+        // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
+        yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
         return messages
       })).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(storage))
 

@@ -97,7 +97,8 @@ export interface RecallStoreShape {
   readonly fileHashes: E<ReadonlyMap<string, string>>
   /** Replaces a file's chunks (hash undefined: the file is gone). */
   readonly replaceFile: (path: string, hash: string | undefined, chunks: ReadonlyArray<NewChunk>) => E<void>
-  readonly unembedded: (limit: number) => E<ReadonlyArray<ChunkRow>>
+  /** Chunks without a vector, oldest first (or newest first: a one-shot chat embeds its own turn, not the backlog). */
+  readonly unembedded: (limit: number, newestFirst?: boolean) => E<ReadonlyArray<ChunkRow>>
   readonly vectorSpace: E<Option.Option<VectorSpace>>
   /** Drops every vector and records the new space: the chunks are embedded again from their stored text. */
   readonly resetVectors: (space: VectorSpace) => E<void>

@@ -181,8 +181,10 @@ export const make = Effect.gen(function*() {
         ON CONFLICT (path) DO UPDATE SET hash = excluded.hash`
     }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
 
-  const unembedded = (limit: number) =>
-    sql`SELECT * FROM recall_chunks WHERE embedded = 0 ORDER BY id LIMIT ${limit}`.pipe(
+  const unembedded = (limit: number, newestFirst = false) =>
+    (newestFirst
+      ? sql`SELECT * FROM recall_chunks WHERE embedded = 0 ORDER BY id DESC LIMIT ${limit}`
+      : sql`SELECT * FROM recall_chunks WHERE embedded = 0 ORDER BY id LIMIT ${limit}`).pipe(
       decoded(ChunkRowSchema),
       Effect.mapError(failed("read"))
     )

@@ -123,6 +123,24 @@ describe("recall search", () => {
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "b", dimensions: 48 }))))
     }))
 
+  it.live("a one-shot chat's pass embeds its own newest chunks (one batch); the backlog waits for a full pass", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const turns = Array.from({ length: 150 }, (_, i) => [user(`question ${i}`), answer(`answer ${i}`)]).flat()
+      appendLines(sessionPath(dir, sid), header(sid), ...turns)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        expect(yield* recall.syncSession(sid)).toBe(300)
+        const stats = yield* recall.stats
+        expect(stats).toMatchObject({ chunks: 150, unembedded: 50 })
+        const sql = yield* SqlClient.SqlClient
+        const newest = yield* sql<{ readonly embedded: number }>`SELECT embedded FROM recall_chunks ORDER BY id DESC LIMIT 1`
+        expect(newest[0]!.embedded).toBe(1)
+        yield* recall.sync
+        expect((yield* recall.stats).unembedded).toBe(0)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 16 }))))
+    }))
+
   it.scopedLive("an endpoint answering 404 gives keyword-only recall that still works, and says why", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
