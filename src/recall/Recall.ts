@@ -108,9 +108,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const pass = (options: { readonly only?: string; readonly onProgress?: (p: IndexProgress) => Effect.Effect<void> }) =>
       onePass.withPermits(1)(Effect.gen(function*() {
         if (!config.recall) return 0
-        const count = yield* tokenizer.counter
-        const messages = yield* indexSessions(store, count, paths.sessionsDir, options)
-        if (options.only === undefined) yield* indexFiles(store, count, paths.dir)
+        const messages = yield* indexSessions(store, tokenizer.counter, paths.sessionsDir, options)
+        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, paths.dir)
         // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
         yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
         return messages

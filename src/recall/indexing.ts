@@ -5,7 +5,7 @@ import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
 import type { TokenCounter } from "../model/tokenizer.js"
 import { isNotFound } from "../storage/missingFile.js"
-import { chunkFile, chunkTurns, indexedMessage } from "./chunking.js"
+import { chunkFile, chunkTurns, indexedMessage, maxChunkTokens } from "./chunking.js"
 import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
 import { readSessionTail } from "./sessionTail.js"
 
@@ -19,13 +19,23 @@ export interface IndexProgress {
   readonly messages: number
 }
 
+/** The UTF-8 length: a token count's upper bound, exact enough wherever a text's bytes are within the limit. */
+const bytes = (text: string) => Buffer.byteLength(text, "utf8")
+
+/**
+ * The counter texts of `total` bytes need: the encoder (loaded on first use, ~0.25 s) only when they could exceed a
+ * chunk; a chat's short turn never loads it.
+ */
+const counterFor = (counter: Effect.Effect<TokenCounter>, total: number) =>
+  total <= maxChunkTokens ? Effect.succeed(bytes) : counter
+
 const fileError = (what: string) => (error: PlatformError) =>
   Effect.logWarning(`kern: recall could not index ${what}: ${error.message}`)
 
 /** Stores a session's new messages in slices, then chunks its finished turns. Returns messages added. */
 const indexSession = (
   store: RecallStoreShape,
-  count: TokenCounter,
+  counter: Effect.Effect<TokenCounter>,
   path: string,
   sessionId: string,
   known: SessionState | undefined
@@ -60,6 +70,7 @@ const indexSession = (
       return 0
     }
     const pending = yield* store.messagesFrom(sessionId, from.chunked)
+    const count = yield* counterFor(counter, pending.reduce((sum, m) => sum + bytes(m.text) + m.role.length + 3, 0))
     const { chunkedUntil, chunks } = chunkTurns(sessionId, pending, count)
     for (let i = 0; i < chunks.length; i += sliceChunks) {
       const next = chunks[i + sliceChunks]
@@ -91,7 +102,7 @@ const sessionFiles = (sessionsDir: string) =>
  */
 export const indexSessions = (
   store: RecallStoreShape,
-  count: TokenCounter,
+  counter: Effect.Effect<TokenCounter>,
   sessionsDir: string,
   options: { readonly only?: string | undefined; readonly onProgress?: ((p: IndexProgress) => Effect.Effect<void>) | undefined } = {}
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
@@ -105,7 +116,7 @@ export const indexSessions = (
     let messages = 0
     let done = 0
     for (const file of files) {
-      messages += yield* indexSession(store, count, file.path, file.sessionId, states.get(file.sessionId)).pipe(
+      messages += yield* indexSession(store, counter, file.path, file.sessionId, states.get(file.sessionId)).pipe(
         Effect.catchTag("SystemError", "BadArgument", (error) => Effect.as(fileError(file.path)(error), 0))
       )
       done++
@@ -126,7 +137,7 @@ const markdownUnder = (dir: string, root: string) =>
 /** Indexes knowledge/ and notes/ files whose content changed (by SHA-256), and forgets removed ones. */
 export const indexFiles = (
   store: RecallStoreShape,
-  count: TokenCounter,
+  counter: Effect.Effect<TokenCounter>,
   agentDir: string
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -148,6 +159,7 @@ export const indexFiles = (
       const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
       if (known.get(path) === hash) continue
       const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+      const count = yield* counterFor(counter, bytes(text) + bytes(path) + 1)
       yield* store.replaceFile(path, hash, chunkFile(path, text, mtimeMs, count))
       changed++
     }
