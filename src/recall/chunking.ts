@@ -111,7 +111,9 @@ const pack = (
 export const chunkTurns = (
   sessionId: string,
   pending: ReadonlyArray<IndexedMessage>,
-  count: TokenCounter
+  count: TokenCounter,
+  /** More messages follow this page: its last turn goes on past it, unless it is the page's only turn (then cut here). */
+  morePages = false
 ): { readonly chunks: ReadonlyArray<NewChunk>; readonly chunkedUntil: number | undefined } => {
   const turns: Array<Array<IndexedMessage>> = []
   for (const message of pending) {
@@ -119,8 +121,10 @@ export const chunkTurns = (
     else turns[turns.length - 1]!.push(message)
   }
   const last = turns.at(-1)
-  const lastDone = last !== undefined && last.length > 1 && last[last.length - 1]!.role === "assistant" &&
-    last[last.length - 1]!.toolCalls === 0
+  const lastDone = morePages
+    ? turns.length === 1
+    : last !== undefined && last.length > 1 && last[last.length - 1]!.role === "assistant" &&
+      last[last.length - 1]!.toolCalls === 0
   const done = lastDone ? turns : turns.slice(0, -1)
   const chunks = done.flatMap((turn) =>
     pack(turn.map((message) => ({ index: message.index, atMs: message.atMs, text: chunkLine(message) })), count).map((piece): NewChunk => ({

@@ -11,7 +11,6 @@ import { readSessionTail } from "./sessionTail.js"
 
 /** Messages stored per transaction: each is a synchronous stretch of SQLite, so a backfill never holds a turn up long. */
 const sliceMessages = 2_000
-const sliceChunks = 500
 
 export interface IndexProgress {
   readonly sessions: number
@@ -69,17 +68,20 @@ const indexSession = (
       yield* store.appendMessages({ ...from, dev, ino, offset: tail.offset }, [])
       return 0
     }
-    const pending = yield* store.messagesFrom(sessionId, from.chunked)
-    const count = yield* counterFor(counter, pending.reduce((sum, m) => sum + bytes(m.text) + m.role.length + 3, 0))
-    const { chunkedUntil, chunks } = chunkTurns(sessionId, pending, count)
-    for (let i = 0; i < chunks.length; i += sliceChunks) {
-      const next = chunks[i + sliceChunks]
-      yield* store.addSessionChunks(
-        sessionId,
-        next === undefined ? (chunkedUntil ?? from.chunked) : next.messageStart,
-        chunks.slice(i, i + sliceChunks)
-      )
+    // Chunked a page of messages at a time: each page is one short synchronous stretch, never the whole backlog.
+    let chunked = from.chunked
+    const end = from.messages + indexed.length
+    while (chunked < end) {
+      const page = yield* store.messagesIn(sessionId, chunked, chunked + sliceMessages - 1)
+      if (page.length === 0) break
+      const count = yield* counterFor(counter, page.reduce((sum, m) => sum + bytes(m.text) + m.role.length + 3, 0))
+      const full = page.length === sliceMessages && chunked + sliceMessages < end
+      const { chunkedUntil, chunks } = chunkTurns(sessionId, page, count, full)
+      const next = chunkedUntil ?? chunked
+      yield* store.addSessionChunks(sessionId, next, chunks)
       yield* Effect.yieldNow()
+      if (next === chunked) break
+      chunked = next
     }
     return indexed.length
   }).pipe(Effect.withSpan("kern.recall.indexSession", { attributes: { sessionId } }))

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Fiber, Layer, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -9,6 +9,14 @@ import { Recall } from "../../src/recall/Recall.js"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as Database from "../../src/storage/Database.js"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { type ChildProcess, spawn } from "node:child_process"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import { openActiveSession } from "../../src/agent/activeSession.js"
+import { TurnRunner } from "../../src/agent/TurnRunner.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
 import type { Bench } from "./bench.js"
 import { benchAgent, storeLayer } from "./fixtures.js"
 
@@ -156,8 +164,82 @@ const indexThroughput = async () => {
   return { samples }
 }
 
+const root = NodePath.resolve(import.meta.dirname, "../..")
+
+/** The fake model server in a child process (answering "ok"), so its work is not on this process's event loop. */
+const startServer = () =>
+  new Promise<{ readonly baseURL: string; readonly child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/fakeModelServerProcess.ts"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      const line = out.split("\n")[0]
+      if (out.includes("\n") && line !== undefined) resolve({ baseURL: line.trim(), child })
+    })
+    child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
+  })
+
+const backfillMessages = 75_000
+const overheadTurns = 10
+
+/**
+ * Wall time of a one-step turn while the recall backfill of a 75,000-message session runs in the same process,
+ * against the same turn with the indexer idle (the baseline, measured first in the same run).
+ */
+const turnDuringBackfill = async () => {
+  const server = await startServer()
+  const agent = benchAgent(1_000, { model: "bench-model", baseURL: server.baseURL, embeddingModel: false })
+  writeSessionFixture(agent.dir, backfillMessages, "20200101-000000-000-0000")
+  try {
+    const layer = agentRuntimeLayer(agent.dir, { command: "kern bench", waitSeconds: 0 }).pipe(
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-bench" })),
+      Layer.provide(NodeContext.layer)
+    )
+    return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { session } = yield* openActiveSession()
+      const queue = yield* MessageQueue
+      const runner = yield* TurnRunner
+      const recall = yield* Recall
+      const turn = (i: number) =>
+        Effect.gen(function*() {
+          yield* queue.offer({ interface: "bench", channel: "bench", userId: "u", text: `turn ${i}` })
+          const message = yield* queue.next
+          const start = performance.now()
+          const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
+          const ms = performance.now() - start
+          yield* queue.endTurn
+          if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
+          return ms
+        })
+      const baseline: Array<number> = []
+      for (let i = 0; i < overheadTurns + 3; i++) {
+        const ms = yield* turn(i)
+        if (i >= 3) baseline.push(ms)
+      }
+      const backfill = yield* Effect.fork(recall.backfill)
+      yield* Effect.yieldNow()
+      const samples: Array<number> = []
+      for (let i = 0; samples.length < overheadTurns; i++) {
+        if (Option.isSome(yield* Fiber.poll(backfill))) break
+        samples.push(yield* turn(100 + i))
+      }
+      const indexed = yield* backfill.await
+      process.stderr.write(`  ${samples.length} turns during the backfill (${JSON.stringify(indexed._tag)})\n`)
+      if (samples.length < 3) return yield* Effect.die("the backfill ended before three turns ran beside it")
+      return { samples, baseline }
+    })).pipe(Effect.provide(layer)))
+  } finally {
+    server.child.kill()
+    agent.remove()
+  }
+}
+
 export const benches: ReadonlyArray<Bench> = [
   { name: "recall.search.100k", unit: "ms", run: search100k },
-  { name: "recall.index.throughput", unit: "messages/s", run: indexThroughput }
+  { name: "recall.index.throughput", unit: "messages/s", run: indexThroughput },
+  { name: "recall.turn.during-backfill", unit: "ms (turn wall time)", run: turnDuringBackfill }
 ]
 
