@@ -6,7 +6,7 @@ import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
 import { type AutoRecallOptions, autoRecallCandidates, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
-import { type IndexProgress, indexFiles, indexSessions } from "./indexing.js"
+import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
 import {
@@ -101,7 +101,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
           space = Option.some(fresh)
         }
         yield* store.putVectors(dimension, rows.map((row, i) => ({ id: row.id, vector: vectors.right[i]!, startMs: row.startMs, endMs: row.endMs })))
-        yield* Effect.yieldNow()
+        yield* yieldToEventLoop
       }
     }).pipe(Effect.withSpan("kern.recall.embedPending"))
 

@@ -10,13 +10,22 @@ import { type RecallStoreError, type RecallStoreShape, type SessionState } from 
 import { readSessionTail } from "./sessionTail.js"
 
 /** Messages stored per transaction: each is a synchronous stretch of SQLite, so a backfill never holds a turn up long. */
-const sliceMessages = 2_000
+const sliceMessages = 250
 
 export interface IndexProgress {
   readonly sessions: number
   readonly sessionsDone: number
   readonly messages: number
 }
+
+/**
+ * Lets Node run what is waiting (a turn's socket reads, timers) between two synchronous stretches of SQLite work.
+ * `Effect.yieldNow` only lets other fibers run, in a microtask: I/O callbacks would wait for the whole backfill.
+ */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 /** The UTF-8 length: a token count's upper bound, exact enough wherever a text's bytes are within the limit. */
 const bytes = (text: string) => Buffer.byteLength(text, "utf8")
@@ -62,7 +71,7 @@ const indexSession = (
         last ? { ...from, dev, ino, offset: tail.offset, messages: from.messages + indexed.length } : from,
         indexed.slice(i, i + sliceMessages)
       )
-      yield* Effect.yieldNow()
+      yield* yieldToEventLoop
     }
     if (indexed.length === 0) {
       yield* store.appendMessages({ ...from, dev, ino, offset: tail.offset }, [])
@@ -79,7 +88,7 @@ const indexSession = (
       const { chunkedUntil, chunks } = chunkTurns(sessionId, page, count, full)
       const next = chunkedUntil ?? chunked
       yield* store.addSessionChunks(sessionId, next, chunks)
-      yield* Effect.yieldNow()
+      yield* yieldToEventLoop
       if (next === chunked) break
       chunked = next
     }
