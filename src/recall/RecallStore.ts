@@ -90,7 +90,6 @@ export interface RecallStoreShape {
   readonly resetSession: (sessionId: string) => E<void>
   /** Stores newly read messages and the new reading state, together. */
   readonly appendMessages: (state: SessionState, messages: ReadonlyArray<IndexedMessage>) => E<void>
-  readonly messagesFrom: (sessionId: string, from: number) => E<ReadonlyArray<IndexedMessage>>
   readonly messagesIn: (sessionId: string, start: number, end: number) => E<ReadonlyArray<IndexedMessage>>
   /** Stores a session's finished turns as chunks and moves its `chunked` mark, together. */
   readonly addSessionChunks: (sessionId: string, chunked: number, chunks: ReadonlyArray<NewChunk>) => E<void>

@@ -148,11 +148,6 @@ export const make = Effect.gen(function*() {
     Effect.map(decoded(MessageRow)(rows), (list) =>
       list.map((row): IndexedMessage => ({ index: row.idx, role: row.role, atMs: row.atMs, toolCalls: row.toolCalls, text: row.text })))
 
-  const messagesFrom = (sessionId: string, from: number) =>
-    messageRows(sql`SELECT * FROM recall_messages WHERE session_id = ${sessionId} AND idx >= ${from} ORDER BY idx`).pipe(
-      Effect.mapError(failed("read"))
-    )
-
   const messagesIn = (sessionId: string, start: number, end: number) =>
     messageRows(
       sql`SELECT * FROM recall_messages WHERE session_id = ${sessionId} AND idx BETWEEN ${start} AND ${end} ORDER BY idx`
@@ -305,7 +300,6 @@ export const make = Effect.gen(function*() {
     sessionStates,
     resetSession,
     appendMessages,
-    messagesFrom,
     messagesIn,
     addSessionChunks,
     fileHashes,
