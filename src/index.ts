@@ -55,3 +55,10 @@ export { MessageQueue, type QueuedMessage } from "./agent/MessageQueue.js"
 export { Inbox, InboxEntry, InboxError } from "./agent/Inbox.js"
 export type { TurnEvent } from "./agent/TurnEvent.js"
 export { type ActiveSession, TurnRunner } from "./agent/TurnRunner.js"
+
+// Recall: the index of past conversations.
+export { Recall, RecallError } from "./recall/Recall.js"
+export * as RecallSchema from "./recall/schema.js"
+export * as RecallLayers from "./recall/layers.js"
+export * as Embedder from "./recall/Embedder.js"
+export { Tokenizer } from "./model/tokenizer.js"

@@ -5,6 +5,7 @@ import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
+import { Recall } from "../recall/Recall.js"
 import { openActiveSession } from "./activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
@@ -66,7 +67,19 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
     const report = options.report ?? logReport
     const { problems, session } = yield* openActiveSession({ fresh: options.newSession === true })
     for (const problem of problems) yield* report(`warning: ${problem}`)
+    const recall = yield* Recall
     yield* Effect.addFinalizer(() => summary.settled())
+    // A one-shot use (`kern chat`) leaves its turns findable by the next `kern recall search`: the session's new
+    // lines are indexed before the folder is let go (never during a turn), 30 s at most.
+    yield* Effect.addFinalizer(() =>
+      recall.syncSession(session.id).pipe(
+        Effect.timeout("30 seconds"),
+        Effect.catchTags({
+          TimeoutException: () => report("recall: indexing this session took over 30 s; the next run catches up"),
+          RecallError: (error) => report(`recall: ${error.message}`)
+        })
+      )
+    )
     const oneAtATime = yield* Effect.makeSemaphore(1)
     const send = (text: string, options: SendOptions = {}) =>
       oneAtATime.withPermits(1)(

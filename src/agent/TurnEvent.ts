@@ -1,3 +1,4 @@
+import type { RecallHit } from "../recall/schema.js"
 import type { Usage } from "../session/messages.js"
 import type { QueuedMessage } from "./MessageQueue.js"
 import type { TurnFailure } from "./TurnFailure.js"
@@ -26,6 +27,8 @@ export type TurnEvent =
     readonly failure: typeof TurnFailure.Encoded
   }
   | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }
+  /** Auto-recall added these hits (in `tokens` tokens) before the user's message; shown, never persisted. */
+  | { readonly type: "recall"; readonly query: string; readonly hits: ReadonlyArray<RecallHit>; readonly tokens: number }
 
 /** A turn's (or a step's) token counts and cost: the shape sessions store with each answer. */
 export type TurnUsage = Usage

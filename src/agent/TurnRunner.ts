@@ -1,4 +1,4 @@
-import { LanguageModel, type Toolkit } from "@effect/ai"
+import { LanguageModel, Prompt, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
 import { Clock, DateTime, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -16,6 +16,8 @@ import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { withRecallBlock } from "../recall/autoRecall.js"
+import { Recall } from "../recall/Recall.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
 import { heartbeatInterface, MessageQueue, type QueuedMessage } from "./MessageQueue.js"
@@ -80,6 +82,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const zone = agentZone(config.timezone)
     const prices = priceTable(config.prices)
     const summaries = yield* NotesSummary
+    const recall = yield* Recall
     // Memory files are read again only when they change.
     const files = yield* makeFileCache
     const systemPrompt = buildSystemPromptFrom(files).pipe(
@@ -124,6 +127,18 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         yield* append(yield* userMessage(message))
         yield* recorded(message)
 
+        // Auto-recall, when messages were trimmed from the context. Nothing trims yet (the context budget will say
+        // where it cut), so the whole session is in the context and it never fires; the rest is in place.
+        const trimmed = false
+        const recalled = yield* recall.autoRecall(
+          { enabled: config.autoRecall, trimmed, maxDistance: config.autoRecallMaxDistance, maxTokens: config.autoRecallTokens },
+          message.text,
+          [{ sessionId: session.id, messageStart: 0, messageEnd: Number.MAX_SAFE_INTEGER }]
+        )
+        if (recalled !== undefined) {
+          yield* emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
+        }
+
         const tools = yield* registry.listTools
         const { toolIdOf, withHandler } = yield* toolkitOf(tools)
 
@@ -153,7 +168,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }
-          const prompt = yield* session.history.prompt(yield* systemPrompt)
+          const history = yield* session.history.prompt(yield* systemPrompt)
+          // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
+          const prompt = recalled === undefined ? history : Prompt.fromMessages(withRecallBlock(history.content, recalled.block))
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const modelStart = yield* Clock.currentTimeNanos

@@ -9,6 +9,8 @@ import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
 import * as MemoryCommits from "../memory/MemoryCommits.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
+import * as RecallLayers from "../recall/layers.js"
+import * as RecallWorker from "../recall/RecallWorker.js"
 import * as Database from "../storage/Database.js"
 import * as Builtins from "../tools/builtins.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
@@ -67,7 +69,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
   const database = databaseLayer.pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(ToolServices.layer, PairingStore.Default).pipe(Layer.provideMerge(kernel))
+  return Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
 }
 
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
@@ -116,5 +118,6 @@ export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
     session: Effect.flatMap(agent.currentSession, (session) =>
       Effect.map(session.writer.stats, (stats) => Option.some({ id: session.id, ...stats })))
   })))
-  return Builtins.layerWith(liveInfo).pipe(Layer.provideMerge(runtime))
+  // Recall indexes in the background: a backfill at start-up, then after each turn.
+  return Layer.merge(Builtins.layerWith(liveInfo), RecallWorker.layer).pipe(Layer.provideMerge(runtime))
 }

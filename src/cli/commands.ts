@@ -201,6 +201,36 @@ const sessions = Command.make("sessions").pipe(
   Command.withSubcommands([sessionsList])
 )
 
+const dateOption = (name: string, description: string) =>
+  Options.text(name).pipe(Options.withDescription(description), Options.optional)
+
+const recallSearch = Command.make("search", {
+  query: Args.text({ name: "query" }).pipe(Args.withDescription("what to look for, in plain words")),
+  dir: dirArg,
+  dirFlag: dirOption,
+  limit: Options.integer("limit").pipe(Options.withDescription("hits to return (default 5, at most 50)"), Options.optional),
+  after: dateOption("after", "only what happened on or after this date (YYYY-MM-DD)"),
+  before: dateOption("before", "only what happened on or before this date (YYYY-MM-DD)"),
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./recall.js"), (m) => m.search(resolved)))).pipe(
+  Command.withDescription("Search past conversations and knowledge/notes files by meaning and keywords (works while the agent runs).")
+)
+
+const recallStats = Command.make("stats", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./recall.js"), (m) => m.stats(resolved)))).pipe(
+    Command.withDescription("What the recall index holds, its embedding model and dimension, whether a backfill runs.")
+  )
+
+const recallReindex = Command.make("reindex", { dir: dirArg, dirFlag: dirOption, wait: waitOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./recall.js"), (m) => m.reindex(resolved)))).pipe(
+    Command.withDescription("Rebuild the recall index from the session files and knowledge/notes (progress on stderr).")
+  )
+
+const recall = Command.make("recall").pipe(
+  Command.withDescription("The index of every past conversation: search it, see its state, rebuild it."),
+  Command.withSubcommands([recallSearch, recallStats, recallReindex])
+)
+
 const run = Command.make("run", {
   dir: dirArg,
   dirFlag: dirOption,
@@ -301,7 +331,7 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, pair, users, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, pair, users, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -327,6 +357,10 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   tui: doc(tui, "Chat with the agent in the terminal."),
   sessions: doc(sessions, "The agent's conversations."),
   "sessions list": doc(sessionsList, "The sessions, oldest first."),
+  recall: doc(recall, "Search past conversations; the index's state."),
+  "recall search": doc(recallSearch, "Search past conversations and files."),
+  "recall stats": doc(recallStats, "What the recall index holds."),
+  "recall reindex": doc(recallReindex, "Rebuild the recall index."),
   pair: doc(pair, "Approve a channel user's pairing code."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
   "users promote": doc(usersPromote, "Make a user an operator."),

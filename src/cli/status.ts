@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Option, Schema } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
 import { providerProblems } from "../config/providers.js"
 import { usageTotals } from "../kernel/usageTotals.js"
@@ -13,6 +13,9 @@ import { resolveDir } from "./dirs.js"
 import { HeartbeatLog, heartbeatStatus } from "../agent/HeartbeatLog.js"
 import { findRunning } from "../channels/web/running.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { embeddingLine, indexLine } from "../recall/format.js"
+import { RecallStats } from "../recall/schema.js"
+import { recallStatus } from "../recall/status.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -50,6 +53,15 @@ export const run = (args: StatusArgs) =>
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
     const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
     if (holder._tag === "Left") problems.push(holder.left.message)
+    const recallFigures = dbBytes === 0 || !config.recall
+      ? undefined
+      : yield* Effect.either(
+        recallStatus(loaded, holder._tag === "Right" && Option.isSome(holder.right)).pipe(
+          Effect.provide(Database.layer({ filename: paths.dbFile }))
+        )
+      )
+    if (recallFigures?._tag === "Left") problems.push(recallFigures.left.message)
+    const recall = recallFigures?._tag === "Right" ? encodeRecall(recallFigures.right) : null
     const runtime = holder._tag === "Right" && Option.isSome(holder.right)
       ? { pid: holder.right.value.pid, command: holder.right.value.command, since: holder.right.value.startedAt }
       : null
@@ -74,7 +86,8 @@ export const run = (args: StatusArgs) =>
       usage,
       heartbeat,
       runtime,
-      server
+      server,
+      recall
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -89,10 +102,13 @@ export const run = (args: StatusArgs) =>
         ? "usage:     no turns yet"
         : `usage:     ${usage.turns} turns, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       `heartbeat: ${heartbeatLine(heartbeat)}`,
+      `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
     yield* Console.log(lines.join("\n"))
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+
+const encodeRecall = Schema.encodeSync(RecallStats)
 
 const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string => {
   if (heartbeat.intervalMinutes === 0) return "off (heartbeatInterval 0)"

@@ -80,6 +80,11 @@ export const KernConfigFields = {
   ),
   recall: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   autoRecall: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  autoRecallMaxDistance: Schema.optionalWith(
+    Schema.Number.pipe(Schema.between(0, 2)).annotations({ identifier: "a number from 0 to 2" }),
+    { default: () => 0.95 }
+  ),
+  autoRecallTokens: Schema.optionalWith(PositiveInt, { default: () => 2_000 }),
   heartbeatInterval: Schema.optionalWith(NonNegativeInt, { default: () => 60 }),
   activeHours: Schema.optional(ActiveHours),
   staleKnowledgeDays: Schema.optionalWith(PositiveInt, { default: () => 30 }),
@@ -127,6 +132,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   summaryBudget: "a number from 0 to 1 (0 turns summaries off)",
   recall: "true or false",
   autoRecall: "true or false",
+  autoRecallMaxDistance: "a number from 0 to 2 (cosine distance; hits farther away are not recalled)",
+  autoRecallTokens: "a positive integer (tokens the recalled block may take)",
   heartbeatInterval: "an integer ≥ 0 (minutes; 0 turns the heartbeat off)",
   activeHours: "a time range \"HH:MM-HH:MM\" in the agent's timezone, e.g. \"08:00-22:00\"",
   staleKnowledgeDays: "a positive integer (days)",

@@ -75,6 +75,8 @@ may edit it, but you normally leave it alone.
   \`.git/\` is read-only. Secrets never reach you: where one would appear in a result you see \`[redacted:NAME]\`,
   and a call that would send one out is refused. A file must be read before you change it.
 - **Budgets.** Each turn has a budget of tool calls, prompt tokens, time and cost. When it runs out the turn ends.
+- **Recall.** Every past session is indexed: \`recall\` finds earlier conversations (and your knowledge/ and notes/
+  files) by meaning and keywords; load a hit's messages to read them in full.
 `
 
 const knowledge = (_ctx: TemplateContext) => `# KNOWLEDGE.md — index of knowledge/

@@ -10,6 +10,7 @@ import users from "./migrations/0200_users.js"
 import heartbeat from "./migrations/0201_heartbeat.js"
 import notesSummary from "./migrations/0202_notes_summary.js"
 import inbox from "./migrations/0300_inbox.js"
+import recall from "./migrations/0400_recall.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -26,5 +27,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0200_users": users,
   "0201_heartbeat": heartbeat,
   "0202_notes_summary": notesSummary,
-  "0300_inbox": inbox
+  "0300_inbox": inbox,
+  "0400_recall": recall
 }

@@ -16,6 +16,8 @@ import { grep, GrepArgs, grepTool } from "./grep.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { kern, KernArgs, kernPair, KernPairArgs, kernPairTool, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
+import { recall, RecallArgs, recallTool } from "./recall.js"
+import type { Recall } from "../recall/Recall.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
 import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
 import { summarizeFileStructure, SummarizeFileStructureArgs, summarizeFileStructureTool } from "./summarizeFileStructure.js"
@@ -36,6 +38,8 @@ export type BuiltinRequirements =
   | EventLog
   | SqlClient.SqlClient
   | PairingStore
+  // the recall tool: the agent's index of past conversations
+  | Recall
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 
@@ -76,15 +80,17 @@ export const builtinTools = [
   tool({ metadata: summarizeFileStructureTool, parameters: SummarizeFileStructureArgs, handler: summarizeFileStructure }),
   tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask }),
   tool({ metadata: kernTool, parameters: KernArgs, handler: kern }),
+  tool({ metadata: recallTool, parameters: RecallArgs, handler: recall }),
   tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair })
 ] as const
 
-/** Registers the built-in tools the config's `toolScope` allows. */
-export const registerBuiltins = (scope: ToolScope) =>
+/** Registers the built-in tools the config's `toolScope` allows (`recall` only while the config's `recall` is on). */
+export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: boolean } = {}) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry
     for (const definition of builtinTools) {
       if (!inScope(definition.metadata, scope)) continue
+      if (definition.metadata.toolId === recallTool.toolId && options.recall === false) continue
       const { metadata } = definition
       yield* registry.register(
         {
@@ -115,7 +121,7 @@ export const registerBuiltins = (scope: ToolScope) =>
  * from: the running agent passes one with live figures (`RuntimeInfo.layerWith`).
  */
 export const layerWith = <E, R>(runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, E, R>) =>
-  Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope))).pipe(
+  Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope, { recall: config.recall }))).pipe(
     Layer.provide(runtimeInfo)
   )
 

@@ -12,6 +12,8 @@ import { syncUsersFile } from "../users/usersFile.js"
 import { estimateTokens } from "./ContextStats.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
+import { Recall } from "../recall/Recall.js"
+import { embeddingLine, indexLine } from "../recall/format.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
 
@@ -35,7 +37,7 @@ export type KernArgs = typeof KernArgs.Type
 export const kernTool: ToolMetadata = {
   toolId: "kern",
   name: "Kern",
-  description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage), " +
+  description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage, recall index), " +
     "config (effective settings, secrets hidden), env (variable names, values masked), users (USERS.md, paired and " +
     "pending users), logs (recent kernel events). Approving a pairing code is kern_pair's job.",
   safetyClass: "READ_ONLY",
@@ -109,6 +111,13 @@ const status = (loaded: LoadedConfig) =>
       Effect.map((totals) => ({ ...totals, costUsdCents: Number(totals.costUsdCents.toFixed(4)) })),
       Effect.catchAll((error) => Effect.succeed(`unavailable (${error.message})`))
     )
+    const recall = yield* Recall
+    const recallFigures = !recall.enabled
+      ? "off (\"recall\": false)"
+      : yield* recall.stats.pipe(
+        Effect.map((stats) => ({ index: indexLine(stats), embeddings: embeddingLine(stats) })),
+        Effect.catchAll((error) => Effect.succeed(`unavailable (${error.message})`))
+      )
     return {
       version: info.version,
       agent: loaded.config.name,
@@ -130,7 +139,8 @@ const status = (loaded: LoadedConfig) =>
         })
       }),
       queue: Option.match(queue, { onNone: () => "not available", onSome: (length) => length }),
-      usage
+      usage,
+      recall: recallFigures
     }
   })
 

@@ -50,8 +50,11 @@ describe("scratchpad/embed-agent.ts", () => {
       expect(result.stdout).toContain("The plan: ship on friday.")
       expect(result.stdout).toMatch(/\(2 steps, \d+ tokens in\)/)
       expect(result.status).toBe(0)
-      const requests = yield* server.requests
+      // The model's two steps; the agent's close also embeds the turn for recall (POST /embeddings).
+      const all = yield* server.requests
+      const requests = all.filter((request) => request.path !== "/embeddings")
       expect(requests).toHaveLength(2)
+      expect(all.some((request) => request.path === "/embeddings")).toBe(true)
       expect(JSON.stringify(requests[1]?.body)).toContain("ship on friday")
       // The turn is in the agent's session, like any other.
       const sessions = NodeFs.readdirSync(NodePath.join(dir, ".kern/sessions"))

@@ -36,7 +36,7 @@ describe("kern chat", () => {
       expect(result.stdout).toContain("Saved the plan to notes/plan.md.")
       expect(NodeFs.readFileSync(NodePath.join(dir, "notes/plan.md"), "utf8")).toBe("ship it\n")
 
-      const requests = yield* server.requests
+      const requests = yield* server.modelRequests
       expect(requests.map((r) => r.path)).toEqual(["/chat/completions", "/chat/completions"])
       const second = requests[1]!.body as { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> }
       const toolMessages = second.messages.filter((m) => m.role === "tool")
@@ -91,7 +91,7 @@ describe("kern chat", () => {
       yield* server.reply(FakeReply.text("Web1 was deployed."), FakeReply.text("Web1 was deployed."))
       const first = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
       expect(first.status, first.stderr).toBe(0)
-      const asked = (yield* server.requests).map((r) => JSON.stringify(r.body))
+      const asked = (yield* server.modelRequests).map((r) => JSON.stringify(r.body))
       expect(asked).toHaveLength(2)
       expect(asked.filter((body) => body.includes("Summarize these daily notes"))).toHaveLength(1)
       expect(asked.some((body) => body.includes("notes-summary"))).toBe(false)
@@ -99,7 +99,7 @@ describe("kern chat", () => {
       yield* server.reply(FakeReply.text("ok"))
       const second = yield* Effect.promise(() => runKernAsync(["chat", "-m", "what happened?"], { cwd: dir, env }))
       expect(second.status, second.stderr).toBe(0)
-      const requests = yield* server.requests
+      const requests = yield* server.modelRequests
       expect(requests).toHaveLength(3)
       expect(JSON.stringify(requests[2]!.body)).toContain("<notes-summary of=\\\"notes/2026-01-01.md\\\">\\nWeb1 was deployed.")
     })))
@@ -217,7 +217,7 @@ describe("kern chat, crash safety", () => {
       expect(again.status).toBe(0)
       expect(again.stdout).toContain("Back again.")
       expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "user", "assistant"])
-      const third = JSON.stringify((yield* server.requests)[2]!.body)
+      const third = JSON.stringify((yield* server.modelRequests)[2]!.body)
       expect(third).toContain("write x")
       expect(third).toContain("are you there?")
 

@@ -22,10 +22,10 @@ describe("kern CLI", () => {
   it("--help lists the commands that exist, and nothing that is not built", () => {
     const result = runKern(["--help"])
     expect(result.status).toBe(0)
-    for (const built of ["init", "status", "run", "start", "stop", "restart", "logs", "open", "chat", "tui", "sessions", "pair", "users", "kernel", "runtime-guard"]) {
+    for (const built of ["init", "status", "run", "start", "stop", "restart", "logs", "open", "chat", "tui", "sessions", "recall", "pair", "users", "kernel", "runtime-guard"]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${built} `, "m"))
     }
-    expect(result.stdout).not.toMatch(/^ {2}(recall|context|segments|approve|deny) /m)
+    expect(result.stdout).not.toMatch(/^ {2}(context|segments|approve|deny) /m)
     const kernel = runKern(["kernel", "--help"])
     for (const built of ["info", "namespaces", "tools", "exec"]) expect(kernel.stdout).toMatch(new RegExp(`^  kernel ${built} `, "m"))
   })

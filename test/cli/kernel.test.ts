@@ -17,8 +17,8 @@ describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", () => {
     const dir = newAgent()
     const info = JSON.parse(kern(dir, "kernel", "info", "--json").stdout)
-    expect(info).toMatchObject({ tools: 13, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
-    expect(info.toolsBySafety).toEqual({ READ_ONLY: 8, LOCAL_WRITE: 3, NETWORK: 1, DESTRUCTIVE: 1 })
+    expect(info).toMatchObject({ tools: 14, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 9, LOCAL_WRITE: 3, NETWORK: 1, DESTRUCTIVE: 1 })
     const readOnly = JSON.parse(kern(dir, "kernel", "tools", "--safety", "read_only", "--json").stdout)
     expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
       "context_budget_stats",
@@ -27,6 +27,7 @@ describe("kern kernel", () => {
       "grep",
       "kern",
       "read",
+      "recall",
       "retrieve_tool_output",
       "summarize_file_structure"
     ])
@@ -130,11 +131,11 @@ describe("kern runtime-guard", () => {
   it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", async () => {
     const dir = newAgent({ contractEnforcement: "enforce" })
     const before = JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout)
-    expect(before.mismatches).toHaveLength(13)
+    expect(before.mismatches).toHaveLength(14)
     expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
 
     const snapshot = await kernAsync(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
-    expect(snapshot.stdout).toContain("approved 13 contracts")
+    expect(snapshot.stdout).toContain("approved 14 contracts")
     expect(JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches).toEqual([])
 
     // As if `write` had changed since it was approved (an upgrade rewrote its contract).

@@ -90,7 +90,7 @@ describe("one runtime per agent folder", () => {
       expect(new Set(turns.map((t) => t[0]!.text)).size).toBe(count)
 
       // Each turn's first request carried exactly the turns before it, complete.
-      const requests = yield* server.requests
+      const requests = yield* server.modelRequests
       expect(requests).toHaveLength(2 * count)
       requests.filter((_, i) => i % 2 === 0).forEach((request, i) => {
         const body = request.body as { messages: Array<{ role: string; content: unknown }> }

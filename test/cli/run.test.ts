@@ -47,7 +47,7 @@ describe("kern tui", () => {
       expect(result.stdout).toContain("→ read IDENTITY.md")
       expect(result.stdout).toContain("→ kern status")
       // The kern tool saw the live session the runtime had open.
-      const toolMessages = JSON.stringify((yield* server.requests)[1]!.body)
+      const toolMessages = JSON.stringify((yield* server.modelRequests)[1]!.body)
       expect(toolMessages).toMatch(/session:[^"]*\d{8}-\d{6}-\d{3}-[0-9a-f]{4}/)
       expect(result.stdout).toMatch(/session: +\d{8}-\d{6}-\d{3}-[0-9a-f]{4} \(5 messages\)/)
       expect(result.stdout).toMatch(/new session \d{8}-/)
@@ -117,7 +117,7 @@ describe("kern run", () => {
       expect(result.stdout).toContain("Second answer.")
       expect(result.stdout).toMatch(/session: +\d{8}-/)
       expect(result.stdout).toContain("/status")
-      const requests = yield* server.requests
+      const requests = yield* server.modelRequests
       expect(requests).toHaveLength(2)
       expect(JSON.stringify(requests)).not.toContain("/help")
       expect(NodeFs.existsSync(NodePath.join(dir, ".kern/agent.lock"))).toBe(false)

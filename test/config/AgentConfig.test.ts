@@ -104,6 +104,8 @@ describe("AgentConfig", () => {
     ["summaryBudget", 2, "the number 2"],
     ["recall", "yes", "the string \"yes\""],
     ["autoRecall", 1, "the number 1"],
+    ["autoRecallMaxDistance", 3, "the number 3"],
+    ["autoRecallTokens", 0, "the number 0"],
     ["heartbeatInterval", -1, "the number -1"],
     ["activeHours", "8-22", "the string \"8-22\""],
     ["staleKnowledgeDays", 0, "the number 0"],

@@ -2,6 +2,7 @@ import { type HttpServerError, HttpServerRequest, HttpServerResponse } from "@ef
 import { NodeHttpServer } from "@effect/platform-node"
 import { Array as Arr, Context, Duration, Effect, Either, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
 import { createServer } from "node:http"
+import { bagOfWordsEmbedding } from "../../src/recall/bagOfWords.js"
 import {
   chatBody,
   chatEvents,
@@ -81,12 +82,28 @@ export interface RecordedRequest {
   readonly body: unknown
 }
 
+/**
+ * How `POST /embeddings` answers from now on. By default every text gets a hash-derived vector (equal texts equal,
+ * others unrelated); `bagOfWords` makes texts that share words (or words in `synonyms`) near, so paraphrases are
+ * found; `status` answers that HTTP error instead (404: no such endpoint, 500: a failing one).
+ */
+export interface EmbeddingScript {
+  readonly bagOfWords?: { readonly dimensions: number; readonly synonyms?: Readonly<Record<string, string>> }
+  readonly status?: number
+  /** Waits this long before answering (on the server's Clock): an embedder that is slow to answer. */
+  readonly delay?: Duration.DurationInput
+}
+
 export interface FakeModelServerShape {
   /** The API root to configure as `baseURL`, e.g. `http://127.0.0.1:41234/v1`. */
   readonly baseURL: string
   /** Queues replies; each model request takes the next one (embeddings take none). */
   readonly reply: (...replies: ReadonlyArray<FakeReply>) => Effect.Effect<void>
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** The requests to the model itself (`/responses`, `/chat/completions`): the agent's recall also embeds. */
+  readonly modelRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Scripts `/embeddings` (see EmbeddingScript). */
+  readonly embeddings: (script: EmbeddingScript) => Effect.Effect<void>
   /** Waits (without timers) until at least `count` requests have arrived. */
   readonly awaitRequests: (count: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
 }
@@ -159,6 +176,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
   const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
   const queue = yield* Ref.make<ReadonlyArray<FakeReply>>([])
   const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
+  const embeddingScript = yield* Ref.make<EmbeddingScript>({})
 
   const nextReply = Ref.modify(queue, (replies): [Option.Option<FakeReply>, ReadonlyArray<FakeReply>] =>
     Arr.isNonEmptyReadonlyArray(replies)
@@ -215,9 +233,24 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     }
     if (path === "/responses" || path === "/chat/completions") return yield* answer(path, body, all.length)
     if (path === "/embeddings") {
-      const dimensions = typeof body["dimensions"] === "number" ? body["dimensions"] : 8
+      const script = yield* Ref.get(embeddingScript)
+      if (script.delay !== undefined) yield* Effect.sleep(script.delay)
+      if (script.status !== undefined) {
+        return HttpServerResponse.text(errorJson(script.status), { status: script.status, contentType: "application/json" })
+      }
       const model = typeof body["model"] === "string" ? body["model"] : "fake-embedding"
-      return HttpServerResponse.unsafeJson(embeddingsBody(model, stringInputs(body["input"]), dimensions))
+      const inputs = stringInputs(body["input"])
+      if (script.bagOfWords !== undefined) {
+        const { dimensions, synonyms } = script.bagOfWords
+        return HttpServerResponse.unsafeJson({
+          object: "list",
+          model,
+          data: inputs.map((input, index) => ({ object: "embedding", index, embedding: bagOfWordsEmbedding(input, dimensions, synonyms) })),
+          usage: { prompt_tokens: 0, total_tokens: 0 }
+        })
+      }
+      const dimensions = typeof body["dimensions"] === "number" ? body["dimensions"] : 8
+      return HttpServerResponse.unsafeJson(embeddingsBody(model, inputs, dimensions))
     }
     return HttpServerResponse.text(errorJson(404, `no route ${path}`), { status: 404, contentType: "application/json" })
   })
@@ -230,6 +263,8 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     baseURL: `http://127.0.0.1:${port}/v1`,
     reply: (...replies) => Ref.update(queue, (queued) => [...queued, ...replies]),
     requests: SubscriptionRef.get(recorded),
+    modelRequests: Effect.map(SubscriptionRef.get(recorded), (all) => all.filter((r) => r.path !== "/embeddings")),
+    embeddings: (script) => Ref.set(embeddingScript, script),
     awaitRequests: (count) =>
       recorded.changes.pipe(
         Stream.filter((rs) => rs.length >= count),

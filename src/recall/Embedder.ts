@@ -1,0 +1,140 @@
+import { HttpBody, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import { type ModelSettings, resolveEmbeddingSettings } from "../model/ModelSettings.js"
+import { providerDetail, type ProviderContext } from "../model/ProviderError.js"
+import { retryingClient } from "../model/ProviderRetry.js"
+import { bagOfWordsEmbedding } from "./bagOfWords.js"
+
+/** Inputs per `/embeddings` request. */
+export const embeddingBatch = 100
+
+/**
+ * Embedding failed. `unsupported`: the endpoint does not exist (HTTP 404), so recall goes keyword-only; `failed`:
+ * anything else (network, auth, 5xx after the retries, a malformed body); the next pass tries again.
+ */
+export class EmbeddingError extends Schema.TaggedError<EmbeddingError>()("EmbeddingError", {
+  reason: Schema.Literal("unsupported", "failed"),
+  message: Schema.String
+}) {}
+
+export interface EmbedderShape {
+  /** The model's name; none when embeddings are off (keyword-only recall), with why in `offReason`. */
+  readonly model: Option.Option<string>
+  readonly offReason: string
+  /** One unit-or-not vector per text, in order; batches of `embeddingBatch`. */
+  readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbeddingError>
+}
+
+/** Turns texts into vectors for recall: a provider's `/embeddings`, none, or a deterministic test embedder. */
+export class Embedder extends Context.Tag("kern/recall/Embedder")<Embedder, EmbedderShape>() {}
+
+const EmbeddingsBody = Schema.Struct({
+  data: Schema.Array(Schema.Struct({ index: Schema.optional(Schema.Number), embedding: Schema.Array(Schema.Number) }))
+})
+
+const batches = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += embeddingBatch) out.push(items.slice(i, i + embeddingBatch))
+  return out
+}
+
+/** Runs `embedBatch` over the texts, `embeddingBatch` at a time. */
+const batched = (embedBatch: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, EmbeddingError>) =>
+(texts: ReadonlyArray<string>) =>
+  Effect.map(Effect.forEach(batches(texts), embedBatch), (parts) => parts.flat())
+
+/** `POST {baseURL}/embeddings` (OpenAI, OpenRouter, Ollama, vLLM), with the provider's retry schedule. */
+export const makeHttp = (settings: ModelSettings) =>
+  Effect.gen(function*() {
+    const context: ProviderContext = { provider: settings.provider, baseURL: settings.baseURL, keyEnv: settings.keyEnv }
+    const client = retryingClient(context)(yield* HttpClient.HttpClient)
+    const url = `${settings.baseURL.replace(/\/+$/, "")}/embeddings`
+    const failed = (message: string) => new EmbeddingError({ reason: "failed", message })
+
+    const embedBatch = (texts: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.post(url).pipe(
+          HttpClientRequest.setBody(HttpBody.unsafeJson({ model: settings.model, input: texts })),
+          Option.match(settings.apiKey, {
+            onNone: () => (r: HttpClientRequest.HttpClientRequest) => r,
+            onSome: (key) => HttpClientRequest.bearerToken(Redacted.value(key))
+          })
+        )
+        const response = yield* client.execute(request).pipe(
+          Effect.mapError((error) => failed(`${settings.provider} at ${settings.baseURL} could not be reached: ${error.message}`))
+        )
+        if (response.status === 404) {
+          return yield* new EmbeddingError({
+            reason: "unsupported",
+            message: `${settings.provider} at ${settings.baseURL} has no /embeddings for "${settings.model}" (HTTP 404)`
+          })
+        }
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* Effect.orElseSucceed(response.text, () => "")
+          return yield* failed(`${settings.provider} /embeddings failed (HTTP ${response.status}: ${providerDetail(body)})`)
+        }
+        const decoded = yield* HttpClientResponse.schemaBodyJson(EmbeddingsBody)(response).pipe(
+          Effect.mapError(() => failed(`${settings.provider} /embeddings sent a body that is not a list of embeddings`))
+        )
+        if (decoded.data.length !== texts.length) {
+          return yield* failed(`${settings.provider} /embeddings answered ${decoded.data.length} vectors for ${texts.length} inputs`)
+        }
+        const ordered = [...decoded.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+        return ordered.map((item) => Float32Array.from(item.embedding))
+      }).pipe(Effect.withSpan("kern.recall.embed", { attributes: { inputs: texts.length } }))
+
+    return Embedder.of({ model: Option.some(settings.model), offReason: "", embed: batched(embedBatch) })
+  })
+
+/** No embeddings: recall is keyword-only, and `reason` says why (`kern status` shows it). */
+export const layerNone = (reason: string): Layer.Layer<Embedder> =>
+  Layer.succeed(Embedder, {
+    model: Option.none(),
+    offReason: reason,
+    embed: () => Effect.fail(new EmbeddingError({ reason: "unsupported", message: reason }))
+  })
+
+/** A deterministic in-process embedder (bag of words, see bagOfWords.ts): tests and benchmarks. */
+export const layerTest = (options: {
+  readonly model?: string
+  readonly dimensions: number
+  readonly synonyms?: Readonly<Record<string, string>>
+}): Layer.Layer<Embedder> =>
+  Layer.succeed(Embedder, {
+    model: Option.some(options.model ?? "test-embedding"),
+    offReason: "",
+    embed: batched((texts) =>
+      Effect.succeed(texts.map((text) => Float32Array.from(bagOfWordsEmbedding(text, options.dimensions, options.synonyms))))
+    )
+  })
+
+/** What a loaded config asks for: the provider's `/embeddings` with these settings, or none and why. */
+export const embeddingChoice = (
+  loaded: Pick<LoadedConfig, "config" | "env">
+): Either.Either<ModelSettings, string> =>
+  Either.match(resolveEmbeddingSettings(loaded), {
+    onLeft: (error) => Either.left(`embeddings are unavailable: ${error.message}`),
+    onRight: Option.match({
+      onNone: () =>
+        Either.left(
+          loaded.config.embeddingModel === false
+            ? "embeddingModel is false"
+            : `provider "${loaded.config.provider}" has no default embedding model (set "embeddingModel")`
+        ),
+      onSome: (settings) => Either.right(settings)
+    })
+  })
+
+/** The embedder a loaded config asks for: the provider's `/embeddings`, or none (`embeddingModel: false`, no default). */
+export const layerFromLoaded = (
+  loaded: Pick<LoadedConfig, "config" | "env">
+): Layer.Layer<Embedder, never, HttpClient.HttpClient> =>
+  Either.match(embeddingChoice(loaded), {
+    onLeft: layerNone,
+    onRight: (settings) => Layer.effect(Embedder, makeHttp(settings))
+  })
+
+export const layerFromConfig: Layer.Layer<Embedder, never, AgentConfig | HttpClient.HttpClient> = Layer.unwrapEffect(
+  Effect.map(AgentConfig, layerFromLoaded)
+)

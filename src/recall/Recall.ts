@@ -1,0 +1,248 @@
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Option, Ref, Schema } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { Tokenizer } from "../model/tokenizer.js"
+import { Embedder, type EmbeddingError } from "./Embedder.js"
+import { type AutoRecallOptions, autoRecallCandidates, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
+import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
+import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
+import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
+import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
+import {
+  type LoadRequest,
+  LoadResult,
+  type RecallExclude,
+  RecallHit,
+  RecallMessage,
+  type SearchRequest,
+  SearchResult
+} from "./schema.js"
+
+/** Recall failed: the index could not be read or written, or a request named something that is not there. */
+export class RecallError extends Schema.TaggedError<RecallError>()("RecallError", {
+  reason: Schema.Literal("storage", "not_found", "off"),
+  message: Schema.String
+}) {}
+
+export const defaultSearchLimit = 5
+/** Candidates the binary prefilter keeps per hit asked for, before exact rescoring. */
+export const candidatesPerHit = 20
+/** Characters a load returns per page unless asked otherwise. */
+export const defaultLoadChars = 20_000
+
+const storage = (error: RecallStoreError | PlatformError) => new RecallError({ reason: "storage", message: error.message })
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/**
+ * The recall index of one agent: incremental indexing of its sessions and knowledge/notes files, embeddings when a
+ * model gives them, hybrid search (vectors + BM25, fused by RRF) and paged loads of past messages. Indexing passes
+ * run one at a time; searching never waits for one.
+ */
+export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
+  dependencies: [Tokenizer.Default],
+  effect: Effect.gen(function*() {
+    const { config, paths } = yield* AgentConfig
+    const store = yield* RecallStore
+    const embedder = yield* Embedder
+    const fs = yield* FileSystem.FileSystem
+    const tokenizer = yield* Tokenizer
+    const onePass = yield* Effect.makeSemaphore(1)
+    const backfilling = yield* Ref.make(false)
+    /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
+    // Another process (the running agent) may have learnt it.
+    const notedReason = yield* notedKeywordReason(store, embedder.model).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const keywordReason = yield* Ref.make<Option.Option<string>>(
+      Option.isNone(embedder.model) ? Option.some(embedder.offReason) : notedReason
+    )
+    const lastEmbeddingError = yield* Ref.make<Option.Option<string>>(Option.none())
+
+    const offline = (error: EmbeddingError) =>
+      error.reason === "unsupported"
+        ? Effect.zipRight(
+          Ref.set(keywordReason, Option.some(error.message)),
+          store.setNote("keyword_reason", keywordNote(embedder.model, error.message)).pipe(
+            Effect.catchAll((e) => Effect.logWarning(`kern: ${e.message}`))
+          )
+        )
+        : Effect.zipRight(
+          Ref.set(lastEmbeddingError, Option.some(error.message)),
+          Effect.logWarning(`kern: recall embeddings failed (keyword search still works): ${error.message}`)
+        )
+
+    /**
+     * Embeds chunks that have no vector, 100 at a time. The first answer gives the dimension; a model or dimension
+     * other than the stored one drops every vector, and the loop then embeds all chunks again from their text.
+     */
+    const embedPending = (options: { readonly batches?: number; readonly newestFirst?: boolean } = {}) => Effect.gen(function*() {
+      if (Option.isNone(embedder.model) || Option.isSome(yield* Ref.get(keywordReason))) return
+      const model = embedder.model.value
+      let space = yield* store.vectorSpace
+      // The stored vectors were made by another model: probe this one's dimension once and start over.
+      if (Option.isSome(space) && space.value.model !== model) {
+        const probe = yield* Effect.either(embedder.embed(["dimension probe"]))
+        if (probe._tag === "Left") return yield* offline(probe.left)
+        const fresh = { model, dimension: probe.right[0]?.length ?? 0 }
+        yield* store.resetVectors(fresh)
+        space = Option.some(fresh)
+      }
+      for (let batch = 0; batch < (options.batches ?? Infinity); batch++) {
+        const rows = yield* store.unembedded(100, options.newestFirst)
+        if (rows.length === 0) return
+        const vectors = yield* Effect.either(embedder.embed(rows.map((row) => row.text)))
+        if (vectors._tag === "Left") return yield* offline(vectors.left)
+        yield* Ref.set(lastEmbeddingError, Option.none())
+        const dimension = vectors.right[0]?.length ?? 0
+        if (Option.isNone(space) || space.value.model !== model || space.value.dimension !== dimension) {
+          const fresh = { model, dimension }
+          // The vectors in hand are of the new space: kept; every other chunk is embedded again by the loop.
+          yield* store.resetVectors(fresh)
+          space = Option.some(fresh)
+        }
+        yield* store.putVectors(dimension, rows.map((row, i) => ({ id: row.id, vector: vectors.right[i]!, startMs: row.startMs, endMs: row.endMs })))
+        yield* yieldToEventLoop
+      }
+    }).pipe(Effect.withSpan("kern.recall.embedPending"))
+
+    const pass = (options: { readonly only?: string; readonly onProgress?: (p: IndexProgress) => Effect.Effect<void> }) =>
+      onePass.withPermits(1)(Effect.gen(function*() {
+        if (!config.recall) return 0
+        const messages = yield* indexSessions(store, tokenizer.counter, paths.sessionsDir, options)
+        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, paths.dir)
+        // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
+        yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
+        return messages
+      })).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(storage))
+
+    /** Indexes everything new: appended session lines, changed files, chunks without vectors. */
+    const sync = pass({}).pipe(Effect.withSpan("kern.recall.sync"))
+
+    /** Indexes one session's new lines (a one-shot chat's own turn) and embeds what waits. */
+    const syncSession = (sessionId: string) => pass({ only: sessionId }).pipe(Effect.withSpan("kern.recall.syncSession"))
+
+    /** The start-up pass over every session file, flagged in stats while it runs. */
+    const backfill = Effect.acquireUseRelease(
+      Effect.zipRight(Ref.set(backfilling, true), store.setNote("backfill", "running").pipe(Effect.mapError(storage))),
+      () => sync,
+      () => Effect.zipRight(Ref.set(backfilling, false), Effect.ignoreLogged(store.setNote("backfill", undefined)))
+    )
+
+    const search = (request: SearchRequest) =>
+      Effect.gen(function*() {
+        const limit = request.limit ?? defaultSearchLimit
+        const window: TimeWindow = { afterMs: boundMs(request.after, "after"), beforeMs: boundMs(request.before, "before") }
+        const exclude = request.exclude ?? []
+        const candidates = limit * candidatesPerHit
+        const keyword = yield* store.keywordSearch(request.query, candidates, window)
+        const queryVector = Option.isSome(yield* Ref.get(keywordReason)) || request.query.trim() === ""
+          ? Option.none()
+          : Option.flatMap(
+            Option.getRight(yield* Effect.either(embedder.embed([request.query]))),
+            (vectors) => Option.fromNullable(vectors[0])
+          )
+        const space = yield* store.vectorSpace
+        const usable = Option.filter(queryVector, (v) => Option.isSome(space) && space.value.dimension === v.length)
+        const vector = Option.isSome(usable) ? yield* store.vectorSearch(usable.value, candidates, window) : []
+        const rows = new Map<number, ChunkRow>(
+          (yield* store.chunks([...new Set([...keyword, ...vector].map((r) => r.id))])).map((row) => [row.id, row])
+        )
+        const kept = (list: ReadonlyArray<{ readonly id: number }>) =>
+          list.filter((r) => {
+            const row = rows.get(r.id)
+            return row !== undefined && !isExcluded(row, exclude)
+          }).map((r) => r.id)
+        const distance = new Map(vector.map((r) => [r.id, r.score]))
+        const fused = reciprocalRankFusion([kept(vector), kept(keyword)]).slice(0, limit)
+        const hits = fused.map(({ id, score }) => {
+          const row = rows.get(id)!
+          return new RecallHit({
+            source: row.source,
+            sessionId: row.sessionId,
+            path: row.path,
+            messageStart: row.messageStart,
+            messageEnd: row.messageEnd,
+            startedAt: iso(row.startMs),
+            endedAt: iso(row.endMs),
+            distance: distance.get(id) ?? null,
+            score,
+            text: row.text
+          })
+        })
+        return new SearchResult({ query: request.query, mode: Option.isSome(usable) ? "hybrid" : "keyword", hits })
+      }).pipe(Effect.mapError(storage), Effect.withSpan("kern.recall.search"))
+
+    /** Messages of a session in full, as many as fit in `maxChars` (at least one); the rest is the next page. */
+    const load = (request: LoadRequest) =>
+      Effect.gen(function*() {
+        const maxChars = request.maxChars ?? defaultLoadChars
+        const rows = yield* store.messagesIn(request.sessionId, request.messageStart, request.messageEnd).pipe(
+          Effect.mapError(storage)
+        )
+        if (rows.length === 0) {
+          return yield* new RecallError({
+            reason: "not_found",
+            message: `no indexed messages ${request.messageStart}–${request.messageEnd} in session "${request.sessionId}"`
+          })
+        }
+        const messages: Array<RecallMessage> = []
+        let chars = 0
+        for (const row of rows) {
+          if (messages.length > 0 && chars + row.text.length > maxChars) break
+          messages.push(new RecallMessage({ index: row.index, role: row.role, at: iso(row.atMs), text: row.text }))
+          chars += row.text.length
+        }
+        return new LoadResult({
+          sessionId: request.sessionId,
+          messages,
+          nextMessageStart: messages.length < rows.length ? rows[messages.length]!.index : null
+        })
+      }).pipe(Effect.withSpan("kern.recall.load"))
+
+    /** The index's figures; `holderAlive`: another live process runs the agent (its noted backfill is real). */
+    const statsWith = (holderAlive: boolean) =>
+      Effect.gen(function*() {
+        const here = yield* Ref.get(backfilling)
+        return yield* readStats(store, {
+          model: embedder.model,
+          keywordReason: yield* Ref.get(keywordReason),
+          lastError: yield* Ref.get(lastEmbeddingError),
+          backfillRunning: here || (yield* notedBackfill(store, holderAlive))
+        })
+      }).pipe(Effect.mapError(storage))
+
+    const stats = statsWith(false)
+
+    /** Forgets the whole index and builds it again from the session files, reporting progress. */
+    const reindex = (onProgress: (progress: IndexProgress) => Effect.Effect<void>) =>
+      Effect.gen(function*() {
+        const states = yield* store.sessionStates.pipe(Effect.mapError(storage))
+        for (const state of states) yield* store.resetSession(state.sessionId).pipe(Effect.mapError(storage))
+        const files = yield* store.fileHashes.pipe(Effect.mapError(storage))
+        for (const path of files.keys()) yield* store.replaceFile(path, undefined, []).pipe(Effect.mapError(storage))
+        // A reindex tries the embeddings again, whatever an earlier pass concluded.
+        if (Option.isSome(embedder.model)) {
+          yield* Ref.set(keywordReason, Option.none())
+          yield* store.setNote("keyword_reason", undefined).pipe(Effect.mapError(storage))
+        }
+        return yield* pass({ onProgress })
+      }).pipe(Effect.withSpan("kern.recall.reindex"))
+
+    /**
+     * What auto-recall adds to a turn (see autoRecall.ts), or undefined: nothing qualifies, the turn does not want
+     * it, or recall failed (logged; a turn never fails for it).
+     */
+    const autoRecall = (options: AutoRecallOptions, query: string, inContext: ReadonlyArray<RecallExclude>) =>
+      !config.recall || !wantsAutoRecall(options, query)
+        ? Effect.succeed(undefined)
+        : Effect.gen(function*() {
+          const result = yield* search({ query, limit: autoRecallCandidates, exclude: inContext })
+          return selectAutoRecall(options, query, result.hits, inContext, yield* tokenizer.counter)
+        }).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: auto-recall skipped: ${error.message}`), undefined)),
+          Effect.withSpan("kern.recall.autoRecall")
+        )
+
+    return { enabled: config.recall, search, load, stats, statsWith, sync, syncSession, backfill, reindex, autoRecall } as const
+  })
+}) {}

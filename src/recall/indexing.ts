@@ -1,0 +1,185 @@
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Option } from "effect"
+import * as NodeCrypto from "node:crypto"
+import * as NodePath from "node:path"
+import type { TokenCounter } from "../model/tokenizer.js"
+import { isNotFound } from "../storage/missingFile.js"
+import { chunkFile, chunkTurns, indexedMessage, maxChunkTokens } from "./chunking.js"
+import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
+import { readSessionTail } from "./sessionTail.js"
+
+/** Messages stored per transaction: each is a synchronous stretch of SQLite, so a backfill never holds a turn up long. */
+const sliceMessages = 250
+
+export interface IndexProgress {
+  readonly sessions: number
+  readonly sessionsDone: number
+  readonly messages: number
+}
+
+/**
+ * Lets Node run what is waiting (a turn's socket reads, timers) between two synchronous stretches of SQLite work.
+ * `Effect.yieldNow` only lets other fibers run, in a microtask: I/O callbacks would wait for the whole backfill.
+ */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** The UTF-8 length: a token count's upper bound, exact enough wherever a text's bytes are within the limit. */
+const bytes = (text: string) => Buffer.byteLength(text, "utf8")
+
+/**
+ * The counter texts of `total` bytes need: the encoder (loaded on first use, ~0.25 s) only when they could exceed a
+ * chunk; a chat's short turn never loads it.
+ */
+const counterFor = (counter: Effect.Effect<TokenCounter>, total: number) =>
+  total <= maxChunkTokens ? Effect.succeed(bytes) : counter
+
+const fileError = (what: string) => (error: PlatformError) =>
+  Effect.logWarning(`kern: recall could not index ${what}: ${error.message}`)
+
+/** Stores a session's new messages in slices, then chunks its finished turns. Returns messages added. */
+const indexSession = (
+  store: RecallStoreShape,
+  counter: Effect.Effect<TokenCounter>,
+  path: string,
+  sessionId: string,
+  known: SessionState | undefined
+): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const info = yield* fs.stat(path)
+    const dev = String(info.dev)
+    const ino = String(Option.getOrElse(info.ino, () => 0))
+    const size = Number(info.size)
+    let state = known
+    // Another file under the same name, or one cut shorter than what was read: start it over.
+    if (state !== undefined && (state.dev !== dev || state.ino !== ino || size < state.offset)) {
+      yield* store.resetSession(sessionId)
+      state = undefined
+    }
+    const from: SessionState = state ?? { sessionId, dev, ino, offset: 0, messages: 0, chunked: 0 }
+    if (state !== undefined && size === state.offset) return 0
+    const tail = yield* readSessionTail(path, from.offset)
+    const indexed = tail.messages.map((message, i) => indexedMessage(message, from.messages + i))
+    for (let i = 0; i < indexed.length; i += sliceMessages) {
+      const last = i + sliceMessages >= indexed.length
+      // Until the last slice the old offset stays: a pass cut short reads the same lines again into the same rows.
+      yield* store.appendMessages(
+        last ? { ...from, dev, ino, offset: tail.offset, messages: from.messages + indexed.length } : from,
+        indexed.slice(i, i + sliceMessages)
+      )
+      yield* yieldToEventLoop
+    }
+    if (indexed.length === 0) {
+      yield* store.appendMessages({ ...from, dev, ino, offset: tail.offset }, [])
+      return 0
+    }
+    // Chunked a page of messages at a time: each page is one short synchronous stretch, never the whole backlog.
+    let chunked = from.chunked
+    const end = from.messages + indexed.length
+    while (chunked < end) {
+      const page = yield* store.messagesIn(sessionId, chunked, chunked + sliceMessages - 1)
+      if (page.length === 0) break
+      const count = yield* counterFor(counter, page.reduce((sum, m) => sum + bytes(m.text) + m.role.length + 3, 0))
+      const full = page.length === sliceMessages && chunked + sliceMessages < end
+      const { chunkedUntil, chunks } = chunkTurns(sessionId, page, count, full)
+      const next = chunkedUntil ?? chunked
+      yield* store.addSessionChunks(sessionId, next, chunks)
+      yield* yieldToEventLoop
+      if (next === chunked) break
+      chunked = next
+    }
+    return indexed.length
+  }).pipe(Effect.withSpan("kern.recall.indexSession", { attributes: { sessionId } }))
+
+const sessionFiles = (sessionsDir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const names = yield* fs.readDirectory(sessionsDir).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>))
+    )
+    return names.filter((name) => name.endsWith(".jsonl")).sort().map((name) => ({
+      sessionId: name.slice(0, -".jsonl".length),
+      path: NodePath.join(sessionsDir, name)
+    }))
+  })
+
+/**
+ * Indexes what is new in the session files (all of them, or the one named): appended bytes only; sessions whose
+ * file is gone are forgotten. A file that cannot be read is reported and skipped, never a failed pass.
+ */
+export const indexSessions = (
+  store: RecallStoreShape,
+  counter: Effect.Effect<TokenCounter>,
+  sessionsDir: string,
+  options: { readonly only?: string | undefined; readonly onProgress?: ((p: IndexProgress) => Effect.Effect<void>) | undefined } = {}
+): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const files = (yield* sessionFiles(sessionsDir)).filter((f) => options.only === undefined || f.sessionId === options.only)
+    const states = new Map((yield* store.sessionStates).map((s) => [s.sessionId, s]))
+    if (options.only === undefined) {
+      const present = new Set(files.map((f) => f.sessionId))
+      for (const id of states.keys()) if (!present.has(id)) yield* store.resetSession(id)
+    }
+    let messages = 0
+    let done = 0
+    for (const file of files) {
+      messages += yield* indexSession(store, counter, file.path, file.sessionId, states.get(file.sessionId)).pipe(
+        Effect.catchTag("SystemError", "BadArgument", (error) => Effect.as(fileError(file.path)(error), 0))
+      )
+      done++
+      if (options.onProgress !== undefined) yield* options.onProgress({ sessions: files.length, sessionsDone: done, messages })
+    }
+    return messages
+  })
+
+const markdownUnder = (dir: string, root: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const names = yield* fs.readDirectory(dir, { recursive: true }).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>))
+    )
+    return names.filter((name) => name.endsWith(".md")).map((name) => NodePath.relative(root, NodePath.join(dir, name)))
+  })
+
+/** Indexes knowledge/ and notes/ files whose content changed (by SHA-256), and forgets removed ones. */
+export const indexFiles = (
+  store: RecallStoreShape,
+  counter: Effect.Effect<TokenCounter>,
+  agentDir: string
+): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const paths = [
+      ...(yield* markdownUnder(NodePath.join(agentDir, "knowledge"), agentDir)),
+      ...(yield* markdownUnder(NodePath.join(agentDir, "notes"), agentDir))
+    ].sort()
+    const known = yield* store.fileHashes
+    let changed = 0
+    for (const path of paths) {
+      const absolute = NodePath.join(agentDir, path)
+      const read = yield* Effect.either(Effect.all([fs.readFileString(absolute), fs.stat(absolute)]))
+      if (read._tag === "Left") {
+        yield* fileError(path)(read.left)
+        continue
+      }
+      const [text, info] = read.right
+      const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
+      if (known.get(path) === hash) continue
+      const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+      const count = yield* counterFor(counter, bytes(text) + bytes(path) + 1)
+      yield* store.replaceFile(path, hash, chunkFile(path, text, mtimeMs, count))
+      changed++
+    }
+    const present = new Set(paths)
+    for (const path of known.keys()) {
+      if (!present.has(path)) {
+        yield* store.replaceFile(path, undefined, [])
+        changed++
+      }
+    }
+    return changed
+  }).pipe(Effect.withSpan("kern.recall.indexFiles"))

@@ -1,0 +1,77 @@
+import { Effect, Schema } from "effect"
+import { RunContext } from "../kernel/RunContext.js"
+import { toolFailure } from "../kernel/ToolFailure.js"
+import { Recall, type RecallError } from "../recall/Recall.js"
+import { loadText, searchText } from "../recall/format.js"
+import { RecallDate } from "../recall/schema.js"
+import type { ToolMetadata } from "./toolMetadata.js"
+
+/** Characters of one load page: under the output compaction threshold, so a page reaches the model whole. */
+export const recallLoadChars = 10_000
+
+const Index = Schema.Int.pipe(Schema.nonNegative())
+
+export const RecallArgs = Schema.Struct({
+  mode: Schema.optionalWith(Schema.Literal("search", "load"), { default: () => "search" as const }).annotations({
+    description: "search (default): find past conversations and knowledge/notes files; load: read a session's messages"
+  }),
+  query: Schema.optional(Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "search: what to look for, in plain words (matched by meaning and by keywords)"
+  })),
+  limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 20)).annotations({ description: "search: hits to return (default 5)" })),
+  after: Schema.optional(RecallDate.annotations({ description: "search: only what happened on or after this date (YYYY-MM-DD)" })),
+  before: Schema.optional(RecallDate.annotations({ description: "search: only what happened on or before this date (YYYY-MM-DD)" })),
+  sessionId: Schema.optional(Schema.String.pipe(Schema.minLength(1)).annotations({ description: "load: the session id a hit named" })),
+  messageStart: Schema.optional(Index.annotations({ description: "load: the first message to read" })),
+  messageEnd: Schema.optional(Index.annotations({ description: "load: the last message to read (inclusive)" }))
+})
+export type RecallArgs = typeof RecallArgs.Type
+
+export const recallTool: ToolMetadata = {
+  toolId: "recall",
+  name: "Recall",
+  description: "Search everything you have talked about in past sessions (and your knowledge/ and notes/ files) by " +
+    "meaning and keywords: { query, limit?, after?, before? } gives hits with session id, message range and time. " +
+    "Then read the full messages with { mode: \"load\", sessionId, messageStart, messageEnd }; a long range comes in " +
+    "pages, each naming the next messageStart.",
+  safetyClass: "READ_ONLY",
+  idempotent: true,
+  timeoutMs: 30_000,
+  scope: "read"
+}
+
+const failure = (error: RecallError) =>
+  toolFailure(error.reason === "not_found" ? "NOT_FOUND" : "UNEXPECTED", error.message)
+
+/** recall({ query } | { mode: "load", sessionId, messageStart, messageEnd }): the agent's memory of conversations. */
+export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs) {
+  const service = yield* Recall
+  if (args.mode === "load") {
+    if (args.sessionId === undefined || args.messageStart === undefined || args.messageEnd === undefined) {
+      return yield* toolFailure("VALIDATION_ERROR", "load needs sessionId, messageStart and messageEnd (from a search hit)")
+    }
+    if (args.messageEnd < args.messageStart) {
+      return yield* toolFailure("VALIDATION_ERROR", `messageEnd (${args.messageEnd}) is before messageStart (${args.messageStart})`)
+    }
+    const result = yield* service.load({
+      sessionId: args.sessionId,
+      messageStart: args.messageStart,
+      messageEnd: args.messageEnd,
+      maxChars: recallLoadChars
+    }).pipe(Effect.mapError(failure))
+    return { ...result, text: loadText(result, args.messageEnd) }
+  }
+  if (args.query === undefined) return yield* toolFailure("VALIDATION_ERROR", "search needs a query")
+  const ctx = yield* RunContext
+  // The conversation in the context is not worth finding again. Nothing trims it yet, so that is the whole
+  // current session; once the context is cut, the cut's first visible message goes here.
+  const exclude = ctx.sessionId === "" ? [] : [{ sessionId: ctx.sessionId, messageStart: 0, messageEnd: Number.MAX_SAFE_INTEGER }]
+  const result = yield* service.search({
+    query: args.query,
+    ...(args.limit === undefined ? {} : { limit: args.limit }),
+    ...(args.after === undefined ? {} : { after: args.after }),
+    ...(args.before === undefined ? {} : { before: args.before }),
+    exclude
+  }).pipe(Effect.mapError(failure))
+  return { ...result, text: searchText(result) }
+})

@@ -1,0 +1,129 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import { Recall } from "../../src/recall/Recall.js"
+import {
+  answer,
+  appendLines,
+  callTool,
+  header,
+  loadedAt,
+  makeAgentDir,
+  recallLayer,
+  sessionPath,
+  toolResult,
+  user
+} from "./harness.js"
+
+const sid = "20260101-100000-000-aaaa"
+
+const count = (table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${sql(table)}`).pipe(
+    Effect.map((rows) => rows[0]!.n)
+  )
+
+const chunkRanges = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ readonly messageStart: number; readonly messageEnd: number; readonly text: string }>`
+    SELECT message_start, message_end, text FROM recall_chunks WHERE source = 'session' ORDER BY message_start`)
+
+describe("recall indexing", () => {
+  it.live("reads only appended bytes, waits for a torn line and for an unfinished turn, chunks a straddling turn once", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const path = sessionPath(dir, sid)
+      appendLines(path, header(sid), user("where is the router backup?"), answer("in notes/router-backup.md"))
+      const layer = recallLayer(loadedAt(dir))
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        expect(yield* recall.sync).toBe(2)
+        expect(yield* chunkRanges).toMatchObject([{ messageStart: 0, messageEnd: 1 }])
+        // Nothing new: nothing read.
+        expect(yield* recall.sync).toBe(0)
+
+        // A turn that straddles two passes: its question and tool call now, a torn half line after them.
+        appendLines(path, user("what does the firewall block?"), callTool("c1", "read", { path: "fw.md" }))
+        NodeFs.appendFileSync(path, '{"_tag":"tool","toolCallId":"c1","toolNa')
+        expect(yield* recall.sync).toBe(2)
+        expect(yield* count("recall_messages")).toBe(4)
+        // The turn is not finished: no chunk for it yet.
+        expect((yield* chunkRanges).length).toBe(1)
+
+        // The torn line completes, and the answer comes.
+        NodeFs.appendFileSync(path, 'me":"read","isError":false,"result":"port 22 closed","at":"2026-01-01T10:00:02.000Z"}\n')
+        appendLines(path, answer("it blocks inbound ssh"))
+        expect(yield* recall.sync).toBe(2)
+        const ranges = yield* chunkRanges
+        expect(ranges.map((r) => [r.messageStart, r.messageEnd])).toEqual([[0, 1], [2, 5]])
+        expect(ranges[1]!.text).toContain("port 22 closed")
+        expect(ranges[1]!.text).toContain("what does the firewall block?")
+      }).pipe(Effect.provide(layer))
+    }))
+
+  it.live("a truncated or replaced file is indexed again from the start; a deleted one is forgotten", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const path = sessionPath(dir, sid)
+      appendLines(path, header(sid), user("alpha question"), answer("alpha answer"), user("beta question"), answer("beta answer"))
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        expect(yield* recall.sync).toBe(4)
+        // Rewritten shorter: what was read before is gone.
+        NodeFs.writeFileSync(path, "")
+        appendLines(path, header(sid), user("gamma question"), answer("gamma answer"))
+        expect(yield* recall.sync).toBe(2)
+        expect(yield* count("recall_messages")).toBe(2)
+        const hits = yield* recall.search({ query: "alpha" })
+        expect(hits.hits).toEqual([])
+        expect((yield* recall.search({ query: "gamma" })).hits).toHaveLength(1)
+
+        // Replaced by another file of at least the same size (a new inode): read again too.
+        const other = `${path}.new`
+        appendLines(other, header(sid), user("delta question, a much longer one than before"), answer("delta answer"))
+        NodeFs.renameSync(other, path)
+        expect(yield* recall.sync).toBe(2)
+        expect((yield* recall.search({ query: "gamma" })).hits).toEqual([])
+        expect((yield* recall.search({ query: "delta" })).hits).toHaveLength(1)
+
+        NodeFs.rmSync(path)
+        yield* recall.sync
+        expect(yield* count("recall_messages")).toBe(0)
+        expect(yield* count("recall_chunks")).toBe(0)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+    }))
+
+  it.live("a new session is picked up; long turns split at message boundaries; tool output is cut in chunks only", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const big = "x".repeat(5_000)
+      appendLines(sessionPath(dir, sid), header(sid), user("hello"), answer("hi"))
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const second = "20260102-100000-000-bbbb"
+        const words = Array.from({ length: 700 }, (_, i) => `word${i}`).join(" ")
+        appendLines(
+          sessionPath(dir, second),
+          header(second),
+          user(`first ${words}`),
+          callTool("c1", "bash", { command: "cat big" }),
+          toolResult("c1", "bash", big),
+          answer(`second ${words}`),
+          answer(`third ${words}`)
+        )
+        expect(yield* recall.sync).toBe(5)
+        const stats = yield* recall.stats
+        expect(stats.sessions).toBe(2)
+        const rows = yield* chunkRanges
+        const ofSecond = rows.filter((r) => r.text.includes("word1 "))
+        // 3 × ~1,400 tokens do not fit in one 2,000-token chunk: cut between messages, never inside one.
+        expect(ofSecond.length).toBeGreaterThan(1)
+        for (const row of ofSecond) expect(row.text.startsWith("user:") || row.text.startsWith("assistant:")).toBe(true)
+        const tool = rows.find((r) => r.text.includes("tool bash"))!
+        expect(tool.text).toContain("[3000 more characters]")
+        // The message itself is stored whole, for load mode.
+        const loaded = yield* recall.load({ sessionId: second, messageStart: 2, messageEnd: 2 })
+        expect(loaded.messages[0]!.text).toBe(big)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+    }))
+})

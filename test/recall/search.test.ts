@@ -1,0 +1,217 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as NodeFs from "node:fs"
+import * as Embedder from "../../src/recall/Embedder.js"
+import { reciprocalRankFusion } from "../../src/recall/fusion.js"
+import { Recall } from "../../src/recall/Recall.js"
+import { make as makeFakeServer } from "../support/fakeModelServer.js"
+import { answer, appendLines, header, loadedAt, makeAgentDir, recallLayer, sessionPath, user } from "./harness.js"
+
+const sid = "20260101-100000-000-aaaa"
+
+/** Three conversations on different days. */
+const seed = (dir: string) =>
+  appendLines(
+    sessionPath(dir, sid),
+    header(sid),
+    user("my car needs new tyres before winter", "2026-01-05T09:00:00.000Z"),
+    answer("noted: winter tyres for the car", "2026-01-05T09:00:01.000Z"),
+    user("the printer in the office jams on thick paper", "2026-02-10T09:00:00.000Z"),
+    answer("try the manual feed tray for thick paper", "2026-02-10T09:00:01.000Z"),
+    user("book a table for dinner on friday", "2026-03-15T09:00:00.000Z"),
+    answer("booked a table at the corner restaurant", "2026-03-15T09:00:01.000Z")
+  )
+
+/** The agent's embedder against the fake server, with `embeddingModel` set so the provider's /embeddings is used. */
+const httpEmbedder = (dir: string, baseURL: string) =>
+  Embedder.layerFromLoaded(loadedAt(dir, { provider: "ollama", model: "m", embeddingModel: "fake-embed", baseURL })).pipe(
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+
+describe("recall search", () => {
+  it("fuses by reciprocal rank (k = 60): agreement beats one list's top", () => {
+    const fused = reciprocalRankFusion([[1, 2, 3], [2, 4, 1]])
+    expect(fused.map((f) => f.id)).toEqual([2, 1, 4, 3])
+    expect(fused[0]!.score).toBeCloseTo(1 / 62 + 1 / 61)
+    expect(fused[1]!.score).toBeCloseTo(1 / 61 + 1 / 63)
+  })
+
+  it.live("keyword search works with embeddings off, and after / before filter inside the query", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const result = yield* recall.search({ query: "printer jams" })
+        expect(result.mode).toBe("keyword")
+        expect(result.hits[0]!.text).toContain("printer in the office")
+        expect(result.hits[0]!).toMatchObject({ source: "session", sessionId: sid, messageStart: 2, messageEnd: 3, distance: null })
+        expect((yield* recall.stats).embedding).toMatchObject({ mode: "keyword", reason: "embeddingModel is false" })
+
+        // "the" is in every chunk: the window decides.
+        const all = yield* recall.search({ query: "the", limit: 10 })
+        expect(all.hits).toHaveLength(3)
+        const feb = yield* recall.search({ query: "the", after: "2026-02-01", before: "2026-02-28", limit: 10 })
+        expect(feb.hits.map((h) => h.messageStart)).toEqual([2])
+        // A bare date as `before` covers that whole day.
+        const upToMarch15 = yield* recall.search({ query: "the", after: "2026-03-15", before: "2026-03-15", limit: 10 })
+        expect(upToMarch15.hits.map((h) => h.messageStart)).toEqual([4])
+
+        // Ranges already in the context are not returned.
+        const excluded = yield* recall.search({
+          query: "printer",
+          exclude: [{ sessionId: sid, messageStart: 3, messageEnd: 10 }]
+        })
+        expect(excluded.hits).toEqual([])
+        // FTS syntax in a query is taken as words, never as an expression.
+        expect((yield* recall.search({ query: "printer\" OR NOT (* NEAR" })).hits[0]!.messageStart).toBe(2)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+    }))
+
+  it.scopedLive("a paraphrase with no shared keyword is found through vectors from the provider's /embeddings", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      yield* server.embeddings({
+        bagOfWords: { dimensions: 64, synonyms: { automobile: "car", vehicle: "car", tires: "tyres", cold: "winter", season: "winter" } }
+      })
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const stats = yield* recall.stats
+        expect(stats.embedding).toMatchObject({ mode: "vectors", model: "fake-embed", dimension: 64 })
+        expect(stats.unembedded).toBe(0)
+        // No word in common with the car conversation ("automobile tires cold season").
+        const result = yield* recall.search({ query: "automobile tires cold season", limit: 1 })
+        expect(result.mode).toBe("hybrid")
+        expect(result.hits[0]!.text).toContain("my car needs new tyres")
+        expect(result.hits[0]!.distance).toBeLessThan(0.5)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
+      // One batch for the three chunks, one for the query.
+      expect(embeds).toHaveLength(2)
+    }))
+
+  it.live("a change of model or dimension rebuilds the vectors from stored chunk text, not from the session files", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        yield* (yield* Recall).sync
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "a", dimensions: 32 }))))
+      // The session file is gone from under the index's feet: the rebuild must not need it.
+      NodeFs.renameSync(sessionPath(dir, sid), `${sessionPath(dir, sid)}.away`)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        // Only the embedding pass, not a session pass (the file is away and would be forgotten).
+        const sql = yield* SqlClient.SqlClient
+        const before = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM recall_vectors`
+        expect(before[0]!.n).toBe(3)
+        yield* recall.syncSession("no-such-session")
+        const stats = yield* recall.stats
+        expect(stats.embedding).toMatchObject({ model: "b", dimension: 48 })
+        expect(stats.unembedded).toBe(0)
+        const rows = yield* sql<{ readonly bytes: number }>`SELECT length(embedding) AS bytes FROM recall_vectors`
+        expect(rows.map((r) => r.bytes)).toEqual([48 * 4, 48 * 4, 48 * 4])
+        const hit = yield* recall.search({ query: "thick paper printer", limit: 1 })
+        expect(hit.mode).toBe("hybrid")
+        expect(hit.hits[0]!.messageStart).toBe(2)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "b", dimensions: 48 }))))
+    }))
+
+  it.live("a one-shot chat's pass embeds its own newest chunks (one batch); the backlog waits for a full pass", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const turns = Array.from({ length: 150 }, (_, i) => [user(`question ${i}`), answer(`answer ${i}`)]).flat()
+      appendLines(sessionPath(dir, sid), header(sid), ...turns)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        expect(yield* recall.syncSession(sid)).toBe(300)
+        const stats = yield* recall.stats
+        expect(stats).toMatchObject({ chunks: 150, unembedded: 50 })
+        const sql = yield* SqlClient.SqlClient
+        const newest = yield* sql<{ readonly embedded: number }>`SELECT embedded FROM recall_chunks ORDER BY id DESC LIMIT 1`
+        expect(newest[0]!.embedded).toBe(1)
+        yield* recall.sync
+        expect((yield* recall.stats).unembedded).toBe(0)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 16 }))))
+    }))
+
+  it.scopedLive("an endpoint answering 404 gives keyword-only recall that still works, and says why", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      yield* server.embeddings({ status: 404 })
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const stats = yield* recall.stats
+        expect(stats.embedding.mode).toBe("keyword")
+        expect(stats.embedding.reason).toContain("HTTP 404")
+        const result = yield* recall.search({ query: "dinner table" })
+        expect(result.mode).toBe("keyword")
+        expect(result.hits[0]!.messageStart).toBe(4)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+    }))
+
+  it.scopedLive("an endpoint answering 500 is retried, then the pass goes on without vectors and tries again later", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      yield* server.embeddings({ status: 500 })
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        let stats = yield* recall.stats
+        expect(stats.chunks).toBe(3)
+        expect(stats.unembedded).toBe(3)
+        expect(stats.embedding.mode).toBe("vectors")
+        expect(stats.embedding.reason).toContain("HTTP 500")
+        // The provider recovers: the next pass embeds what waited.
+        yield* server.embeddings({ bagOfWords: { dimensions: 16 } })
+        yield* recall.sync
+        stats = yield* recall.stats
+        expect(stats.unembedded).toBe(0)
+        expect(stats.embedding.reason).toBeNull()
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      // 4 attempts for the chunks' batch (the provider retry schedule) before giving up.
+      const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
+      expect(embeds.length).toBe(4 + 1)
+    }), 30_000)
+})
+
+describe("recall load", () => {
+  it.live("returns messages in full with roles and times, paged by characters with the next start given", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const whole = yield* recall.load({ sessionId: sid, messageStart: 0, messageEnd: 5 })
+        expect(whole.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"])
+        expect(whole.messages[2]).toMatchObject({ index: 2, at: "2026-02-10T09:00:00.000Z", text: "the printer in the office jams on thick paper" })
+        expect(whole.nextMessageStart).toBeNull()
+
+        const pages: Array<string> = []
+        let start: number | null = 0
+        while (start !== null) {
+          const page: typeof whole = yield* recall.load({ sessionId: sid, messageStart: start, messageEnd: 5, maxChars: 60 })
+          expect(page.messages.length).toBeGreaterThan(0)
+          pages.push(...page.messages.map((m) => m.text))
+          start = page.nextMessageStart
+        }
+        // Every message once, whole, in order: nothing cut, nothing lost.
+        expect(pages).toEqual(whole.messages.map((m) => m.text))
+
+        const missing = yield* Effect.flip(recall.load({ sessionId: "nope", messageStart: 0, messageEnd: 3 }))
+        expect(missing.reason).toBe("not_found")
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+    }))
+})
