@@ -77,6 +77,8 @@ export const makeTranslator = () => {
         turnOf(turnId).usage = usage
         return []
       }
+      case "recall":
+        return [{ type: "recall", turnId, query: event.query, hits: event.hits.length, tokens: event.tokens }]
       case "error":
         return [{ type: "error", turnId, message: event.message, failure: event.failure }]
       case "done": {

@@ -7,6 +7,7 @@ import { AgentRuntime } from "../../agent/AgentRuntime.js"
 import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
+import { Recall } from "../../recall/Recall.js"
 import { SessionStore } from "../../session/SessionStore.js"
 import * as Api from "./api.js"
 import { ApiError, errorResponse } from "./ApiError.js"
@@ -55,6 +56,7 @@ export const makeApp = (options: WebServerOptions) =>
     const sessions = yield* SessionStore
     const summaries = yield* NotesSummary
     const heartbeatLog = yield* HeartbeatLog
+    const recall = yield* Recall
     const logins = yield* makeLogins(options.ticketTtlMs ?? ticketTtlMs)
     const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
     const webRoot = options.webRoot ?? defaultWebRoot()
@@ -66,7 +68,7 @@ export const makeApp = (options: WebServerOptions) =>
       corsOrigins: new Set(options.corsOrigins)
     }
     const router = makeRouter(
-      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
+      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
       { bodyLimitBytes }
     )
     const base = baseUrl(options)

@@ -1,5 +1,9 @@
 import { Schema } from "effect"
+import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
+
+// GET /recall/stats answers RecallStats, GET /recall/search a SearchResult: recall's own schemas.
+export { RecallStats, SearchResult }
 
 /**
  * The HTTP API's wire shapes: every route's request and response and every `/events` event, as Schemas. The server
@@ -25,7 +29,7 @@ export type ErrorResponse = typeof ErrorResponse.Type
 /** 501: the subsystem behind the route is not part of this build yet; the UI says so plainly. */
 export const NotBuiltResponse = Schema.Struct({
   error: Schema.Literal("not built"),
-  feature: Schema.Literal("recall", "context")
+  feature: Schema.Literal("context")
 })
 export type NotBuiltResponse = typeof NotBuiltResponse.Type
 
@@ -127,6 +131,14 @@ export type StatusResponse = typeof StatusResponse.Type
 
 // ---------------------------------------------------------------------------------------------------------------
 // GET /history?session&limit&before
+
+/** GET /recall/search: `q` the words to look for; `limit` 1–50 (default 5); `after`/`before` ISO dates. */
+export const RecallSearchQuery = Schema.Struct({
+  q: Schema.String,
+  limit: Schema.optional(Schema.String),
+  after: Schema.optional(Schema.String),
+  before: Schema.optional(Schema.String)
+})
 
 export const HistoryQuery = Schema.Struct({
   /** A session id (`/sessions`); the current session when absent. */
@@ -372,8 +384,8 @@ export const routes = {
   contextSystem: { method: "GET", path: "/context/system", response: SystemPromptResponse },
   contextSegments: { method: "GET", path: "/context/segments", response: NotBuiltResponse },
   segments: { method: "GET", path: "/segments", response: NotBuiltResponse },
-  recallStats: { method: "GET", path: "/recall/stats", response: NotBuiltResponse },
-  recallSearch: { method: "GET", path: "/recall/search", response: NotBuiltResponse },
+  recallStats: { method: "GET", path: "/recall/stats", response: RecallStats },
+  recallSearch: { method: "GET", path: "/recall/search", query: RecallSearchQuery, response: SearchResult },
   usage: { method: "GET", path: "/usage", response: UsageResponse },
   notesSummary: { method: "GET", path: "/notes/summary", response: NotesSummaryResponse },
   notesSummaryRegenerate: { method: "POST", path: "/notes/summary", response: NotesSummaryResponse }

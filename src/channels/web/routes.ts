@@ -9,6 +9,8 @@ import { providerProblems } from "../../config/providers.js"
 import { usageTotals } from "../../kernel/usageTotals.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
 import { costCapProblem } from "../../model/pricing.js"
+import { type Recall, type RecallError } from "../../recall/Recall.js"
+import { RecallStats, SearchRequest, SearchResult } from "../../recall/schema.js"
 import { SessionStore } from "../../session/SessionStore.js"
 import * as Api from "./api.js"
 import { ApiError, badRequest, invalid } from "./ApiError.js"
@@ -26,6 +28,7 @@ export interface RouteServices {
   readonly sessions: SessionStore
   readonly summaries: NotesSummary["Type"]
   readonly heartbeatLog: HeartbeatLog
+  readonly recall: Recall
   readonly server: { readonly host: string; readonly port: number; readonly command: string; readonly startedAtMs: number }
 }
 
@@ -71,7 +74,7 @@ const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
   })
 
 export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {
-  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, server } = services
+  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, server } = services
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(AgentConfig, loaded),
@@ -186,6 +189,32 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
 
   const usage = Effect.flatMap(provide(usageTotals).pipe(Effect.mapError(storage)), json(Api.UsageResponse))
 
+  // Recall runs in this process (the one holding the folder), so its own figures say whether a backfill runs.
+  const recallOff = new ApiError({ status: 409, error: "recall is off (\"recall\": false in .kern/config.json)" })
+  const recallFailed = (error: RecallError) =>
+    new ApiError({ status: error.reason === "not_found" ? 404 : 500, error: error.message })
+
+  const recallStats = recall.enabled
+    ? Effect.flatMap(recall.stats.pipe(Effect.mapError(recallFailed)), json(RecallStats))
+    : Effect.fail(recallOff)
+
+  const recallSearch = Effect.gen(function*() {
+    if (!recall.enabled) return yield* recallOff
+    const params = yield* query
+    const text = (param(params, "q") ?? "").trim()
+    if (text === "") return yield* badRequest("q", "q: missing (the words to search for)")
+    const limit = yield* intParam(param(params, "limit"), "limit", 1, 50, 5)
+    const after = param(params, "after")
+    const before = param(params, "before")
+    const request = yield* Schema.decodeUnknown(SearchRequest)({
+      query: text,
+      limit,
+      ...(after === undefined ? {} : { after }),
+      ...(before === undefined ? {} : { before })
+    }).pipe(Effect.mapError(invalid("q")))
+    return yield* json(SearchResult)(yield* recall.search(request).pipe(Effect.mapError(recallFailed)))
+  })
+
   const summaryBody = (summary: Option.Option<{ readonly text: string; readonly sources: ReadonlyArray<string>; readonly fresh: boolean }>) =>
     json(Api.NotesSummaryResponse)({ summary: Option.getOrNull(summary) })
 
@@ -201,8 +230,8 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     HttpRouter.get("/context/system", contextSystem),
     HttpRouter.get("/context/segments", notBuilt("context")),
     HttpRouter.get("/segments", notBuilt("context")),
-    HttpRouter.get("/recall/stats", notBuilt("recall")),
-    HttpRouter.get("/recall/search", notBuilt("recall")),
+    HttpRouter.get("/recall/stats", recallStats),
+    HttpRouter.get("/recall/search", recallSearch),
     HttpRouter.get("/usage", usage),
     HttpRouter.get("/notes/summary", Effect.flatMap(summaries.current, summaryBody)),
     HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody))

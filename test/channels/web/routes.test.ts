@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Option, Schedule, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { AgentEvent } from "../../../src/channels/web/api.js"
@@ -35,7 +35,12 @@ describe("HTTP API: routes", () => {
         [request(`${base}/history?session=../../etc/passwd`, { headers: bearer }), "session"],
         [request(`${base}/sessions/..%2F..%2Fx/activity`, { headers: bearer }), "id"],
         [request(`${base}/sessions/.hidden/activity`, { headers: bearer }), "id"],
-        [request(`${base}/auth?ticket=`), "ticket"]
+        [request(`${base}/auth?ticket=`), "ticket"],
+        [request(`${base}/recall/search`, { headers: bearer }), "q"],
+        [request(`${base}/recall/search?q=%20%20`, { headers: bearer }), "q"],
+        [request(`${base}/recall/search?q=x&limit=51`, { headers: bearer }), "limit"],
+        [request(`${base}/recall/search?q=x&after=yesterday`, { headers: bearer }), "after"],
+        [request(`${base}/recall/search?q=x&before=2026-13-45`, { headers: bearer }), "before"]
       ]
       for (const [call, field] of cases) {
         const answer = yield* call
@@ -74,11 +79,38 @@ describe("HTTP API: routes", () => {
   it.live("routes of subsystems not built answer 501 naming the feature", () =>
     Effect.scoped(Effect.gen(function*() {
       const { base } = yield* startServer()
-      for (const [path, feature] of [["/recall/stats", "recall"], ["/recall/search?q=x", "recall"], ["/context/segments", "context"], ["/segments", "context"]]) {
+      for (const [path, feature] of [["/context/segments", "context"], ["/segments", "context"]]) {
         const answer = yield* request(`${base}${path}`, { headers: bearer })
         expect(answer.status, path).toBe(501)
         expect(answer.json).toEqual({ error: "not built", feature })
       }
+    })))
+
+  it.live("recall: a finished turn is found by /recall/search, with its session and range; /recall/stats counts it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, client, model } = yield* startServer()
+      yield* model.reply(FakeReply.text("The heron nests by the old mill."))
+      const events = yield* client.events()
+      const { turnId } = yield* client.send({ text: "where does the heron nest?" })
+      yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
+      // The running agent indexes a turn in the background once it is done: the search catches up within moments.
+      const found = yield* request(`${base}/recall/search?q=heron%20mill&limit=3`, { headers: bearer }).pipe(
+        Effect.filterOrFail((answer) => ((answer.json as { hits?: Array<unknown> }).hits ?? []).length > 0),
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(100))))
+      )
+      expect(found.status).toBe(200)
+      const result = found.json as { query: string; mode: string; hits: Array<{ source: string; sessionId: string; text: string; messageStart: number }> }
+      expect(result.query).toBe("heron mill")
+      expect(result.hits[0]).toMatchObject({ source: "session", messageStart: 0 })
+      expect(result.hits[0]?.text).toContain("old mill")
+      const sessions = (yield* request(`${base}/sessions`, { headers: bearer })).json as { currentSessionId: string }
+      expect(result.hits[0]?.sessionId).toBe(sessions.currentSessionId)
+      const stats = yield* request(`${base}/recall/stats`, { headers: bearer })
+      expect(stats.status).toBe(200)
+      expect(stats.json).toMatchObject({ messages: 2, chunks: 1, sessions: 1 })
+      // A date range that excludes today finds nothing.
+      const old = yield* request(`${base}/recall/search?q=heron&before=2001-01-01`, { headers: bearer })
+      expect((old.json as { hits: Array<unknown> }).hits).toEqual([])
     })))
 
   it.live("POST /message → 202 with a turn id; the turn's events on /events carry it, in order, and the reply is recorded", () =>

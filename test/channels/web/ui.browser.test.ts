@@ -118,7 +118,7 @@ describe("web UI end to end", () => {
       })
 
       // The model got the tool's result back: the turn really ran through the kernel.
-      const requests = yield* model.requests
+      const requests = yield* model.modelRequests
       expect(requests).toHaveLength(2)
       expect(JSON.stringify(requests[1]?.body)).toContain("AGENTS.md")
 
@@ -148,8 +148,12 @@ describe("web UI end to end", () => {
         await dialog.getByText("No notes summary yet").waitFor()
         await screenshot(page, "e2e-05-notes")
 
+        // Recall indexed the turn in the background: its figures show, and a search finds the tool's output.
         await tab("Recall").click()
-        await dialog.getByText(/Recall is not built/).waitFor()
+        await dialog.locator(".figures").getByText("chunks").waitFor()
+        await dialog.getByRole("searchbox", { name: "Search past conversations" }).fill("markdown files")
+        await dialog.getByRole("button", { name: "Search", exact: true }).click()
+        await dialog.locator("ol.hits li", { hasText: "which markdown files are here?" }).first().waitFor()
         await screenshot(page, "e2e-06-recall")
 
         await tab("Context").click()
