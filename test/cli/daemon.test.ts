@@ -177,7 +177,7 @@ describe("kern start / status / chat / stop", () => {
       const status = yield* Effect.promise(() => fetch(`${base}/status`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json()))
       expect(status).toMatchObject({ runtime: { inbox: 0 } })
       // One model request per turn: the replayed message was answered once.
-      expect((yield* server.requests).length).toBe(2)
+      expect((yield* server.modelRequests).length).toBe(2)
       expect((yield* kern(["stop"], dir)).status).toBe(0)
     })), 120_000)
 
