@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { openActiveSession } from "../../src/agent/activeSession.js"
@@ -9,27 +9,12 @@ import { TurnRunner } from "../../src/agent/TurnRunner.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import type { Bench } from "./bench.js"
-import { benchAgent } from "./fixtures.js"
+import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
 const kernBin = NodePath.join(root, "bin/kern.js")
 const env = { OPENROUTER_API_KEY: "sk-bench" }
 
-/** The fake model server in a child process (answering "ok" to everything), so none of its work is counted here. */
-const startServer = () =>
-  new Promise<{ readonly baseURL: string; readonly child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/fakeModelServerProcess.ts"], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8")
-      const line = out.split("\n")[0]
-      if (out.includes("\n") && line !== undefined) resolve({ baseURL: line.trim(), child })
-    })
-    child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
-  })
 
 const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
 
@@ -40,7 +25,7 @@ const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
  * once (a floor for anything that sends it all).
  */
 const turnCpu = (messages: number, turns: number, warmup: number) => async () => {
-  const server = await startServer()
+  const server = await startModelServerProcess()
   const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
   try {
     const layer = agentRuntimeLayer(agent.dir, { command: "kern bench", waitSeconds: 0 }).pipe(
@@ -93,7 +78,7 @@ const timeChat = (dir: string) => {
 const chatWall = (messages: number, runs: number) => async () => {
   const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: root })
   if (built.status !== 0) throw new Error("build failed")
-  const server = await startServer()
+  const server = await startModelServerProcess()
   const big = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
   const empty = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL })
   try {

@@ -1,4 +1,5 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { type ChildProcess, spawn } from "node:child_process"
 import { Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -43,3 +44,22 @@ export const storeLayer = (dir: string) =>
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)
   )
+
+/**
+ * The fake model server in a child process of its own (answering "ok" to every model request), so none of its
+ * work (parsing a long prompt) is counted as kern's, nor runs on the bench's event loop.
+ */
+export const startModelServerProcess = () =>
+  new Promise<{ readonly baseURL: string; readonly child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/fakeModelServerProcess.ts"], {
+      cwd: NodePath.resolve(import.meta.dirname, "../.."),
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      const line = out.split("\n")[0]
+      if (out.includes("\n") && line !== undefined) resolve({ baseURL: line.trim(), child })
+    })
+    child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
+  })

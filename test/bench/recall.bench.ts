@@ -10,7 +10,6 @@ import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as Database from "../../src/storage/Database.js"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { type ChildProcess, spawn } from "node:child_process"
 import { MessageQueue } from "../../src/agent/MessageQueue.js"
 import { openActiveSession } from "../../src/agent/activeSession.js"
 import { TurnRunner } from "../../src/agent/TurnRunner.js"
@@ -18,7 +17,7 @@ import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import type { Bench } from "./bench.js"
-import { benchAgent, storeLayer } from "./fixtures.js"
+import { benchAgent, startModelServerProcess, storeLayer } from "./fixtures.js"
 
 const dimensions = 1536
 const chunks = 100_000
@@ -164,23 +163,7 @@ const indexThroughput = async () => {
   return { samples }
 }
 
-const root = NodePath.resolve(import.meta.dirname, "../..")
 
-/** The fake model server in a child process (answering "ok"), so its work is not on this process's event loop. */
-const startServer = () =>
-  new Promise<{ readonly baseURL: string; readonly child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/fakeModelServerProcess.ts"], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let out = ""
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8")
-      const line = out.split("\n")[0]
-      if (out.includes("\n") && line !== undefined) resolve({ baseURL: line.trim(), child })
-    })
-    child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
-  })
 
 const backfillMessages = 75_000
 const overheadTurns = 10
@@ -190,7 +173,7 @@ const overheadTurns = 10
  * against the same turn with the indexer idle (the baseline, measured first in the same run).
  */
 const turnDuringBackfill = async () => {
-  const server = await startServer()
+  const server = await startModelServerProcess()
   const agent = benchAgent(1_000, { model: "bench-model", baseURL: server.baseURL, embeddingModel: false })
   writeSessionFixture(agent.dir, backfillMessages, "20200101-000000-000-0000")
   try {
