@@ -163,8 +163,6 @@ const indexThroughput = async () => {
   return { samples }
 }
 
-
-
 const backfillMessages = 75_000
 const overheadTurns = 10
 
