@@ -16,7 +16,10 @@ type StreamPartsDecoder = (
  * toolkit whose calls @effect/ai should run) goes to the service `LanguageModel.make` built. A provider that can
  * hand over its parts without a Stream passes `runParts`, kern's fast path (partsRunner.ts).
  */
-export const makeCachedStreamText = (params: LanguageModel.ConstructorParams, runParts?: PartsRunner) =>
+export const makeCachedStreamText = (
+  params: LanguageModel.ConstructorParams,
+  runParts?: PartsRunner
+): Effect.Effect<LanguageModel.Service> =>
   Effect.gen(function*() {
     const base = yield* LanguageModel.make(params)
     // As LanguageModel.make: the IdGenerator in context when the model is built, else @effect/ai's default.
