@@ -11,7 +11,7 @@ import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
 import * as InboxSql from "./Inbox.js"
-import { Inbox } from "./Inbox.js"
+import { type Cursor, Inbox } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
 import { noUsage, type TurnEvent } from "./TurnEvent.js"
 import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
@@ -84,8 +84,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
 
     // Inbox order is queue order: storing and queueing a message is one step.
     const accepting = yield* Effect.makeSemaphore(1)
-    const enqueue = (message: NewMessage) =>
-      accepting.withPermits(1)(Effect.flatMap(inbox.add(message), (entry) => queue.offer(message, { inboxId: entry.id, receivedAtMs: entry.receivedAtMs })))
+    const enqueue = (message: NewMessage, cursor?: Cursor) =>
+      accepting.withPermits(1)(Effect.flatMap(inbox.add(message, cursor), (entry) => queue.offer(message, { inboxId: entry.id, receivedAtMs: entry.receivedAtMs })))
 
     // What an earlier process accepted and never recorded is answered first, in order.
     for (const entry of yield* inbox.pending) {
@@ -97,10 +97,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
 
     /**
      * Accepts a message from a channel: once this succeeds it is in kern.db's inbox (it survives a crash and is
-     * answered after a restart) and queued. The queued message carries the turn id its events will have.
+     * answered after a restart) and queued. The queued message carries the turn id its events will have. A chat
+     * channel passes its cursor, moved in the same transaction (Inbox.add).
      */
-    const submit = (message: NewMessage) =>
-      Effect.zipLeft(enqueue(message), Ref.set(activity, true))
+    const submit = (message: NewMessage, cursor?: Cursor) =>
+      Effect.zipLeft(enqueue(message, cursor), Ref.set(activity, true))
 
     /** A recorded message leaves the inbox; if that fails it is answered again after a restart, never lost. */
     const recorded = (message: QueuedMessage) =>

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { NewMessage } from "./MessageQueue.js"
 
 /** A message accepted by a channel and not yet recorded in a session. */
@@ -16,9 +16,22 @@ export class InboxError extends Schema.TaggedError<InboxError>()("InboxError", {
   message: Schema.String
 }) {}
 
+/** A channel's position in its peer's stream (a Telegram offset, the Slack envelopes taken), stored by key. */
+export interface Cursor {
+  readonly key: string
+  readonly value: string
+}
+
 export interface InboxShape {
-  /** Stores the message; once this succeeds it survives a crash and is answered after a restart. */
-  readonly add: (message: NewMessage) => Effect.Effect<InboxEntry, InboxError>
+  /**
+   * Stores the message; once this succeeds it survives a crash and is answered after a restart. With a cursor, the
+   * cursor moves in the same transaction: the message is stored and the peer's stream is past it, or neither.
+   */
+  readonly add: (message: NewMessage, cursor?: Cursor) => Effect.Effect<InboxEntry, InboxError>
+  /** A channel's stored position; none before its first message. */
+  readonly cursor: (key: string) => Effect.Effect<Option.Option<string>, InboxError>
+  /** Moves a cursor past what the channel took and did not queue (a stranger's message, a group's chatter). */
+  readonly setCursor: (cursor: Cursor) => Effect.Effect<void, InboxError>
   /** Every message not yet recorded, oldest first: what a starting runtime replays. */
   readonly pending: Effect.Effect<ReadonlyArray<InboxEntry>, InboxError>
   /** The message is in a session now: it leaves the inbox. */
@@ -35,22 +48,41 @@ export class Inbox extends Context.Tag("kern/agent/Inbox")<Inbox, InboxShape>() 
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(InboxEntry))
 const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
+const CursorRows = Schema.Array(Schema.Struct({ value: Schema.String }))
 
 export const makeSql = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const failed = (what: string) => (error: { readonly message: string }) =>
     new InboxError({ message: `could not ${what} the inbox in kern.db: ${error.message}` })
 
-  const add = (message: NewMessage) =>
+  const writeCursor = (cursor: Cursor, nowMs: number) =>
+    sql`INSERT INTO channel_cursors ${sql.insert({ key: cursor.key, value: cursor.value, updatedAtMs: nowMs })}
+      ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at_ms = excluded.updated_at_ms`
+
+  const add = (message: NewMessage, cursor?: Cursor) =>
     Effect.gen(function*() {
       const receivedAtMs = yield* Clock.currentTimeMillis
       const rows = yield* sql`INSERT INTO inbox ${
         sql.insert({ interface: message.interface, channel: message.channel, userId: message.userId, text: message.text, receivedAtMs })
       } RETURNING *`
+      if (cursor !== undefined) yield* writeCursor(cursor, receivedAtMs)
       const [entry] = yield* decodeRows(rows)
       if (entry === undefined) return yield* new InboxError({ message: "the inbox did not return the stored message" })
       return entry
-    }).pipe(Effect.mapError(failed("write")), Effect.withSpan("kern.inbox.add"))
+    }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.inbox.add"))
+
+  const cursor = (key: string) =>
+    sql`SELECT value FROM channel_cursors WHERE key = ${key}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(CursorRows)),
+      Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
+      Effect.mapError(failed("read"))
+    )
+
+  const setCursor = (next: Cursor) =>
+    Effect.flatMap(Clock.currentTimeMillis, (nowMs) => writeCursor(next, nowMs)).pipe(
+      Effect.asVoid,
+      Effect.mapError(failed("write"))
+    )
 
   const pending = sql`SELECT * FROM inbox ORDER BY id`.pipe(
     Effect.flatMap(decodeRows),
@@ -67,7 +99,7 @@ export const makeSql = Effect.gen(function*() {
     Effect.mapError(failed("read"))
   )
 
-  return Inbox.of({ add, pending, remove, size })
+  return Inbox.of({ add, cursor, setCursor, pending, remove, size })
 })
 
 /** The inbox in kern.db through SqlClient. */

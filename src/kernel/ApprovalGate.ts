@@ -2,6 +2,13 @@ import { Context, Effect, Layer } from "effect"
 import type { ApprovalMode } from "../config/schema.js"
 import type { ToolSpec } from "./contracts.js"
 
+/** Where the turn that made a call came from: the channel asked to approve it. */
+export interface RunOrigin {
+  readonly interface: string
+  readonly channel: string
+  readonly userId: string
+}
+
 export interface ApprovalRequest {
   readonly spec: ToolSpec
   readonly args: unknown
@@ -9,6 +16,10 @@ export interface ApprovalRequest {
   readonly runId: string
   readonly agentName: string
   readonly userSid: string
+  readonly traceId?: string | undefined
+  readonly sessionId?: string | undefined
+  /** The turn's channel; absent for a call made outside a turn (kern kernel exec, a library). */
+  readonly origin?: RunOrigin | undefined
 }
 
 export interface ApprovalDecision {

@@ -2,6 +2,7 @@
 export const decisionNamespaces = {
   "kernel.tool.dispatch": "Tool execution dispatch decision",
   "kernel.tool.policy.blocked": "Policy blocked a tool call",
+  "kernel.tool.approval": "A person approved or denied a tool call, or nobody answered in time",
   "kernel.budget.exceeded": "Run budget consumed",
   "kernel.memory.put": "Value written to memory",
   "kernel.memory.get": "Value read from memory",

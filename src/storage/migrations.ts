@@ -11,6 +11,7 @@ import heartbeat from "./migrations/0201_heartbeat.js"
 import notesSummary from "./migrations/0202_notes_summary.js"
 import inbox from "./migrations/0300_inbox.js"
 import recall from "./migrations/0400_recall.js"
+import channelCursors from "./migrations/0500_channel_cursors.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -28,5 +29,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0201_heartbeat": heartbeat,
   "0202_notes_summary": notesSummary,
   "0300_inbox": inbox,
-  "0400_recall": recall
+  "0400_recall": recall,
+  "0500_channel_cursors": channelCursors
 }

@@ -1,0 +1,223 @@
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option, PubSub, Ref, Schema } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import type { ApprovalDecision, ApprovalRequest } from "../kernel/ApprovalGate.js"
+import { ApprovalGate } from "../kernel/ApprovalGate.js"
+import { EventLog, recordOrWarn } from "../kernel/EventLog.js"
+import { argsDigest } from "../kernel/fingerprint.js"
+import { randomHex } from "../kernel/RunContext.js"
+import { PairingStore } from "../users/PairingStore.js"
+import { heartbeatInterface } from "./MessageQueue.js"
+
+export class ApprovalOrigin extends Schema.Class<ApprovalOrigin>("ApprovalOrigin")({
+  interface: Schema.String,
+  channel: Schema.String,
+  userId: Schema.String
+}) {}
+
+/** A DESTRUCTIVE call waiting for a person's yes or no. */
+export class PendingApproval extends Schema.Class<PendingApproval>("PendingApproval")({
+  /** `apr_<8 hex>`: what `kern approve <id>` takes and buttons carry. */
+  id: Schema.String,
+  toolId: Schema.String,
+  /** The call's arguments in full: the person decides on what will run. */
+  args: Schema.Unknown,
+  reason: Schema.String,
+  /** The channel the turn came from; `terminal` with user `operator` for calls made outside a turn. */
+  origin: ApprovalOrigin,
+  runId: Schema.String,
+  requestedAtMs: Schema.Number,
+  expiresAtMs: Schema.Number
+}) {}
+
+export class ApprovalResolution extends Schema.Class<ApprovalResolution>("ApprovalResolution")({
+  id: Schema.String,
+  approved: Schema.Boolean,
+  outcome: Schema.Literal("approved", "denied", "timeout"),
+  /** Who decided: `operator` (terminal, web, CLI), `telegram:42`, or `timeout`. */
+  by: Schema.String,
+  atMs: Schema.Number
+}) {}
+
+export class ApprovalError extends Schema.TaggedError<ApprovalError>()("ApprovalError", {
+  reason: Schema.Literal("unknown_id", "not_operator"),
+  message: Schema.String
+}) {}
+
+/**
+ * Who answers: the local operator (terminal, web UI, `kern approve`: they hold the folder or its token) or a chat
+ * user, who must be a paired operator.
+ */
+export type Approver =
+  | { readonly _tag: "LocalOperator"; readonly via: string }
+  | { readonly _tag: "ChannelUser"; readonly interface: string; readonly userId: string }
+
+export const localOperator = (via: string): Approver => ({ _tag: "LocalOperator", via })
+export const channelUser = (iface: string, userId: string): Approver => ({ _tag: "ChannelUser", interface: iface, userId })
+
+/** Interfaces whose messages come from the operator at this machine, not from a paired chat user. */
+export const localInterfaces: ReadonlySet<string> = new Set(["terminal", "cli", "web"])
+
+export interface ApprovalsShape {
+  /** Asks, and waits for an answer or `approvalTimeout` (then no). Heartbeat turns have nobody to ask: no. */
+  readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision>
+  readonly decide: (id: string, approved: boolean, by: Approver) => Effect.Effect<ApprovalResolution, ApprovalError>
+  readonly pending: Effect.Effect<ReadonlyArray<PendingApproval>>
+  /** Every new request, for the channels that show them (subscribe before a turn can ask). */
+  readonly requests: PubSub.PubSub<PendingApproval>
+  /** Every answer (or timeout), so a channel can update what it showed. */
+  readonly resolved: PubSub.PubSub<ApprovalResolution>
+}
+
+/**
+ * The approvals in flight: `approvalMode: ask` routes DESTRUCTIVE calls here; the channel the turn came from shows
+ * the full arguments (the terminal and web UI show every pending one) and whoever answers first, if allowed, decides.
+ * The decision, who made it and when are recorded in the EventLog.
+ */
+export class Approvals extends Context.Tag("kern/agent/Approvals")<Approvals, ApprovalsShape>() {}
+
+interface Waiting {
+  readonly pending: PendingApproval
+  readonly answer: Deferred.Deferred<ApprovalResolution>
+  readonly request: ApprovalRequest
+}
+
+export const make = Effect.gen(function*() {
+  const { config } = yield* AgentConfig
+  const pairings = yield* PairingStore
+  const eventLog = yield* EventLog
+  const waiting = yield* Ref.make(new Map<string, Waiting>())
+  const requests = yield* PubSub.unbounded<PendingApproval>()
+  const resolved = yield* PubSub.unbounded<ApprovalResolution>()
+  const timeout = Duration.seconds(config.approvalTimeout)
+
+  const audit = (entry: Waiting, resolution: ApprovalResolution) =>
+    recordOrWarn(eventLog, {
+      decisionKey: "kernel.tool.approval",
+      runId: entry.request.runId,
+      traceId: entry.request.traceId ?? "",
+      sessionId: entry.request.sessionId ?? "",
+      toolId: entry.pending.toolId,
+      argsDigest: argsDigest(entry.request.args),
+      status: resolution.outcome,
+      detail: JSON.stringify({
+        approvalId: resolution.id,
+        by: resolution.by,
+        atMs: resolution.atMs,
+        requestedAtMs: entry.pending.requestedAtMs,
+        origin: entry.pending.origin
+      })
+    })
+
+  /** Settles an approval once: the first answer wins, later ones find it gone. */
+  const settle = (id: string, make: (entry: Waiting, atMs: number) => ApprovalResolution) =>
+    Effect.gen(function*() {
+      const entry = yield* Ref.modify(waiting, (all) => {
+        const found = all.get(id)
+        if (found === undefined) return [undefined, all] as const
+        const next = new Map(all)
+        next.delete(id)
+        return [found, next] as const
+      })
+      if (entry === undefined) return Option.none<ApprovalResolution>()
+      const resolution = make(entry, yield* Clock.currentTimeMillis)
+      yield* audit(entry, resolution)
+      yield* Deferred.succeed(entry.answer, resolution)
+      yield* PubSub.publish(resolved, resolution)
+      return Option.some(resolution)
+    })
+
+  const ask = (request: ApprovalRequest): Effect.Effect<ApprovalDecision> =>
+    Effect.gen(function*() {
+      const origin = request.origin ?? { interface: "terminal", channel: "terminal", userId: "operator" }
+      if (origin.interface === heartbeatInterface) {
+        return { approved: false, by: "policy:deny", reason: "a heartbeat turn has nobody to ask" }
+      }
+      const id = `apr_${yield* randomHex(8)}`
+      const now = yield* Clock.currentTimeMillis
+      const pending = new PendingApproval({
+        id,
+        toolId: request.spec.toolId,
+        args: request.args,
+        reason: request.reason,
+        origin: new ApprovalOrigin(origin),
+        runId: request.runId,
+        requestedAtMs: now,
+        expiresAtMs: now + Duration.toMillis(timeout)
+      })
+      const answer = yield* Deferred.make<ApprovalResolution>()
+      yield* Ref.update(waiting, (all) => new Map(all).set(id, { pending, answer, request }))
+      yield* PubSub.publish(requests, pending)
+      const resolution = yield* Deferred.await(answer).pipe(
+        Effect.timeoutTo({
+          duration: timeout,
+          onSuccess: Option.some,
+          onTimeout: () => Option.none<ApprovalResolution>()
+        }),
+        Effect.flatMap((answered) =>
+          Option.isSome(answered)
+            ? Effect.succeed(answered.value)
+            // Timed out: settle it (unless an answer raced in), then take whatever settled it.
+            : Effect.zipRight(
+              settle(id, (_, atMs) => new ApprovalResolution({ id, approved: false, outcome: "timeout", by: "timeout", atMs })),
+              Deferred.await(answer)
+            )
+        ),
+        // A turn interrupted while it waits leaves nothing pending.
+        Effect.onInterrupt(() => Ref.update(waiting, (all) => {
+          const next = new Map(all)
+          next.delete(id)
+          return next
+        }))
+      )
+      return {
+        approved: resolution.approved,
+        by: resolution.by,
+        reason: resolution.outcome === "timeout"
+          ? `nobody answered within ${config.approvalTimeout} s`
+          : resolution.approved
+          ? `approved by ${resolution.by}`
+          : `denied by ${resolution.by}`
+      }
+    }).pipe(Effect.withSpan("kern.approvals.ask"))
+
+  const approverName = (by: Approver): Effect.Effect<string, ApprovalError> =>
+    by._tag === "LocalOperator"
+      ? Effect.succeed("operator")
+      : Effect.gen(function*() {
+        const scope = yield* pairings.find(`${by.interface}:${by.userId}`).pipe(Effect.option)
+        if (Option.isNone(scope) || scope.value.status !== "approved" || scope.value.role !== "operator") {
+          return yield* new ApprovalError({
+            reason: "not_operator",
+            message: `${by.interface}:${by.userId} is not an operator: only an operator can approve (kern users promote)`
+          })
+        }
+        return `${by.interface}:${by.userId}`
+      })
+
+  const decide = (id: string, approved: boolean, by: Approver) =>
+    Effect.gen(function*() {
+      if (!(yield* Ref.get(waiting)).has(id)) {
+        return yield* new ApprovalError({ reason: "unknown_id", message: `no approval ${id} is waiting (answered, timed out, or never asked)` })
+      }
+      const name = yield* approverName(by)
+      const settled = yield* settle(id, (_, atMs) =>
+        new ApprovalResolution({ id, approved, outcome: approved ? "approved" : "denied", by: name, atMs }))
+      if (Option.isNone(settled)) {
+        return yield* new ApprovalError({ reason: "unknown_id", message: `approval ${id} was answered or timed out meanwhile` })
+      }
+      return settled.value
+    }).pipe(Effect.withSpan("kern.approvals.decide"))
+
+  const pending = Effect.map(Ref.get(waiting), (all) => [...all.values()].map((entry) => entry.pending))
+
+  return Approvals.of({ ask, decide, pending, requests, resolved })
+})
+
+/** The agent's approvals (needs its config, users and audit log). */
+export const layer: Layer.Layer<Approvals, never, AgentConfig | PairingStore | EventLog> = Layer.effect(Approvals, make)
+
+/** The gate `approvalMode: ask` uses: every call needing approval goes to a person through Approvals. */
+export const askGate: Layer.Layer<ApprovalGate, never, Approvals> = Layer.effect(
+  ApprovalGate,
+  Effect.map(Approvals, (approvals) => ApprovalGate.of({ request: approvals.ask }))
+)
