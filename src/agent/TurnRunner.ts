@@ -115,7 +115,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           intent: message.text.slice(0, 200),
           safetyMode: config.safetyMode,
           // The config's per-turn caps are the kernel's own keys.
-          budget: config.budget
+          budget: config.budget,
+          origin: { interface: message.interface, channel: message.channel, userId: message.userId }
         })
         const append = (entry: SessionMessage) =>
           Effect.zipRight(session.writer.append(entry), session.history.append(entry))

@@ -4,6 +4,9 @@ import * as AgentLive from "./AgentLive.js"
 import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
 import { PairingStore } from "../users/PairingStore.js"
+import * as Channels from "../channels/Channel.js"
+import * as ApprovalGate from "../kernel/ApprovalGate.js"
+import * as Approvals from "./Approvals.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
@@ -41,6 +44,16 @@ const databaseLayer = Layer.unwrapEffect(
   Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
 )
 
+/**
+ * The gate the config's approvalMode asks for, with the agent's Approvals (and users) beside it: `ask` sends
+ * DESTRUCTIVE calls to a person; with `auto` and `deny` Approvals stays empty but there, for `kern approve` to ask.
+ */
+const approvalGate = (config: AgentConfig.LoadedConfig["config"]) =>
+  (config.approvalMode === "ask" ? Approvals.askGate : ApprovalGate.fromApprovalMode(config.approvalMode)).pipe(
+    Layer.provideMerge(Approvals.layer),
+    Layer.provideMerge(PairingStore.Default)
+  )
+
 /** How a turn runner holds the folder: what it is called and how long it waits for another runtime to finish. */
 export interface HoldFolder {
   readonly command: string
@@ -68,8 +81,8 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
     ? configOf(source, report)
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
   const database = databaseLayer.pipe(Layer.provideMerge(config))
-  const kernel = Kernel.layerFromConfig.pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
+  const kernel = Kernel.layerFromConfigWith(approvalGate).pipe(Layer.provideMerge(database))
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
 }
 
 /** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */

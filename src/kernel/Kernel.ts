@@ -21,25 +21,35 @@ export interface KernelOptions {
  * Everything a tool call needs, over an agent's kern.db: registry, policy, gate, audit log, baselines, executor.
  * The secrets the executor guards come from the caller (KnownSecrets.layer for an agent folder).
  */
-export const layer = (options: KernelOptions) => {
+export const layer = (options: KernelOptions) => layerWithGate(options, ApprovalGate.fromApprovalMode(options.approvalMode))
+
+/**
+ * As `layer`, with the approval gate (and what it brings) built over the kernel's own services: the running agent
+ * passes one that asks people (Approvals), which records its decisions in the kernel's EventLog.
+ */
+export const layerWithGate = <A, E, R>(
+  options: Omit<KernelOptions, "approvalMode">,
+  gate: Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>
+) => {
   const services = Layer.mergeAll(
     ToolRegistry.layer,
     ToolPolicy.fromSafetyMode(options.safetyMode),
-    ApprovalGate.fromApprovalMode(options.approvalMode),
     EventLog.layerSql,
     ContractBaselineStore.layerSql,
     DurableMemory.layerSql,
     ToolExecutor.settings(options.contractEnforcement, options.surface)
   )
-  return ToolExecutor.layer.pipe(Layer.provideMerge(services))
+  return ToolExecutor.layer.pipe(Layer.provideMerge(gate), Layer.provideMerge(services))
 }
 
+const fromConfig = <A, E, R>(gate: (config: AgentConfig["Type"]["config"]) => Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(AgentConfig, ({ config }) =>
+      layerWithGate({ safetyMode: config.safetyMode, contractEnforcement: config.contractEnforcement }, gate(config)))
+  ).pipe(Layer.provideMerge(KnownSecrets.layer))
+
 /** The kernel as an agent folder's config describes it, guarding the folder's secrets. */
-export const layerFromConfig = Layer.unwrapEffect(
-  Effect.map(AgentConfig, ({ config }) =>
-    layer({
-      safetyMode: config.safetyMode,
-      approvalMode: config.approvalMode,
-      contractEnforcement: config.contractEnforcement
-    }))
-).pipe(Layer.provideMerge(KnownSecrets.layer))
+export const layerFromConfig = fromConfig((config) => ApprovalGate.fromApprovalMode(config.approvalMode))
+
+/** layerFromConfig with the gate a caller builds from the config (the running agent's asks people). */
+export const layerFromConfigWith = fromConfig

@@ -1,5 +1,6 @@
 import { Clock, Context, Effect, Random } from "effect"
-import type { SafetyMode } from "../config/schema.js"
+import type { SafetyMode, ToolScope } from "../config/schema.js"
+import type { RunOrigin } from "./ApprovalGate.js"
 import { type BudgetLimitsInput, makeRunBudget, type RunBudget } from "./RunBudget.js"
 
 export type LocaleCode = "en-US" | "en-IN" | "hi-IN"
@@ -18,6 +19,10 @@ export interface RunContextData {
   readonly metadata: Readonly<Record<string, unknown>>
   /** Clock time at creation, in milliseconds. */
   readonly startedAtMs: number
+  /** The channel the run's message came from: where an approval is asked. Absent outside a turn. */
+  readonly origin?: RunOrigin | undefined
+  /** The most the run's user may use (a paired user's scope); absent: whatever is registered. */
+  readonly toolScope?: ToolScope | undefined
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -31,6 +36,8 @@ export interface RunContextOptions {
   readonly safetyMode?: SafetyMode
   readonly budget?: Partial<BudgetLimitsInput>
   readonly metadata?: Record<string, unknown>
+  readonly origin?: RunOrigin
+  readonly toolScope?: ToolScope
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
@@ -61,7 +68,9 @@ export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<R
       safetyMode: options.safetyMode ?? "NORMAL",
       budget: yield* makeRunBudget(options.budget),
       metadata: options.metadata ?? {},
-      startedAtMs: yield* Clock.currentTimeMillis
+      startedAtMs: yield* Clock.currentTimeMillis,
+      ...(options.origin === undefined ? {} : { origin: options.origin }),
+      ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope })
     }
   })
 

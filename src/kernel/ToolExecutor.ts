@@ -203,7 +203,17 @@ export const make = Effect.gen(function*() {
       return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)
     }
     if (decision._tag === "Allow") return reserve(call, tool, check, options, undefined)
-    const request = { spec, args: call.args, reason: decision.reason, runId: ctx.runId, agentName: ctx.agentName, userSid: ctx.userSid }
+    const request = {
+      spec,
+      args: call.args,
+      reason: decision.reason,
+      runId: ctx.runId,
+      agentName: ctx.agentName,
+      userSid: ctx.userSid,
+      traceId: ctx.traceId,
+      sessionId: ctx.sessionId,
+      origin: ctx.origin
+    }
     return Effect.flatMap(gate.request(request), (answer) =>
       answer.approved
         ? reserve(call, tool, check, options, answer.by)
