@@ -23,12 +23,19 @@ export interface Durable {
   readonly receivedAtMs: number
 }
 
+/**
+ * The user id of the operator's own messages (terminal, web UI, CLI, HTTP API: whoever holds the folder or its
+ * token). Chat channels put their peer's ids (numeric for Telegram, `U…` for Slack) in `userId`, never this.
+ */
+export const operatorUserId = "operator"
+
 /** Heartbeats are never the active channel: nothing is injected into a heartbeat turn. */
 export const heartbeatInterface = "heartbeat"
 
 interface State {
   readonly pending: ReadonlyArray<QueuedMessage>
-  readonly active: Option.Option<string>
+  /** The running turn's channel and user: only their own newer messages join it. */
+  readonly active: Option.Option<{ readonly channel: string; readonly userId: string }>
   /** A turn is running (between `next` and `endTurn`), whatever its channel. */
   readonly inTurn: boolean
   readonly nextId: number
@@ -60,18 +67,23 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/Mes
         STM.flatMap((s) => {
           const [first, ...rest] = s.pending
           if (first === undefined) return STM.retry
-          const active = first.interface === heartbeatInterface ? Option.none<string>() : Option.some(first.channel)
+          const active = first.interface === heartbeatInterface
+            ? Option.none()
+            : Option.some({ channel: first.channel, userId: first.userId })
           return STM.as(TRef.set(state, { ...s, pending: rest, active, inTurn: true }), first)
         })
       )
     )
 
-    /** The active channel's pending messages, in order, removed from the queue. */
+    /**
+     * The active channel's pending messages from the turn's own user, in order, removed from the queue. Another
+     * user's message in the same chat (a group) waits for a turn of its own: it never runs with this user's scope.
+     */
     const takeInjectable = STM.commit(
       TRef.modify(state, (s): readonly [ReadonlyArray<QueuedMessage>, State] => {
         if (Option.isNone(s.active)) return [[], s]
-        const channel = s.active.value
-        const inject = s.pending.filter((m) => m.channel === channel && m.interface !== heartbeatInterface)
+        const { channel, userId } = s.active.value
+        const inject = s.pending.filter((m) => m.channel === channel && m.userId === userId && m.interface !== heartbeatInterface)
         if (inject.length === 0) return [[], s]
         return [inject, { ...s, pending: s.pending.filter((m) => !inject.includes(m)) }]
       })
@@ -83,7 +95,7 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/Mes
     const idle = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length === 0 && !s.inTurn))
 
     const size = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length))
-    const activeChannel = STM.commit(STM.map(TRef.get(state), (s) => s.active))
+    const activeChannel = STM.commit(STM.map(TRef.get(state), (s) => Option.map(s.active, (active) => active.channel)))
 
     return { offer, next, takeInjectable, endTurn, size, activeChannel, idle } as const
   })

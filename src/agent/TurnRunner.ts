@@ -1,6 +1,6 @@
 import { LanguageModel, Prompt, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
-import { Clock, DateTime, Effect, Ref } from "effect"
+import { Clock, DateTime, Effect, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import { makeFileCache } from "../memory/fileCache.js"
@@ -9,6 +9,8 @@ import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
+import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import { PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { priceTable } from "../model/pricing.js"
@@ -20,7 +22,8 @@ import { withRecallBlock } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
-import { heartbeatInterface, MessageQueue, type QueuedMessage } from "./MessageQueue.js"
+import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
+import { pairedInterfaces } from "../channels/Channel.js"
 import type { SessionHistory } from "./SessionHistory.js"
 import { buildSystemPromptFrom } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
@@ -77,6 +80,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const eventLog = yield* EventLog
     const compactor = yield* OutputCompactor
     const queue = yield* MessageQueue
+    const pairings = yield* PairingStore
     const fs = yield* FileSystem.FileSystem
     // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
     const zone = agentZone(config.timezone)
@@ -94,20 +98,37 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
 
-    // Building a toolkit renders every tool's JSON Schema: do it again only when the registered tools change.
-    const toolkitCache = yield* Ref.make<{ readonly key: string; readonly value: ReturnType<typeof makeToolkit> } | undefined>(undefined)
+    // Building a toolkit renders every tool's JSON Schema: do it again only when the offered tools change (one
+    // toolkit per scope users have, at most three).
+    const toolkitCache = yield* Ref.make(new Map<string, ReturnType<typeof makeToolkit>>())
     const toolkitOf = (tools: ReadonlyArray<RegisteredTool>) =>
       Ref.modify(toolkitCache, (cached) => {
         const key = tools.map((tool) => tool.fingerprint).join(",")
-        if (cached !== undefined && cached.key === key) return [cached.value, cached]
+        const hit = cached.get(key)
+        if (hit !== undefined) return [hit, cached]
         const value = makeToolkit(tools)
-        return [value, { key, value }]
+        const next = new Map(cached.size >= 8 ? [] : cached)
+        return [value, next.set(key, value)]
       })
+
+    /**
+     * The most a message's user may use. A chat channel's user (Telegram, Slack) gets their paired scope, or nothing
+     * when they are not paired (or the lookup fails); the operator (terminal, web, CLI, HTTP API, an embedding app's
+     * own interfaces) and the heartbeat get whatever is registered (the config's toolScope).
+     */
+    const scopeOf = (message: QueuedMessage): Effect.Effect<RunToolScope | undefined> =>
+      message.userId === operatorUserId || !pairedInterfaces.has(message.interface)
+        ? Effect.succeed(undefined)
+        : pairings.scopeFor(message.interface, message.userId, config.toolScope).pipe(
+          Effect.map(Option.getOrElse((): RunToolScope => "none")),
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
+        )
 
     const run = (input: TurnInput) =>
       Effect.gen(function*() {
         const { message, session, emit } = input
         const recorded = input.recorded ?? (() => Effect.void)
+        const toolScope = yield* scopeOf(message)
         const ctx = yield* makeRunContext({
           sessionId: session.id,
           userSid: message.userId,
@@ -116,7 +137,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           safetyMode: config.safetyMode,
           // The config's per-turn caps are the kernel's own keys.
           budget: config.budget,
-          origin: { interface: message.interface, channel: message.channel, userId: message.userId }
+          origin: { interface: message.interface, channel: message.channel, userId: message.userId },
+          ...(toolScope === undefined ? {} : { toolScope })
         })
         const append = (entry: SessionMessage) =>
           Effect.zipRight(session.writer.append(entry), session.history.append(entry))
@@ -140,7 +162,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           yield* emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
         }
 
-        const tools = yield* registry.listTools
+        // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.
+        const registered = yield* registry.listTools
+        const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
         const { toolIdOf, withHandler } = yield* toolkitOf(tools)
 
         // A heartbeat may run on a cheaper model (`heartbeatModel`).

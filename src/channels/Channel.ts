@@ -1,5 +1,11 @@
 import { Clock, Context, Effect, Layer, Option, PubSub, Ref, Schema, type Scope } from "effect"
 
+/**
+ * The chat channels whose users are strangers until paired (kern pair): a message from one of them runs with that
+ * user's paired tool scope, never the operator's.
+ */
+export const pairedInterfaces: ReadonlySet<string> = new Set(["telegram", "slack"])
+
 /** Where a chat channel is: trying to reach its peer, serving, retrying after a failure, or stopped for good. */
 export const ChannelState = Schema.Literal("connecting", "connected", "reconnecting", "stopped")
 export type ChannelState = typeof ChannelState.Type

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Random } from "effect"
-import type { SafetyMode, ToolScope } from "../config/schema.js"
+import type { SafetyMode } from "../config/schema.js"
 import type { RunOrigin } from "./ApprovalGate.js"
+import type { RunToolScope } from "./toolScope.js"
 import { type BudgetLimitsInput, makeRunBudget, type RunBudget } from "./RunBudget.js"
 
 export type LocaleCode = "en-US" | "en-IN" | "hi-IN"
@@ -21,8 +22,8 @@ export interface RunContextData {
   readonly startedAtMs: number
   /** The channel the run's message came from: where an approval is asked. Absent outside a turn. */
   readonly origin?: RunOrigin | undefined
-  /** The most the run's user may use (a paired user's scope); absent: whatever is registered. */
-  readonly toolScope?: ToolScope | undefined
+  /** The most the run's user may use (a paired user's scope, `none` for nobody's); absent: whatever is registered. */
+  readonly toolScope?: RunToolScope | undefined
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -37,7 +38,7 @@ export interface RunContextOptions {
   readonly budget?: Partial<BudgetLimitsInput>
   readonly metadata?: Record<string, unknown>
   readonly origin?: RunOrigin
-  readonly toolScope?: ToolScope
+  readonly toolScope?: RunToolScope
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))

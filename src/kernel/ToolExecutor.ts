@@ -13,6 +13,7 @@ import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { ToolPolicy } from "./ToolPolicy.js"
+import { allowsTool, requiredScope } from "./toolScope.js"
 import { makeToolMetrics } from "./toolMetrics.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
@@ -50,6 +51,8 @@ interface CallEnd {
   readonly errorMessage?: string
   readonly retries?: number
   readonly approvedBy?: string
+  /** What the audit record adds (who a scope refusal was for). */
+  readonly detail?: Readonly<Record<string, unknown>>
   /** The span of the last attempt, when the call was traced: the result's span id, and its call id. */
   readonly spanId?: string | undefined
 }
@@ -148,7 +151,9 @@ export const make = Effect.gen(function*() {
         errorMessage: end.errorMessage ?? null,
         latencyMs,
         retries: end.retries ?? 0,
-        ...(end.approvedBy === undefined ? {} : { detail: JSON.stringify({ approvedBy: end.approvedBy }) })
+        ...(end.approvedBy === undefined && end.detail === undefined
+          ? {}
+          : { detail: JSON.stringify({ ...end.detail, ...(end.approvedBy === undefined ? {} : { approvedBy: end.approvedBy }) }) })
       })
       : Effect.void
     // A refused call took no budget and ran nothing; it is counted, without a latency.
@@ -167,8 +172,9 @@ export const make = Effect.gen(function*() {
     errorCode: ToolErrorCode,
     errorMessage: string,
     tool?: RegisteredTool,
-    check?: ContractCheck
-  ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage })
+    check?: ContractCheck,
+    detail?: Readonly<Record<string, unknown>>
+  ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage, ...(detail === undefined ? {} : { detail }) })
 
   const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
     Effect.clockWith((clock) => {
@@ -198,6 +204,20 @@ export const make = Effect.gen(function*() {
     if (leak !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", leak, tool, check)
     const { ctx } = call
     const spec = tool.spec
+    // The run's user's scope (a paired user's), whatever the model was told or offered.
+    if (ctx.toolScope !== undefined && !allowsTool(ctx.toolScope, spec)) {
+      const who = ctx.userSid === "" ? "this run" : `user ${ctx.userSid}`
+      const has = ctx.toolScope === "none" ? "may use no tools" : `has tool scope ${ctx.toolScope}`
+      return refuse(
+        call,
+        "kernel.tool.policy.blocked",
+        "PERMISSION_DENIED",
+        `${spec.toolId} needs tool scope ${requiredScope(spec)}; ${who} ${has}`,
+        tool,
+        check,
+        { userId: ctx.userSid, toolScope: ctx.toolScope, ...(ctx.origin === undefined ? {} : { interface: ctx.origin.interface }) }
+      )
+    }
     const decision = policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
     if (decision._tag === "Deny") {
       return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)

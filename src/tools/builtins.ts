@@ -3,6 +3,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, type Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
+import { scopeCovers, scopeTag } from "../kernel/toolScope.js"
 import { RunContext } from "../kernel/RunContext.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
 import type { EventLog } from "../kernel/EventLog.js"
@@ -14,10 +15,12 @@ import { edit, EditArgs, editTool } from "./edit.js"
 import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
 import { PairingStore } from "../users/PairingStore.js"
+import { message, MessageArgs, messageTool } from "./message.js"
 import { kern, KernArgs, kernPair, KernPairArgs, kernPairTool, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
 import { recall, RecallArgs, recallTool } from "./recall.js"
 import type { Recall } from "../recall/Recall.js"
+import type { Channels } from "../channels/Channel.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
 import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
 import { summarizeFileStructure, SummarizeFileStructureArgs, summarizeFileStructureTool } from "./summarizeFileStructure.js"
@@ -40,6 +43,8 @@ export type BuiltinRequirements =
   | PairingStore
   // the recall tool: the agent's index of past conversations
   | Recall
+  // the message tool: the running chat channels
+  | Channels
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 
@@ -53,11 +58,8 @@ interface BuiltinTool<A, I, R> {
 
 const tool = <A, I, R>(definition: BuiltinTool<A, I, R>) => definition
 
-const scopeRank: Record<ToolScope, number> = { read: 0, write: 1, full: 2 }
-
 /** Whether a tool is offered under a config's `toolScope` (read ⊂ write ⊂ full). */
-export const inScope = (metadata: ToolMetadata, scope: ToolScope): boolean =>
-  scopeRank[metadata.scope] <= scopeRank[scope]
+export const inScope = (metadata: ToolMetadata, scope: ToolScope): boolean => scopeCovers(scope, metadata.scope)
 
 /**
  * Each call runs in its run's session: read-before-write and duplicate outputs are tracked per session, so the
@@ -81,7 +83,8 @@ export const builtinTools = [
   tool({ metadata: contextForTaskTool, parameters: ContextForTaskArgs, handler: contextForTask }),
   tool({ metadata: kernTool, parameters: KernArgs, handler: kern }),
   tool({ metadata: recallTool, parameters: RecallArgs, handler: recall }),
-  tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair })
+  tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair }),
+  tool({ metadata: messageTool, parameters: MessageArgs, handler: message })
 ] as const
 
 /** Registers the built-in tools the config's `toolScope` allows (`recall` only while the config's `recall` is on). */
@@ -103,7 +106,7 @@ export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: 
           sideEffectLevel: metadata.safetyClass === "READ_ONLY" || metadata.safetyClass === "NETWORK"
             ? "none"
             : "local_write",
-          riskTags: [`scope:${metadata.scope}`]
+          riskTags: [scopeTag(metadata.scope)]
         },
         {
           parameters: definition.parameters as Schema.Schema<unknown, unknown>,

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Random, Schema } from "effect"
 import { ToolScope } from "../config/schema.js"
+import { narrowerScope } from "../kernel/toolScope.js"
 
 export const UserRole = Schema.Literal("operator", "user")
 export type UserRole = typeof UserRole.Type
@@ -37,16 +38,13 @@ export const codeLifetimeMs = 24 * 60 * 60 * 1000
 /** How a user is named on the command line: `<interface>:<user id>`, e.g. `telegram:42`. */
 export const userKey = (pairing: { readonly interface: string; readonly userId: string }) => `${pairing.interface}:${pairing.userId}`
 
-const scopeRank: Record<ToolScope, number> = { read: 0, write: 1, full: 2 }
-
 /**
  * The tools a user may have: an operator the config's `toolScope`, a user their own scope (`read` unless set),
  * never more than the config allows the agent at all.
  */
 export const effectiveScope = (pairing: Pairing, configScope: ToolScope): ToolScope => {
   if (pairing.role === "operator") return configScope
-  const own = pairing.toolScope ?? "read"
-  return scopeRank[own] <= scopeRank[configScope] ? own : configScope
+  return narrowerScope(pairing.toolScope ?? "read", configScope)
 }
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(Pairing))

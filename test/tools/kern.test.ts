@@ -13,6 +13,7 @@ import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as RecallLayers from "../../src/recall/layers.js"
+import * as Channels from "../../src/channels/Channel.js"
 import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
@@ -50,7 +51,7 @@ const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo,
   const log = Layer.merge(EventLog.layerSql, PairingStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
   const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform)))
-  return Layer.mergeAll(config, log, info, platform, recall).pipe(Layer.orDie)
+  return Layer.mergeAll(config, log, info, platform, recall, Channels.layer).pipe(Layer.orDie)
 }
 
 const recordEvent = (input: Partial<EventLog.EventInput> & Pick<EventLog.EventInput, "decisionKey" | "status">) =>
@@ -208,7 +209,7 @@ describe("kern tool: registered with the built-ins", () => {
       Layer.provideMerge(KnownSecrets.layer),
       Layer.provideMerge(db)
     )
-    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 
@@ -270,7 +271,7 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
     const db = Database.layerMemory.pipe(Layer.provideMerge(configLayer))
     const kernel = Kernel.layer({ safetyMode: "NORMAL", approvalMode: "deny", contractEnforcement: "observe", ...options })
       .pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 

@@ -9,6 +9,7 @@ import * as Kernel from "../../src/kernel/Kernel.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { Recall } from "../../src/recall/Recall.js"
 import * as RecallLayers from "../../src/recall/layers.js"
+import * as Channels from "../../src/channels/Channel.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
@@ -40,7 +41,7 @@ const agent = (config: Record<string, unknown> = {}) => {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer).pipe(Layer.provideMerge(kernel))
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }
 

@@ -1,5 +1,7 @@
-import { Effect, Layer, PubSub, Stream } from "effect"
+import { DateTime, Effect, Layer, PubSub, Stream } from "effect"
 import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../agent/AgentRuntime.js"
+import { type ApprovalResolution, Approvals, type PendingApproval } from "../../agent/Approvals.js"
+import { Channels, type Outgoing } from "../Channel.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
 import { noUsage, type TurnUsage } from "../../agent/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
@@ -104,17 +106,57 @@ const heartbeatEvent = (notice: HeartbeatNotice): AgentEventInput => ({
   ...(notice.turnId === undefined ? {} : { turnId: notice.turnId })
 })
 
+const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
+
+export const approvalEvent = (pending: PendingApproval): AgentEventInput => ({
+  type: "approval",
+  id: pending.id,
+  toolId: pending.toolId,
+  args: pending.args,
+  reason: pending.reason,
+  interface: pending.origin.interface,
+  channel: pending.origin.channel,
+  userId: pending.origin.userId,
+  expiresAt: isoAt(pending.expiresAtMs)
+})
+
+const resolvedEvent = (resolution: ApprovalResolution): AgentEventInput => ({
+  type: "approval-resolved",
+  id: resolution.id,
+  approved: resolution.approved,
+  outcome: resolution.outcome,
+  by: resolution.by
+})
+
+const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
+  type: "outgoing",
+  text: sent.text,
+  interface: sent.interface,
+  channel: sent.channel
+})
+
 /**
  * Feeds the hub from the running agent: every turn, whatever channel it came from (terminal, HTTP, heartbeat, chat
- * channels), and the heartbeat's ticks. Subscribed when the layer is built, before the runtime serves a turn.
+ * channels), the heartbeat's ticks, approvals asked and answered, and what the message tool sent. Subscribed when the
+ * layer is built, before the runtime serves a turn.
  */
-export const layer: Layer.Layer<never, never, EventHub | AgentRuntime> = Layer.scopedDiscard(Effect.gen(function*() {
+export const layer: Layer.Layer<never, never, EventHub | AgentRuntime | Approvals | Channels> = Layer.scopedDiscard(Effect.gen(function*() {
   const hub = yield* EventHub
   const runtime = yield* AgentRuntime
+  const approvals = yield* Approvals
+  const channels = yield* Channels
   const turns = yield* PubSub.subscribe(runtime.events)
   const heartbeats = yield* PubSub.subscribe(runtime.heartbeats)
+  const asked = yield* PubSub.subscribe(approvals.requests)
+  const answered = yield* PubSub.subscribe(approvals.resolved)
+  const sent = yield* PubSub.subscribe(channels.outgoing)
   const translate = makeTranslator()
-  const fromTurns = Stream.fromQueue(turns).pipe(Stream.mapConcat(translate))
-  const fromHeartbeats = Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent))
-  yield* Effect.forkScoped(Stream.runForEach(Stream.merge(fromTurns, fromHeartbeats), hub.publish))
+  const all = Stream.mergeAll([
+    Stream.fromQueue(turns).pipe(Stream.mapConcat(translate)),
+    Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent)),
+    Stream.fromQueue(asked).pipe(Stream.map(approvalEvent)),
+    Stream.fromQueue(answered).pipe(Stream.map(resolvedEvent)),
+    Stream.fromQueue(sent).pipe(Stream.map(outgoingEvent))
+  ], { concurrency: "unbounded" })
+  yield* Effect.forkScoped(Stream.runForEach(all, hub.publish))
 }))

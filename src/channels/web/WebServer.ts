@@ -4,6 +4,8 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Layer } from "effect"
 import * as NodeHttp from "node:http"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { Approvals } from "../../agent/Approvals.js"
+import { Channels } from "../Channel.js"
 import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
@@ -57,6 +59,8 @@ export const makeApp = (options: WebServerOptions) =>
     const summaries = yield* NotesSummary
     const heartbeatLog = yield* HeartbeatLog
     const recall = yield* Recall
+    const approvals = yield* Approvals
+    const channels = yield* Channels
     const logins = yield* makeLogins(options.ticketTtlMs ?? ticketTtlMs)
     const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
     const webRoot = options.webRoot ?? defaultWebRoot()
@@ -68,7 +72,7 @@ export const makeApp = (options: WebServerOptions) =>
       corsOrigins: new Set(options.corsOrigins)
     }
     const router = makeRouter(
-      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
+      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
       { bodyLimitBytes }
     )
     const base = baseUrl(options)

@@ -124,8 +124,18 @@ export const StatusResponse = Schema.Struct({
     inbox: Schema.Number,
     turns: Schema.Number,
     /** SSE clients connected to /events. */
-    listeners: Schema.Number
-  })
+    listeners: Schema.Number,
+    /** Approvals waiting for a person (GET /approvals lists them). */
+    approvals: Schema.Number
+  }),
+  /** The chat channels whose tokens are configured, and where each is. */
+  channels: Schema.Array(Schema.Struct({
+    interface: Schema.String,
+    state: Schema.Literal("connecting", "connected", "reconnecting", "stopped"),
+    detail: Schema.String,
+    /** ISO time it got to that state. */
+    since: Schema.String
+  }))
 })
 export type StatusResponse = typeof StatusResponse.Type
 
@@ -333,6 +343,32 @@ export const OutgoingEvent = Schema.Struct({
   channel: Schema.optional(Schema.String)
 })
 
+/** A DESTRUCTIVE call waits for a person: POST /approvals/:id answers it. */
+export const ApprovalEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("approval"),
+  id: Schema.String,
+  toolId: Schema.String,
+  /** The call's arguments in full. */
+  args: Schema.Unknown,
+  reason: Schema.String,
+  interface: Schema.String,
+  channel: Schema.String,
+  userId: Schema.String,
+  /** ISO time after which the call is denied. */
+  expiresAt: Schema.String
+})
+
+/** An approval was answered (by `operator` or a chat operator such as `telegram:42`) or timed out. */
+export const ApprovalResolvedEvent = Schema.Struct({
+  ...base,
+  type: Schema.Literal("approval-resolved"),
+  id: Schema.String,
+  approved: Schema.Boolean,
+  outcome: Schema.Literal("approved", "denied", "timeout"),
+  by: Schema.String
+})
+
 /** A heartbeat tick: sent (queued a heartbeat turn) or skipped, and how a heartbeat turn ended (ran, failed). */
 export const HeartbeatEvent = Schema.Struct({
   ...base,
@@ -356,6 +392,8 @@ export const AgentEvent = Schema.Union(
   ErrorEvent,
   OutgoingEvent,
   HeartbeatEvent,
+  ApprovalEvent,
+  ApprovalResolvedEvent,
   ResetEvent
 )
 export type AgentEvent = typeof AgentEvent.Type
@@ -366,6 +404,34 @@ export type AgentEventInput = AgentEvent extends infer E ? E extends AgentEvent 
 
 /** SSE frames carry the event as JSON in `data:`. */
 export const AgentEventJson = Schema.parseJson(AgentEvent)
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /approvals, POST /approvals/:id
+
+export const PendingApprovalInfo = Schema.Struct({
+  id: Schema.String,
+  toolId: Schema.String,
+  args: Schema.Unknown,
+  reason: Schema.String,
+  interface: Schema.String,
+  channel: Schema.String,
+  userId: Schema.String,
+  requestedAt: Schema.String,
+  expiresAt: Schema.String
+})
+export type PendingApprovalInfo = typeof PendingApprovalInfo.Type
+
+export const ApprovalsResponse = Schema.Struct({ approvals: Schema.Array(PendingApprovalInfo) })
+
+/** The operator's answer: `approved` true runs the call, false refuses it. */
+export const ApprovalDecisionRequest = Schema.Struct({ approved: Schema.Boolean })
+
+export const ApprovalDecisionResponse = Schema.Struct({
+  id: Schema.String,
+  approved: Schema.Boolean,
+  outcome: Schema.Literal("approved", "denied", "timeout"),
+  by: Schema.String
+})
 
 // ---------------------------------------------------------------------------------------------------------------
 // Routes, for clients and for the 404/405 answer
@@ -388,5 +454,7 @@ export const routes = {
   recallSearch: { method: "GET", path: "/recall/search", query: RecallSearchQuery, response: SearchResult },
   usage: { method: "GET", path: "/usage", response: UsageResponse },
   notesSummary: { method: "GET", path: "/notes/summary", response: NotesSummaryResponse },
-  notesSummaryRegenerate: { method: "POST", path: "/notes/summary", response: NotesSummaryResponse }
+  notesSummaryRegenerate: { method: "POST", path: "/notes/summary", response: NotesSummaryResponse },
+  approvals: { method: "GET", path: "/approvals", response: ApprovalsResponse },
+  approve: { method: "POST", path: "/approvals/:id", request: ApprovalDecisionRequest, response: ApprovalDecisionResponse }
 } as const

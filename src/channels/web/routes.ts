@@ -2,6 +2,8 @@ import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { type Approvals, localOperator, type PendingApproval } from "../../agent/Approvals.js"
+import type { Channels } from "../Channel.js"
 import { HeartbeatLog, heartbeatStatus } from "../../agent/HeartbeatLog.js"
 import { heartbeatInterface } from "../../agent/MessageQueue.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
@@ -29,6 +31,8 @@ export interface RouteServices {
   readonly summaries: NotesSummary["Type"]
   readonly heartbeatLog: HeartbeatLog
   readonly recall: Recall
+  readonly approvals: Approvals["Type"]
+  readonly channels: Channels["Type"]
   readonly server: { readonly host: string; readonly port: number; readonly command: string; readonly startedAtMs: number }
 }
 
@@ -38,6 +42,21 @@ const json = <A, I>(schema: Schema.Schema<A, I>, status = 200) => (body: A) =>
   )
 
 const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://kern").searchParams)
+
+const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
+
+/** A pending approval as the API shows it. */
+export const approvalInfo = (pending: PendingApproval): Api.PendingApprovalInfo => ({
+  id: pending.id,
+  toolId: pending.toolId,
+  args: pending.args,
+  reason: pending.reason,
+  interface: pending.origin.interface,
+  channel: pending.origin.channel,
+  userId: pending.origin.userId,
+  requestedAt: isoAt(pending.requestedAtMs),
+  expiresAt: isoAt(pending.expiresAtMs)
+})
 
 const param = (params: URLSearchParams, name: string) => params.get(name) ?? undefined
 
@@ -74,7 +93,7 @@ const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
   })
 
 export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {
-  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, server } = services
+  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, server } = services
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(AgentConfig, loaded),
@@ -145,8 +164,34 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
         queued: live.queued,
         inbox: live.inbox,
         turns: live.turns,
-        listeners: yield* hub.listeners
-      }
+        listeners: yield* hub.listeners,
+        approvals: (yield* approvals.pending).length
+      },
+      channels: (yield* channels.statuses).map((channel) => ({
+        interface: channel.interface,
+        state: channel.state,
+        detail: channel.detail,
+        since: isoAt(channel.sinceMs)
+      }))
+    })
+  })
+
+  const approvalList = Effect.flatMap(approvals.pending, (pending) =>
+    json(Api.ApprovalsResponse)({ approvals: pending.map(approvalInfo) }))
+
+  // The HTTP API's token is the operator's: whoever holds it answers as the operator.
+  const decideApproval = Effect.gen(function*() {
+    const { id } = yield* HttpRouter.params
+    if (id === undefined || id === "") return yield* badRequest("id", "id: missing")
+    const body = yield* readBody(Api.ApprovalDecisionRequest, options.bodyLimitBytes)
+    const resolution = yield* approvals.decide(id, body.approved, localOperator("http")).pipe(
+      Effect.mapError((error) => new ApiError({ status: error.reason === "unknown_id" ? 404 : 403, error: error.message }))
+    )
+    return yield* json(Api.ApprovalDecisionResponse)({
+      id: resolution.id,
+      approved: resolution.approved,
+      outcome: resolution.outcome,
+      by: resolution.by
     })
   })
 
@@ -234,6 +279,8 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     HttpRouter.get("/recall/search", recallSearch),
     HttpRouter.get("/usage", usage),
     HttpRouter.get("/notes/summary", Effect.flatMap(summaries.current, summaryBody)),
-    HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody))
+    HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody)),
+    HttpRouter.get("/approvals", approvalList),
+    HttpRouter.post("/approvals/:id", decideApproval)
   )
 }

@@ -189,6 +189,8 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
       }]
     }
     case "heartbeat":
+    case "approval":
+    case "approval-resolved":
     case "reset":
       return state.items
   }
