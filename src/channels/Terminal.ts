@@ -1,9 +1,11 @@
-import { Console, Effect, Fiber, PubSub, Queue, Schedule, Stream } from "effect"
+import { Console, Effect, Fiber, PubSub, Queue, Ref, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
 import { Writable } from "node:stream"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { makeReplyFilter } from "../agent/envelope.js"
+import { agentZone, localIso, makeReplyFilter } from "../agent/envelope.js"
+import { Approvals, localOperator } from "../agent/Approvals.js"
+import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
 import type { QueuedMessage } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { formatEvent, helpText } from "./terminalFormat.js"
@@ -102,6 +104,38 @@ export const runTerminal = (options: TerminalOptions) =>
         write(neutralizeControls(show(message, event))),
         event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
       ))))
+    // Approvals: every one waiting is shown here (this is the operator's console), oldest answered first by y / n.
+    const approvals = yield* Approvals
+    const asked = yield* PubSub.subscribe(approvals.requests)
+    const answered = yield* PubSub.subscribe(approvals.resolved)
+    const waiting = yield* Ref.make<ReadonlyArray<string>>([])
+    const zone = agentZone(config.timezone)
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(asked), (pending) =>
+      Effect.zipRight(
+        Ref.update(waiting, (ids) => [...ids, pending.id]),
+        write(neutralizeControls(formatApprovalRequest({
+          id: pending.id,
+          toolId: pending.toolId,
+          args: pending.args,
+          reason: pending.reason,
+          interface: pending.origin.interface,
+          channel: pending.origin.channel,
+          userId: pending.origin.userId,
+          expires: localIso(pending.expiresAtMs, zone).slice(11, 19)
+        })))
+      ))))
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(answered), (resolution) =>
+      Effect.zipRight(
+        Ref.update(waiting, (ids) => ids.filter((id) => id !== resolution.id)),
+        write(formatApprovalResolved(resolution))
+      ))))
+    const answer = (id: string, approved: boolean) =>
+      approvals.decide(id, approved, localOperator("terminal")).pipe(
+        Effect.asVoid,
+        Effect.catchAll((error) => Console.log(`kern: ${error.message}`)),
+        Effect.zipRight(prompt),
+        Effect.as(true)
+      )
     const server = yield* Effect.forkScoped(runtime.serve)
 
     const status = Effect.gen(function*() {
@@ -114,9 +148,15 @@ export const runTerminal = (options: TerminalOptions) =>
       ].join("\n"))
     })
 
-    const handle = (line: string): Effect.Effect<boolean> => {
+    const handle = (line: string): Effect.Effect<boolean> => Effect.flatMap(Ref.get(waiting), (ids) => {
       const text = line.trim()
       if (text === "") return Effect.as(prompt, true)
+      const decision = parseApprovalAnswer(text, ids)
+      if (decision !== undefined) {
+        return decision._tag === "Answer"
+          ? answer(decision.id, decision.approved)
+          : Effect.as(Effect.zipRight(Console.log(`kern: ${decision.message}`), prompt), true)
+      }
       // Slash commands are the operator's, on a terminal or piped in: they never reach the model.
       if (text.startsWith("/")) {
         switch (text.split(/\s+/)[0]) {
@@ -149,7 +189,7 @@ export const runTerminal = (options: TerminalOptions) =>
         ),
         true
       )
-    }
+    })
 
     if (options.interactive) yield* Effect.zipRight(Console.log(`kern — ${config.name}. /help for commands.`), prompt)
     yield* linesOf(input).pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)

@@ -49,6 +49,7 @@ export const helpText = [
   "Type a message and press Enter. Commands:",
   "  /status   the agent, its model, session and usage",
   "  /new      start a new session",
+  "  /approve [id], /deny [id]   answer a tool call waiting for approval (y / n answer the oldest)",
   "  /help     this list",
   "  /quit     leave (also Ctrl-D)"
 ].join("\n")

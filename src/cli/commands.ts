@@ -300,6 +300,20 @@ const pair = Command.make("pair", {
   Command.withDescription("Approve a channel user's pairing code (works while the agent runs); USERS.md follows.")
 )
 
+const approvalIdArg = Args.text({ name: "id" }).pipe(
+  Args.withDescription("the approval's id (apr_…), as the TUI, the web UI, the chat or GET /approvals shows it")
+)
+
+const approve = Command.make("approve", { id: approvalIdArg, dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./approvals.js"), (m) => m.approve(resolved)))).pipe(
+    Command.withDescription("Approve a destructive tool call the running agent waits on (approvalMode ask); it runs.")
+  )
+
+const deny = Command.make("deny", { id: approvalIdArg, dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./approvals.js"), (m) => m.deny(resolved)))).pipe(
+    Command.withDescription("Refuse a destructive tool call the running agent waits on; the model is told it was denied.")
+  )
+
 const userIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
 
 const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
@@ -331,7 +345,7 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, pair, users, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, pair, users, approve, deny, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -362,6 +376,8 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "recall stats": doc(recallStats, "What the recall index holds."),
   "recall reindex": doc(recallReindex, "Rebuild the recall index."),
   pair: doc(pair, "Approve a channel user's pairing code."),
+  approve: doc(approve, "Approve a waiting tool call."),
+  deny: doc(deny, "Refuse a waiting tool call."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
   "users promote": doc(usersPromote, "Make a user an operator."),
   "users scope": doc(usersScope, "Set a user's tool scope."),

@@ -75,6 +75,8 @@ export const run = (args: StatusArgs) =>
         uptimeMs: Option.isSome(liveStatus) ? liveStatus.value.runtime.uptimeMs : null
       }
       : null
+    const channels = channelStates(loaded.env, Option.map(liveStatus, (live) => live.channels))
+    const approvals = Option.isSome(liveStatus) ? liveStatus.value.runtime.approvals : null
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -87,7 +89,9 @@ export const run = (args: StatusArgs) =>
       heartbeat,
       runtime,
       server,
-      recall
+      recall,
+      channels,
+      approvals
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -102,6 +106,8 @@ export const run = (args: StatusArgs) =>
         ? "usage:     no turns yet"
         : `usage:     ${usage.turns} turns, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       `heartbeat: ${heartbeatLine(heartbeat)}`,
+      ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
+      ...(approvals === null || approvals === 0 ? [] : [`approvals: ${approvals} waiting (kern approve <id> / kern deny <id>)`]),
       `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
@@ -109,6 +115,40 @@ export const run = (args: StatusArgs) =>
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 const encodeRecall = Schema.encodeSync(RecallStats)
+
+/** The chat channels kern has, and the variables each needs. */
+const channelTokens = [
+  { interface: "telegram", tokens: ["TELEGRAM_BOT_TOKEN"] },
+  { interface: "slack", tokens: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"] }
+] as const
+
+interface ChannelState {
+  readonly interface: string
+  readonly state: "connecting" | "connected" | "reconnecting" | "stopped" | "off"
+  readonly detail: string
+  readonly since: string | null
+}
+
+/**
+ * Each chat channel: off without its tokens or while the agent is not running; otherwise as the running agent
+ * reports it (connected, reconnecting with the reason, stopped with the reason).
+ */
+const channelStates = (
+  env: Readonly<Record<string, string>>,
+  live: Option.Option<ReadonlyArray<{ readonly interface: string; readonly state: ChannelState["state"]; readonly detail: string; readonly since: string }>>
+): ReadonlyArray<ChannelState> =>
+  channelTokens.map(({ interface: iface, tokens }): ChannelState => {
+    const missing = tokens.filter((name) => (env[name] ?? "") === "")
+    if (missing.length > 0) return { interface: iface, state: "off", detail: `${missing.join(" and ")} not set`, since: null }
+    if (Option.isNone(live)) return { interface: iface, state: "off", detail: "the agent is not running", since: null }
+    const reported = live.value.find((channel) => channel.interface === iface)
+    return reported === undefined
+      ? { interface: iface, state: "off", detail: "the running agent did not start it (restart it to pick up new tokens)", since: null }
+      : { interface: iface, state: reported.state, detail: reported.detail, since: reported.since }
+  })
+
+const channelLine = (channel: ChannelState): string =>
+  `${channel.state}${channel.detail === "" ? "" : ` (${channel.detail})`}${channel.since === null ? "" : ` since ${channel.since}`}`
 
 const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string => {
   if (heartbeat.intervalMinutes === 0) return "off (heartbeatInterval 0)"

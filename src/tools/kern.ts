@@ -13,6 +13,7 @@ import { estimateTokens } from "./ContextStats.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
 import { Recall } from "../recall/Recall.js"
+import { Channels } from "../channels/Channel.js"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
@@ -37,7 +38,7 @@ export type KernArgs = typeof KernArgs.Type
 export const kernTool: ToolMetadata = {
   toolId: "kern",
   name: "Kern",
-  description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage, recall index), " +
+  description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage, recall index, chat channels), " +
     "config (effective settings, secrets hidden), env (variable names, values masked), users (USERS.md, paired and " +
     "pending users), logs (recent kernel events). Approving a pairing code is kern_pair's job.",
   safetyClass: "READ_ONLY",
@@ -140,7 +141,13 @@ const status = (loaded: LoadedConfig) =>
       }),
       queue: Option.match(queue, { onNone: () => "not available", onSome: (length) => length }),
       usage,
-      recall: recallFigures
+      recall: recallFigures,
+      // The chat channels running here (a channel without its tokens is not started and not listed).
+      interfaces: (yield* (yield* Channels).statuses).map((channel) => ({
+        interface: channel.interface,
+        state: channel.state,
+        ...(channel.detail === "" ? {} : { detail: channel.detail })
+      }))
     }
   })
 

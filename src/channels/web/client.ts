@@ -56,6 +56,12 @@ export const make = (settings: ClientSettings) =>
     const status = call(HttpClientRequest.get(url("/status")), Api.StatusResponse)
     const ticket = call(HttpClientRequest.post(url("/auth/ticket")), Api.TicketResponse)
     const newSession = call(HttpClientRequest.post(url("/sessions")), Api.NewSessionResponse)
+    const approvals = call(HttpClientRequest.get(url("/approvals")), Api.ApprovalsResponse)
+    const decide = (id: string, approved: boolean) =>
+      call(
+        HttpClientRequest.post(url(`/approvals/${encodeURIComponent(id)}`)).pipe(HttpClientRequest.bodyUnsafeJson({ approved })),
+        Api.ApprovalDecisionResponse
+      )
     const send = (message: Api.MessageRequest) =>
       call(HttpClientRequest.post(url("/message")).pipe(HttpClientRequest.bodyUnsafeJson(message)), Api.MessageAccepted)
 
@@ -95,7 +101,7 @@ export const make = (settings: ClientSettings) =>
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       })
 
-    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, send, events } as const
+    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, send, events, approvals, decide } as const
   })
 
 export type AgentClient = Effect.Effect.Success<ReturnType<typeof make>>

@@ -1,5 +1,6 @@
 import { Console, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
+import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "../approvalPrompt.js"
 import { formatEvent, helpText } from "../terminalFormat.js"
 import { neutralizeControls } from "../terminalSafe.js"
 import type { AgentEvent } from "./api.js"
@@ -19,6 +20,10 @@ export const showEvent = (event: AgentEvent, ownTurns: ReadonlySet<string>): str
       return event.outcome === "sent" ? "\n[heartbeat]\n" : ""
     case "reset":
       return "\n(some events were missed while disconnected)\n"
+    case "approval":
+      return formatApprovalRequest({ ...event, expires: event.expiresAt.slice(11, 19) + " UTC" })
+    case "approval-resolved":
+      return formatApprovalResolved(event)
     default:
       return asTurnEvents(event).map(formatEvent).join("")
   }
@@ -40,13 +45,28 @@ export const attach = (client: AgentClient, name: string) =>
     rl.on("SIGINT", () => rl.close())
     const prompt = Effect.sync(() => tty ? rl.prompt(true) : undefined)
     const lastSeq = yield* Ref.make(Option.none<number>())
+    // The approvals waiting, oldest first: y / n answer the first. Loaded when the stream (re)connects, then kept by
+    // the events.
+    const waiting = yield* Ref.make<ReadonlyArray<string>>([])
+    const loadWaiting = client.approvals.pipe(
+      Effect.flatMap(({ approvals }) =>
+        Effect.zipRight(
+          Ref.set(waiting, approvals.map((a) => a.id)),
+          Effect.forEach(approvals, (a) => write(formatApprovalRequest({ ...a, expires: a.expiresAt.slice(11, 19) + " UTC" })), { discard: true })
+        )),
+      Effect.catchAll((error) => Console.error(`kern: could not list approvals: ${error.message}`))
+    )
     const ownTurns = yield* Ref.make<ReadonlySet<string>>(new Set())
 
     const follow = Effect.gen(function*() {
-      const events = yield* client.events(yield* Ref.get(lastSeq))
+      const resumeFrom = yield* Ref.get(lastSeq)
+      const events = yield* client.events(resumeFrom)
+      if (Option.isNone(resumeFrom)) yield* loadWaiting
       yield* Stream.runForEach(events, (event) =>
         Effect.gen(function*() {
           if (event.type !== "reset") yield* Ref.set(lastSeq, Option.some(event.seq))
+          if (event.type === "approval") yield* Ref.update(waiting, (ids) => ids.includes(event.id) ? ids : [...ids, event.id])
+          if (event.type === "approval-resolved") yield* Ref.update(waiting, (ids) => ids.filter((id) => id !== event.id))
           yield* write(showEvent(event, yield* Ref.get(ownTurns)))
           if (event.type === "finish") yield* prompt
         }))
@@ -58,9 +78,18 @@ export const attach = (client: AgentClient, name: string) =>
     )
     yield* Effect.forkScoped(reconnecting)
 
-    const handle = (line: string): Effect.Effect<boolean> => {
+    const handle = (line: string): Effect.Effect<boolean> => Effect.flatMap(Ref.get(waiting), (ids) => {
       const text = line.trim()
       if (text === "") return Effect.as(prompt, true)
+      const decision = parseApprovalAnswer(text, ids)
+      if (decision !== undefined) {
+        return (decision._tag === "Answer"
+          ? client.decide(decision.id, decision.approved).pipe(
+            Effect.zipRight(Ref.update(waiting, (all) => all.filter((id) => id !== decision.id))),
+            Effect.catchAll((error) => Console.log(`kern: ${error.message}`))
+          )
+          : Console.log(`kern: ${decision.message}`)).pipe(Effect.zipRight(prompt), Effect.as(true))
+      }
       if (text.startsWith("/")) {
         switch (text.split(/\s+/)[0]) {
           case "/quit":
@@ -98,7 +127,7 @@ export const attach = (client: AgentClient, name: string) =>
         Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt)),
         Effect.as(true)
       )
-    }
+    })
 
     yield* Console.log(`kern — ${name}, running at ${client.baseUrl}. /help for commands; Ctrl-C leaves it running.`)
     yield* prompt

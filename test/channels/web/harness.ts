@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
+import { Channels } from "../../../src/channels/Channel.js"
 import * as Layers from "../../../src/agent/layers.js"
 import * as Client from "../../../src/channels/web/client.js"
 import * as WebServer from "../../../src/channels/web/WebServer.js"
@@ -60,12 +61,13 @@ export const startServer = (options: ServerOptions = {}) =>
     )
     const context = yield* Layer.build(layer)
     const runtime = Context.get(context, AgentRuntime)
+    const channels = Context.get(context, Channels)
     yield* Effect.forkScoped(runtime.serve)
     const base = `http://127.0.0.1:${port}`
     // The client's HTTP agent lives as long as the test's scope.
     const http = yield* Layer.build(NodeHttpClient.layerUndici)
     const client = yield* Client.make({ baseUrl: base, token }).pipe(Effect.provide(http))
-    return { model, dir, base, port, runtime, client }
+    return { model, dir, base, port, runtime, client, channels }
   })
 
 export interface Answer {
