@@ -25,7 +25,9 @@ describe("kern CLI", () => {
     for (const built of ["init", "status", "run", "start", "stop", "restart", "logs", "open", "chat", "tui", "sessions", "recall", "pair", "users", "kernel", "runtime-guard"]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${built} `, "m"))
     }
-    expect(result.stdout).not.toMatch(/^ {2}(context|segments|approve|deny) /m)
+    expect(result.stdout).not.toMatch(/^ {2}(context|segments) /m)
+    expect(result.stdout).toMatch(/^ {2}approve /m)
+    expect(result.stdout).toMatch(/^ {2}deny /m)
     const kernel = runKern(["kernel", "--help"])
     for (const built of ["info", "namespaces", "tools", "exec"]) expect(kernel.stdout).toMatch(new RegExp(`^  kernel ${built} `, "m"))
   })

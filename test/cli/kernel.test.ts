@@ -17,8 +17,8 @@ describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", () => {
     const dir = newAgent()
     const info = JSON.parse(kern(dir, "kernel", "info", "--json").stdout)
-    expect(info).toMatchObject({ tools: 14, policy: "normal", contractEnforcement: "observe", namespaces: 7 })
-    expect(info.toolsBySafety).toEqual({ READ_ONLY: 9, LOCAL_WRITE: 3, NETWORK: 1, DESTRUCTIVE: 1 })
+    expect(info).toMatchObject({ tools: 15, policy: "normal", contractEnforcement: "observe", namespaces: 8 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 9, LOCAL_WRITE: 3, NETWORK: 2, DESTRUCTIVE: 1 })
     const readOnly = JSON.parse(kern(dir, "kernel", "tools", "--safety", "read_only", "--json").stdout)
     expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
       "context_budget_stats",
@@ -34,11 +34,12 @@ describe("kern kernel", () => {
     expect(readOnly[0].fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/)
   })
 
-  it("namespaces lists the seven decision keys", () => {
+  it("namespaces lists the eight decision keys", () => {
     const result = runKern(["kernel", "namespaces", "--json"])
     expect(JSON.parse(result.stdout).map((n: { key: string }) => n.key)).toEqual([
       "kernel.tool.dispatch",
       "kernel.tool.policy.blocked",
+      "kernel.tool.approval",
       "kernel.budget.exceeded",
       "kernel.memory.put",
       "kernel.memory.get",
@@ -131,11 +132,11 @@ describe("kern runtime-guard", () => {
   it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", async () => {
     const dir = newAgent({ contractEnforcement: "enforce" })
     const before = JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout)
-    expect(before.mismatches).toHaveLength(14)
+    expect(before.mismatches).toHaveLength(15)
     expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
 
     const snapshot = await kernAsync(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
-    expect(snapshot.stdout).toContain("approved 14 contracts")
+    expect(snapshot.stdout).toContain("approved 15 contracts")
     expect(JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches).toEqual([])
 
     // As if `write` had changed since it was approved (an upgrade rewrote its contract).
@@ -157,7 +158,7 @@ describe("kern runtime-guard", () => {
     const file = NodePath.join(dir, ".kern/config.json")
     NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), toolScope: "read" }))
     const missing = JSON.parse((await kernAsync(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches
-    expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "kern_pair:missing", "write:missing"])
+    expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "kern_pair:missing", "message:missing", "write:missing"])
 
     const tools = JSON.parse((await kernAsync(dir, "runtime-guard", "tools", "--json")).stdout)
     expect(tools.tools.find((t: { toolId: string }) => t.toolId === "read")).toMatchObject({ status: "approved", approvedBy: "alice" })

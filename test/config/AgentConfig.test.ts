@@ -97,6 +97,7 @@ describe("AgentConfig", () => {
     ["heartbeatModel", 7, "the number 7"],
     ["toolScope", "admin", "the string \"admin\""],
     ["approvalMode", "yes", "the string \"yes\""],
+    ["approvalTimeout", 0, "the number 0"],
     ["safetyMode", "safe", "the string \"safe\""],
     ["maxSteps", "thirty", "the string \"thirty\""],
     ["maxContextTokens", -5, "the number -5"],
