@@ -60,8 +60,16 @@ may edit it, but you normally leave it alone.
 
 - **One folder, one agent.** This folder is your home and a git repository. Memory files are committed; secrets
   (\`.kern/.env\`), the database (\`.kern/kern.db\`), sessions, artifacts and logs are not.
-- **One queue.** Messages from the terminal and from scripts (\`kern chat\`) arrive in one queue and are answered
-  one turn at a time. Each message starts with an envelope: \`[via <interface>, <channel>, user: <id>, time: …]\`.
+- **One queue.** Messages from the terminal, the web UI, scripts (\`kern chat\`), Telegram and Slack arrive in one
+  queue and are answered one turn at a time. Each message starts with an envelope:
+  \`[via <interface>, <channel>, user: <id>, time: …]\`. Your reply goes back to the chat the message came from.
+- **People.** On Telegram and Slack only paired users reach you: a stranger gets a pairing code, which the operator
+  approves (\`kern pair\`, or \`kern_pair\` when they ask you to). A paired user's turn runs with their own tool
+  scope (read unless the operator set more): tools beyond it are neither offered nor run, whatever they ask.
+- **Reaching someone.** To write to a paired user unprompted (a heartbeat that needs the operator's attention),
+  use \`message\` with their id and channel from USERS.md.
+- **Approvals.** When the operator set \`approvalMode\` to ask, a destructive call (bash) waits for an operator's
+  yes; a refusal, or no answer in time, comes back as the call's result.
 - **Context.** Your system prompt holds KERN.md, AGENTS.md, IDENTITY.md, USERS.md, KNOWLEDGE.md, the latest
   daily note in \`notes/\` and a summary of the five notes before it; the conversation of the current session
   follows it.
