@@ -134,21 +134,21 @@ export const layer: Layer.Layer<
 
   /** Runs until the token is refused; every other failure waits (backoff, or Telegram's retry_after) and goes on. */
   const recover = (error: Effect.Effect.Error<typeof session>): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (error._tag === "TelegramError" && error.reason === "unauthorized") {
-          const detail = `Telegram refused the bot token (${error.description}): check TELEGRAM_BOT_TOKEN`
-          yield* status.set("stopped", detail)
-          return yield* Effect.logError(`kern: telegram: stopped: ${detail}`)
-        }
-        const count = yield* Ref.updateAndGet(failures, (n) => n + 1)
-        const wait = error._tag === "TelegramError" && error.retryAfterSeconds !== undefined
-          ? Duration.seconds(error.retryAfterSeconds)
-          : backoff(count)
-        yield* status.set("reconnecting", error.message)
-        yield* Effect.logWarning(`kern: telegram: ${error.message}; retrying in ${Duration.format(wait)}`)
-        yield* Effect.sleep(wait)
-        return yield* run
-      })
+    Effect.gen(function*() {
+      if (error._tag === "TelegramError" && error.reason === "unauthorized") {
+        const detail = `Telegram refused the bot token (${error.description}): check TELEGRAM_BOT_TOKEN`
+        yield* status.set("stopped", detail)
+        return yield* Effect.logError(`kern: telegram: stopped: ${detail}`)
+      }
+      const count = yield* Ref.updateAndGet(failures, (n) => n + 1)
+      const wait = error._tag === "TelegramError" && error.retryAfterSeconds !== undefined
+        ? Duration.seconds(error.retryAfterSeconds)
+        : backoff(count)
+      yield* status.set("reconnecting", error.message)
+      yield* Effect.logWarning(`kern: telegram: ${error.message}; retrying in ${Duration.format(wait)}`)
+      yield* Effect.sleep(wait)
+      return yield* run
+    })
   const run: Effect.Effect<void> = Effect.catchAll(session, recover)
   yield* Effect.forkScoped(run)
 

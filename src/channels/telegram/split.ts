@@ -1,6 +1,6 @@
 /**
- * Splits Telegram HTML into messages of at most 4096 characters. Telegram counts the text after parsing; counting
- * the HTML itself is stricter, so a chunk that fits here fits there. A cut falls after a paragraph break, else a line
+ * Splits Telegram HTML into messages of at most 4096 characters, counted as Telegram counts them: the text after
+ * parsing (tags cost nothing, `&amp;` is one character), in UTF-16 code units. A cut falls after a paragraph break, else a line
  * break, else a space, preferring places outside any tag; only an entity longer than a message (a huge code block)
  * is cut inside, and then the chunk closes its open tags and the next reopens them, so every chunk is balanced.
  * Nothing is dropped: the whitespace at a cut ends the earlier chunk (Telegram trims it).
@@ -31,7 +31,7 @@ const units = (html: string): Array<Unit> => {
     const text = match[0]
     if (match[1] !== undefined) out.push({ kind: "close", text })
     else if (match[2] !== undefined) out.push({ kind: "open", text, name: match[2].toLowerCase() })
-    else out.push({ kind: "char", text, visible: match[3] !== undefined ? unescape(text) : text })
+    else out.push({ kind: "char", text, visible: match[4] !== undefined ? unescape(text) : text })
   }
   return out
 }
@@ -51,8 +51,7 @@ export const splitHtml = (html: string, limit = messageLimit): ReadonlyArray<str
   while (start < all.length) {
     const prefix = open.map((unit) => unit.text).join("")
     const stack = [...open]
-    let length = prefix.length
-    let closeLength = stack.reduce((sum, unit) => sum + unit.name.length + 3, 0)
+    let length = 0
     // The last cut of each kind that fits: outside any tag (depth 0) or inside one.
     const best = new Map<string, { end: number; stack: ReadonlyArray<Extract<Unit, { kind: "open" }>> }>()
     let end = -1
@@ -60,15 +59,10 @@ export const splitHtml = (html: string, limit = messageLimit): ReadonlyArray<str
     let j = start
     for (; j < all.length; j++) {
       const unit = all[j]!
-      length += unit.text.length
-      if (unit.kind === "open") {
-        stack.push(unit)
-        closeLength += unit.name.length + 3
-      } else if (unit.kind === "close") {
-        const popped = stack.pop()
-        closeLength -= popped === undefined ? 0 : popped.name.length + 3
-      }
-      if (length + closeLength > limit) break
+      if (unit.kind === "open") stack.push(unit)
+      else if (unit.kind === "close") stack.pop()
+      else length += unit.visible.length
+      if (length > limit) break
       if (unit.kind !== "char") continue
       const here = { end: j + 1, stack: [...stack] }
       end = here.end
@@ -105,7 +99,7 @@ export const splitHtml = (html: string, limit = messageLimit): ReadonlyArray<str
   return chunks.filter((chunk) => visibleText(chunk) !== "")
 }
 
-/** A chunk of one character past the limit: only reached with tags longer than a message. */
+/** A chunk of the first character alone: only reached with a limit below two UTF-16 units. */
 const forced = (all: ReadonlyArray<Unit>, start: number, open: ReadonlyArray<Extract<Unit, { kind: "open" }>>) => {
   const stack = [...open]
   let j = start
