@@ -130,7 +130,10 @@ export const layer: Layer.Layer<
       for (const update of updates) yield* handle(bot, update)
     })
 
-  const session = Effect.flatMap(api.getMe, (bot) => Effect.forever(poll(bot)))
+  const session = api.getMe.pipe(
+    Effect.tap(() => status.set("connected")),
+    Effect.flatMap((bot) => Effect.forever(poll(bot)))
+  )
 
   /** Runs until the token is refused; every other failure waits (backoff, or Telegram's retry_after) and goes on. */
   const recover = (error: Effect.Effect.Error<typeof session>): Effect.Effect<void> =>
