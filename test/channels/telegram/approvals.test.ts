@@ -2,6 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { ApprovalOrigin, PendingApproval } from "../../../src/agent/Approvals.js"
+import { approvalHtml } from "../../../src/channels/telegram/approvalPrompts.js"
+import { visibleText } from "../../../src/channels/telegram/split.js"
+import { parseTelegramHtml } from "../../support/fakeTelegramHtml.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import { type BotMessage, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 import { agentFolder, pair, startAgent } from "./harness.js"
@@ -71,4 +75,25 @@ describe("Telegram approvals", () => {
       expect(NodeFs.readFileSync(NodePath.join(dir, "keep.txt"), "utf8")).toBe("precious\n")
       yield* agent.stop
     }))
+
+  it("huge arguments are cut (never inside an entity) with a note, and the prompt stays one valid message", () => {
+    const pending = new PendingApproval({
+      id: "apr_0123abcd",
+      toolId: "write",
+      args: { path: "big.txt", content: "<&>".repeat(4000) },
+      reason: "write is DESTRUCTIVE",
+      origin: new ApprovalOrigin({ interface: "telegram", channel: "42", userId: "42" }),
+      runId: "run_1",
+      requestedAtMs: 0,
+      expiresAtMs: 300_000
+    })
+    const html = approvalHtml(pending)
+    expect(parseTelegramHtml(html).ok).toBe(true)
+    expect(visibleText(html).length).toBeLessThanOrEqual(4096)
+    expect(html).toMatch(/\(\d+ more characters not shown/)
+    expect(html).toContain("Answer within 300 s")
+    const shown = /<pre>([\s\S]*)<\/pre>/.exec(html)![1]!
+    expect(shown.length).toBeLessThanOrEqual(3000)
+    expect(shown).toMatch(/(&lt;|&amp;|&gt;)$/)
+  })
 })

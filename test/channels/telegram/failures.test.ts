@@ -82,4 +82,17 @@ describe("Telegram channel failures", () => {
       expect(sent.message).toContain("Unauthorized")
       yield* agent.stop
     }))
+
+  it.scoped("an unreachable API is retried, and its error (the status detail, the log line) never shows the token", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const agent = yield* startAgent(agentFolder(model), { ...telegram, root: "http://127.0.0.1:1" })
+      while ((yield* telegramStatus(agent)).state !== "reconnecting") yield* settle
+      const status = yield* telegramStatus(agent)
+      expect(status.detail).toContain("could not reach http://127.0.0.1:1")
+      expect(status.detail).not.toContain(telegram.token)
+      expect(status.detail).toContain("<token>")
+      yield* agent.stop
+    }))
 })
