@@ -62,7 +62,10 @@ export const layer: Layer.Layer<
 
   const reply = yield* makeReplies(api)
   const prompts = yield* makeApprovalPrompts(api, approvals)
-  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), reply)))
+  // A stopped channel (its token refused) has no chat to write to.
+  const deliver = (event: Parameters<typeof reply>[0]) =>
+    Effect.flatMap(status.get, (current) => current.state === "stopped" ? Effect.void : reply(event))
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), deliver)))
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(requests), prompts.request)))
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(resolutions), prompts.resolved)))
 

@@ -68,4 +68,30 @@ describe("Telegram channel across restarts", () => {
       yield* second.stop
       expect((yield* model.modelRequests).length).toBe(1)
     }))
+
+  it.scopedLive("a kill mid-turn: the message is in the session, and the next start neither takes it again from Telegram nor answers it twice", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const dir = agentFolder(model)
+      const first = yield* startAgent(dir, telegram)
+      yield* pair(first, alice)
+      yield* model.reply(FakeReply.text("too late", { delay: "60 seconds" }))
+      const updateId = yield* telegram.message({ from: alice, text: "first question" })
+      yield* model.awaitRequests(1)
+      yield* first.stop
+
+      yield* model.reply(FakeReply.text("second answer"))
+      const second = yield* startAgent(dir, telegram)
+      const polled = (yield* telegram.calls("getUpdates")).length
+      yield* telegram.message({ from: alice, text: "second question" })
+      yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text === "second answer"))
+      expect((yield* telegram.calls("getUpdates"))[polled]!.body["offset"]).toBe(updateId + 1)
+      const requests = yield* model.modelRequests
+      expect(requests.length).toBe(2)
+      const body = JSON.stringify(requests[1]!.body)
+      expect(body.split("first question").length - 1).toBe(1)
+      expect(body).toContain("second question")
+      yield* second.stop
+    }))
 })
