@@ -69,11 +69,12 @@ export const layer: Layer.Layer<
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(requests), prompts.request)))
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(resolutions), prompts.resolved)))
 
-  const stored = yield* inbox.cursor(offsetKey).pipe(
-    Effect.map(Option.flatMap((value) => Option.liftPredicate(Number(value), Number.isSafeInteger))),
-    Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: telegram: ${error.message}`), Option.none<number>()))
+  /** The offset in kern.db is the truth: read again whenever polling (re)starts. */
+  const storedOffset = Effect.map(
+    inbox.cursor(offsetKey),
+    Option.flatMap((value) => Option.liftPredicate(Number(value), Number.isSafeInteger))
   )
-  const offset = yield* Ref.make(stored)
+  const offset = yield* Ref.make(Option.none<number>())
   const failures = yield* Ref.make(0)
 
   /** Past an update that was taken and not queued. */
@@ -133,7 +134,9 @@ export const layer: Layer.Layer<
       for (const update of updates) yield* handle(bot, update)
     })
 
-  const session = api.getMe.pipe(
+  const session = storedOffset.pipe(
+    Effect.flatMap((stored) => Ref.set(offset, stored)),
+    Effect.zipRight(api.getMe),
     Effect.tap(() => status.set("connected")),
     Effect.flatMap((bot) => Effect.forever(poll(bot)))
   )

@@ -137,4 +137,16 @@ describe("Telegram channel", () => {
       expect((yield* telegram.chat(42)).map((m) => m.text)).toEqual(["Build <b>done</b> in &lt;5 min &amp; green", "Second note & more"])
       yield* agent.stop
     }))
+
+  it.scopedLive("without TELEGRAM_BOT_TOKEN the channel does nothing: no request, nothing registered", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const agent = yield* startAgent(agentFolder(model), telegram, { noToken: true })
+      yield* Effect.sleep("200 millis")
+      expect(yield* agent.channels.get("telegram")).toEqual(Option.none())
+      expect(yield* agent.channels.statuses).toEqual([])
+      expect(yield* telegram.calls()).toEqual([])
+      yield* agent.stop
+    }))
 })

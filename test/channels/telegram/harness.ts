@@ -27,6 +27,8 @@ export interface AgentOptions {
   readonly serve?: boolean
   /** Replaces the runtime the channel sees (to stop it at a chosen point). */
   readonly wrapRuntime?: (runtime: AgentRuntime) => AgentRuntime
+  /** Leave TELEGRAM_BOT_TOKEN unset. */
+  readonly noToken?: boolean
 }
 
 /**
@@ -45,7 +47,7 @@ export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOp
       Layer.provideMerge(agent),
       Layer.provide(Layer.succeed(ProcessEnv, {
         OPENROUTER_API_KEY: "sk-test",
-        TELEGRAM_BOT_TOKEN: telegram.token,
+        ...(options.noToken === true ? {} : { TELEGRAM_BOT_TOKEN: telegram.token }),
         TELEGRAM_API_ROOT: telegram.root
       })),
       Layer.provide(NodeContext.layer)
