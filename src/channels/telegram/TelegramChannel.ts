@@ -1,0 +1,178 @@
+import type { HttpClient } from "@effect/platform"
+import { Duration, Effect, Layer, Option, PubSub, Queue, Ref } from "effect"
+import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { Approvals } from "../../agent/Approvals.js"
+import { Inbox } from "../../agent/Inbox.js"
+import { AgentConfig } from "../../config/AgentConfig.js"
+import { PairingStore } from "../../users/PairingStore.js"
+import { ChannelError, Channels, makeStatusCell } from "../Channel.js"
+import * as Api from "./api.js"
+import { makeApprovalPrompts } from "./approvalPrompts.js"
+import { sendChunk, sendMarkdown, transient } from "./deliver.js"
+import { classify } from "./inbound.js"
+import { escapeHtml } from "./markdown.js"
+import { makeReplies, telegramInterface } from "./replies.js"
+
+/** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
+export const offsetKey = "telegram:offset"
+export const defaultApiRoot = "https://api.telegram.org"
+
+/** Waits after the n-th failure in a row: 1 s, 2 s, 4 s … up to a minute. */
+export const backoff = (failures: number): Duration.Duration => Duration.seconds(Math.min(60, 2 ** Math.max(0, failures - 1)))
+
+const pairingText = (code: string) =>
+  `Hello! I don't know you yet. To talk to me, ask my operator to run <code>kern pair ${escapeHtml(code)}</code> ` +
+  `(the code works for 24 hours).`
+
+const channelError = (error: Api.TelegramError) =>
+  new ChannelError({
+    interface: telegramInterface,
+    reason: error.reason === "unauthorized" ? "unauthorized" : transient(error) || error.reason === "conflict" ? "network" : "rejected",
+    message: error.message
+  })
+
+/**
+ * The Telegram channel, when `TELEGRAM_BOT_TOKEN` is set: long-polls the Bot API, puts each paired user's message
+ * in the durable inbox (the offset moves in the same transaction, so a kill at any point loses no message and
+ * queues none twice), answers strangers with a pairing code, streams each Telegram turn's reply back to its chat
+ * and posts that turn's approvals with buttons. A failure (network, 409, 429, 5xx) is logged and retried with
+ * backoff; a refused token (401) stops the channel with its reason in `kern status`. Nothing it does stops the agent.
+ */
+export const layer: Layer.Layer<
+  never,
+  never,
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient
+> = Layer.scopedDiscard(Effect.gen(function*() {
+  const { env } = yield* AgentConfig
+  const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
+  if (token === "") return
+  const root = env["TELEGRAM_API_ROOT"]?.trim() || defaultApiRoot
+  const runtime = yield* AgentRuntime
+  const inbox = yield* Inbox
+  const pairings = yield* PairingStore
+  const approvals = yield* Approvals
+  const channels = yield* Channels
+  const api = yield* Api.make({ root, token })
+  const status = yield* makeStatusCell(telegramInterface)
+
+  // Subscribed now, before the runtime serves a turn: no event or approval is missed.
+  const events = yield* PubSub.subscribe(runtime.events)
+  const requests = yield* PubSub.subscribe(approvals.requests)
+  const resolutions = yield* PubSub.subscribe(approvals.resolved)
+
+  const reply = yield* makeReplies(api)
+  const prompts = yield* makeApprovalPrompts(api, approvals)
+  // A stopped channel (its token refused) has no chat to write to.
+  const deliver = (event: Parameters<typeof reply>[0]) =>
+    Effect.flatMap(status.get, (current) => current.state === "stopped" ? Effect.void : reply(event))
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), deliver)))
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(requests), prompts.request)))
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(resolutions), prompts.resolved)))
+
+  /** The offset in kern.db is the truth: read again whenever polling (re)starts. */
+  const storedOffset = Effect.map(
+    inbox.cursor(offsetKey),
+    Option.flatMap((value) => Option.liftPredicate(Number(value), Number.isSafeInteger))
+  )
+  const offset = yield* Ref.make(Option.none<number>())
+  const failures = yield* Ref.make(0)
+
+  /** Past an update that was taken and not queued. */
+  const skip = (update: Api.Update) => inbox.setCursor({ key: offsetKey, value: String(update.update_id + 1) })
+
+  /** A refusal (the user blocked the bot, a deleted chat) is final: logged, and the update is past. */
+  const refusedIsDone = (what: string) => <A, R>(self: Effect.Effect<A, Api.TelegramError, R>) =>
+    self.pipe(
+      Effect.asVoid,
+      Effect.catchIf(
+        (error) => !transient(error) && error.reason !== "unauthorized",
+        (error) => Effect.logWarning(`kern: telegram: could not ${what}: ${error.message}`)
+      )
+    )
+
+  const handle = (bot: Api.User, update: Api.Update) =>
+    Effect.gen(function*() {
+      const inbound = classify(update, bot)
+      const cursor = { key: offsetKey, value: String(update.update_id + 1) }
+      switch (inbound._tag) {
+        case "Ignored":
+          return yield* skip(update)
+        case "Button":
+          yield* prompts.pressed(inbound.query).pipe(refusedIsDone("answer a button"))
+          return yield* skip(update)
+        case "Text": {
+          if (yield* pairings.isApproved(telegramInterface, inbound.userId)) {
+            return yield* runtime.submit(
+              { interface: telegramInterface, channel: inbound.chatId, userId: inbound.userId, text: inbound.text },
+              cursor
+            )
+          }
+          // Strangers in a group are not answered: the group did not ask for the bot's pairing chatter.
+          if (!inbound.group) {
+            const pairing = yield* pairings.request({
+              interface: telegramInterface,
+              userId: inbound.userId,
+              chatId: inbound.chatId,
+              displayName: inbound.displayName
+            })
+            yield* Effect.logInfo(`kern: telegram: ${inbound.displayName || inbound.userId} asks to pair: kern pair ${pairing.code}`)
+            yield* sendChunk(api, inbound.chatId, pairingText(pairing.code)).pipe(refusedIsDone("send a pairing code"))
+          }
+          return yield* skip(update)
+        }
+      }
+    }).pipe(
+      Effect.zipRight(Ref.set(offset, Option.some(update.update_id + 1))),
+      Effect.withSpan("kern.telegram.update", { attributes: { updateId: update.update_id } })
+    )
+
+  const poll = (bot: Api.User) =>
+    Effect.gen(function*() {
+      const updates = yield* api.getUpdates(yield* Ref.get(offset))
+      yield* status.set("connected")
+      yield* Ref.set(failures, 0)
+      for (const update of updates) yield* handle(bot, update)
+    })
+
+  const session = storedOffset.pipe(
+    Effect.flatMap((stored) => Ref.set(offset, stored)),
+    Effect.zipRight(api.getMe),
+    Effect.tap(() => status.set("connected")),
+    Effect.flatMap((bot) => Effect.forever(poll(bot)))
+  )
+
+  /** Runs until the token is refused; every other failure waits (backoff, or Telegram's retry_after) and goes on. */
+  const recover = (error: Effect.Effect.Error<typeof session>): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      if (error._tag === "TelegramError" && error.reason === "unauthorized") {
+        const detail = `Telegram refused the bot token (${error.description}): check TELEGRAM_BOT_TOKEN`
+        yield* status.set("stopped", detail)
+        return yield* Effect.logError(`kern: telegram: stopped: ${detail}`)
+      }
+      const count = yield* Ref.updateAndGet(failures, (n) => n + 1)
+      const wait = error._tag === "TelegramError" && error.retryAfterSeconds !== undefined
+        ? Duration.seconds(error.retryAfterSeconds)
+        : backoff(count)
+      yield* status.set("reconnecting", error.message)
+      yield* Effect.logWarning(`kern: telegram: ${error.message}; retrying in ${Duration.format(wait)}`)
+      yield* Effect.sleep(wait)
+      return yield* run
+    })
+  const run: Effect.Effect<void> = Effect.catchAll(session, recover)
+  yield* Effect.forkScoped(run)
+
+  const send = (chatId: string, text: string) =>
+    Effect.gen(function*() {
+      const current = yield* status.get
+      if (current.state === "stopped") {
+        return yield* new ChannelError({
+          interface: telegramInterface,
+          reason: "not_connected",
+          message: `the Telegram channel is stopped: ${current.detail}`
+        })
+      }
+      yield* sendMarkdown(api, chatId, text).pipe(Effect.mapError(channelError))
+    }).pipe(Effect.withSpan("kern.telegram.send"))
+
+  yield* channels.register({ interface: telegramInterface, status: status.get, send })
+}))

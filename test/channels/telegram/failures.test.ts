@@ -1,0 +1,98 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Clock, Effect, Option, TestClock } from "effect"
+import type { ChannelStatus } from "../../../src/channels/Channel.js"
+import { make as makeFakeModel } from "../../support/fakeModelServer.js"
+import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
+import { agentFolder, type RunningAgent, startAgent } from "./harness.js"
+
+/** Real time for the HTTP servers to answer: a call that was due would have arrived by then. */
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 150)))
+
+/** Waits until a fiber sleeps until exactly `dueMs` on the TestClock. */
+const sleepingUntil = (dueMs: number) =>
+  Effect.gen(function*() {
+    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* settle
+  })
+
+const telegramStatus = (agent: RunningAgent) =>
+  Effect.map(agent.channels.statuses, (all) => all.find((s) => s.interface === "telegram") as ChannelStatus)
+
+describe("Telegram channel failures", () => {
+  it.scoped("409, 429 (after retry_after) and 5xx are retried with backoff, then the channel is connected again", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      yield* telegram.fail("getUpdates", Failures.conflict)
+      yield* telegram.fail("getUpdates", Failures.rateLimited(7))
+      yield* telegram.fail("getUpdates", Failures.server)
+      const agent = yield* startAgent(agentFolder(model), telegram)
+
+      yield* telegram.awaitCalls("getUpdates", 1)
+      const t0 = yield* Clock.currentTimeMillis
+      // After the 409: the first backoff, one second.
+      yield* sleepingUntil(t0 + 1000)
+      expect(yield* telegramStatus(agent)).toMatchObject({ state: "reconnecting", detail: expect.stringContaining("Conflict") })
+      yield* TestClock.adjust(999)
+      yield* settle
+      expect((yield* telegram.calls("getUpdates")).length).toBe(1)
+      yield* TestClock.adjust(1)
+      yield* telegram.awaitCalls("getUpdates", 2)
+
+      // After the 429: exactly the seconds Telegram asked for.
+      yield* sleepingUntil(t0 + 1000 + 7000)
+      expect((yield* telegramStatus(agent)).detail).toContain("Too Many Requests")
+      yield* TestClock.adjust(6999)
+      yield* settle
+      expect((yield* telegram.calls("getUpdates")).length).toBe(2)
+      yield* TestClock.adjust(1)
+      yield* telegram.awaitCalls("getUpdates", 3)
+
+      // After the 502, the third failure in a row: four seconds.
+      yield* sleepingUntil(t0 + 8000 + 4000)
+      expect((yield* telegramStatus(agent)).detail).toContain("Bad Gateway")
+      yield* TestClock.adjust(4000)
+      yield* telegram.awaitCalls("getUpdates", 4)
+      // The long poll holds until an update comes; its answer is what shows Telegram serves the bot again.
+      yield* telegram.message({ from: { id: 5, first_name: "Eve" }, text: "hi" })
+      while ((yield* telegramStatus(agent)).state !== "connected") yield* settle
+      expect(yield* telegramStatus(agent)).toMatchObject({ state: "connected", detail: "" })
+      yield* agent.stop
+    }))
+
+  it.scoped("a refused token (401) stops the channel with its reason; send() then fails with not_connected", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram({ token: "999:the-real-token" })
+      const agent = yield* startAgent(agentFolder(model), { ...telegram, token: "999:a-revoked-token" })
+
+      yield* telegram.awaitCalls("getMe", 1)
+      while ((yield* telegramStatus(agent)).state !== "stopped") yield* settle
+      const status = yield* telegramStatus(agent)
+      expect(status.detail).toContain("Unauthorized")
+      expect(status.detail).toContain("TELEGRAM_BOT_TOKEN")
+      expect(status.detail).not.toContain("a-revoked-token")
+      // Stopped for good: no retry, however long we wait.
+      yield* TestClock.adjust("10 minutes")
+      yield* settle
+      expect((yield* telegram.calls()).map((c) => c.method)).toEqual(["getMe"])
+
+      const channel = Option.getOrThrow(yield* agent.channels.get("telegram"))
+      const sent = yield* Effect.flip(channel.send("42", "hello"))
+      expect(sent).toMatchObject({ _tag: "ChannelError", reason: "not_connected" })
+      expect(sent.message).toContain("Unauthorized")
+      yield* agent.stop
+    }))
+
+  it.scoped("an unreachable API is retried, and its error (the status detail, the log line) never shows the token", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const agent = yield* startAgent(agentFolder(model), { ...telegram, root: "http://127.0.0.1:1" })
+      while ((yield* telegramStatus(agent)).state !== "reconnecting") yield* settle
+      const status = yield* telegramStatus(agent)
+      expect(status.detail).toContain("could not reach http://127.0.0.1:1")
+      expect(status.detail).not.toContain(telegram.token)
+      expect(status.detail).toContain("<token>")
+      yield* agent.stop
+    }))
+})

@@ -1,0 +1,80 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as NodePath from "node:path"
+import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
+import * as InboxSql from "../../../src/agent/Inbox.js"
+import * as Layers from "../../../src/agent/layers.js"
+import { Approvals } from "../../../src/agent/Approvals.js"
+import { Channels } from "../../../src/channels/Channel.js"
+import * as TelegramChannel from "../../../src/channels/telegram/TelegramChannel.js"
+import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
+import { PairingStore } from "../../../src/users/PairingStore.js"
+import type { FakeModelServerShape } from "../../support/fakeModelServer.js"
+import type { FakeTelegram, FakeUser } from "../../support/fakeTelegram.js"
+import { makeTempDir, writeFiles } from "../../support/tempDir.js"
+
+/** A fresh agent folder on the fake model. */
+export const agentFolder = (model: FakeModelServerShape, config: Record<string, unknown> = {}) => {
+  const dir = NodePath.join(makeTempDir(), "agent")
+  writeFiles(dir, {
+    ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, recall: false, ...config })
+  })
+  return dir
+}
+
+export interface AgentOptions {
+  /** Serve the queue (default true); false leaves accepted messages queued. */
+  readonly serve?: boolean
+  /** Replaces the runtime the channel sees (to stop it at a chosen point). */
+  readonly wrapRuntime?: (runtime: AgentRuntime) => AgentRuntime
+  /** Leave TELEGRAM_BOT_TOKEN unset. */
+  readonly noToken?: boolean
+}
+
+/**
+ * A real running agent over `dir` with the Telegram channel on the fake Bot API, built in a scope of its own so a test
+ * can kill it (close the scope) and start another over the same folder.
+ */
+export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOptions = {}) =>
+  Effect.gen(function*() {
+    const agent = Layers.runningAgentLayer(dir, { command: "kern test", waitSeconds: 5 })
+    const runtimeSeen = options.wrapRuntime === undefined
+      ? Layer.empty
+      : Layer.effect(AgentRuntime, Effect.map(AgentRuntime, options.wrapRuntime))
+    const layer = TelegramChannel.layer.pipe(
+      Layer.provide(runtimeSeen),
+      Layer.provideMerge(InboxSql.layerSql),
+      Layer.provideMerge(agent),
+      Layer.provide(Layer.succeed(ProcessEnv, {
+        OPENROUTER_API_KEY: "sk-test",
+        ...(options.noToken === true ? {} : { TELEGRAM_BOT_TOKEN: telegram.token }),
+        TELEGRAM_API_ROOT: telegram.root
+      })),
+      Layer.provide(NodeContext.layer)
+    )
+    const scope = yield* Scope.make()
+    // A failing test still stops the agent before its fakes go.
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const context = yield* Layer.buildWithScope(layer, scope)
+    const runtime = Context.get(context, AgentRuntime)
+    if (options.serve !== false) yield* Effect.forkIn(runtime.serve, scope)
+    return {
+      runtime,
+      inbox: Context.get(context, InboxSql.Inbox),
+      pairings: Context.get(context, PairingStore),
+      approvals: Context.get(context, Approvals),
+      channels: Context.get(context, Channels),
+      /** Kills the agent: every fiber interrupted, wherever it was. */
+      stop: Scope.close(scope, Exit.void)
+    }
+  })
+
+export type RunningAgent = Effect.Effect.Success<ReturnType<typeof startAgent>>
+
+/** Pairs a Telegram user as the operator would (`kern pair`), optionally promoting them. */
+export const pair = (agent: RunningAgent, user: FakeUser, operator = false) =>
+  Effect.gen(function*() {
+    const pairing = yield* agent.pairings.request({ interface: "telegram", userId: String(user.id), chatId: String(user.id) })
+    yield* agent.pairings.approve(pairing.code, "operator")
+    if (operator) yield* agent.pairings.promote(`telegram:${user.id}`)
+  })

@@ -1,0 +1,112 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer, TestClock } from "effect"
+import type { QueuedMessage } from "../../../src/agent/MessageQueue.js"
+import type { TurnEvent } from "../../../src/agent/TurnEvent.js"
+import * as Api from "../../../src/channels/telegram/api.js"
+import { makeReplies } from "../../../src/channels/telegram/replies.js"
+import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
+
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 100)))
+
+const sleepingUntil = (dueMs: number) =>
+  Effect.gen(function*() {
+    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* settle
+  })
+
+const message = (turnId: string): QueuedMessage => ({
+  id: Number(turnId),
+  interface: "telegram",
+  channel: "42",
+  userId: "42",
+  text: "hi",
+  receivedAtMs: 0,
+  turnId
+})
+
+/** The reply pipeline on its own, driven event by event on the TestClock against the fake Bot API. */
+const setup = Effect.gen(function*() {
+  const telegram = yield* makeFakeTelegram()
+  const http = yield* Layer.build(NodeHttpClient.layerUndici)
+  const api = yield* Api.make({ root: telegram.root, token: telegram.token }).pipe(Effect.provide(http))
+  const handle = yield* makeReplies(api)
+  const emit = (turnId: string) => (event: TurnEvent) => handle({ message: message(turnId), event })
+  return { telegram, emit }
+})
+
+describe("Telegram replies", () => {
+  it.scoped("stream into a placeholder with at most one write a second, a tool line the text replaces, typing kept alive", () =>
+    Effect.gen(function*() {
+      const { telegram, emit } = yield* setup
+      const turn = emit("1")
+      yield* turn({ type: "step", step: 1 })
+      yield* telegram.awaitCalls("sendMessage", 1)
+      yield* telegram.awaitCalls("sendChatAction", 1)
+
+      yield* turn({ type: "text", delta: "Here is the first part of the answer, " })
+      yield* sleepingUntil(1000)
+      yield* TestClock.adjust(999)
+      yield* settle
+      expect(yield* telegram.calls("editMessageText")).toEqual([])
+      yield* TestClock.adjust(1)
+      const [first] = yield* telegram.awaitCalls("editMessageText", 1)
+      // The filter holds the last characters back (a NO_REPLY might end them).
+      expect(first!.body["text"]).toBe("Here is the first part of th")
+
+      yield* turn({ type: "text", delta: "and more" })
+      yield* turn({ type: "tool-call", id: "c1", name: "bash", params: { command: "ls" } })
+      yield* TestClock.adjust(500)
+      yield* settle
+      expect((yield* telegram.calls("editMessageText")).length).toBe(1)
+      yield* TestClock.adjust(500)
+      const edits = yield* telegram.awaitCalls("editMessageText", 2)
+      expect(edits[1]!.body["text"]).toBe("Here is the first part of the answer, and more\n\n<i>⚙ bash…</i>")
+
+      // A long tool: the typing indicator is sent again before it fades.
+      yield* TestClock.adjust(4000)
+      yield* telegram.awaitCalls("sendChatAction", 2)
+
+      yield* turn({ type: "tool-result", id: "c1", name: "bash", isError: false, text: "a b", durationMs: 5 })
+      yield* turn({ type: "step", step: 2 })
+      yield* turn({ type: "text", delta: "The result is **42**." })
+      yield* turn({ type: "done", reply: "The result is **42**.", delivered: true, steps: 2 })
+      yield* telegram.awaitCalls("editMessageText", 3)
+      const [chat] = yield* telegram.chat(42)
+      expect(chat!.text).toBe("Here is the first part of the answer, and more\n\nThe result is <b>42</b>.")
+
+      const writes = (yield* telegram.calls()).filter((c) => c.method === "sendMessage" || c.method === "editMessageText")
+      expect(writes.map((w) => w.atMs)).toEqual([0, 1000, 2000, 6000])
+      // Typing stops with the turn.
+      yield* TestClock.adjust("20 seconds")
+      yield* settle
+      expect((yield* telegram.calls("sendChatAction")).length).toBe(2)
+    }))
+
+  it.scoped("a turn without a reply (NO_REPLY) takes its placeholder back; an edit Telegram cannot parse goes as plain text", () =>
+    Effect.gen(function*() {
+      const { telegram, emit } = yield* setup
+      const silent = emit("1")
+      yield* silent({ type: "step", step: 1 })
+      yield* telegram.awaitCalls("sendMessage", 1)
+      yield* silent({ type: "text", delta: "NO_REPLY" })
+      yield* silent({ type: "done", reply: "NO_REPLY", delivered: false, steps: 1 })
+      yield* TestClock.adjust(1000)
+      yield* telegram.awaitCalls("deleteMessage", 1)
+      expect(yield* telegram.chat(42)).toEqual([])
+      expect(yield* telegram.calls("editMessageText")).toEqual([])
+
+      const spoken = emit("2")
+      yield* spoken({ type: "step", step: 1 })
+      yield* telegram.awaitCalls("sendMessage", 2)
+      yield* telegram.fail("editMessageText", Failures.cantParse)
+      yield* spoken({ type: "text", delta: "Use **care** & <tags>" })
+      yield* spoken({ type: "done", reply: "Use **care** & <tags>", delivered: true, steps: 1 })
+      yield* TestClock.adjust(1000)
+      const edits = yield* telegram.awaitCalls("editMessageText", 2)
+      expect(edits.map((e) => [e.body["text"], e.body["parse_mode"]])).toEqual([
+        ["Use <b>care</b> &amp; &lt;tags&gt;", "HTML"],
+        ["Use care & <tags>", undefined]
+      ])
+      expect((yield* telegram.chat(42)).map((m) => m.text)).toEqual(["Use care & <tags>"])
+    }))
+})
