@@ -7,6 +7,7 @@ import { attach } from "../channels/web/remoteTerminal.js"
 import { findRunning } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import * as WebServer from "../channels/web/WebServer.js"
+import * as ChatChannels from "../channels/chatChannels.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as Layers from "../agent/layers.js"
@@ -85,7 +86,10 @@ export const run = (args: ServeArgs) =>
     const command = args.background ? "kern start" : "kern run"
     const report = args.background ? (line: string) => Effect.logWarning(line) : stderr
     const server = WebServer.layer({ ...settings, command, report })
-    const agent = server.pipe(Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report })))
+    // The HTTP API and the chat channels over the running agent; both subscribe before the runtime serves a turn.
+    const agent = Layer.merge(server, ChatChannels.layer).pipe(
+      Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report }))
+    )
     if (!args.background) {
       const interactive = process.stdin.isTTY === true
       // On a terminal, say where the browser and other clients find this agent; headless output stays the replies.

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { type ChildProcess } from "node:child_process"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { runKern, runKernAsync } from "../support/cli.js"
+import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
+import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
+
+const alice = { id: 42, first_name: "Alice" }
+
+describe("chat channels in kern run", () => {
+  it.live("kern run starts Telegram: a stranger pairs with kern pair, talks to the agent, gets a proactive message; kern status shows it connected", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const dir = initAgentWithModel(model.baseURL, { recall: false, heartbeatInterval: 0 })
+      const env = { OPENROUTER_API_KEY: "sk-test", TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.root }
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKernAsync(["run", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      yield* telegram.awaitCalls("getUpdates", 1)
+
+      // A stranger: a pairing code, nothing for the model.
+      yield* telegram.message({ from: alice, text: "hello?" })
+      const [answer] = yield* telegram.awaitChat(alice.id, (messages) => messages.length > 0)
+      const code = /kern pair (KERN-[A-Z0-9]{4})/.exec(answer!.text)?.[1]
+      expect(code).toBeDefined()
+      expect(yield* model.modelRequests).toHaveLength(0)
+      const paired = yield* Effect.promise(() => runKernAsync(["pair", code!, dir], { env }))
+      expect(paired.status).toBe(0)
+
+      // Paired: her message is a turn, answered in her chat.
+      yield* model.reply(FakeReply.text("Hi Alice, how can I help?"))
+      yield* telegram.message({ from: alice, text: "what can you do?" })
+      yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text.includes("how can I help")))
+      expect(JSON.stringify((yield* model.modelRequests)[0]!.body)).toContain("[via telegram, 42, user: 42")
+
+      // The operator asks the agent to write to her: the message tool reaches her chat.
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "m1", name: "message", args: { userId: "42", interface: "telegram", text: "The build is **green**." } }]),
+        FakeReply.text("Told her.")
+      )
+      child!.stdin!.write("tell alice the build is green\n")
+      yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text === "The build is <b>green</b>."))
+
+      const status = yield* Effect.promise(() => runKernAsync(["status", dir, "--json"], { env })).pipe(
+        Effect.map((result) => JSON.parse(result.stdout) as { channels: ReadonlyArray<{ interface: string; state: string; detail: string }> }),
+        Effect.filterOrFail((s) => s.channels.some((c) => c.interface === "telegram" && c.state === "connected")),
+        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("20 seconds")))
+      )
+      expect(status.channels).toEqual([
+        expect.objectContaining({ interface: "telegram", state: "connected" }),
+        expect.objectContaining({ interface: "slack", state: "off", detail: "SLACK_BOT_TOKEN and SLACK_APP_TOKEN not set" })
+      ])
+      const text = runKern(["status", dir], { env }).stdout
+      expect(text).toMatch(/^telegram: +connected since /m)
+
+      child!.stdin!.end()
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+    })))
+})
