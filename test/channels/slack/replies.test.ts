@@ -1,0 +1,91 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
+import * as FakeSlack from "../../support/fakeSlack.js"
+import { advanceUntil, agentFolder, pairUser, startSlackAgent, textOf } from "./harness.js"
+
+describe("Slack replies", () => {
+  it.scoped("a paired user's DM becomes a turn; the placeholder is replaced by the reply, in mrkdwn with &, <, > escaped", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const slack = yield* FakeSlack.make()
+      const agent = yield* startSlackAgent({ dir: agentFolder(model), slack })
+      yield* pairUser(agent.pairings, "U1")
+      yield* model.reply(FakeReply.text("Sure: **bold** & `a<b>` <script> [docs](https://example.com/x)"))
+      yield* slack.awaitConnections(1)
+
+      const dm = yield* slack.dm("U1", "compare a &lt; b &amp; c")
+      yield* slack.awaitAck(dm.envelopeId)
+      const [request] = yield* model.awaitRequests(1)
+      // The model reads the user's text unescaped, from a Slack turn of that DM.
+      expect(JSON.stringify(request!.body)).toContain("compare a < b & c")
+      expect(JSON.stringify(request!.body)).toContain("via slack, DU1, user: U1")
+
+      const [placeholder] = yield* slack.awaitCalls("chat.postMessage", 1)
+      expect(placeholder!.body).toMatchObject({ channel: "DU1" })
+      expect(placeholder!.body["thread_ts"]).toBeUndefined()
+      expect(placeholder!.token).toBe(slack.botToken)
+      const update = yield* advanceUntil(slack.awaitCall("chat.update", () => true))
+      expect(textOf(update!)).toBe("Sure: *bold* &amp; `a&lt;b&gt;` &lt;script&gt; <https://example.com/x|docs>")
+      expect(update!.atMs - placeholder!.atMs).toBeGreaterThanOrEqual(1000)
+      const posted = yield* slack.callsOf("chat.postMessage")
+      expect(posted).toHaveLength(1)
+    }))
+
+  it.scoped("a mention in a channel is answered in its thread, the mention itself stripped from the text", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const slack = yield* FakeSlack.make()
+      const agent = yield* startSlackAgent({ dir: agentFolder(model), slack })
+      yield* pairUser(agent.pairings, "U2")
+      yield* model.reply(FakeReply.text("In the thread."))
+      yield* slack.awaitConnections(1)
+
+      const mention = yield* slack.mention("U2", "C9", "what's up?")
+      yield* slack.awaitAck(mention.envelopeId)
+      const [request] = yield* model.awaitRequests(1)
+      const body = JSON.stringify(request!.body)
+      expect(body).toContain("what's up?")
+      expect(body).not.toContain("<@UBOT>")
+      const [placeholder] = yield* slack.awaitCalls("chat.postMessage", 1)
+      const rootTs = (mention.payload as { readonly event: { readonly ts: string } }).event.ts
+      expect(placeholder!.body).toMatchObject({ channel: "C9", thread_ts: rootTs })
+      // The turn's channel names the thread: `C9:<root ts>`.
+      expect(body).toContain(`via slack, C9:${rootTs}, user: U2`)
+      const update = yield* advanceUntil(slack.awaitCall("chat.update", () => true))
+      expect(update!.body["channel"]).toBe("C9")
+      // The message updated is the placeholder posted in the thread.
+      expect((yield* slack.message(String(update!.body["ts"])))?.threadTs).toBe(rootTs)
+      expect(textOf(update!)).toBe("In the thread.")
+    }))
+
+  it.scoped("while a turn runs, chat.update is spaced at least a second apart on the Clock and shows the tool at work", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const slack = yield* FakeSlack.make()
+      const agent = yield* startSlackAgent({ dir: agentFolder(model), slack })
+      yield* pairUser(agent.pairings, "U1")
+      yield* model.reply(
+        FakeReply.toolCalls([{ id: "call_1", name: "read", args: { path: "AGENTS.md" } }], { text: "Let me look." }),
+        FakeReply.text("Done reading.", { delay: "5 seconds" })
+      )
+      yield* slack.awaitConnections(1)
+      yield* slack.dm("U1", "read your instructions")
+      const [placeholder] = yield* slack.awaitCalls("chat.postMessage", 1)
+      // The second model call is waiting on the Clock: text, the tool call and its result have all streamed in.
+      yield* model.awaitRequests(2)
+      expect(yield* slack.callsOf("chat.update")).toHaveLength(0)
+
+      yield* TestClock.adjust("1 second")
+      const [live] = yield* slack.awaitCalls("chat.update", 1)
+      expect(textOf(live!)).toContain("_running read…_")
+      expect(textOf(live!)).not.toContain("Let me look.")
+      // The model answers at 5 s; its text streams in and the final reply replaces it, a second or more after the last update.
+      yield* TestClock.adjust("4 seconds")
+      yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "Done reading."))
+      const updates = yield* slack.callsOf("chat.update")
+      const times = [placeholder!.atMs, ...updates.map((update) => update.atMs)]
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1000)
+      expect(yield* slack.callsOf("chat.postMessage")).toHaveLength(1)
+    }))
+})
