@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Context, Effect, Layer, TestClock } from "effect"
 import * as NodePath from "node:path"
@@ -59,7 +60,9 @@ export const startSlackAgent = (options: SlackAgentOptions) =>
       channels: Context.get(context, Channels),
       pairings: Context.get(context, PairingStore),
       approvals: Context.get(context, Approvals),
-      inbox: Context.get(context, Inbox)
+      inbox: Context.get(context, Inbox),
+      /** kern.db, for what a test does behind the agent's back. */
+      sql: Context.get(context, SqlClient.SqlClient)
     }
   })
 
