@@ -305,6 +305,8 @@ export const make = (options: FakeSlackOptions = {}) =>
       revoke: Effect.sync(() => {
         revoked = true
       }),
+      /** The messages posted and not deleted, as they are now, with their ts, oldest first. */
+      posted: Effect.sync(() => [...messages.entries()].map(([ts, message]) => ({ ts, ...message }))),
       /** A posted message as it is now (after updates); undefined once deleted. */
       message: (ts: string) => Effect.sync(() => messages.get(ts))
     } as const
