@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import * as FakeSlack from "../../support/fakeSlack.js"
+import { chunkLimit } from "../../../src/channels/slack/split.js"
 import { advanceUntil, agentFolder, pairUser, startSlackAgent, textOf } from "./harness.js"
 
 describe("Slack replies", () => {
@@ -87,5 +88,33 @@ describe("Slack replies", () => {
       const times = [placeholder!.atMs, ...updates.map((update) => update.atMs)]
       for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1000)
       expect(yield* slack.callsOf("chat.postMessage")).toHaveLength(1)
+    }))
+
+  it.scoped("a long reply replaces the placeholder with its first chunk and follows in the same thread; a NO_REPLY turn leaves nothing", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const slack = yield* FakeSlack.make()
+      const agent = yield* startSlackAgent({ dir: agentFolder(model), slack })
+      yield* pairUser(agent.pairings, "U1")
+      const long = Array.from({ length: 300 }, (_, i) => `Paragraph ${i}: some words to make it long.`).join("\n\n")
+      yield* model.reply(FakeReply.text(long), FakeReply.text("Nothing to add. NO_REPLY"))
+      yield* slack.awaitConnections(1)
+
+      const mention = yield* slack.mention("U1", "C7", "write a lot")
+      const rootTs = (mention.payload as { readonly event: { readonly ts: string } }).event.ts
+      const update = yield* advanceUntil(slack.awaitCall("chat.update", () => true))
+      const posts = yield* slack.awaitCalls("chat.postMessage", 4)
+      const chunks = [textOf(update), ...posts.slice(1).map(textOf)]
+      expect(chunks.every((chunk) => chunk.length <= chunkLimit)).toBe(true)
+      expect(posts.every((post) => post.body["thread_ts"] === rootTs && post.body["channel"] === "C7")).toBe(true)
+      expect(chunks.join("\n\n")).toBe(long)
+
+      yield* slack.dm("U1", "anything?")
+      const [, , placeholder] = yield* model.awaitRequests(2).pipe(Effect.zipRight(slack.awaitCalls("chat.postMessage", 5)), Effect.map((all) => all.slice(2)))
+      const deleted = yield* advanceUntil(slack.awaitCall("chat.delete", () => true))
+      expect(deleted.body["channel"]).toBe("DU1")
+      expect(placeholder!.body["channel"]).toBe("DU1")
+      expect((yield* slack.posted).filter((message) => message.channel === "DU1")).toEqual([])
+      expect((yield* slack.callsOf("chat.update")).filter((call) => call.body["channel"] === "DU1")).toEqual([])
     }))
 })
