@@ -204,9 +204,9 @@ export const make = (options: FakeSlackOptions = {}) =>
 
     /** Sends an envelope on the newest connection; returns its id. */
     const deliver = (type: string, payload: unknown, retryAttempt = 0) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         const ws = latest
-        if (ws === undefined || ws.readyState !== ws.OPEN) throw new Error("fake Slack: no open Socket Mode connection")
+        if (ws === undefined || ws.readyState !== ws.OPEN) return Effect.dieMessage("fake Slack: no open Socket Mode connection")
         const envelopeId = `env-${++counter}`
         ws.send(JSON.stringify({
           envelope_id: envelopeId,
@@ -216,7 +216,7 @@ export const make = (options: FakeSlackOptions = {}) =>
           retry_attempt: retryAttempt,
           retry_reason: retryAttempt === 0 ? "" : "timeout"
         }))
-        return envelopeId
+        return Effect.succeed(envelopeId)
       })
 
     const event = (inner: Record<string, unknown>) =>

@@ -54,7 +54,8 @@ const connectOnce = (deps: ConnectionDeps, hello: Ref.Ref<boolean>) =>
           yield* Ref.set(hello, true)
           yield* deps.setStatus("connected")
         } else {
-          return { _tag: "Disconnect", reason: value.reason ?? "unspecified" } as Ended
+          const ended: Ended = { _tag: "Disconnect", reason: value.reason ?? "unspecified" }
+          return ended
         }
       }
     })

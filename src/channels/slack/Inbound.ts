@@ -79,7 +79,9 @@ export const make = (deps: InboundDeps) =>
     /** A stranger is told how to pair, privately: in their DM, or visible only to them in a channel's thread. */
     const tellStranger = (taken: Taken) =>
       Effect.gen(function*() {
-        const pairing = yield* deps.pairings.request({ interface: slackInterface, userId: taken.userId, chatId: encodeTarget(taken.target) })
+        // Where to reach them later: their DM, or (met in a channel) their user id, which `send` opens a DM with.
+        const chatId = taken.target.threadTs === undefined ? taken.target.channel : taken.userId
+        const pairing = yield* deps.pairings.request({ interface: slackInterface, userId: taken.userId, chatId })
         const text = pairingText(pairing.code)
         yield* (taken.target.threadTs === undefined
           ? deps.api.call("chat.postMessage", { channel: taken.target.channel, text }, Posted)

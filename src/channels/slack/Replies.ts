@@ -24,7 +24,9 @@ interface View {
 /** The message while the turn runs: the reply so far (one chunk's worth), or the tool at work. */
 export const renderLive = (view: View): string => {
   const text = view.text.trim() === "" ? "" : toMrkdwn(view.text.trim())
-  const body = text.length > chunkLimit - 100 ? `${text.slice(0, chunkLimit - 100)}…` : text
+  // While it streams, a long reply shows its first chunk (cut where the final message will be).
+  const [first = "", ...more] = splitMessage(text, chunkLimit - 100)
+  const body = more.length === 0 ? first : `${first}\n…`
   const tool = view.tool === undefined ? "" : `_running ${escapeSlack(view.tool)}…_`
   return [body, tool].filter((part) => part !== "").join("\n\n") || placeholder
 }
