@@ -1,5 +1,5 @@
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Schema } from "effect"
 import { parseRetryAfter } from "../../model/ProviderError.js"
 import { ApiAnswer } from "./wire.js"
 
@@ -30,6 +30,9 @@ export interface SlackApiSettings {
   readonly botToken: string
   readonly appToken: string
 }
+
+/** A call Slack does not answer in this long fails (the rate-limit waits are not counted). */
+const callTimeout = Duration.seconds(30)
 
 /** Rate-limited answers are waited out this many times before the call fails. */
 const maxRateLimitWaits = 5
@@ -73,25 +76,29 @@ export const make = (settings: SlackApiSettings) =>
         HttpClientRequest.bearerToken(token),
         HttpClientRequest.bodyUnsafeJson(body)
       )
+      /** One exchange: the decoded answer, or the seconds a 429 asks us to wait. */
+      const exchange: Effect.Effect<Either.Either<A, number>, SlackApiError> = http.execute(request).pipe(
+        Effect.mapError((error) => failure(method, "network", error.message)),
+        Effect.flatMap((response): Effect.Effect<Either.Either<A, number>, SlackApiError> =>
+          response.status === 429
+            ? Effect.map(Clock.currentTimeMillis, (now) => Either.left(parseRetryAfter(response.headers["retry-after"], now) ?? 1))
+            : Effect.map(answer(method, schema)(response), Either.right)
+        ),
+        Effect.scoped,
+        Effect.timeoutFail({ duration: callTimeout, onTimeout: () => failure(method, "network", `no answer in ${Duration.format(callTimeout)}`) })
+      )
       const attempt = (waits: number): Effect.Effect<A, SlackApiError> =>
-        http.execute(request).pipe(
-          Effect.mapError((error) => failure(method, "network", error.message)),
-          Effect.flatMap((response) =>
-            response.status === 429
-              ? Effect.gen(function*() {
-                const now = yield* Clock.currentTimeMillis
-                const seconds = parseRetryAfter(response.headers["retry-after"], now) ?? 1
-                if (waits >= maxRateLimitWaits) {
-                  return yield* failure(method, "ratelimited", `still rate-limited after ${waits} waits`)
-                }
-                yield* Effect.logWarning(`kern: Slack rate-limited ${method}; retrying in ${seconds} s`)
-                yield* Effect.sleep(Duration.seconds(seconds))
-                return yield* attempt(waits + 1)
-              })
-              : answer(method, schema)(response)
-          ),
-          Effect.scoped
-        )
+        Effect.flatMap(exchange, (result) =>
+          Either.match(result, {
+            onRight: (value) => Effect.succeed(value),
+            onLeft: (seconds) =>
+              waits >= maxRateLimitWaits
+                ? Effect.fail(failure(method, "ratelimited", `still rate-limited after ${waits} waits`))
+                : Effect.logWarning(`kern: Slack rate-limited ${method}; retrying in ${seconds} s`).pipe(
+                  Effect.zipRight(Effect.sleep(Duration.seconds(seconds))),
+                  Effect.zipRight(attempt(waits + 1))
+                )
+          }))
       return attempt(0).pipe(Effect.withSpan(`kern.slack.${method}`))
     }
 
