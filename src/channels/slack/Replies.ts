@@ -100,7 +100,11 @@ const streamTurn = (api: SlackApi, target: Target, view: Ref.Ref<View>, wake: Qu
       yield* post(first).pipe(Effect.catchAll(logFailure("send a reply")))
     } else {
       yield* spaced
-      yield* update(first)
+      // The placeholder may be gone (deleted in Slack): the reply is then posted afresh rather than lost.
+      yield* api.call("chat.update", { channel: target.channel, ts, text: first }, Posted).pipe(
+        Effect.catchAll((error) => Effect.zipRight(logFailure("update a reply")(error), post(first))),
+        Effect.catchAll(logFailure("send a reply"))
+      )
     }
     for (const chunk of rest) yield* post(chunk).pipe(Effect.catchAll(logFailure("send a reply")))
   }).pipe(Effect.withSpan("kern.slack.reply"))
