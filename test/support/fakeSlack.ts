@@ -256,6 +256,9 @@ export const make = (options: FakeSlackOptions = {}) =>
           awaitWhere(calls, (all) => all.some((call) => call.method === method && matches(call))),
           (all) => all.find((call) => call.method === method && matches(call))!
         ),
+      /** Waits until any call matches. */
+      awaitAnyCall: (matches: (call: SlackCall) => boolean) =>
+        Effect.map(awaitWhere(calls, (all) => all.some(matches)), (all) => all.find(matches)!),
       awaitAck: (envelopeId: string) =>
         Effect.map(awaitWhere(acks, (all) => all.some((ack) => ack.envelopeId === envelopeId)), (all) =>
           all.find((ack) => ack.envelopeId === envelopeId)!),

@@ -3,7 +3,7 @@ import { Effect, TestClock } from "effect"
 import { approveAction, denyAction } from "../../../src/channels/slack/approvalMessages.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import * as FakeSlack from "../../support/fakeSlack.js"
-import { advanceUntil, agentFolder, pairUser, startSlackAgent, textOf } from "./harness.js"
+import { agentFolder, awaitReply, pairUser, startSlackAgent, textOf } from "./harness.js"
 
 const blocksOf = (call: { readonly body: Readonly<Record<string, unknown>> }) => JSON.stringify(call.body["blocks"] ?? null)
 
@@ -54,7 +54,7 @@ describe("Slack approvals", () => {
       const [, second] = yield* model.awaitRequests(2)
       // The command ran: its output (not its text) is in the next model request.
       expect(JSON.stringify(second!.body)).toContain("approved-42")
-      yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "Ran it."))
+      yield* awaitReply(slack, "Ran it.")
     }))
 
   it.scoped("an approval nobody answers times out; its message then says so, without buttons, and the call did not run", () =>
@@ -78,6 +78,6 @@ describe("Slack approvals", () => {
       const [, second] = yield* model.awaitRequests(2)
       expect(JSON.stringify(second!.body)).toContain("nobody answered within 30 s")
       expect(JSON.stringify(second!.body)).not.toContain("not-run-7")
-      yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "It was not approved."))
+      yield* awaitReply(slack, "It was not approved.")
     }))
 })

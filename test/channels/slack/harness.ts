@@ -84,3 +84,12 @@ export const advanceUntil = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.raceFirst(effect, Effect.forever(Effect.zipRight(realPause(50), TestClock.adjust("1 second"))))
 
 export const textOf = (call: { readonly body: Readonly<Record<string, unknown>> }) => String(call.body["text"])
+
+/**
+ * Waits, moving the clock, until a reply with this text went out: as the update of its placeholder, or posted
+ * directly when the turn ended before its placeholder was up.
+ */
+export const awaitReply = (slack: FakeSlack, text: string) =>
+  advanceUntil(slack.awaitAnyCall((call) =>
+    (call.method === "chat.update" || call.method === "chat.postMessage") && textOf(call) === text
+  ))

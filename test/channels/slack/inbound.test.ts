@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { seenKey } from "../../../src/channels/slack/Inbound.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import * as FakeSlack from "../../support/fakeSlack.js"
-import { advanceUntil, agentFolder, pairUser, startSlackAgent, textOf } from "./harness.js"
+import { agentFolder, awaitReply, pairUser, startSlackAgent, textOf } from "./harness.js"
 
 /** An event kern ignores: acknowledged after everything delivered before it (envelopes are handled in order). */
 const marker = (slack: FakeSlack.FakeSlack) =>
@@ -35,7 +35,7 @@ describe("Slack inbound", () => {
       expect(JSON.stringify(request!.body)).toContain("remember the milk")
       // The event id is stored with the message.
       expect(Option.getOrThrow(yield* agent.inbox.cursor(seenKey))).toContain(first.eventId)
-      yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "Got it."))
+      yield* awaitReply(slack, "Got it.")
     }))
 
   it.scoped("a redelivered envelope is acknowledged and handled once, also by the next process over the same folder", () =>
@@ -53,7 +53,7 @@ describe("Slack inbound", () => {
         yield* slack.awaitAck(sent.envelopeId)
         const again = yield* slack.redeliver(sent)
         yield* slack.awaitAck(again)
-        yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "Once."))
+        yield* awaitReply(slack, "Once.")
         return sent
       }))
 
@@ -98,7 +98,7 @@ describe("Slack inbound", () => {
       const body = JSON.stringify(request!.body)
       expect(body).toContain("hi there")
       expect(body).not.toContain("secret plan")
-      yield* advanceUntil(slack.awaitCall("chat.update", (call) => textOf(call) === "Hello, friend."))
+      yield* awaitReply(slack, "Hello, friend.")
       expect(yield* model.modelRequests).toHaveLength(1)
     }))
 })
