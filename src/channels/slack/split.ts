@@ -20,7 +20,7 @@ export interface Piece {
 
 const fencesIn = (text: string): number => text.split(fence).length - 1
 
-/** The last cut in `(from, to]` at `separator` where the text before it is outside code (given `startsInCode`). */
+/** The last cut in `(from, to]` at `separator` that `inCodeAt` says is outside code. */
 const lastCut = (text: string, separator: string, from: number, to: number, inCodeAt: (cut: number) => boolean) => {
   for (let at = text.lastIndexOf(separator, to); at > from; at = text.lastIndexOf(separator, at - 1)) {
     if (!inCodeAt(at)) return at
