@@ -1,0 +1,97 @@
+import type { HttpClient } from "@effect/platform"
+import { NodeSocket } from "@effect/platform-node"
+import { Effect, Layer, Option, PubSub, Queue, Ref } from "effect"
+import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { Approvals } from "../../agent/Approvals.js"
+import { Inbox } from "../../agent/Inbox.js"
+import { AgentConfig } from "../../config/AgentConfig.js"
+import { PairingStore } from "../../users/PairingStore.js"
+import { ChannelError, Channels, makeStatusCell } from "../Channel.js"
+import * as ApprovalPosts from "./ApprovalPosts.js"
+import * as Connection from "./Connection.js"
+import * as Inbound from "./Inbound.js"
+import { toMrkdwn } from "./mrkdwn.js"
+import * as Replies from "./Replies.js"
+import { slackInterface } from "./Replies.js"
+import * as SlackApi from "./SlackApi.js"
+import { splitMessage } from "./split.js"
+import { decodeTarget, isUserId, postFields } from "./target.js"
+import { AuthTest, ConversationsOpen, Posted } from "./wire.js"
+
+export const defaultApiUrl = "https://slack.com/api/"
+
+const channelError = (error: SlackApi.SlackApiError) =>
+  new ChannelError({
+    interface: slackInterface,
+    reason: error.fatal ? "unauthorized" : error.error === "network" || error.error.startsWith("http_") ? "network" : "rejected",
+    message: error.message
+  })
+
+const make = Effect.gen(function*() {
+  const { env } = yield* AgentConfig
+  const botToken = env["SLACK_BOT_TOKEN"] ?? ""
+  const appToken = env["SLACK_APP_TOKEN"] ?? ""
+  if (botToken === "" || appToken === "") {
+    if (botToken !== "" || appToken !== "") {
+      yield* Effect.logWarning("kern: Slack needs both SLACK_BOT_TOKEN (xoxb-…) and SLACK_APP_TOKEN (xapp-…); the Slack channel is off")
+    }
+    return
+  }
+  const api = yield* SlackApi.make({ apiUrl: env["SLACK_API_URL"] || defaultApiUrl, botToken, appToken })
+  const runtime = yield* AgentRuntime
+  const approvals = yield* Approvals
+  const channels = yield* Channels
+  const status = yield* makeStatusCell(slackInterface)
+
+  // Subscribed now, while the layer is built: before the runtime serves the turn whose events these are.
+  const events = yield* PubSub.subscribe(runtime.events)
+  const onEvent = yield* Replies.make(api)
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), onEvent)))
+  yield* ApprovalPosts.start(api, approvals)
+
+  // auth.test names the bot (so its own messages are not taken); asked before each connection until it answers.
+  const botUserId = yield* Ref.make(Option.none<string>())
+  const identify = Effect.flatMap(Ref.get(botUserId), (known) =>
+    Option.isSome(known)
+      ? Effect.void
+      : Effect.flatMap(api.call("auth.test", {}, AuthTest), (auth) => Ref.set(botUserId, Option.some(auth.user_id))))
+  const inbound = yield* Inbound.make({
+    api,
+    runtime,
+    inbox: yield* Inbox,
+    pairings: yield* PairingStore,
+    approvals,
+    // Envelopes arrive only on a connection, and connecting waits for auth.test.
+    botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => ""))
+  })
+  const onEnvelope = (type: string, payload: unknown) =>
+    type === "events_api" ? inbound.onEvent(payload) : type === "interactive" ? inbound.onInteractive(payload) : Effect.void
+  yield* Effect.forkScoped(Connection.supervise({ api, setStatus: status.set, onEnvelope }, identify))
+
+  const send = (chatId: string, text: string) =>
+    Effect.gen(function*() {
+      const current = yield* status.get
+      if (current.state === "stopped") {
+        return yield* new ChannelError({ interface: slackInterface, reason: "not_connected", message: `Slack is stopped: ${current.detail}` })
+      }
+      const target = isUserId(chatId)
+        ? { channel: (yield* api.call("conversations.open", { users: chatId }, ConversationsOpen)).channel.id }
+        : decodeTarget(chatId)
+      for (const chunk of splitMessage(toMrkdwn(text))) {
+        yield* api.call("chat.postMessage", { ...postFields(target), text: chunk }, Posted)
+      }
+    }).pipe(Effect.catchTag("SlackApiError", (error) => Effect.fail(channelError(error))), Effect.withSpan("kern.slack.send"))
+
+  yield* channels.register({ interface: slackInterface, status: status.get, send })
+})
+
+/**
+ * The Slack channel: off unless both SLACK_BOT_TOKEN and SLACK_APP_TOKEN are set; otherwise DMs and mentions over
+ * Socket Mode become turns, replies stream back, approvals get buttons. A failing Slack is logged and retried, and
+ * never stops the agent.
+ */
+export const layer: Layer.Layer<
+  never,
+  never,
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient
+> = Layer.scopedDiscard(make).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor))

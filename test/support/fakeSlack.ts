@@ -1,0 +1,318 @@
+import { Clock, Effect, Option, Runtime, Stream, SubscriptionRef } from "effect"
+import * as NodeHttp from "node:http"
+import type * as NodeNet from "node:net"
+import { type WebSocket, WebSocketServer } from "ws"
+
+/**
+ * A fake Slack, as far as a Socket Mode app sees it: the Web API (`POST /api/<method>`, JSON or form bodies, bearer
+ * tokens checked: the bot token for chat.*, the app token for apps.connections.open) and the Socket Mode WebSocket
+ * that `apps.connections.open` hands out (hello on connect, envelopes, acks by envelope_id, `disconnect`). Listens on
+ * 127.0.0.1, records every call and ack with the time on the test's Clock, and is scripted per test: rate limits,
+ * error answers, revoked tokens, disconnects and dropped sockets.
+ */
+
+export interface SlackCall {
+  readonly method: string
+  readonly token: string
+  readonly body: Readonly<Record<string, unknown>>
+  /** When it arrived, on the test's Clock. */
+  readonly atMs: number
+}
+
+export interface SlackAck {
+  readonly envelopeId: string
+  readonly atMs: number
+  /** What `onAck` saw when the ack arrived (e.g. the inbox rows at that moment). */
+  readonly probe: unknown
+}
+
+/** The next answer to a method instead of the normal one. */
+export type SlackScript =
+  | { readonly _tag: "RateLimited"; readonly retryAfterSeconds: number }
+  | { readonly _tag: "Error"; readonly error: string }
+
+export interface FakeSlackOptions {
+  readonly botToken?: string
+  readonly appToken?: string
+  readonly botUserId?: string
+  /** Called as each ack arrives, before it is recorded: a test looks at the world at that instant. */
+  readonly onAck?: (envelopeId: string) => unknown
+}
+
+export interface Delivered {
+  readonly envelopeId: string
+  readonly eventId: string
+  /** The same event again in a new envelope (Slack's retry of an unacknowledged one). */
+  readonly payload: unknown
+}
+
+interface Posted {
+  readonly channel: string
+  text: string
+  blocks: unknown
+  readonly threadTs: string | undefined
+}
+
+const readBody = (request: NodeHttp.IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    request.on("error", reject)
+  })
+
+const parseBody = (text: string, contentType: string): Record<string, unknown> => {
+  if (text === "") return {}
+  if (contentType.includes("application/json")) {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === "object" && parsed !== null ? { ...parsed } : {}
+  }
+  return Object.fromEntries(new URLSearchParams(text))
+}
+
+/** Slack's own limit on a message's text. */
+const maxTextLength = 40_000
+
+export const make = (options: FakeSlackOptions = {}) =>
+  Effect.gen(function*() {
+    const botToken = options.botToken ?? "xoxb-test-bot"
+    const appToken = options.appToken ?? "xapp-test-app"
+    const botUserId = options.botUserId ?? "UBOT"
+    const runtime = yield* Effect.runtime<never>()
+    const now = () => Runtime.runSync(runtime)(Clock.currentTimeMillis)
+    const run = <A>(effect: Effect.Effect<A>) => Runtime.runFork(runtime)(effect)
+
+    const calls = yield* SubscriptionRef.make<ReadonlyArray<SlackCall>>([])
+    const acks = yield* SubscriptionRef.make<ReadonlyArray<SlackAck>>([])
+    const connections = yield* SubscriptionRef.make(0)
+    const scripts = new Map<string, Array<SlackScript>>()
+    const messages = new Map<string, Posted>()
+    const sockets = new Set<WebSocket>()
+    const tickets = new Set<string>()
+    let latest: WebSocket | undefined
+    let revoked = false
+    let counter = 0
+    const nextTs = () => `1700000000.${String(++counter).padStart(6, "0")}`
+
+    const answer = (method: string, token: string, body: Record<string, unknown>, port: number): Record<string, unknown> => {
+      if (token === "") return { ok: false, error: "not_authed" }
+      const expected = method === "apps.connections.open" ? appToken : botToken
+      if (revoked || token !== expected) return { ok: false, error: "invalid_auth" }
+      const channel = typeof body["channel"] === "string" ? body["channel"] : undefined
+      const text = typeof body["text"] === "string" ? body["text"] : undefined
+      switch (method) {
+        case "auth.test":
+          return { ok: true, url: "https://kern-test.slack.com/", team: "kern-test", user: "kern", team_id: "T1", user_id: botUserId, bot_id: "B1" }
+        case "apps.connections.open": {
+          const ticket = `t${++counter}`
+          tickets.add(ticket)
+          return { ok: true, url: `ws://127.0.0.1:${port}/link/?ticket=${ticket}` }
+        }
+        case "chat.postMessage": {
+          if (channel === undefined) return { ok: false, error: "channel_not_found" }
+          if (text === undefined && body["blocks"] === undefined) return { ok: false, error: "no_text" }
+          if ((text ?? "").length > maxTextLength) return { ok: false, error: "msg_too_long" }
+          const ts = nextTs()
+          const threadTs = typeof body["thread_ts"] === "string" ? body["thread_ts"] : undefined
+          messages.set(ts, { channel, text: text ?? "", blocks: body["blocks"], threadTs })
+          return { ok: true, channel, ts, message: { type: "message", user: botUserId, text, ts, thread_ts: threadTs } }
+        }
+        case "chat.update":
+        case "chat.delete": {
+          const ts = typeof body["ts"] === "string" ? body["ts"] : ""
+          const message = messages.get(ts)
+          if (message === undefined || message.channel !== channel) return { ok: false, error: "message_not_found" }
+          if (method === "chat.delete") {
+            messages.delete(ts)
+          } else {
+            if ((text ?? "").length > maxTextLength) return { ok: false, error: "msg_too_long" }
+            message.text = text ?? message.text
+            message.blocks = body["blocks"]
+          }
+          return { ok: true, channel, ts, text }
+        }
+        case "chat.postEphemeral":
+          if (channel === undefined || typeof body["user"] !== "string") return { ok: false, error: "user_not_in_channel" }
+          return { ok: true, message_ts: nextTs() }
+        case "conversations.open":
+          return typeof body["users"] === "string"
+            ? { ok: true, channel: { id: `D${body["users"]}` } }
+            : { ok: false, error: "users_list_not_supplied" }
+        default:
+          return { ok: false, error: "unknown_method" }
+      }
+    }
+
+    const server = NodeHttp.createServer((request, response) => {
+      void readBody(request).then((text) => {
+        const method = (request.url ?? "").replace(/^\/api\//, "").replace(/\?.*$/, "")
+        const token = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "")
+        const body = parseBody(text, request.headers["content-type"] ?? "")
+        run(SubscriptionRef.update(calls, (all) => [...all, { method, token, body, atMs: now() }]))
+        const scripted = scripts.get(method)?.shift()
+        if (scripted?._tag === "RateLimited") {
+          response.writeHead(429, { "content-type": "application/json", "retry-after": String(scripted.retryAfterSeconds) })
+          response.end(JSON.stringify({ ok: false, error: "ratelimited" }))
+          return
+        }
+        const port = (server.address() as NodeNet.AddressInfo).port
+        const result = scripted?._tag === "Error" ? { ok: false, error: scripted.error } : answer(method, token, body, port)
+        response.writeHead(200, { "content-type": "application/json; charset=utf-8" })
+        response.end(JSON.stringify(result))
+      })
+    })
+
+    const wss = new WebSocketServer({ noServer: true })
+    server.on("upgrade", (request, socket, head) => {
+      const url = new URL(request.url ?? "/", "http://127.0.0.1")
+      const ticket = url.searchParams.get("ticket") ?? ""
+      // A Socket Mode URL works once, as Slack's do.
+      if (url.pathname !== "/link/" || !tickets.delete(ticket)) {
+        socket.end("HTTP/1.1 401 Unauthorized\r\n\r\n")
+        return
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        sockets.add(ws)
+        latest = ws
+        ws.on("close", () => sockets.delete(ws))
+        ws.on("message", (data) => {
+          const frame: unknown = JSON.parse(String(data))
+          if (typeof frame === "object" && frame !== null && "envelope_id" in frame && typeof frame.envelope_id === "string") {
+            const envelopeId = frame.envelope_id
+            const probe = options.onAck?.(envelopeId)
+            run(SubscriptionRef.update(acks, (all) => [...all, { envelopeId, atMs: now(), probe }]))
+          }
+        })
+        ws.send(JSON.stringify({ type: "hello", num_connections: sockets.size, connection_info: { app_id: "A1" }, debug_info: { host: "fake" } }))
+        run(SubscriptionRef.update(connections, (n) => n + 1))
+      })
+    })
+
+    yield* Effect.acquireRelease(
+      Effect.async<void>((resume) => {
+        server.listen({ host: "127.0.0.1", port: 0 }, () => resume(Effect.void))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          for (const ws of sockets) ws.terminate()
+          wss.close()
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const port = (server.address() as NodeNet.AddressInfo).port
+
+    /** Sends an envelope on the newest connection; returns its id. */
+    const deliver = (type: string, payload: unknown, retryAttempt = 0) =>
+      Effect.suspend(() => {
+        const ws = latest
+        if (ws === undefined || ws.readyState !== ws.OPEN) return Effect.dieMessage("fake Slack: no open Socket Mode connection")
+        const envelopeId = `env-${++counter}`
+        ws.send(JSON.stringify({
+          envelope_id: envelopeId,
+          type,
+          payload,
+          accepts_response_payload: false,
+          retry_attempt: retryAttempt,
+          retry_reason: retryAttempt === 0 ? "" : "timeout"
+        }))
+        return Effect.succeed(envelopeId)
+      })
+
+    const event = (inner: Record<string, unknown>) =>
+      Effect.sync(() => {
+        const eventId = `Ev${++counter}`
+        return { eventId, payload: { token: "verification", team_id: "T1", api_app_id: "A1", event: inner, type: "event_callback", event_id: eventId, event_time: 1700000000 } }
+      })
+
+    const sendEvent = (inner: Record<string, unknown>) =>
+      Effect.flatMap(event(inner), ({ eventId, payload }) =>
+        Effect.map(deliver("events_api", payload), (envelopeId): Delivered => ({ envelopeId, eventId, payload })))
+
+    const awaitWhere = <A>(ref: SubscriptionRef.SubscriptionRef<A>, done: (value: A) => boolean) =>
+      ref.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow))
+
+    const callsOf = (method: string) => Effect.map(SubscriptionRef.get(calls), (all) => all.filter((call) => call.method === method))
+
+    return {
+      port,
+      apiUrl: `http://127.0.0.1:${port}/api/`,
+      botToken,
+      appToken,
+      botUserId,
+      calls: SubscriptionRef.get(calls),
+      callsOf,
+      acks: SubscriptionRef.get(acks),
+      connections: SubscriptionRef.get(connections),
+      /** Waits until `count` calls of `method` have arrived; returns them. */
+      awaitCalls: (method: string, count: number) =>
+        Effect.map(
+          awaitWhere(calls, (all) => all.filter((call) => call.method === method).length >= count),
+          (all) => all.filter((call) => call.method === method)
+        ),
+      /** Waits until a call of `method` matches. */
+      awaitCall: (method: string, matches: (call: SlackCall) => boolean) =>
+        Effect.map(
+          awaitWhere(calls, (all) => all.some((call) => call.method === method && matches(call))),
+          (all) => all.find((call) => call.method === method && matches(call))!
+        ),
+      /** Waits until any call matches. */
+      awaitAnyCall: (matches: (call: SlackCall) => boolean) =>
+        Effect.map(awaitWhere(calls, (all) => all.some(matches)), (all) => all.find(matches)!),
+      awaitAck: (envelopeId: string) =>
+        Effect.map(awaitWhere(acks, (all) => all.some((ack) => ack.envelopeId === envelopeId)), (all) =>
+          all.find((ack) => ack.envelopeId === envelopeId)!),
+      awaitConnections: (count: number) => awaitWhere(connections, (n) => n >= count),
+      /** A message in the bot's DM channel `channel`, from `user`. */
+      dm: (user: string, text: string, channel = `D${user}`) =>
+        sendEvent({ type: "message", channel, channel_type: "im", user, text, ts: nextTs(), event_ts: nextTs() }),
+      /** `<@bot> text` in a channel; in a thread when `threadTs` is given. */
+      mention: (user: string, channel: string, text: string, threadTs?: string) =>
+        Effect.flatMap(Effect.sync(nextTs), (ts) =>
+          sendEvent({
+            type: "app_mention",
+            channel,
+            user,
+            text: `<@${botUserId}> ${text}`,
+            ts,
+            event_ts: ts,
+            ...(threadTs === undefined ? {} : { thread_ts: threadTs })
+          })),
+      sendEvent,
+      /** The same payload in a new envelope, as Slack retries an envelope nobody acknowledged. */
+      redeliver: (delivered: Delivered) => deliver("events_api", delivered.payload, 1),
+      /** A click on a Block Kit button of the message `ts` in `channel`. */
+      click: (user: string, actionId: string, value: string, channel: string, ts: string) =>
+        deliver("interactive", {
+          type: "block_actions",
+          user: { id: user, username: user, team_id: "T1" },
+          api_app_id: "A1",
+          container: { type: "message", message_ts: ts, channel_id: channel, is_ephemeral: false },
+          channel: { id: channel, name: channel },
+          message: { ts, text: messages.get(ts)?.text ?? "" },
+          actions: [{ action_id: actionId, block_id: "b", value, type: "button", action_ts: "1700000000.1" }]
+        }),
+      /** Slack's `disconnect` frame: the app should move to a new connection. */
+      disconnect: (reason = "refresh_requested") =>
+        Effect.sync(() => latest?.send(JSON.stringify({ type: "disconnect", reason, debug_info: { host: "fake" } }))),
+      /** Kills every socket without a close frame (a network drop). */
+      drop: Effect.sync(() => {
+        for (const ws of sockets) ws.terminate()
+      }),
+      /** Answers the next calls of `method` with these instead. */
+      script: (method: string, ...answers: ReadonlyArray<SlackScript>) =>
+        Effect.sync(() => {
+          scripts.set(method, [...(scripts.get(method) ?? []), ...answers])
+        }),
+      /** Every token stops working (`invalid_auth`), as when the app is uninstalled. */
+      revoke: Effect.sync(() => {
+        revoked = true
+      }),
+      /** The messages posted and not deleted, as they are now, with their ts, oldest first. */
+      posted: Effect.sync(() => [...messages.entries()].map(([ts, message]) => ({ ts, ...message }))),
+      /** A posted message as it is now (after updates); undefined once deleted. */
+      message: (ts: string) => Effect.sync(() => messages.get(ts))
+    } as const
+  })
+
+export type FakeSlack = Effect.Effect.Success<ReturnType<typeof make>>
