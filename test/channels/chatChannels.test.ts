@@ -4,17 +4,26 @@ import { type ChildProcess } from "node:child_process"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKern, runKernAsync } from "../support/cli.js"
 import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
+import * as FakeSlack from "../support/fakeSlack.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
 
 const alice = { id: 42, first_name: "Alice" }
 
 describe("chat channels in kern run", () => {
-  it.live("kern run starts Telegram: a stranger pairs with kern pair, talks to the agent, gets a proactive message; kern status shows it connected", () =>
+  it.live("kern run starts Telegram and Slack: a stranger pairs with kern pair, talks to the agent, gets a proactive message; kern status shows both connected", () =>
     Effect.scoped(Effect.gen(function*() {
       const model = yield* makeFakeModel
       const telegram = yield* makeFakeTelegram()
+      const slack = yield* FakeSlack.make()
       const dir = initAgentWithModel(model.baseURL, { recall: false, heartbeatInterval: 0 })
-      const env = { OPENROUTER_API_KEY: "sk-test", TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.root }
+      const env = {
+        OPENROUTER_API_KEY: "sk-test",
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_ROOT: telegram.root,
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_APP_TOKEN: slack.appToken,
+        SLACK_API_URL: slack.apiUrl
+      }
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
       const done = runKernAsync(["run", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
@@ -43,17 +52,23 @@ describe("chat channels in kern run", () => {
       child!.stdin!.write("tell alice the build is green\n")
       yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text === "The build is <b>green</b>."))
 
+      // Slack runs beside it: a stranger's DM gets a code in the DM; nothing reaches the model.
+      yield* slack.awaitConnections(1)
+      const before = (yield* model.modelRequests).length
+      yield* slack.dm("U9", "hi from slack")
+      const codeCall = yield* slack.awaitCall("chat.postMessage", (call) => String(call.body["text"]).includes("kern pair KERN-"))
+      expect(codeCall!.body).toMatchObject({ channel: "DU9" })
+      expect(yield* model.modelRequests).toHaveLength(before)
+
       const status = yield* Effect.promise(() => runKernAsync(["status", dir, "--json"], { env })).pipe(
         Effect.map((result) => JSON.parse(result.stdout) as { channels: ReadonlyArray<{ interface: string; state: string; detail: string }> }),
-        Effect.filterOrFail((s) => s.channels.some((c) => c.interface === "telegram" && c.state === "connected")),
+        Effect.filterOrFail((s) => s.channels.every((c) => c.state === "connected")),
         Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("20 seconds")))
       )
-      expect(status.channels).toEqual([
-        expect.objectContaining({ interface: "telegram", state: "connected" }),
-        expect.objectContaining({ interface: "slack", state: "off", detail: "SLACK_BOT_TOKEN and SLACK_APP_TOKEN not set" })
-      ])
+      expect(status.channels.map((c) => [c.interface, c.state])).toEqual([["telegram", "connected"], ["slack", "connected"]])
       const text = runKern(["status", dir], { env }).stdout
       expect(text).toMatch(/^telegram: +connected since /m)
+      expect(text).toMatch(/^slack: +connected since /m)
 
       child!.stdin!.end()
       const result = yield* Effect.promise(() => done)
