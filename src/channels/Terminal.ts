@@ -5,6 +5,7 @@ import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { agentZone, localIso, makeReplyFilter } from "../agent/envelope.js"
 import { Approvals, localOperator } from "../agent/Approvals.js"
+import { approvalInfo } from "./approvalInfo.js"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
 import type { QueuedMessage } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
@@ -114,13 +115,7 @@ export const runTerminal = (options: TerminalOptions) =>
       Effect.zipRight(
         Ref.update(waiting, (ids) => [...ids, pending.id]),
         write(neutralizeControls(formatApprovalRequest({
-          id: pending.id,
-          toolId: pending.toolId,
-          args: pending.args,
-          reason: pending.reason,
-          interface: pending.origin.interface,
-          channel: pending.origin.channel,
-          userId: pending.origin.userId,
+          ...approvalInfo(pending),
           expires: localIso(pending.expiresAtMs, zone).slice(11, 19)
         })))
       ))))

@@ -5,15 +5,10 @@ import * as Database from "../../src/storage/Database.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { FakeReply } from "../support/fakeModelServer.js"
+import { toolResultsById } from "../support/modelRequests.js"
 import { bearer, request, startServer } from "./web/harness.js"
 
 const json = { ...bearer, "content-type": "application/json" }
-
-/** The tool results the model was sent back (Chat Completions `tool` messages). */
-const toolResults = (body: unknown): ReadonlyArray<string> => {
-  const messages = (body as { readonly messages?: ReadonlyArray<{ readonly role: string; readonly content: unknown }> }).messages ?? []
-  return messages.filter((m) => m.role === "tool").map((m) => typeof m.content === "string" ? m.content : JSON.stringify(m.content))
-}
 
 interface Pending {
   readonly id: string
@@ -51,7 +46,7 @@ describe("approvals (approvalMode ask)", () => {
       expect(answer.json).toMatchObject({ id: pending!.id, approved: true, outcome: "approved", by: "operator" })
       const [, second] = yield* model.awaitRequests(2)
       expect(NodeFs.existsSync(marker)).toBe(true)
-      expect(toolResults(second!.body).join("\n")).toContain("made")
+      expect(Object.values(toolResultsById(second!.body)).join("\n")).toContain("made")
       // Answered once: a second answer finds nothing waiting.
       const again = yield* request(`${base}/approvals/${pending!.id}`, { method: "POST", headers: json, body: "{\"approved\":false}" })
       expect(again.status).toBe(404)
@@ -91,7 +86,7 @@ describe("approvals (approvalMode ask)", () => {
       expect(answer.json).toMatchObject({ approved: false, outcome: "denied", by: "operator" })
       const [, second] = yield* model.awaitRequests(2)
       expect(NodeFs.existsSync(marker)).toBe(false)
-      const results = toolResults(second!.body).join("\n")
+      const results = Object.values(toolResultsById(second!.body)).join("\n")
       expect(results).toContain("PERMISSION_DENIED")
       expect(results).toContain("denied by operator")
     })))

@@ -5,20 +5,10 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { bearer, request, startServer, token } from "../channels/web/harness.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { runKern, runKernAsync, stdoutShows } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
-
-/** Resolves once `child`'s stdout has shown `text` (counting what it showed before the call). */
-const stdoutShows = (child: ChildProcess, text: string) =>
-  new Promise<void>((resolve) => {
-    let seen = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
-      seen += chunk.toString("utf8")
-      if (seen.includes(text)) resolve()
-    })
-  })
 
 describe("approvals on the terminal and the command line", () => {
   it.live("the TUI shows a waiting call's full arguments; y runs it, n refuses the next", () =>

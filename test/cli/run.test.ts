@@ -4,22 +4,12 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { type ChildProcess, spawn } from "node:child_process"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { kernBin, runKern, runKernAsync } from "../support/cli.js"
+import { kernBin, runKern, runKernAsync, stdoutShows } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
-
-/** Resolves once `child`'s stdout has shown `text`. */
-const stdoutShows = (child: ChildProcess, text: string) =>
-  new Promise<void>((resolve) => {
-    let seen = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
-      seen += chunk.toString("utf8")
-      if (seen.includes(text)) resolve()
-    })
-  })
 
 describe("kern tui", () => {
   it.live("streams replies, runs tool calls, answers /status /new /help, and leaves cleanly at end of input", () =>

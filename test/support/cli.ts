@@ -52,3 +52,13 @@ export const runKernAsync = (
     child.on("close", (status) => resolve({ status, stdout, stderr }))
     options.onSpawn?.(child)
   })
+
+/** Resolves once `child`'s stdout has shown `text` (what it shows from the call on). */
+export const stdoutShows = (child: import("node:child_process").ChildProcess, text: string) =>
+  new Promise<void>((resolve) => {
+    let seen = ""
+    child.stdout?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString("utf8")
+      if (seen.includes(text)) resolve()
+    })
+  })

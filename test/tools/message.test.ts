@@ -7,14 +7,7 @@ import * as Database from "../../src/storage/Database.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { startServer } from "../channels/web/harness.js"
 import { FakeReply } from "../support/fakeModelServer.js"
-
-/** The results the model was sent back, by call id (calls run in parallel: their order is not the calls'). */
-const toolResults = (body: unknown): Readonly<Record<string, string>> =>
-  Object.fromEntries(
-    ((body as { readonly messages?: ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string; readonly content: unknown }> }).messages ?? [])
-      .filter((m) => m.role === "tool")
-      .map((m) => [m.tool_call_id ?? "", typeof m.content === "string" ? m.content : JSON.stringify(m.content)])
-  )
+import { toolResultsById } from "../support/modelRequests.js"
 
 const pairings = (dir: string) =>
   PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })), Layer.orDie)
@@ -67,7 +60,7 @@ describe("the message tool", () => {
       )
       yield* runtime.submit({ interface: "web", channel: "web", userId: "operator", text: "tell alice" })
       const [, second] = yield* model.awaitRequests(2)
-      const results = toolResults(second!.body)
+      const results = toolResultsById(second!.body)
       expect(results.m1).toContain("\"sent\": true")
       expect(results.m2).toContain("NOT_FOUND")
       expect(results.m2).toContain("telegram:5")

@@ -1,6 +1,7 @@
-import { DateTime, Effect, Layer, PubSub, Stream } from "effect"
+import { Effect, Layer, PubSub, Stream } from "effect"
 import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../agent/AgentRuntime.js"
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../../agent/Approvals.js"
+import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../Channel.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
 import { noUsage, type TurnUsage } from "../../agent/TurnEvent.js"
@@ -106,19 +107,7 @@ const heartbeatEvent = (notice: HeartbeatNotice): AgentEventInput => ({
   ...(notice.turnId === undefined ? {} : { turnId: notice.turnId })
 })
 
-const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
-
-export const approvalEvent = (pending: PendingApproval): AgentEventInput => ({
-  type: "approval",
-  id: pending.id,
-  toolId: pending.toolId,
-  args: pending.args,
-  reason: pending.reason,
-  interface: pending.origin.interface,
-  channel: pending.origin.channel,
-  userId: pending.origin.userId,
-  expiresAt: isoAt(pending.expiresAtMs)
-})
+const approvalEvent = (pending: PendingApproval): AgentEventInput => ({ type: "approval", ...approvalInfo(pending) })
 
 const resolvedEvent = (resolution: ApprovalResolution): AgentEventInput => ({
   type: "approval-resolved",

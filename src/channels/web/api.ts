@@ -343,10 +343,8 @@ export const OutgoingEvent = Schema.Struct({
   channel: Schema.optional(Schema.String)
 })
 
-/** A DESTRUCTIVE call waits for a person: POST /approvals/:id answers it. */
-export const ApprovalEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("approval"),
+/** A tool call waiting for approval: the call in full, where its turn came from, and when it is denied unanswered. */
+export const PendingApprovalInfo = Schema.Struct({
   id: Schema.String,
   toolId: Schema.String,
   /** The call's arguments in full. */
@@ -355,9 +353,14 @@ export const ApprovalEvent = Schema.Struct({
   interface: Schema.String,
   channel: Schema.String,
   userId: Schema.String,
+  requestedAt: Schema.String,
   /** ISO time after which the call is denied. */
   expiresAt: Schema.String
 })
+export type PendingApprovalInfo = typeof PendingApprovalInfo.Type
+
+/** A DESTRUCTIVE call waits for a person: POST /approvals/:id answers it. */
+export const ApprovalEvent = Schema.Struct({ ...base, type: Schema.Literal("approval"), ...PendingApprovalInfo.fields })
 
 /** An approval was answered (by `operator` or a chat operator such as `telegram:42`) or timed out. */
 export const ApprovalResolvedEvent = Schema.Struct({
@@ -408,18 +411,6 @@ export const AgentEventJson = Schema.parseJson(AgentEvent)
 // ---------------------------------------------------------------------------------------------------------------
 // GET /approvals, POST /approvals/:id
 
-export const PendingApprovalInfo = Schema.Struct({
-  id: Schema.String,
-  toolId: Schema.String,
-  args: Schema.Unknown,
-  reason: Schema.String,
-  interface: Schema.String,
-  channel: Schema.String,
-  userId: Schema.String,
-  requestedAt: Schema.String,
-  expiresAt: Schema.String
-})
-export type PendingApprovalInfo = typeof PendingApprovalInfo.Type
 
 export const ApprovalsResponse = Schema.Struct({ approvals: Schema.Array(PendingApprovalInfo) })
 

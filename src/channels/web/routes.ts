@@ -2,7 +2,8 @@ import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
-import { type Approvals, localOperator, type PendingApproval } from "../../agent/Approvals.js"
+import { type Approvals, localOperator } from "../../agent/Approvals.js"
+import { approvalInfo } from "../approvalInfo.js"
 import type { Channels } from "../Channel.js"
 import { HeartbeatLog, heartbeatStatus } from "../../agent/HeartbeatLog.js"
 import { heartbeatInterface } from "../../agent/MessageQueue.js"
@@ -44,19 +45,6 @@ const json = <A, I>(schema: Schema.Schema<A, I>, status = 200) => (body: A) =>
 const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://kern").searchParams)
 
 const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
-
-/** A pending approval as the API shows it. */
-export const approvalInfo = (pending: PendingApproval): Api.PendingApprovalInfo => ({
-  id: pending.id,
-  toolId: pending.toolId,
-  args: pending.args,
-  reason: pending.reason,
-  interface: pending.origin.interface,
-  channel: pending.origin.channel,
-  userId: pending.origin.userId,
-  requestedAt: isoAt(pending.requestedAtMs),
-  expiresAt: isoAt(pending.expiresAtMs)
-})
 
 const param = (params: URLSearchParams, name: string) => params.get(name) ?? undefined
 

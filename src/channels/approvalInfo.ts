@@ -1,0 +1,18 @@
+import { DateTime } from "effect"
+import type { PendingApproval } from "../agent/Approvals.js"
+import type { PendingApprovalInfo } from "./web/api.js"
+
+const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
+
+/** A waiting approval as clients see it (GET /approvals, the `approval` event, the terminal): flat, times in ISO. */
+export const approvalInfo = (pending: PendingApproval): PendingApprovalInfo => ({
+  id: pending.id,
+  toolId: pending.toolId,
+  args: pending.args,
+  reason: pending.reason,
+  interface: pending.origin.interface,
+  channel: pending.origin.channel,
+  userId: pending.origin.userId,
+  requestedAt: isoAt(pending.requestedAtMs),
+  expiresAt: isoAt(pending.expiresAtMs)
+})
