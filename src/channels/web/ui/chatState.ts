@@ -1,5 +1,6 @@
 // The chat as a value: history pages and live events fold into one list of items. Pure (no DOM, no signals), so the
 // reconnect and dedupe rules are unit-tested under Node.
+import { resolutionText } from "./approvals.js"
 import { failureTag, type ServerEvent } from "./wire.js"
 
 export interface ToolResult {
@@ -45,7 +46,14 @@ export type Item =
     readonly channel?: string | undefined
     readonly at: string
   }
-  | { readonly kind: "notice"; readonly key: string; readonly text: string; readonly at: string }
+  | {
+    readonly kind: "notice"
+    readonly key: string
+    readonly text: string
+    readonly at: string
+    /** The tool an approval notice is about, for the line its resolution writes over it. */
+    readonly toolId?: string | undefined
+  }
 
 export type Assistant = Extract<Item, { kind: "assistant" }>
 
@@ -188,9 +196,23 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         at: event.at
       }]
     }
+    case "approval": {
+      const key = `approval:${event.id}`
+      if (state.items.some((item) => item.key === key)) return state.items
+      return [...state.items, { kind: "notice", key, text: `${event.toolId} waits for approval`, at: event.at, toolId: event.toolId }]
+    }
+    case "approval-resolved": {
+      const key = `approval:${event.id}`
+      const asked = state.items.find((item) => item.key === key)
+      const notice: Item = {
+        kind: "notice",
+        key,
+        text: resolutionText(event, asked?.kind === "notice" ? asked.toolId : undefined),
+        at: event.at
+      }
+      return asked === undefined ? [...state.items, notice] : state.items.map((item) => item === asked ? notice : item)
+    }
     case "heartbeat":
-    case "approval":
-    case "approval-resolved":
     case "reset":
       return state.items
   }
@@ -233,3 +255,7 @@ export const addSent = (state: ChatState, sent: { readonly messageId: string; re
       queued: true
     }]
   }
+
+/** A line of the page's own in the log (what an answer to an approval came to), once per key. */
+export const addNotice = (state: ChatState, notice: { readonly key: string; readonly text: string; readonly at: string }): ChatState =>
+  state.items.some((item) => item.key === notice.key) ? state : { ...state, items: [...state.items, { kind: "notice", ...notice }] }
