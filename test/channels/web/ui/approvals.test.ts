@@ -8,7 +8,7 @@ import {
   timeLeft
 } from "../../../../src/channels/web/ui/approvals.js"
 import { addNotice, applyEvent, emptyChat } from "../../../../src/channels/web/ui/chatState.js"
-import { decodeApprovals, decodeChannels, decodeEvent, type PendingApproval } from "../../../../src/channels/web/ui/wire.js"
+import { decodeApprovals, decodeChannels, decodeEvent, parseJson, type PendingApproval } from "../../../../src/channels/web/ui/wire.js"
 
 const at = "2026-11-23T08:00:00.000Z"
 
@@ -83,10 +83,11 @@ describe("approval events on the wire", () => {
 
   it("decodes GET /approvals, leaving out the items that are not approvals", () => {
     const item = { ...pending("a1", at), requestedAt: at }
-    expect(decodeApprovals({ approvals: [item, { id: "broken" }, "x", null] })).toEqual([item])
-    expect(decodeApprovals({ approvals: [] })).toEqual([])
-    expect(decodeApprovals({ pending: [item] })).toBeUndefined()
-    expect(decodeApprovals([item])).toBeUndefined()
+    const answer = (body: unknown) => decodeApprovals(parseJson(JSON.stringify(body)))
+    expect(answer({ approvals: [item, { id: "broken" }, "x", null] })).toEqual([item])
+    expect(answer({ approvals: [] })).toEqual([])
+    expect(answer({ pending: [item] })).toBeUndefined()
+    expect(answer([item])).toBeUndefined()
     expect(decodeApprovals(undefined)).toBeUndefined()
   })
 
