@@ -6,13 +6,13 @@ export interface ApprovalsState {
   /** Oldest first: the dialog asks about the first. */
   readonly pending: ReadonlyArray<PendingApproval>
   /**
-   * Ids answered or timed out while this page watched. A GET /approvals answer may have left the server before the
-   * resolution did: such an id must not come back from it.
+   * Ids answered or timed out while this page watched, with their tool when it was known. A GET /approvals answer
+   * may have left the server before the resolution did: such an id must not come back from it.
    */
-  readonly resolved: ReadonlySet<string>
+  readonly resolved: ReadonlyMap<string, string | undefined>
 }
 
-export const noApprovals: ApprovalsState = { pending: [], resolved: new Set() }
+export const noApprovals: ApprovalsState = { pending: [], resolved: new Map() }
 
 // Every approval waits the same approvalTimeout, so the one that expires first was asked first.
 const oldestFirst = (list: ReadonlyArray<PendingApproval>) =>
@@ -25,10 +25,15 @@ export const addApproval = (state: ApprovalsState, approval: PendingApproval): A
     : { ...state, pending: oldestFirst([...state.pending, approval]) }
 
 /** An `approval-resolved` event, or this page's own answer taken: it waits no more. */
-export const resolveApproval = (state: ApprovalsState, id: string): ApprovalsState => ({
-  pending: state.pending.filter((p) => p.id !== id),
-  resolved: new Set([...state.resolved, id])
-})
+export const resolveApproval = (state: ApprovalsState, id: string): ApprovalsState =>
+  state.resolved.has(id) ? state : {
+    pending: state.pending.filter((p) => p.id !== id),
+    resolved: new Map(state.resolved).set(id, state.pending.find((p) => p.id === id)?.toolId)
+  }
+
+/** The tool of an approval this page knew of, waiting or already answered here. */
+export const approvalTool = (state: ApprovalsState, id: string): string | undefined =>
+  state.pending.find((p) => p.id === id)?.toolId ?? state.resolved.get(id)
 
 /** GET /approvals' list replaces the pending ones: the server knows what waits (minus what resolved meanwhile). */
 export const loadApprovals = (state: ApprovalsState, list: ReadonlyArray<PendingApproval>): ApprovalsState => ({

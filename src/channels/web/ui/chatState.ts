@@ -196,11 +196,8 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         at: event.at
       }]
     }
-    case "approval": {
-      const key = `approval:${event.id}`
-      if (state.items.some((item) => item.key === key)) return state.items
-      return [...state.items, { kind: "notice", key, text: `${event.toolId} waits for approval`, at: event.at, toolId: event.toolId }]
-    }
+    case "approval":
+      return addNotice(state, askedNotice(event)).items
     case "approval-resolved": {
       const key = `approval:${event.id}`
       const asked = state.items.find((item) => item.key === key)
@@ -256,6 +253,17 @@ export const addSent = (state: ChatState, sent: { readonly messageId: string; re
     }]
   }
 
+/** The log's line for a call waiting for approval; its resolution is written over it. */
+export const askedNotice = (approval: { readonly id: string; readonly toolId: string; readonly at: string }) => ({
+  key: `approval:${approval.id}`,
+  text: `${approval.toolId} waits for approval`,
+  at: approval.at,
+  toolId: approval.toolId
+})
+
 /** A line of the page's own in the log (what an answer to an approval came to), once per key. */
-export const addNotice = (state: ChatState, notice: { readonly key: string; readonly text: string; readonly at: string }): ChatState =>
+export const addNotice = (
+  state: ChatState,
+  notice: { readonly key: string; readonly text: string; readonly at: string; readonly toolId?: string | undefined }
+): ChatState =>
   state.items.some((item) => item.key === notice.key) ? state : { ...state, items: [...state.items, { kind: "notice", ...notice }] }

@@ -1,9 +1,10 @@
 // The page's live state: the chat folded from history pages and the event stream, and the connection's state.
 // Made once by main.tsx and handed down; nothing here lives at module level.
 import { batch, signal } from "@preact/signals"
-import { applyApprovalEvent, type ApprovalsState, loadApprovals as mergeApprovals, noApprovals, resolveApproval } from "./approvals.js"
-import { addNotice, addSent, applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
+import { type ApprovalsState, loadApprovals as mergeApprovals, noApprovals, resolveApproval } from "./approvals.js"
+import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
+import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { type ChannelState, decodeApprovals, decodeChannels, decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
 
@@ -130,9 +131,10 @@ export const makeStore = () => {
       const events = pending
       pending = []
       const wasStale = chat.value.stale
+      const live = foldLive({ chat: chat.value, approvals: approvals.value }, events)
       batch(() => {
-        chat.value = events.reduce(applyEvent, chat.value)
-        approvals.value = events.reduce(applyApprovalEvent, approvals.value)
+        chat.value = live.chat
+        approvals.value = live.approvals
       })
       // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()

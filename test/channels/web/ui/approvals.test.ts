@@ -5,9 +5,11 @@ import {
   loadApprovals,
   noApprovals,
   resolutionText,
+  resolveApproval,
   timeLeft
 } from "../../../../src/channels/web/ui/approvals.js"
 import { addNotice, applyEvent, emptyChat } from "../../../../src/channels/web/ui/chatState.js"
+import { foldLive } from "../../../../src/channels/web/ui/liveFold.js"
 import { decodeApprovals, decodeChannels, decodeEvent, parseJson, type PendingApproval } from "../../../../src/channels/web/ui/wire.js"
 
 const at = "2026-11-23T08:00:00.000Z"
@@ -163,5 +165,23 @@ describe("approvals in the chat log", () => {
     const once = addNotice(emptyChat, { key: "answer:a", text: "already answered", at })
     expect(addNotice(once, { key: "answer:a", text: "already answered", at })).toBe(once)
     expect(once.items).toHaveLength(1)
+  })
+
+  it("names the tool of an approval the page loaded but never saw asked, and takes it off the pending list", () => {
+    const loaded = { chat: emptyChat, approvals: loadApprovals(noApprovals, [pending("a", at), pending("b", at)]) }
+    const live = foldLive(loaded, decoded([resolved("a", "denied", "operator")]))
+    expect(live.chat.items.map((i) => i.kind === "notice" ? i.text : i.kind)).toEqual(["bash denied by operator"])
+    expect(live.approvals.pending.map((p) => p.id)).toEqual(["b"])
+    // Replayed, the resolution changes neither.
+    expect(foldLive(live, decoded([resolved("a", "denied", "operator")]))).toEqual(live)
+  })
+
+  it("names the tool of an approval this page answered before the resolution's event came", () => {
+    const waiting = foldLive({ chat: emptyChat, approvals: noApprovals }, decoded([asked("a", at)]))
+    // decide() took the answer: the approval left the list before its event arrived.
+    const answered = { ...waiting, approvals: resolveApproval(waiting.approvals, "a") }
+    expect(answered.approvals.pending).toEqual([])
+    const live = foldLive(answered, decoded([resolved("a", "approved")], 2))
+    expect(live.chat.items.map((i) => i.kind === "notice" ? i.text : i.kind)).toEqual(["bash approved by operator"])
   })
 })
