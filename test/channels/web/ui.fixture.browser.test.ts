@@ -64,7 +64,16 @@ describe("web UI against a scripted server", () => {
   const turns: Array<string> = []
   const notBuilt = (feature: string) => ({ status: 501, body: { error: "not built", feature } })
   const json: Record<string, { readonly status?: number; readonly body: unknown }> = {
-    "/status": { body: { name: "fixture-agent" } },
+    "/status": {
+      body: {
+        name: "fixture-agent",
+        channels: [
+          { interface: "telegram", state: "connected", detail: "", since: at },
+          { interface: "slack", state: "reconnecting", detail: "socket closed", since: at }
+        ]
+      }
+    },
+    "/approvals": { body: { approvals: [] } },
     "/sessions": {
       body: {
         currentSessionId: "s-current",
@@ -330,6 +339,57 @@ describe("web UI against a scripted server", () => {
     // The clicked button is gone, so focus fell to the body: Esc still closes the overlay.
     await page.keyboard.press("Escape")
     await dialog.waitFor({ state: "detached" })
+  })
+
+  it("shows the chat channels' states in the header", async () => {
+    const channels = page.getByRole("list", { name: "Chat channels" })
+    await channels.getByText("telegram: connected", { exact: true }).waitFor()
+    await channels.getByText("slack: reconnecting (socket closed)", { exact: true }).waitFor()
+  })
+
+  it("asks about the oldest approval first; a 404 moves on and says why, a 403 stays with its error", async () => {
+    const approval = (id: string, expiresAt: string, command: string) => ({
+      type: "approval" as const,
+      id,
+      toolId: "bash",
+      args: { command },
+      reason: "bash is DESTRUCTIVE",
+      interface: "telegram",
+      channel: "chat-7",
+      userId: "42",
+      expiresAt
+    })
+    const later = new Date(Date.now() + 120_000).toISOString()
+    const sooner = new Date(Date.now() + 60_000).toISOString()
+    fixture.emit(approval("apr_late", later, "echo later"))
+    fixture.emit(approval("apr_soon", sooner, "echo sooner"))
+    const dialog = page.getByRole("alertdialog")
+    await dialog.locator(".approval-count", { hasText: "1 of 2" }).waitFor()
+    expect(await dialog.locator(".approval-args").textContent()).toContain("echo sooner")
+    expect(await dialog.locator(".approval-origin").textContent()).toBe("telegram · chat-7, user 42")
+    await screenshot(page, "fixture-approval-01")
+
+    // Answered elsewhere first: the server no longer knows it.
+    json["/approvals/apr_soon"] = { status: 404, body: { error: "no approval apr_soon is waiting" } }
+    await dialog.getByRole("button", { name: "Approve" }).click()
+    await dialog.locator(".approval-args", { hasText: "echo later" }).waitFor()
+    expect(await dialog.locator(".approval-count").count()).toBe(0)
+    await page.locator(".notice", { hasText: "already answered elsewhere" }).waitFor()
+    expect(fixture.requests.filter((r) => r.method === "POST" && r.url === "/approvals/apr_soon")).toEqual([
+      { method: "POST", url: "/approvals/apr_soon", origin: fixture.url }
+    ])
+
+    // Not allowed: the dialog stays on it and says so.
+    json["/approvals/apr_late"] = { status: 403, body: { error: "not an operator" } }
+    await dialog.getByRole("button", { name: "Approve" }).click()
+    await dialog.getByRole("alert").getByText("not an operator (403)").waitFor()
+    expect(await dialog.locator(".approval-args").textContent()).toContain("echo later")
+    await screenshot(page, "fixture-approval-02-refused")
+
+    // It timed out on the server: the dialog closes and the log says how it ended.
+    fixture.emit({ type: "approval-resolved", id: "apr_late", approved: false, outcome: "timeout", by: "timeout" })
+    await dialog.waitFor({ state: "detached" })
+    await page.locator(".notice", { hasText: "bash: nobody answered in time, denied" }).waitFor()
   })
 
   it("fits a phone-width screen", async () => {

@@ -1,5 +1,6 @@
 // The chat as a value: history pages and live events fold into one list of items. Pure (no DOM, no signals), so the
 // reconnect and dedupe rules are unit-tested under Node.
+import { resolutionText } from "./approvals.js"
 import { failureTag, type ServerEvent } from "./wire.js"
 
 export interface ToolResult {
@@ -45,7 +46,14 @@ export type Item =
     readonly channel?: string | undefined
     readonly at: string
   }
-  | { readonly kind: "notice"; readonly key: string; readonly text: string; readonly at: string }
+  | {
+    readonly kind: "notice"
+    readonly key: string
+    readonly text: string
+    readonly at: string
+    /** The tool an approval notice is about, for the line its resolution writes over it. */
+    readonly toolId?: string | undefined
+  }
 
 export type Assistant = Extract<Item, { kind: "assistant" }>
 
@@ -188,9 +196,20 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         at: event.at
       }]
     }
-    case "heartbeat":
     case "approval":
-    case "approval-resolved":
+      return addNotice(state, askedNotice(event)).items
+    case "approval-resolved": {
+      const key = `approval:${event.id}`
+      const asked = state.items.find((item) => item.key === key)
+      const notice: Item = {
+        kind: "notice",
+        key,
+        text: resolutionText(event, asked?.kind === "notice" ? asked.toolId : undefined),
+        at: event.at
+      }
+      return asked === undefined ? [...state.items, notice] : state.items.map((item) => item === asked ? notice : item)
+    }
+    case "heartbeat":
     case "reset":
       return state.items
   }
@@ -233,3 +252,18 @@ export const addSent = (state: ChatState, sent: { readonly messageId: string; re
       queued: true
     }]
   }
+
+/** The log's line for a call waiting for approval; its resolution is written over it. */
+export const askedNotice = (approval: { readonly id: string; readonly toolId: string; readonly at: string }) => ({
+  key: `approval:${approval.id}`,
+  text: `${approval.toolId} waits for approval`,
+  at: approval.at,
+  toolId: approval.toolId
+})
+
+/** A line of the page's own in the log (what an answer to an approval came to), once per key. */
+export const addNotice = (
+  state: ChatState,
+  notice: { readonly key: string; readonly text: string; readonly at: string; readonly toolId?: string | undefined }
+): ChatState =>
+  state.items.some((item) => item.key === notice.key) ? state : { ...state, items: [...state.items, { kind: "notice", ...notice }] }

@@ -1,10 +1,12 @@
 // The page's live state: the chat folded from history pages and the event stream, and the connection's state.
 // Made once by main.tsx and handed down; nothing here lives at module level.
 import { batch, signal } from "@preact/signals"
-import { addSent, applyEvent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
+import { type ApprovalsState, loadApprovals as mergeApprovals, noApprovals, resolveApproval } from "./approvals.js"
+import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
+import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
-import { decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
+import { type ChannelState, decodeApprovals, decodeChannels, decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
 
 export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline" | "logged-out"
 
@@ -15,6 +17,8 @@ const backMillis = 4000
 const batchMillis = 30
 /** Retry delay after the browser gave up on the stream (it retries network errors itself). */
 const reopenMillis = 3000
+/** How often /status is asked again while chat channels are configured (their states change on their own). */
+const statusMillis = 30_000
 
 export const makeStore = () => {
   const chat = signal<ChatState>(emptyChat)
@@ -23,7 +27,10 @@ export const makeStore = () => {
   const loadingOlder = signal(false)
   const problem = signal<string | undefined>(undefined)
   const agentName = signal<string | undefined>(undefined)
+  const approvals = signal<ApprovalsState>(noApprovals)
+  const channels = signal<ReadonlyArray<ChannelState>>([])
   let historyGeneration = 0
+  let approvalsGeneration = 0
 
   const loadHistory = async (): Promise<void> => {
     const generation = ++historyGeneration
@@ -64,7 +71,43 @@ export const makeStore = () => {
 
   const loadStatus = async (): Promise<void> => {
     const loaded = await getJson("/status")
-    if (loaded._tag === "Ok" && isObject(loaded.value)) agentName.value = str(loaded.value, "name")
+    if (loaded._tag !== "Ok" || !isObject(loaded.value)) return
+    const status = loaded.value
+    batch(() => {
+      agentName.value = str(status, "name")
+      channels.value = decodeChannels(status)
+    })
+  }
+
+  /** What waits for a person now (on page load, and whenever the stream opens: events may have been missed). */
+  const loadPending = async (): Promise<void> => {
+    const generation = ++approvalsGeneration
+    const loaded = mapLoaded(await getJson("/approvals"), decodeApprovals)
+    // Approvals arrived in a later build than the chat: a server without them has nothing to ask.
+    if (generation !== approvalsGeneration || loaded._tag !== "Ok") return
+    approvals.value = mergeApprovals(approvals.value, loaded.value)
+  }
+
+  /**
+   * Answers an approval. Undefined when the answer was taken; otherwise what went wrong. An approval answered
+   * elsewhere first (404) waits no more either way.
+   */
+  const decide = async (id: string, approved: boolean): Promise<string | undefined> => {
+    const answered = await postJson(`/approvals/${encodeURIComponent(id)}`, { approved })
+    if (answered._tag === "Ok") {
+      approvals.value = resolveApproval(approvals.value, id)
+      return undefined
+    }
+    if (answered._tag === "Failed" && answered.status === 404) {
+      const text = "That call was already answered elsewhere (or timed out)."
+      // The dialog moves on from it: the log keeps the word of why the answer was not taken.
+      batch(() => {
+        approvals.value = resolveApproval(approvals.value, id)
+        chat.value = addNotice(chat.value, { key: `answer:${id}`, text, at: new Date().toISOString() })
+      })
+      return text
+    }
+    return answered._tag === "NotBuilt" ? "Approvals are not built in this server yet." : answered.message
   }
 
   /** Opens the event stream; returns the function that closes it. */
@@ -74,6 +117,10 @@ export const makeStore = () => {
     let backTimer: ReturnType<typeof setTimeout> | undefined
     let reopenTimer: ReturnType<typeof setTimeout> | undefined
     let everOpen = false
+    // Chat channels come and go on their own: their states are asked again now and then while there are any.
+    const statusTimer = setInterval(() => {
+      if (channels.value.length > 0) void loadStatus()
+    }, statusMillis)
 
     // Events that arrive together (a replay, a fast stream of deltas) are folded in one go: one render and one
     // markdown pass per batch instead of one per delta.
@@ -84,7 +131,11 @@ export const makeStore = () => {
       const events = pending
       pending = []
       const wasStale = chat.value.stale
-      chat.value = events.reduce(applyEvent, chat.value)
+      const live = foldLive({ chat: chat.value, approvals: approvals.value }, events)
+      batch(() => {
+        chat.value = live.chat
+        approvals.value = live.approvals
+      })
       // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()
     }
@@ -113,6 +164,8 @@ export const makeStore = () => {
         everOpen = true
         // A new EventSource cannot send Last-Event-ID: what happened while it was away comes from the session.
         if (fresh) void loadHistory()
+        void loadPending()
+        if (channels.value.length > 0) void loadStatus()
       }
       es.onerror = () => {
         if (closed) return
@@ -143,6 +196,7 @@ export const makeStore = () => {
       clearTimeout(backTimer)
       clearTimeout(reopenTimer)
       clearTimeout(flushTimer)
+      clearInterval(statusTimer)
       source?.close()
     }
   }
@@ -157,7 +211,23 @@ export const makeStore = () => {
     return sent._tag === "NotBuilt" ? "Sending is not built in this server yet." : sent.message
   }
 
-  return { chat, connection, before, loadingOlder, problem, agentName, loadHistory, loadOlder, loadStatus, connect, send }
+  return {
+    chat,
+    connection,
+    before,
+    loadingOlder,
+    problem,
+    agentName,
+    approvals,
+    channels,
+    loadHistory,
+    loadOlder,
+    loadStatus,
+    loadPending,
+    decide,
+    connect,
+    send
+  }
 }
 
 export type Store = ReturnType<typeof makeStore>

@@ -2,7 +2,7 @@
 // narrow guards decode at the boundary instead, typed by api.ts's Schemas so that a change of the wire breaks the
 // build: a frame that does not match is dropped, never trusted by a cast.
 
-import type { AgentEvent, AgentEventType } from "../api.js"
+import type { AgentEvent, AgentEventType, PendingApprovalInfo, StatusResponse } from "../api.js"
 import type { Usage } from "../../../session/messages.js"
 
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
@@ -52,6 +52,8 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "error",
   "outgoing",
   "heartbeat",
+  "approval",
+  "approval-resolved",
   "reset"
 ]
 
@@ -64,6 +66,47 @@ const usageOf = (o: JsonObject | undefined): Usage => ({
 
 const heartbeatOutcomes = ["sent", "skipped", "ran", "failed"] as const
 const outcomeOf = (s: string | undefined) => heartbeatOutcomes.find((o) => o === s)
+const approvalOutcomes = ["approved", "denied", "timeout"] as const
+const approvalOutcomeOf = (s: string | undefined) => approvalOutcomes.find((o) => o === s)
+
+/** A call waiting for a person, as GET /approvals lists it and the `approval` event announces it. */
+export type PendingApproval = Omit<PendingApprovalInfo, "requestedAt"> & { readonly requestedAt?: string | undefined }
+
+/** The fields every pending approval has; undefined when one is missing or mistyped. `args` may be any JSON. */
+export const decodePendingApproval = (u: JsonObject): PendingApproval | undefined => {
+  const id = str(u, "id")
+  const toolId = str(u, "toolId")
+  const reason = str(u, "reason")
+  const iface = str(u, "interface")
+  const channel = str(u, "channel")
+  const userId = str(u, "userId")
+  const expiresAt = str(u, "expiresAt")
+  const requestedAt = str(u, "requestedAt")
+  if (
+    id === undefined || toolId === undefined || reason === undefined || iface === undefined || channel === undefined ||
+    userId === undefined || expiresAt === undefined || !("args" in u)
+  ) return undefined
+  return {
+    id,
+    toolId,
+    args: u["args"] ?? null,
+    reason,
+    interface: iface,
+    channel,
+    userId,
+    expiresAt,
+    ...(requestedAt === undefined ? {} : { requestedAt })
+  }
+}
+
+/** GET /approvals' answer; undefined when it is not one. Items that do not decode are left out. */
+export const decodeApprovals = (u: Json | undefined): ReadonlyArray<PendingApproval> | undefined => {
+  if (!isObject(u) || !Array.isArray(u["approvals"])) return undefined
+  return arr(u, "approvals").flatMap((item) => {
+    const pending = isObject(item) ? decodePendingApproval(item) : undefined
+    return pending === undefined ? [] : [pending]
+  })
+}
 
 /** Decodes one SSE frame's data; undefined when it is not a kern event (a required field missing or mistyped). */
 export const decodeEvent = (data: string): ServerEvent | undefined => {
@@ -142,12 +185,40 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       if (outcome === undefined) return undefined
       return { type, seq, at, outcome, reason: str(u, "reason") ?? "", ...(turnId === undefined ? {} : { turnId }) }
     }
+    case "approval": {
+      const pending = decodePendingApproval(u)
+      if (pending === undefined) return undefined
+      const { requestedAt: _requestedAt, ...fields } = pending
+      return { type, seq, at, ...fields }
+    }
+    case "approval-resolved": {
+      const approved = bool(u, "approved")
+      const outcome = approvalOutcomeOf(str(u, "outcome"))
+      const by = str(u, "by")
+      if (id === undefined || approved === undefined || outcome === undefined || by === undefined) return undefined
+      return { type, seq, at, id, approved, outcome, by }
+    }
     case "reset":
       return { type, seq, at, missedFrom: num(u, "missedFrom") ?? 0 }
     default:
       return undefined
   }
 }
+
+/** A chat channel's state, as GET /status lists it under `channels`. */
+export type ChannelState = StatusResponse["channels"][number]
+
+const channelStates = ["connecting", "connected", "reconnecting", "stopped"] as const
+
+/** The channels of a GET /status answer; a channel that does not decode is left out. */
+export const decodeChannels = (status: JsonObject): ReadonlyArray<ChannelState> =>
+  arr(status, "channels").flatMap((u) => {
+    if (!isObject(u)) return []
+    const iface = str(u, "interface")
+    const state = channelStates.find((s) => s === str(u, "state"))
+    if (iface === undefined || state === undefined) return []
+    return [{ interface: iface, state, detail: str(u, "detail") ?? "", since: str(u, "since") ?? "" }]
+  })
 
 /** The failure's tag (ProviderFailed, WatchdogFired, …) when the error event carries one. */
 export const failureTag = (failure: unknown): string | undefined =>
