@@ -357,6 +357,7 @@ describe("web UI against a scripted server", () => {
       interface: "telegram",
       channel: "chat-7",
       userId: "42",
+      requestedAt: new Date().toISOString(),
       expiresAt
     })
     const later = new Date(Date.now() + 120_000).toISOString()

@@ -70,7 +70,7 @@ const approvalOutcomes = ["approved", "denied", "timeout"] as const
 const approvalOutcomeOf = (s: string | undefined) => approvalOutcomes.find((o) => o === s)
 
 /** A call waiting for a person, as GET /approvals lists it and the `approval` event announces it. */
-export type PendingApproval = Omit<PendingApprovalInfo, "requestedAt"> & { readonly requestedAt?: string | undefined }
+export type PendingApproval = PendingApprovalInfo
 
 /** The fields every pending approval has; undefined when one is missing or mistyped. `args` may be any JSON. */
 export const decodePendingApproval = (u: JsonObject): PendingApproval | undefined => {
@@ -84,7 +84,7 @@ export const decodePendingApproval = (u: JsonObject): PendingApproval | undefine
   const requestedAt = str(u, "requestedAt")
   if (
     id === undefined || toolId === undefined || reason === undefined || iface === undefined || channel === undefined ||
-    userId === undefined || expiresAt === undefined || !("args" in u)
+    userId === undefined || requestedAt === undefined || expiresAt === undefined || !("args" in u)
   ) return undefined
   return {
     id,
@@ -94,8 +94,8 @@ export const decodePendingApproval = (u: JsonObject): PendingApproval | undefine
     interface: iface,
     channel,
     userId,
-    expiresAt,
-    ...(requestedAt === undefined ? {} : { requestedAt })
+    requestedAt,
+    expiresAt
   }
 }
 
@@ -188,8 +188,7 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
     case "approval": {
       const pending = decodePendingApproval(u)
       if (pending === undefined) return undefined
-      const { requestedAt: _requestedAt, ...fields } = pending
-      return { type, seq, at, ...fields }
+      return { type, seq, at, ...pending }
     }
     case "approval-resolved": {
       const approved = bool(u, "approved")

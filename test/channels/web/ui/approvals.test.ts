@@ -32,6 +32,7 @@ const asked = (id: string, expiresAt: string, args: unknown = { command: "rm -rf
   interface: "telegram",
   channel: "chat-7",
   userId: "42",
+  requestedAt: "2026-11-23T08:00:00.000Z",
   expiresAt
 })
 const resolved = (id: string, outcome: "approved" | "denied" | "timeout", by = "operator") => ({
