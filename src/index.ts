@@ -62,3 +62,11 @@ export * as RecallSchema from "./recall/schema.js"
 export * as RecallLayers from "./recall/layers.js"
 export * as Embedder from "./recall/Embedder.js"
 export { Tokenizer } from "./model/tokenizer.js"
+
+// Channels: the registry chat channels join, approvals, and the Telegram and Slack layers over a running agent.
+export * as Channels from "./channels/Channel.js"
+export * as Approvals from "./agent/Approvals.js"
+export * as ChatChannels from "./channels/chatChannels.js"
+export * as TelegramChannel from "./channels/telegram/TelegramChannel.js"
+export * as SlackChannel from "./channels/slack/SlackChannel.js"
+export { PairingStore } from "./users/PairingStore.js"
