@@ -141,13 +141,17 @@ export const layer: Layer.Layer<
     Effect.flatMap((bot) => Effect.forever(poll(bot)))
   )
 
-  /** Runs until the token is refused; every other failure waits (backoff, or Telegram's retry_after) and goes on. */
-  const recover = (error: Effect.Effect.Error<typeof session>): Effect.Effect<void> =>
+  /**
+   * One failure of the session: a refused token stops the channel (false: no more attempts); any other failure waits
+   * (backoff, or Telegram's retry_after) and says to go on.
+   */
+  const recover = (error: Effect.Effect.Error<typeof session>): Effect.Effect<boolean> =>
     Effect.gen(function*() {
       if (error._tag === "TelegramError" && error.reason === "unauthorized") {
         const detail = `Telegram refused the bot token (${error.description}): check TELEGRAM_BOT_TOKEN`
         yield* status.set("stopped", detail)
-        return yield* Effect.logError(`kern: telegram: stopped: ${detail}`)
+        yield* Effect.logError(`kern: telegram: stopped: ${detail}`)
+        return false
       }
       const count = yield* Ref.updateAndGet(failures, (n) => n + 1)
       const wait = error._tag === "TelegramError" && error.retryAfterSeconds !== undefined
@@ -156,9 +160,10 @@ export const layer: Layer.Layer<
       yield* status.set("reconnecting", error.message)
       yield* Effect.logWarning(`kern: telegram: ${error.message}; retrying in ${Duration.format(wait)}`)
       yield* Effect.sleep(wait)
-      return yield* run
+      return true
     })
-  const run: Effect.Effect<void> = Effect.catchAll(session, recover)
+  // A loop, not a recursion: an agent that runs for months through many reconnects holds no frame per failure.
+  const run = Effect.repeat(Effect.catchAll(session, recover), { while: (again) => again })
   yield* Effect.forkScoped(run)
 
   const send = (chatId: string, text: string) =>
