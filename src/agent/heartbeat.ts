@@ -33,6 +33,9 @@ export const heartbeatPrompt = (today: string, knowledge: KnowledgeReport): stri
   if (knowledge.unindexed.length > 0) {
     lines.push(`KNOWLEDGE.md does not mention these files; add a line for each: ${knowledge.unindexed.join(", ")}.`)
   }
-  lines.push("If something needs the operator's attention, say so; otherwise reply NO_REPLY.")
+  lines.push(
+    "If something needs the operator's attention, say so (and if they are paired on Telegram or Slack, reach them " +
+      "there with the message tool); otherwise reply NO_REPLY."
+  )
   return lines.join("\n")
 }

@@ -9,7 +9,8 @@ import { approvalInfo } from "./approvalInfo.js"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
 import type { QueuedMessage } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
-import { formatEvent, helpText } from "./terminalFormat.js"
+import { Channels } from "./Channel.js"
+import { formatEvent, formatOutgoing, helpText } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 
 export interface TerminalOptions {
@@ -131,6 +132,9 @@ export const runTerminal = (options: TerminalOptions) =>
         Effect.zipRight(prompt),
         Effect.as(true)
       )
+    // What the agent sends on its own (the message tool) shows here too.
+    const sent = yield* PubSub.subscribe((yield* Channels).outgoing)
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(sent), (message) => write(neutralizeControls(formatOutgoing(message))))))
     const server = yield* Effect.forkScoped(runtime.serve)
 
     const status = Effect.gen(function*() {

@@ -45,6 +45,10 @@ export const formatEvent = (event: TurnEvent): string => {
   }
 }
 
+/** A message the agent sent on its own (the message tool), not as a turn's reply. */
+export const formatOutgoing = (sent: { readonly interface: string; readonly channel?: string | undefined; readonly text: string }): string =>
+  `\n[→ ${sent.interface}${sent.channel === undefined ? "" : ` ${sent.channel}`}] ${sent.text}\n`
+
 export const helpText = [
   "Type a message and press Enter. Commands:",
   "  /status   the agent, its model, session and usage",

@@ -73,5 +73,7 @@ describe("chat channels in kern run", () => {
       child!.stdin!.end()
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBe(0)
+      // The terminal showed what the message tool sent.
+      expect(result.stdout).toContain("[→ telegram 42] The build is **green**.")
     })))
 })

@@ -1,7 +1,7 @@
 import { Console, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "../approvalPrompt.js"
-import { formatEvent, helpText } from "../terminalFormat.js"
+import { formatEvent, formatOutgoing, helpText } from "../terminalFormat.js"
 import { neutralizeControls } from "../terminalSafe.js"
 import type { AgentEvent } from "./api.js"
 import type { AgentClient } from "./client.js"
@@ -24,6 +24,9 @@ export const showEvent = (event: AgentEvent, ownTurns: ReadonlySet<string>): str
       return formatApprovalRequest({ ...event, expires: event.expiresAt.slice(11, 19) + " UTC" })
     case "approval-resolved":
       return formatApprovalResolved(event)
+    case "outgoing":
+      // A turn's reply is on screen already; a send of the message tool is not.
+      return event.turnId === undefined ? formatOutgoing(event) : ""
     default:
       return asTurnEvents(event).map(formatEvent).join("")
   }
