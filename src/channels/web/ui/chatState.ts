@@ -76,6 +76,9 @@ export const compactionNote = (text: string): string | undefined => {
   return match?.[1]
 }
 
+/** Items of the newest history page (store.ts keys them `h<n>:…`; older pages, prepended, `p…`). */
+const isNewestHistory = (key: string) => /^h\d+:/.test(key)
+
 const updateAssistant = (
   state: ChatState,
   turnId: string,
@@ -84,6 +87,13 @@ const updateAssistant = (
 ): ReadonlyArray<Item> => {
   const index = state.items.findIndex((item) => item.kind === "assistant" && item.turnId === turnId)
   if (index === -1) {
+    // A page loaded while this turn ran has the steps it had recorded (a turn writes each step to the session): its
+    // events go on in that item instead of a second copy. A turn that began after the page loaded has its user
+    // message (its `incoming`) last, never a history reply.
+    const last = state.items[state.items.length - 1]
+    if (last?.kind === "assistant" && last.turnId === undefined && isNewestHistory(last.key)) {
+      return [...state.items.slice(0, -1), f({ ...last, turnId, status: "thinking" })]
+    }
     const fresh: Assistant = { kind: "assistant", key: `turn:${turnId}`, turnId, parts: [], status: "thinking", at }
     return [...state.items, f(fresh)]
   }
@@ -216,8 +226,9 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
 }
 
 /**
- * Replaces the items with the newest history page. A turn appends its messages to the session when it ends, so the
- * page holds every finished turn; the turns still running (and the messages they answer, or that wait) stay below it.
+ * Replaces the items with the newest history page: it holds every finished turn, and the steps a running turn has
+ * recorded so far (its events then go on in that item: updateAssistant). The turns still running on screen (and the
+ * messages they answer, or that wait) stay below it.
  */
 export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>): ChatState => {
   const running = new Set(

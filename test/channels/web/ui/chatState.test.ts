@@ -121,6 +121,48 @@ describe("chat state", () => {
   })
 })
 
+describe("a page loaded while a turn runs", () => {
+  const recorded = decodeHistory({
+    sessionId: "s",
+    messages: [
+      { index: 0, message: { _tag: "user", text: "build it", at } },
+      { index: 1, message: { _tag: "assistant", text: "", toolCalls: [{ id: "c1", name: "bash", params: { command: "make" } }], at } }
+    ],
+    total: 2,
+    nextBefore: null
+  }, "h2")
+
+  it("goes on in the recorded steps' item instead of showing the turn twice", () => {
+    const state = fold({ ...emptyChat, items: recorded?.items ?? [] }, numbered([
+      { type: "tool-result", turnId: "t9", id: "c1", name: "bash", isError: false, text: "built", durationMs: 5 },
+      { type: "thinking", turnId: "t9", step: 2 },
+      { type: "text-delta", turnId: "t9", delta: "Done." },
+      { type: "finish", turnId: "t9", reply: "Done.", steps: 2, usage, delivered: true }
+    ]))
+    expect(state.items.map((i) => i.kind)).toEqual(["user", "assistant"])
+    const reply = state.items[1]
+    expect(reply?.kind === "assistant" && reply.status).toBe("done")
+    expect(reply?.kind === "assistant" && reply.parts).toEqual([
+      { kind: "tool", id: "c1", name: "bash", params: { command: "make" }, result: { text: "built", isError: false, durationMs: 5 } },
+      { kind: "text", text: "Done." }
+    ])
+  })
+
+  it("a turn that starts after the page (its incoming first) gets an item of its own", () => {
+    const finished = decodeHistory({
+      sessionId: "s",
+      messages: [{ index: 0, message: { _tag: "user", text: "hi", at } }, { index: 1, message: { _tag: "assistant", text: "Hello", toolCalls: [], at } }],
+      total: 2,
+      nextBefore: null
+    }, "h3")
+    const state = fold({ ...emptyChat, items: finished?.items ?? [] }, numbered([
+      { type: "incoming", turnId: "t10", messageId: "t10", text: "again", interface: "web" },
+      { type: "text-delta", turnId: "t10", delta: "Hi again" }
+    ]))
+    expect(state.items.map((i) => i.kind === "user" ? i.text : textOf(i))).toEqual(["hi", "Hello", "again", "Hi again"])
+  })
+})
+
 describe("history", () => {
   const messages = [
     { index: 0, message: { _tag: "user", text: "list", at } },
