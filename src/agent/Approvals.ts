@@ -54,9 +54,6 @@ export type Approver =
 export const localOperator = (via: string): Approver => ({ _tag: "LocalOperator", via })
 export const channelUser = (iface: string, userId: string): Approver => ({ _tag: "ChannelUser", interface: iface, userId })
 
-/** Interfaces whose messages come from the operator at this machine, not from a paired chat user. */
-export const localInterfaces: ReadonlySet<string> = new Set(["terminal", "cli", "web"])
-
 export interface ApprovalsShape {
   /** Asks, and waits for an answer or `approvalTimeout` (then no). Heartbeat turns have nobody to ask: no. */
   readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision>

@@ -7,6 +7,9 @@ export const agentZone = (timezone: string | undefined): DateTime.TimeZone =>
     () => DateTime.zoneMakeLocal()
   )
 
+/** UTC ISO time of an instant, as the HTTP API's fields carry it. */
+export const isoAt = (epochMs: number): string => DateTime.formatIso(DateTime.unsafeMake(epochMs))
+
 /** Local time with its offset, in a zone. */
 export const localIso = (epochMs: number, zone: DateTime.TimeZone | string | undefined): string => {
   const timeZone = typeof zone === "object" ? zone : agentZone(zone)

@@ -1,10 +1,16 @@
 import { Clock, Context, Effect, Layer, Option, PubSub, Ref, Schema, type Scope } from "effect"
 
+/** kern's chat channels, each with the variables it needs set to run (its layer stays off without them). */
+export const chatChannelTokens = {
+  telegram: ["TELEGRAM_BOT_TOKEN"],
+  slack: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"]
+} as const satisfies Readonly<Record<string, ReadonlyArray<string>>>
+
 /**
  * The chat channels whose users are strangers until paired (kern pair): a message from one of them runs with that
  * user's paired tool scope, never the operator's.
  */
-export const pairedInterfaces: ReadonlySet<string> = new Set(["telegram", "slack"])
+export const pairedInterfaces: ReadonlySet<string> = new Set(Object.keys(chatChannelTokens))
 
 /** Where a chat channel is: trying to reach its peer, serving, retrying after a failure, or stopped for good. */
 export const ChannelState = Schema.Literal("connecting", "connected", "reconnecting", "stopped")

@@ -1,8 +1,6 @@
-import { DateTime } from "effect"
 import type { PendingApproval } from "../agent/Approvals.js"
+import { isoAt } from "../agent/envelope.js"
 import type { PendingApprovalInfo } from "./web/api.js"
-
-const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
 
 /** A waiting approval as clients see it (GET /approvals, the `approval` event, the terminal): flat, times in ISO. */
 export const approvalInfo = (pending: PendingApproval): PendingApprovalInfo => ({

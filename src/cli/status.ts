@@ -16,6 +16,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
+import { chatChannelTokens } from "../channels/Channel.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -116,12 +117,6 @@ export const run = (args: StatusArgs) =>
 
 const encodeRecall = Schema.encodeSync(RecallStats)
 
-/** The chat channels kern has, and the variables each needs. */
-const channelTokens = [
-  { interface: "telegram", tokens: ["TELEGRAM_BOT_TOKEN"] },
-  { interface: "slack", tokens: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"] }
-] as const
-
 interface ChannelState {
   readonly interface: string
   readonly state: "connecting" | "connected" | "reconnecting" | "stopped" | "off"
@@ -137,7 +132,7 @@ const channelStates = (
   env: Readonly<Record<string, string>>,
   live: Option.Option<ReadonlyArray<{ readonly interface: string; readonly state: ChannelState["state"]; readonly detail: string; readonly since: string }>>
 ): ReadonlyArray<ChannelState> =>
-  channelTokens.map(({ interface: iface, tokens }): ChannelState => {
+  Object.entries(chatChannelTokens).map(([iface, tokens]): ChannelState => {
     const missing = tokens.filter((name) => (env[name] ?? "") === "")
     if (missing.length > 0) return { interface: iface, state: "off", detail: `${missing.join(" and ")} not set`, since: null }
     if (Option.isNone(live)) return { interface: iface, state: "off", detail: "the agent is not running", since: null }

@@ -1,10 +1,11 @@
 import { FileSystem, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as NodeHttp from "node:http"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
 import { Approvals } from "../../agent/Approvals.js"
+import { isoAt } from "../../agent/envelope.js"
 import { Channels } from "../Channel.js"
 import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
@@ -85,7 +86,7 @@ export const makeApp = (options: WebServerOptions) =>
         return yield* HttpServerResponse.schemaJson(Api.TicketResponse)({
           ticket: issued.ticket,
           url: `${base}/auth?ticket=${issued.ticket}`,
-          expiresAt: DateTime.formatIso(DateTime.unsafeMake(issued.expiresAtMs))
+          expiresAt: isoAt(issued.expiresAtMs)
         }).pipe(Effect.orDie)
       })
 

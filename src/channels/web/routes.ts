@@ -1,7 +1,8 @@
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
+import { isoAt } from "../../agent/envelope.js"
 import { type Approvals, localOperator } from "../../agent/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import type { Channels } from "../Channel.js"
@@ -43,8 +44,6 @@ const json = <A, I>(schema: Schema.Schema<A, I>, status = 200) => (body: A) =>
   )
 
 const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://kern").searchParams)
-
-const isoAt = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
 
 const param = (params: URLSearchParams, name: string) => params.get(name) ?? undefined
 
@@ -95,7 +94,7 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     ok: true,
     name: config.name,
     pid: process.pid,
-    startedAt: DateTime.formatIso(DateTime.unsafeMake(server.startedAtMs))
+    startedAt: isoAt(server.startedAtMs)
   })
 
   const events = Effect.gen(function*() {
@@ -143,7 +142,7 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
       runtime: {
         pid: process.pid,
         command: server.command,
-        since: DateTime.formatIso(DateTime.unsafeMake(server.startedAtMs)),
+        since: isoAt(server.startedAtMs),
         uptimeMs: live.uptimeMs,
         host: server.host,
         port: server.port,
