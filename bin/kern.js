@@ -1,8 +1,63 @@
 #!/usr/bin/env node
-import("../dist/main.js").catch((error) => {
-  if (error && error.code === "ERR_MODULE_NOT_FOUND" && String(error.message).includes("dist/main.js")) {
+// CommonJS (bin/package.json), which node starts a few milliseconds sooner than an ES module.
+const NodeFs = require("node:fs")
+const { createRequire } = require("node:module")
+const NodePath = require("node:path")
+const Vm = require("node:vm")
+
+const dist = NodePath.join(__dirname, "..", "dist")
+
+/**
+ * Loads a CommonJS bundle of dist/ with V8's code cache beside it (`<file>.v8cache`), so a command run again and again
+ * does not compile its code each time. A missing or stale cache (another node) is written again when the process
+ * exits; a folder kern cannot write to only means no cache.
+ */
+const loadCached = (file) => {
+  const source = NodeFs.readFileSync(file, "utf8")
+  const cacheFile = `${file}.v8cache`
+  let cachedData
+  try {
+    cachedData = NodeFs.readFileSync(cacheFile)
+  } catch {
+    cachedData = undefined
+  }
+  const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    cachedData
+  })
+  if (cachedData === undefined || script.cachedDataRejected === true) {
+    // After the run, so the functions it compiled are in the cache too.
+    process.once("exit", () => {
+      const temp = `${cacheFile}.${process.pid}.tmp`
+      try {
+        NodeFs.writeFileSync(temp, script.createCachedData())
+        NodeFs.renameSync(temp, cacheFile)
+      } catch {
+        NodeFs.rmSync(temp, { force: true })
+      }
+    })
+  }
+  const module = { exports: {} }
+  script.runInThisContext()(module.exports, createRequire(file), module, file, NodePath.dirname(file))
+  return module.exports
+}
+
+const missingBuild = (error) => {
+  if (error && (error.code === "ERR_MODULE_NOT_FOUND" || error.code === "ENOENT") && String(error.message).includes("dist")) {
     process.stderr.write("kern: the build is missing; run `npm run build` in the kern repo\n")
     process.exit(1)
   }
   throw error
-})
+}
+
+const argv = process.argv.slice(2)
+// `kern sessions list` has a bundle of its own (src/quick.ts); it hands back anything it does not know.
+let taken = false
+if (argv[0] === "sessions" && argv[1] === "list") {
+  try {
+    taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv)
+  } catch (error) {
+    missingBuild(error)
+  }
+}
+if (!taken) import("../dist/main.js").catch(missingBuild)

@@ -2,7 +2,10 @@
 // main.ts imports lazily, so `kern --help` loads only the CLI definition.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { copyFile, mkdir, readdir, rm } from "node:fs/promises"
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
 import { createRequire } from "node:module"
 import { shipped } from "./esbuild-options.mjs"
 
@@ -21,6 +24,19 @@ await build({
   outdir: "dist",
   splitting: true
 })
+
+// `kern sessions list` (src/quick.ts) as one CommonJS file, so bin/kern.js can load it with a V8 code cache (node 20
+// has no code cache for ES modules). It runs once here to write that cache (dist/quick.cjs.v8cache).
+const { banner: _esmOnly, ...cjsOptions } = shipped
+await build({ ...cjsOptions, format: "cjs", entryPoints: ["src/quick.ts"], outfile: "dist/quick.cjs" })
+const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
+try {
+  await mkdir(NodePath.join(scratch, ".kern"))
+  await writeFile(NodePath.join(scratch, ".kern", "config.json"), "{}\n")
+  execFileSync(process.execPath, [fileURLToPath(new URL("../bin/kern.js", import.meta.url)), "sessions", "list", scratch], { stdio: "ignore" })
+} finally {
+  await rm(scratch, { recursive: true, force: true })
+}
 
 // The web UI: one minified script and one stylesheet beside index.html, served by kern's own server (no CDN, no inline
 // script or style, so the page runs under `Content-Security-Policy: default-src 'self'`).

@@ -9,12 +9,12 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import pkg from "../package.json" with { type: "json" }
 import { commandDocs, commands } from "./cli/commands.js"
-import { exitCodeFor } from "./cli/errors.js"
+import { failureReport } from "./cli/errors.js"
 import { commandPath, renderHelp, wantsColor } from "./cli/help.js"
+import { exitCodeTeardown } from "./cli/teardown.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
 
 const cli = Command.run(commands, {
@@ -46,11 +46,8 @@ const report = (error: unknown): Effect.Effect<number> => {
     // @effect/cli has already printed what was wrong; add the usage, once.
     return Effect.as(Console.error(usageFor()), 2)
   }
-  const tagged = typeof error === "object" && error !== null ? (error as { _tag?: string; reason?: unknown }) : {}
-  const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
-    ? String((error as { message: unknown }).message)
-    : String(error)
-  return Effect.as(Console.error(`kern: ${message}`), exitCodeFor(tagged))
+  const { code, line } = failureReport(error)
+  return Effect.as(Console.error(line), code)
 }
 
 // A command that only groups others (`kern kernel`) has nothing to run: its help says what it groups.
@@ -78,7 +75,4 @@ const program = (argv.includes("--wizard") ? refuseWizard : helpWanted ? help : 
 // A signal is how `kern run` and `kern tui` are meant to stop: that is a clean exit. Elsewhere it is 130, as usual.
 const interruptedCode = ["run", "tui"].includes(process.argv[2] ?? "") ? 0 : 130
 
-NodeRuntime.runMain(program, {
-  teardown: (exit, onExit) =>
-    onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : Exit.isInterrupted(exit) ? interruptedCode : 1)
-})
+NodeRuntime.runMain(program, { teardown: exitCodeTeardown(interruptedCode) })

@@ -3,7 +3,7 @@ import * as Option from "effect/Option"
 import { UsageError } from "./errors.js"
 
 /** The folder a command works on: the positional `[dir]` or `--dir`, not both; the current folder by default. */
-export const resolveDir = (positional: Option.Option<string>, flag: Option.Option<string>) =>
+export const resolveDir = (positional: Option.Option<string>, flag: Option.Option<string>): Effect.Effect<string, UsageError> =>
   Option.isSome(positional) && Option.isSome(flag) && positional.value !== flag.value
     ? Effect.fail(new UsageError({ message: `two folders given: "${positional.value}" and --dir "${flag.value}"` }))
     : Effect.succeed(Option.getOrElse(Option.orElse(positional, () => flag), () => "."))

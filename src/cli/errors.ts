@@ -23,3 +23,12 @@ export const exitCodeFor = (error: { readonly _tag?: string; readonly reason?: u
   if (error._tag === "InitError") return error.reason === "io" ? 1 : 2
   return error._tag !== undefined && usageTags.has(error._tag) ? 2 : 1
 }
+
+/** What a failed command prints on stderr (`kern: <message>`), and its exit code. */
+export const failureReport = (error: unknown): { readonly line: string; readonly code: 1 | 2 } => {
+  const tagged = typeof error === "object" && error !== null ? (error as { _tag?: string; reason?: unknown }) : {}
+  const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+    ? String((error as { message: unknown }).message)
+    : String(error)
+  return { line: `kern: ${message}`, code: exitCodeFor(tagged) }
+}

@@ -1,0 +1,62 @@
+// `kern sessions list` is what scripts, prompts and status lines run again and again, so it starts from a bundle of
+// its own (dist/quick.cjs, loaded by bin/kern.js with a V8 code cache): the listing and its storage, without the
+// command-line framework and every command's definition that dist/main.js loads first. It runs the same `list` as
+// the full CLI; any argument it does not know (help, an unknown flag) is left to the full CLI, which explains it.
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { resolveDir } from "./cli/dirs.js"
+import { failureReport } from "./cli/errors.js"
+import { list } from "./cli/sessions.js"
+import { exitCodeTeardown } from "./cli/teardown.js"
+import { ProcessEnv } from "./config/ProcessEnv.js"
+
+interface ListArgs {
+  readonly dir: Option.Option<string>
+  readonly dirFlag: Option.Option<string>
+  readonly json: boolean
+}
+
+/** The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json]` in any order; otherwise none. */
+export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined => {
+  let dir: Option.Option<string> = Option.none()
+  let dirFlag: Option.Option<string> = Option.none()
+  let json = false
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === "--json" && !json) json = true
+    else if (arg === "--dir" && Option.isNone(dirFlag) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
+      dirFlag = Option.some(argv[++i]!)
+    } else if (!arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
+    else return undefined
+  }
+  return { dir, dirFlag, json }
+}
+
+const listing = (args: ListArgs) =>
+  resolveDir(args.dir, args.dirFlag).pipe(
+    Effect.flatMap((dir) => list({ dir, json: args.json })),
+    Effect.as(0),
+    Effect.catchAll((error) => {
+      const { code, line } = failureReport(error)
+      return Effect.as(Console.error(line), code)
+    }),
+    Effect.provideService(ProcessEnv, process.env),
+    Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
+  )
+
+/**
+ * Runs `kern <argv>` when it is a sessions listing this bundle can answer, and says whether it took it; the process
+ * exits when the listing ends.
+ */
+export const run = (argv: ReadonlyArray<string>): boolean => {
+  if (argv[0] !== "sessions" || argv[1] !== "list") return false
+  const args = parseListArgs(argv.slice(2))
+  if (args === undefined) return false
+  NodeRuntime.runMain(listing(args), { teardown: exitCodeTeardown(130) })
+  return true
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { parseListArgs } from "../../src/quick.js"
+import { initAgentFolder } from "../support/agentFolder.js"
+import { kernBin, runKern } from "../support/cli.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
+
+const root = NodePath.resolve(import.meta.dirname, "../..")
+const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
+
+/** The full command line (dist/main.js), which every `kern` command but the quick listing starts from. */
+const runFull = (args: ReadonlyArray<string>, cwd: string) => {
+  const result = spawnSync(process.execPath, [NodePath.join(root, "dist/main.js"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** bin/kern.js and dist/quick.cjs alone, in a folder under node_modules (so the native packages still resolve). */
+const quickOnlyCopy = () => {
+  const cache = NodePath.join(root, "node_modules/.cache")
+  NodeFs.mkdirSync(cache, { recursive: true })
+  const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-quick-"))
+  NodeFs.mkdirSync(NodePath.join(copy, "bin"))
+  NodeFs.mkdirSync(NodePath.join(copy, "dist"))
+  NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
+  NodeFs.copyFileSync(NodePath.join(root, "dist/quick.cjs"), NodePath.join(copy, "dist/quick.cjs"))
+  return {
+    bin: NodePath.join(copy, "bin/kern.js"),
+    cacheFile: NodePath.join(copy, "dist/quick.cjs.v8cache"),
+    remove: () => NodeFs.rmSync(copy, { recursive: true, force: true })
+  }
+}
+
+describe("kern sessions list from its own bundle", () => {
+  it("answers exactly as the full command line, for every form it takes and every form it hands back", () => {
+    const dir = initAgentFolder()
+    writeSessionFixture(dir, 40)
+    const parent = NodePath.dirname(dir)
+    const name = NodePath.basename(dir)
+    const cases: ReadonlyArray<ReadonlyArray<string>> = [
+      [name],
+      ["--dir", name],
+      [name, "--json"],
+      ["--json", "--dir", name],
+      [name, "--dir", name],
+      [name, "--dir", "elsewhere"],
+      ["missing-folder"],
+      // Handed to the full command line:
+      ["--help"],
+      [name, "--bogus"],
+      [name, "--json", "--json"],
+      ["--dir"],
+      [name, "other"]
+    ]
+    for (const args of cases) {
+      const quick = runKern(["sessions", "list", ...args], { cwd: parent })
+      const full = runFull(["sessions", "list", ...args], parent)
+      expect({ args, ...quick }).toEqual({ args, ...full })
+    }
+    const listed = JSON.parse(runKern(["sessions", "list", "--json", dir]).stdout)
+    expect(listed).toMatchObject([{ id: "20261122-100000-000-beef", messages: 40, active: true }])
+    // Not an agent folder and two folders are usage errors (2), as everywhere.
+    expect(runKern(["sessions", "list", "missing-folder"], { cwd: parent }).status).toBe(2)
+    expect(runKern(["sessions", "list", name, "--dir", "elsewhere"], { cwd: parent }).stderr).toContain("two folders given")
+  })
+
+  it("runs without the full command line, writes its code cache, and replaces a damaged one", () => {
+    const dir = initAgentFolder()
+    writeSessionFixture(dir, 12)
+    const copy = quickOnlyCopy()
+    try {
+      const list = (args: ReadonlyArray<string>) =>
+        spawnSync(process.execPath, [copy.bin, "sessions", "list", ...args], { env, encoding: "utf8", timeout: 30_000 })
+      const first = list([dir])
+      expect(first.stderr).toBe("")
+      expect(first.stdout).toContain("20261122-100000-000-beef")
+      expect(first.stdout).toMatch(/\b12\b/)
+      const written = NodeFs.readFileSync(copy.cacheFile)
+      expect(written.length).toBeGreaterThan(1000)
+
+      NodeFs.writeFileSync(copy.cacheFile, "not a code cache")
+      const second = list([dir, "--json"])
+      expect(JSON.parse(second.stdout)).toMatchObject([{ messages: 12 }])
+      expect(NodeFs.readFileSync(copy.cacheFile).length).toBeGreaterThan(1000)
+
+      // What the bundle does not take goes to dist/main.js, which this copy lacks.
+      const help = list(["--help"])
+      expect(help.status).toBe(1)
+      expect(help.stderr).toContain("the build is missing")
+    } finally {
+      copy.remove()
+    }
+  })
+
+  it("takes only `[dir] [--dir <dir>] [--json]`", () => {
+    expect(parseListArgs([])).toMatchObject({ json: false })
+    expect(parseListArgs(["a", "--json"])).toMatchObject({ dir: { _tag: "Some", value: "a" }, json: true })
+    expect(parseListArgs(["--dir", "b", "a"])).toMatchObject({ dir: { value: "a" }, dirFlag: { value: "b" } })
+    for (const declined of [["-h"], ["--dir"], ["--dir", "--json"], ["--dir=a"], ["a", "b"], ["--json", "--json"], ["--log-level", "debug"], ["--wizard"]]) {
+      expect(parseListArgs(declined)).toBeUndefined()
+    }
+  })
+})
