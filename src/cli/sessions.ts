@@ -15,7 +15,7 @@ export interface SessionsArgs {
 const storeLayer = Layer.unwrapEffect(Effect.map(AgentConfig.AgentConfig, ({ paths }) =>
   SessionStore.Default.pipe(
     Layer.provide(SessionIndex.layerSql),
-    Layer.provide(Database.layer({ filename: paths.dbFile }))
+    Layer.provide(Database.layer({ filename: paths.dbFile, vectors: false }))
   )))
 
 const print = (json: boolean) =>

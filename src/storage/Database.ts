@@ -22,6 +22,11 @@ export interface DatabaseOptions {
   readonly filename: string
   /** Migrations to run instead of kern's own (tests of the migrator). */
   readonly migrations?: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+  /**
+   * Whether the connection searches vectors (sqlite-vec loaded; the default). A command that never does (`kern
+   * sessions list`) passes false, and the extension is then loaded only if a migration has to run.
+   */
+  readonly vectors?: boolean
 }
 
 const describeCause = (error: unknown): string =>
@@ -32,6 +37,12 @@ const describeCause = (error: unknown): string =>
     : String(error)
 
 const runMigrations = Migrator.make({})
+
+/** The id of a migration record's newest entry (`0500_channel_cursors` is 500). */
+const newestId = (migrations: Record<string, unknown>): number =>
+  Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)).filter(Number.isFinite))
+
+const AppliedRows = Schema.Array(Schema.Struct({ newest: Schema.NullOr(Schema.Number) }))
 
 const sqliteHeader = Buffer.from("SQLite format 3\u0000", "latin1")
 
@@ -60,8 +71,19 @@ const prepare = (options: DatabaseOptions) =>
     yield* sql`PRAGMA busy_timeout = 5000`.pipe(Effect.mapError(fail("open")))
     yield* sql`PRAGMA foreign_keys = ON`.pipe(Effect.mapError(fail("open")))
     yield* sql`PRAGMA synchronous = NORMAL`.pipe(Effect.mapError(fail("open")))
-    yield* sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
-    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? allMigrations), table: "kern_migrations" })
+    const migrations = options.migrations ?? allMigrations
+    const loadVectors = sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
+    if (options.vectors !== false) yield* loadVectors
+    // A database already at the newest migration skips the migrator (its table check and transaction), which every
+    // command would pay; any doubt (no table yet, a read error) leaves the decision to the migrator.
+    const applied = yield* sql`SELECT max(migration_id) AS newest FROM kern_migrations`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(AppliedRows)),
+      Effect.map((rows) => rows[0]?.newest ?? 0),
+      Effect.orElseSucceed(() => 0)
+    )
+    if (applied >= newestId(migrations)) return
+    if (options.vectors === false) yield* loadVectors
+    yield* runMigrations({ loader: Migrator.fromRecord(migrations), table: "kern_migrations" })
       .pipe(Effect.mapError(fail("migrate")))
   }).pipe(Effect.withSpan("kern.storage.prepare"))
 

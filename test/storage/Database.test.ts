@@ -48,6 +48,36 @@ describe("Database", () => {
       assert.deepStrictEqual(rows.map((row) => [row.migrationId, row.name]), [[1, "first"], [2, "second"]])
     }))
 
+  it.effect("a database at the newest migration runs nothing again; a newer migration still runs", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const ran: Array<string> = []
+      const step = (name: string) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.zipRight(Effect.sync(() => ran.push(name)), sql.unsafe(`CREATE TABLE t_${name} (x INTEGER)`)))
+      yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: { "0001_first": step("first") } })))
+      // Opened again at the newest id: nothing runs (the migrator is skipped). A record with a newer id runs only that.
+      yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: { "0001_first": step("first") } })))
+      const rows = yield* appliedMigrations.pipe(
+        Effect.provide(Database.layer({ filename: file, migrations: { "0001_first": step("first"), "0007_later": step("later") } }))
+      )
+      assert.deepStrictEqual(ran, ["first", "later"])
+      assert.deepStrictEqual(rows.map((row) => row.migrationId), [1, 7])
+    }))
+
+  it.effect("vectors: false leaves sqlite-vec unloaded on a migrated database, and loads it when a migration needs it", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      const vecVersion = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ v: string }>`SELECT vec_version() AS v`)
+      // A fresh database: kern's migrations create vec0 tables, so the extension is loaded for them.
+      const fresh = yield* Effect.either(vecVersion.pipe(Effect.provide(Database.layer({ filename: file, vectors: false }))))
+      assert.isTrue(fresh._tag === "Right")
+      const again = yield* Effect.either(vecVersion.pipe(Effect.provide(Database.layer({ filename: file, vectors: false }))))
+      assert.isTrue(again._tag === "Left")
+      const byDefault = yield* vecVersion.pipe(Effect.provide(Database.layer({ filename: file })))
+      assert.match(byDefault[0]?.v ?? "", /^v\d/)
+    }))
+
   it.effect("a vec0 KNN query and an FTS5 bm25 query work on the migrated database", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
