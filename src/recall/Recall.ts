@@ -4,7 +4,7 @@ import { Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
-import { type AutoRecallOptions, autoRecallCandidates, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
+import { type AutoRecallOptions, autoRecallSearchLimit, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
 import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
@@ -236,7 +236,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       !config.recall || !wantsAutoRecall(options, query)
         ? Effect.succeed(undefined)
         : Effect.gen(function*() {
-          const result = yield* search({ query, limit: autoRecallCandidates, exclude: inContext })
+          const result = yield* search({ query, limit: autoRecallSearchLimit, exclude: inContext })
           return selectAutoRecall(options, query, result.hits, inContext, yield* tokenizer.counter)
         }).pipe(
           Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: auto-recall skipped: ${error.message}`), undefined)),

@@ -3,8 +3,13 @@ import { type TokenCounter, tokensUpTo } from "../model/tokenizer.js"
 import { isExcluded } from "./fusion.js"
 import type { RecallExclude, RecallHit } from "./schema.js"
 
-/** Hits auto-recall considers, best first, before the distance cut and the token cap. */
+/** Hits auto-recall keeps at most, best first, of those within the distance cut (before the token cap). */
 export const autoRecallCandidates = 3
+/**
+ * Hits auto-recall asks the search for: the distance cut comes after the fusion, where keyword matches far in
+ * meaning can outrank a near hit, so the first 3 fused hits alone would lose it.
+ */
+export const autoRecallSearchLimit = 10
 
 export interface AutoRecallOptions {
   /** `autoRecall` in config. */

@@ -4,8 +4,11 @@ import { Effect, Option } from "effect"
 import { decodeSessionLine } from "../session/lineDecode.js"
 import type { SessionMessage } from "../session/messages.js"
 
-/** Bytes read at a time, as readSession does. */
-const chunkBytes = 1 << 20
+/**
+ * Bytes read at a time: 64 KiB (~200 lines). Each read's lines are decoded in one synchronous stretch; with 1 MiB
+ * reads a backfill held a turn beside it up for tens of milliseconds per read (recall.turn.during-backfill).
+ */
+const chunkBytes = 1 << 16
 
 const newline = 0x0a
 

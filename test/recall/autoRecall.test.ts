@@ -105,4 +105,33 @@ describe("auto-recall through the recall service", () => {
         expect(yield* recall.autoRecall({ ...on, maxDistance: 0.1 }, "plant tomatoes in may", current)).toBeUndefined()
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 64 }))))
     }))
+
+  it.live("a hit within the distance is taken even when keyword matches farther away outrank it in the fusion", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      const past = "20260101-100000-000-aaaa"
+      appendLines(
+        sessionPath(dir, past),
+        header(past),
+        user("an automobile museum opened downtown with pasta stalls, garlic bread, opera singers and a lottery"),
+        answer("sounds lively"),
+        user("my grandfather's automobile collection smelled of varnish, leather, pipe smoke and old newspapers"),
+        answer("how nostalgic"),
+        user("automobile insurance paperwork, tax forms, receipts, invoices and a dentist appointment letter"),
+        answer("filed them"),
+        user("my car needs new tyres"),
+        answer("noted: tyres for the car")
+      )
+      const synonyms = { automobile: "car", tires: "tyres" }
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        // Three chunks share the word "automobile" (keyword and vector lists both rank them) but are far in meaning;
+        // the one near in meaning shares no word and comes fourth in the fusion.
+        const fused = yield* recall.search({ query: "automobile tires", limit: 10 })
+        expect(fused.hits.map((h) => h.messageStart)).toEqual([4, 2, 0, 6])
+        const found = yield* recall.autoRecall({ ...on, maxDistance: 0.5 }, "automobile tires", [])
+        expect(found?.hits.map((h) => h.messageStart)).toEqual([6])
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 256, synonyms }))))
+    }))
 })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { Recall } from "../../src/recall/Recall.js"
 import {
   answer,
@@ -15,6 +16,7 @@ import {
   toolResult,
   user
 } from "./harness.js"
+import { writeFiles } from "../support/tempDir.js"
 
 const sid = "20260101-100000-000-aaaa"
 
@@ -124,6 +126,43 @@ describe("recall indexing", () => {
         // The message itself is stored whole, for load mode.
         const loaded = yield* recall.load({ sessionId: second, messageStart: 2, messageEnd: 2 })
         expect(loaded.messages[0]!.text).toBe(big)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+    }))
+
+  it.live("knowledge/ and notes/ files are indexed with their path, again when their content changes, and forgotten when removed", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      writeFiles(dir, {
+        "knowledge/boat.md": "# Boat\n\nThe sailboat is moored at pier 7.",
+        "notes/2026-01-05.md": "Called the plumber about the boiler.",
+        "notes/not-markdown.txt": "the sailboat is a red herring here"
+      })
+      const fileChunks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ readonly id: number; readonly path: string; readonly text: string }>`
+          SELECT id, path, text FROM recall_chunks WHERE source = 'file' ORDER BY path, id`)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        const first = yield* fileChunks
+        expect(first.map((c) => c.path)).toEqual(["knowledge/boat.md", "notes/2026-01-05.md"])
+        const hit = (yield* recall.search({ query: "sailboat pier" })).hits[0]!
+        expect(hit).toMatchObject({ source: "file", path: "knowledge/boat.md", sessionId: null })
+        expect(hit.text.startsWith("knowledge/boat.md\n")).toBe(true)
+
+        // Unchanged files are not chunked again (same rows); a changed one is, and its old text is no longer found.
+        NodeFs.writeFileSync(NodePath.join(dir, "knowledge", "boat.md"), "# Boat\n\nThe sailboat moved to the harbour in Kiel.")
+        yield* recall.sync
+        const second = yield* fileChunks
+        const notes = (rows: typeof first) => rows.filter((c) => c.path.startsWith("notes/")).map((c) => c.id)
+        expect(notes(second)).toEqual(notes(first))
+        expect(second.find((c) => c.path === "knowledge/boat.md")!.text).toContain("harbour in Kiel")
+        expect((yield* recall.search({ query: "pier" })).hits).toEqual([])
+        expect((yield* recall.search({ query: "harbour" })).hits[0]!.path).toBe("knowledge/boat.md")
+
+        NodeFs.rmSync(NodePath.join(dir, "knowledge", "boat.md"))
+        yield* recall.sync
+        expect((yield* fileChunks).map((c) => c.path)).toEqual(["notes/2026-01-05.md"])
+        expect((yield* recall.stats).files).toBe(1)
       }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
     }))
 })

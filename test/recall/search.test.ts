@@ -6,6 +6,7 @@ import * as NodeFs from "node:fs"
 import * as Embedder from "../../src/recall/Embedder.js"
 import { reciprocalRankFusion } from "../../src/recall/fusion.js"
 import { Recall } from "../../src/recall/Recall.js"
+import { recallStatus } from "../../src/recall/status.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { answer, appendLines, header, loadedAt, makeAgentDir, recallLayer, sessionPath, user } from "./harness.js"
 
@@ -25,10 +26,9 @@ const seed = (dir: string) =>
   )
 
 /** The agent's embedder against the fake server, with `embeddingModel` set so the provider's /embeddings is used. */
+const httpConfig = (baseURL: string) => ({ provider: "ollama", model: "m", embeddingModel: "fake-embed", baseURL })
 const httpEmbedder = (dir: string, baseURL: string) =>
-  Embedder.layerFromLoaded(loadedAt(dir, { provider: "ollama", model: "m", embeddingModel: "fake-embed", baseURL })).pipe(
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+  Embedder.layerFromLoaded(loadedAt(dir, httpConfig(baseURL))).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 describe("recall search", () => {
   it("fuses by reciprocal rank (k = 60): agreement beats one list's top", () => {
@@ -96,6 +96,29 @@ describe("recall search", () => {
       expect(embeds).toHaveLength(2)
     }))
 
+  it.live("after / before filter inside the vector query too: a near chunk outside the window is never a hit", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      seed(dir)
+      const synonyms = { automobile: "car", tires: "tyres", cold: "winter" }
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        // No word in common with any chunk: every hit comes from the vectors.
+        const query = "automobile tires cold"
+        const all = yield* recall.search({ query, limit: 10 })
+        expect(all.mode).toBe("hybrid")
+        expect(all.hits.map((h) => h.messageStart)).toEqual([0, expect.any(Number), expect.any(Number)])
+        const later = yield* recall.search({ query, after: "2026-02-01", limit: 10 })
+        expect(later.hits.map((h) => h.messageStart).sort()).toEqual([2, 4])
+        for (const hit of later.hits) expect(hit.distance).not.toBeNull()
+        const january = yield* recall.search({ query, before: "2026-01-31", limit: 10 })
+        expect(january.hits.map((h) => h.messageStart)).toEqual([0])
+        const february = yield* recall.search({ query, after: "2026-02-10", before: "2026-02-10", limit: 10 })
+        expect(february.hits.map((h) => h.messageStart)).toEqual([2])
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 64, synonyms }))))
+    }))
+
   it.live("a change of model or dimension rebuilds the vectors from stored chunk text, not from the session files", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
@@ -156,6 +179,10 @@ describe("recall search", () => {
         const result = yield* recall.search({ query: "dinner table" })
         expect(result.mode).toBe("keyword")
         expect(result.hits[0]!.messageStart).toBe(4)
+        // `kern status` (another process: no embedder, kern.db alone) says so too, from the note the pass left.
+        const status = yield* recallStatus(loadedAt(dir, httpConfig(server.baseURL)), false)
+        expect(status.embedding).toMatchObject({ mode: "keyword", model: "fake-embed" })
+        expect(status.embedding.reason).toContain("HTTP 404")
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
     }))
 

@@ -13,6 +13,7 @@ import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as RecallLayers from "../../src/recall/layers.js"
+import { Recall } from "../../src/recall/Recall.js"
 import * as Channels from "../../src/channels/Channel.js"
 import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
@@ -119,6 +120,24 @@ describe("kern tool: status", () => {
       expect(lines).toContain("queue: not available")
       expect(lines).toContain("  turns: 0")
     }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it.live("the recall index: messages, chunks, sessions, date range and the embeddings (keyword-only and why)", () => {
+    const dir = agentFolder({
+      ".kern/config.json": JSON.stringify({ provider: "openrouter", model: "test/model", embeddingModel: false }),
+      ".kern/sessions/20260105-090000-000-aaaa.jsonl": [
+        { _tag: "session", version: 1, id: "20260105-090000-000-aaaa", createdAt: "2026-01-05T09:00:00.000Z", agent: "atlas" },
+        { _tag: "user", text: "where is the spare key?", at: "2026-01-05T09:00:00.000Z" },
+        { _tag: "assistant", text: "under the blue flowerpot", toolCalls: [], at: "2026-01-07T09:00:01.000Z" }
+      ].map((line) => `${JSON.stringify(line)}\n`).join("")
+    })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(Recall, (recall) => recall.sync)
+      const lines = (yield* inRun(kern({ action: "status" }))).text.split("\n")
+      expect(lines).toContain("recall:")
+      expect(lines).toContain("  index: 2 messages in 1 chunks from 1 sessions, 0 files, 2026-01-05 to 2026-01-07")
+      expect(lines).toContain("  embeddings: keyword-only (embeddingModel is false)")
+    }).pipe(Effect.provide(layerFor(dir)))
+  })
 })
 
 describe("kern tool: config and env", () => {
