@@ -172,7 +172,8 @@ export const logs = (args: LogsArgs) =>
     const all = (yield* logFrom(logFile, 0)).split("\n")
     if (all.at(-1) === "") all.pop()
     const { kept } = filterLevel(all, level)
-    const shown = kept.slice(-args.lines)
+    // slice(-0) is the whole array: -n 0 means none of the old lines (with -f, only what comes next).
+    const shown = args.lines === 0 ? [] : kept.slice(-args.lines)
     if (shown.length > 0) yield* Console.log(shown.join("\n"))
     if (!args.follow) return
     let offset = yield* logSize(logFile)

@@ -181,6 +181,64 @@ describe("kern start / status / chat / stop", () => {
       expect((yield* kern(["stop"], dir)).status).toBe(0)
     })), 120_000)
 
+  it.live("kern restart brings up a new agent on the same port; logs -f follows it; Ctrl-C on an attached tui leaves it running", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* reaped(dir)
+      // Restart of an agent that does not run: it starts.
+      const first = yield* kern(["restart"], dir)
+      expect(first.status, first.stderr).toBe(0)
+      expect(first.stdout).toContain("not running in the background")
+      const before = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const { base } = settings(dir)
+
+      let followed = ""
+      let follower: import("node:child_process").ChildProcess | undefined
+      const following = Effect.promise(() =>
+        runKernAsync(["logs", "-f", "-n", "0"], { cwd: dir, env, onSpawn: (c) => {
+          follower = c
+          c.stdout?.on("data", (chunk: Buffer) => (followed += chunk.toString("utf8")))
+        } })
+      )
+      const followFiber = yield* Effect.fork(following)
+      while (follower === undefined) yield* Effect.sleep("20 millis")
+      yield* Effect.addFinalizer(() => Effect.sync(() => follower?.kill("SIGKILL")))
+
+      const restarted = yield* kern(["restart"], dir)
+      expect(restarted.status, restarted.stderr).toBe(0)
+      expect(restarted.stdout).toContain(`stopped (pid ${before})`)
+      const after = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      expect(after).not.toBe(before)
+      expect(alive(before)).toBe(false)
+      expect(alive(after)).toBe(true)
+      expect(restarted.stdout).toContain(`pid ${after}, ${base}`)
+      const health = yield* Effect.promise(() => fetch(`${base}/health`).then((r) => r.json() as Promise<{ pid: number }>))
+      expect(health.pid).toBe(after)
+      // -n 0 printed nothing old; what the new agent logged arrives as it is written.
+      while (!followed.includes(`serving ${base} (pid ${after})`)) yield* Effect.sleep("50 millis")
+      expect(followed).not.toContain(`serving ${base} (pid ${before})`)
+      follower!.kill("SIGTERM")
+      yield* Fiber.join(followFiber)
+
+      // An attached tui that gets Ctrl-C (SIGINT) leaves; the agent goes on.
+      let out = ""
+      let tui: import("node:child_process").ChildProcess | undefined
+      const tuiDone = Effect.promise(() =>
+        runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
+          tui = c
+          c.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
+        } })
+      )
+      const tuiFiber = yield* Effect.fork(tuiDone)
+      while (!out.includes("running at")) yield* Effect.sleep("50 millis")
+      tui!.kill("SIGINT")
+      yield* Fiber.join(tuiFiber)
+      expect(alive(after)).toBe(true)
+      expect((yield* Effect.promise(() => fetch(`${base}/health`))).status).toBe(200)
+      expect((yield* kern(["stop"], dir)).status).toBe(0)
+    })), 120_000)
+
   it.live("kern tui attaches to the running agent: its own turns, other channels' messages live, and leaving keeps the agent running", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer

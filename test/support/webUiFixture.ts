@@ -29,6 +29,8 @@ export interface WebUiFixture {
 export interface FixtureRoutes {
   /** Messages of the current session, oldest first. */
   readonly history: ReadonlyArray<HistoryItem["message"]>
+  /** Messages of other sessions by id, oldest first (`/history?session=`). */
+  readonly sessions?: Readonly<Record<string, ReadonlyArray<HistoryItem["message"]>>>
   /** JSON answers by path (without the query), with their status (200 unless given); read at each request. */
   readonly json: Readonly<Record<string, { readonly status?: number; readonly body: unknown }>>
   /** Called on POST /message with the turn id it answered. */
@@ -102,13 +104,15 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
       return
     }
     if (path === "/history") {
+      const sessionId = url.searchParams.get("session") ?? "s-current"
+      const messages = routes.sessions?.[sessionId] ?? routes.history
       const limit = Number(url.searchParams.get("limit") ?? 50)
-      const before = Number(url.searchParams.get("before") ?? routes.history.length)
+      const before = Number(url.searchParams.get("before") ?? messages.length)
       const start = Math.max(0, before - limit)
       return json(res, 200, {
-        sessionId: "s-current",
-        messages: routes.history.slice(start, before).map((message, i) => ({ index: start + i, message })),
-        total: routes.history.length,
+        sessionId,
+        messages: messages.slice(start, before).map((message, i) => ({ index: start + i, message })),
+        total: messages.length,
         nextBefore: start === 0 ? null : start
       })
     }

@@ -25,6 +25,9 @@ export const freePort = Effect.async<number>((resume) => {
 })
 
 export interface ServerOptions {
+  readonly host?: string
+  /** Where the server's notices go (the non-loopback warning). */
+  readonly report?: (line: string) => Effect.Effect<void>
   readonly ticketTtlMs?: number
   readonly bodyLimitBytes?: number
   readonly corsOrigins?: ReadonlyArray<string>
@@ -46,8 +49,9 @@ export const startServer = (options: ServerOptions = {}) =>
     })
     const port = yield* freePort
     const layer = WebServer.layer({
-      host: "127.0.0.1",
+      host: options.host ?? "127.0.0.1",
       port,
+      report: options.report,
       token,
       corsOrigins: options.corsOrigins ?? [],
       command: "kern test",

@@ -218,6 +218,17 @@ describe("HTTP API: routes", () => {
       expect(system.totalChars).toBeGreaterThan(system.sections.reduce((n, s) => n + s.chars, 0) - 1)
       expect((yield* request(`${base}/usage`, { headers: bearer })).json).toMatchObject({ turns: 1, inputTokens: 12, outputTokens: 7 })
       expect((yield* request(`${base}/notes/summary`, { headers: bearer })).json).toEqual({ summary: null })
+      // Two daily notes: POST regenerates the summary of the one before the latest with the model, GET then serves it.
+      NodeFs.mkdirSync(NodePath.join(dir, "notes"), { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-01.md"), "fed the heron\n")
+      NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-02.md"), "today\n")
+      yield* model.reply(FakeReply.text("A quiet day by the pond."))
+      const summary = { summary: { text: "A quiet day by the pond.", sources: ["notes/2026-01-01.md"], fresh: true } }
+      const regenerated = yield* request(`${base}/notes/summary`, { method: "POST", headers: bearer })
+      expect(regenerated.status).toBe(200)
+      expect(regenerated.json).toEqual(summary)
+      expect(JSON.stringify((yield* model.modelRequests).at(-1)?.body)).toContain("fed the heron")
+      expect((yield* request(`${base}/notes/summary`, { headers: bearer })).json).toEqual(summary)
     })))
 
   it.live("/ serves the built UI page and its assets, a plain page when it is not built, and nothing outside assets/", () =>

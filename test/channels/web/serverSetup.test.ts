@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
@@ -8,6 +8,7 @@ import { exposedWarning, isLoopback, portFree, portRange, prepareServer } from "
 import { loadConfig } from "../../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
 import { makeTempDir, writeFiles } from "../../support/tempDir.js"
+import { startServer } from "./harness.js"
 
 const load = (dir: string, env: Record<string, string> = {}) =>
   loadConfig(dir).pipe(Effect.provideService(ProcessEnv, env), Effect.provide(NodeContext.layer))
@@ -67,4 +68,16 @@ describe("server setup", () => {
     expect(exposedWarning("0.0.0.0")).toContain("0.0.0.0")
     expect(exposedWarning("0.0.0.0")).toContain("run tools as the operator")
   })
+
+  it.live("a server bound beyond loopback says so when it starts, naming the host and the risk; on loopback it says nothing", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const said = yield* Ref.make<ReadonlyArray<string>>([])
+      const report = (line: string) => Ref.update(said, (all) => [...all, line])
+      const quiet = yield* startServer({ report })
+      expect((yield* Effect.promise(() => fetch(`${quiet.base}/health`))).status).toBe(200)
+      expect(yield* Ref.get(said)).toEqual([])
+      const exposed = yield* startServer({ host: "0.0.0.0", report })
+      expect((yield* Effect.promise(() => fetch(`${exposed.base}/health`))).status).toBe(200)
+      expect(yield* Ref.get(said)).toEqual([`warning: ${exposedWarning("0.0.0.0")}`])
+    })))
 })

@@ -23,6 +23,16 @@ const history: ReadonlyArray<Message> = [
   assistant("Two files: **AGENTS.md** and KNOWLEDGE.md.")
 ]
 
+// An older session whose one tool output is 1.5 MB: the inspector shows a preview of it, not the whole text.
+const hugeOutput = "0123456789abcdef\n".repeat(90_000)
+const oldSession: ReadonlyArray<Message> = [
+  user("dump the big log"),
+  assistant("", [{ id: "call-big", name: "bash", params: { command: "cat big.log" } }]),
+  { _tag: "tool", toolCallId: "call-big", toolName: "bash", isError: false, result: hugeOutput, at } as Message,
+  assistant("That log is large."),
+  ...Array.from({ length: 4 }, (_, i) => [user(`later ${i}`), assistant(`reply ${i}`)]).flat()
+]
+
 // Markdown from a model is untrusted: each of these must lose its active part on the way into the page.
 const attacks = [
   "<script>window.pwned = 1</script>",
@@ -92,6 +102,9 @@ describe("web UI against a scripted server", () => {
         hourly: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hour % 5 }))
       }
     },
+    "/sessions/s-old/activity": {
+      body: { sessionId: "s-old", total: 12, roles: { user: 5, assistant: 5, tool: 2 }, daily: [{ date: "2026-11-20", count: 12 }], hourly: [] }
+    },
     "/notes/summary": { body: { summary: { text: "# This week\n- shipped the **web UI**", sources: ["notes/2026-11-22.md"], fresh: true } } },
     "/context/system": {
       body: {
@@ -112,6 +125,7 @@ describe("web UI against a scripted server", () => {
   beforeAll(async () => {
     fixture = await startWebUiFixture({
       history,
+      sessions: { "s-old": oldSession },
       onMessage: (_text, turnId) => turns.push(turnId),
       json
     })
@@ -337,6 +351,40 @@ describe("web UI against a scripted server", () => {
     expect(fixture.requests.some((r) => r.url === "/history?session=s-current&limit=20&before=120")).toBe(true)
     await screenshot(page, "fixture-11-recall-built")
     // The clicked button is gone, so focus fell to the body: Esc still closes the overlay.
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "detached" })
+  })
+
+  it("pages a session's raw messages in as the list is scrolled, and previews a 1.5 MB message instead of drawing it", async () => {
+    await page.getByRole("button", { name: "Memory", exact: true }).click()
+    const dialog = page.getByRole("dialog", { name: "Memory" })
+    const pages = () => fixture.requests.filter((r) => r.url.startsWith("/history?session=s-current")).map((r) => r.url)
+    const already = pages().length
+    await dialog.locator(".session.live button.session-head").click()
+    await dialog.locator(".raw-list .raw-index", { hasText: "#119" }).waitFor()
+    // One page of 20 at first: the session's 120 messages are not loaded whole.
+    expect(pages().slice(already)).toEqual(["/history?session=s-current&limit=20"])
+    expect(await dialog.locator(".raw-list .raw").count()).toBe(20)
+    // The wheel over the list scrolls it (and then the panel around it): its end coming into view loads the next
+    // older page.
+    await dialog.locator(".raw-list ol").hover()
+    for (let i = 0; i < 40 && (await dialog.locator(".raw-list .raw-index", { hasText: /^#0$/ }).count()) === 0; i++) {
+      await page.mouse.wheel(0, 2_000)
+      await page.waitForTimeout(150)
+    }
+    await dialog.locator(".raw-list .raw-index", { hasText: /^#0$/ }).waitFor()
+    expect(await dialog.locator(".raw-list .raw").count()).toBe(120)
+    expect(pages().slice(already)).toEqual([
+      "/history?session=s-current&limit=20",
+      ...[100, 80, 60, 40, 20].map((before) => `/history?session=s-current&limit=20&before=${before}`)
+    ])
+    await dialog.locator(".session.live button.session-head").click()
+
+    await dialog.locator(".session", { hasText: "s-old" }).locator("button.session-head").click()
+    const big = dialog.locator(".raw", { has: page.locator(".raw-index", { hasText: /^#2$/ }) })
+    await big.getByRole("button", { name: `Show all ${hugeOutput.length.toLocaleString()} characters` }).waitFor()
+    expect((await big.locator(".raw-text").textContent())?.length).toBe(1501)
+    await screenshot(page, "fixture-12-raw-paging")
     await page.keyboard.press("Escape")
     await dialog.waitFor({ state: "detached" })
   })
