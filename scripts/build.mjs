@@ -26,14 +26,27 @@ await build({
 })
 
 // `kern sessions list` (src/quick.ts) as one CommonJS file, so bin/kern.js can load it with a V8 code cache (node 20
-// has no code cache for ES modules). It runs once here to write that cache (dist/quick.cjs.v8cache).
+// has no code cache for ES modules). The cache (dist/quick.cjs.v8cache) is written here by a listing of a folder with
+// one session whose count kern.db already holds, the common case, so the code that case runs is in it.
 const { banner: _esmOnly, ...cjsOptions } = shipped
 await build({ ...cjsOptions, format: "cjs", entryPoints: ["src/quick.ts"], outfile: "dist/quick.cjs" })
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
 try {
-  await mkdir(NodePath.join(scratch, ".kern"))
+  const id = "20260101-000000-000-0000"
+  await mkdir(NodePath.join(scratch, ".kern", "sessions"), { recursive: true })
   await writeFile(NodePath.join(scratch, ".kern", "config.json"), "{}\n")
-  execFileSync(process.execPath, [fileURLToPath(new URL("../bin/kern.js", import.meta.url)), "sessions", "list", scratch], { stdio: "ignore" })
+  await writeFile(
+    NodePath.join(scratch, ".kern", "sessions", `${id}.jsonl`),
+    [
+      { version: 1, id, createdAt: "2026-01-01T00:00:00.000Z", agent: "build", _tag: "session" },
+      { text: "hello", toolCalls: [], at: "2026-01-01T00:00:01.000Z", _tag: "assistant" }
+    ].map((line) => `${JSON.stringify(line)}\n`).join("")
+  )
+  const list = () =>
+    execFileSync(process.execPath, [fileURLToPath(new URL("../bin/kern.js", import.meta.url)), "sessions", "list", scratch], { stdio: "ignore" })
+  list()
+  await rm(new URL("quick.cjs.v8cache", dist), { force: true })
+  list()
 } finally {
   await rm(scratch, { recursive: true, force: true })
 }

@@ -6,5 +6,5 @@ import { TurnRunner } from "./TurnRunner.js"
 
 /** The agent's loop services over a kernel, tools and a model: queue, sessions and the turn runner. */
 export const layer = TurnRunner.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, SessionStore.Default.pipe(Layer.provide(SessionIndex.layerSql))))
+  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))))
 )

@@ -3,7 +3,6 @@ import * as AgentConfig from "../config/AgentConfig.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
-import * as Database from "../storage/Database.js"
 import { table } from "./table.js"
 
 export interface SessionsArgs {
@@ -11,12 +10,11 @@ export interface SessionsArgs {
   readonly json: boolean
 }
 
-/** Sessions with their counts from kern.db: listing never reads a whole session unless it changed behind kern. */
-const storeLayer = Layer.unwrapEffect(Effect.map(AgentConfig.AgentConfig, ({ paths }) =>
-  SessionStore.Default.pipe(
-    Layer.provide(SessionIndex.layerSql),
-    Layer.provide(Database.layer({ filename: paths.dbFile, vectors: false }))
-  )))
+/**
+ * Sessions with their counts from the records beside them: listing never reads a whole session unless it changed
+ * behind kern, and opens neither kern.db nor SQLite.
+ */
+const storeLayer = SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))
 
 const print = (json: boolean) =>
   Effect.gen(function*() {
@@ -35,6 +33,5 @@ export const list = (args: SessionsArgs) =>
     if (!fileExists) {
       return yield* new NotAnAgentFolder({ dir: args.dir })
     }
-    // kern.db is opened only once the folder is known to be an agent's, so a mistyped path creates nothing.
     yield* print(args.json).pipe(Effect.provide(storeLayer))
   }).pipe(Effect.provide(AgentConfig.layer(args.dir)))

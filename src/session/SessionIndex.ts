@@ -1,5 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Either, Layer, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { AgentConfig } from "../config/AgentConfig.js"
 
 /** What kern knows of a session file without reading it: its count, and the file's size and mtime at that count. */
 export class SessionRecord extends Schema.Class<SessionRecord>("SessionRecord")({
@@ -20,40 +22,82 @@ export interface SessionIndexShape {
   readonly remove: (sessionId: string) => Effect.Effect<void, SessionIndexError>
 }
 
-/** The session index (kern.db `sessions`): counts for `kern sessions list` and status without parsing any file. */
+/** The session index: counts for `kern sessions list` and status without parsing any session file. */
 export class SessionIndex extends Context.Tag("kern/session/SessionIndex")<SessionIndex, SessionIndexShape>() {}
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(SessionRecord))
+const suffix = ".counts.json"
 
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const failed = (what: string) => (error: { readonly message: string }) =>
-    new SessionIndexError({ message: `could not ${what} the session index in kern.db: ${error.message}` })
+/** The record of session `sessionId`: `<id>.counts.json` beside its `<id>.jsonl`. */
+export const recordFile = (sessionsDir: string, sessionId: string) => NodePath.join(sessionsDir, `${sessionId}${suffix}`)
 
-  const all = sql`SELECT * FROM sessions ORDER BY session_id`.pipe(
-    Effect.flatMap(decodeRows),
-    Effect.mapError(failed("read")),
-    Effect.withSpan("kern.session.index.all")
-  )
+const RecordJson = Schema.parseJson(SessionRecord.pipe(Schema.omit("sessionId")))
+const decodeRecord = Schema.decodeUnknownEither(RecordJson)
+const encodeRecord = Schema.encodeSync(RecordJson)
+
+const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+const isMissing = (error: unknown) => typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
+
+/**
+ * Records as small files beside the sessions, so reading the counts needs neither kern.db nor SQLite (`kern sessions
+ * list` starts in a fraction of the time). A record is replaced whole (a temporary file renamed over it), so a reader
+ * never sees half of one; one that is missing or unreadable is left out, and SessionStore counts that session again
+ * from its file, as it does for a record that no longer matches the file's size and mtime.
+ */
+export const make = (sessionsDir: string): SessionIndexShape => {
+  const failed = (what: string) => (error: unknown) =>
+    new SessionIndexError({ message: `could not ${what} the session counts in ${sessionsDir}: ${reason(error)}` })
+
+  const readRecord = (name: string): SessionRecord | undefined => {
+    const sessionId = name.slice(0, -suffix.length)
+    let text: string
+    try {
+      text = NodeFs.readFileSync(NodePath.join(sessionsDir, name), "utf8")
+    } catch (error) {
+      if (isMissing(error)) return undefined
+      throw error
+    }
+    const decoded = decodeRecord(text)
+    return Either.isRight(decoded) ? new SessionRecord({ sessionId, ...decoded.right }) : undefined
+  }
+
+  const all = Effect.try({
+    try: () => {
+      let names: Array<string>
+      try {
+        names = NodeFs.readdirSync(sessionsDir)
+      } catch (error) {
+        if (isMissing(error)) return []
+        throw error
+      }
+      return names.filter((name) => name.endsWith(suffix)).sort().flatMap((name) => readRecord(name) ?? [])
+    },
+    catch: failed("read")
+  }).pipe(Effect.withSpan("kern.session.index.all"))
 
   const put = (record: SessionRecord) =>
-    sql`INSERT INTO sessions ${sql.insert({ ...record })}
-      ON CONFLICT (session_id) DO UPDATE SET created_at = excluded.created_at, messages = excluded.messages,
-      bytes = excluded.bytes, mtime_ms = excluded.mtime_ms`.pipe(
-      Effect.asVoid,
-      Effect.mapError(failed("write")),
-      Effect.withSpan("kern.session.index.put")
-    )
+    Effect.try({
+      try: () => {
+        const { sessionId, ...counts } = record
+        const file = recordFile(sessionsDir, sessionId)
+        const temp = `${file}.${process.pid}.tmp`
+        NodeFs.writeFileSync(temp, encodeRecord(counts))
+        NodeFs.renameSync(temp, file)
+      },
+      catch: failed("write")
+    })
 
   const remove = (sessionId: string) =>
-    sql`DELETE FROM sessions WHERE session_id = ${sessionId}`.pipe(
-      Effect.asVoid,
-      Effect.mapError(failed("write")),
-      Effect.withSpan("kern.session.index.remove")
-    )
+    Effect.try({
+      try: () => NodeFs.rmSync(recordFile(sessionsDir, sessionId), { force: true }),
+      catch: failed("write")
+    })
 
-  return SessionIndex.of({ all, put, remove })
-})
+  return { all, put, remove }
+}
 
-/** The index in kern.db through SqlClient. */
-export const layerSql: Layer.Layer<SessionIndex, never, SqlClient.SqlClient> = Layer.effect(SessionIndex, make)
+/** The index beside the agent folder's sessions (`.kern/sessions/<id>.counts.json`). */
+export const layer: Layer.Layer<SessionIndex, never, AgentConfig> = Layer.effect(
+  SessionIndex,
+  Effect.map(AgentConfig, ({ paths }) => SessionIndex.of(make(paths.sessionsDir)))
+)

@@ -78,7 +78,7 @@ const writeAllSync = (fd: number, bytes: Buffer): void => {
 
 const idPattern = /^[A-Za-z0-9._-]+$/
 
-/** The agent's conversations as append-only JSONL files in `.kern/sessions/`; their counts in kern.db. */
+/** The agent's conversations as append-only JSONL files in `.kern/sessions/`; their counts in records beside them. */
 export class SessionStore extends Effect.Service<SessionStore>()("kern/session/SessionStore", {
   effect: Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -132,7 +132,7 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     /**
      * Appends are one synchronous write(2) of a whole line each: when `append` returns the line is in the OS, so a
      * killed process loses nothing it appended, and a line is never interleaved or half-buffered in this process.
-     * Each append also moves the session's count in kern.db. The descriptor closes with the scope, after an fsync.
+     * Each append also moves the session's count record. The descriptor closes with the scope, after an fsync.
      */
     const writerFor = (
       id: string,

@@ -22,11 +22,6 @@ export interface DatabaseOptions {
   readonly filename: string
   /** Migrations to run instead of kern's own (tests of the migrator). */
   readonly migrations?: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
-  /**
-   * Whether the connection searches vectors (sqlite-vec loaded; the default). A command that never does (`kern
-   * sessions list`) passes false, and the extension is then loaded only if a migration has to run.
-   */
-  readonly vectors?: boolean
 }
 
 const describeCause = (error: unknown): string =>
@@ -72,8 +67,7 @@ const prepare = (options: DatabaseOptions) =>
     yield* sql`PRAGMA foreign_keys = ON`.pipe(Effect.mapError(fail("open")))
     yield* sql`PRAGMA synchronous = NORMAL`.pipe(Effect.mapError(fail("open")))
     const migrations = options.migrations ?? allMigrations
-    const loadVectors = sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
-    if (options.vectors !== false) yield* loadVectors
+    yield* sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
     // A database already at the newest migration skips the migrator (its table check and transaction), which every
     // command would pay; any doubt (no table yet, a read error) leaves the decision to the migrator.
     const applied = yield* sql`SELECT max(migration_id) AS newest FROM kern_migrations`.pipe(
@@ -82,7 +76,6 @@ const prepare = (options: DatabaseOptions) =>
       Effect.orElseSucceed(() => 0)
     )
     if (applied >= newestId(migrations)) return
-    if (options.vectors === false) yield* loadVectors
     yield* runMigrations({ loader: Migrator.fromRecord(migrations), table: "kern_migrations" })
       .pipe(Effect.mapError(fail("migrate")))
   }).pipe(Effect.withSpan("kern.storage.prepare"))

@@ -12,6 +12,7 @@ import notesSummary from "./migrations/0202_notes_summary.js"
 import inbox from "./migrations/0300_inbox.js"
 import recall from "./migrations/0400_recall.js"
 import channelCursors from "./migrations/0500_channel_cursors.js"
+import dropSessionCounts from "./migrations/0600_drop_session_counts.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -30,5 +31,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0202_notes_summary": notesSummary,
   "0300_inbox": inbox,
   "0400_recall": recall,
-  "0500_channel_cursors": channelCursors
+  "0500_channel_cursors": channelCursors,
+  "0600_drop_session_counts": dropSessionCounts
 }

@@ -8,7 +8,6 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import * as Database from "../../src/storage/Database.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
 const memory: Record<string, string> = {
@@ -35,11 +34,10 @@ export const benchAgent = (messages: number | undefined, config: Record<string, 
   return { dir, session, remove: () => NodeFs.rmSync(NodePath.dirname(dir), { recursive: true, force: true }) }
 }
 
-/** SessionStore over the folder's kern.db, as `kern chat` has it. */
+/** SessionStore over the folder's sessions, as `kern chat` has it. */
 export const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
-    Layer.provide(SessionIndex.layerSql),
-    Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })),
+    Layer.provide(SessionIndex.layer),
     Layer.provideMerge(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)

@@ -9,12 +9,11 @@ import { AssistantMessage, ToolResultMessage, UserMessage } from "../../src/sess
 import { interruptedResult, parseSession } from "../../src/session/parse.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import * as Database from "../../src/storage/Database.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
-    Layer.provideMerge(SessionIndex.layerSql.pipe(Layer.provide(Database.layerMemory))),
+    Layer.provideMerge(SessionIndex.layer),
     Layer.provide(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)
@@ -171,7 +170,7 @@ describe("SessionStore, files it did not write", () => {
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 })
 
-describe("SessionStore counts in kern.db", () => {
+describe("SessionStore counts in records beside the sessions", () => {
   it.scoped("list reads counts from the index, kept on append, without reading the files", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore
@@ -201,6 +200,27 @@ describe("SessionStore counts in kern.db", () => {
       assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
       assert.deepStrictEqual((yield* index.all).map((r) => [r.sessionId, r.messages]), [[id, 3]])
     }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.scoped("a damaged or half-written count record is counted again from the session and written whole", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => Effect.zipRight(writer.append(user("one")), writer.append(user("two")))))
+      const record = SessionIndex.recordFile(store.dir, id)
+      const whole = NodeFs.readFileSync(record, "utf8")
+      assert.deepStrictEqual(JSON.parse(whole).messages, 2)
+      for (const damaged of ["", whole.slice(0, 20), "{\"messages\":\"two\"}", "not json"]) {
+        NodeFs.writeFileSync(record, damaged)
+        assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [2])
+        assert.deepStrictEqual(JSON.parse(NodeFs.readFileSync(record, "utf8")).messages, 2)
+      }
+      // Only records are read as records: the session files and a stray temporary file are not.
+      NodeFs.writeFileSync(`${record}.123.tmp`, "{")
+      assert.deepStrictEqual((yield* (yield* SessionIndex.SessionIndex).all).map((r) => r.sessionId), [id])
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.effect("the index of a folder with no sessions yet is empty", () =>
+    Effect.map(SessionIndex.make(NodePath.join(makeTempDir(), "none")).all, (records) => assert.deepStrictEqual(records, [])))
 })
 
 describe("parseSession", () => {

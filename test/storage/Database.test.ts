@@ -65,19 +65,6 @@ describe("Database", () => {
       assert.deepStrictEqual(rows.map((row) => row.migrationId), [1, 7])
     }))
 
-  it.effect("vectors: false leaves sqlite-vec unloaded on a migrated database, and loads it when a migration needs it", () =>
-    Effect.gen(function*() {
-      const file = tempFile()
-      const vecVersion = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ v: string }>`SELECT vec_version() AS v`)
-      // A fresh database: kern's migrations create vec0 tables, so the extension is loaded for them.
-      const fresh = yield* Effect.either(vecVersion.pipe(Effect.provide(Database.layer({ filename: file, vectors: false }))))
-      assert.isTrue(fresh._tag === "Right")
-      const again = yield* Effect.either(vecVersion.pipe(Effect.provide(Database.layer({ filename: file, vectors: false }))))
-      assert.isTrue(again._tag === "Left")
-      const byDefault = yield* vecVersion.pipe(Effect.provide(Database.layer({ filename: file })))
-      assert.match(byDefault[0]?.v ?? "", /^v\d/)
-    }))
-
   it.effect("a vec0 KNN query and an FTS5 bm25 query work on the migrated database", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

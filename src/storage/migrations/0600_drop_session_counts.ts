@@ -1,0 +1,5 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** Session counts moved out of kern.db into records beside the session files (src/session/SessionIndex.ts). */
+export default Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DROP TABLE IF EXISTS sessions`)
