@@ -8,6 +8,8 @@ export interface AgentPaths {
   readonly envFile: string
   readonly dbFile: string
   readonly sessionsDir: string
+  /** A count record per session (src/session/SessionIndex.ts), apart so `sessions/` holds only the sessions. */
+  readonly sessionCountsDir: string
   readonly artifactsDir: string
   readonly logsDir: string
   /** Held by the one runtime that writes the folder (src/agent/AgentLock.ts). */
@@ -24,6 +26,7 @@ export const agentPaths = (dir: string): AgentPaths => {
     envFile: NodePath.join(kernDir, ".env"),
     dbFile: NodePath.join(kernDir, "kern.db"),
     sessionsDir: NodePath.join(kernDir, "sessions"),
+    sessionCountsDir: NodePath.join(kernDir, "session-counts"),
     artifactsDir: NodePath.join(kernDir, "artifacts"),
     logsDir: NodePath.join(kernDir, "logs"),
     lockFile: NodePath.join(kernDir, "agent.lock")

@@ -25,10 +25,10 @@ export interface SessionIndexShape {
 /** The session index: counts for `kern sessions list` and status without parsing any session file. */
 export class SessionIndex extends Context.Tag("kern/session/SessionIndex")<SessionIndex, SessionIndexShape>() {}
 
-const suffix = ".counts.json"
+const suffix = ".json"
 
-/** The record of session `sessionId`: `<id>.counts.json` beside its `<id>.jsonl`. */
-export const recordFile = (sessionsDir: string, sessionId: string) => NodePath.join(sessionsDir, `${sessionId}${suffix}`)
+/** The record of session `sessionId` (`.kern/session-counts/<id>.json`). */
+export const recordFile = (countsDir: string, sessionId: string) => NodePath.join(countsDir, `${sessionId}${suffix}`)
 
 const RecordJson = Schema.parseJson(SessionRecord.pipe(Schema.omit("sessionId")))
 const decodeRecord = Schema.decodeUnknownEither(RecordJson)
@@ -39,20 +39,20 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 const isMissing = (error: unknown) => typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
 
 /**
- * Records as small files beside the sessions, so reading the counts needs neither kern.db nor SQLite (`kern sessions
+ * Records as small files, one per session, so reading the counts needs neither kern.db nor SQLite (`kern sessions
  * list` starts in a fraction of the time). A record is replaced whole (a temporary file renamed over it), so a reader
  * never sees half of one; one that is missing or unreadable is left out, and SessionStore counts that session again
  * from its file, as it does for a record that no longer matches the file's size and mtime.
  */
-export const make = (sessionsDir: string): SessionIndexShape => {
+export const make = (countsDir: string): SessionIndexShape => {
   const failed = (what: string) => (error: unknown) =>
-    new SessionIndexError({ message: `could not ${what} the session counts in ${sessionsDir}: ${reason(error)}` })
+    new SessionIndexError({ message: `could not ${what} the session counts in ${countsDir}: ${reason(error)}` })
 
   const readRecord = (name: string): SessionRecord | undefined => {
     const sessionId = name.slice(0, -suffix.length)
     let text: string
     try {
-      text = NodeFs.readFileSync(NodePath.join(sessionsDir, name), "utf8")
+      text = NodeFs.readFileSync(NodePath.join(countsDir, name), "utf8")
     } catch (error) {
       if (isMissing(error)) return undefined
       throw error
@@ -65,7 +65,7 @@ export const make = (sessionsDir: string): SessionIndexShape => {
     try: () => {
       let names: Array<string>
       try {
-        names = NodeFs.readdirSync(sessionsDir)
+        names = NodeFs.readdirSync(countsDir)
       } catch (error) {
         if (isMissing(error)) return []
         throw error
@@ -79,9 +79,19 @@ export const make = (sessionsDir: string): SessionIndexShape => {
     Effect.try({
       try: () => {
         const { sessionId, ...counts } = record
-        const file = recordFile(sessionsDir, sessionId)
+        const file = recordFile(countsDir, sessionId)
         const temp = `${file}.${process.pid}.tmp`
-        NodeFs.writeFileSync(temp, encodeRecord(counts))
+        const text = encodeRecord(counts)
+        try {
+          NodeFs.writeFileSync(temp, text)
+        } catch (error) {
+          if (!isMissing(error)) throw error
+          NodeFs.mkdirSync(countsDir, { recursive: true })
+          // Derived data, never the agent's history: the folder keeps itself out of git, whatever the folder's
+          // own .gitignore (made by an older kern) says.
+          NodeFs.writeFileSync(NodePath.join(countsDir, ".gitignore"), "*\n")
+          NodeFs.writeFileSync(temp, text)
+        }
         NodeFs.renameSync(temp, file)
       },
       catch: failed("write")
@@ -89,15 +99,15 @@ export const make = (sessionsDir: string): SessionIndexShape => {
 
   const remove = (sessionId: string) =>
     Effect.try({
-      try: () => NodeFs.rmSync(recordFile(sessionsDir, sessionId), { force: true }),
+      try: () => NodeFs.rmSync(recordFile(countsDir, sessionId), { force: true }),
       catch: failed("write")
     })
 
   return { all, put, remove }
 }
 
-/** The index beside the agent folder's sessions (`.kern/sessions/<id>.counts.json`). */
+/** The agent folder's index (`.kern/session-counts/<id>.json`). */
 export const layer: Layer.Layer<SessionIndex, never, AgentConfig> = Layer.effect(
   SessionIndex,
-  Effect.map(AgentConfig, ({ paths }) => SessionIndex.of(make(paths.sessionsDir)))
+  Effect.map(AgentConfig, ({ paths }) => SessionIndex.of(make(paths.sessionCountsDir)))
 )

@@ -78,7 +78,7 @@ const writeAllSync = (fd: number, bytes: Buffer): void => {
 
 const idPattern = /^[A-Za-z0-9._-]+$/
 
-/** The agent's conversations as append-only JSONL files in `.kern/sessions/`; their counts in records beside them. */
+/** The agent's conversations as append-only JSONL files in `.kern/sessions/`; their counts in `.kern/session-counts/`. */
 export class SessionStore extends Effect.Service<SessionStore>()("kern/session/SessionStore", {
   effect: Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem

@@ -170,7 +170,7 @@ describe("SessionStore, files it did not write", () => {
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 })
 
-describe("SessionStore counts in records beside the sessions", () => {
+describe("SessionStore counts in .kern/session-counts", () => {
   it.scoped("list reads counts from the index, kept on append, without reading the files", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore
@@ -206,7 +206,7 @@ describe("SessionStore counts in records beside the sessions", () => {
       const store = yield* SessionStore
       const id = yield* store.create
       yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => Effect.zipRight(writer.append(user("one")), writer.append(user("two")))))
-      const record = SessionIndex.recordFile(store.dir, id)
+      const record = SessionIndex.recordFile(NodePath.join(store.dir, "..", "session-counts"), id)
       const whole = NodeFs.readFileSync(record, "utf8")
       assert.deepStrictEqual(JSON.parse(whole).messages, 2)
       for (const damaged of ["", whole.slice(0, 20), "{\"messages\":\"two\"}", "not json"]) {
@@ -214,9 +214,10 @@ describe("SessionStore counts in records beside the sessions", () => {
         assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [2])
         assert.deepStrictEqual(JSON.parse(NodeFs.readFileSync(record, "utf8")).messages, 2)
       }
-      // Only records are read as records: the session files and a stray temporary file are not.
+      // A stray temporary file is not a record; the folder keeps itself out of git.
       NodeFs.writeFileSync(`${record}.123.tmp`, "{")
       assert.deepStrictEqual((yield* (yield* SessionIndex.SessionIndex).all).map((r) => r.sessionId), [id])
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(NodePath.dirname(record), ".gitignore"), "utf8"), "*\n")
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 
   it.effect("the index of a folder with no sessions yet is empty", () =>
