@@ -17,7 +17,7 @@ const usage = fc.record({
   cachedInputTokens: fc.nat(),
   costUsdCents: fc.double({ noNaN: true, noDefaultInfinity: true })
 })
-const call = fc.record({ id: text, name: text, params: json }, { requiredKeys: ["id", "name"] })
+const call = fc.record({ id: text, name: text, params: json })
 const assistant = fc.record({
   text,
   at: text,
