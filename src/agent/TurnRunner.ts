@@ -55,8 +55,12 @@ export interface TurnOutcome {
   readonly failure?: TurnFailure
 }
 
+// The turn's records are built from values already of their types, and their classes have no refinements
+// (test/session/unvalidatedRecords.test.ts holds that): validating each again on construction is work for nothing.
+const checked = true
+
 const envelopeOf = (message: QueuedMessage, at: string) =>
-  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at })
+  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at }, checked)
 
 const makeToolkit = (tools: ReadonlyArray<RegisteredTool>) => {
   const { toolIdOf, toolkit } = toolkitFor(tools)
@@ -144,7 +148,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           Effect.zipRight(session.writer.append(entry), session.history.append(entry))
         const now = Effect.map(DateTime.now, DateTime.formatIso)
         const userMessage = (queued: QueuedMessage) =>
-          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }))
+          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }, checked))
 
         yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
         yield* append(yield* userMessage(message))
@@ -211,7 +215,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           usage = addUsage(usage, result.right.usage)
           yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
           yield* ctx.budget.addCostUsdCents(result.right.usage.costUsdCents)
-          yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }))
+          yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }, checked))
           reply = text
           if (calls.length === 0) break
           yield* Effect.forEach(calls, (call) =>
@@ -230,7 +234,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
                 isError: !toolResult.success,
                 result: compacted.text,
                 at: yield* now
-              }))
+              }, checked))
               const durationMs = (yield* Clock.currentTimeMillis) - started
               yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
             }), { concurrency: "unbounded", discard: true })

@@ -69,8 +69,10 @@ export const recordRunEvent = (
     detail: JSON.stringify(detail)
   })
 
+// EventInput is the class's own constructor type and its fields have no refinements (test/session/unvalidatedRecords.test.ts
+// holds that), so validating each recorded event again is work for nothing.
 const stamp = (event: EventInput) =>
-  Effect.map(Clock.currentTimeMillis, (tsMs) => new KernelEvent({ ...event, tsMs }))
+  Effect.map(Clock.currentTimeMillis, (tsMs) => new KernelEvent({ ...event, tsMs }, true))
 
 const Row = Schema.Struct({
   ...KernelEvent.fields,

@@ -60,12 +60,13 @@ const assistantMessage = (message: Prompt.AssistantMessage): WireMessage | undef
  * values from step to step and turn to turn (agent/SessionHistory.ts), so with this a step converts and serializes
  * only the messages that are new, and the body is joined from the rest: a 1,000-message history costs a join, not
  * a conversion and a JSON.stringify of everything. Weakly held: a message no prompt uses any more is forgotten with
- * it. Tools are kept the same way (their JSON Schema is rendered once).
+ * it. Tools are kept the same way (their JSON Schema is rendered and serialized once).
  */
 export interface WireCache {
   /** A message's wire messages as JSON, comma-separated ("" when it has none on the wire). */
   readonly messages: WeakMap<Prompt.Message, string>
-  readonly tools: WeakMap<Tool.Any, WireTool>
+  /** A tool's wire form as JSON. */
+  readonly tools: WeakMap<Tool.Any, string>
 }
 
 export const makeWireCache = (): WireCache => ({ messages: new WeakMap(), tools: new WeakMap() })
@@ -111,51 +112,61 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice<string>): WireToolChoice 
   return choice.mode ?? "auto"
 }
 
-/** Function tools with their JSON Schema parameters; provider-defined tools have no Chat Completions form. */
-export const toTools = (options: LanguageModel.ProviderOptions, cache: WireCache = makeWireCache()) =>
+/** A function tool with its JSON Schema parameters; provider-defined tools have no Chat Completions form. */
+const wireToolOf = (tool: Tool.Any) =>
   Effect.gen(function*() {
-    if (options.tools.length === 0) return {}
-    const tools: Array<WireTool> = []
-    for (const tool of options.tools) {
-      const cached = cache.tools.get(tool)
-      if (cached !== undefined) {
-        tools.push(cached)
-        continue
-      }
-      if (!Tool.isUserDefined(tool)) {
-        return yield* malformed(`the provider-defined tool ${tool.name} is not available over Chat Completions`)
-      }
-      const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
-      const wire: WireTool = {
-        type: "function",
-        function: {
-          name: tool.name,
-          ...(description === undefined ? {} : { description }),
-          parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
-        }
-      }
-      cache.tools.set(tool, wire)
-      tools.push(wire)
+    if (!Tool.isUserDefined(tool)) {
+      return yield* malformed(`the provider-defined tool ${tool.name} is not available over Chat Completions`)
     }
-    return { tools, tool_choice: toolChoiceOf(options.toolChoice) }
+    const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
+    const wire: WireTool = {
+      type: "function",
+      function: {
+        name: tool.name,
+        ...(description === undefined ? {} : { description }),
+        parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
+      }
+    }
+    return wire
   })
 
 /**
+ * The `tools` and `tool_choice` members of the body as JSON text without the braces ("" without tools). Each tool's
+ * JSON is made once and joined after: the same tools go out every step, and their schemas are most of the members.
+ */
+export const toolsMembersJson = (options: LanguageModel.ProviderOptions, cache: WireCache = makeWireCache()) =>
+  Effect.gen(function*() {
+    if (options.tools.length === 0) return ""
+    const pieces: Array<string> = []
+    for (const tool of options.tools) {
+      let json = cache.tools.get(tool)
+      if (json === undefined) {
+        json = JSON.stringify(yield* wireToolOf(tool))
+        cache.tools.set(tool, json)
+      }
+      pieces.push(json)
+    }
+    return `"tools":[${pieces.join(",")}],"tool_choice":${JSON.stringify(toolChoiceOf(options.toolChoice))}`
+  })
+
+/** What a caller may add to the body after the members made here. */
+export type RequestExtra = Omit<Partial<ChatRequest>, "model" | "messages" | "tools" | "tool_choice" | "response_format">
+
+/**
  * The request body for one model round, as JSON text: `model`, then `messages` joined from the cache, then the
- * tools, the response format and `extra` (streaming options).
+ * tools, the response format and `extra` (streaming options): the text JSON.stringify gives for that object.
  */
 export const toRequestBody = (
   model: string,
   options: LanguageModel.ProviderOptions,
   cache: WireCache = makeWireCache(),
-  extra: Partial<ChatRequest> = {}
+  extra: RequestExtra = {}
 ) =>
   Effect.gen(function*() {
     const messages = yield* toMessagesJson(options.prompt, cache)
-    const tools = yield* toTools(options, cache)
+    const tools = yield* toolsMembersJson(options, cache)
     const format = options.responseFormat
     const rest = JSON.stringify({
-      ...tools,
       ...(format.type === "json"
         ? {
           response_format: {
@@ -170,7 +181,7 @@ export const toRequestBody = (
         : {}),
       ...extra
     } satisfies Partial<ChatRequest>)
-    // `rest` is an object's JSON: its members follow `messages`, its closing brace closes the body.
+    // `rest` is an object's JSON: its members follow the tools, its closing brace closes the body.
     const tail = rest === "{}" ? "}" : `,${rest.slice(1)}`
-    return `{"model":${JSON.stringify(model)},"messages":${messages}${tail}`
+    return `{"model":${JSON.stringify(model)},"messages":${messages}${tools === "" ? "" : `,${tools}`}${tail}`
   })

@@ -3,7 +3,8 @@ import { Clock, DateTime, Effect, Either, Option, Random, Ref, Schema, type Scop
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { SessionHeader, type SessionLine, SessionLine as SessionLineSchema, type SessionMessage } from "./messages.js"
+import { encodeSessionLine } from "./lineEncode.js"
+import { SessionHeader, type SessionLine, type SessionMessage } from "./messages.js"
 import type { ParsedSession } from "./parse.js"
 import { readSession } from "./readSession.js"
 import { SessionIndex, SessionRecord } from "./SessionIndex.js"
@@ -44,8 +45,7 @@ export interface LoadedSession extends ParsedSession {
   readonly path: string
 }
 
-const encodeLine = Schema.encodeSync(Schema.parseJson(SessionLineSchema))
-export const lineOf = (line: SessionLine) => `${encodeLine(line)}\n`
+export const lineOf = (line: SessionLine) => `${encodeSessionLine(line)}\n`
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 

@@ -1,8 +1,8 @@
-import { LanguageModel, Prompt } from "@effect/ai"
+import { LanguageModel, Prompt, Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Schema, Stream } from "effect"
 import * as fc from "fast-check"
-import { makeWireCache, toRequestBody } from "../../src/model/ChatCompletionsPrompt.js"
+import { makeWireCache, toMessagesJson, toRequestBody } from "../../src/model/ChatCompletionsPrompt.js"
 import { partsRunnerOf } from "../../src/model/partsRunner.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { withChatModel } from "./harness.js"
@@ -71,6 +71,79 @@ describe("Chat Completions request body", () => {
           }
         }),
         { numRuns: 200 }
+      )
+    ))
+})
+
+// The body as JSON.stringify gives it for the whole request object, tools rendered afresh: what the joined text
+// must equal, byte for byte.
+const referenceBody = (
+  options: LanguageModel.ProviderOptions,
+  extra: { readonly stream?: boolean; readonly stream_options?: { readonly include_usage: boolean } }
+) => {
+  const choice = options.toolChoice
+  const tools = options.tools.length === 0 ? {} : {
+    tools: options.tools.map((tool) => {
+      const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
+      return {
+        type: "function",
+        function: {
+          name: tool.name,
+          ...(description === undefined ? {} : { description }),
+          parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
+        }
+      }
+    }),
+    tool_choice: typeof choice === "string" ? choice : "tool" in choice
+      ? { type: "function", function: { name: choice.tool } }
+      : choice.mode ?? "auto"
+  }
+  const format = options.responseFormat
+  return JSON.stringify({
+    model: "m",
+    messages: JSON.parse(Effect.runSync(toMessagesJson(options.prompt))),
+    ...tools,
+    ...(format.type === "json"
+      ? {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: format.objectName, schema: Tool.getJsonSchemaFromSchemaAst(format.schema.ast), strict: true }
+        }
+      }
+      : {}),
+    ...extra
+  })
+}
+
+const Answer = Schema.Struct({ verdict: Schema.String, score: Schema.Number })
+
+describe("Chat Completions request body, tools joined from their cached JSON", () => {
+  it.effect("is byte for byte JSON.stringify of the request object, step after step (property)", () =>
+    Effect.sync(() =>
+      fc.assert(
+        fc.property(
+          fc.array(fc.array(message, { maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+          fc.constantFrom<ReadonlyArray<Tool.Any>>([], [ReadFile], [ReadFile, Add], [Add, ReadFile]),
+          fc.constantFrom<LanguageModel.ToolChoice<string>>("auto", "none", "required", { tool: "add" }, { mode: "required", oneOf: ["add"] }),
+          fc.boolean(),
+          fc.constantFrom({}, { stream: true }, { stream: true, stream_options: { include_usage: true } }),
+          (steps, tools, toolChoice, json, extra) => {
+            const cache = makeWireCache()
+            const history: Array<Prompt.Message> = [system("s")]
+            for (const step of steps) {
+              history.push(...step)
+              const options: LanguageModel.ProviderOptions = {
+                prompt: Prompt.fromMessages(history),
+                tools,
+                toolChoice,
+                responseFormat: json ? { type: "json", objectName: "answer", schema: Answer } : { type: "text" },
+                span: undefined as never
+              }
+              expect(Effect.runSync(toRequestBody("m", options, cache, extra))).toBe(referenceBody(options, extra))
+            }
+          }
+        ),
+        { numRuns: 300 }
       )
     ))
 })
