@@ -52,9 +52,14 @@ describe("chat channels in kern run", () => {
       child!.stdin!.write("tell alice the build is green\n")
       yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text === "The build is <b>green</b>."))
 
-      // Slack runs beside it: a stranger's DM gets a code in the DM; nothing reaches the model.
+      // Slack runs beside it: a stranger's DM gets a code in the DM; nothing reaches the model. The operator's turn
+      // ends with its own last request ("Told her."), which may still be on its way when her chat shows the message.
       yield* slack.awaitConnections(1)
-      const before = (yield* model.modelRequests).length
+      const before = yield* model.modelRequests.pipe(
+        Effect.map((requests) => requests.length),
+        Effect.filterOrFail((count) => count >= 3),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
+      )
       yield* slack.dm("U9", "hi from slack")
       const codeCall = yield* slack.awaitCall("chat.postMessage", (call) => String(call.body["text"]).includes("kern pair KERN-"))
       expect(codeCall!.body).toMatchObject({ channel: "DU9" })
