@@ -13,6 +13,11 @@ const appliedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ migrationId: number; name: string }>`SELECT migration_id, name FROM kern_migrations ORDER BY migration_id`
 )
 
+/** A migration that notes its name in `ran` and creates a table of that name. */
+const recordingStep = (ran: Array<string>, name: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.zipRight(Effect.sync(() => ran.push(name)), sql.unsafe(`CREATE TABLE t_${name} (x INTEGER)`)))
+
 describe("Database", () => {
   it.effect("opens a file database in WAL mode with foreign keys and a busy timeout", () =>
     Effect.gen(function*() {
@@ -38,9 +43,7 @@ describe("Database", () => {
     Effect.gen(function*() {
       const file = tempFile()
       const order: Array<string> = []
-      const step = (name: string) =>
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.zipRight(Effect.sync(() => order.push(name)), sql.unsafe(`CREATE TABLE t_${name} (x INTEGER)`)))
+      const step = (name: string) => recordingStep(order, name)
       const custom = { "0002_second": step("second"), "0001_first": step("first") }
       yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: custom })))
       const rows = yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: custom })))
@@ -52,9 +55,7 @@ describe("Database", () => {
     Effect.gen(function*() {
       const file = tempFile()
       const ran: Array<string> = []
-      const step = (name: string) =>
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.zipRight(Effect.sync(() => ran.push(name)), sql.unsafe(`CREATE TABLE t_${name} (x INTEGER)`)))
+      const step = (name: string) => recordingStep(ran, name)
       yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: { "0001_first": step("first") } })))
       // Opened again at the newest id: nothing runs (the migrator is skipped). A record with a newer id runs only that.
       yield* appliedMigrations.pipe(Effect.provide(Database.layer({ filename: file, migrations: { "0001_first": step("first") } })))
