@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Option, Ref, Schema } from "effect"
+import { Duration, Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
@@ -28,6 +28,12 @@ export class RecallError extends Schema.TaggedError<RecallError>()("RecallError"
 export const defaultSearchLimit = 5
 /** Candidates the binary prefilter keeps per hit asked for, before exact rescoring. */
 export const candidatesPerHit = 20
+
+/**
+ * How long a search waits for its query's embedding before it answers by keywords alone. Indexing rides out a
+ * failing endpoint with the provider's retry schedule (about 7 s); a search someone (or a turn) waits on does not.
+ */
+export const queryEmbeddingWait = Duration.seconds(5)
 /** Characters a load returns per page unless asked otherwise. */
 export const defaultLoadChars = 20_000
 
@@ -138,7 +144,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         const queryVector = Option.isSome(yield* Ref.get(keywordReason)) || request.query.trim() === ""
           ? Option.none()
           : Option.flatMap(
-            Option.getRight(yield* Effect.either(embedder.embed([request.query]))),
+            Option.getRight(yield* Effect.either(embedder.embed([request.query]).pipe(Effect.timeout(queryEmbeddingWait)))),
             (vectors) => Option.fromNullable(vectors[0])
           )
         const space = yield* store.vectorSpace

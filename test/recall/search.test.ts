@@ -211,6 +211,28 @@ describe("recall search", () => {
       const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
       expect(embeds.length).toBe(4 + 1)
     }), 30_000)
+
+  it.scopedLive("a search does not ride out a failing endpoint's retries: it answers by keywords after a short wait", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      yield* server.embeddings({ bagOfWords: { dimensions: 16 } })
+      const dir = makeAgentDir()
+      seed(dir)
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        yield* recall.sync
+        expect((yield* recall.stats).unembedded).toBe(0)
+        yield* server.embeddings({ status: 500 })
+        const before = (yield* server.requests).filter((r) => r.path === "/embeddings").length
+        const { hits } = yield* recall.search({ query: "thick paper" })
+        expect(hits.length).toBeGreaterThan(0)
+        expect(hits.every((hit) => hit.distance === null)).toBe(true)
+        // The retry schedule makes 4 attempts over about 7 s; the search gave up within its wait, before the last.
+        const tried = (yield* server.requests).filter((r) => r.path === "/embeddings").length - before
+        expect(tried).toBeGreaterThan(0)
+        expect(tried).toBeLessThan(4)
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+    }), 30_000)
 })
 
 describe("recall load", () => {
