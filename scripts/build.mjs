@@ -26,8 +26,8 @@ await build({
 })
 
 // `kern sessions list` (src/quick.ts) as one CommonJS file, so bin/kern.js can load it with a V8 code cache (node 20
-// has no code cache for ES modules). The cache (dist/quick.cjs.v8cache) is written here by a listing of a folder with
-// one session whose count kern.db already holds, the common case, so the code that case runs is in it.
+// has no code cache for ES modules). The cache (dist/quick.cjs.v8cache) is written here by the second listing of a
+// folder with one session, whose count record the first listing wrote: the common case, so the code it runs is in it.
 const { banner: _esmOnly, ...cjsOptions } = shipped
 await build({ ...cjsOptions, format: "cjs", entryPoints: ["src/quick.ts"], outfile: "dist/quick.cjs" })
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))

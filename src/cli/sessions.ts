@@ -11,8 +11,8 @@ export interface SessionsArgs {
 }
 
 /**
- * Sessions with their counts from their records (.kern/session-counts/): listing never reads a whole session unless it changed
- * behind kern, and opens neither kern.db nor SQLite.
+ * Sessions with their counts from their records (.kern/session-counts/): listing never reads a whole session unless
+ * it changed behind kern, and opens neither kern.db nor SQLite.
  */
 const storeLayer = SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))
 

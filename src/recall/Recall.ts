@@ -34,6 +34,7 @@ export const candidatesPerHit = 20
  * failing endpoint with the provider's retry schedule (about 7 s); a search someone (or a turn) waits on does not.
  */
 export const queryEmbeddingWait = Duration.seconds(5)
+
 /** Characters a load returns per page unless asked otherwise. */
 export const defaultLoadChars = 20_000
 

@@ -11,8 +11,8 @@ import { readSessionTail } from "./sessionTail.js"
 
 /**
  * Messages stored (and chunked) per transaction: each is a synchronous stretch of SQLite, so a backfill never holds a
- * turn up long. 250 kept a turn beside a 75,000-message backfill at ~2× its idle time; 50 kept it at 1.0–1.4× in the same runs, and
- * the index's throughput stays above 5,000 messages/s (recall.* benches).
+ * turn up long. 250 kept a turn beside a 75,000-message backfill at ~2× its idle time; 50 kept it at 1.0–1.4× in the
+ * same runs, and the index's throughput stays above 5,000 messages/s (recall.* benches).
  */
 const sliceMessages = 50
 

@@ -66,8 +66,8 @@ const prepare = (options: DatabaseOptions) =>
     yield* sql`PRAGMA busy_timeout = 5000`.pipe(Effect.mapError(fail("open")))
     yield* sql`PRAGMA foreign_keys = ON`.pipe(Effect.mapError(fail("open")))
     yield* sql`PRAGMA synchronous = NORMAL`.pipe(Effect.mapError(fail("open")))
-    const migrations = options.migrations ?? allMigrations
     yield* sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
+    const migrations = options.migrations ?? allMigrations
     // A database already at the newest migration skips the migrator (its table check and transaction), which every
     // command would pay; any doubt (no table yet, a read error) leaves the decision to the migrator.
     const applied = yield* sql`SELECT max(migration_id) AS newest FROM kern_migrations`.pipe(
