@@ -26,7 +26,9 @@ describe("kern chat on a long session", () => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
-      const session = writeSessionFixture(dir, 100_000)
+      // Large enough that loading takes about a second here (session.load.300k: 1.2 s), well past the wait below:
+      // at 100,000 messages the faster load could end before the signal, and the chat went on to its model call.
+      const session = writeSessionFixture(dir, 250_000)
       const before = NodeFs.statSync(session).size
       let child: ChildProcess | undefined
       // A kern deaf to SIGTERM must not outlive the test.
