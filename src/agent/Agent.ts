@@ -6,6 +6,7 @@ import type { SessionError } from "../session/SessionStore.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
+import { ContextWindow } from "../context/ContextWindow.js"
 import { openActiveSession } from "./activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "./layers.js"
 import { MessageQueue } from "./MessageQueue.js"
@@ -69,6 +70,9 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
     for (const problem of problems) yield* report(`warning: ${problem}`)
     const recall = yield* Recall
     yield* Effect.addFinalizer(() => summary.settled())
+    // Segments and summaries a turn started are finished before the folder is let go (30 s at most).
+    const context = yield* ContextWindow
+    yield* Effect.addFinalizer(() => context.settled())
     // A one-shot use (`kern chat`) leaves its turns findable by the next `kern recall search`: the session's new
     // lines are indexed before the folder is let go (never during a turn), 30 s at most.
     yield* Effect.addFinalizer(() =>

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, PubSub, Ref, Scope, SynchronizedRef } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { knowledgeReport, needsCare } from "../memory/knowledge.js"
+import { ContextWindow } from "../context/ContextWindow.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { today } from "../memory/notes.js"
 import { agentZone } from "./envelope.js"
@@ -51,6 +52,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const runner = yield* TurnRunner
     const store = yield* SessionStore
     const memory = yield* MemoryCommits
+    const context = yield* ContextWindow
     const inbox = yield* Inbox
     const events = yield* PubSub.unbounded<RuntimeEvent>()
     const heartbeats = yield* PubSub.unbounded<HeartbeatNotice>()
@@ -63,6 +65,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         const scope = yield* Scope.fork(runtimeScope, ExecutionStrategy.sequential)
         const { problems, session } = yield* openActiveSession({ fresh }).pipe(
           Effect.provideService(SessionStore, store),
+          Effect.provideService(ContextWindow, context),
           Scope.extend(scope),
           Effect.tapError(() => Scope.close(scope, Exit.void))
         )

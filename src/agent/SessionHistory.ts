@@ -1,51 +1,135 @@
 import { Prompt } from "@effect/ai"
 import { Effect } from "effect"
+import { messageOverheadTokens, sentText, toolResultInContext } from "../context/sentText.js"
+import type { TokenCounter } from "../model/tokenizer.js"
 import type { SessionMessage } from "../session/messages.js"
+import type { LinePosition } from "../session/parse.js"
 import { appendPromptMessage, systemMessage } from "./prompt.js"
 
+export interface HistoryOptions {
+  readonly sessionId: string
+  /** Absolute index of the first message given: the session was read from its context cut on. */
+  readonly base?: number | undefined
+  /** Tool results longer than this are cut in the model's copy (`maxToolResultChars`). */
+  readonly maxToolResultChars: number
+  readonly count: TokenCounter
+  /** Where loaded messages' lines are in the session file, when the reader knows it (user messages). */
+  readonly positions?: WeakMap<SessionMessage, LinePosition> | undefined
+}
+
+const unknownPosition: LinePosition = { byteOffset: -1, linesBefore: -1 }
+
+/** What the context needs of the messages held: tokens as sent, and where a raw window may start. */
+export interface HeldWindow {
+  /** Absolute index of `tokens[0]`. */
+  readonly base: number
+  readonly tokens: ReadonlyArray<number>
+  readonly isUser: ReadonlyArray<boolean>
+}
+
 /**
- * A session's messages in memory, held once as kern's records and once in the provider's shape (@effect/ai Prompt
- * messages, sharing the records' strings), both only ever appended to.
+ * The messages of a session the context may still send raw: those from its cut on (the rest live in the session
+ * file, the summaries and recall), held once as kern's records and once in the provider's shape (@effect/ai Prompt
+ * messages, sharing the records' strings), each with its token count as sent.
  *
  * The arrays are mutated in place on purpose: a Ref of immutable arrays copies the whole history on every append,
- * and a prompt rebuilt per step converts it again, so a 75,000-message session cost seconds per turn. A step's
- * `Prompt` wraps the live prompt array; turns run one at a time and nothing appends while a model call reads it.
+ * and a prompt rebuilt per step converts it again. A step's `Prompt` wraps the live prompt array; turns run one at a
+ * time and nothing appends while a model call reads it. When the context's cut moves on, the messages before it are
+ * let go (`dropBefore`), so memory and per-turn work follow the window, not the session's length.
  */
 export class SessionHistory {
-  private readonly records: Array<SessionMessage>
+  /** Absolute index of records[0]. */
+  private base: number
+  private readonly records: Array<SessionMessage> = []
+  private readonly tokens: Array<number> = []
+  private readonly isUser: Array<boolean> = []
+  /** Where each record's line is in the session file; unknown (-1) but for user messages. */
+  private readonly positions: Array<LinePosition> = []
+  /** Index in promptMessages of the prompt message each record starts or extends. */
+  private readonly promptIndex: Array<number> = []
   /** Index 0 is the system prompt, replaced when it changes. */
   private readonly promptMessages: Array<Prompt.Message>
   private system: string
 
-  private constructor(messages: ReadonlyArray<SessionMessage>) {
-    this.records = [...messages]
+  private constructor(messages: ReadonlyArray<SessionMessage>, private readonly options: HistoryOptions) {
+    this.base = options.base ?? 0
     this.system = ""
     this.promptMessages = [systemMessage("")]
-    for (const message of messages) appendPromptMessage(this.promptMessages, message)
+    for (const message of messages) this.push(message, options.positions?.get(message) ?? unknownPosition)
   }
 
-  static make(messages: ReadonlyArray<SessionMessage>): Effect.Effect<SessionHistory> {
-    return Effect.sync(() => new SessionHistory(messages))
+  static make(messages: ReadonlyArray<SessionMessage>, options: HistoryOptions): Effect.Effect<SessionHistory> {
+    return Effect.sync(() => new SessionHistory(messages, options))
   }
 
-  readonly append = (message: SessionMessage): Effect.Effect<void> =>
-    Effect.sync(() => {
-      this.records.push(message)
-      appendPromptMessage(this.promptMessages, message)
-    })
+  private push(message: SessionMessage, position: LinePosition): void {
+    const index = this.base + this.records.length
+    const { count, maxToolResultChars, sessionId } = this.options
+    this.records.push(message)
+    this.tokens.push(count(sentText(message, maxToolResultChars, sessionId, index)) + messageOverheadTokens)
+    this.isUser.push(message._tag === "user")
+    this.positions.push(position)
+    const before = this.promptMessages.length
+    appendPromptMessage(this.promptMessages, message, (result) => toolResultInContext(result, maxToolResultChars, { sessionId, index }))
+    // A tool result joins the tool message of its step: it extends the last prompt message instead of adding one.
+    this.promptIndex.push(this.promptMessages.length > before ? before : this.promptMessages.length - 1)
+  }
 
-  /** The messages so far: a view, valid until the next append. */
+  /** Appends a message just written to the session file at `position`. */
+  readonly append = (message: SessionMessage, position: LinePosition = unknownPosition): Effect.Effect<void> =>
+    Effect.sync(() => this.push(message, position))
+
+  /** The messages held (from `first` on): a view, valid until the next append or drop. */
   readonly messages: Effect.Effect<ReadonlyArray<SessionMessage>> = Effect.sync(() => this.records)
 
-  readonly size: Effect.Effect<number> = Effect.sync(() => this.records.length)
+  /** Messages in the session (held or not). */
+  readonly size: Effect.Effect<number> = Effect.sync(() => this.base + this.records.length)
 
-  /** The prompt for the next model call: `system`, then the whole history, no copy made. */
-  readonly prompt = (system: string): Effect.Effect<Prompt.Prompt> =>
+  /** Absolute index of the first message held. */
+  readonly first: Effect.Effect<number> = Effect.sync(() => this.base)
+
+  readonly window: Effect.Effect<HeldWindow> = Effect.sync(() => ({ base: this.base, tokens: this.tokens, isUser: this.isUser }))
+
+  /** A held message by absolute index, with where its line is (-1 when unknown). */
+  readonly at = (index: number): { readonly message: SessionMessage; readonly position: LinePosition } | undefined => {
+    const i = index - this.base
+    return i >= 0 && i < this.records.length ? { message: this.records[i]!, position: this.positions[i]! } : undefined
+  }
+
+  /** Held messages [from, to) by absolute index (a copy). */
+  readonly slice = (from: number, to: number): ReadonlyArray<SessionMessage> =>
+    this.records.slice(Math.max(0, from - this.base), Math.max(0, to - this.base))
+
+  /**
+   * Lets go of the messages before `cut` (absolute; a user message, so no tool result is parted from its call).
+   * The prompt messages after it are kept as they are: the provider's wire cache knows them by identity.
+   */
+  readonly dropBefore = (cut: number): Effect.Effect<void> =>
+    Effect.sync(() => {
+      const k = Math.min(cut - this.base, this.records.length)
+      if (k <= 0) return
+      const firstPrompt = k < this.records.length ? this.promptIndex[k]! : this.promptMessages.length
+      const dropped = firstPrompt - 1
+      this.records.splice(0, k)
+      this.tokens.splice(0, k)
+      this.isUser.splice(0, k)
+      this.positions.splice(0, k)
+      this.promptIndex.splice(0, k)
+      this.promptMessages.splice(1, dropped)
+      for (let i = 0; i < this.promptIndex.length; i++) this.promptIndex[i]! -= dropped
+      this.base += k
+    })
+
+  /** The prompt for the next model call: `system`, then the messages held from `from` (absolute) on, no copy made when from is the first held. */
+  readonly prompt = (system: string, from?: number): Effect.Effect<Prompt.Prompt> =>
     Effect.sync(() => {
       if (system !== this.system) {
         this.system = system
         this.promptMessages[0] = systemMessage(system)
       }
-      return Prompt.fromMessages(this.promptMessages)
+      const i = from === undefined ? 0 : from - this.base
+      if (i <= 0 || this.records.length === 0) return Prompt.fromMessages(this.promptMessages)
+      const start = i < this.records.length ? this.promptIndex[i]! : this.promptMessages.length
+      return Prompt.fromMessages([this.promptMessages[0]!, ...this.promptMessages.slice(start)])
     })
 }

@@ -27,17 +27,20 @@ export type TurnEvent =
     readonly failure: typeof TurnFailure.Encoded
   }
   | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }
+  /** The context's own work the turn waits for (summarizing an overflow), as a progress line. */
+  | { readonly type: "context"; readonly text: string }
   /** Auto-recall added these hits (in `tokens` tokens) before the user's message; shown, never persisted. */
   | { readonly type: "recall"; readonly query: string; readonly hits: ReadonlyArray<RecallHit>; readonly tokens: number }
 
 /** A turn's (or a step's) token counts and cost: the shape sessions store with each answer. */
 export type TurnUsage = Usage
 
-export const noUsage: TurnUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsdCents: 0 }
+export const noUsage: TurnUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }
 
 export const addUsage = (a: TurnUsage, b: TurnUsage): TurnUsage => ({
   inputTokens: a.inputTokens + b.inputTokens,
   outputTokens: a.outputTokens + b.outputTokens,
   cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+  cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
   costUsdCents: a.costUsdCents + b.costUsdCents
 })

@@ -10,6 +10,9 @@ import * as Approvals from "./Approvals.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
+import { ContextWindow } from "../context/ContextWindow.js"
+import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import * as Summarizer from "../context/Summarizer.js"
 import * as MemoryCommits from "../memory/MemoryCommits.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
 import * as RecallLayers from "../recall/layers.js"
@@ -104,8 +107,11 @@ const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
     Layer.provideMerge(below)
   )
 
-/** The loop's services (queue, sessions, turn runner) over the notes summary the system prompt carries. */
-const agentLoop = AgentLive.layer.pipe(Layer.provideMerge(NotesSummary.layer))
+/** The context: segments in kern.db, summaries by the summary model (`summaryModel`, else `model`). */
+const contextLayer = ContextWindow.Default.pipe(Layer.provide(Summarizer.layer), Layer.provideMerge(SegmentStoreSqlite.layer))
+
+/** The loop's services (queue, sessions, turn runner) over the notes summary and the context the prompt carries. */
+const agentLoop = AgentLive.layer.pipe(Layer.provideMerge(Layer.mergeAll(NotesSummary.layer, contextLayer)))
 
 /**
  * Everything a turn needs, with the folder held: the kernel and tools, the configured model, sessions, the queue,

@@ -38,7 +38,12 @@ const toolMessage = (content: ReadonlyArray<Prompt.ToolResultPart>): Prompt.Tool
  * `Prompt`, they reach the provider with no second decode. Results of one step travel together in one tool message,
  * so a result extends the tool message before it (a copy of that step's results, never of the history).
  */
-export const appendPromptMessage = (out: Array<Prompt.Message>, message: SessionMessage): void => {
+export const appendPromptMessage = (
+  out: Array<Prompt.Message>,
+  message: SessionMessage,
+  /** What the context carries of a tool result (cut to maxToolResultChars); the whole result by default. */
+  resultInContext: (result: unknown) => unknown = (result) => result
+): void => {
   switch (message._tag) {
     case "user": {
       const text = message.envelope === undefined ? message.text : `${envelopeLine(message.envelope)}\n${message.text}`
@@ -71,7 +76,7 @@ export const appendPromptMessage = (out: Array<Prompt.Message>, message: Session
         id: message.toolCallId,
         name: message.toolName,
         isFailure: message.isError,
-        result: message.result,
+        result: resultInContext(message.result),
         providerExecuted: false,
         options: noOptions
       }

@@ -40,6 +40,8 @@ export const formatEvent = (event: TurnEvent): string => {
     case "usage":
     case "step":
       return ""
+    case "context":
+      return `  (${event.text})\n`
     case "recall":
       return `  (recalled ${event.hits.length} earlier conversation${event.hits.length === 1 ? "" : "s"}, ${event.tokens} tokens)\n`
   }

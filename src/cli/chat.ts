@@ -42,6 +42,8 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
       )
     case "tool-result":
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
+    case "context":
+      return show(process.stderr, `kern: ${event.text}\n`)
     case "done": {
       const rest = filter.end(event.reply)
       return show(process.stdout, event.delivered ? `${rest}\n` : rest)

@@ -231,6 +231,45 @@ const recall = Command.make("recall").pipe(
   Command.withSubcommands([recallSearch, recallStats, recallReindex])
 )
 
+const sessionOption = Options.text("session").pipe(
+  Options.withDescription("the session (default: the newest, which the agent writes to)"),
+  Options.optional
+)
+
+const contextShow = Command.make("show", { dir: dirArg, dirFlag: dirOption, session: sessionOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./context.js"), (m) => m.show(resolved)))).pipe(
+    Command.withDescription(
+      "What the model gets on the next turn: the system prompt by section with token counts, the budget, the raw " +
+        "window and where it is cut, and the summaries standing for the messages before it (works while the agent runs)."
+    )
+  )
+
+const context = Command.make("context").pipe(
+  Command.withDescription("The context window: what the model is sent each turn."),
+  Command.withSubcommands([contextShow])
+)
+
+const segmentsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, session: sessionOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./context.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription(
+      "The segment tree of a session: each segment's level, messages, time, tokens and summary size, and whether its " +
+        "summary is in the context now (works while the agent runs)."
+    )
+  )
+
+const segmentsRebuild = Command.make("rebuild", { dir: dirArg, dirFlag: dirOption, session: sessionOption, wait: waitOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./context.js"), (m) => m.rebuild(resolved)))).pipe(
+    Command.withDescription(
+      "Forget a session's segments and summaries and make them again from its file with the summary model (progress " +
+        "on stderr; holds the folder, so stop a running agent first)."
+    )
+  )
+
+const segments = Command.make("segments").pipe(
+  Command.withDescription("The segments and summaries that stand for older messages in the context."),
+  Command.withSubcommands([segmentsList, segmentsRebuild])
+)
+
 const run = Command.make("run", {
   dir: dirArg,
   dirFlag: dirOption,
@@ -345,7 +384,7 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, pair, users, approve, deny, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approve, deny, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -375,6 +414,11 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "recall search": doc(recallSearch, "Search past conversations and files."),
   "recall stats": doc(recallStats, "What the recall index holds."),
   "recall reindex": doc(recallReindex, "Rebuild the recall index."),
+  context: doc(context, "The context window the model is sent."),
+  "context show": doc(contextShow, "The next turn's context, by section and token."),
+  segments: doc(segments, "Segments and summaries of older messages."),
+  "segments list": doc(segmentsList, "A session's segment tree."),
+  "segments rebuild": doc(segmentsRebuild, "Make a session's segments and summaries again."),
   pair: doc(pair, "Approve a channel user's pairing code."),
   approve: doc(approve, "Approve a waiting tool call."),
   deny: doc(deny, "Refuse a waiting tool call."),

@@ -9,9 +9,10 @@ import * as RecallStoreSqlite from "./RecallStoreSqlite.js"
 
 /**
  * The agent's recall over kern.db: the SQLite store and the embedder its config asks for (the provider's
- * `/embeddings` over its own undici client, or none).
+ * `/embeddings` over its own undici client, or none). The embedder is shared with the context's segmentation.
  */
-export const layer: Layer.Layer<Recall, never, AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem> = Recall.Default.pipe(
-  Layer.provide(RecallStoreSqlite.layer),
-  Layer.provide(Embedder.layerFromConfig.pipe(Layer.provide(NodeHttpClient.layerUndici)))
-)
+export const layer: Layer.Layer<Recall | Embedder.Embedder, never, AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem> = Recall
+  .Default.pipe(
+    Layer.provide(RecallStoreSqlite.layer),
+    Layer.provideMerge(Embedder.layerFromConfig.pipe(Layer.provide(NodeHttpClient.layerUndici)))
+  )

@@ -5,8 +5,8 @@ import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { encodeSessionLine } from "./lineEncode.js"
 import { SessionHeader, type SessionLine, type SessionMessage } from "./messages.js"
-import type { ParsedSession } from "./parse.js"
-import { readSession } from "./readSession.js"
+import type { NotASession, ParsedSession } from "./parse.js"
+import { type ReadFrom, readSession, readSessionFrom } from "./readSession.js"
 import { SessionIndex, SessionRecord } from "./SessionIndex.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
@@ -109,22 +109,29 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
         (info) => ({ bytes: Number(info.size), mtimeMs: Option.getOrElse(info.mtime, () => new Date(0)).getTime() })
       )
 
-    const read = (id: string) =>
+    const read = (id: string, from?: ReadFrom) =>
       Effect.gen(function*() {
         if (!idPattern.test(id)) return yield* new SessionError({ sessionId: id, message: `"${id}" is not a session id` })
         const path = fileOf(id)
         if (!(yield* fs.exists(path).pipe(Effect.mapError(fail(id, "could not inspect the session"))))) {
           return yield* new SessionError({ sessionId: id, message: `no session "${id}" in ${dir}` })
         }
-        const parsed = yield* readSession(path, `${id}.jsonl`).pipe(
+        const fromCut = from === undefined ? Option.none() : yield* readSessionFrom(path, `${id}.jsonl`, from).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.mapError(fail(id, `could not read ${path}`))
         )
+        const parsed: Either.Either<ParsedSession, NotASession> = Option.isSome(fromCut)
+          ? Either.right(fromCut.value)
+          : yield* readSession(path, `${id}.jsonl`).pipe(
+            Effect.provideService(FileSystem.FileSystem, fs),
+            Effect.mapError(fail(id, `could not read ${path}`))
+          )
         return { path, parsed }
       }).pipe(Effect.withSpan("kern.session.load", { attributes: { sessionId: id } }))
 
-    const load = (id: string) =>
-      Effect.flatMap(read(id), ({ parsed, path }) =>
+    /** Reads a session (from its context cut on, given `from` and when the file still matches it). */
+    const load = (id: string, from?: ReadFrom) =>
+      Effect.flatMap(read(id, from), ({ parsed, path }) =>
         Either.isLeft(parsed)
           ? new SessionError({ sessionId: id, message: parsed.left.message })
           : Effect.succeed({ ...parsed.right, id, path } satisfies LoadedSession))
@@ -187,11 +194,12 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
      * glue onto it), a last line without its newline gets one, and unfinished tool calls get their "interrupted"
      * results written. A file with no line at all gets its header; a file with lines but no header is not kern's to
      * rewrite: it is renamed `<id>.jsonl.unreadable` and a new session starts, so one bad file never fails every
-     * later chat.
+     * later chat. With `from` (the session's context cut) only the lines from the cut on are read, when the file
+     * is still the one the cut was made in; the messages before it are not needed in memory.
      */
-    const open = (id: string): Effect.Effect<OpenedSession, SessionError, Scope.Scope> =>
+    const open = (id: string, from?: ReadFrom): Effect.Effect<OpenedSession, SessionError, Scope.Scope> =>
       Effect.gen(function*() {
-        const { parsed, path } = yield* read(id)
+        const { parsed, path } = yield* read(id, from)
         if (Either.isLeft(parsed)) {
           if (parsed.left.empty) {
             yield* fs.writeFileString(path, lineOf(yield* headerFor(id))).pipe(Effect.mapError(fail(id, "could not repair the session")))
@@ -223,11 +231,21 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
         return { writer, loaded, problems: loaded.problems }
       })
 
-    /** Opens the newest session (or a new one when `fresh`, or when there is none). */
-    const openActive = (options: { readonly fresh?: boolean } = {}) =>
+    /**
+     * Opens the newest session (or a new one when `fresh`, or when there is none); `cutOf` says where the session
+     * may be read from (its context cut).
+     */
+    const openActive = <E = never, R = never>(
+      options: {
+        readonly fresh?: boolean
+        readonly cutOf?: ((id: string) => Effect.Effect<Option.Option<ReadFrom>, E, R>) | undefined
+      } = {}
+    ) =>
       Effect.gen(function*() {
         const active = options.fresh === true ? Option.none<string>() : yield* activeId
-        return yield* open(Option.isSome(active) ? active.value : yield* create)
+        if (Option.isNone(active)) return yield* open(yield* create)
+        const from = options.cutOf === undefined ? Option.none<ReadFrom>() : yield* options.cutOf(active.value)
+        return yield* open(active.value, Option.getOrUndefined(from))
       })
 
     /** A session's count from the index, or from the file when the index has none or the file changed since. */

@@ -18,6 +18,27 @@ export interface ParsedSession {
   readonly missingNewline: boolean
   /** What was wrong and has been worked around, in words for the operator. */
   readonly problems: ReadonlyArray<string>
+  /** Index in the whole session of `messages[0]`: 0, or the context cut the file was read from. */
+  readonly firstIndex: number
+  /** Where each user message's line is in the file (the context cuts only before user messages). */
+  readonly positions: WeakMap<SessionMessage, LinePosition>
+}
+
+/** Where a message's line starts in its session file, and how many message lines come before it. */
+export interface LinePosition {
+  readonly byteOffset: number
+  readonly linesBefore: number
+}
+
+/**
+ * Where to start reading a session that is only needed from its context cut on: the cut's byte offset, the message
+ * lines before it and its index, and the header read from the file's first line.
+ */
+export interface ParseFrom {
+  readonly header: SessionHeader
+  readonly byteOffset: number
+  readonly linesBefore: number
+  readonly messageIndex: number
 }
 
 /** A file that holds no session: `empty` when it has no line at all (only a torn write, or nothing). */
@@ -50,8 +71,19 @@ export class SessionParser {
   private validBytes = 0
   /** Pieces of a line that spans chunks. */
   private pending: Array<Buffer> = []
+  private readonly positions = new WeakMap<SessionMessage, LinePosition>()
+  /** The start of the line being accepted. */
+  private lineStart = 0
 
-  constructor(private readonly name: string) {}
+  constructor(private readonly name: string, private readonly from?: ParseFrom) {
+    if (from !== undefined) {
+      this.header = from.header
+      this.anyLine = true
+      this.offset = from.byteOffset
+      this.validBytes = from.byteOffset
+      this.lines = from.linesBefore + 1
+    }
+  }
 
   feed(chunk: Uint8Array): void {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
@@ -88,6 +120,7 @@ export class SessionParser {
 
   private completeLine(raw: string, bytes: number): void {
     this.lines++
+    this.lineStart = this.offset
     this.offset += bytes + 1
     // A line of only spaces is no line; it is kept on disk like any whole line.
     if (raw.charCodeAt(0) === 0x7b || raw.trim() !== "") {
@@ -104,6 +137,9 @@ export class SessionParser {
       if (!this.anyLine) this.header = line
     } else {
       this.messages.push(line)
+      if (line._tag === "user") {
+        this.positions.set(line, { byteOffset: this.lineStart, linesBefore: (this.from?.linesBefore ?? 0) + this.messages.length - 1 })
+      }
     }
     this.anyLine = true
   }
@@ -117,6 +153,7 @@ export class SessionParser {
     const restText = rest.toString("utf8")
     if (restText.trim() !== "") {
       this.lines++
+      this.lineStart = this.offset
       const decoded = decodeSessionLine(restText)
       if (decoded._tag === "NotJson") {
         this.problems.push(`${this.name}: dropped a torn last line (${rest.length} bytes of an unfinished write)`)
@@ -146,11 +183,13 @@ export class SessionParser {
       header,
       messages: ordered,
       synthesized,
-      messageLines: this.messages.length,
+      messageLines: (this.from?.linesBefore ?? 0) + this.messages.length,
       validBytes: this.validBytes,
       tornBytes: totalBytes - this.validBytes,
       missingNewline,
-      problems: this.problems
+      problems: this.problems,
+      firstIndex: this.from?.messageIndex ?? 0,
+      positions: this.positions
     })
   }
 }

@@ -13,6 +13,7 @@ import inbox from "./migrations/0300_inbox.js"
 import recall from "./migrations/0400_recall.js"
 import channelCursors from "./migrations/0500_channel_cursors.js"
 import dropSessionCounts from "./migrations/0600_drop_session_counts.js"
+import context from "./migrations/0700_context.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -32,5 +33,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0300_inbox": inbox,
   "0400_recall": recall,
   "0500_channel_cursors": channelCursors,
-  "0600_drop_session_counts": dropSessionCounts
+  "0600_drop_session_counts": dropSessionCounts,
+  "0700_context": context
 }

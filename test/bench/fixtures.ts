@@ -6,7 +6,12 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { ContextWindow } from "../../src/context/ContextWindow.js"
+import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
+import * as Summarizer from "../../src/context/Summarizer.js"
+import * as Embedder from "../../src/recall/Embedder.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
+import * as Database from "../../src/storage/Database.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
@@ -34,10 +39,18 @@ export const benchAgent = (messages: number | undefined, config: Record<string, 
   return { dir, session, remove: () => NodeFs.rmSync(NodePath.dirname(dir), { recursive: true, force: true }) }
 }
 
-/** SessionStore over the folder's sessions, as `kern chat` has it. */
+/**
+ * SessionStore over the folder's sessions and the context (its cut and segments in kern.db), as `kern chat` has
+ * them; summaries come from the deterministic summarizer (no model).
+ */
 export const storeLayer = (dir: string) =>
-  SessionStore.Default.pipe(
-    Layer.provide(SessionIndex.layer),
+  Layer.mergeAll(
+    SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)),
+    ContextWindow.Default.pipe(
+      Layer.provide(Layer.mergeAll(SegmentStoreSqlite.layer, Summarizer.layerTest(), Embedder.layerNone("bench")))
+    )
+  ).pipe(
+    Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })),
     Layer.provideMerge(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)

@@ -22,6 +22,7 @@ const usage = fc.record({
   inputTokens: fc.nat(),
   outputTokens: fc.nat(),
   cachedInputTokens: fc.nat(),
+  cacheWriteTokens: fc.nat(),
   costUsdCents: fc.double({ noNaN: true, noDefaultInfinity: true })
 })
 const assistant = fc.record({
@@ -159,7 +160,10 @@ const lineByLine = (bytes: Buffer, name: string): Either.Either<ParsedSession, s
     validBytes,
     tornBytes: bytes.length - validBytes,
     missingNewline,
-    problems
+    problems,
+    firstIndex: 0,
+    // WeakMaps compare equal whatever they hold: the positions have tests of their own.
+    positions: new WeakMap()
   })
 }
 

@@ -80,6 +80,10 @@ export const makeTranslator = () => {
         turnOf(turnId).usage = usage
         return []
       }
+      case "context":
+        // A progress line of the context's own work (an overflow being summarized): the terminal shows it; the
+        // stream's `thinking` already says the turn is at work.
+        return []
       case "recall":
         return [{ type: "recall", turnId, query: event.query, hits: event.hits.length, tokens: event.tokens }]
       case "error":

@@ -1,0 +1,268 @@
+import type { Prompt } from "@effect/ai"
+import { Duration, Effect, FiberSet, Option, Ref } from "effect"
+import type { SessionHistory } from "../agent/SessionHistory.js"
+import { SessionHistory as History } from "../agent/SessionHistory.js"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { Tokenizer } from "../model/tokenizer.js"
+import { Embedder } from "../recall/Embedder.js"
+import type { LoadedSession } from "../session/SessionStore.js"
+import type { ReadFrom } from "../session/readSession.js"
+import type { ContextBudget } from "./budget.js"
+import { type ContextPlan, planContext, type SessionState } from "./plan.js"
+import { ContextCut, type Segment } from "./Segment.js"
+import { segmentPass, type PassDeps } from "./segmentPass.js"
+import { SegmentStore } from "./SegmentStore.js"
+import { SegmentSummarizer } from "./Summarizer.js"
+
+/** Between the system prompt's sections (as src/agent/systemPrompt.ts joins them). */
+const sectionSeparator = "\n\n"
+
+/** How long a one-shot command waits for the context's background work before it exits. */
+export const oneShotWait = Duration.seconds(30)
+
+/** The context of one model call, in tokens as kern counts them (`calibration` is the model's count over ours). */
+export interface ContextBreakdown {
+  readonly sessionId: string
+  /** Messages in the session. */
+  readonly messages: number
+  /** The first message sent raw; the ones before it are summarized (and in the session file and recall). */
+  readonly cut: number
+  readonly budget: ContextBudget
+  readonly tokens: {
+    readonly system: number
+    readonly tools: number
+    readonly summary: number
+    readonly raw: number
+    readonly total: number
+  }
+  /** The segments whose summaries are in `<conversation_summary>`, in message order. */
+  readonly injected: ReadonlyArray<Segment>
+  /** Message ranges before the cut no summary covers (only when even the top-level summaries overflow the budget). */
+  readonly uncovered: ReadonlyArray<{ readonly start: number; readonly end: number }>
+  /** The per-model correction applied to our counts. */
+  readonly calibration: number
+}
+
+export interface PrepareInput {
+  readonly sessionId: string
+  readonly history: SessionHistory
+  /** The system prompt without its conversation summary. */
+  readonly system: string
+  /** Tokens of the tool definitions offered. */
+  readonly toolsTokens: number
+  readonly modelId: string
+  readonly progress: (line: string) => Effect.Effect<void>
+}
+
+export interface Prepared {
+  readonly prompt: Prompt.Prompt
+  readonly breakdown: ContextBreakdown
+  /** The whole request as we count it, before the calibration (what the provider's count is compared with). */
+  readonly estimate: number
+}
+
+/** The breakdown a plan makes. */
+export const breakdownOf = (
+  sessionId: string,
+  messages: number,
+  planned: ContextPlan,
+  toolsTokens: number,
+  calibration: number
+): ContextBreakdown => ({
+  sessionId,
+  messages,
+  cut: planned.cut,
+  budget: planned.budget,
+  tokens: {
+    system: planned.systemTokens,
+    tools: toolsTokens,
+    summary: planned.summaryTokens,
+    raw: planned.rawTokens,
+    total: planned.estimate
+  },
+  injected: planned.chosen,
+  uncovered: planned.uncovered,
+  calibration
+})
+
+/** Calibration ratios are kept within this: a wild report (a proxy's zero, a cached count) cannot swing the budget. */
+const calibrationBounds = [0.5, 2] as const
+/** Weight of a new observation in the moving ratio. */
+const calibrationWeight = 0.3
+/** Requests smaller than this say little about the ratio (fixed overheads dominate). */
+const calibrationMinTokens = 2_000
+
+/**
+ * The context of a long-lived conversation: which messages are sent raw (from a cut that moves with hysteresis and
+ * never passes the summarized segments), which summaries stand for the rest, and the background work that makes the
+ * segments and summaries after turns. Holds a session's segment tree and cut in memory; kern.db keeps them.
+ */
+export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context/ContextWindow", {
+  dependencies: [Tokenizer.Default],
+  scoped: Effect.gen(function*() {
+    const { config } = yield* AgentConfig
+    const store = yield* SegmentStore
+    const summarizer = yield* SegmentSummarizer
+    const embedder = yield* Embedder
+    const count = yield* Effect.flatMap(Tokenizer, (tokenizer) => tokenizer.counter)
+    const states = yield* Ref.make(new Map<string, SessionState>())
+    const calibrations = yield* Ref.make(new Map<string, number>())
+    const lastBreakdowns = yield* Ref.make(new Map<string, ContextBreakdown>())
+    const background = yield* FiberSet.make()
+    // One pass at a time: the background pass after a turn and a turn's own (hard-limit) pass never overlap.
+    const passLock = yield* Effect.makeSemaphore(1)
+    const summariesOn = config.summaryBudget > 0
+
+    const warned = <A>(fallback: A) => (error: { readonly message: string }) =>
+      Effect.as(Effect.logWarning(`kern: context: ${error.message}`), fallback)
+
+    const stateOf = (sessionId: string) =>
+      Effect.gen(function*() {
+        const known = (yield* Ref.get(states)).get(sessionId)
+        if (known !== undefined) return known
+        const segments = yield* store.list(sessionId).pipe(Effect.catchAll(warned<ReadonlyArray<Segment>>([])))
+        const cut = yield* store.getCut(sessionId).pipe(Effect.catchAll(warned(Option.none<ContextCut>())))
+        const state: SessionState = { segments, cut: Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex }) }
+        yield* Ref.update(states, (map) => new Map(map).set(sessionId, state))
+        return state
+      })
+
+    const setState = (sessionId: string, state: SessionState) => Ref.update(states, (map) => new Map(map).set(sessionId, state))
+
+    /** Where a session may be read from: its persisted cut, when there is one. */
+    const cutOf = (sessionId: string): Effect.Effect<Option.Option<ReadFrom>> =>
+      store.getCut(sessionId).pipe(
+        Effect.map(Option.filter((cut) => cut.messageIndex > 0 && cut.byteOffset > 0)),
+        Effect.catchAll(warned(Option.none<ContextCut>()))
+      )
+
+    /** The in-memory history of a loaded session, counted as the context counts it. */
+    const historyOf = (loaded: LoadedSession) =>
+      History.make(loaded.messages, {
+        sessionId: loaded.id,
+        base: loaded.firstIndex,
+        maxToolResultChars: config.maxToolResultChars,
+        count,
+        positions: loaded.positions
+      })
+
+    const calibrationOf = (modelId: string) =>
+      Effect.gen(function*() {
+        const known = (yield* Ref.get(calibrations)).get(modelId)
+        if (known !== undefined) return known
+        const stored = yield* store.getCalibration(modelId).pipe(Effect.catchAll(warned(Option.none<number>())))
+        const ratio = Option.getOrElse(stored, () => 1)
+        yield* Ref.update(calibrations, (map) => new Map(map).set(modelId, ratio))
+        return ratio
+      })
+
+    /** Learns the model's count against ours from a request's reported input tokens. */
+    const calibrate = (modelId: string, estimate: number, reported: number) =>
+      Effect.gen(function*() {
+        if (estimate < calibrationMinTokens || reported <= 0) return
+        const observed = Math.min(calibrationBounds[1], Math.max(calibrationBounds[0], reported / estimate))
+        const old = yield* calibrationOf(modelId)
+        const ratio = old + calibrationWeight * (observed - old)
+        yield* Ref.update(calibrations, (map) => new Map(map).set(modelId, ratio))
+        yield* store.setCalibration(modelId, ratio).pipe(Effect.catchAll(warned(undefined)))
+      })
+
+    const passDeps = (progress: PassDeps["progress"]): PassDeps => ({
+      store,
+      summarizer,
+      embedder,
+      count,
+      maxToolResultChars: config.maxToolResultChars,
+      progress
+    })
+
+    /** One segmentation/summary/rollup pass over a session, its state refreshed after. */
+    const runPass = (sessionId: string, history: SessionHistory, force: boolean, progress: PassDeps["progress"]) =>
+      passLock.withPermits(1)(
+        Effect.gen(function*() {
+          const segments = yield* segmentPass(passDeps(progress), sessionId, history, { force })
+          const state = yield* stateOf(sessionId)
+          yield* setState(sessionId, { ...state, segments })
+        })
+      ).pipe(Effect.catchAll(warned(undefined)))
+
+    /** Moves the cut: persisted with where its line is, and the messages before it let go. */
+    const moveCut = (sessionId: string, history: SessionHistory, state: SessionState, cut: number) =>
+      Effect.gen(function*() {
+        if (cut === state.cut) return
+        const held = history.at(cut)
+        if (held !== undefined) {
+          yield* store.setCut(new ContextCut({
+            sessionId,
+            messageIndex: cut,
+            byteOffset: held.position.byteOffset,
+            linesBefore: held.position.linesBefore,
+            at: held.message.at
+          })).pipe(Effect.catchAll(warned(undefined)))
+        }
+        yield* setState(sessionId, { ...state, cut })
+        yield* history.dropBefore(cut)
+      })
+
+    const plan = (input: PrepareInput, state: SessionState, ratio: number) =>
+      Effect.map(input.history.window, (window) =>
+        planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count }))
+
+    /**
+     * The prompt of the next model call: the system prompt with the conversation summary when messages are trimmed,
+     * then the raw messages from the cut. When the request would still exceed maxContextTokens (the summaries lag
+     * behind), the overflow is segmented and summarized first, in the turn, with a progress line: never dropped.
+     */
+    const prepare = (input: PrepareInput): Effect.Effect<Prepared> =>
+      Effect.gen(function*() {
+        const ratio = yield* calibrationOf(input.modelId)
+        let state = yield* stateOf(input.sessionId)
+        let planned = yield* plan(input, state, ratio)
+        if (planned.estimate * ratio > config.maxContextTokens && summariesOn) {
+          yield* input.progress(
+            `the conversation outgrew the context window (${Math.round(planned.estimate * ratio)} of ` +
+              `${config.maxContextTokens} tokens): summarizing older messages first`
+          )
+          yield* runPass(input.sessionId, input.history, true, input.progress)
+          state = yield* stateOf(input.sessionId)
+          planned = yield* plan(input, state, ratio)
+        }
+        yield* moveCut(input.sessionId, input.history, state, planned.cut)
+        const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
+        const prompt = yield* input.history.prompt(system, planned.cut)
+        const breakdown = breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
+        yield* Ref.update(lastBreakdowns, (map) => new Map(map).set(input.sessionId, breakdown))
+        return { prompt, breakdown, estimate: planned.estimate }
+      }).pipe(Effect.withSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
+
+    /** After a turn: segments, summaries and rollups in the background; the turn never waits for them. */
+    const afterTurn = (sessionId: string, history: SessionHistory) =>
+      summariesOn
+        ? FiberSet.run(background, runPass(sessionId, history, false, (line) => Effect.logDebug(`kern: ${line}`))).pipe(Effect.asVoid)
+        : Effect.void
+
+    /** Waits, at most `limit`, for background passes (a one-shot command before it exits). */
+    const settled = (limit: Duration.DurationInput = oneShotWait) =>
+      FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.orElse(() => Effect.void))
+
+    const segments = (sessionId: string) => Effect.map(stateOf(sessionId), (state) => state.segments)
+
+    /** The context of the session's last model call in this process, if there was one. */
+    const lastBreakdown = (sessionId: string) =>
+      Effect.map(Ref.get(lastBreakdowns), (map) => Option.fromNullable(map.get(sessionId)))
+
+    /**
+     * Forgets a session's segments and cut and makes them again from its messages (`kern segments rebuild`): the
+     * history must hold the whole session.
+     */
+    const rebuild = (sessionId: string, history: SessionHistory, progress: PassDeps["progress"]) =>
+      Effect.gen(function*() {
+        yield* store.clear(sessionId)
+        yield* setState(sessionId, { segments: [], cut: 0 })
+        yield* runPass(sessionId, history, true, progress)
+        return (yield* stateOf(sessionId)).segments
+      })
+
+    return { prepare, afterTurn, settled, calibrate, cutOf, historyOf, segments, lastBreakdown, rebuild, count } as const
+  })
+}) {}

@@ -1,0 +1,173 @@
+import { Effect, Option, Ref } from "effect"
+import type { SessionHistory } from "../agent/SessionHistory.js"
+import type { TokenCounter } from "../model/tokenizer.js"
+import type { EmbedderShape } from "../recall/Embedder.js"
+import type { SessionMessage } from "../session/messages.js"
+import { planRollups } from "./rollup.js"
+import { type NewSegment, type Segment, summaryTargetTokens } from "./Segment.js"
+import { planSegments, segmentationDue, turnEdgeSimilarity } from "./segmentation.js"
+import type { SegmentStoreShape } from "./SegmentStore.js"
+import { sentText } from "./sentText.js"
+import type { SegmentSummarizerShape } from "./Summarizer.js"
+
+/** Summaries written at once. */
+export const summaryConcurrency = 3
+
+/** Characters of a turn's text embedded to find topic shifts (its start says what it is about). */
+const turnSampleChars = 2_000
+
+export interface PassDeps {
+  readonly store: SegmentStoreShape
+  readonly summarizer: SegmentSummarizerShape
+  readonly embedder: EmbedderShape
+  readonly count: TokenCounter
+  readonly maxToolResultChars: number
+  /** A line for the operator as the work goes (the turn's progress when it waits for the pass). */
+  readonly progress: (line: string) => Effect.Effect<void>
+}
+
+/** Where the L0 segments end: the first message segmentation has not reached. */
+export const segmentedEnd = (segments: ReadonlyArray<Segment>): number => {
+  let end = 0
+  for (const segment of segments) if (segment.level === 0 && segment.end > end) end = segment.end
+  return end
+}
+
+/**
+ * The similarity across each user-message edge of the messages: the turns before it against the turns after it, by
+ * their embeddings (the start of each turn's text). None when there is no embedding model or it fails (segmentation then cuts by size).
+ */
+const edgeSimilarity = (
+  deps: PassDeps,
+  messages: ReadonlyArray<SessionMessage>
+): Effect.Effect<Option.Option<ReadonlyArray<number | undefined>>> => {
+  if (Option.isNone(deps.embedder.model)) return Effect.succeed(Option.none())
+  const starts: Array<number> = []
+  messages.forEach((message, i) => {
+    if (message._tag === "user") starts.push(i)
+  })
+  if (starts.length < 2) return Effect.succeed(Option.none())
+  const texts = starts.map((start, k) => {
+    const end = starts[k + 1] ?? messages.length
+    let text = ""
+    for (let i = start; i < end && text.length < turnSampleChars; i++) {
+      text += `${sentText(messages[i]!, turnSampleChars)}\n`
+    }
+    return text.slice(0, turnSampleChars)
+  })
+  return deps.embedder.embed(texts).pipe(
+    Effect.map((vectors) => Option.some(turnEdgeSimilarity(messages.length, starts, vectors))),
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning(`kern: segments cut by size (embeddings failed: ${error.message})`), Option.none())
+    )
+  )
+}
+
+/**
+ * Cuts the unsegmented messages into L0 segments, when enough have gathered (or `force`: the turn needs the room
+ * now). Only held messages can be segmented: the cut never passes the segmented end, so they are.
+ */
+const segmentNew = (
+  deps: PassDeps,
+  sessionId: string,
+  history: SessionHistory,
+  segments: ReadonlyArray<Segment>,
+  force: boolean
+) =>
+  Effect.gen(function*() {
+    const from = segmentedEnd(segments)
+    const first = yield* history.first
+    const size = yield* history.size
+    if (from < first || from >= size) return []
+    const window = yield* history.window
+    const messages = history.slice(from, size)
+    const planned = messages.map((message, i) => ({ tokens: window.tokens[from - first + i]!, isUser: message._tag === "user" }))
+    const tokens = planned.reduce((sum, message) => sum + message.tokens, 0)
+    if (!force && !segmentationDue(planned.length, tokens)) return []
+    const similarity = yield* edgeSimilarity(deps, messages)
+    const pieces = planSegments(planned, Option.getOrUndefined(similarity))
+    if (pieces.length === 0) return []
+    const fresh: Array<NewSegment> = pieces.map((piece) => ({
+      level: 0,
+      start: from + piece.start,
+      end: from + piece.end,
+      tokens: piece.tokens,
+      firstAt: messages[piece.start]!.at,
+      lastAt: messages[piece.end - 1]!.at,
+      summary: null,
+      summaryTokens: 0
+    }))
+    return yield* deps.store.insert(sessionId, fresh)
+  })
+
+/** Writes the summary of one segment; a failure leaves it without one, for a later pass to retry. */
+const summarizeOne = (deps: PassDeps, history: SessionHistory, segment: Segment, children: ReadonlyArray<Segment>) =>
+  Effect.gen(function*() {
+    const first = yield* history.first
+    if (segment.level === 0 && segment.start < first) {
+      return yield* Effect.logWarning(
+        `kern: segment ${segment.start}-${segment.end - 1} is before the messages held; \`kern segments rebuild\` summarizes it`
+      )
+    }
+    const text = yield* deps.summarizer.summarize({
+      level: segment.level,
+      start: segment.start,
+      end: segment.end,
+      ...(segment.level === 0 ? { messages: history.slice(segment.start, segment.end) } : { children }),
+      targetTokens: summaryTargetTokens(segment.tokens)
+    })
+    yield* deps.store.setSummary(segment.id, text, deps.count(text))
+  }).pipe(
+    Effect.catchTag("SummarizeError", (error) =>
+      Effect.logWarning(`kern: segment ${segment.start}-${segment.end - 1} not summarized (retried after a later turn): ${error.message}`))
+  )
+
+/**
+ * One pass of the context's background work for a session: new L0 segments, summaries of those without one (L0
+ * first, in order, a few at a time), then rollups (10 summarized roots of a level → one parent, summarized) until
+ * nothing more rolls up. Answers the session's segments as they are after it.
+ */
+export const segmentPass = (
+  deps: PassDeps,
+  sessionId: string,
+  history: SessionHistory,
+  options: { readonly force: boolean }
+) =>
+  Effect.gen(function*() {
+    let segments = yield* deps.store.list(sessionId)
+    const added = yield* segmentNew(deps, sessionId, history, segments, options.force)
+    if (added.length > 0) segments = yield* deps.store.list(sessionId)
+    const childrenOf = (parent: Segment) => segments.filter((segment) => segment.parentId === parent.id)
+    const pending = segments.filter((segment) => segment.summary === null)
+    if (pending.length > 0) {
+      const done = yield* Ref.make(0)
+      yield* deps.progress(`summarizing ${pending.length} segment${pending.length === 1 ? "" : "s"} of the conversation…`)
+      yield* Effect.forEach(pending, (segment) =>
+        Effect.zipRight(
+          summarizeOne(deps, history, segment, childrenOf(segment)),
+          Effect.flatMap(Ref.updateAndGet(done, (n) => n + 1), (n) => deps.progress(`summarized ${n} of ${pending.length}`))
+        ), { concurrency: summaryConcurrency, discard: true })
+      segments = yield* deps.store.list(sessionId)
+    }
+    for (;;) {
+      const plans = planRollups(segments)
+      if (plans.length === 0) break
+      for (const plan of plans) {
+        const children = plan.children
+        const parent = yield* deps.store.insertParent(sessionId, {
+          level: plan.level,
+          start: children[0]!.start,
+          end: children[children.length - 1]!.end,
+          tokens: children.reduce((sum, child) => sum + child.tokens, 0),
+          firstAt: children[0]!.firstAt,
+          lastAt: children[children.length - 1]!.lastAt,
+          summary: null,
+          summaryTokens: 0
+        }, children.map((child) => child.id))
+        yield* summarizeOne(deps, history, parent, children)
+      }
+      // A parent whose summary failed stays unsummarized, so it does not roll up again: the loop ends.
+      segments = yield* deps.store.list(sessionId)
+    }
+    return segments
+  }).pipe(Effect.withSpan("kern.context.segmentPass", { attributes: { sessionId } }))

@@ -1,0 +1,50 @@
+import { envelopeLine } from "../agent/envelope.js"
+import type { SessionMessage } from "../session/messages.js"
+
+/** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */
+export const messageOverheadTokens = 4
+
+const valueText = (value: unknown): string => {
+  if (typeof value === "string") return value
+  const json = JSON.stringify(value)
+  return json === undefined ? String(value) : json
+}
+
+const artifactReference = /artifact ([A-Za-z0-9_-]+): retrieve_tool_output/
+
+/**
+ * A tool result as the context carries it: whole up to `maxChars`, else its head and a note of how to get the rest.
+ * The session keeps the result as it was; only the model's copy is cut. The note names the artifact when the
+ * compactor stored one, else the recall tool's load of that very message.
+ */
+export const toolResultInContext = (
+  result: unknown,
+  maxChars: number,
+  where: { readonly sessionId: string; readonly index: number }
+): unknown => {
+  if (typeof result !== "string") {
+    const json = valueText(result)
+    return json.length <= maxChars ? result : toolResultInContext(json, maxChars, where)
+  }
+  if (result.length <= maxChars) return result
+  const artifact = artifactReference.exec(result)?.[1]
+  const how = artifact !== undefined
+    ? `retrieve_tool_output({ "artifactId": "${artifact}" })`
+    : `recall({ "mode": "load", "sessionId": "${where.sessionId}", "messageStart": ${where.index}, "messageEnd": ${where.index} })`
+  return `${result.slice(0, maxChars)}\n[cut from the context: ${result.length - maxChars} more characters; the whole output: ${how}]`
+}
+
+/** The text of a message as the model reads it (what its tokens are counted from). */
+export const sentText = (message: SessionMessage, maxToolResultChars: number, sessionId = "", index = 0): string => {
+  switch (message._tag) {
+    case "user":
+      return message.envelope === undefined ? message.text : `${envelopeLine(message.envelope)}\n${message.text}`
+    case "assistant": {
+      if (message.toolCalls.length === 0) return message.text
+      const calls = message.toolCalls.map((call) => `${call.name} ${valueText(call.params)}`)
+      return message.text === "" ? calls.join("\n") : `${message.text}\n${calls.join("\n")}`
+    }
+    case "tool":
+      return valueText(toolResultInContext(message.result, maxToolResultChars, { sessionId, index }))
+  }
+}

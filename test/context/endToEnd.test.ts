@@ -1,0 +1,116 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Ref } from "effect"
+import * as NodePath from "node:path"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
+import { openActiveSession } from "../../src/agent/activeSession.js"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import { TurnRunner } from "../../src/agent/TurnRunner.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { ContextWindow } from "../../src/context/ContextWindow.js"
+import { SegmentStore } from "../../src/context/SegmentStore.js"
+import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+
+const maxContextTokens = 30_000
+
+const runtime = (dir: string) =>
+  agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, { OPENAI_API_KEY: "sk-test" })),
+    Layer.provide(NodeContext.layer)
+  )
+
+/** One operator turn on the active session, with its events. */
+const turn = (text: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const queue = yield* MessageQueue
+    const runner = yield* TurnRunner
+    const context = yield* ContextWindow
+    const { session } = yield* openActiveSession()
+    const first = yield* session.history.first
+    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text })
+    const message = yield* queue.next
+    const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
+    const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
+    yield* queue.endTurn
+    yield* context.settled()
+    return { outcome, events: yield* Ref.get(events), loadedFrom: first, sessionId: session.id }
+  }))
+
+/** The request of the turn that carries `text` (summaries are requests of their own, without tools). */
+const turnRequest = (requests: ReadonlyArray<RecordedRequest>, text: string) =>
+  requests.filter((r) => r.path === "/responses" && JSON.stringify(r.body).includes(text)).at(-1)
+
+interface ResponsesBody {
+  readonly input: ReadonlyArray<{ readonly role?: string; readonly type?: string; readonly content?: unknown }>
+  readonly tools?: ReadonlyArray<unknown>
+}
+
+/** The text the model is sent: every input item and the tools, as the tokenizer counts it. */
+const requestText = (request: RecordedRequest) => {
+  const body = request.body as ResponsesBody
+  return [...body.input.map((item) => JSON.stringify(item)), JSON.stringify(body.tools ?? [])].join("\n")
+}
+
+/** The system prompt of a Responses request (its system item), and the items after it. */
+const split = (request: RecordedRequest) => {
+  const [system, ...rest] = (request.body as ResponsesBody).input
+  expect(system?.role).toBe("system")
+  return { system: JSON.stringify(system?.content), rest }
+}
+
+describe("context, end to end", () => {
+  it.live("a turn on a 20,000-message session stays within maxContextTokens, carries <conversation_summary>, and the next run loads from the cut", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({ fallback: FakeReply.text("The operator and the agent went over the router: DHCP .100-.200, DNS on the pi.") })
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, {
+        ".kern/config.json": JSON.stringify({
+          provider: "openai",
+          model: "test-model",
+          baseURL: server.baseURL,
+          maxContextTokens,
+          embeddingModel: false,
+          recall: false
+        }),
+        "IDENTITY.md": "# IDENTITY.md\nI am the test agent.\n"
+      })
+      writeSessionFixture(dir, 20_000)
+
+      const first = yield* turn("what did we decide about DNS?").pipe(Effect.provide(runtime(dir)))
+      expect(first.outcome.failure).toBeUndefined()
+      // Nothing was summarized before: the turn summarized the overflow itself, and said so.
+      expect(first.events.some((e) => e.type === "context" && e.text.includes("summarizing older messages first"))).toBe(true)
+      const requests = yield* server.requests
+      const request = turnRequest(requests, "what did we decide about DNS?")!
+      const { rest, system } = split(request)
+      expect(system).toContain("<conversation_summary>")
+      expect(system).toContain("level: L")
+      // Within the window by the same tokenizer the budget uses (tool definitions included).
+      expect(countTokens(requestText(request))).toBeLessThanOrEqual(maxContextTokens)
+      // The raw window starts at a user message: no tool result without its call.
+      expect(rest[0]).toMatchObject({ role: "user" })
+      // Summaries were made by the summary model (requests without tools), and rolled up.
+      expect(requests.filter((r) => r.path === "/responses" && !JSON.stringify(r.body).includes("\"tools\"")).length).toBeGreaterThan(10)
+
+      const segments = yield* Effect.flatMap(SegmentStore, (store) => store.list(first.sessionId)).pipe(Effect.provide(runtime(dir)))
+      expect(segments.some((s) => s.level === 1)).toBe(true)
+      const cut = yield* Effect.flatMap(SegmentStore, (store) => store.getCut(first.sessionId)).pipe(Effect.provide(runtime(dir)))
+      expect(Option.isSome(cut)).toBe(true)
+
+      // A new process: the session is read from the cut on (only the window is held) and nothing is summarized again.
+      const before = (yield* server.requests).length
+      const second = yield* turn("and the DHCP range?").pipe(Effect.provide(runtime(dir)))
+      expect(second.outcome.failure).toBeUndefined()
+      expect(second.loadedFrom).toBe(Option.getOrThrow(cut).messageIndex)
+      expect(second.loadedFrom).toBeGreaterThan(19_000)
+      const after = yield* server.requests
+      expect(after.length - before).toBe(1)
+      const again = turnRequest(after, "and the DHCP range?")!
+      expect(split(again).system).toContain("<conversation_summary>")
+      expect(countTokens(requestText(again))).toBeLessThanOrEqual(maxContextTokens)
+    })), 120_000)
+})
