@@ -18,14 +18,17 @@ import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { ContextWindow } from "../context/ContextWindow.js"
+import { toolDefinitionsTokens } from "../context/toolTokens.js"
 import { withRecallBlock } from "../recall/autoRecall.js"
+import type { AutoRecall } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../channels/Channel.js"
 import type { SessionHistory } from "./SessionHistory.js"
-import { buildSystemPromptFrom } from "./systemPrompt.js"
+import { buildSystemPromptFrom, type PromptTool } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
@@ -62,14 +65,16 @@ const checked = true
 const envelopeOf = (message: QueuedMessage, at: string) =>
   new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at }, checked)
 
-const makeToolkit = (tools: ReadonlyArray<RegisteredTool>) => {
+const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string) => number) => {
   const { toolIdOf, toolkit } = toolkitFor(tools)
   const withHandler: Toolkit.WithHandler<any> = {
     tools: toolkit.tools,
     // Tool calls are resolved by the kernel's executor, never by @effect/ai.
     handle: () => Effect.die("kern resolves tool calls through its executor")
   }
-  return { toolIdOf, withHandler }
+  const tokens = toolDefinitionsTokens(Object.values(toolkit.tools), count)
+  const promptTools = tools.map((tool) => ({ name: tool.spec.name, description: tool.spec.description }))
+  return { toolIdOf, withHandler, tokens, promptTools }
 }
 
 /** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
@@ -91,13 +96,15 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const prices = priceTable(config.prices)
     const summaries = yield* NotesSummary
     const recall = yield* Recall
+    const context = yield* ContextWindow
     // Memory files are read again only when they change.
     const files = yield* makeFileCache
-    const systemPrompt = buildSystemPromptFrom(files).pipe(
-      Effect.provideService(AgentConfig, loaded),
-      Effect.provideService(FileSystem.FileSystem, fs),
-      Effect.provideService(NotesSummary, summaries)
-    )
+    const systemPrompt = (tools: ReadonlyArray<PromptTool>) =>
+      buildSystemPromptFrom(files, { tools }).pipe(
+        Effect.provideService(AgentConfig, loaded),
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.provideService(NotesSummary, summaries)
+      )
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
@@ -105,12 +112,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     // Building a toolkit renders every tool's JSON Schema: do it again only when the offered tools change (one
     // toolkit per scope users have, at most three).
     const toolkitCache = yield* Ref.make(new Map<string, ReturnType<typeof makeToolkit>>())
+    const count = context.count
     const toolkitOf = (tools: ReadonlyArray<RegisteredTool>) =>
       Ref.modify(toolkitCache, (cached) => {
         const key = tools.map((tool) => tool.fingerprint).join(",")
         const hit = cached.get(key)
         if (hit !== undefined) return [hit, cached]
-        const value = makeToolkit(tools)
+        const value = makeToolkit(tools, count)
         const next = new Map(cached.size >= 8 ? [] : cached)
         return [value, next.set(key, value)]
       })
@@ -144,8 +152,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           origin: { interface: message.interface, channel: message.channel, userId: message.userId },
           ...(toolScope === undefined ? {} : { toolScope })
         })
+        // The line's place in the file goes with the message: the context's cut is stored as one, so a restart
+        // reads the session from there.
         const append = (entry: SessionMessage) =>
-          Effect.zipRight(session.writer.append(entry), session.history.append(entry))
+          Effect.gen(function*() {
+            const before = yield* session.writer.stats
+            yield* session.writer.append(entry)
+            yield* session.history.append(entry, { byteOffset: before.bytes, linesBefore: before.messages })
+          })
         const now = Effect.map(DateTime.now, DateTime.formatIso)
         const userMessage = (queued: QueuedMessage) =>
           Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }, checked))
@@ -154,22 +168,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         yield* append(yield* userMessage(message))
         yield* recorded(message)
 
-        // Auto-recall, when messages were trimmed from the context. Nothing trims yet (the context budget will say
-        // where it cut), so the whole session is in the context and it never fires; the rest is in place.
-        const trimmed = false
-        const recalled = yield* recall.autoRecall(
-          { enabled: config.autoRecall, trimmed, maxDistance: config.autoRecallMaxDistance, maxTokens: config.autoRecallTokens },
-          message.text,
-          [{ sessionId: session.id, messageStart: 0, messageEnd: Number.MAX_SAFE_INTEGER }]
-        )
-        if (recalled !== undefined) {
-          yield* emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
-        }
-
         // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.
         const registered = yield* registry.listTools
         const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
-        const { toolIdOf, withHandler } = yield* toolkitOf(tools)
+        const { promptTools, toolIdOf, tokens: toolsTokens, withHandler } = yield* toolkitOf(tools)
+        let recalled: AutoRecall | undefined
 
         // A heartbeat may run on a cheaper model (`heartbeatModel`).
         const turnModel = message.interface === heartbeatInterface
@@ -197,9 +200,31 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
             break
           }
-          const history = yield* session.history.prompt(yield* systemPrompt)
+          const prepared = yield* context.prepare({
+            sessionId: session.id,
+            history: session.history,
+            system: yield* systemPrompt(promptTools),
+            toolsTokens,
+            modelId: turnModel.modelId,
+            progress: (text) => emit({ type: "context", text })
+          })
+          if (step === 1) {
+            // Auto-recall, once a turn, when messages were trimmed from the context: what is still raw (the cut on)
+            // is never recalled again.
+            const { cut, messages } = prepared.breakdown
+            recalled = yield* recall.autoRecall(
+              { enabled: config.autoRecall, trimmed: cut > 0, maxDistance: config.autoRecallMaxDistance, maxTokens: config.autoRecallTokens },
+              message.text,
+              [{ sessionId: session.id, messageStart: cut, messageEnd: Math.max(cut, messages - 1) }]
+            )
+            if (recalled !== undefined) {
+              yield* emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
+            }
+          }
           // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
-          const prompt = recalled === undefined ? history : Prompt.fromMessages(withRecallBlock(history.content, recalled.block))
+          const prompt = recalled === undefined
+            ? prepared.prompt
+            : Prompt.fromMessages(withRecallBlock(prepared.prompt.content, recalled.block))
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const modelStart = yield* Clock.currentTimeNanos
@@ -213,6 +238,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           }
           const { calls, text } = result.right
           usage = addUsage(usage, result.right.usage)
+          yield* context.calibrate(turnModel.modelId, prepared.estimate, result.right.usage.inputTokens)
           yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
           yield* ctx.budget.addCostUsdCents(result.right.usage.costUsdCents)
           yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }, checked))
@@ -251,6 +277,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           error: failure?.message ?? null,
           failure: encoded ?? null
         })
+        // Segments and summaries of what the turn added, in the background: the reply is not held up for them.
+        yield* context.afterTurn(session.id, session.history)
         yield* emit({ type: "done", reply, delivered, steps })
         return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { failure }) } satisfies TurnOutcome
       }).pipe(Effect.withSpan("kern.agent.turn"))
