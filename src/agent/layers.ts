@@ -132,10 +132,18 @@ export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
     Layer.provideMerge(Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report))),
     Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold)))
   )
-  const liveInfo = RuntimeInfo.layerWith(Effect.map(AgentRuntime, (agent) => ({
+  const liveInfo = RuntimeInfo.layerWith(Effect.map(Effect.zip(AgentRuntime, ContextWindow), ([agent, context]) => ({
     queueLength: Effect.map(agent.status, (status) => status.queued),
     session: Effect.flatMap(agent.currentSession, (session) =>
-      Effect.map(session.writer.stats, (stats) => Option.some({ id: session.id, ...stats })))
+      Effect.map(session.writer.stats, (stats) => Option.some({ id: session.id, ...stats }))),
+    context: Effect.flatMap(agent.currentSession, (session) =>
+      Effect.map(context.lastBreakdown(session.id), Option.map(({ budget, cut, injected, messages, tokens }) => ({
+        maxContextTokens: budget.maxContextTokens,
+        ...tokens,
+        cut,
+        messages,
+        summaries: injected.length
+      }))))
   })))
   // Recall indexes in the background: a backfill at start-up, then after each turn.
   return Layer.merge(Builtins.layerWith(liveInfo), RecallWorker.layer).pipe(Layer.provideMerge(runtime))

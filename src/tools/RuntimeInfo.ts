@@ -9,9 +9,25 @@ export interface SessionFigures {
   readonly bytes: number
 }
 
+/** The context of the last model call, in tokens (src/context/ContextWindow.ts ContextBreakdown). */
+export interface ContextFigures {
+  readonly maxContextTokens: number
+  readonly system: number
+  readonly tools: number
+  readonly summary: number
+  readonly raw: number
+  readonly total: number
+  /** The first message sent raw, and the session's messages. */
+  readonly cut: number
+  readonly messages: number
+  /** Summaries in `<conversation_summary>`. */
+  readonly summaries: number
+}
+
 /** Where live figures come from; the running agent supplies them, a one-shot command has none. */
 export interface RuntimeSources {
   readonly session?: Effect.Effect<Option.Option<SessionFigures>>
+  readonly context?: Effect.Effect<Option.Option<ContextFigures>>
   readonly queueLength?: Effect.Effect<number>
   readonly version?: string
 }
@@ -25,6 +41,8 @@ export interface RuntimeInfoService {
   readonly session: Effect.Effect<Option.Option<SessionFigures>>
   /** Messages waiting in the queue, when the runtime has a queue. */
   readonly queueLength: Effect.Effect<Option.Option<number>>
+  /** The last model call's context, once there was one in this process. */
+  readonly context: Effect.Effect<Option.Option<ContextFigures>>
 }
 
 /** What the `kern` tool reports about the process it runs in: version, start time and live figures. */
@@ -37,6 +55,7 @@ export const make = (sources: RuntimeSources = {}): Effect.Effect<RuntimeInfoSer
     startedAtMs,
     uptimeMs: Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, now - startedAtMs)),
     session: sources.session ?? Effect.succeed(Option.none()),
+    context: sources.context ?? Effect.succeed(Option.none()),
     queueLength: sources.queueLength === undefined ? Effect.succeed(Option.none()) : Effect.map(sources.queueLength, Option.some)
   }))
 

@@ -9,7 +9,6 @@ import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { effectiveScope, PairingStore, userKey } from "../users/PairingStore.js"
 import { syncUsersFile } from "../users/usersFile.js"
-import { estimateTokens } from "./ContextStats.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
 import { Recall } from "../recall/Recall.js"
@@ -130,13 +129,16 @@ const status = (loaded: LoadedConfig) =>
         onNone: () => "none (no conversation is open in this process)",
         onSome: (figures) => ({ id: figures.id, messages: figures.messages, bytes: figures.bytes })
       }),
-      context: Option.match(session, {
-        onNone: () => "not available",
+      context: Option.match(yield* info.context, {
+        onNone: () => `no model call yet in this process (maxContextTokens ${loaded.config.maxContextTokens})`,
         onSome: (figures) => ({
-          messages: figures.messages,
-          bytes: figures.bytes,
-          estimatedTokens: estimateTokens(figures.bytes),
-          maxContextTokens: loaded.config.maxContextTokens
+          tokens: `${figures.total} of ${figures.maxContextTokens} (system ${figures.system}, tools ${figures.tools}, ` +
+            `summaries ${figures.summary}, raw messages ${figures.raw})`,
+          window: figures.cut === 0
+            ? `all ${figures.messages} messages raw (nothing trimmed)`
+            : `messages ${figures.cut}-${figures.messages - 1} raw, 0-${figures.cut - 1} stand as ${figures.summaries} ` +
+              "summaries (recall loads them whole)",
+          ...figures
         })
       }),
       queue: Option.match(queue, { onNone: () => "not available", onSome: (length) => length }),

@@ -20,7 +20,11 @@ const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1_000).toISOString
 const text = (topic: string, i: number, words: number) => `${topic} ${i}: ${`${topic} detail `.repeat(words / 2)}`
 
 /** A conversation of `turns` turns (user, tool call, tool result, answer): each message ~`words` tokens. */
-const conversation = (turns: number, words = 120, topicOf = (turn: number) => (turn < turns / 2 ? "router" : "garden")) => {
+const conversation = (
+  turns: number,
+  words = 120,
+  topicOf: (turn: number) => string = (turn) => (turn < turns / 2 ? "router" : "garden")
+) => {
   const messages: Array<SessionMessage> = []
   for (let t = 0; t < turns; t++) {
     const topic = topicOf(t)

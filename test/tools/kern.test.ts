@@ -68,9 +68,12 @@ describe("kern tool: status", () => {
       messages: messages.length,
       bytes: messages.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0)
     }
+    // The context of the last model call, as the running agent reports it from its ContextWindow.
+    const context = { maxContextTokens: 100_000, system: 3_100, tools: 2_400, summary: 9_000, raw: 15_500, total: 30_000, cut: 1_200, messages: 1_260, summaries: 7 }
     const live = RuntimeInfo.layerWith(Effect.map(MessageQueue, (queue) => ({
       queueLength: queue.size,
-      session: Effect.succeed(Option.some(figures))
+      session: Effect.succeed(Option.some(figures)),
+      context: Effect.succeed(Option.some(context))
     })))
     return Effect.gen(function*() {
       const queue = yield* MessageQueue
@@ -96,6 +99,8 @@ describe("kern tool: status", () => {
           "  id: 20260101-000000-abcdef",
           "  messages: 2",
           "context:",
+          "  tokens: 30000 of 100000 (system 3100, tools 2400, summaries 9000, raw messages 15500)",
+          "  window: messages 1200-1259 raw, 0-1199 stand as 7 summaries (recall loads them whole)",
           "  maxContextTokens: 100000",
           "queue: 2",
           "usage:",
@@ -117,6 +122,7 @@ describe("kern tool: status", () => {
       const lines = out.text.split("\n")
       expect(lines).toContain("uptime: 0s")
       expect(lines).toContain("session: none (no conversation is open in this process)")
+      expect(lines).toContain("context: no model call yet in this process (maxContextTokens 100000)")
       expect(lines).toContain("queue: not available")
       expect(lines).toContain("  turns: 0")
     }).pipe(Effect.provide(layerFor(agentFolder()))))
