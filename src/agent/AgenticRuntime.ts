@@ -31,6 +31,7 @@ const usageOf = (usage: Response.Usage): TurnUsage => ({
   inputTokens: usage.inputTokens ?? 0,
   outputTokens: usage.outputTokens ?? 0,
   cachedInputTokens: usage.cachedInputTokens ?? 0,
+  cacheWriteTokens: 0,
   costUsdCents: 0
 })
 

@@ -18,6 +18,7 @@ import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { promptCachingApplies, withCacheBreakpoints } from "../context/caching.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { toolDefinitionsTokens } from "../context/toolTokens.js"
 import { withRecallBlock } from "../recall/autoRecall.js"
@@ -28,7 +29,7 @@ import { modelStep } from "./modelStep.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../channels/Channel.js"
 import type { SessionHistory } from "./SessionHistory.js"
-import { buildSystemPromptFrom, type PromptTool } from "./systemPrompt.js"
+import { buildSystemPromptFrom, type PromptTool, promptToolsOf } from "./systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
@@ -73,7 +74,7 @@ const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string)
     handle: () => Effect.die("kern resolves tool calls through its executor")
   }
   const tokens = toolDefinitionsTokens(Object.values(toolkit.tools), count)
-  const promptTools = tools.map((tool) => ({ name: tool.spec.name, description: tool.spec.description }))
+  const promptTools = promptToolsOf(tools)
   return { toolIdOf, withHandler, tokens, promptTools }
 }
 
@@ -141,7 +142,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         const { message, session, emit } = input
         const recorded = input.recorded ?? (() => Effect.void)
         const toolScope = yield* scopeOf(message)
+        const windowStart = yield* Ref.make(0)
         const ctx = yield* makeRunContext({
+          windowStart,
           sessionId: session.id,
           userSid: message.userId,
           agentName: config.name,
@@ -178,6 +181,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         const turnModel = message.interface === heartbeatInterface
           ? heartbeat
           : { model, modelId: config.model ?? "" }
+        const cachingOn = promptCachingApplies(config.provider, turnModel.modelId)
         let usage = noUsage
         let modelMs = 0
         let reply = ""
@@ -208,6 +212,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             modelId: turnModel.modelId,
             progress: (text) => emit({ type: "context", text })
           })
+          yield* Ref.set(windowStart, prepared.breakdown.cut)
           if (step === 1) {
             // Auto-recall, once a turn, when messages were trimmed from the context: what is still raw (the cut on)
             // is never recalled again.
@@ -222,9 +227,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             }
           }
           // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
-          const prompt = recalled === undefined
+          const messages = recalled === undefined ? prepared.prompt.content : withRecallBlock(prepared.prompt.content, recalled.block)
+          // Anthropic caches only what is marked: the system prompt, a mid-history message and the last user message.
+          const prompt = cachingOn
+            ? Prompt.fromMessages(withCacheBreakpoints(messages))
+            : recalled === undefined
             ? prepared.prompt
-            : Prompt.fromMessages(withRecallBlock(prepared.prompt.content, recalled.block))
+            : Prompt.fromMessages(messages)
           // The last step may only answer: no tools are offered.
           const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
           const modelStart = yield* Clock.currentTimeNanos

@@ -1,5 +1,6 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
 import { Chunk, Clock, Duration, Effect, ParseResult, Schema, Stream } from "effect"
+import { finishUsage } from "../model/finishUsage.js"
 import { partsRunnerOf } from "../model/partsRunner.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
@@ -37,6 +38,8 @@ interface RawPart {
     readonly outputTokens?: number | undefined
     readonly cachedInputTokens?: number | undefined
   }
+  /** Provider metadata: where cache writes and Anthropic's own usage travel (model/finishUsage.ts). */
+  readonly metadata?: unknown
 }
 
 /**
@@ -95,13 +98,8 @@ export const modelStep = (options: ModelStepOptions) =>
           return options.emit({ type: "tool-call", ...call })
         }
         case "finish": {
-          const raw = part.usage ?? {}
-          usage = addUsage(usage, {
-            inputTokens: raw.inputTokens ?? 0,
-            outputTokens: raw.outputTokens ?? 0,
-            cachedInputTokens: raw.cachedInputTokens ?? 0,
-            costUsdCents: usageCostCents(options.modelId, raw, options.prices)
-          })
+          const tokens = finishUsage(part)
+          usage = addUsage(usage, { ...tokens, costUsdCents: usageCostCents(options.modelId, tokens, options.prices) })
           return undefined
         }
         default:

@@ -3,17 +3,18 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { modelToolName } from "../kernel/aiTools.js"
+import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
 import { listNotes } from "../memory/notes.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfMissing } from "../storage/missingFile.js"
 
-/** The memory files of the system prompt, in the order they are rendered. */
+/** The memory files of the system prompt, in the order they are rendered (seed 003). */
 const memoryFiles = ["AGENTS.md", "IDENTITY.md", "KERN.md", "KNOWLEDGE.md", "USERS.md"] as const
 
 /**
- * One piece of the agent's memory as it goes into the context: what it is, where it comes from and its text. The
- * context budget places and counts these; until it does, buildSystemPrompt renders them in order.
+ * One piece of the agent's memory as it goes into the context: what it is, where it comes from and its text.
  */
 export type MemoryItem =
   | { readonly kind: "file"; readonly source: string; readonly text: string }
@@ -26,9 +27,31 @@ export type MemoryItem =
     readonly fresh: boolean
   }
 
+/** A tool as the `<tools>` section lists it: the name the model calls it by and what it does. */
+export interface PromptTool {
+  readonly name: string
+  readonly description: string
+}
+
+export interface SystemPromptOptions {
+  /** The tools offered to this run; omitted: no `<tools>` section. */
+  readonly tools?: ReadonlyArray<PromptTool> | undefined
+  /** The whole rendered `<conversation_summary>` block, when messages are trimmed. */
+  readonly conversationSummary?: string | undefined
+}
+
+/** One section of the system prompt as the model gets it. */
+export interface SystemSection {
+  readonly kind: "preamble" | "file" | "latest-note" | "notes-summary" | "tools" | "conversation-summary"
+  /** A file name, `notes/…`, the notes summarized joined by ", ", "tools", "conversation" ("kern" for the preamble). */
+  readonly source: string
+  /** The rendered section exactly as it appears in the prompt, with its tags. */
+  readonly text: string
+}
+
 /**
- * The memory items, read fresh for every turn so edits the agent makes to its own memory take effect at once:
- * AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and the notes summary
+ * The memory items, read through `files` on every turn so edits the agent makes to its own memory take effect at
+ * once: AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and the notes summary
  * (`NotesSummary.layerNone` where there is none). A missing or empty file is simply left out; an unreadable one with a warning.
  */
 export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
@@ -69,16 +92,71 @@ export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
 /** The memory items, every file read afresh. */
 export const memoryItems = Effect.flatMap(uncachedFiles, memoryItemsFrom)
 
-export const renderMemoryItem = (item: MemoryItem): string => {
+/** The tags kern wraps the system prompt's sections in. */
+export const sectionTags = ["document", "notes_summary", "tools", "conversation_summary"] as const
+
+const tagPattern = (tags: ReadonlyArray<string>) => new RegExp(`<(/?)(${tags.join("|")})(?=[\\s/>]|$)`, "gi")
+const sectionTagPattern = tagPattern(sectionTags)
+
+/**
+ * `text` with every opening and closing tag of `tags` turned into `&lt;…`: a memory file (or a tool's description,
+ * or a summary) quoting `</document>` or `<conversation_summary>` can neither end its own section early nor forge
+ * another, for the model or for the web UI's parser. Only these tags change; all other markup reaches the model as
+ * written. The conversation summary's renderer passes `[...sectionTags, "summary"]` for the summaries' own text.
+ */
+export const escapeSectionText = (text: string, tags: ReadonlyArray<string> = sectionTags): string =>
+  text.replace(tags === sectionTags ? sectionTagPattern : tagPattern(tags), (_match, slash: string, tag: string) => `&lt;${slash}${tag}`)
+
+const attribute = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+const element = (open: string, close: string, body: string) => `<${open}>\n${escapeSectionText(body)}\n</${close}>`
+
+const document = (path: string, text: string) => element(`document path="${attribute(path)}"`, "document", text)
+
+const sectionOf = (item: MemoryItem): SystemSection => {
   switch (item.kind) {
     case "file":
-      return `<file name="${item.source}">\n${item.text}\n</file>`
     case "latest-note":
-      return `<file name="${item.source}" note="latest daily note">\n${item.text}\n</file>`
-    case "notes-summary":
-      return `<notes-summary of="${item.source.join(", ")}"${item.fresh ? "" : " stale=\"true\""}>\n${item.text}\n</notes-summary>`
+      return { kind: item.kind, source: item.source, text: document(item.source, item.text) }
+    case "notes-summary": {
+      const of = item.source.join(", ")
+      const stale = item.fresh ? "" : " stale=\"true\""
+      return { kind: "notes-summary", source: of, text: element(`notes_summary of="${attribute(of)}"${stale}`, "notes_summary", item.text) }
+    }
   }
 }
+
+/** Longest description line in `<tools>`: the full description comes with the tool's definition anyway. */
+const toolLineMax = 200
+
+const abbreviation = /(?:^|\W)(?:e\.g|i\.e|vs)$/i
+
+/**
+ * The first sentence (or line) of a description: a full stop followed by a word or the end ends it; "e.g. {" and
+ * "e.g. read" do not.
+ */
+export const firstSentence = (description: string): string => {
+  const line = description.trim().split("\n")[0]?.trim() ?? ""
+  let sentence = line
+  for (const end of line.matchAll(/[.!?](?=\s+[A-Za-z`"(]|\s*$)/g)) {
+    if (abbreviation.test(line.slice(0, end.index))) continue
+    sentence = line.slice(0, end.index + 1)
+    break
+  }
+  return sentence.length <= toolLineMax ? sentence : `${sentence.slice(0, toolLineMax - 1).trimEnd()}…`
+}
+
+const toolsSection = (tools: ReadonlyArray<PromptTool>): SystemSection => {
+  const body = tools.length === 0
+    ? "No tools are offered in this turn: answer from what you know and what is in this prompt."
+    : tools.map((tool) => `${tool.name}: ${firstSentence(tool.description)}`).join("\n")
+  return { kind: "tools", source: "tools", text: element("tools", "tools", body) }
+}
+
+/** The registered tools as the model is offered them: by the function name it calls (`kern_pair`, not "Kern pair"). */
+export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>): ReadonlyArray<PromptTool> =>
+  tools.map((tool) => ({ name: modelToolName(tool.spec.toolId), description: tool.spec.description }))
 
 /** The system prompt's first section: who the agent is and where. */
 export const preamble = (name: string, dir: string): string =>
@@ -89,14 +167,30 @@ export const preamble = (name: string, dir: string): string =>
 export const sectionSeparator = "\n\n"
 
 /**
- * The system prompt: who the agent is, then its memory items in order. The turn runner passes a cache that keeps
- * each file's text until the file changes.
+ * The system prompt section by section, in seed 003's order: the preamble, AGENTS.md, IDENTITY.md, KERN.md,
+ * KNOWLEDGE.md, USERS.md, the latest daily note, `<notes_summary>`, `<tools>` and `<conversation_summary>` (the last
+ * two only when given). Files come through `files`: the turn runner's cache reads a file again only when it changed.
  */
-export const buildSystemPromptFrom = (files: FileCache) => Effect.gen(function*() {
+export const systemSectionsFrom = (files: FileCache, options: SystemPromptOptions = {}) => Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
   const items = yield* memoryItemsFrom(files)
-  return [preamble(config.name, paths.dir), ...items.map(renderMemoryItem)].join(sectionSeparator)
-}).pipe(Effect.withSpan("kern.agent.systemPrompt"))
+  const sections: Array<SystemSection> = [
+    { kind: "preamble", source: "kern", text: preamble(config.name, paths.dir) },
+    ...items.map(sectionOf)
+  ]
+  if (options.tools !== undefined) sections.push(toolsSection(options.tools))
+  const summary = options.conversationSummary?.trim()
+  if (summary !== undefined && summary !== "") sections.push({ kind: "conversation-summary", source: "conversation", text: summary })
+  return sections as ReadonlyArray<SystemSection>
+}).pipe(Effect.withSpan("kern.agent.systemSections"))
 
-/** The system prompt, every file read afresh. */
-export const buildSystemPrompt = Effect.flatMap(uncachedFiles, buildSystemPromptFrom)
+/** The sections as one prompt. */
+export const renderSystemPrompt = (sections: ReadonlyArray<SystemSection>): string =>
+  sections.map((section) => section.text).join(sectionSeparator)
+
+/** The system prompt as one text; see systemSectionsFrom. */
+export const buildSystemPromptFrom = (files: FileCache, options: SystemPromptOptions = {}) =>
+  Effect.map(systemSectionsFrom(files, options), renderSystemPrompt).pipe(Effect.withSpan("kern.agent.systemPrompt"))
+
+/** The system prompt, every file read afresh (no tools section, no conversation summary). */
+export const buildSystemPrompt = Effect.flatMap(uncachedFiles, (files) => buildSystemPromptFrom(files))

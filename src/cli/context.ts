@@ -2,7 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option } from "effect"
 import * as Layers from "../agent/layers.js"
 import { SessionHistory } from "../agent/SessionHistory.js"
-import { type SystemSection, systemSectionsFrom, renderSystemPrompt } from "../agent/systemPrompt.js"
+import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { breakdownOf, ContextWindow } from "../context/ContextWindow.js"
 import { planContext } from "../context/plan.js"
@@ -86,9 +86,7 @@ const inspect = (requested: Option.Option<string>) =>
     const tools = yield* (yield* ToolRegistry).listTools
     const toolsTokens = toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count)
     const files = yield* makeFileCache
-    const sections = yield* systemSectionsFrom(files, {
-      tools: tools.map((tool) => ({ name: tool.spec.name, description: tool.spec.description }))
-    })
+    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools) })
     const system = renderSystemPrompt(sections)
     const ratio = Option.getOrElse(yield* segments.getCalibration(config.model ?? "").pipe(Effect.mapError(failed)), () => 1)
     const state = {
@@ -121,6 +119,9 @@ export const show = (args: ContextArgs) =>
       `context: ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — system ${number(tokens.system)}, ` +
       `tools ${number(tokens.tools)}, summaries ${number(tokens.summary)}, raw messages ${number(tokens.raw)}`,
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
+      ...(tokens.total * breakdown.calibration > budget.maxContextTokens
+        ? ["over the window: the next turn summarizes the older messages first (or now: kern segments rebuild)"]
+        : []),
       breakdown.cut === 0
         ? "raw window: every message (nothing trimmed)"
         : `raw window: messages ${number(breakdown.cut)}–${number(breakdown.messages - 1)}; 0–${number(breakdown.cut - 1)} ` +
@@ -171,8 +172,8 @@ export const list = (args: ContextArgs) =>
     }
     if (segments.length === 0) {
       return yield* Console.log(
-        `no segments yet in session ${breakdown.sessionId} (${number(breakdown.messages)} messages): they are made once ` +
-          "10,000 tokens of conversation have gathered"
+        `no segments yet in session ${breakdown.sessionId} (${number(breakdown.messages)} messages): they are made after ` +
+          "turns once 10,000 tokens of conversation have gathered (or now: kern segments rebuild)"
       )
     }
     const ordered = [...segments].sort((a, b) => b.level - a.level || a.start - b.start)

@@ -47,10 +47,11 @@ export class TurnBudget extends Schema.Class<TurnBudget>("TurnBudget")({
 
 const budgetDefaults = (): TurnBudget => TurnBudget.make({})
 
-/** US dollars per million tokens; cached input costs the input price unless given. */
+/** US dollars per million tokens; cached input and prompt-cache writes cost the input price unless given. */
 export const ModelPriceConfig = Schema.Struct({
   input: NonNegative,
   cachedInput: Schema.optional(NonNegative),
+  cacheWrite: Schema.optional(NonNegative),
   output: NonNegative
 })
 
@@ -151,7 +152,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   contractEnforcement: oneOf(...ContractEnforcement.literals),
   workspaceGuard: "true or false",
   autoCommit: "true or false",
-  prices: "an object of model id → { input, cachedInput?, output } in US dollars per million tokens",
+  prices: "an object of model id → { input, cachedInput?, cacheWrite?, output } in US dollars per million tokens",
   bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit"
 }
 

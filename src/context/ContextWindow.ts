@@ -235,6 +235,14 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         return { prompt, breakdown, estimate: planned.estimate }
       }).pipe(Effect.withSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
 
+    /** The context the next model call would get, planned as `prepare` plans it, with nothing moved or summarized. */
+    const inspect = (input: Omit<PrepareInput, "progress">) =>
+      Effect.gen(function*() {
+        const ratio = yield* calibrationOf(input.modelId)
+        const planned = yield* plan({ ...input, progress: () => Effect.void }, yield* stateOf(input.sessionId), ratio)
+        return breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
+      })
+
     /** After a turn: segments, summaries and rollups in the background; the turn never waits for them. */
     const afterTurn = (sessionId: string, history: SessionHistory) =>
       summariesOn
@@ -246,6 +254,9 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.orElse(() => Effect.void))
 
     const segments = (sessionId: string) => Effect.map(stateOf(sessionId), (state) => state.segments)
+
+    /** Where the session's raw window starts, as last stored. */
+    const storedCut = (sessionId: string) => Effect.map(stateOf(sessionId), (state) => state.cut)
 
     /** The context of the session's last model call in this process, if there was one. */
     const lastBreakdown = (sessionId: string) =>
@@ -263,6 +274,6 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         return (yield* stateOf(sessionId)).segments
       })
 
-    return { prepare, afterTurn, settled, calibrate, cutOf, historyOf, segments, lastBreakdown, rebuild, count } as const
+    return { prepare, inspect, afterTurn, settled, calibrate, cutOf, historyOf, segments, storedCut, lastBreakdown, rebuild, count } as const
   })
 }) {}

@@ -1,3 +1,4 @@
+import { escapeSectionText, sectionTags } from "../agent/systemPrompt.js"
 import type { Segment } from "./Segment.js"
 
 /** A range of messages, `start` inclusive, `end` exclusive. */
@@ -125,8 +126,12 @@ const gaps = (chosen: ReadonlyArray<Segment>, cut: number): ReadonlyArray<Messag
 /**
  * The `<conversation_summary>` block of the system prompt, one `<summary>` per segment in the order given (message
  * order), as seed 003 shows it: `messages` is the inclusive range, hence `end - 1`. A segment without a summary has
- * nothing to say and is left out; the text is trimmed so a model's trailing newline does not open a blank line.
+ * nothing to say and is left out; the text is trimmed so a model's trailing newline does not open a blank line. A
+ * summary is the model's words about the conversation, so it may quote kern's tags: they are escaped, so it can
+ * neither end its block nor the section early.
  */
+const summaryTags = [...sectionTags, "summary"]
+
 export const renderConversationSummary = (chosen: ReadonlyArray<Segment>): string => {
   const blocks: Array<string> = []
   for (const segment of chosen) {
@@ -138,7 +143,7 @@ export const renderConversationSummary = (chosen: ReadonlyArray<Segment>): strin
         `messages: ${segment.start}-${segment.end - 1}`,
         `first: ${segment.firstAt}`,
         `last: ${segment.lastAt}`,
-        segment.summary.trim(),
+        escapeSectionText(segment.summary.trim(), summaryTags),
         "</summary>"
       ].join("\n")
     )

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Random } from "effect"
+import { Clock, Context, Effect, Random, type Ref } from "effect"
 import type { SafetyMode } from "../config/schema.js"
 import type { RunOrigin } from "./ApprovalGate.js"
 import type { RunToolScope } from "./toolScope.js"
@@ -24,6 +24,11 @@ export interface RunContextData {
   readonly origin?: RunOrigin | undefined
   /** The most the run's user may use (a paired user's scope, `none` for nobody's); absent: whatever is registered. */
   readonly toolScope?: RunToolScope | undefined
+  /**
+   * The first message of the session the model has raw in its context (the context's cut), kept current by the
+   * turn: recall leaves out only what the model can already see. Absent outside a turn: the whole session.
+   */
+  readonly windowStart?: Ref.Ref<number> | undefined
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -39,6 +44,7 @@ export interface RunContextOptions {
   readonly metadata?: Record<string, unknown>
   readonly origin?: RunOrigin
   readonly toolScope?: RunToolScope
+  readonly windowStart?: Ref.Ref<number>
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
@@ -71,7 +77,8 @@ export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<R
       metadata: options.metadata ?? {},
       startedAtMs: yield* Clock.currentTimeMillis,
       ...(options.origin === undefined ? {} : { origin: options.origin }),
-      ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope })
+      ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope }),
+      ...(options.windowStart === undefined ? {} : { windowStart: options.windowStart })
     }
   })
 

@@ -18,6 +18,7 @@ export const usageTotals = Effect.gen(function*() {
           coalesce(sum(json_extract(detail, '$.usage.inputTokens')), 0) AS input_tokens,
           coalesce(sum(json_extract(detail, '$.usage.outputTokens')), 0) AS output_tokens,
           coalesce(sum(json_extract(detail, '$.usage.cachedInputTokens')), 0) AS cached_input_tokens,
+          coalesce(sum(json_extract(detail, '$.usage.cacheWriteTokens')), 0) AS cache_write_tokens,
           coalesce(sum(json_extract(detail, '$.usage.costUsdCents')), 0) AS cost_usd_cents
         FROM kernel_events WHERE decision_key = 'kernel.run.finished' AND json_extract(detail, '$.kind') = 'turn'`
   })

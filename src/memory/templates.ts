@@ -67,12 +67,19 @@ may edit it, but you normally leave it alone.
   approves (\`kern pair\`, or \`kern_pair\` when they ask you to). A paired user's turn runs with their own tool
   scope (read unless the operator set more): tools beyond it are neither offered nor run, whatever they ask.
 - **Reaching someone.** To write to a paired user unprompted (a heartbeat that needs the operator's attention),
-  use \`message\` with their id and channel from USERS.md.
+  use \`message\` with their user id and interface (telegram or slack) from USERS.md.
 - **Approvals.** When the operator set \`approvalMode\` to ask, a destructive call (bash) waits for an operator's
   yes; a refusal, or no answer in time, comes back as the call's result.
-- **Context.** Your system prompt holds KERN.md, AGENTS.md, IDENTITY.md, USERS.md, KNOWLEDGE.md, the latest
-  daily note in \`notes/\` and a summary of the five notes before it; the conversation of the current session
-  follows it.
+- **Context.** Your system prompt is rebuilt for every message: a line saying who and where you are; AGENTS.md,
+  IDENTITY.md, KERN.md, KNOWLEDGE.md and USERS.md, each in a \`document\` tag with its path; the latest daily note
+  in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`tools\`, the tools this turn may use;
+  and, once older messages are trimmed, \`conversation_summary\`. An edit to these files shows in your next message,
+  with no restart. Where a file quotes one of these tags, its \`<\` is shown as \`&lt;\`.
+- **Long conversations.** The conversation is kept inside the context window (\`maxContextTokens\`): older messages
+  are trimmed from the front and appear as summaries in \`conversation_summary\`, each naming the messages it
+  covers. Nothing is lost: the full history stays in the session files, and \`recall\` searches it and loads any
+  messages whole. A tool result longer than \`maxToolResultChars\` is cut in the context with a note saying how to
+  get all of it (\`retrieve_tool_output\` with its artifact id, or \`recall\`).
 - **Notes.** Only \`notes/YYYY-MM-DD.md\` are daily notes. A previous day's note is history: write and edit refuse
   to change it. Write today's.
 - **Commits.** With \`autoCommit\` on (the default), kern commits the memory files that changed after your turns
@@ -83,8 +90,9 @@ may edit it, but you normally leave it alone.
   \`.git/\` is read-only. Secrets never reach you: where one would appear in a result you see \`[redacted:NAME]\`,
   and a call that would send one out is refused. A file must be read before you change it.
 - **Budgets.** Each turn has a budget of tool calls, prompt tokens, time and cost. When it runs out the turn ends.
-- **Recall.** Every past session is indexed: \`recall\` finds earlier conversations (and your knowledge/ and notes/
-  files) by meaning and keywords; load a hit's messages to read them in full.
+- **Recall.** With \`recall\` on (the default), every past session is indexed: the \`recall\` tool finds earlier
+  conversations (and your knowledge/ and notes/ files) by meaning and keywords; load a hit's messages to read them
+  in full.
 `
 
 const knowledge = (_ctx: TemplateContext) => `# KNOWLEDGE.md — index of knowledge/

@@ -1,6 +1,14 @@
 import { AiError, type LanguageModel, type Prompt, Tool } from "@effect/ai"
 import { Effect, Encoding } from "effect"
-import type { ChatRequest, WireContentPart, WireMessage, WireTool, WireToolChoice } from "./ChatCompletionsWire.js"
+import type {
+  ChatRequest,
+  WireCacheControl,
+  WireContentPart,
+  WireMessage,
+  WireTextPart,
+  WireTool,
+  WireToolChoice
+} from "./ChatCompletionsWire.js"
 
 const malformed = (description: string) =>
   new AiError.MalformedInput({ module: "ChatCompletions", method: "prepareRequest", description })
@@ -91,6 +99,43 @@ const wireOf = (message: Prompt.Message) =>
     }
   })
 
+/**
+ * The cache breakpoint a message carries, where @effect/ai-anthropic reads it (`options.anthropic.cacheControl`,
+ * set by context/caching.ts): one mark serves both providers. Anything but an ephemeral mark is no mark.
+ */
+const cacheControlOf = (message: Prompt.Message): WireCacheControl | undefined => {
+  const anthropic = message.options["anthropic"]
+  const mark: unknown = anthropic === undefined ? undefined : anthropic["cacheControl"]
+  if (typeof mark !== "object" || mark === null || !("type" in mark) || mark.type !== "ephemeral") return undefined
+  const ttl = "ttl" in mark && (mark.ttl === "5m" || mark.ttl === "1h") ? mark.ttl : undefined
+  return ttl === undefined ? { type: "ephemeral" } : { type: "ephemeral", ttl }
+}
+
+const markedText = (text: string, cache_control: WireCacheControl): Array<WireTextPart> => [
+  { type: "text", text, cache_control }
+]
+
+/**
+ * A wire message with the breakpoint on its content: OpenRouter takes `cache_control` on a content part, so the
+ * content becomes parts, the last one marked. Nothing carries it where there is no text: an assistant message that
+ * only calls tools, or empty text (Anthropic refuses a mark on an empty text block).
+ */
+const withMark = (wire: WireMessage, mark: WireCacheControl): WireMessage => {
+  if (wire.content === "" || wire.content === null) return wire
+  if (typeof wire.content === "string") return { ...wire, content: markedText(wire.content, mark) }
+  if (wire.role !== "user" || wire.content.length === 0) return wire
+  const parts = wire.content
+  return { ...wire, content: [...parts.slice(0, -1), { ...parts[parts.length - 1]!, cache_control: mark }] }
+}
+
+/** The message's wire messages; a marked one carries its breakpoint on the last of them. */
+const markedWireOf = (message: Prompt.Message) =>
+  Effect.map(wireOf(message), (wires): Array<WireMessage> => {
+    const mark = cacheControlOf(message)
+    if (mark === undefined || wires.length === 0) return wires
+    return [...wires.slice(0, -1), withMark(wires[wires.length - 1]!, mark)]
+  })
+
 /** Converts @effect/ai's Prompt to Chat Completions `messages`, as the JSON text of the array. */
 export const toMessagesJson = (prompt: Prompt.Prompt, cache: WireCache = makeWireCache()) =>
   Effect.gen(function*() {
@@ -98,7 +143,7 @@ export const toMessagesJson = (prompt: Prompt.Prompt, cache: WireCache = makeWir
     for (const message of prompt.content) {
       let json = cache.messages.get(message)
       if (json === undefined) {
-        json = (yield* wireOf(message)).map((wire) => JSON.stringify(wire)).join(",")
+        json = (yield* markedWireOf(message)).map((wire) => JSON.stringify(wire)).join(",")
         cache.messages.set(message, json)
       }
       if (json !== "") pieces.push(json)

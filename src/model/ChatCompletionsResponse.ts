@@ -2,6 +2,7 @@ import type { Response } from "@effect/ai"
 import { Either } from "effect"
 import { toolCallParams } from "../kernel/toolArgs.js"
 import type { ChatCompletion, Usage } from "./ChatCompletionsWire.js"
+import { cacheWriteMetadata } from "./finishUsage.js"
 import { noOutput, type ProviderContext, type ProviderError } from "./ProviderError.js"
 
 // Chat Completions answers → @effect/ai response parts (encoded form, as LanguageModel.make expects).
@@ -29,7 +30,7 @@ export const usageOf = (usage: Usage | null | undefined): Response.FinishPartEnc
   const inputTokens = usage?.prompt_tokens ?? undefined
   const outputTokens = usage?.completion_tokens ?? undefined
   const reasoningTokens = usage?.completion_tokens_details?.reasoning_tokens ?? undefined
-  const cachedInputTokens = usage?.prompt_tokens_details?.cached_tokens ?? undefined
+  const cachedInputTokens = usage?.prompt_tokens_details?.cached_tokens ?? usage?.cache_read_input_tokens ?? undefined
   return {
     inputTokens,
     outputTokens,
@@ -37,6 +38,24 @@ export const usageOf = (usage: Usage | null | undefined): Response.FinishPartEnc
       (inputTokens === undefined && outputTokens === undefined ? undefined : (inputTokens ?? 0) + (outputTokens ?? 0)),
     ...(reasoningTokens === undefined ? {} : { reasoningTokens }),
     ...(cachedInputTokens === undefined ? {} : { cachedInputTokens })
+  }
+}
+
+/** Prompt tokens written to the provider's cache, under either name servers use for them. */
+export const cacheWriteTokensOf = (usage: Usage | null | undefined): number | undefined =>
+  usage?.prompt_tokens_details?.cache_write_tokens ?? usage?.cache_creation_input_tokens ?? undefined
+
+/** The closing part: the usage @effect/ai knows, and cache writes (which it has no field for) in the metadata. */
+export const finishPart = (
+  reason: Response.FinishReason,
+  usage: Usage | null | undefined
+): Response.FinishPartEncoded => {
+  const writes = cacheWriteTokensOf(usage)
+  return {
+    type: "finish",
+    reason,
+    usage: usageOf(usage),
+    ...(writes === undefined ? {} : { metadata: cacheWriteMetadata(writes) })
   }
 }
 
@@ -86,6 +105,6 @@ export const fromCompletion = (
     if (text.trim() === "" && toolCalls.length === 0) {
       return yield* Either.left(noOutput(context, choice?.finish_reason ?? "none"))
     }
-    parts.push({ type: "finish", reason, usage: usageOf(completion.usage) })
+    parts.push(finishPart(reason, completion.usage))
     return parts
   })

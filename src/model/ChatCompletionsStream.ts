@@ -1,6 +1,6 @@
 import type { Response } from "@effect/ai"
 import { Either } from "effect"
-import { finishReason, metadataPart, parseToolParams, toolCallPart, usageOf } from "./ChatCompletionsResponse.js"
+import { finishPart, finishReason, metadataPart, parseToolParams, toolCallPart } from "./ChatCompletionsResponse.js"
 import type { ChatCompletionChunk, ToolCallDelta, Usage } from "./ChatCompletionsWire.js"
 import { noOutput, type ProviderContext, ProviderError, streamCut } from "./ProviderError.js"
 
@@ -147,7 +147,7 @@ export const makeStreamAccumulator = (context: ProviderContext) => {
     const done = flush(parts)
     if (Either.isLeft(done)) return Either.left(done.left)
     if (!sawText && drafts.length === 0) return Either.left(noOutput(context, reason ?? "none"))
-    parts.push({ type: "finish", reason: finishReason(reason, drafts.length > 0), usage: usageOf(usage) })
+    parts.push(finishPart(finishReason(reason, drafts.length > 0), usage))
     return Either.right(parts)
   }
 

@@ -6,12 +6,22 @@ import { Schema } from "effect"
 const OptionalString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
 
+/**
+ * `prompt_tokens` counts every prompt token, cached ones included. Cache reads are `prompt_tokens_details
+ * .cached_tokens` and writes `prompt_tokens_details.cache_write_tokens` (OpenRouter); servers relaying Anthropic's
+ * own names (LiteLLM) say `cache_read_input_tokens` and `cache_creation_input_tokens` beside them.
+ */
 export const Usage = Schema.Struct({
   prompt_tokens: OptionalNumber,
   completion_tokens: OptionalNumber,
   total_tokens: OptionalNumber,
-  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: OptionalNumber }))),
-  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber })))
+  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    cached_tokens: OptionalNumber,
+    cache_write_tokens: OptionalNumber
+  }))),
+  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber }))),
+  cache_read_input_tokens: OptionalNumber,
+  cache_creation_input_tokens: OptionalNumber
 })
 export type Usage = typeof Usage.Type
 
@@ -85,23 +95,40 @@ export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
 
 // Request side: plain types, encoded with JSON.stringify.
 
-export type WireContentPart =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+/** A prompt-cache breakpoint as OpenRouter takes it for Anthropic models: on the last content part it covers. */
+export interface WireCacheControl {
+  readonly type: "ephemeral"
+  readonly ttl?: "5m" | "1h"
+}
 
+export interface WireTextPart {
+  readonly type: "text"
+  readonly text: string
+  readonly cache_control?: WireCacheControl
+}
+
+export type WireContentPart =
+  | WireTextPart
+  | {
+    readonly type: "image_url"
+    readonly image_url: { readonly url: string }
+    readonly cache_control?: WireCacheControl
+  }
+
+// Content is a plain string except on a message carrying a cache breakpoint, whose content is a parts array.
 export type WireMessage =
-  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "system"; readonly content: string | ReadonlyArray<WireTextPart> }
   | { readonly role: "user"; readonly content: string | ReadonlyArray<WireContentPart> }
   | {
     readonly role: "assistant"
-    readonly content: string | null
+    readonly content: string | ReadonlyArray<WireTextPart> | null
     readonly tool_calls?: ReadonlyArray<{
       readonly id: string
       readonly type: "function"
       readonly function: { readonly name: string; readonly arguments: string }
     }>
   }
-  | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
+  | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string | ReadonlyArray<WireTextPart> }
 
 export interface WireTool {
   readonly type: "function"

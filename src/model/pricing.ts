@@ -6,6 +6,11 @@ export interface ModelPrice {
   /** Input tokens served from the provider's prompt cache. */
   readonly cachedInput: number
   readonly output: number
+  /**
+   * Input tokens written to the provider's prompt cache (Anthropic: 1.25× input for the 5-minute cache). Without
+   * it, writes cost the input price: providers that cache on their own charge nothing extra.
+   */
+  readonly cacheWrite?: number | undefined
 }
 
 /** Token counts of one model call, as @effect/ai's `Response.Usage` carries them. */
@@ -14,6 +19,8 @@ export interface TokenUsage {
   readonly inputTokens?: number | undefined
   readonly outputTokens?: number | undefined
   readonly cachedInputTokens?: number | undefined
+  /** Prompt tokens written to the provider's cache, also counted in `inputTokens`. */
+  readonly cacheWriteTokens?: number | undefined
 }
 
 /**
@@ -32,25 +39,30 @@ export const defaultPrices: Readonly<Record<string, ModelPrice>> = {
   "gpt-4o-mini": { input: 0.15, cachedInput: 0.075, output: 0.6 },
   "o3": { input: 2, cachedInput: 0.5, output: 8 },
   "o4-mini": { input: 1.1, cachedInput: 0.275, output: 4.4 },
-  "claude-opus-4": { input: 15, cachedInput: 1.5, output: 75 },
-  "claude-sonnet-4": { input: 3, cachedInput: 0.3, output: 15 },
-  "claude-3-7-sonnet": { input: 3, cachedInput: 0.3, output: 15 },
-  "claude-3-5-haiku": { input: 0.8, cachedInput: 0.08, output: 4 },
+  "claude-opus-4": { input: 15, cachedInput: 1.5, cacheWrite: 18.75, output: 75 },
+  "claude-opus-4-5": { input: 5, cachedInput: 0.5, cacheWrite: 6.25, output: 25 },
+  "claude-sonnet-4": { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
+  "claude-haiku-4-5": { input: 1, cachedInput: 0.1, cacheWrite: 1.25, output: 5 },
+  "claude-3-7-sonnet": { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
+  "claude-3-5-haiku": { input: 0.8, cachedInput: 0.08, cacheWrite: 1, output: 4 },
   "gemini-2.5-pro": { input: 1.25, cachedInput: 0.31, output: 10 },
   "gemini-2.5-flash": { input: 0.3, cachedInput: 0.075, output: 2.5 }
 }
 
+// Dots and dashes are one separator: OpenRouter writes "claude-sonnet-4.5" where Anthropic writes "claude-sonnet-4-5".
+const normalId = (id: string): string => id.toLowerCase().replace(/\./g, "-")
+
 const bareId = (model: string): string => {
   const slash = model.lastIndexOf("/")
-  return (slash === -1 ? model : model.slice(slash + 1)).replace(/:.*$/, "").toLowerCase()
+  return normalId((slash === -1 ? model : model.slice(slash + 1)).replace(/:.*$/, ""))
 }
 
 /** The longest key that is the id itself or a prefix of it followed by "-" (so "gpt-4.1-mini" beats "gpt-4.1"). */
 const longestMatch = (table: Readonly<Record<string, ModelPrice>>, id: string): Option.Option<ModelPrice> => {
   let best: string | undefined
   for (const key of Object.keys(table)) {
-    const k = key.toLowerCase()
-    if ((id === k || id.startsWith(`${k}-`)) && (best === undefined || k.length > best.length)) best = key
+    const k = normalId(key)
+    if ((id === k || id.startsWith(`${k}-`)) && (best === undefined || k.length > normalId(best).length)) best = key
   }
   return best === undefined ? Option.none() : Option.fromNullable(table[best])
 }
@@ -69,12 +81,17 @@ export const priceFor = (
   return longestMatch(overrides, id).pipe(Option.orElse(() => longestMatch(defaultPrices, id)))
 }
 
-/** The cost of one call in US cents; cached input tokens are charged at the cached rate. */
+/**
+ * The cost of one call in US cents: input tokens read from the cache at the cached rate, those written to it at the
+ * cache-write rate, the rest at the input rate.
+ */
 export const costCents = (price: ModelPrice, usage: TokenUsage): number => {
   const input = usage.inputTokens ?? 0
   const cached = Math.min(usage.cachedInputTokens ?? 0, input)
+  const written = Math.min(usage.cacheWriteTokens ?? 0, input - cached)
   const output = usage.outputTokens ?? 0
-  const dollars = ((input - cached) * price.input + cached * price.cachedInput + output * price.output) / 1_000_000
+  const dollars = ((input - cached - written) * price.input + cached * price.cachedInput +
+    written * (price.cacheWrite ?? price.input) + output * price.output) / 1_000_000
   return dollars * 100
 }
 
@@ -85,9 +102,16 @@ export const usageCostCents = (
   overrides: Readonly<Record<string, ModelPrice>> = {}
 ): number => Option.match(priceFor(model, overrides), { onNone: () => 0, onSome: (price) => costCents(price, usage) })
 
-/** Prices as config.json gives them (cached input optional) → the table priceFor reads. */
+/** Prices as config.json gives them (cached input and cache writes optional) → the table priceFor reads. */
 export const priceTable = (
-  prices: Readonly<Record<string, { readonly input: number; readonly cachedInput?: number | undefined; readonly output: number }>>
+  prices: Readonly<
+    Record<string, {
+      readonly input: number
+      readonly cachedInput?: number | undefined
+      readonly cacheWrite?: number | undefined
+      readonly output: number
+    }>
+  >
 ): Record<string, ModelPrice> =>
   Object.fromEntries(
     Object.entries(prices).map(([id, price]) => [id, { ...price, cachedInput: price.cachedInput ?? price.input }])

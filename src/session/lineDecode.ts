@@ -66,11 +66,21 @@ const usageOf = (value: unknown): Usage | undefined => {
   const inputTokens = value["inputTokens"]
   const outputTokens = value["outputTokens"]
   const cached = optionalNumber(value, "cachedInputTokens")
+  const writes = optionalNumber(value, "cacheWriteTokens")
   const cost = optionalNumber(value, "costUsdCents")
-  if (typeof inputTokens !== "number" || typeof outputTokens !== "number" || cached === false || cost === false) {
+  if (
+    typeof inputTokens !== "number" || typeof outputTokens !== "number" || cached === false || writes === false ||
+    cost === false
+  ) {
     return undefined
   }
-  return { inputTokens, outputTokens, cachedInputTokens: cached ?? 0, costUsdCents: cost ?? 0 }
+  return {
+    inputTokens,
+    outputTokens,
+    cachedInputTokens: cached ?? 0,
+    cacheWriteTokens: writes ?? 0,
+    costUsdCents: cost ?? 0
+  }
 }
 
 const toolCallsOf = (value: unknown): Array<ToolCall> | undefined => {

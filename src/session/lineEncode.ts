@@ -21,11 +21,12 @@ const envelopeOf = (envelope: Envelope) =>
 
 const usageOf = (usage: Usage) =>
   typeof usage === "object" && usage !== null && isNumber(usage.inputTokens) && isNumber(usage.outputTokens) &&
-    isNumber(usage.cachedInputTokens) && isNumber(usage.costUsdCents)
+    isNumber(usage.cachedInputTokens) && isNumber(usage.cacheWriteTokens) && isNumber(usage.costUsdCents)
     ? {
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
       cachedInputTokens: usage.cachedInputTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
       costUsdCents: usage.costUsdCents
     }
     : undefined

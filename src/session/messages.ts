@@ -32,6 +32,8 @@ export const Usage = Schema.Struct({
   inputTokens: Schema.Number,
   outputTokens: Schema.Number,
   cachedInputTokens: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** Input tokens written to the provider's prompt cache (counted in inputTokens too). */
+  cacheWriteTokens: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   costUsdCents: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 export type Usage = typeof Usage.Type

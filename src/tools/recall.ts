@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Effect, Ref, Schema } from "effect"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { Recall, type RecallError } from "../recall/Recall.js"
@@ -63,9 +63,10 @@ export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs)
   }
   if (args.query === undefined) return yield* toolFailure("VALIDATION_ERROR", "search needs a query")
   const ctx = yield* RunContext
-  // The conversation in the context is not worth finding again. Nothing trims it yet, so that is the whole
-  // current session; once the context is cut, the cut's first visible message goes here.
-  const exclude = ctx.sessionId === "" ? [] : [{ sessionId: ctx.sessionId, messageStart: 0, messageEnd: Number.MAX_SAFE_INTEGER }]
+  // What the model has raw in its context is not worth finding again: the current session from the context's cut
+  // on (what was trimmed before it stands only as summaries, so it is found). Outside a turn, the whole session.
+  const windowStart = ctx.windowStart === undefined ? 0 : yield* Ref.get(ctx.windowStart)
+  const exclude = ctx.sessionId === "" ? [] : [{ sessionId: ctx.sessionId, messageStart: windowStart, messageEnd: Number.MAX_SAFE_INTEGER }]
   const result = yield* service.search({
     query: args.query,
     ...(args.limit === undefined ? {} : { limit: args.limit }),

@@ -130,6 +130,33 @@ describe("TurnRunner", () => {
         expect(second).toContain("second, sent while you were busy")
       })))
 
+  it.live("an Anthropic model through OpenRouter: cache_control on the system prompt and the last user message; others unmarked", () =>
+    Effect.gen(function*() {
+      const marked = (body: unknown) =>
+        ((body as { messages: ReadonlyArray<{ role: string; content: unknown }> }).messages).flatMap((message, i) =>
+          Array.isArray(message.content) && message.content.some((part: { cache_control?: unknown }) => part.cache_control !== undefined)
+            ? [`${i}:${message.role}`]
+            : []
+        )
+      const anthropic = yield* withAgent((server) => ({ baseURL: server.baseURL, model: "anthropic/claude-sonnet-4.5" }), (server) =>
+        Effect.gen(function*() {
+          yield* server.reply(FakeReply.text("one"), FakeReply.text("two"))
+          yield* turn("first")
+          yield* turn("second")
+          return (yield* server.requests).map((r) => r.body)
+        }))
+      expect(marked(anthropic[0])).toEqual(["0:system", "1:user"])
+      // The second turn: system, the first turn's user message and answer, then the new user message (marked).
+      expect(marked(anthropic[1])).toEqual(["0:system", "3:user"])
+      const other = yield* withAgent((server) => ({ baseURL: server.baseURL, model: "openai/gpt-4.1" }), (server) =>
+        Effect.gen(function*() {
+          yield* server.reply(FakeReply.text("one"))
+          yield* turn("first")
+          return (yield* server.requests).map((r) => r.body)
+        }))
+      expect(marked(other[0])).toEqual([])
+    }))
+
   it.live("the last step offers no tools, so the turn always ends with text", () =>
     withAgent((server) => ({ baseURL: server.baseURL, maxSteps: 2 }), (server) =>
       Effect.gen(function*() {

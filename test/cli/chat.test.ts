@@ -94,14 +94,14 @@ describe("kern chat", () => {
       const asked = (yield* server.modelRequests).map((r) => JSON.stringify(r.body))
       expect(asked).toHaveLength(2)
       expect(asked.filter((body) => body.includes("Summarize these daily notes"))).toHaveLength(1)
-      expect(asked.some((body) => body.includes("notes-summary"))).toBe(false)
+      expect(asked.some((body) => body.includes("<notes_summary"))).toBe(false)
 
       yield* server.reply(FakeReply.text("ok"))
       const second = yield* Effect.promise(() => runKernAsync(["chat", "-m", "what happened?"], { cwd: dir, env }))
       expect(second.status, second.stderr).toBe(0)
       const requests = yield* server.modelRequests
       expect(requests).toHaveLength(3)
-      expect(JSON.stringify(requests[2]!.body)).toContain("<notes-summary of=\\\"notes/2026-01-01.md\\\">\\nWeb1 was deployed.")
+      expect(JSON.stringify(requests[2]!.body)).toContain("<notes_summary of=\\\"notes/2026-01-01.md\\\">\\nWeb1 was deployed.")
     })))
 
   it.live("model text and tool output reach the terminal with their control sequences shown, not obeyed", () =>

@@ -105,7 +105,7 @@ describe("notes summary", () => {
       yield* summary.current
       yield* summary.settled()
       const prompt = yield* buildSystemPrompt.pipe(Effect.provide(context))
-      expect(prompt).toContain("<notes-summary of=\"notes/2026-01-01.md, notes/2026-01-02.md\">\nIt was quiet.\n</notes-summary>")
-      expect(prompt.indexOf("notes-summary")).toBeGreaterThan(prompt.indexOf("notes/2026-01-03.md"))
+      expect(prompt).toContain("<notes_summary of=\"notes/2026-01-01.md, notes/2026-01-02.md\">\nIt was quiet.\n</notes_summary>")
+      expect(prompt.indexOf("<notes_summary")).toBeGreaterThan(prompt.indexOf("<document path=\"notes/2026-01-03.md\">"))
     }))
 })

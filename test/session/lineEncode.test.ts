@@ -15,6 +15,7 @@ const usage = fc.record({
   inputTokens: fc.nat(),
   outputTokens: fc.nat(),
   cachedInputTokens: fc.nat(),
+  cacheWriteTokens: fc.nat(),
   costUsdCents: fc.double({ noNaN: true, noDefaultInfinity: true })
 })
 const call = fc.record({ id: text, name: text, params: json })
@@ -71,8 +72,8 @@ describe("session line encoding", () => {
 
   it("writes optional members only when present", () => {
     assert.strictEqual(
-      encodeSessionLine(new AssistantMessage({ text: "hi", at: "t", usage: { inputTokens: 1, outputTokens: 2, cachedInputTokens: 0, costUsdCents: 0 } })),
-      "{\"text\":\"hi\",\"toolCalls\":[],\"usage\":{\"inputTokens\":1,\"outputTokens\":2,\"cachedInputTokens\":0,\"costUsdCents\":0},\"at\":\"t\",\"_tag\":\"assistant\"}"
+      encodeSessionLine(new AssistantMessage({ text: "hi", at: "t", usage: { inputTokens: 1, outputTokens: 2, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 } })),
+      "{\"text\":\"hi\",\"toolCalls\":[],\"usage\":{\"inputTokens\":1,\"outputTokens\":2,\"cachedInputTokens\":0,\"cacheWriteTokens\":0,\"costUsdCents\":0},\"at\":\"t\",\"_tag\":\"assistant\"}"
     )
     assert.strictEqual(encodeSessionLine(new UserMessage({ text: "x", at: "t" })), "{\"text\":\"x\",\"at\":\"t\",\"_tag\":\"user\"}")
   })

@@ -10,13 +10,15 @@ import {
   type FakeToolCall,
   type FakeTurn,
   type FakeUsage,
+  messagesBody,
+  messagesEvents,
   responsesBody,
   responsesEvents
 } from "./fakeModelWire.js"
 
 export type { FakeToolCall, FakeTurn, FakeUsage } from "./fakeModelWire.js"
 
-/** One scripted answer to `POST /responses` or `POST /chat/completions`. */
+/** One scripted answer to `POST /responses`, `POST /chat/completions` or (when on) `POST /messages`. */
 export type FakeReply =
   | {
     readonly _tag: "Turn"
@@ -100,7 +102,7 @@ export interface FakeModelServerShape {
   /** Queues replies; each model request takes the next one (embeddings take none). */
   readonly reply: (...replies: ReadonlyArray<FakeReply>) => Effect.Effect<void>
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
-  /** The requests to the model itself (`/responses`, `/chat/completions`): the agent's recall also embeds. */
+  /** The requests to the model itself (`/responses`, `/chat/completions`, `/messages`): the agent's recall also embeds. */
   readonly modelRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Scripts `/embeddings` (see EmbeddingScript). */
   readonly embeddings: (script: EmbeddingScript) => Effect.Effect<void>
@@ -169,9 +171,14 @@ export interface FakeServerOptions {
   readonly record?: boolean
   /** The answer when no scripted reply is left (default: a 500 saying so). */
   readonly fallback?: FakeReply
+  /**
+   * Also speak Anthropic's Messages API at `POST /messages` (the Anthropic client's `/v1/messages` below the root).
+   * Off by default: without it that path is a 404, which some tests rely on.
+   */
+  readonly messagesApi?: boolean
 }
 
-/** A scoped fake model provider on 127.0.0.1 (random port) speaking Responses, Chat Completions and Embeddings. */
+/** A scoped fake model provider on 127.0.0.1 (random port) speaking Responses, Chat Completions, Embeddings and (opt-in) Messages. */
 export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(function*() {
   const server = yield* NodeHttpServer.make(() => createServer(), { port: 0, host: "127.0.0.1" })
   const queue = yield* Ref.make<ReadonlyArray<FakeReply>>([])
@@ -211,6 +218,12 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
           ? sse(responsesEvents(id, model, r.turn), r.cutAfter)
           : HttpServerResponse.unsafeJson(responsesBody(id, model, r.turn))
       }
+      if (path === "/messages") {
+        const id = `msg_${count}`
+        return stream
+          ? sse(messagesEvents(id, model, r.turn), r.cutAfter)
+          : HttpServerResponse.unsafeJson(messagesBody(id, model, r.turn))
+      }
       const id = `chatcmpl-${count}`
       const options = body["stream_options"]
       const includeUsage = isRecord(options) && options["include_usage"] === true
@@ -231,7 +244,9 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     if (request.method !== "POST" || !isRecord(body)) {
       return HttpServerResponse.text("expected a JSON POST", { status: 400 })
     }
-    if (path === "/responses" || path === "/chat/completions") return yield* answer(path, body, all.length)
+    if (path === "/responses" || path === "/chat/completions" || (path === "/messages" && serverOptions.messagesApi === true)) {
+      return yield* answer(path, body, all.length)
+    }
     if (path === "/embeddings") {
       const script = yield* Ref.get(embeddingScript)
       if (script.delay !== undefined) yield* Effect.sleep(script.delay)

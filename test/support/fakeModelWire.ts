@@ -1,5 +1,6 @@
 // Wire payloads the fake model server sends: OpenAI Responses (objects and SSE events in the shapes
-// @effect/ai-openai 0.41 decodes), Chat Completions (objects and chunks), Embeddings.
+// @effect/ai-openai 0.41 decodes), Chat Completions (objects and chunks), Anthropic Messages (objects and SSE events
+// in the shapes @effect/ai-anthropic 0.27 decodes), Embeddings.
 
 export interface FakeToolCall {
   readonly id: string
@@ -9,9 +10,13 @@ export interface FakeToolCall {
 }
 
 export interface FakeUsage {
+  /** Every prompt token, those read from and written to the prompt cache included. */
   readonly input: number
   readonly output: number
+  /** Prompt tokens read from the cache. */
   readonly cached: number
+  /** Prompt tokens written to the cache; reported only when given. */
+  readonly cacheWrite?: number | undefined
 }
 
 /** What one scripted model round says. */
@@ -143,7 +148,10 @@ const chatUsage = (usage: FakeUsage) => ({
   prompt_tokens: usage.input,
   completion_tokens: usage.output,
   total_tokens: usage.input + usage.output,
-  prompt_tokens_details: { cached_tokens: usage.cached }
+  // OpenRouter's usage accounting names cache writes `cache_write_tokens`.
+  prompt_tokens_details: usage.cacheWrite === undefined
+    ? { cached_tokens: usage.cached }
+    : { cached_tokens: usage.cached, cache_write_tokens: usage.cacheWrite }
 })
 
 const chatFinish = (turn: FakeTurn) => (turn.toolCalls.length > 0 ? "tool_calls" : "stop")
@@ -189,6 +197,79 @@ export const chatEvents = (id: string, model: string, turn: FakeTurn, includeUsa
   frames.push(delta({}, chatFinish(turn)))
   if (includeUsage) frames.push(chunk([], { usage: chatUsage(turn.usage) }))
   frames.push(sseFrame("[DONE]"))
+  return frames
+}
+
+// ---- Anthropic Messages --------------------------------------------------------------------------
+
+/** Anthropic's `input_tokens` leaves out the tokens read from and written to the cache: they have fields of their own. */
+const messagesUsage = (usage: FakeUsage, output: number) => ({
+  input_tokens: Math.max(0, usage.input - usage.cached - (usage.cacheWrite ?? 0)),
+  cache_creation_input_tokens: usage.cacheWrite ?? 0,
+  cache_read_input_tokens: usage.cached,
+  output_tokens: output
+})
+
+const messagesStop = (turn: FakeTurn) => (turn.toolCalls.length > 0 ? "tool_use" : "end_turn")
+
+/** Tool input as Anthropic sends it: an object (text that is not one is sent as it is, streamed, never whole). */
+const toolInput = (call: FakeToolCall): Record<string, unknown> => {
+  const input: unknown = typeof call.args === "string" ? {} : call.args
+  return typeof input === "object" && input !== null && !Array.isArray(input) ? Object.fromEntries(Object.entries(input)) : {}
+}
+
+const messagesContent = (turn: FakeTurn) => [
+  ...(turn.text === "" ? [] : [{ type: "text", text: turn.text, citations: null }]),
+  ...turn.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call) }))
+]
+
+export const messagesBody = (id: string, model: string, turn: FakeTurn) => ({
+  id,
+  type: "message",
+  role: "assistant",
+  content: messagesContent(turn),
+  model,
+  stop_reason: messagesStop(turn),
+  stop_sequence: null,
+  usage: messagesUsage(turn.usage, turn.usage.output)
+})
+
+export const messagesEvents = (id: string, model: string, turn: FakeTurn): Array<string> => {
+  const frames: Array<string> = []
+  const emit = (type: string, fields: Record<string, unknown>) => frames.push(sseFrame({ type, ...fields }, type))
+  emit("message_start", {
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      content: [],
+      model,
+      stop_reason: null,
+      stop_sequence: null,
+      usage: messagesUsage(turn.usage, 1)
+    }
+  })
+  let index = 0
+  if (turn.text !== "") {
+    emit("content_block_start", { index, content_block: { type: "text", text: "", citations: null } })
+    emit("ping", {})
+    for (const text of pieces(turn.text)) emit("content_block_delta", { index, delta: { type: "text_delta", text } })
+    emit("content_block_stop", { index })
+    index++
+  }
+  for (const call of turn.toolCalls) {
+    emit("content_block_start", { index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } })
+    for (const partial_json of pieces(argsText(call))) {
+      emit("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })
+    }
+    emit("content_block_stop", { index })
+    index++
+  }
+  emit("message_delta", {
+    delta: { stop_reason: messagesStop(turn), stop_sequence: null },
+    usage: { output_tokens: turn.usage.output }
+  })
+  emit("message_stop", {})
   return frames
 }
 

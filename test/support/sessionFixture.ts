@@ -22,7 +22,7 @@ const messageAt = (i: number): SessionLine => {
       return new AssistantMessage({
         text: "Let me look at the config.",
         toolCalls: [{ id: `call_${n}`, name: "read", params: { path: "notes/router.md", limit: 200 } }],
-        usage: { inputTokens: 1200 + n, outputTokens: 40, cachedInputTokens: 1000, costUsdCents: 0.02 },
+        usage: { inputTokens: 1200 + n, outputTokens: 40, cachedInputTokens: 1000, cacheWriteTokens: 0, costUsdCents: 0.02 },
         at
       })
     case 2:

@@ -9,7 +9,10 @@ import { isoAt } from "../../agent/envelope.js"
 import { Channels } from "../Channel.js"
 import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
+import { ContextWindow } from "../../context/ContextWindow.js"
+import { ToolRegistry } from "../../kernel/ToolRegistry.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
+import { Tokenizer } from "../../model/tokenizer.js"
 import { Recall } from "../../recall/Recall.js"
 import { SessionStore } from "../../session/SessionStore.js"
 import * as Api from "./api.js"
@@ -62,6 +65,9 @@ export const makeApp = (options: WebServerOptions) =>
     const recall = yield* Recall
     const approvals = yield* Approvals
     const channels = yield* Channels
+    const registry = yield* ToolRegistry
+    const tokenizer = yield* Tokenizer
+    const context = yield* ContextWindow
     const logins = yield* makeLogins(options.ticketTtlMs ?? ticketTtlMs)
     const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
     const webRoot = options.webRoot ?? defaultWebRoot()
@@ -73,7 +79,7 @@ export const makeApp = (options: WebServerOptions) =>
       corsOrigins: new Set(options.corsOrigins)
     }
     const router = makeRouter(
-      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
+      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, tokenizer, context, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
       { bodyLimitBytes }
     )
     const base = baseUrl(options)
@@ -168,7 +174,9 @@ export const layer = (options: WebServerOptions) => {
       serve.pipe(
         Layer.provide(RuntimeFeed.layer),
         Layer.provideMerge(EventHub.Default),
-        Layer.provide(HeartbeatLog.Default)
+        Layer.provide(HeartbeatLog.Default),
+        // For GET /context/system's token counts.
+        Layer.provide(Tokenizer.Default)
       ),
       dropConnections
     ).pipe(Layer.provide(listen))

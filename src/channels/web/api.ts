@@ -218,21 +218,95 @@ export type ActivityResponse = typeof ActivityResponse.Type
 // GET /context/system
 
 export const SystemSection = Schema.Struct({
-  /** "preamble", "file", "latest-note" or "notes-summary". */
-  kind: Schema.String,
-  /** What it comes from: a file name, `notes/…`, or the notes summarized joined with ", ". */
+  kind: Schema.Literal("preamble", "file", "latest-note", "notes-summary", "tools", "conversation-summary"),
+  /** What it comes from: a file name, `notes/…`, the notes summarized joined with ", ", "tools" or "conversation". */
   source: Schema.String,
+  /** The section exactly as the model gets it, with its tags (`<document path="…">`, `<notes_summary>`, …). */
   text: Schema.String,
-  chars: Schema.Number
+  chars: Schema.Number,
+  /** Tokens of `text` (o200k_base). */
+  tokens: Schema.Number
 })
 export type SystemSection = typeof SystemSection.Type
 
+/** GET /context/system: the system prompt of the operator's next turn, by section. */
 export const SystemPromptResponse = Schema.Struct({
   sections: Schema.Array(SystemSection),
   /** Characters of the whole prompt as the model gets it (sections and their separators). */
-  totalChars: Schema.Number
+  totalChars: Schema.Number,
+  /** Tokens of the whole prompt (separators included, so not quite the sum of the sections'). */
+  totalTokens: Schema.Number
 })
 export type SystemPromptResponse = typeof SystemPromptResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /segments, GET /context/segments
+
+/** One node of a session's segment tree: an L0 segment of messages, or a summary rolled up from its children. */
+export const SegmentInfo = Schema.Struct({
+  id: Schema.Number,
+  /** 0 = L0 (summarizes messages); n > 0 summarizes L(n-1) segments. */
+  level: Schema.Number,
+  /** First message index. */
+  start: Schema.Number,
+  /** One past the last message index (exclusive). */
+  end: Schema.Number,
+  /** Tokens of the messages spanned. */
+  tokens: Schema.Number,
+  /** 0 while unsummarized. */
+  summaryTokens: Schema.Number,
+  /** Markdown; null while unsummarized. */
+  summary: Schema.NullOr(Schema.String),
+  firstAt: Schema.String,
+  lastAt: Schema.String,
+  parentId: Schema.NullOr(Schema.Number),
+  /** Its summary is in the <conversation_summary> the model gets now. */
+  inContext: Schema.Boolean
+})
+export type SegmentInfo = typeof SegmentInfo.Type
+
+export const SegmentsQuery = Schema.Struct({
+  /** A session id (`/sessions`); the current session when absent. */
+  session: Schema.optional(Schema.String)
+})
+
+/** GET /segments?session=<id>: a session's whole segment tree (the current session by default). */
+export const SegmentsResponse = Schema.Struct({
+  sessionId: Schema.String,
+  /** Messages in the session. */
+  messages: Schema.Number,
+  /** First message sent raw; messages before it are summarized. */
+  cut: Schema.Number,
+  segments: Schema.Array(SegmentInfo)
+})
+export type SegmentsResponse = typeof SegmentsResponse.Type
+
+/** GET /context/segments: what composeHistory injects now, with the context's token breakdown. */
+export const ContextSegmentsResponse = Schema.Struct({
+  sessionId: Schema.String,
+  messages: Schema.Number,
+  cut: Schema.Number,
+  budget: Schema.Struct({
+    maxContextTokens: Schema.Number,
+    /** Tokens allowed for summaries. */
+    summary: Schema.Number,
+    /** Tokens allowed for raw messages. */
+    raw: Schema.Number
+  }),
+  tokens: Schema.Struct({
+    /** The system prompt without the conversation summary. */
+    system: Schema.Number,
+    /** Tool definitions. */
+    tools: Schema.Number,
+    /** The <conversation_summary> block. */
+    summary: Schema.Number,
+    /** Raw messages after the cut. */
+    raw: Schema.Number,
+    total: Schema.Number
+  }),
+  injected: Schema.Array(SegmentInfo)
+})
+export type ContextSegmentsResponse = typeof ContextSegmentsResponse.Type
 
 // ---------------------------------------------------------------------------------------------------------------
 // GET /usage
@@ -439,8 +513,8 @@ export const routes = {
   newSession: { method: "POST", path: "/sessions", response: NewSessionResponse },
   activity: { method: "GET", path: "/sessions/:id/activity", response: ActivityResponse },
   contextSystem: { method: "GET", path: "/context/system", response: SystemPromptResponse },
-  contextSegments: { method: "GET", path: "/context/segments", response: NotBuiltResponse },
-  segments: { method: "GET", path: "/segments", response: NotBuiltResponse },
+  contextSegments: { method: "GET", path: "/context/segments", response: ContextSegmentsResponse },
+  segments: { method: "GET", path: "/segments", query: SegmentsQuery, response: SegmentsResponse },
   recallStats: { method: "GET", path: "/recall/stats", response: RecallStats },
   recallSearch: { method: "GET", path: "/recall/search", query: RecallSearchQuery, response: SearchResult },
   usage: { method: "GET", path: "/usage", response: UsageResponse },

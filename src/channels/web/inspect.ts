@@ -2,8 +2,10 @@ import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { agentZone } from "../../agent/envelope.js"
-import { memoryItems, preamble, renderMemoryItem, sectionSeparator } from "../../agent/systemPrompt.js"
+import { type PromptTool, renderSystemPrompt, systemSectionsFrom } from "../../agent/systemPrompt.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
+import { uncachedFiles } from "../../memory/fileCache.js"
+import type { TokenCounter } from "../../model/tokenizer.js"
 import type { SessionMessage } from "../../session/messages.js"
 import { orIfMissing } from "../../storage/missingFile.js"
 import type { ActivityResponse, HistoryItem, SystemPromptResponse, SystemSection } from "./api.js"
@@ -83,20 +85,20 @@ export const sessionActivity = (path: string, id: string) =>
     } satisfies ActivityResponse
   }).pipe(Effect.withSpan("kern.web.activity"))
 
-/** The system prompt as the next turn gets it, section by section with its size. */
-export const systemSections = Effect.gen(function*() {
-  const { config, paths } = yield* AgentConfig
-  const items = yield* memoryItems
-  const first = preamble(config.name, paths.dir)
-  const sections: Array<SystemSection> = [
-    { kind: "preamble", source: "kern", text: first, chars: first.length },
-    ...items.map((item) => {
-      const text = renderMemoryItem(item)
-      return { kind: item.kind, source: typeof item.source === "string" ? item.source : item.source.join(", "), text, chars: text.length }
-    })
-  ]
-  const totalChars = sections.reduce((sum, section) => sum + section.chars, 0) + sectionSeparator.length * (sections.length - 1)
-  return { sections, totalChars } satisfies SystemPromptResponse
+/**
+ * The system prompt as the next turn gets it, section by section with its size in characters and tokens: `tools`
+ * are the ones that turn is offered (the operator's: every registered tool).
+ */
+export const systemSections = (tools: ReadonlyArray<PromptTool>, count: TokenCounter, conversationSummary?: string) => Effect.gen(function*() {
+  // Read afresh: this is an inspection, and the turn runner's cache is its own.
+  const prompt = yield* Effect.flatMap(uncachedFiles, (files) => systemSectionsFrom(files, { tools, conversationSummary }))
+  const sections: Array<SystemSection> = prompt.map((section) => ({
+    ...section,
+    chars: section.text.length,
+    tokens: count(section.text)
+  }))
+  const whole = renderSystemPrompt(prompt)
+  return { sections, totalChars: whole.length, totalTokens: count(whole) } satisfies SystemPromptResponse
 }).pipe(Effect.withSpan("kern.web.systemPrompt"))
 
 /** Bytes of kern.db and its WAL. */

@@ -11,13 +11,21 @@ import { heartbeatInterface } from "../../agent/MessageQueue.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { providerProblems } from "../../config/providers.js"
 import { usageTotals } from "../../kernel/usageTotals.js"
+import { promptToolsOf, sectionSeparator } from "../../agent/systemPrompt.js"
+import { renderConversationSummary } from "../../context/composeHistory.js"
+import type { ContextWindow } from "../../context/ContextWindow.js"
+import type { Segment } from "../../context/Segment.js"
+import { toolDefinitionsTokens } from "../../context/toolTokens.js"
+import { toolkitFor } from "../../kernel/aiTools.js"
+import type { ToolRegistry } from "../../kernel/ToolRegistry.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
+import type { Tokenizer } from "../../model/tokenizer.js"
 import { costCapProblem } from "../../model/pricing.js"
 import { type Recall, type RecallError } from "../../recall/Recall.js"
 import { RecallStats, SearchRequest, SearchResult } from "../../recall/schema.js"
 import { SessionStore } from "../../session/SessionStore.js"
 import * as Api from "./api.js"
-import { ApiError, badRequest, invalid } from "./ApiError.js"
+import { ApiError, badRequest, invalid, notFound } from "./ApiError.js"
 import { EventHub } from "./EventHub.js"
 import { databaseBytes, historyPage, intParam, sessionActivity, sessionFile, systemSections } from "./inspect.js"
 import { parseLastEventId, sseFrames } from "./sse.js"
@@ -35,6 +43,10 @@ export interface RouteServices {
   readonly recall: Recall
   readonly approvals: Approvals["Type"]
   readonly channels: Channels["Type"]
+  /** The registered tools: the operator's turns are offered all of them. */
+  readonly registry: ToolRegistry["Type"]
+  readonly tokenizer: Tokenizer
+  readonly context: ContextWindow
   readonly server: { readonly host: string; readonly port: number; readonly command: string; readonly startedAtMs: number }
 }
 
@@ -46,10 +58,6 @@ const json = <A, I>(schema: Schema.Schema<A, I>, status = 200) => (body: A) =>
 const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://kern").searchParams)
 
 const param = (params: URLSearchParams, name: string) => params.get(name) ?? undefined
-
-/** The 501 of a route whose subsystem this build does not have yet. */
-const notBuilt = (feature: Api.NotBuiltResponse["feature"]) =>
-  json(Api.NotBuiltResponse, 501)({ error: "not built", feature })
 
 const storage = (error: { readonly message: string }) => new ApiError({ status: 500, error: error.message })
 
@@ -80,7 +88,7 @@ const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
   })
 
 export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {
-  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, server } = services
+  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, tokenizer, context, server } = services
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(AgentConfig, loaded),
@@ -217,7 +225,86 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     ))
   })
 
-  const contextSystem = Effect.flatMap(provide(systemSections), json(Api.SystemPromptResponse))
+  /** The conversation summary of the current session's last model call, when messages were trimmed. */
+  const conversationSummary = Effect.gen(function*() {
+    const session = yield* runtime.currentSession
+    const last = yield* context.lastBreakdown(session.id)
+    return Option.isSome(last) && last.value.injected.length > 0 ? renderConversationSummary(last.value.injected) : undefined
+  })
+
+  const contextSystem = Effect.gen(function*() {
+    const tools = promptToolsOf(yield* registry.listTools)
+    const count = yield* tokenizer.counter
+    return yield* json(Api.SystemPromptResponse)(yield* provide(systemSections(tools, count, yield* conversationSummary)))
+  })
+
+  /**
+   * The current session's context: the last model call's, or (before any in this process) the one the operator's
+   * next turn would get, planned without moving anything.
+   */
+  const currentBreakdown = Effect.gen(function*() {
+    const session = yield* runtime.currentSession
+    const last = yield* context.lastBreakdown(session.id)
+    if (Option.isSome(last)) return last.value
+    const tools = yield* registry.listTools
+    const count = yield* tokenizer.counter
+    const system = yield* provide(systemSections(promptToolsOf(tools), count))
+    return yield* context.inspect({
+      sessionId: session.id,
+      history: session.history,
+      system: system.sections.map((section) => section.text).join(sectionSeparator),
+      toolsTokens: toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count),
+      modelId: loaded.config.model ?? ""
+    })
+  })
+
+  const segmentInfo = (injected: ReadonlySet<number>) => (segment: Segment): Api.SegmentInfo => ({
+    id: segment.id,
+    level: segment.level,
+    start: segment.start,
+    end: segment.end,
+    tokens: segment.tokens,
+    summaryTokens: segment.summaryTokens,
+    summary: segment.summary,
+    firstAt: segment.firstAt,
+    lastAt: segment.lastAt,
+    parentId: segment.parentId,
+    inContext: injected.has(segment.id)
+  })
+
+  const contextSegments = Effect.gen(function*() {
+    const breakdown = yield* currentBreakdown
+    const injected = new Set(breakdown.injected.map((segment) => segment.id))
+    return yield* json(Api.ContextSegmentsResponse)({
+      sessionId: breakdown.sessionId,
+      messages: breakdown.messages,
+      cut: breakdown.cut,
+      budget: { maxContextTokens: breakdown.budget.maxContextTokens, summary: breakdown.budget.summary, raw: breakdown.budget.raw },
+      tokens: breakdown.tokens,
+      injected: breakdown.injected.map(segmentInfo(injected))
+    })
+  })
+
+  /** A session's segment tree (the current one by default), each segment marked when its summary is in the context. */
+  const segmentTree = Effect.gen(function*() {
+    const params = yield* query
+    const current = yield* runtime.currentSession
+    const id = param(params, "session") ?? current.id
+    yield* sessionFile(paths.sessionsDir, id, "session")
+    const all = yield* sessions.list.pipe(Effect.mapError(storage))
+    const listed = all.find((s) => s.id === id)
+    if (listed === undefined) return yield* notFound(`no session ${id}`)
+    const isCurrent = id === current.id
+    const breakdown = isCurrent ? Option.some(yield* currentBreakdown) : Option.none()
+    const injected = new Set(Option.match(breakdown, { onNone: () => [], onSome: (b) => b.injected.map((s) => s.id) }))
+    const segments = yield* context.segments(id)
+    return yield* json(Api.SegmentsResponse)({
+      sessionId: id,
+      messages: isCurrent ? yield* current.history.size : listed.messages,
+      cut: Option.isSome(breakdown) ? breakdown.value.cut : yield* context.storedCut(id),
+      segments: segments.map(segmentInfo(injected))
+    })
+  })
 
   const usage = Effect.flatMap(provide(usageTotals).pipe(Effect.mapError(storage)), json(Api.UsageResponse))
 
@@ -260,8 +347,8 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     HttpRouter.post("/sessions", newSession),
     HttpRouter.get("/sessions/:id/activity", activity),
     HttpRouter.get("/context/system", contextSystem),
-    HttpRouter.get("/context/segments", notBuilt("context")),
-    HttpRouter.get("/segments", notBuilt("context")),
+    HttpRouter.get("/context/segments", contextSegments),
+    HttpRouter.get("/segments", segmentTree),
     HttpRouter.get("/recall/stats", recallStats),
     HttpRouter.get("/recall/search", recallSearch),
     HttpRouter.get("/usage", usage),

@@ -10,6 +10,7 @@ import * as Client from "../../../src/channels/web/client.js"
 import * as WebServer from "../../../src/channels/web/WebServer.js"
 import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
 import { type FakeServerOptions, makeWith as makeFakeServerWith } from "../../support/fakeModelServer.js"
+import { writeSessionFixture } from "../../support/sessionFixture.js"
 import { makeTempDir, writeFiles } from "../../support/tempDir.js"
 
 export const token = "test-token-0123456789abcdef"
@@ -34,6 +35,8 @@ export interface ServerOptions {
   readonly webRoot?: string
   readonly config?: Record<string, unknown>
   readonly model?: FakeServerOptions
+  /** Messages of a session written before the agent starts (the fixture conversation), so it continues that one. */
+  readonly sessionMessages?: number
 }
 
 /**
@@ -47,6 +50,7 @@ export const startServer = (options: ServerOptions = {}) =>
     writeFiles(dir, {
       ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, ...options.config })
     })
+    if (options.sessionMessages !== undefined) writeSessionFixture(dir, options.sessionMessages)
     const port = yield* freePort
     const layer = WebServer.layer({
       host: options.host ?? "127.0.0.1",

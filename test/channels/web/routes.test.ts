@@ -2,9 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Schedule, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { AgentEvent } from "../../../src/channels/web/api.js"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
+import type { AgentEvent, ContextSegmentsResponse, SegmentsResponse, SystemPromptResponse } from "../../../src/channels/web/api.js"
 import { makeTurnFollower } from "../../../src/channels/web/follow.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
+import { builtinTools } from "../../../src/tools/builtins.js"
 import { makeTempDir } from "../../support/tempDir.js"
 import { bearer, request, startServer } from "./harness.js"
 
@@ -76,15 +78,49 @@ describe("HTTP API: routes", () => {
       expect((yield* request(`${base}/message`, { method: "POST", headers: json, body: fits })).status).toBe(202)
     })))
 
-  it.live("routes of subsystems not built answer 501 naming the feature", () =>
+  it.live("/context/segments and /segments: the context's cut, budget, tokens and segment tree, before and after a trimming turn", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base } = yield* startServer()
-      for (const [path, feature] of [["/context/segments", "context"], ["/segments", "context"]]) {
-        const answer = yield* request(`${base}${path}`, { headers: bearer })
-        expect(answer.status, path).toBe(501)
-        expect(answer.json).toEqual({ error: "not built", feature })
-      }
-    })))
+      const maxContextTokens = 12_000
+      const { base, client } = yield* startServer({
+        sessionMessages: 2_000,
+        config: { maxContextTokens, recall: false, embeddingModel: false },
+        // Every summary and the turn get this answer.
+        model: { fallback: FakeReply.text("We checked the router: the DHCP range moved and DNS is on the pi.") }
+      })
+      // Before any turn: planned as the next turn would be, nothing summarized yet, so nothing may be cut.
+      const before = yield* request(`${base}/context/segments`, { headers: bearer })
+      expect(before.status).toBe(200)
+      expect(before.json).toMatchObject({ messages: 2_000, cut: 0, injected: [], budget: { maxContextTokens } })
+      const events = yield* client.events()
+      const { turnId } = yield* client.send({ text: "what changed on the router?" })
+      yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
+
+      // As of the turn's model call: its question was in, its answer not yet.
+      const after = (yield* request(`${base}/context/segments`, { headers: bearer })).json as ContextSegmentsResponse
+      expect(after.messages).toBe(2_001)
+      expect(after.cut).toBeGreaterThan(0)
+      expect(after.injected.length).toBeGreaterThan(0)
+      expect(after.injected.every((segment) => segment.inContext && segment.summary !== null)).toBe(true)
+      expect(after.tokens.total).toBeLessThanOrEqual(maxContextTokens)
+      expect(after.tokens.total).toBe(after.tokens.system + after.tokens.tools + after.tokens.summary + after.tokens.raw)
+      expect(after.budget.summary + after.budget.raw).toBeLessThanOrEqual(maxContextTokens)
+
+      const tree = yield* request(`${base}/segments`, { headers: bearer })
+      expect(tree.status).toBe(200)
+      const segments = tree.json as SegmentsResponse
+      expect(segments).toMatchObject({ sessionId: after.sessionId, messages: 2_002, cut: after.cut })
+      const l0 = segments.segments.filter((s) => s.level === 0).sort((a, b) => a.start - b.start)
+      expect(l0[0]!.start).toBe(0)
+      expect(segments.segments.filter((s) => s.inContext).map((s) => s.id).sort()).toEqual(after.injected.map((s) => s.id).sort())
+
+      // The system prompt shows the summary the model got.
+      const system = (yield* request(`${base}/context/system`, { headers: bearer })).json as SystemPromptResponse
+      expect(system.sections.at(-1)).toMatchObject({ kind: "conversation-summary" })
+      expect(system.sections.at(-1)!.text).toContain("<conversation_summary>")
+
+      expect((yield* request(`${base}/segments?session=..%2Fetc`, { headers: bearer })).status).toBe(400)
+      expect((yield* request(`${base}/segments?session=20200101-000000-000-0000`, { headers: bearer })).status).toBe(404)
+    })), 120_000)
 
   it.live("recall: a finished turn is found by /recall/search, with its session and range; /recall/stats counts it", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -210,12 +246,21 @@ describe("HTTP API: routes", () => {
       expect(body.hourly).toHaveLength(24)
       expect(body.hourly.reduce((n, h) => n + h.count, 0)).toBe(2)
       NodeFs.writeFileSync(NodePath.join(dir, "KNOWLEDGE.md"), "# Knowledge\nThe sky is blue.\n")
-      const system = (yield* request(`${base}/context/system`, { headers: bearer })).json as { sections: Array<{ kind: string; source: string; chars: number; text: string }>; totalChars: number }
+      const system = (yield* request(`${base}/context/system`, { headers: bearer })).json as SystemPromptResponse
       expect(system.sections[0]).toMatchObject({ kind: "preamble" })
       const knowledge = system.sections.find((s) => s.source === "KNOWLEDGE.md")
-      expect(knowledge?.text).toContain("The sky is blue.")
+      expect(knowledge?.text).toBe("<document path=\"KNOWLEDGE.md\">\n# Knowledge\nThe sky is blue.\n</document>")
       expect(knowledge?.chars).toBe(knowledge?.text.length)
-      expect(system.totalChars).toBeGreaterThan(system.sections.reduce((n, s) => n + s.chars, 0) - 1)
+      // Tokens as o200k_base counts them, section by section and for the whole prompt with its separators.
+      for (const section of system.sections) expect(section.tokens, section.source).toBe(countTokens(section.text))
+      const whole = system.sections.map((s) => s.text).join("\n\n")
+      expect(system.totalChars).toBe(whole.length)
+      expect(system.totalTokens).toBe(countTokens(whole))
+      // The operator's next turn is offered every registered tool: here all the built-in ones.
+      const tools = system.sections.find((s) => s.kind === "tools")
+      expect(system.sections.at(-1)).toBe(tools)
+      const offered = (tools?.text ?? "").split("\n").slice(1, -1).map((line) => line.slice(0, line.indexOf(":")))
+      expect(offered.toSorted()).toEqual(builtinTools.map((t) => t.metadata.toolId).toSorted())
       expect((yield* request(`${base}/usage`, { headers: bearer })).json).toMatchObject({ turns: 1, inputTokens: 12, outputTokens: 7 })
       expect((yield* request(`${base}/notes/summary`, { headers: bearer })).json).toEqual({ summary: null })
       // Two daily notes: POST regenerates the summary of the one before the latest with the model, GET then serves it.

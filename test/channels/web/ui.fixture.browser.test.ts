@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { HistoryItem } from "../../../src/channels/web/api.js"
+import type { ContextSegmentsResponse, HistoryItem, SegmentsResponse } from "../../../src/channels/web/api.js"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
 import { startWebUiFixture, type WebUiFixture } from "../../support/webUiFixture.js"
 
@@ -64,7 +64,49 @@ const activeContent = (selector: string) => `(() => {
   return found
 })()`
 
+// The system prompt's sections as kern renders them: AGENTS.md quotes a closing tag, which kern escaped.
+const agentsSection = "<document path=\"AGENTS.md\">\n<rules>\nbe brief\n</rules>\nplain tail\n&lt;/document> quoted, not closing\n</document>"
+const notesSection = "<notes_summary of=\"notes/2026-11-22.md\" stale=\"true\">\nshipped\n</notes_summary>"
+const toolsSection = "<tools>\nread: Read a file.\nbash: Run a command.\n</tools>"
+const conversationSection = "<conversation_summary>\n<summary>\nlevel: L2\nmessages: 0-4500\nthe early conversation\n</summary>\n" +
+  "<summary>\nlevel: L0\nmessages: 4500-4520\nfirst: 2026-11-23T06:39:26.634Z\nlast: 2026-11-23T06:44:25.437Z\nthe recent detail\n</summary>\n" +
+  "</conversation_summary>"
+
 const compacted = "[output compacted: 40000 bytes → 12000 bytes; full output is artifact art_1: retrieve_tool_output({ \"artifactId\": \"art_1\" }) with offset/limit/grep]\nline 1\nline 2"
+
+// The current session's segment tree as GET /segments answers it: ten L0s rolled up into L1 #11 (in context), L0 #12
+// in context beside it, and L0 #13 after the cut, not summarized yet. #10's summary carries an injection.
+const segmentAt = (minutes: number) => new Date(Date.parse("2026-11-20T08:00:00.000Z") + minutes * 60_000).toISOString()
+const l0 = (id: number, start: number, parentId: number | null, summary: string | null, inContext = false) => ({
+  id,
+  level: 0,
+  start,
+  end: start + 10,
+  tokens: 15230,
+  summaryTokens: summary === null ? 0 : 980,
+  summary,
+  firstAt: segmentAt(id * 60),
+  lastAt: segmentAt(id * 60 + 25),
+  parentId,
+  inContext
+})
+const rolledUp = { ...l0(11, 0, null, "## Week one\nSet up the **deploy pipeline** and the logs.", true), level: 1, start: 0, end: 100, tokens: 152300, summaryTokens: 1200, firstAt: segmentAt(60), lastAt: segmentAt(625) }
+const segmentTree = [
+  ...Array.from({ length: 9 }, (_, i) => l0(i + 1, i * 10, 11, `Segment ${i + 1}: routine work.`)),
+  l0(10, 90, 11, "Tried a hostile page: <img src=x onerror=\"window.segmentPwned = 1\"> and moved on."),
+  rolledUp,
+  l0(12, 100, null, "### Deploy pipeline\n- moved the **staging** deploy to Fridays\n- `kern status` shows it", true),
+  l0(13, 110, null, null)
+]
+const segmentsAnswer: SegmentsResponse = { sessionId: "s-current", messages: 120, cut: 110, segments: segmentTree }
+const contextSegmentsAnswer: ContextSegmentsResponse = {
+  sessionId: "s-current",
+  messages: 120,
+  cut: 110,
+  budget: { maxContextTokens: 100000, summary: 60000, raw: 20000 },
+  tokens: { system: 6200, tools: 3400, summary: 2300, raw: 12100, total: 24000 },
+  injected: segmentTree.filter((s) => s.inContext)
+}
 
 describe("web UI against a scripted server", () => {
   let browser: Browser
@@ -109,11 +151,14 @@ describe("web UI against a scripted server", () => {
     "/context/system": {
       body: {
         sections: [
-          { kind: "preamble", source: "kern", text: "You are kern.", chars: 13 },
-          { kind: "file", source: "AGENTS.md", text: "<rules>\nbe brief\n</rules>\nplain tail", chars: 36 },
-          { kind: "notes-summary", source: "notes/2026-11-22.md", text: "<notes_summary>shipped</notes_summary>", chars: 38 }
+          { kind: "preamble", source: "kern", text: "You are kern.", chars: 13, tokens: 4 },
+          { kind: "file", source: "AGENTS.md", text: agentsSection, chars: agentsSection.length, tokens: 31 },
+          { kind: "notes-summary", source: "notes/2026-11-22.md", text: notesSection, chars: notesSection.length, tokens: 17 },
+          { kind: "tools", source: "tools", text: toolsSection, chars: toolsSection.length, tokens: 14 },
+          { kind: "conversation-summary", source: "conversation", text: conversationSection, chars: conversationSection.length, tokens: 1_203 }
         ],
-        totalChars: 95
+        totalChars: 13 + agentsSection.length + notesSection.length + toolsSection.length + conversationSection.length + 8,
+        totalTokens: 1_277
       }
     },
     "/context/segments": notBuilt("context"),
@@ -187,7 +232,7 @@ describe("web UI against a scripted server", () => {
       turnId,
       reply: "Two lines.",
       steps: 2,
-      usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, costUsdCents: 0 },
+      usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 },
       delivered: true
     })
     fixture.emit({ type: "outgoing", turnId, text: "Two lines.", interface: "web", channel: "web" })
@@ -214,7 +259,7 @@ describe("web UI against a scripted server", () => {
     fixture.emit({ type: "incoming", turnId: "tg-1", messageId: "tg-1", text: "hello from the phone", interface: "telegram", channel: "12345" })
     fixture.emit({ type: "recall", turnId: "tg-1", query: "phone", hits: 3, tokens: 420 })
     fixture.emit({ type: "text-delta", turnId: "tg-1", delta: "Hi!" })
-    fixture.emit({ type: "finish", turnId: "tg-1", reply: "Hi!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, costUsdCents: 0 }, delivered: true })
+    fixture.emit({ type: "finish", turnId: "tg-1", reply: "Hi!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     fixture.emit({ type: "outgoing", turnId: "tg-1", text: "Hi!", interface: "telegram", channel: "12345" })
     await page.locator(".msg-other", { hasText: "hello from the phone" }).getByText("telegram · 12345").waitFor()
     await page.getByText(/Recalled 3 passages of past conversation \(~420\s+tokens\)/).waitFor()
@@ -233,7 +278,7 @@ describe("web UI against a scripted server", () => {
     // Said while the page was away: it must come from the replay, once.
     fixture.emit({ type: "text-delta", turnId, delta: "three four " })
     fixture.emit({ type: "text-delta", turnId, delta: "five six" })
-    const last = fixture.emit({ type: "finish", turnId, reply: "one two three four five six", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, costUsdCents: 0 }, delivered: true })
+    const last = fixture.emit({ type: "finish", turnId, reply: "one two three four five six", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     await page.getByText("back online").waitFor({ timeout: 20_000 })
     await expect.poll(async () => (await reply.locator(".md").textContent())?.trim()).toBe("one two three four five six")
     expect(fixture.lastEventIds.length).toBe(streamsBefore + 1)
@@ -273,9 +318,30 @@ describe("web UI against a scripted server", () => {
     await screenshot(page, "fixture-07-recall")
 
     await tab("Context").click()
-    await dialog.getByText("AGENTS.md").waitFor()
-    await dialog.locator(".ctx-section", { hasText: "AGENTS.md" }).locator("summary").first().click()
-    await dialog.getByText("<rules>").waitFor()
+    await dialog.getByText("5 sections, 1,277 tokens", { exact: false }).waitFor()
+    // Each section: its kind, source and the server's token count, coloured by kind, folded until opened.
+    const section = (kind: string) => dialog.locator(`.ctx-section.ctx-${kind}`)
+    expect(await dialog.locator(".ctx-section").count()).toBe(5)
+    expect(await section("file").locator("summary .ctx-size").first().textContent()).toBe("31 tokens")
+    expect(await section("tools").locator(".ctx-kind").textContent()).toBe("tools")
+    await section("file").locator("summary").first().click()
+    await section("file").locator(".ctx-open", { hasText: "<document path=\"AGENTS.md\">" }).waitFor()
+    // The file's text is whole: its own markup, and the quoted closing tag, did not end the section.
+    const agents = await section("file").locator("pre.ctx-text").textContent()
+    expect(agents).toContain("<rules>\nbe brief\n</rules>")
+    expect(agents).toContain("&lt;/document> quoted, not closing")
+    await section("notes-summary").locator("summary").first().click()
+    await section("notes-summary").locator(".ctx-open", { hasText: "stale=\"true\"" }).waitFor()
+    // The conversation summary folds into its <summary> blocks, each under its level and message range.
+    const conversation = section("conversation-summary")
+    await conversation.locator("summary").first().click()
+    const blocks = conversation.locator(".ctx-tag > summary")
+    expect(await blocks.count()).toBe(2)
+    expect(await blocks.first().textContent()).toContain("L2 · messages 0-4500")
+    expect(await blocks.last().textContent()).toContain("L0 · messages 4500-4520 · 2026-11-23T06:39:26.634Z – 2026-11-23T06:44:25.437Z")
+    await blocks.last().click()
+    await conversation.getByText("the recent detail").waitFor()
+    expect(await conversation.getByText("the early conversation").isVisible()).toBe(false)
     await screenshot(page, "fixture-08-context")
 
     await page.keyboard.press("Escape")
@@ -353,6 +419,105 @@ describe("web UI against a scripted server", () => {
     // The clicked button is gone, so focus fell to the body: Esc still closes the overlay.
     await page.keyboard.press("Escape")
     await dialog.waitFor({ state: "detached" })
+  })
+
+  it("shows the segment tree once it is built: figures, token bars, collapsed rollups, summaries as safe markdown, the filter", async () => {
+    const before = { segments: json["/segments"], context: json["/context/segments"] }
+    json["/segments"] = { body: segmentsAnswer }
+    json["/context/segments"] = { body: contextSegmentsAnswer }
+    try {
+      await page.getByRole("button", { name: "Memory", exact: true }).click()
+      const dialog = page.getByRole("dialog", { name: "Memory" })
+      await dialog.getByRole("tab", { name: "Segments" }).click()
+
+      // The header: the session's figures, what the cut means, and the next request's tokens as bars.
+      await dialog.getByText("messages 0–109 summarized, 110… raw (10 messages)", { exact: false }).waitFor()
+      await dialog.getByText("120 messages", { exact: false }).waitFor()
+      for (const [part, tokens] of [["system", "6,200"], ["tools", "3,400"], ["summary", "2,300"], ["raw", "12,100"], ["total", "24,000"]]) {
+        await dialog.getByRole("img", { name: `${part}: ${tokens} of 100,000 tokens` }).waitFor()
+      }
+      expect(await dialog.locator(".token-total").textContent()).toContain("24,000 of 100,000 (24%)")
+      // Each bar is filled to its share of maxContextTokens.
+      const fill = (part: string, tokens: string) =>
+        dialog.getByRole("img", { name: `${part}: ${tokens} of 100,000 tokens` }).locator(".bar-fill").getAttribute("width")
+      expect(await fill("system", "6,200")).toBe("6.2")
+      expect(await fill("total", "24,000")).toBe("24")
+      expect(await dialog.locator(".token-breakdown .role-row", { hasText: "summary" }).textContent()).toContain("2,300 of 60,000 allowed")
+
+      // Roots only, newest first; the rolled-up children stay hidden until their parent opens.
+      const rows = dialog.locator(".segment-tree > li")
+      expect(await rows.evaluateAll((els) => els.map((el) => el.getAttribute("data-segment")))).toEqual(["13", "12", "11"])
+      expect(await dialog.locator("[data-segment='1']").count()).toBe(0)
+      const row = (id: number) => dialog.locator(`[data-segment='${id}'] > .segment-head`)
+      expect(await row(12).textContent()).toContain("15,230 → 980 tokens, 15.5:1")
+      expect(await row(11).textContent()).toContain("152,300 → 1,200 tokens, 126.9:1")
+      expect(await row(11).textContent()).toContain("L1")
+      expect(await row(11).textContent()).toContain("messages 0–99")
+      expect(await row(13).textContent()).toContain("messages 110–119")
+      expect(await row(13).textContent()).toContain("not summarized yet")
+      expect(await row(12).locator(".context-tag").textContent()).toBe("in context")
+      expect(await row(13).locator(".context-tag").count()).toBe(0)
+
+      // By keyboard: Enter opens the parent (its summary and its ten children), Space closes it, Enter again opens.
+      await row(11).focus()
+      await page.keyboard.press("Enter")
+      expect(await row(11).getAttribute("aria-expanded")).toBe("true")
+      await dialog.locator("[data-segment='11'] > .segment-detail .segment-summary h2", { hasText: "Week one" }).waitFor()
+      expect(await dialog.locator("[data-segment='11'] .segment-children > li").count()).toBe(10)
+      await page.keyboard.press(" ")
+      await expect.poll(() => dialog.locator("[data-segment='1']").count()).toBe(0)
+      await page.keyboard.press("Enter")
+      await dialog.locator("[data-segment='1']").waitFor()
+      expect(await dialog.locator("[data-segment='1'] > .segment-head").getAttribute("aria-expanded")).toBe("false")
+
+      // A child's summary is markdown from a model: rendered, and its injection left inert.
+      await row(10).click()
+      await dialog.locator("[data-segment='10'] .segment-summary", { hasText: "moved on" }).waitFor()
+      expect(await page.evaluate(activeContent(".segment-tree"))).toEqual([])
+      expect(await page.evaluate("window.segmentPwned")).toBeUndefined()
+
+      await row(12).click()
+      const summary = dialog.locator("[data-segment='12'] .segment-summary")
+      await summary.locator("h3", { hasText: "Deploy pipeline" }).waitFor()
+      expect(await summary.locator("li strong").textContent()).toBe("staging")
+      expect(await summary.locator("code").textContent()).toBe("kern status")
+      expect(await dialog.locator("[data-segment='12'] .segment-meta").textContent()).toContain("yes: the model gets this summary now")
+
+      await row(13).press("Enter")
+      await dialog.locator("[data-segment='13'] .not-summarized").waitFor()
+      await row(13).press("Enter")
+      await dialog.locator(".panel").evaluate((el) => el.scrollTo(0, 0))
+      await screenshot(page, "fixture-13-segments")
+      // Its raw messages page in on demand: the segment's ten, nothing before or after.
+      await dialog.locator("[data-segment='12']").getByRole("button", { name: "Show the raw messages" }).click()
+      await dialog.locator("[data-segment='12'] .raw-index", { hasText: "#100" }).waitFor()
+      expect(await dialog.locator("[data-segment='12'] .raw-index").allTextContents()).toEqual(
+        Array.from({ length: 10 }, (_, i) => `#${109 - i}`)
+      )
+
+      // "In context" lists only what composeHistory injects, newest first.
+      await dialog.getByLabel("In context").check()
+      await expect.poll(() => dialog.locator("[data-segment='13']").count()).toBe(0)
+      expect(await rows.evaluateAll((els) => els.map((el) => el.getAttribute("data-segment")))).toEqual(["12", "11"])
+      expect(await dialog.locator("[data-segment='1']").count()).toBe(0)
+      await screenshot(page, "fixture-14-segments-in-context")
+      await dialog.getByLabel("All").check()
+      await dialog.locator("[data-segment='13']").waitFor()
+
+      // At phone width nothing runs off the side.
+      await page.setViewportSize({ width: 375, height: 740 })
+      await row(11).click()
+      await dialog.locator("[data-segment='1']").waitFor()
+      const overflow = await page.evaluate("document.querySelector('.panel').scrollWidth - document.querySelector('.panel').clientWidth")
+      expect(overflow).toBe(0)
+      await screenshot(page, "fixture-15-segments-phone")
+      await page.setViewportSize({ width: 1100, height: 800 })
+      await page.keyboard.press("Escape")
+      await dialog.waitFor({ state: "detached" })
+    } finally {
+      json["/segments"] = before.segments ?? notBuilt("context")
+      json["/context/segments"] = before.context ?? notBuilt("context")
+    }
   })
 
   it("pages a session's raw messages in as the list is scrolled, and previews a 1.5 MB message instead of drawing it", async () => {
@@ -463,7 +628,7 @@ describe("web UI against a scripted server", () => {
     const turnId = "turn-hostile"
     fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "say something nasty", interface: "web" })
     for (const attack of attacks) fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\n` })
-    fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, costUsdCents: 0 }, delivered: true })
+    fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     await page.locator(`article.msg-done`, { hasText: "cover" }).waitFor()
     expect(await page.evaluate(activeContent(".log"))).toEqual([])
     expect(await page.evaluate("window.pwned")).toBeUndefined()

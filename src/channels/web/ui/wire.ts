@@ -2,7 +2,15 @@
 // narrow guards decode at the boundary instead, typed by api.ts's Schemas so that a change of the wire breaks the
 // build: a frame that does not match is dropped, never trusted by a cast.
 
-import type { AgentEvent, AgentEventType, PendingApprovalInfo, StatusResponse } from "../api.js"
+import type {
+  AgentEvent,
+  AgentEventType,
+  ContextSegmentsResponse,
+  PendingApprovalInfo,
+  SegmentInfo,
+  SegmentsResponse,
+  StatusResponse
+} from "../api.js"
 import type { Usage } from "../../../session/messages.js"
 
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
@@ -61,6 +69,7 @@ const usageOf = (o: JsonObject | undefined): Usage => ({
   inputTokens: (o && num(o, "inputTokens")) ?? 0,
   outputTokens: (o && num(o, "outputTokens")) ?? 0,
   cachedInputTokens: (o && num(o, "cachedInputTokens")) ?? 0,
+  cacheWriteTokens: (o && num(o, "cacheWriteTokens")) ?? 0,
   costUsdCents: (o && num(o, "costUsdCents")) ?? 0
 })
 
@@ -222,3 +231,74 @@ export const decodeChannels = (status: JsonObject): ReadonlyArray<ChannelState> 
 /** The failure's tag (ProviderFailed, WatchdogFired, …) when the error event carries one. */
 export const failureTag = (failure: unknown): string | undefined =>
   isObject(failure) ? str(failure, "_tag") : typeof failure === "string" ? failure : undefined
+
+/** One segment of GET /segments or /context/segments; undefined when a field is missing or mistyped. */
+export const decodeSegment = (u: JsonObject): SegmentInfo | undefined => {
+  const id = num(u, "id")
+  const level = num(u, "level")
+  const start = num(u, "start")
+  const end = num(u, "end")
+  const tokens = num(u, "tokens")
+  const summaryTokens = num(u, "summaryTokens")
+  const summary = u["summary"]
+  const firstAt = str(u, "firstAt")
+  const lastAt = str(u, "lastAt")
+  const parentId = u["parentId"]
+  const inContext = bool(u, "inContext")
+  if (
+    id === undefined || level === undefined || start === undefined || end === undefined || tokens === undefined ||
+    summaryTokens === undefined || firstAt === undefined || lastAt === undefined || inContext === undefined ||
+    !(summary === null || typeof summary === "string") ||
+    !(parentId === null || (typeof parentId === "number" && Number.isFinite(parentId)))
+  ) return undefined
+  return { id, level, start, end, tokens, summaryTokens, summary, firstAt, lastAt, parentId, inContext }
+}
+
+const segmentsOf = (u: JsonObject, key: string): ReadonlyArray<SegmentInfo> =>
+  arr(u, key).flatMap((item) => {
+    const segment = isObject(item) ? decodeSegment(item) : undefined
+    return segment === undefined ? [] : [segment]
+  })
+
+/** GET /segments' answer; undefined when it is not one. Segments that do not decode are left out. */
+export const decodeSegments = (u: Json | undefined): SegmentsResponse | undefined => {
+  if (!isObject(u) || !Array.isArray(u["segments"])) return undefined
+  const sessionId = str(u, "sessionId")
+  const messages = num(u, "messages")
+  const cut = num(u, "cut")
+  if (sessionId === undefined || messages === undefined || cut === undefined) return undefined
+  return { sessionId, messages, cut, segments: segmentsOf(u, "segments") }
+}
+
+/** GET /context/segments' answer; undefined when it is not one. Segments that do not decode are left out. */
+export const decodeContextSegments = (u: Json | undefined): ContextSegmentsResponse | undefined => {
+  if (!isObject(u) || !Array.isArray(u["injected"])) return undefined
+  const sessionId = str(u, "sessionId")
+  const messages = num(u, "messages")
+  const cut = num(u, "cut")
+  const budget = obj(u, "budget")
+  const tokens = obj(u, "tokens")
+  if (sessionId === undefined || messages === undefined || cut === undefined || budget === undefined || tokens === undefined) {
+    return undefined
+  }
+  const maxContextTokens = num(budget, "maxContextTokens")
+  const summaryBudget = num(budget, "summary")
+  const rawBudget = num(budget, "raw")
+  const system = num(tokens, "system")
+  const tools = num(tokens, "tools")
+  const summary = num(tokens, "summary")
+  const raw = num(tokens, "raw")
+  const total = num(tokens, "total")
+  if (
+    maxContextTokens === undefined || summaryBudget === undefined || rawBudget === undefined || system === undefined ||
+    tools === undefined || summary === undefined || raw === undefined || total === undefined
+  ) return undefined
+  return {
+    sessionId,
+    messages,
+    cut,
+    budget: { maxContextTokens, summary: summaryBudget, raw: rawBudget },
+    tokens: { system, tools, summary, raw, total },
+    injected: segmentsOf(u, "injected")
+  }
+}

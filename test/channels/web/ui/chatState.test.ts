@@ -15,7 +15,7 @@ import { decodeEvent } from "../../../../src/channels/web/ui/wire.js"
 import { compactionHeader } from "../../../../src/tools/compaction.js"
 
 const at = "2026-11-23T08:00:00.000Z"
-const usage = { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, costUsdCents: 0 }
+const usage = { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }
 
 /** Numbers events from 1 as the server does, through the UI's own decoder (JSON, as they arrive in SSE frames). */
 const numbered = (inputs: ReadonlyArray<AgentEventInput>, from = 1): ReadonlyArray<AgentEvent> =>

@@ -1,95 +1,119 @@
-import { arr, isObject, type Json, num, obj, str } from "../wire.js"
+import type { SystemSection } from "../../api.js"
+import { arr, decodeContextSegments, isObject, type Json, num, str } from "../wire.js"
 import { Bar } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
+import { TokenBreakdown } from "./TokenBreakdown.js"
 import { useLoaded } from "./useLoaded.js"
-import { approxTokens, splitTagged } from "./xmlSections.js"
+import { approxTokens, type Element, parseElement, splitTagged, summaryFields } from "./xmlSections.js"
 
 interface Section {
   readonly kind: string
   readonly source: string
   readonly text: string
   readonly chars: number
+  readonly tokens: number
+  /** Counted by the server's tokenizer, not estimated here from characters. */
+  readonly counted: boolean
 }
 
-const decodeSystem = (u: Json | undefined): { readonly sections: ReadonlyArray<Section>; readonly totalChars: number } | undefined => {
+interface SystemPrompt {
+  readonly sections: ReadonlyArray<Section>
+  readonly totalChars: number
+  readonly totalTokens: number
+  readonly counted: boolean
+}
+
+/** GET /context/system; an older server without token counts gets estimates from characters. */
+const decodeSystem = (u: Json | undefined): SystemPrompt | undefined => {
   if (!isObject(u)) return undefined
-  const sections = arr(u, "sections").filter(isObject).map((s) => {
+  const sections = arr(u, "sections").filter(isObject).map((s): Section => {
     const text = str(s, "text") ?? ""
-    return { kind: str(s, "kind") ?? "section", source: str(s, "source") ?? "", text, chars: num(s, "chars") ?? text.length }
+    const chars = num(s, "chars") ?? text.length
+    const tokens = num(s, "tokens")
+    return { kind: str(s, "kind") ?? "section", source: str(s, "source") ?? "", text, chars, tokens: tokens ?? approxTokens(chars), counted: tokens !== undefined }
   })
-  return { sections, totalChars: num(u, "totalChars") ?? sections.reduce((n, s) => n + s.chars, 0) }
+  const totalChars = num(u, "totalChars") ?? sections.reduce((n, s) => n + s.chars, 0)
+  const totalTokens = num(u, "totalTokens")
+  return { sections, totalChars, totalTokens: totalTokens ?? approxTokens(totalChars), counted: totalTokens !== undefined }
 }
 
-/** The real breakdown in tokens, when the context route gives one (`{ system, summaries, messages }`, top level or under `breakdown`). */
-const decodeBreakdown = (u: Json | undefined): ReadonlyArray<readonly [string, number]> | undefined => {
-  if (!isObject(u)) return undefined
-  const b = obj(u, "breakdown") ?? obj(u, "tokens") ?? u
-  const figures = (["system", "summaries", "messages"] as const).flatMap((k) => {
-    const v = num(b, k)
-    return v === undefined ? [] : [[k, v] as const]
-  })
-  return figures.length === 0 ? undefined : figures
+const kindLabels: Readonly<Record<SystemSection["kind"], string>> = {
+  preamble: "preamble",
+  file: "document",
+  "latest-note": "latest note",
+  "notes-summary": "notes summary",
+  tools: "tools",
+  "conversation-summary": "conversation summary"
 }
+
+const labelOf = (kind: string) => (kindLabels as Readonly<Record<string, string>>)[kind] ?? kind
+
+/** The opening tag as the model reads it, attributes included: `<document path="AGENTS.md">`. */
+const openingTag = (element: Element) =>
+  `<${[element.tag, ...Object.entries(element.attributes).map(([k, v]) => `${k}="${v}"`)].join(" ")}>`
+
+const tokensText = (tokens: number, counted: boolean) => `${counted ? "" : "≈"}${tokens.toLocaleString()} tokens`
+
+/** The `<summary>` blocks of `<conversation_summary>`, each folded under its level and message range. */
+const Summaries = ({ body }: { readonly body: string }) => (
+  <>
+    {splitTagged(body).map((block, i) => {
+      if (block.tag !== "summary") return <pre key={i} class="ctx-text">{block.text}</pre>
+      const { fields, body: text } = summaryFields(block.text)
+      const when = fields["first"] !== undefined && fields["last"] !== undefined ? ` · ${fields["first"]} – ${fields["last"]}` : ""
+      return (
+        <details key={i} class="ctx-tag">
+          <summary>
+            {fields["level"] ?? "summary"} · messages {fields["messages"] ?? "?"}{when}{" "}
+            <span class="ctx-size">≈{approxTokens(block.text.length).toLocaleString()} tokens</span>
+          </summary>
+          <pre class="ctx-text">{text}</pre>
+        </details>
+      )
+    })}
+  </>
+)
 
 const SectionView = ({ section, max }: { readonly section: Section; readonly max: number }) => {
-  const tokens = approxTokens(section.chars)
-  const blocks = splitTagged(section.text)
-  const nested = blocks.some((b) => b.tag !== undefined)
+  const element = section.kind === "preamble" ? undefined : parseElement(section.text)
   return (
     <details class={`ctx-section ctx-${section.kind.replace(/[^a-z-]/g, "")}`}>
       <summary>
-        <span class="ctx-kind">{section.kind}</span>
+        <span class="ctx-kind">{labelOf(section.kind)}</span>
         <span class="ctx-source">{section.source}</span>
-        <span class="ctx-size">≈{tokens.toLocaleString()} tokens</span>
-        <Bar value={section.chars} max={max} label={`${section.source || section.kind}: about ${tokens} tokens`} />
+        <span class="ctx-size">{tokensText(section.tokens, section.counted)}</span>
+        <Bar value={section.tokens} max={max} label={`${section.source || section.kind}: ${tokensText(section.tokens, section.counted)}`} />
       </summary>
-      {nested
-        ? blocks.map((b, i) =>
-          b.tag === undefined ? <pre key={i} class="ctx-text">{b.text}</pre> : (
-            <details key={i} class="ctx-tag">
-              <summary>
-                &lt;{b.tag}&gt; <span class="ctx-size">≈{approxTokens(b.text.length).toLocaleString()} tokens</span>
-              </summary>
-              <pre class="ctx-text">{b.text}</pre>
-            </details>
-          )
-        )
-        : <pre class="ctx-text">{section.text}</pre>}
+      {element === undefined
+        ? <pre class="ctx-text">{section.text}</pre>
+        : (
+          <>
+            <code class="ctx-open">{openingTag(element)}</code>
+            {element.tag === "conversation_summary" ? <Summaries body={element.body} /> : <pre class="ctx-text">{element.body}</pre>}
+          </>
+        )}
     </details>
   )
 }
 
+/** Seed 003's Context view: the next request's token breakdown, and the system prompt section by section. */
 export const ContextTab = () => {
   const { loaded: system } = useLoaded("/context/system", decodeSystem)
-  const { loaded: breakdown } = useLoaded("/context/segments", decodeBreakdown)
+  const { loaded: context } = useLoaded("/context/segments", decodeContextSegments)
   return (
     <div class="context">
       <h3>Breakdown</h3>
-      <LoadedView loaded={breakdown} what="summary and message breakdown">
-        {(figures) => {
-          const total = figures.reduce((n, [, v]) => n + v, 0)
-          return (
-            <dl class="roles">
-              {figures.map(([k, v]) => (
-                <div key={k} class="role-row">
-                  <dt>{k}</dt>
-                  <dd>
-                    <Bar value={v} max={total} label={`${k}: ${v} tokens`} /> {v.toLocaleString()} tokens
-                  </dd>
-                </div>
-              ))}
-            </dl>
-          )
-        }}
-      </LoadedView>
+      {context?._tag === "NotBuilt"
+        ? <p class="muted">This server does not report the context's token breakdown.</p>
+        : <LoadedView loaded={context} what="token breakdown">{(c) => <TokenBreakdown context={c} />}</LoadedView>}
       <h3>System prompt</h3>
       <LoadedView loaded={system} what="system prompt">
-        {({ sections, totalChars }) => {
-          const max = Math.max(1, ...sections.map((s) => s.chars))
+        {({ counted, sections, totalChars, totalTokens }) => {
+          const max = Math.max(1, ...sections.map((s) => s.tokens))
           return (
             <>
               <p class="muted">
-                {sections.length} sections, {totalChars.toLocaleString()} characters (≈{approxTokens(totalChars).toLocaleString()} tokens)
+                {sections.length} sections, {tokensText(totalTokens, counted)} ({totalChars.toLocaleString()} characters)
               </p>
               {sections.map((s, i) => <SectionView key={i} section={s} max={max} />)}
             </>

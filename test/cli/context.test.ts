@@ -1,0 +1,92 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { runKern, runKernAsync } from "../support/cli.js"
+import { FakeReply, makeWith } from "../support/fakeModelServer.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
+
+const env = { OPENROUTER_API_KEY: "sk-test" }
+
+interface SegmentJson {
+  readonly id: number
+  readonly level: number
+  readonly start: number
+  readonly end: number
+  readonly summary: string | null
+  readonly parentId: number | null
+  readonly inContext: boolean
+}
+
+describe("kern context show, kern segments list|rebuild", () => {
+  it.live("rebuild makes the segment tree with the summary model (progress on stderr); list and show read it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({ fallback: FakeReply.text("The router's DHCP range moved; DNS is on the pi.") })
+      const dir = initAgentWithModel(server.baseURL, { maxContextTokens: 20_000, recall: false, embeddingModel: false })
+      // ~60 tokens a message: ~180k tokens, a dozen segments of ~15k, so one rollup.
+      const sessionId = "20261122-100000-000-beef"
+      writeSessionFixture(dir, 3_000, sessionId)
+
+      const empty = runKern(["segments", "list"], { cwd: dir, env })
+      expect(empty.status, empty.stderr).toBe(0)
+      expect(empty.stdout).toContain(`no segments yet in session ${sessionId} (3,000 messages)`)
+      const untrimmed = runKern(["context", "show"], { cwd: dir, env })
+      expect(untrimmed.status, untrimmed.stderr).toBe(0)
+      expect(untrimmed.stdout).toContain("raw window: every message (nothing trimmed)")
+
+      const rebuilt = yield* Effect.promise(() => runKernAsync(["segments", "rebuild"], { cwd: dir, env }))
+      expect(rebuilt.status, rebuilt.stderr).toBe(0)
+      expect(rebuilt.stderr).toContain(`rebuilding the segments of session ${sessionId} (3,000 messages)`)
+      expect(rebuilt.stderr).toMatch(/summarized \d+ of \d+/)
+      expect(rebuilt.stdout).toMatch(/^\d+ segments, 2 levels\n$/)
+
+      const listed = runKern(["segments", "list", "--json"], { cwd: dir, env })
+      expect(listed.status, listed.stderr).toBe(0)
+      const tree = JSON.parse(listed.stdout) as { sessionId: string; messages: number; cut: number; segments: ReadonlyArray<SegmentJson> }
+      expect(tree).toMatchObject({ sessionId, messages: 3_000 })
+      const l0 = tree.segments.filter((s) => s.level === 0).sort((a, b) => a.start - b.start)
+      const l1 = tree.segments.filter((s) => s.level === 1)
+      expect(l0.length).toBeGreaterThanOrEqual(10)
+      expect(l0.every((s, i) => s.start === (i === 0 ? 0 : l0[i - 1]!.end) && s.summary !== null)).toBe(true)
+      expect(l1).toHaveLength(1)
+      expect(l0.filter((s) => s.parentId === l1[0]!.id)).toHaveLength(10)
+
+      const human = runKern(["segments", "list"], { cwd: dir, env })
+      expect(human.stdout).toMatch(/L1 +\d+ +0–\d[\d,]* /)
+      expect(human.stdout).toContain(":1)")
+
+      const shown = runKern(["context", "show", "--json"], { cwd: dir, env })
+      expect(shown.status, shown.stderr).toBe(0)
+      const context = JSON.parse(shown.stdout) as {
+        cut: number
+        tokens: { total: number }
+        injected: ReadonlyArray<{ level: number }>
+        system: ReadonlyArray<{ kind: string; tokens: number }>
+      }
+      expect(context.cut).toBeGreaterThan(0)
+      expect(context.tokens.total).toBeLessThanOrEqual(20_000)
+      expect(context.injected.length).toBeGreaterThan(0)
+      expect(context.system.map((s) => s.kind)).toEqual(expect.arrayContaining(["preamble", "file", "tools"]))
+      expect(context.system.every((s) => s.tokens > 0)).toBe(true)
+      const text = runKern(["context", "show"], { cwd: dir, env })
+      expect(text.stdout).toMatch(/context: [\d,]+ of 20,000 tokens — system [\d,]+, tools [\d,]+, summaries [\d,]+, raw messages [\d,]+/)
+      expect(text.stdout).toContain("conversation summary:")
+      expect(text.stdout).toMatch(/raw window: messages [\d,]+–2,999; 0–[\d,]+ are summarized/)
+
+      // Another session by id, and a bad one.
+      const missing = runKern(["segments", "list", "--session", "nope"], { cwd: dir, env })
+      expect(missing.status).toBe(1)
+      expect(missing.stderr).toContain("nope")
+    })), 120_000)
+
+  it.live("a folder that is not an agent's, and --help that explains", () =>
+    Effect.sync(() => {
+      const help = runKern(["segments", "--help"])
+      expect(help.status).toBe(0)
+      expect(help.stdout).toContain("rebuild")
+      const contextHelp = runKern(["context", "show", "--help"])
+      expect(contextHelp.stdout).toContain("system prompt by section")
+      const notAgent = runKern(["context", "show", "/nonexistent-kern-folder"])
+      expect(notAgent.status).toBe(2)
+      expect(notAgent.stderr).toContain("nonexistent-kern-folder")
+    }))
+})
