@@ -63,6 +63,15 @@ export * as RecallLayers from "./recall/layers.js"
 export * as Embedder from "./recall/Embedder.js"
 export { Tokenizer } from "./model/tokenizer.js"
 
+// Context: the window every request stays within, segments and summaries, prompt caching.
+export { type ContextBreakdown, ContextWindow } from "./context/ContextWindow.js"
+export { ContextCut, Segment, SegmentStoreError } from "./context/Segment.js"
+export { SegmentStore } from "./context/SegmentStore.js"
+export * as SegmentStoreSqlite from "./context/SegmentStoreSqlite.js"
+export * as Summarizer from "./context/Summarizer.js"
+export { composeHistory, renderConversationSummary } from "./context/composeHistory.js"
+export { cacheBreakpoints, promptCachingApplies, withCacheBreakpoints } from "./context/caching.js"
+
 // Channels: the registry chat channels join, approvals, and the Telegram and Slack layers over a running agent.
 export * as Channels from "./channels/Channel.js"
 export * as Approvals from "./agent/Approvals.js"

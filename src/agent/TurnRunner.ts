@@ -17,6 +17,7 @@ import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import type { SessionWriter } from "../session/SessionStore.js"
+import { ContextStats } from "../tools/ContextStats.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { promptCachingApplies, withCacheBreakpoints } from "../context/caching.js"
 import { ContextWindow } from "../context/ContextWindow.js"
@@ -98,6 +99,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const summaries = yield* NotesSummary
     const recall = yield* Recall
     const context = yield* ContextWindow
+    const contextStats = yield* ContextStats
     // Memory files are read again only when they change.
     const files = yield* makeFileCache
     const systemPrompt = (tools: ReadonlyArray<PromptTool>) =>
@@ -213,6 +215,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
             progress: (text) => emit({ type: "context", text })
           })
           yield* Ref.set(windowStart, prepared.breakdown.cut)
+          yield* contextStats.setActiveContextTokens(session.id, prepared.breakdown.tokens.total)
           if (step === 1) {
             // Auto-recall, once a turn, when messages were trimmed from the context: what is still raw (the cut on)
             // is never recalled again.

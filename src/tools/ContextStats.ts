@@ -1,8 +1,8 @@
 import { Effect, HashMap, Option, Ref } from "effect"
 
 export interface ContextCounters {
-  /** Bytes of the active context as the agent loop last reported them. */
-  readonly activeContextBytes: number
+  /** Tokens of the model's context at the turn's last step (the context window's count), 0 before any. */
+  readonly activeContextTokens: number
   readonly compactions: number
   readonly savedByCompactionBytes: number
   readonly duplicates: number
@@ -10,7 +10,7 @@ export interface ContextCounters {
 }
 
 const zero: ContextCounters = {
-  activeContextBytes: 0,
+  activeContextTokens: 0,
   compactions: 0,
   savedByCompactionBytes: 0,
   duplicates: 0,
@@ -20,15 +20,15 @@ const zero: ContextCounters = {
 /** Tokens from bytes: about four bytes a token for English and code. */
 export const estimateTokens = (bytes: number): number => Math.ceil(bytes / 4)
 
-/** Per-session counters of context size and what compaction and duplicate replacement saved. */
+/** Per-session counters of the context's size and what compaction and duplicate replacement saved. */
 export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/ContextStats", {
   effect: Effect.gen(function*() {
     const counters = yield* Ref.make(HashMap.empty<string, ContextCounters>())
     const update = (sessionId: string, f: (current: ContextCounters) => ContextCounters) =>
       Ref.update(counters, (map) => HashMap.set(map, sessionId, f(Option.getOrElse(HashMap.get(map, sessionId), () => zero))))
     return {
-      setActiveContextBytes: (sessionId: string, bytes: number) =>
-        update(sessionId, (current) => ({ ...current, activeContextBytes: bytes })),
+      setActiveContextTokens: (sessionId: string, tokens: number) =>
+        update(sessionId, (current) => ({ ...current, activeContextTokens: tokens })),
       recordCompaction: (sessionId: string, originalBytes: number, compactedBytes: number) =>
         update(sessionId, (current) => ({
           ...current,

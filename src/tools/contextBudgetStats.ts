@@ -9,7 +9,7 @@ export type ContextBudgetStatsArgs = typeof ContextBudgetStatsArgs.Type
 export const contextBudgetStatsTool: ToolMetadata = {
   toolId: "context_budget_stats",
   name: "ContextBudgetStats",
-  description: "Report the approximate size of the active conversation (bytes, estimated tokens) and how much " +
+  description: "Report the size of the active context (tokens the model got at this turn's last step) and how much " +
     "output compaction and duplicate-output replacement have saved in this session.",
   safetyClass: "READ_ONLY",
   idempotent: true,
@@ -18,7 +18,6 @@ export const contextBudgetStatsTool: ToolMetadata = {
 }
 
 export interface ContextBudgetStatsOutput {
-  readonly activeContextBytes: number
   readonly activeContextTokens: number
   readonly compactions: number
   readonly savedByCompactionBytes: number
@@ -34,8 +33,7 @@ export const contextBudgetStats = Effect.fn("kern.tools.context_budget_stats")(f
   const { sessionId } = yield* ToolSession
   const c = yield* stats.get(sessionId)
   const out = {
-    activeContextBytes: c.activeContextBytes,
-    activeContextTokens: estimateTokens(c.activeContextBytes),
+    activeContextTokens: c.activeContextTokens,
     compactions: c.compactions,
     savedByCompactionBytes: c.savedByCompactionBytes,
     savedByCompactionTokens: estimateTokens(c.savedByCompactionBytes),
@@ -44,7 +42,7 @@ export const contextBudgetStats = Effect.fn("kern.tools.context_budget_stats")(f
     savedByDuplicatesTokens: estimateTokens(c.savedByDuplicatesBytes)
   }
   const text = [
-    `active context: ${out.activeContextBytes} bytes (~${out.activeContextTokens} tokens)`,
+    `active context: ${out.activeContextTokens} tokens`,
     `compaction: ${out.compactions} outputs, saved ${out.savedByCompactionBytes} bytes (~${out.savedByCompactionTokens} tokens)`,
     `duplicate replacement: ${out.duplicates} outputs, saved ${out.savedByDuplicatesBytes} bytes (~${out.savedByDuplicatesTokens} tokens)`
   ].join("\n")

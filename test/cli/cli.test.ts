@@ -22,10 +22,9 @@ describe("kern CLI", () => {
   it("--help lists the commands that exist, and nothing that is not built", () => {
     const result = runKern(["--help"])
     expect(result.status).toBe(0)
-    for (const built of ["init", "status", "run", "start", "stop", "restart", "logs", "open", "chat", "tui", "sessions", "recall", "pair", "users", "kernel", "runtime-guard"]) {
+    for (const built of ["init", "status", "run", "start", "stop", "restart", "logs", "open", "chat", "tui", "sessions", "recall", "context", "segments", "pair", "users", "kernel", "runtime-guard"]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${built} `, "m"))
     }
-    expect(result.stdout).not.toMatch(/^ {2}(context|segments) /m)
     expect(result.stdout).toMatch(/^ {2}approve /m)
     expect(result.stdout).toMatch(/^ {2}deny /m)
     const kernel = runKern(["kernel", "--help"])

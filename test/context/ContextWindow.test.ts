@@ -1,6 +1,6 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { SessionHistory } from "../../src/agent/SessionHistory.js"
 import { AgentConfig } from "../../src/config/AgentConfig.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
@@ -37,13 +37,16 @@ const conversation = (
   return messages
 }
 
-const fail = Ref.unsafeMake(false)
+/** A switch the test flips: while on, the summary of the first segment fails (a provider outage for it). */
+interface Outage {
+  on: boolean
+}
 
-const contextLayer = (dir: string, config: Record<string, unknown> = {}) => {
+const contextLayer = (dir: string, config: Record<string, unknown> = {}, outage: Outage = { on: false }) => {
   const loaded = loadedAt(dir, { maxContextTokens: 20_000, ...config })
   return ContextWindow.Default.pipe(
     Layer.provideMerge(SegmentStoreSqlite.layer),
-    Layer.provide(Summarizer.layerTest({ failWhen: (request) => request.level === 0 && request.start === 0 && Ref.get(fail).pipe(Effect.runSync) })),
+    Layer.provide(Summarizer.layerTest({ failWhen: (request) => outage.on && request.level === 0 && request.start === 0 })),
     Layer.provide(Embedder.layerTest({ dimensions: 64 })),
     Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile })),
     Layer.provideMerge(Layer.succeed(AgentConfig, loaded)),
@@ -147,11 +150,11 @@ describe("ContextWindow", () => {
       expect(l1[0]!.summary).toContain("L1 messages")
     }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
 
-  it.scoped("a failed summary leaves the segment unsummarized (the cut stops before it) and a later pass retries it", () =>
-    Effect.gen(function*() {
+  it.scoped("a failed summary leaves the segment unsummarized (the cut stops before it) and a later pass retries it", () => {
+    const outage: Outage = { on: true }
+    return Effect.gen(function*() {
       const context = yield* ContextWindow
       const history = yield* historyOf(conversation(160))
-      yield* Ref.set(fail, true)
       yield* context.afterTurn("s1", history)
       yield* context.settled()
       const before = yield* context.segments("s1")
@@ -163,14 +166,15 @@ describe("ContextWindow", () => {
       const prepared = yield* prepare(history, progress)
       expect(prepared.breakdown.cut).toBe(0)
       expect(progress.some((line) => line.includes("outgrew the context window"))).toBe(true)
-      yield* Ref.set(fail, false)
+      outage.on = false
       yield* context.afterTurn("s1", history)
       yield* context.settled()
       const after = yield* context.segments("s1")
       expect(after.find((s) => s.id === first.id)!.summary).not.toBeNull()
       const again = yield* prepare(history)
       expect(again.breakdown.cut).toBeGreaterThan(0)
-    }).pipe(Effect.provide(contextLayer(makeAgentDir())), Effect.ensuring(Ref.set(fail, false))))
+    }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
+  })
 
   it.scoped("the hard limit: a history over maxContextTokens with no segments yet is summarized in the turn, never dropped", () =>
     Effect.gen(function*() {

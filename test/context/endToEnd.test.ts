@@ -1,6 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Ref } from "effect"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { openActiveSession } from "../../src/agent/activeSession.js"
@@ -11,6 +12,7 @@ import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { SegmentStore } from "../../src/context/SegmentStore.js"
+import { Recall } from "../../src/recall/Recall.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -112,5 +114,47 @@ describe("context, end to end", () => {
       const again = turnRequest(after, "and the DHCP range?")!
       expect(split(again).system).toContain("<conversation_summary>")
       expect(countTokens(requestText(again))).toBeLessThanOrEqual(maxContextTokens)
+    })), 120_000)
+})
+
+describe("auto-recall, now that the context trims", () => {
+  it.live("a question about something trimmed long ago brings it back as a <recall> block (the raw window is not recalled)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({ fallback: FakeReply.text("We went over the router settings again.") })
+      yield* server.embeddings({ bagOfWords: { dimensions: 512 } })
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, {
+        ".kern/config.json": JSON.stringify({
+          provider: "openai",
+          model: "test-model",
+          baseURL: server.baseURL,
+          embeddingModel: "test-embedding",
+          maxContextTokens: 12_000,
+          autoRecall: true
+        })
+      })
+      // One old exchange about the key, then 2,000 messages about the router.
+      const path = writeSessionFixture(dir, 2_000)
+      const [headerLine, ...rest] = NodeFs.readFileSync(path, "utf8").split("\n")
+      const old = [
+        { _tag: "user", text: "remember: the spare key is under the blue flowerpot by the shed", at: "2026-11-01T10:00:00.000Z" },
+        { _tag: "assistant", text: "Noted: spare key, blue flowerpot, by the shed.", toolCalls: [], at: "2026-11-01T10:00:01.000Z" }
+      ].map((line) => JSON.stringify(line))
+      NodeFs.writeFileSync(path, [headerLine, ...old, ...rest].join("\n"))
+
+      const result = yield* Effect.gen(function*() {
+        // As the running agent's backfill leaves it: every chunk indexed and embedded.
+        yield* Effect.flatMap(Recall, (recall) => recall.backfill)
+        return yield* turn("where is the spare key, under which flowerpot?")
+      }).pipe(Effect.provide(runtime(dir)))
+      expect(result.outcome.failure).toBeUndefined()
+      const recalled = result.events.find((e) => e.type === "recall")
+      expect(recalled).toBeDefined()
+      if (recalled?.type === "recall") {
+        expect(recalled.hits.some((hit) => hit.text.includes("blue flowerpot") && hit.messageStart === 0)).toBe(true)
+      }
+      const request = turnRequest(yield* server.requests, "where is the spare key")!
+      expect(JSON.stringify(request.body)).toContain("<recall note=")
+      expect(JSON.stringify(request.body)).toContain("blue flowerpot")
     })), 120_000)
 })
