@@ -5,7 +5,7 @@ import { SessionHistory } from "../agent/SessionHistory.js"
 import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { breakdownOf, ContextWindow } from "../context/ContextWindow.js"
-import { planContext } from "../context/plan.js"
+import { makeState, planContext } from "../context/plan.js"
 import type { Segment } from "../context/Segment.js"
 import { SegmentStore } from "../context/SegmentStore.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
@@ -89,10 +89,10 @@ const inspect = (requested: Option.Option<string>) =>
     const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools) })
     const system = renderSystemPrompt(sections)
     const ratio = Option.getOrElse(yield* segments.getCalibration(config.model ?? "").pipe(Effect.mapError(failed)), () => 1)
-    const state = {
-      segments: yield* segments.list(id).pipe(Effect.mapError(failed)),
-      cut: Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
-    }
+    const state = makeState(
+      yield* segments.list(id).pipe(Effect.mapError(failed)),
+      Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
+    )
     const planned = planContext({ config, state, window: yield* history.window, system, toolsTokens, ratio, count })
     const breakdown = breakdownOf(id, yield* history.size, planned, toolsTokens, ratio)
     return { breakdown, sections, segments: state.segments, count, model: config.model ?? "" }

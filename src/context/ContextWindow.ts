@@ -8,7 +8,7 @@ import { Embedder } from "../recall/Embedder.js"
 import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
 import type { ContextBudget } from "./budget.js"
-import { type ContextPlan, planContext, type SessionState } from "./plan.js"
+import { type Composition, type ContextPlan, makeState, planContext, type SessionState } from "./plan.js"
 import { ContextCut, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
 import { SegmentStore } from "./SegmentStore.js"
@@ -122,7 +122,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         if (known !== undefined) return known
         const segments = yield* store.list(sessionId).pipe(Effect.catchAll(warned<ReadonlyArray<Segment>>([])))
         const cut = yield* store.getCut(sessionId).pipe(Effect.catchAll(warned(Option.none<ContextCut>())))
-        const state: SessionState = { segments, cut: Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex }) }
+        const state = makeState(segments, Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex }))
         yield* Ref.update(states, (map) => new Map(map).set(sessionId, state))
         return state
       })
@@ -182,9 +182,19 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         Effect.gen(function*() {
           const segments = yield* segmentPass(passDeps(progress), sessionId, history, { force })
           const state = yield* stateOf(sessionId)
-          yield* setState(sessionId, { ...state, segments })
+          yield* setState(sessionId, makeState(segments, state.cut))
         })
       ).pipe(Effect.catchAll(warned(undefined)))
+
+    /**
+     * Keeps what a plan made of the state: the cut, and the composition while the segments it was made from are
+     * still the session's (a background pass may have replaced them since).
+     */
+    const keep = (sessionId: string, planned: SessionState, cut: number, composition: Composition | undefined) =>
+      Ref.update(states, (map) => {
+        const now = map.get(sessionId) ?? planned
+        return new Map(map).set(sessionId, { ...now, cut, composition: now.segments === planned.segments ? composition : undefined })
+      })
 
     /** Moves the cut: persisted with where its line is, and the messages before it let go. */
     const moveCut = (sessionId: string, history: SessionHistory, state: SessionState, cut: number) =>
@@ -200,7 +210,6 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
             at: held.message.at
           })).pipe(Effect.catchAll(warned(undefined)))
         }
-        yield* setState(sessionId, { ...state, cut })
         yield* history.dropBefore(cut)
       })
 
@@ -228,6 +237,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
           planned = yield* plan(input, state, ratio)
         }
         yield* moveCut(input.sessionId, input.history, state, planned.cut)
+        yield* keep(input.sessionId, state, planned.cut, planned.composition)
         const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
         const prompt = yield* input.history.prompt(system, planned.cut)
         const breakdown = breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
@@ -269,7 +279,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     const rebuild = (sessionId: string, history: SessionHistory, progress: PassDeps["progress"]) =>
       Effect.gen(function*() {
         yield* store.clear(sessionId)
-        yield* setState(sessionId, { segments: [], cut: 0 })
+        yield* setState(sessionId, makeState([], 0))
         yield* runPass(sessionId, history, true, progress)
         return (yield* stateOf(sessionId)).segments
       })

@@ -6,11 +6,34 @@ import { composeHistory, renderConversationSummary } from "./composeHistory.js"
 import type { Segment } from "./Segment.js"
 import { chooseCut } from "./trim.js"
 
-/** What the context knows of a session between turns: its segment tree and where its raw window starts. */
+/** The summaries composed for a cut and a budget, rendered and counted: the same until either changes. */
+export interface Composition {
+  readonly key: string
+  readonly chosen: ReadonlyArray<Segment>
+  readonly uncovered: ReadonlyArray<{ readonly start: number; readonly end: number }>
+  readonly block: string
+  readonly tokens: number
+}
+
+/**
+ * What the context knows of a session between turns: its segment tree, where its raw window starts, and what every
+ * step would otherwise work out again from the tree (a long session's tree has hundreds of segments).
+ */
 export interface SessionState {
   readonly segments: ReadonlyArray<Segment>
   readonly cut: number
+  /** Ends of the L0 segments, ascending. */
+  readonly l0Ends: ReadonlyArray<number>
+  readonly coveredEnd: number
+  readonly composition?: Composition | undefined
 }
+
+export const makeState = (segments: ReadonlyArray<Segment>, cut: number): SessionState => ({
+  segments,
+  cut,
+  l0Ends: segments.filter((s) => s.level === 0).map((s) => s.end).sort((a, b) => a - b),
+  coveredEnd: coveredEnd(segments)
+})
 
 export interface PlanInput {
   readonly config: Pick<KernConfig, "maxContextTokens" | "summaryBudget">
@@ -37,6 +60,8 @@ export interface ContextPlan {
   readonly rawTokens: number
   /** The whole request as we count it (before the calibration). */
   readonly estimate: number
+  /** The composition, for the state to keep. */
+  readonly composition: Composition | undefined
 }
 
 const sumFrom = (values: ReadonlyArray<number>, from: number): number => {
@@ -56,6 +81,15 @@ export const coveredEnd = (segments: ReadonlyArray<Segment>): number => {
   return end
 }
 
+/** The summaries for [0, cut) within the budget: the state's when the cut and budget are the same, else composed anew. */
+const compose = (state: SessionState, cut: number, budget: number, count: TokenCounter): Composition => {
+  const key = `${cut}:${budget}`
+  if (state.composition !== undefined && state.composition.key === key) return state.composition
+  const composed = composeHistory(state.segments, cut, budget)
+  const block = composed.chosen.length === 0 ? "" : renderConversationSummary(composed.chosen)
+  return { key, chosen: composed.chosen, uncovered: composed.uncovered, block, tokens: block === "" ? 0 : count(block) }
+}
+
 /**
  * Plans the context: the budget, the cut (kept while the raw window fits, else moved to an L0 segment end within the
  * summarized prefix and back to a user message; with summaries off, to any user message), and the summaries for
@@ -70,8 +104,7 @@ export const planContext = (input: PlanInput): ContextPlan => {
   const summariesOn = config.summaryBudget > 0
   let cut: number
   if (summariesOn) {
-    const segmentEnds = state.segments.filter((s) => s.level === 0).map((s) => s.end).sort((a, b) => a - b)
-    cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds, coveredEnd: coveredEnd(state.segments) })
+    cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: state.l0Ends, coveredEnd: state.coveredEnd })
   } else {
     // Without summaries the window is cut at any user message: the session file and recall keep the rest.
     const users: Array<number> = []
@@ -80,20 +113,19 @@ export const planContext = (input: PlanInput): ContextPlan => {
     })
     cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: users, coveredEnd: end })
   }
-  const composed = cut > 0 && summariesOn ? composeHistory(state.segments, cut, budget.summary) : undefined
-  const chosen = composed?.chosen ?? []
-  const block = chosen.length === 0 ? "" : renderConversationSummary(chosen)
-  const summaryTokens = block === "" ? 0 : count(block)
+  const composition = cut > 0 && summariesOn ? compose(state, cut, budget.summary, count) : undefined
   const rawTokens = sumFrom(window.tokens, cut - window.base)
+  const summaryTokens = composition?.tokens ?? 0
   return {
     budget,
     cut,
-    chosen,
-    uncovered: composed?.uncovered ?? [],
-    block,
+    chosen: composition?.chosen ?? [],
+    uncovered: composition?.uncovered ?? [],
+    block: composition?.block ?? "",
     systemTokens,
     summaryTokens,
     rawTokens,
-    estimate: systemTokens + input.toolsTokens + summaryTokens + rawTokens
+    estimate: systemTokens + input.toolsTokens + summaryTokens + rawTokens,
+    composition
   }
 }

@@ -1,4 +1,6 @@
 import { Effect, Layer } from "effect"
+import { spawnSync } from "node:child_process"
+import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { openActiveSession } from "../../src/agent/activeSession.js"
 import { buildSystemPromptFrom } from "../../src/agent/systemPrompt.js"
@@ -6,9 +8,10 @@ import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { makeFileCache } from "../../src/memory/fileCache.js"
 import * as NotesSummary from "../../src/memory/NotesSummary.js"
 import { AssistantMessage, UserMessage } from "../../src/session/messages.js"
-import { SessionStore } from "../../src/session/SessionStore.js"
 import type { Bench } from "./bench.js"
-import { benchAgent, storeLayer } from "./fixtures.js"
+import { benchAgent, startModelServerProcess, storeLayer } from "./fixtures.js"
+
+const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
 
 const at = "2026-11-23T10:00:00.000Z"
 
@@ -19,19 +22,21 @@ const toolsTokens = 2_400
  * Preparing the model input for the next turn of a session of `messages` messages whose segment tree is built (as
  * the running agent keeps it): the system prompt from the memory files (cached by mtime), the trim, the summaries
  * composed and rendered, the prompt over the raw window. One user message and one answer are appended before each
- * preparation, as a turn does. After `warmup` preparations; the peak RSS of the process is the second figure.
+ * preparation, as a turn does. After `warmup` preparations; the process's RSS is sampled after each.
  */
 const prepare = (messages: number, runs: number, warmup: number) => async () => {
-  const agent = benchAgent(messages, { model: "bench-model", maxContextTokens: 100_000 })
+  const server = await startModelServerProcess()
+  const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL, maxContextTokens: 100_000, recall: false })
   try {
+    // The tree, made by `kern segments rebuild` in a process of its own (summaries from the fake model), so this
+    // process is an agent starting on a session whose tree is built: it reads the session from its cut.
+    const rebuilt = spawnSync(process.execPath, [kernBin, "segments", "rebuild", "--dir", agent.dir], {
+      encoding: "utf8",
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", OPENROUTER_API_KEY: "sk-bench" }
+    })
+    if (rebuilt.status !== 0) throw new Error(`kern segments rebuild failed: ${rebuilt.stderr}`)
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const context = yield* ContextWindow
-      const store = yield* SessionStore
-      // The tree, made once from the whole session, as `kern segments rebuild` makes it.
-      const id = (yield* openActiveSession()).session.id
-      const whole = yield* store.load(id)
-      yield* context.rebuild(id, yield* context.historyOf(whole), () => Effect.void)
-      // The agent as it starts: the session read from its cut.
       const { session } = yield* openActiveSession()
       const files = yield* makeFileCache
       const system = buildSystemPromptFrom(files, { tools: [] }).pipe(Effect.provide(NotesSummary.layerNone))
@@ -61,14 +66,22 @@ const prepare = (messages: number, runs: number, warmup: number) => async () => 
       return { samples, rss }
     })).pipe(Effect.provide(Layer.fresh(storeLayer(agent.dir)))))
   } finally {
+    server.child.kill()
     agent.remove()
   }
 }
 
-/** Peak RSS after preparing: the whole process, in MiB (what the window holds, not the session). */
+/** Peak RSS while preparing: the whole process, in MiB (what the window holds, not the session). */
 const peak = (messages: number) => async () => {
+  // The short session first: what it leaves in the heap can only raise the long one's figure, never hide it.
+  const small = await prepare(2_000, 20, 10)()
   const { rss } = await prepare(messages, 20, 10)()
-  return { samples: [Math.max(...rss)] }
+  return { samples: [Math.max(...rss)], baseline: [Math.max(...small.rss)] }
+}
+
+const build = () => {
+  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: NodePath.resolve(import.meta.dirname, "../..") })
+  if (built.status !== 0) throw new Error("build failed")
 }
 
 export const benches: ReadonlyArray<Bench> = [
@@ -76,11 +89,19 @@ export const benches: ReadonlyArray<Bench> = [
     name: "context.prepare.75k",
     unit: "ms",
     run: async () => {
+      build()
       const big = await prepare(75_000, 50, 20)()
       // The same on a short session with its tree: flat means the cost does not grow with the session.
       const small = await prepare(2_000, 50, 20)()
       return { samples: big.samples, baseline: small.samples }
     }
   },
-  { name: "context.prepare.75k.rss", unit: "MiB peak RSS", run: peak(75_000) }
+  {
+    name: "context.prepare.75k.rss",
+    unit: "MiB peak RSS",
+    run: async () => {
+      build()
+      return await peak(75_000)()
+    }
+  }
 ]
