@@ -85,8 +85,16 @@ export const breakdownOf = (
   calibration
 })
 
-/** Calibration ratios are kept within this: a wild report (a proxy's zero, a cached count) cannot swing the budget. */
-const calibrationBounds = [0.5, 2] as const
+/**
+ * A report this far from our count is not a tokenizer's difference but a proxy's zero, a count of the uncached part
+ * only, or a different request: it is ignored.
+ */
+const plausibleRatio = [0.5, 2] as const
+/**
+ * The correction stays within this. o200k_base is among the most frugal tokenizers, so models count about as many
+ * tokens or more (Anthropic's ~10–20% more): a correction below 0.9 would let the window outgrow the model's.
+ */
+const ratioBounds = [0.9, 2] as const
 /** Weight of a new observation in the moving ratio. */
 const calibrationWeight = 0.3
 /** Requests smaller than this say little about the ratio (fixed overheads dominate). */
@@ -159,10 +167,10 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     /** Learns the model's count against ours from a request's reported input tokens. */
     const calibrate = (modelId: string, estimate: number, reported: number) =>
       Effect.gen(function*() {
-        if (estimate < calibrationMinTokens || reported <= 0) return
-        const observed = Math.min(calibrationBounds[1], Math.max(calibrationBounds[0], reported / estimate))
+        const observed = reported / estimate
+        if (estimate < calibrationMinTokens || observed < plausibleRatio[0] || observed > plausibleRatio[1]) return
         const old = yield* calibrationOf(modelId)
-        const ratio = old + calibrationWeight * (observed - old)
+        const ratio = Math.min(ratioBounds[1], Math.max(ratioBounds[0], old + calibrationWeight * (observed - old)))
         yield* Ref.update(calibrations, (map) => new Map(map).set(modelId, ratio))
         yield* store.setCalibration(modelId, ratio).pipe(Effect.catchAll(warned(undefined)))
       })

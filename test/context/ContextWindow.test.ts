@@ -230,5 +230,11 @@ describe("ContextWindow", () => {
       expect(after.budget.conversation).toBeLessThan(before.budget.conversation)
       const stored = yield* Effect.flatMap(SegmentStore, (store) => store.getCalibration("test-model"))
       expect(Option.getOrThrow(stored)).toBeCloseTo(after.calibration, 5)
+      // A report nowhere near our count (a proxy's fixed or zero usage) is not learnt from.
+      for (let i = 0; i < 10; i++) yield* context.calibrate("test-model", 10_000, 12)
+      expect((yield* prepare(history)).breakdown.calibration).toBeCloseTo(after.calibration, 5)
+      // A model that counts fewer tokens than o200k does not get a window much larger than its own.
+      for (let i = 0; i < 30; i++) yield* context.calibrate("other-model", 10_000, 6_000)
+      expect(Option.getOrThrow(yield* Effect.flatMap(SegmentStore, (store) => store.getCalibration("other-model")))).toBe(0.9)
     }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
 })
