@@ -100,7 +100,8 @@ export const planContext = (input: PlanInput): ContextPlan => {
   const systemTokens = count(input.system)
   const budget = contextBudget(config, systemTokens, input.toolsTokens, input.ratio)
   const end = window.base + window.tokens.length
-  const current = Math.max(state.cut, window.base)
+  // A stored cut past the session's end means the file was rewritten behind kern: the window starts over.
+  const current = state.cut > end ? window.base : Math.max(state.cut, window.base)
   const summariesOn = config.summaryBudget > 0
   let cut: number
   if (summariesOn) {
