@@ -28,13 +28,18 @@ const prepare = (messages: number, runs: number, warmup: number) => async () => 
   const server = await startModelServerProcess()
   const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL, maxContextTokens: 100_000, recall: false })
   try {
-    // The tree, made by `kern segments rebuild` in a process of its own (summaries from the fake model), so this
-    // process is an agent starting on a session whose tree is built: it reads the session from its cut.
-    const rebuilt = spawnSync(process.execPath, [kernBin, "segments", "rebuild", "--dir", agent.dir], {
-      encoding: "utf8",
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", OPENROUTER_API_KEY: "sk-bench" }
-    })
-    if (rebuilt.status !== 0) throw new Error(`kern segments rebuild failed: ${rebuilt.stderr}`)
+    // The tree, made by `kern segments rebuild` in a process of its own (summaries from the fake model), then one
+    // `kern chat` turn, which stores the cut: this process is an agent starting on a session whose tree is built and
+    // whose window is cut, as a long-lived agent's is. It reads the session from its cut.
+    const kern = (args: ReadonlyArray<string>) => {
+      const done = spawnSync(process.execPath, [kernBin, ...args, "--dir", agent.dir], {
+        encoding: "utf8",
+        env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", OPENROUTER_API_KEY: "sk-bench" }
+      })
+      if (done.status !== 0) throw new Error(`kern ${args.join(" ")} failed: ${done.stderr}`)
+    }
+    kern(["segments", "rebuild"])
+    kern(["chat", "-m", "hello"])
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const context = yield* ContextWindow
       const { session } = yield* openActiveSession()
