@@ -2,6 +2,7 @@ import type { Prompt } from "@effect/ai"
 import { Duration, Effect, FiberSet, Option, Ref } from "effect"
 import type { SessionHistory } from "../agent/SessionHistory.js"
 import { SessionHistory as History } from "../agent/SessionHistory.js"
+import { sectionSeparator } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder } from "../recall/Embedder.js"
@@ -13,9 +14,6 @@ import { ContextCut, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { SegmentSummarizer } from "./Summarizer.js"
-
-/** Between the system prompt's sections (as src/agent/systemPrompt.ts joins them). */
-const sectionSeparator = "\n\n"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
