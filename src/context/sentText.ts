@@ -1,16 +1,11 @@
 import { envelopeLine } from "../agent/envelope.js"
-import type { SessionMessage } from "../session/messages.js"
+import { type SessionMessage, valueText } from "../session/messages.js"
 
 /** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */
 export const messageOverheadTokens = 4
 
-const valueText = (value: unknown): string => {
-  if (typeof value === "string") return value
-  const json = JSON.stringify(value)
-  return json === undefined ? String(value) : json
-}
-
-const artifactReference = /artifact ([A-Za-z0-9_-]+): retrieve_tool_output/
+/** The reference the output compactor writes (src/tools/OutputCompactor.ts): the artifact id in group 1. */
+export const artifactReference = /artifact (art_[0-9a-f]{24}): retrieve_tool_output/
 
 /**
  * A tool result as the context carries it: whole up to `maxChars`, else its head and a note of how to get the rest.

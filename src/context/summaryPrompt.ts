@@ -1,4 +1,5 @@
-import type { SessionMessage } from "../session/messages.js"
+import { type SessionMessage, valueText } from "../session/messages.js"
+import { artifactReference } from "./sentText.js"
 import type { Segment } from "./Segment.js"
 
 /** What a summary is asked for: a segment's messages (level 0) or its children's summaries (level ≥ 1). */
@@ -24,14 +25,6 @@ export const toolArgsChars = 1_500
 export const hugeMessageChars = 32_000
 const hugeHeadChars = 8_000
 const hugeTailChars = 4_000
-
-const artifactReference = /artifact (art_[0-9a-f]{24}): retrieve_tool_output/
-
-const valueText = (value: unknown): string => {
-  if (typeof value === "string") return value
-  const json = JSON.stringify(value)
-  return json === undefined ? String(value) : json
-}
 
 /**
  * `text` whole when it fits `head + tail`, else its head and tail with a line saying how much was left out and, when

@@ -1,17 +1,11 @@
 import { type TokenCounter, tokensUpTo } from "../model/tokenizer.js"
-import type { SessionMessage } from "../session/messages.js"
+import { type SessionMessage, valueText } from "../session/messages.js"
 import type { IndexedMessage, NewChunk } from "./RecallStore.js"
 
 /** A chunk holds at most this many tokens (o200k_base). */
 export const maxChunkTokens = 2_000
 /** A tool result contributes at most this many characters to a chunk (the message itself is kept whole). */
 export const maxToolChars = 2_000
-
-const valueText = (value: unknown): string => {
-  if (typeof value === "string") return value
-  const json = JSON.stringify(value)
-  return json === undefined ? String(value) : json
-}
 
 /** A session message as the index stores it: its whole text, tool calls named with their arguments. */
 export const indexedMessage = (message: SessionMessage, index: number): IndexedMessage => {

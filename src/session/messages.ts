@@ -53,6 +53,13 @@ export class ToolResultMessage extends Schema.TaggedClass<ToolResultMessage>()("
   at: Schema.String
 }) {}
 
+/** A tool result or a call's arguments as text: a string as it is, anything else as JSON. */
+export const valueText = (value: unknown): string => {
+  if (typeof value === "string") return value
+  const json = JSON.stringify(value)
+  return json === undefined ? String(value) : json
+}
+
 export const SessionMessage = Schema.Union(UserMessage, AssistantMessage, ToolResultMessage)
 export type SessionMessage = typeof SessionMessage.Type
 

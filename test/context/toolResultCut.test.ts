@@ -9,12 +9,12 @@ const count = (text: string) => Math.ceil(text.length / 4)
 
 describe("tool results in the context", () => {
   it("a result over maxToolResultChars is cut with a note naming the artifact, or the recall load of that message", () => {
-    const compacted = `[output compacted: 90000 bytes → 30000 bytes; full output is artifact art_7f3a: retrieve_tool_output({ "artifactId": "art_7f3a" }) with offset/limit/grep]\n${"x".repeat(30_000)}`
+    const compacted = `[output compacted: 90000 bytes → 30000 bytes; full output is artifact art_7f3a00112233445566778899: retrieve_tool_output({ "artifactId": "art_7f3a00112233445566778899" }) with offset/limit/grep]\n${"x".repeat(30_000)}`
     const cut = toolResultInContext(compacted, 20_000, { sessionId: "s1", index: 12 }) as string
     expect(cut.length).toBeLessThan(20_200)
     expect(cut.startsWith(compacted.slice(0, 20_000))).toBe(true)
     expect(cut).toContain(`${compacted.length - 20_000} more characters`)
-    expect(cut).toContain("retrieve_tool_output({ \"artifactId\": \"art_7f3a\" })")
+    expect(cut).toContain("retrieve_tool_output({ \"artifactId\": \"art_7f3a00112233445566778899\" })")
 
     const plain = "y".repeat(25_000)
     const viaRecall = toolResultInContext(plain, 20_000, { sessionId: "s1", index: 12 }) as string
