@@ -1,12 +1,45 @@
 import { defineConfig } from "vitest/config"
 
+/**
+ * Files whose subject is a set of real processes racing each other (locks, signals, kill -9, the daemon, the terminal,
+ * loads of 250,000 messages): they run after the rest, one at a time, so that each has the machine to itself and none
+ * slows the others. Everything else runs two files at a time (this is a 2-core machine).
+ */
+const alone = [
+  "test/cli/daemon.test.ts",
+  "test/cli/lock.test.ts",
+  "test/cli/run.test.ts",
+  "test/cli/chat.test.ts",
+  "test/cli/sessionLoad.test.ts",
+  "test/context/endToEnd.test.ts"
+]
+
+const excluded = ["test/bench/**", "node_modules/**", "test/**/*.browser.test.ts"]
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude: ["test/bench/**", "node_modules/**", "test/**/*.browser.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Bounds for a test that is stuck, not for one that is slow: every wait inside a test is for a condition, and a busy
+    // machine (load average 6 on 2 cores) may take several times as long as a quiet one.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: "forks",
-    globalSetup: ["test/support/globalSetup.ts"]
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    globalSetup: ["test/support/globalSetup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: { name: "parallel", include: ["test/**/*.test.ts"], exclude: [...excluded, ...alone] }
+      },
+      {
+        extends: true,
+        test: {
+          name: "alone",
+          include: alone,
+          exclude: excluded,
+          sequence: { groupOrder: 1 },
+          poolOptions: { forks: { singleFork: true } }
+        }
+      }
+    ]
   }
 })

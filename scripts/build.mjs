@@ -5,23 +5,33 @@ import { execFileSync } from "node:child_process"
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
 import { shipped } from "./esbuild-options.mjs"
 
-// `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc; the test
-// setup rebuilds only the bundle, so it keeps them.
+// `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc.
+// `--out DIR` builds a kern of its own into DIR (DIR/bin/kern.js and DIR/dist/) and leaves the repo's dist/ alone: the
+// tests and the benchmarks run such a copy, so a `kern` started from the repo meanwhile never finds its build missing.
 const withTypes = process.argv.includes("--types")
-const dist = new URL("../dist/", import.meta.url)
+const outFlag = process.argv.indexOf("--out")
+const root = new URL("../", import.meta.url)
+const out = outFlag === -1 ? root : pathToFileURL(`${NodePath.resolve(process.argv[outFlag + 1] ?? "")}/`)
+const separate = out.href !== root.href
+const dist = new URL("dist/", out)
 const entries = await readdir(dist).catch(() => [])
 await Promise.all(
   entries.filter((name) => withTypes || name !== "types").map((name) => rm(new URL(name, dist), { recursive: true, force: true }))
 )
+if (separate) {
+  await mkdir(new URL("bin/", out), { recursive: true })
+  for (const file of ["kern.js", "package.json"]) await copyFile(new URL(`bin/${file}`, root), new URL(`bin/${file}`, out))
+}
 
 await build({
   ...shipped,
   entryPoints: { main: "src/main.ts", index: "src/index.ts" },
-  outdir: "dist",
+  outdir: fileURLToPath(dist),
+  absWorkingDir: fileURLToPath(root),
   splitting: true
 })
 
@@ -29,7 +39,13 @@ await build({
 // has no code cache for ES modules). The cache (dist/quick.cjs.v8cache) is written here by the second listing of a
 // folder with one session, whose count record the first listing wrote: the common case, so the code it runs is in it.
 const { banner: _esmOnly, ...cjsOptions } = shipped
-await build({ ...cjsOptions, format: "cjs", entryPoints: ["src/quick.ts"], outfile: "dist/quick.cjs" })
+await build({
+  ...cjsOptions,
+  format: "cjs",
+  entryPoints: ["src/quick.ts"],
+  outfile: fileURLToPath(new URL("quick.cjs", dist)),
+  absWorkingDir: fileURLToPath(root)
+})
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
 try {
   const id = "20260101-000000-000-0000"
@@ -43,7 +59,7 @@ try {
     ].map((line) => `${JSON.stringify(line)}\n`).join("")
   )
   const list = () =>
-    execFileSync(process.execPath, [fileURLToPath(new URL("../bin/kern.js", import.meta.url)), "sessions", "list", scratch], { stdio: "ignore" })
+    execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "sessions", "list", scratch], { stdio: "ignore" })
   list()
   await rm(new URL("quick.cjs.v8cache", dist), { force: true })
   list()
@@ -56,7 +72,8 @@ try {
 await mkdir(new URL("web/assets/", dist), { recursive: true })
 await build({
   entryPoints: { app: "src/channels/web/ui/main.tsx" },
-  outdir: "dist/web/assets",
+  outdir: fileURLToPath(new URL("web/assets/", dist)),
+  absWorkingDir: fileURLToPath(root),
   bundle: true,
   format: "esm",
   platform: "browser",
@@ -69,9 +86,9 @@ await build({
   legalComments: "linked",
   logLevel: "warning"
 })
-await copyFile(new URL("../src/channels/web/ui/index.html", import.meta.url), new URL("web/index.html", dist))
+await copyFile(new URL("src/channels/web/ui/index.html", root), new URL("web/index.html", dist))
 
-if (withTypes) {
+if (withTypes && !separate) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { stdio: "inherit", cwd: new URL("..", import.meta.url) })
 }

@@ -24,7 +24,21 @@ export type DecodedLine =
   /** Not JSON at all: garbage, or a write cut short. */
   | { readonly _tag: "NotJson" }
 
-const decodeSlow = Schema.decodeUnknownEither(SessionLine)
+const decodeSchema = Schema.decodeUnknownEither(SessionLine)
+
+/**
+ * The schema's decode, as a DecodedLine. effect's union decoder calls `String()` on the `_tag` it dispatches on, which
+ * throws for JSON such as `{"_tag":{"toString":null}}`: a tag that is not a string is refused before it gets there.
+ */
+const decodeSlow = (value: unknown): DecodedLine => {
+  if (isObject(value) && has(value, "_tag") && typeof value["_tag"] !== "string") {
+    return { _tag: "Undecodable", reason: "_tag is not a string" }
+  }
+  const slow = decodeSchema(value)
+  return Either.isRight(slow)
+    ? { _tag: "Line", line: slow.right }
+    : { _tag: "Undecodable", reason: ParseResult.TreeFormatter.formatErrorSync(slow.left) }
+}
 
 /**
  * An instance of a Schema class from props checked here. The class constructor copies its props, deletes and re-adds
@@ -149,19 +163,11 @@ export const decodeSessionLine = (raw: string): DecodedLine => {
   if (Either.isLeft(json)) return { _tag: "NotJson" }
   const value = json.right
   const fast = isObject(value) ? decodeFast(value) : undefined
-  if (fast !== undefined) return { _tag: "Line", line: fast }
-  const slow = decodeSlow(value)
-  return Either.isRight(slow)
-    ? { _tag: "Line", line: slow.right }
-    : { _tag: "Undecodable", reason: ParseResult.TreeFormatter.formatErrorSync(slow.left) }
+  return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
 }
 
 /** The schema's own decode of a line, for comparing the fast path against (tests, benches). */
 export const decodeSessionLineBySchema = (raw: string): DecodedLine => {
   const json = parseJson(raw)
-  if (Either.isLeft(json)) return { _tag: "NotJson" }
-  const slow = decodeSlow(json.right)
-  return Either.isRight(slow)
-    ? { _tag: "Line", line: slow.right }
-    : { _tag: "Undecodable", reason: ParseResult.TreeFormatter.formatErrorSync(slow.left) }
+  return Either.isLeft(json) ? { _tag: "NotJson" } : decodeSlow(json.right)
 }

@@ -4,15 +4,16 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { parseListArgs } from "../../src/quick.js"
 import { initAgentFolder } from "../support/agentFolder.js"
+import { testDist } from "../support/build.js"
 import { kernBin, runKern } from "../support/cli.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
 const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
 
-/** The full command line (dist/main.js), which every `kern` command but the quick listing starts from. */
+/** The full command line (the test build's dist/main.js), which every `kern` command but the quick listing starts from. */
 const runFull = (args: ReadonlyArray<string>, cwd: string) => {
-  const result = spawnSync(process.execPath, [NodePath.join(root, "dist/main.js"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 })
+  const result = spawnSync(process.execPath, [NodePath.join(testDist, "main.js"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
@@ -24,7 +25,7 @@ const quickOnlyCopy = () => {
   NodeFs.mkdirSync(NodePath.join(copy, "bin"))
   NodeFs.mkdirSync(NodePath.join(copy, "dist"))
   NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
-  NodeFs.copyFileSync(NodePath.join(root, "dist/quick.cjs"), NodePath.join(copy, "dist/quick.cjs"))
+  NodeFs.copyFileSync(NodePath.join(testDist, "quick.cjs"), NodePath.join(copy, "dist/quick.cjs"))
   return {
     bin: NodePath.join(copy, "bin/kern.js"),
     cacheFile: NodePath.join(copy, "dist/quick.cjs.v8cache"),

@@ -7,7 +7,7 @@ import * as Database from "../../src/storage/Database.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { usersBegin } from "../../src/users/usersFile.js"
 import { initAgentFolder } from "../support/agentFolder.js"
-import { runKern } from "../support/cli.js"
+import { runKernIn } from "../support/inProcessCli.js"
 
 const UsersJson = Schema.Array(Schema.Struct({
   id: Schema.String,
@@ -25,8 +25,8 @@ const request = (dir: string, user: { interface: string; userId: string; display
     )
   )
 
-const usersOf = (dir: string) => {
-  const result = runKern(["users", dir, "--json"])
+const usersOf = async (dir: string) => {
+  const result = await runKernIn(["users", dir, "--json"])
   expect(result.status, result.stderr).toBe(0)
   return Schema.decodeUnknownSync(Schema.parseJson(UsersJson))(result.stdout)
 }
@@ -52,48 +52,48 @@ describe("kern pair / kern users", () => {
         command: "kern run"
       }))
 
-      expect(usersOf(dir).map((u) => [u.id, u.status, u.code])).toEqual([
+      expect((await usersOf(dir)).map((u) => [u.id, u.status, u.code])).toEqual([
         ["telegram:42", "pending", alice.code],
         ["slack:U7", "pending", expect.stringMatching(/^KERN-/)]
       ])
-      const table = runKern(["users", dir])
+      const table = await runKernIn(["users", dir])
       expect(table.stdout).toMatch(/^telegram:42 +Alice +pending +user +KERN-/m)
 
-      const paired = runKern(["pair", alice.code.toLowerCase(), dir])
+      const paired = await runKernIn(["pair", alice.code.toLowerCase(), dir])
       expect(paired.status, paired.stderr).toBe(0)
       expect(paired.stdout).toContain("approved telegram:42")
-      expect(usersOf(dir)[0]).toMatchObject({ status: "approved", role: "user", toolScope: "read", code: null })
+      expect((await usersOf(dir))[0]).toMatchObject({ status: "approved", role: "user", toolScope: "read", code: null })
       const usersMd = () => NodeFs.readFileSync(NodePath.join(dir, "USERS.md"), "utf8")
       expect(usersMd()).toMatch(/^# USERS.md — who agent talks to\n/)
       expect(usersMd()).toContain("| Alice | telegram | telegram:42 | user | read |")
       expect(usersMd()).not.toContain("Bob")
 
       // Asking for more than the config allows is recorded, and reported as capped.
-      const scoped = runKern(["users", "scope", "telegram:42", "full", dir])
+      const scoped = await runKernIn(["users", "scope", "telegram:42", "full", dir])
       expect(scoped.status, scoped.stderr).toBe(0)
       expect(scoped.stdout).toContain("limited to write by the config's toolScope")
       expect(usersMd()).toContain("| Alice | telegram | telegram:42 | user | write |")
 
-      expect(runKern(["users", "promote", "telegram:42", dir]).status).toBe(0)
-      expect(usersOf(dir)[0]).toMatchObject({ role: "operator", toolScope: "write" })
+      expect((await runKernIn(["users", "promote", "telegram:42", dir])).status).toBe(0)
+      expect((await usersOf(dir))[0]).toMatchObject({ role: "operator", toolScope: "write" })
       expect(usersMd()).toContain("| Alice | telegram | telegram:42 | operator | write |")
 
-      const revoked = runKern(["users", "revoke", "telegram:42", dir])
+      const revoked = await runKernIn(["users", "revoke", "telegram:42", dir])
       expect(revoked.status, revoked.stderr).toBe(0)
-      expect(usersOf(dir).map((u) => u.id)).toEqual(["slack:U7"])
+      expect((await usersOf(dir)).map((u) => u.id)).toEqual(["slack:U7"])
       expect(usersMd()).not.toContain("telegram:42")
       expect(usersMd().split(usersBegin)).toHaveLength(2)
     }))
 
-  it("help: kern users runs alone and has subcommands; kern pair takes a code", () => {
-    const users = runKern(["users", "--help"])
+  it("help: kern users runs alone and has subcommands; kern pair takes a code", async () => {
+    const users = await runKernIn(["users", "--help"])
     expect(users.status).toBe(0)
     expect(users.stdout).toContain("  kern users [dir] [options]\n  kern users <command> [options]")
     for (const sub of ["promote", "scope", "revoke"]) expect(users.stdout).toMatch(new RegExp(`^  users ${sub} `, "m"))
-    expect(runKern(["pair", "--help"]).stdout).toMatch(/kern pair .*<code>/)
+    expect((await runKernIn(["pair", "--help"])).stdout).toMatch(/kern pair .*<code>/)
   })
 
-  it("mistakes are one line naming what was wrong, with exit 1 (or 2 for the command line)", () => {
+  it("mistakes are one line naming what was wrong, with exit 1 (or 2 for the command line)", async () => {
     const dir = initAgentFolder(["--model", "m"])
     const cases: ReadonlyArray<[ReadonlyArray<string>, number, string]> = [
       [["pair", "hello", dir], 1, "\"hello\" is not a pairing code"],
@@ -103,11 +103,11 @@ describe("kern pair / kern users", () => {
       [["users", "scope", "telegram:42", "root", dir], 2, "read, write, full"]
     ]
     for (const [args, status, message] of cases) {
-      const result = runKern(args)
+      const result = await runKernIn(args)
       expect(result.status, args.join(" ")).toBe(status)
       expect(result.stderr).toContain(message)
       expect(result.stderr).not.toMatch(/\n\s+at /)
     }
-    expect(runKern(["users", NodePath.join(dir, "nowhere")]).status).toBe(2)
+    expect((await runKernIn(["users", NodePath.join(dir, "nowhere")])).status).toBe(2)
   })
 })

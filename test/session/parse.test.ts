@@ -211,6 +211,14 @@ describe("SessionParser", () => {
     )
   })
 
+  it("refuses a tag that is not a string instead of throwing (effect's union decoder calls String() on it)", () => {
+    for (const tag of ["{\"toString\":null}", "{\"valueOf\":1,\"toString\":{}}", "[{\"toString\":null}]", "{}", "[]", "1", "null"]) {
+      const raw = `{"text":"","at":"2026-11-22T10:00:00.000Z","_tag":${tag}}`
+      assert.strictEqual(decodeSessionLine(raw)._tag, "Undecodable", raw)
+      assert.strictEqual(decodeSessionLineBySchema(raw)._tag, "Undecodable", raw)
+    }
+  })
+
   it("keeps a complete last line it cannot decode, and cuts only an unfinished write", () => {
     const newer = "{\"_tag\":\"segment\",\"from\":1,\"to\":9}"
     const kept = Either.getOrThrow(streamed(Buffer.from(header + newer), [], "s.jsonl"))

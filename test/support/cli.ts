@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process"
-import * as NodePath from "node:path"
+import { kernBin } from "./build.js"
 
-export const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
+export { kernBin }
 
 export interface CliResult {
   readonly status: number | null
@@ -18,8 +18,9 @@ export const runKern = (
     cwd: options.cwd ?? process.cwd(),
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
     encoding: "utf8",
-    // A kern whose event loop is blocked never runs its SIGTERM handler: the safety net must be SIGKILL.
-    timeout: 30_000,
+    // A kern whose event loop is blocked never runs its SIGTERM handler: the safety net must be SIGKILL. The bound is
+    // for a stuck kern, not a slow one: on a busy machine one command can take many seconds.
+    timeout: 110_000,
     killSignal: "SIGKILL"
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }

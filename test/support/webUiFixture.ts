@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs"
 import type { AddressInfo } from "node:net"
 import * as NodePath from "node:path"
 import type { AgentEvent, AgentEventInput, HistoryItem } from "../../src/channels/web/api.js"
+import { testDist } from "./build.js"
 
 /**
  * A stand-in for kern's HTTP server that serves the built web UI (dist/web) and canned answers shaped by api.ts:
@@ -37,7 +38,7 @@ export interface FixtureRoutes {
   readonly onMessage?: (text: string, turnId: string) => void
 }
 
-const webRoot = NodePath.resolve(import.meta.dirname, "../../dist/web")
+const webRoot = NodePath.join(testDist, "web")
 const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" }
 const csp = "default-src 'self'; frame-ancestors 'none'"
 

@@ -4,13 +4,14 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { Page } from "playwright-core"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
+import { testDist } from "../../support/build.js"
 import { FakeReply, type FakeModelServerShape } from "../../support/fakeModelServer.js"
 import { bearer, request, startServer } from "./harness.js"
 
 // Approvals in the web UI against the real server (approvalMode ask, the real kernel running bash in a real agent
 // folder) on a fake model, in real headless Chromium logged in with a ticket.
 
-const webRoot = NodePath.resolve(import.meta.dirname, "../../../dist/web")
+const webRoot = NodePath.join(testDist, "web")
 const use = <A>(f: () => Promise<A>) => Effect.promise(f)
 
 // Arguments a model could be talked into: shown to the operator as text, never as markup.
