@@ -1,4 +1,4 @@
-import { Duration, Effect, Option, Ref, Schedule } from "effect"
+import { Data, Duration, Effect, Option, Ref, Schedule } from "effect"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import * as LockFile from "../../storage/LockFile.js"
 import * as PidFile from "../../storage/PidFile.js"
@@ -69,6 +69,8 @@ export const findRunning = (loaded: LoadedConfig) =>
     return Option.map(health, (health) => ({ client: client.value, health }))
   })
 
+class NameMismatch extends Data.TaggedError("NameMismatch")<{ readonly message: string }> {}
+
 /** Between two tries of a slow agent. */
 const retrySpacing = Duration.millis(500)
 
@@ -93,9 +95,15 @@ export const reachRunning = (loaded: LoadedConfig, options: ReachOptions) =>
       if (Option.isNone(where)) return Option.none()
       const client = yield* clientOf(loaded, where.value)
       if (Option.isNone(client)) return Option.none()
-      const health = yield* healthOf(loaded, client.value)
-      if (Option.isSome(health)) return Option.some({ client: client.value, health: health.value })
+      const health = yield* Effect.option(client.value.health)
+      if (Option.isSome(health) && health.value.name === loaded.config.name) return Option.some({ client: client.value, health: health.value })
       if (!where.value.recorded) return Option.none()
+      if (Option.isSome(health)) {
+        // Not a slow answer: another name (KERN_NAME at its start, or another program there). Waiting will not help.
+        return yield* Effect.fail(new NameMismatch({
+          message: `the agent (pid ${where.value.pid}) at ${where.value.address} answers as ${JSON.stringify(health.value.name)}, not ${JSON.stringify(loaded.config.name)}; use the same KERN_NAME as its start`
+        }))
+      }
       if (!(yield* Ref.getAndSet(told, true))) {
         yield* options.report(
           `the agent (pid ${where.value.pid}) at ${where.value.address} has not answered yet; trying again for up to ${Duration.format(options.wait)}`
@@ -110,6 +118,7 @@ export const reachRunning = (loaded: LoadedConfig, options: ReachOptions) =>
       Effect.retry({
         schedule: Schedule.spaced(retrySpacing).pipe(Schedule.upTo(options.wait)),
         while: (error) => error._tag === "ClientError"
-      })
+      }),
+      Effect.catchTag("NameMismatch", (error) => Effect.fail(new Client.ClientError({ reason: "unexpected", message: error.message })))
     )
   }).pipe(Effect.withSpan("kern.web.running.reach"))
