@@ -2,11 +2,16 @@ import { FileSystem } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as LockFile from "../storage/LockFile.js"
+import { describeKilled, reapFolder } from "../tools/processTag.js"
 
 /**
  * One runtime writes an agent folder at a time: whatever runs turns (`kern run`, `chat`, `tui`, later the daemon)
  * holds `.kern/agent.lock` for its lifetime. Read-only commands never take it; `holder` tells them (and, once the
- * HTTP API exists, `kern chat`) whether an agent is running and which.
+ * HTTP API exists, `kern chat`) whether an agent is running and which. A runtime that serves the HTTP API records its
+ * address in the lock, so every client finds it where it listens, whatever port its own environment chose.
+ *
+ * Taking the folder is also where what a killed runtime left behind is cleaned up: the processes its bash calls
+ * started (tagged with the folder) are killed before this runtime runs a call of its own, and the report says so.
  */
 
 /** The folder stayed held by another runtime for the whole wait. */
@@ -30,6 +35,8 @@ export interface HoldOptions {
   readonly wait: Duration.DurationInput
   /** Where the one waiting line and takeover notices go (stderr in the CLI). */
   readonly report: (line: string) => Effect.Effect<void>
+  /** Where this runtime's HTTP API listens, when it serves one (`http://127.0.0.1:4800`). */
+  readonly address?: string | undefined
 }
 
 export interface AgentLockShape {
@@ -51,6 +58,22 @@ const describe = (holder: Option.Option<LockFile.LockHolder>) =>
     onSome: (h) => `pid ${h.pid} (${h.command}) since ${h.startedAt}`
   })
 
+const plural = (n: number) => `${n} process${n === 1 ? "" : "es"}`
+
+/** Kills what the bash calls of a previous runtime of `dir` left running (it was killed before it could). */
+const reapLeftovers = (dir: string, report: HoldOptions["report"]) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = yield* fs.realPath(dir).pipe(
+      Effect.mapError((error) => new LockFile.LockFileError({ file: dir, detail: `could not resolve the folder: ${error.message}` }))
+    )
+    const reaped = yield* reapFolder(root)
+    if (reaped.killed.length > 0) {
+      yield* report(`reaped ${plural(reaped.killed.length)} a previous run of this agent left running: ${describeKilled(reaped.killed)}`)
+    }
+    if (reaped.survivors > 0) yield* report(`warning: ${plural(reaped.survivors)} a previous run left still run after repeated kills`)
+  })
+
 /** The lock of the agent folder `dir`, kept in `file` inside its `.kern/` folder `kernDir`. */
 export const make = (dir: string, kernDir: string, file: string) =>
   Effect.map(FileSystem.FileSystem, (fs): AgentLockShape => {
@@ -60,7 +83,7 @@ export const make = (dir: string, kernDir: string, file: string) =>
       holder: provide(LockFile.readHolder(file)),
       hold: (options) =>
         Effect.gen(function*() {
-          const me = yield* LockFile.currentHolder(options.command)
+          const me = yield* LockFile.currentHolder(options.command, options.address)
           yield* fs.makeDirectory(kernDir, { recursive: true }).pipe(
             Effect.mapError((error) => new LockFile.LockFileError({ file, detail: error.message }))
           )
@@ -81,6 +104,7 @@ export const make = (dir: string, kernDir: string, file: string) =>
                 })
               ))
           )
+          yield* reapLeftovers(dir, options.report)
         }).pipe(provide, Effect.withSpan("kern.agent.AgentLock.hold"))
     }
   })

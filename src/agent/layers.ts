@@ -63,11 +63,18 @@ export interface HoldFolder {
   readonly waitSeconds: number
   /** Where the lock's waiting line and the config's warnings go; logged as warnings by default. */
   readonly report?: Report | undefined
+  /** Where the runtime's HTTP API listens, recorded in the lock for clients to find (kern run, kern start). */
+  readonly address?: string | undefined
 }
 
 /** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
 const heldLockLayer = (hold: HoldFolder) =>
-  AgentLock.layerHeld({ command: hold.command, wait: Duration.seconds(hold.waitSeconds), report: hold.report ?? logReport })
+  AgentLock.layerHeld({
+    command: hold.command,
+    wait: Duration.seconds(hold.waitSeconds),
+    report: hold.report ?? logReport,
+    address: hold.address
+  })
 
 /** An agent folder by its path, or a config the caller already loaded. */
 export type ConfigSource = string | AgentConfig.LoadedConfig

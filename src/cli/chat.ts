@@ -1,12 +1,12 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Option, Stream } from "effect"
+import { Console, Duration, Effect, Option, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
 import { makeReplyFilter } from "../agent/envelope.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
 import { asTurnEvents, makeTurnFollower } from "../channels/web/follow.js"
-import { findRunning } from "../channels/web/running.js"
+import { reachRunning } from "../channels/web/running.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { CommandFailed } from "./errors.js"
@@ -101,13 +101,16 @@ const throughAgent = (client: AgentClient, args: ChatArgs) =>
 
 /**
  * `kern chat -m TEXT`: one operator message, the reply streamed, then exit. When the agent runs (kern start, or
- * kern run elsewhere) the message goes through its HTTP API; otherwise the folder is held for the turn, so chats
- * started together take their turns one after another.
+ * kern run elsewhere) the message goes through its HTTP API, where the agent recorded it listens, however slow it is
+ * to answer (up to `--wait`); otherwise the folder is held for the turn, so chats started together take their turns
+ * one after another.
  */
 export const run = (args: ChatArgs) =>
   Effect.gen(function*() {
     const loaded = yield* loadConfig(args.dir)
-    const up = loaded.fileExists ? yield* findRunning(loaded) : Option.none()
+    const up = loaded.fileExists
+      ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: (line) => Console.error(`kern: ${line}`) })
+      : Option.none()
     if (Option.isSome(up)) return yield* throughAgent(up.value.client, args)
     yield* inProcess(args)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))

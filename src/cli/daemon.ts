@@ -5,11 +5,13 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { findRunning } from "../channels/web/running.js"
-import { prepareServer } from "../channels/web/serverSetup.js"
+import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as LockFile from "../storage/LockFile.js"
-import { alive, daemonFiles, filterLevel, type Level, logFrom, logSize, readPid, rotateLog } from "./daemonFiles.js"
+import * as PidFile from "../storage/PidFile.js"
+import { processRunning } from "../storage/processState.js"
+import { daemonFiles, filterLevel, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
 import { CommandFailed } from "./errors.js"
 
 export interface DaemonArgs {
@@ -78,39 +80,49 @@ const startIn = (args: DaemonArgs) =>
         message: `${first.paths.dir} is held by pid ${held.value.pid} (${held.value.command}); stop it first`
       })
     }
-    yield* prepareServer(first)
+    const settings = yield* prepareServer(first)
     // Read again: the port and token are in the files now.
     const loaded = yield* agentFolder(args.dir)
     yield* rotateLog(logFile)
     const offset = yield* logSize(logFile)
     const pid = yield* spawnAgent(loaded, logFile)
-    yield* fs.writeFileString(pidFile, `${pid}\n`)
+    // Recorded with its start time (so a stop after a crash never signals a process that got the pid since) and its
+    // address (so clients find it before it has taken the folder's lock).
+    yield* PidFile.write(pidFile, yield* LockFile.holderFor(pid, "kern start", baseUrl(settings)))
     const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(startTimeout)
     for (;;) {
       const up = yield* running(loaded)
       if (Option.isSome(up) && up.value.health.pid === pid) {
         return yield* Console.log(`${loaded.config.name} runs in the background: pid ${pid}, ${up.value.client.baseUrl} (kern open logs a browser in)`)
       }
-      if (!alive(pid) || (yield* Clock.currentTimeMillis) > deadline) {
+      if (!processRunning(pid) || (yield* Clock.currentTimeMillis) > deadline) {
         const said = (yield* logFrom(logFile, offset)).trim()
-        if (alive(pid)) yield* signal(pid, "SIGTERM")
+        if (processRunning(pid)) yield* signal(pid, "SIGTERM")
         yield* fs.remove(pidFile, { force: true })
         return yield* new CommandFailed({
-          message: `the agent did not start${alive(pid) ? ` within ${Duration.format(startTimeout)}` : ""}${said === "" ? "" : `:\n${said}`}`
+          message: `the agent did not start${processRunning(pid) ? ` within ${Duration.format(startTimeout)}` : ""}${said === "" ? "" : `:\n${said}`}`
         })
       }
       yield* Effect.sleep(Duration.millis(100))
     }
   })
 
-/** The background agent's pid: from agent.pid, else the lock's holder when it is a `kern start`. */
+/**
+ * The background agent's pid: agent.pid's when that pid is still the process kern start launched (same start time),
+ * else the lock's live holder when it is a `kern start`. A pid reused by another process is never signalled; why it
+ * was not trusted is told on stderr.
+ */
 const backgroundPid = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
     const { pidFile } = daemonFiles(loaded.paths)
-    const fromFile = yield* readPid(pidFile)
-    if (Option.isSome(fromFile) && alive(fromFile.value)) return fromFile
+    const record = yield* PidFile.read(pidFile)
+    const found = Option.isSome(record) ? Option.some(yield* PidFile.check(record.value)) : Option.none<PidFile.Check>()
+    if (Option.isSome(found) && found.value._tag === "Running") return Option.some(found.value.holder.pid)
     const held = yield* holder(loaded)
-    return Option.isSome(held) && held.value.command === "kern start" ? Option.some(held.value.pid) : Option.none<number>()
+    if (Option.isSome(held) && held.value.command === "kern start") return Option.some(held.value.pid)
+    const why = Option.flatMap(found, (check) => Option.fromNullable(PidFile.distrust(pidFile, check)))
+    if (Option.isSome(why)) yield* Console.error(`kern: ${why.value}`)
+    return Option.none<number>()
   })
 
 /** Sends a signal; a process that is already gone is not an error. */
@@ -125,7 +137,7 @@ const signal = (pid: number, name: NodeJS.Signals) =>
 const waitForExit = (pid: number, within: Duration.Duration) =>
   Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(within)
-    while (alive(pid)) {
+    while (processRunning(pid)) {
       if ((yield* Clock.currentTimeMillis) > deadline) return false
       yield* Effect.sleep(Duration.millis(100))
     }

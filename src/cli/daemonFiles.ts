@@ -4,35 +4,15 @@ import * as NodePath from "node:path"
 import type { AgentPaths } from "../config/paths.js"
 import { orIfMissing } from "../storage/missingFile.js"
 
-/** The background agent's files: its pid and its log (rotated), under `.kern/`. */
+/** The background agent's files: its pid (src/storage/PidFile.ts) and its log (rotated), under `.kern/`. */
 export const daemonFiles = (paths: AgentPaths) => ({
-  pidFile: NodePath.join(paths.kernDir, "agent.pid"),
+  pidFile: paths.pidFile,
   logFile: NodePath.join(paths.logsDir, "kern.log")
 })
 
 /** The log is rotated past this size: kern.log → kern.log.1 → … → kern.log.3. */
 export const logMaxBytes = 10 * 1024 * 1024
 export const logKeep = 3
-
-const Pid = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
-
-export const readPid = (pidFile: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(pidFile).pipe(orIfMissing(() => ""))
-    return Schema.decodeOption(Pid)(text.trim())
-  })
-
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
-export const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /**
  * Copy-and-truncate rotation: the running agent writes its log through a descriptor opened for appending, which a

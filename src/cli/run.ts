@@ -1,10 +1,10 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Console, Effect, Layer, Logger, Option, Schedule } from "effect"
+import { Cause, Console, Duration, Effect, Layer, Logger, Option, Schedule } from "effect"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { runTerminal } from "../channels/Terminal.js"
 import { attach } from "../channels/web/remoteTerminal.js"
-import { findRunning } from "../channels/web/running.js"
+import { reachRunning } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import * as ChatChannels from "../channels/chatChannels.js"
@@ -12,7 +12,9 @@ import { loadConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as Layers from "../agent/layers.js"
 import { runningAgentLayer } from "./agentLayer.js"
-import { daemonFiles, readPid, rotateLog } from "./daemonFiles.js"
+import * as LockFile from "../storage/LockFile.js"
+import * as PidFile from "../storage/PidFile.js"
+import { daemonFiles, rotateLog } from "./daemonFiles.js"
 
 export interface RunArgs {
   readonly dir: string
@@ -52,14 +54,15 @@ const backgroundLogging = Layer.mergeAll(
  * The background agent's housekeeping: its pid in `.kern/agent.pid` while it runs (removed when it stops, unless a
  * newer start has written its own), and its log rotated as it grows.
  */
-const daemonHousekeeping = (dir: string) =>
+const daemonHousekeeping = (dir: string, address: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const { logFile, pidFile } = daemonFiles((yield* loadConfig(dir)).paths)
     yield* Effect.acquireRelease(
-      fs.writeFileString(pidFile, `${process.pid}\n`),
+      Effect.flatMap(LockFile.currentHolder("kern start", address), (me) => PidFile.write(pidFile, me)),
       () =>
-        Effect.flatMap(readPid(pidFile), (pid) => pid._tag === "Some" && pid.value === process.pid ? fs.remove(pidFile, { force: true }) : Effect.void).pipe(
+        Effect.flatMap(PidFile.read(pidFile), (record) =>
+          Option.isSome(record) && record.value.pid === process.pid ? fs.remove(pidFile, { force: true }) : Effect.void).pipe(
           Effect.catchAll((error) => Effect.logWarning(`could not remove ${pidFile}: ${error.message}`))
         )
     )
@@ -88,7 +91,7 @@ export const run = (args: ServeArgs) =>
     const server = WebServer.layer({ ...settings, command, report })
     // The HTTP API and the chat channels over the running agent; both subscribe before the runtime serves a turn.
     const agent = Layer.merge(server, ChatChannels.layer).pipe(
-      Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report }))
+      Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report, address: baseUrl(settings) }))
     )
     if (!args.background) {
       const interactive = process.stdin.isTTY === true
@@ -97,7 +100,7 @@ export const run = (args: ServeArgs) =>
       return yield* Effect.zipRight(notice, runTerminal({ interactive })).pipe(Effect.provide(agent))
     }
     yield* Effect.scoped(Effect.gen(function*() {
-      yield* daemonHousekeeping(args.dir)
+      yield* daemonHousekeeping(args.dir, baseUrl(settings))
       yield* Effect.logInfo(`serving ${baseUrl(settings)} (pid ${process.pid})`)
       yield* serveInBackground
     })).pipe(Effect.provide(agent))
@@ -110,7 +113,7 @@ export const run = (args: ServeArgs) =>
 export const tui = (args: RunArgs) =>
   Effect.gen(function*() {
     const loaded = yield* loadConfig(args.dir)
-    const up = loaded.fileExists ? yield* findRunning(loaded) : Option.none()
+    const up = loaded.fileExists ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: stderr }) : Option.none()
     if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name)
     yield* runTerminal({ interactive: true }).pipe(
       Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))

@@ -14,6 +14,8 @@ export interface AgentPaths {
   readonly logsDir: string
   /** Held by the one runtime that writes the folder (src/agent/AgentLock.ts). */
   readonly lockFile: string
+  /** The background agent `kern start` launched (src/storage/PidFile.ts). */
+  readonly pidFile: string
 }
 
 export const agentPaths = (dir: string): AgentPaths => {
@@ -29,6 +31,7 @@ export const agentPaths = (dir: string): AgentPaths => {
     sessionCountsDir: NodePath.join(kernDir, "session-counts"),
     artifactsDir: NodePath.join(kernDir, "artifacts"),
     logsDir: NodePath.join(kernDir, "logs"),
-    lockFile: NodePath.join(kernDir, "agent.lock")
+    lockFile: NodePath.join(kernDir, "agent.lock"),
+    pidFile: NodePath.join(kernDir, "agent.pid")
   }
 }

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Clock, Data, Duration, Effect, Either, Option, Random, Ref, Schedule, Schema, type Scope } from "effect"
 import * as NodeOs from "node:os"
+import { parseProcessStat, processRunning, readProcessStat } from "./processState.js"
 
 /**
  * A lock held by one process, visible to every process on the machine: a file whose content names its holder.
@@ -9,7 +10,7 @@ import * as NodeOs from "node:os"
  * The file appears with its whole content at once (written to a temporary file, then hard-linked into place, which
  * fails if the name exists), so a reader never mistakes a lock being written for a torn one. A holder is live when
  * its pid exists and, where /proc tells process start times, started when the lock says: a pid reused by another
- * process is no holder. A lock whose holder is gone (SIGKILL, a crash) is taken over under a second lock file, so
+ * process is no holder, and neither is a zombie. A lock whose holder is gone (SIGKILL, a crash) is taken over under a second lock file, so
  * two processes that both find it stale cannot both win.
  */
 
@@ -22,7 +23,9 @@ export const LockHolder = Schema.Struct({
   startedAt: Schema.String,
   host: Schema.String,
   /** What holds it, for messages (`kern chat`). */
-  command: Schema.String
+  command: Schema.String,
+  /** Where the holder's HTTP API listens (`http://127.0.0.1:4800`), when it serves one: where clients find it. */
+  address: Schema.optional(Schema.String)
 })
 export type LockHolder = typeof LockHolder.Type
 
@@ -51,56 +54,42 @@ const ioError = (file: string) => (error: PlatformError) => new LockFileError({ 
 const isNotFound = (error: PlatformError) => error._tag === "SystemError" && error.reason === "NotFound"
 
 /** Field 22 of /proc/<pid>/stat: after the `(comm)` field, which may itself hold spaces and parentheses. */
-export const parseProcessStart = (stat: string): Option.Option<string> => {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  const start = fields[19]
-  return start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
-}
+export const parseProcessStart = (stat: string): Option.Option<string> =>
+  Option.fromNullable(parseProcessStat(stat)?.start)
 
 /** A process's start time where /proc has it; none elsewhere (or when the process is gone). */
-export const processStart = (pid: number) =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    fs.readFileString(`/proc/${pid}/stat`).pipe(
-      Effect.map(parseProcessStart),
-      Effect.orElseSucceed(() => Option.none<string>())
-    ))
+export const processStart = (pid: number): Effect.Effect<Option.Option<string>> =>
+  Effect.sync(() => Option.fromNullable(readProcessStat(pid)?.start))
 
-/** This process as a lock holder. */
-export const currentHolder = (command: string) =>
+/** This process as a lock holder; `address` is where its HTTP API listens, if it serves one. */
+export const currentHolder = (command: string, address?: string) => holderFor(process.pid, command, address)
+
+/** The process `pid` (this one, or a child it just started) as a holder. */
+export const holderFor = (pid: number, command: string, address?: string) =>
   Effect.gen(function*() {
-    const start = yield* processStart(process.pid)
+    const start = yield* processStart(pid)
     const now = yield* Clock.currentTimeMillis
     return {
-      pid: process.pid,
+      pid,
       ...(Option.isSome(start) ? { processStart: start.value } : {}),
       startedAt: new Date(now).toISOString(),
       host: NodeOs.hostname(),
-      command
+      command,
+      ...(address === undefined ? {} : { address })
     } satisfies LockHolder
   })
 
-const pidExists = (pid: number) =>
-  Effect.sync(() => {
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch (error) {
-      // EPERM: it exists but belongs to another user. Only "no such process" says it is gone.
-      return !(error instanceof Error && "code" in error && error.code === "ESRCH")
-    }
-  })
-
 /**
- * Whether the holder still runs: its pid exists and started when the lock says. A lock from another host cannot be
- * checked from here and counts as live.
+ * Whether the holder still runs: its pid names a running process (a zombie is gone) that started when the lock says.
+ * A lock from another host cannot be checked from here and counts as live.
  */
 export const isLive = (holder: LockHolder) =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     if (holder.host !== NodeOs.hostname()) return true
-    if (!(yield* pidExists(holder.pid))) return false
+    if (!processRunning(holder.pid)) return false
     if (holder.processStart === undefined) return true
-    const start = yield* processStart(holder.pid)
-    return Option.isNone(start) || start.value === holder.processStart
+    const start = readProcessStat(holder.pid)?.start
+    return start === undefined || start === holder.processStart
   })
 
 /** A temporary file beside `file` holding `content`, for `use` to put in place; removed afterwards if still there. */

@@ -1,5 +1,7 @@
 import { Data, Duration, Effect, Either, Random } from "effect"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
+import { isDeadState, parseProcessStat } from "../storage/processState.js"
 
 /**
  * Finds and kills every process one bash call started, including those that left its process group (`setsid`,
@@ -8,6 +10,10 @@ import * as NodeFs from "node:fs"
  * what CI runners do to clean up a job. A process that removes the variable from its own environment before
  * exec (`env -u KERN_TOOL_CALL …`) is not found: only a cgroup would hold it, and an unprivileged kern rarely has
  * one to create. Linux only; elsewhere the caller falls back to killing the process group.
+ *
+ * A tag starts with a key of the agent folder (`<folder key>-<pid>-<random>`), so the next runtime to hold the folder
+ * finds what a killed one left running (`reapFolder`): a SIGKILL'd agent runs no finalizer, and its calls' process
+ * groups outlive it.
  *
  * The scan reads /proc synchronously: it costs about 3 ms for 100 processes here, where the same reads through
  * async file system calls take 5-15 ms, and it runs once per bash call on the happy path.
@@ -33,11 +39,19 @@ export interface ReapResult {
 /** /proc could not be read the way the scan needs. */
 class ProcScanError extends Data.TaggedError("ProcScanError")<{ readonly reason: string }> {}
 
-/** A new tag for one call: the pid keeps concurrent kern processes apart, the random part the calls of one. */
-export const makeCallTag: Effect.Effect<string> = Effect.map(
-  Effect.all([Random.nextIntBetween(0, 0x7fffffff), Random.nextIntBetween(0, 0x7fffffff)]),
-  ([high, low]) => `${process.pid}-${high.toString(36)}${low.toString(36)}`
-)
+/** The first part of every tag of the agent folder `root` (its real path): 12 hex digits of its hash. */
+export const folderTagKey = (root: string): string =>
+  NodeCrypto.createHash("sha256").update(root).digest("hex").slice(0, 12)
+
+/**
+ * A new tag for one call in the agent folder `root` (its real path): the folder key finds a dead runtime's calls, the
+ * pid keeps concurrent kern processes apart, the random part the calls of one.
+ */
+export const makeCallTag = (root: string): Effect.Effect<string> =>
+  Effect.map(
+    Effect.all([Random.nextIntBetween(0, 0x7fffffff), Random.nextIntBetween(0, 0x7fffffff)]),
+    ([high, low]) => `${folderTagKey(root)}-${process.pid}-${high.toString(36)}${low.toString(36)}`
+  )
 
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
@@ -54,20 +68,10 @@ const readProcFile = (path: string): Buffer | undefined => {
   }
 }
 
-/** `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses, so it ends at the last `)`. */
-const parseStat = (stat: string): { readonly command: string; readonly state: string; readonly pgrp: number } | undefined => {
-  const open = stat.indexOf("(")
-  const close = stat.lastIndexOf(")")
-  if (open < 0 || close < open) return undefined
-  const fields = stat.slice(close + 2).split(" ")
-  return { command: stat.slice(open + 1, close), state: fields[0] ?? "", pgrp: Number(fields[2]) }
-}
-
-/** The live processes whose environment carries `tag`. */
-const scanTagged = (tag: string, group: number): Either.Either<Array<KilledProcess>, ProcScanError> =>
+/** The live processes whose environment has a variable starting with `needle` (`KERN_TOOL_CALL=<tag>\0`). */
+const scanTagged = (needle: Buffer, group: number | undefined): Either.Either<Array<KilledProcess>, ProcScanError> =>
   Either.try({
     try: () => {
-      const needle = Buffer.from(`${callTagVariable}=${tag}\0`)
       const found: Array<KilledProcess> = []
       for (const entry of NodeFs.readdirSync("/proc")) {
         const first = entry.charCodeAt(0)
@@ -77,10 +81,10 @@ const scanTagged = (tag: string, group: number): Either.Either<Array<KilledProce
         const at = environ.indexOf(needle)
         if (at < 0 || (at > 0 && environ[at - 1] !== 0)) continue
         const stat = readProcFile(`/proc/${entry}/stat`)
-        const parsed = stat === undefined ? undefined : parseStat(stat.toString("utf8"))
+        const parsed = stat === undefined ? undefined : parseProcessStat(stat.toString("utf8"))
         // A zombie is already dead; its parent reaps it.
-        if (parsed === undefined || parsed.state === "Z" || parsed.state === "X") continue
-        found.push({ pid: Number(entry), command: parsed.command, leftGroup: parsed.pgrp !== group })
+        if (parsed === undefined || isDeadState(parsed.state)) continue
+        found.push({ pid: Number(entry), command: parsed.command, leftGroup: group !== undefined && parsed.pgrp !== group })
       }
       return found
     },
@@ -100,23 +104,23 @@ const signal = (pid: number) => {
 const maxRounds = 12
 
 /**
- * Kills the process group led by `group` and every process carrying `tag`, scanning again until none is left
- * (a process may fork while its siblings are killed), in at most 12 rounds.
+ * Kills the process group led by `group` (if any) and every process whose environment holds `needle`, scanning again
+ * until none is left (a process may fork while its siblings are killed), in at most 12 rounds.
  */
-export const killTagged = (tag: string, group: number | undefined): Effect.Effect<ReapResult> =>
+const killMatching = (needle: Buffer, group: number | undefined): Effect.Effect<ReapResult> =>
   Effect.gen(function*() {
     const killed = new Map<number, KilledProcess>()
     const killGroup = Effect.sync(() => group === undefined ? undefined : signal(-group))
-    if (process.platform !== "linux" || group === undefined) {
+    if (process.platform !== "linux") {
       yield* killGroup
       return { killed: [], scanned: false, survivors: 0 }
     }
     let survivors = 0
     for (let round = 0; round < maxRounds; round++) {
-      const found = scanTagged(tag, group)
+      const found = scanTagged(needle, group)
       yield* killGroup
       if (Either.isLeft(found)) {
-        yield* Effect.logWarning(`kern: could not scan /proc for a call's processes: ${found.left.reason}`)
+        yield* Effect.logWarning(`kern: could not scan /proc for tagged processes: ${found.left.reason}`)
         return { killed: [...killed.values()], scanned: false, survivors: 0 }
       }
       survivors = found.right.length
@@ -129,7 +133,22 @@ export const killTagged = (tag: string, group: number | undefined): Effect.Effec
       yield* Effect.sleep(Duration.millis(round < 4 ? 2 : 20))
     }
     return { killed: [...killed.values()], scanned: true, survivors }
-  }).pipe(Effect.withSpan("kern.tools.killTagged"))
+  })
+
+/** Kills the process group led by `group` and every process carrying `tag`: what one bash call started. */
+export const killTagged = (tag: string, group: number | undefined): Effect.Effect<ReapResult> =>
+  (group === undefined
+    ? Effect.succeed<ReapResult>({ killed: [], scanned: false, survivors: 0 })
+    : killMatching(Buffer.from(`${callTagVariable}=${tag}\0`), group)).pipe(Effect.withSpan("kern.tools.killTagged"))
+
+/**
+ * Kills every process a call in the agent folder `root` (its real path) started and left running: what a runtime
+ * killed with SIGKILL left behind. Only for the holder of the folder's lock, before it runs a call of its own.
+ */
+export const reapFolder = (root: string): Effect.Effect<ReapResult> =>
+  killMatching(Buffer.from(`${callTagVariable}=${folderTagKey(root)}-`), undefined).pipe(
+    Effect.withSpan("kern.tools.reapFolder", { attributes: { root } })
+  )
 
 /** `bash (pid 12), sleep (pid 14, had left the process group)`. */
 export const describeKilled = (killed: ReadonlyArray<KilledProcess>): string =>

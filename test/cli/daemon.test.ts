@@ -23,12 +23,15 @@ const alive = (pid: number) => {
   }
 }
 
+/** The pid agent.pid records (it records the agent as the lock records its holder). */
+const recordedPid = (dir: string): number => (JSON.parse(NodeFs.readFileSync(pidFile(dir), "utf8")) as { pid: number }).pid
+
 /** The background agent of `dir` is killed when the test ends, whatever happened. */
 const reaped = (dir: string) =>
   Effect.addFinalizer(() =>
     Effect.sync(() => {
-      const text = NodeFs.existsSync(pidFile(dir)) ? NodeFs.readFileSync(pidFile(dir), "utf8").trim() : ""
-      if (text !== "" && alive(Number(text))) process.kill(Number(text), "SIGKILL")
+      const pid = NodeFs.existsSync(pidFile(dir)) ? recordedPid(dir) : undefined
+      if (pid !== undefined && alive(pid)) process.kill(pid, "SIGKILL")
     })
   )
 
@@ -53,7 +56,7 @@ describe("kern start / status / chat / stop", () => {
       yield* reaped(dir)
       const started = yield* kern(["start"], dir)
       expect(started.status, started.stderr).toBe(0)
-      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const pid = recordedPid(dir)
       expect(started.stdout).toContain(`pid ${pid}`)
       expect(alive(pid)).toBe(true)
       const { base, token } = settings(dir)
@@ -142,7 +145,7 @@ describe("kern start / status / chat / stop", () => {
       const dir = initAgentWithModel(server.baseURL)
       yield* reaped(dir)
       expect((yield* kern(["start"], dir)).status).toBe(0)
-      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const pid = recordedPid(dir)
       const { base, token } = settings(dir)
       const post = (text: string, channel: string) =>
         Effect.promise(async () => {
@@ -190,7 +193,7 @@ describe("kern start / status / chat / stop", () => {
       const first = yield* kern(["restart"], dir)
       expect(first.status, first.stderr).toBe(0)
       expect(first.stdout).toContain("not running in the background")
-      const before = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const before = recordedPid(dir)
       const { base } = settings(dir)
 
       let followed = ""
@@ -208,7 +211,7 @@ describe("kern start / status / chat / stop", () => {
       const restarted = yield* kern(["restart"], dir)
       expect(restarted.status, restarted.stderr).toBe(0)
       expect(restarted.stdout).toContain(`stopped (pid ${before})`)
-      const after = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const after = recordedPid(dir)
       expect(after).not.toBe(before)
       expect(alive(before)).toBe(false)
       expect(alive(after)).toBe(true)
@@ -245,7 +248,7 @@ describe("kern start / status / chat / stop", () => {
       const dir = initAgentWithModel(server.baseURL)
       yield* reaped(dir)
       expect((yield* kern(["start"], dir)).status).toBe(0)
-      const pid = Number(NodeFs.readFileSync(pidFile(dir), "utf8").trim())
+      const pid = recordedPid(dir)
       const { base, token } = settings(dir)
       yield* server.reply(FakeReply.text("Hi from the agent."), FakeReply.text("Answer for the web."))
       let child: import("node:child_process").ChildProcess | undefined

@@ -204,7 +204,7 @@ describe("bash", () => {
     Effect.gen(function*() {
       const first = yield* bash({ command: "echo $KERN_TOOL_CALL" }).pipe(Effect.provide(layer))
       const second = yield* bash({ command: "echo $KERN_TOOL_CALL" }).pipe(Effect.provide(layer))
-      assert.match(first.stdout, /^\d+-[0-9a-z]+\n$/)
+      assert.match(first.stdout, /^[0-9a-f]{12}-\d+-[0-9a-z]+\n$/)
       assert.notStrictEqual(first.stdout, second.stdout)
     }))
 
