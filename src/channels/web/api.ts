@@ -403,7 +403,7 @@ export const ErrorEvent = Schema.Struct({
   type: Schema.Literal("error"),
   turnId: Schema.String,
   message: Schema.String,
-  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached) and its fields. */
+  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
   failure: Schema.Unknown
 })
 
