@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Ref, Schedule, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import type { DecisionKey } from "./namespaces.js"
 
@@ -123,6 +123,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
     const kept = yield* Ref.make<ReadonlyArray<KernelEvent>>([])
     const dropped = yield* Ref.make(0)
     const flushing = yield* Effect.makeSemaphore(1)
+    const wake = yield* Queue.sliding<void>(1)
     const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
 
     /** Writes the kept events, oldest first, in one transaction; they stay kept if kern.db still refuses them. */
@@ -145,7 +146,10 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
           : Effect.zipRight(
             Ref.set(kept, [...events, event]),
             events.length === 0
-              ? Effect.logWarning("kern: kern.db is busy or full: audit events are kept in memory and written once it is free")
+              ? Effect.zipRight(
+                Effect.logWarning("kern: kern.db is busy or full: audit events are kept in memory and written once it is free"),
+                Queue.offer(wake, undefined)
+              )
               : Effect.void
           ))
 
@@ -160,9 +164,13 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
           yield* insert(event).pipe(Effect.catchIf(transient, () => keep(event)))
         })).pipe(Effect.asVoid, Effect.mapError(fail), Effect.withSpan("kern.eventlog.record"))
 
-    const retry = flush.pipe(
-      Effect.catchAll((error) => transient(error) ? Effect.void : Effect.logWarning(`kern: could not write kept audit events: ${error.message}`)),
-      Effect.repeat(retryEvery)
+    // The retry sleeps only while events are kept: woken by the first one kept, it tries until they are written.
+    const retry = Queue.take(wake).pipe(
+      Effect.zipRight(flush.pipe(
+        Effect.retry({ schedule: retryEvery, while: transient }),
+        Effect.catchAll((error) => Effect.logWarning(`kern: could not write kept audit events: ${error.message}`))
+      )),
+      Effect.forever
     )
     yield* Effect.forkScoped(retry)
     yield* Effect.addFinalizer(() =>
