@@ -15,6 +15,7 @@ import * as InboxSql from "./Inbox.js"
 import { type Cursor, Inbox } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
 import { noUsage, type TurnEvent } from "./TurnEvent.js"
+import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
 import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
@@ -90,8 +91,31 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const enqueue = (message: NewMessage, cursor?: Cursor) =>
       accepting.withPermits(1)(Effect.flatMap(inbox.add(message, cursor), (entry) => queue.offer(message, { inboxId: entry.id, receivedAtMs: entry.receivedAtMs })))
 
-    // What an earlier process accepted and never recorded is answered first, in order.
+    /** Inbox rows whose message is in a session but whose removal failed (kern.db busy): removed again later. */
+    const unremoved = yield* Ref.make<ReadonlySet<number>>(new Set())
+    const removeRecorded = (id: number) =>
+      inbox.remove(id).pipe(
+        Effect.zipRight(Ref.update(unremoved, (ids) => new Set([...ids].filter((other) => other !== id)))),
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Ref.update(unremoved, (ids) => new Set([...ids, id])),
+            Effect.logWarning(`kern: ${error.message}; message ${id} is in the session and leaves the inbox later`)
+          )
+        )
+      )
+    const retryRemovals = Effect.flatMap(Ref.get(unremoved), (ids) => Effect.forEach(ids, removeRecorded, { discard: true }))
+
+    // What an earlier process accepted and never recorded is answered first, in order. A message the session already
+    // holds (its removal from the inbox failed, or the process died between the two) was answered: it only leaves.
+    const inSession = new Set<number>()
+    for (const message of yield* (yield* SynchronizedRef.get(current)).session.history.messages) {
+      if (message._tag === "user" && message.inboxId !== undefined) inSession.add(message.inboxId)
+    }
     for (const entry of yield* inbox.pending) {
+      if (inSession.has(entry.id)) {
+        yield* removeRecorded(entry.id)
+        continue
+      }
       yield* queue.offer(
         { interface: entry.interface, channel: entry.channel, userId: entry.userId, text: entry.text },
         { inboxId: entry.id, receivedAtMs: entry.receivedAtMs }
@@ -106,11 +130,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const submit = (message: NewMessage, cursor?: Cursor) =>
       Effect.zipLeft(enqueue(message, cursor), Ref.set(activity, true))
 
-    /** A recorded message leaves the inbox; if that fails it is answered again after a restart, never lost. */
-    const recorded = (message: QueuedMessage) =>
-      message.inboxId === undefined
-        ? Effect.void
-        : inbox.remove(message.inboxId).pipe(Effect.catchAll((error) => Effect.logError(`kern: ${error.message}`)))
+    /**
+     * A recorded message leaves the inbox. If that fails (kern.db busy) it is tried again after each turn, and a
+     * restart finds its id in the session line: it is never answered twice, nor lost.
+     */
+    const recorded = (message: QueuedMessage) => message.inboxId === undefined ? Effect.void : removeRecorded(message.inboxId)
 
     /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
     const heartbeatDone = (turnId: string, outcome: Exit.Exit<TurnOutcome, unknown>) =>
@@ -127,34 +151,35 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         }
       })
 
+    /**
+     * A turn that could not be written (the session file, a full disk): the turn did not happen, and its channel is
+     * told why in one line (an error event, then done), not left waiting. The runtime goes on with the next message.
+     */
+    const failedTurn = (message: QueuedMessage, error: SessionError) =>
+      Effect.gen(function*() {
+        yield* Effect.logError(`kern: a turn failed: ${error.message}`)
+        const failure = new SessionNotWritten({ reason: error.reason ?? "io", message: error.message })
+        yield* PubSub.publish(events, { message, event: { type: "error", message: error.message, failure: encodeFailure(failure) } })
+        yield* PubSub.publish(events, { message, event: { type: "done", reply: "", delivered: false, steps: 0 } })
+        return { reply: "", delivered: false, steps: 0, modelMs: 0, usage: noUsage, failure } satisfies TurnOutcome
+      })
+
     /** Runs the next queued message's turn, publishing its events. */
     const step: Effect.Effect<TurnOutcome> = Effect.gen(function*() {
       const message = yield* queue.next
       const { session } = yield* SynchronizedRef.get(current)
-      const outcome = yield* runner.run({
+      return yield* runner.run({
         message,
         session,
         emit: (event) => PubSub.publish(events, { message, event }),
         recorded
       }).pipe(
         Effect.ensuring(queue.endTurn),
-        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void)
+        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void),
+        Effect.tap(() => Effect.all([Ref.update(turns, (n) => n + 1), memory.afterTurn, retryRemovals], { discard: true })),
+        Effect.catchAll((error) => failedTurn(message, error))
       )
-      yield* Ref.update(turns, (n) => n + 1)
-      yield* memory.afterTurn
-      return outcome
-    }).pipe(
-      // The session could not be written: the turn did not happen; the runtime goes on with the next message.
-      Effect.catchAll((error) =>
-        Effect.as(Effect.logError(`kern: a turn failed: ${error.message}`), {
-          reply: "",
-          delivered: false,
-          steps: 0,
-          modelMs: 0,
-          usage: noUsage
-        })
-      )
-    )
+    })
 
     /**
      * One heartbeat tick: skipped outside activeHours, while the last heartbeat is queued or running (they never pile

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { diskFullText, isDiskFull, storageProblem } from "../storage/diskFull.js"
 import type { NewMessage } from "./MessageQueue.js"
 
 /** A message accepted by a channel and not yet recorded in a session. */
@@ -13,7 +14,9 @@ export class InboxEntry extends Schema.Class<InboxEntry>("InboxEntry")({
 }) {}
 
 export class InboxError extends Schema.TaggedError<InboxError>()("InboxError", {
-  message: Schema.String
+  message: Schema.String,
+  /** Set when kern.db could not be written for want of space: the message was not accepted. */
+  reason: Schema.optional(Schema.Literal("disk-full"))
 }) {}
 
 /** A channel's position in its peer's stream (a Telegram offset, the Slack envelopes taken), stored by key. */
@@ -53,7 +56,9 @@ const CursorRows = Schema.Array(Schema.Struct({ value: Schema.String }))
 export const makeSql = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const failed = (what: string) => (error: { readonly message: string }) =>
-    new InboxError({ message: `could not ${what} the inbox in kern.db: ${error.message}` })
+    isDiskFull(error)
+      ? new InboxError({ reason: "disk-full", message: `could not ${what} the inbox in kern.db: ${diskFullText}` })
+      : new InboxError({ message: `could not ${what} the inbox in kern.db: ${storageProblem(error)}` })
 
   const writeCursor = (cursor: Cursor, nowMs: number) =>
     sql`INSERT INTO channel_cursors ${sql.insert({ key: cursor.key, value: cursor.value, updatedAtMs: nowMs })}

@@ -23,7 +23,7 @@ export type TurnEvent =
   | {
     readonly type: "error"
     readonly message: string
-    /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached) and its fields. */
+    /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
     readonly failure: typeof TurnFailure.Encoded
   }
   | { readonly type: "done"; readonly reply: string; readonly delivered: boolean; readonly steps: number }

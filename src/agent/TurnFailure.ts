@@ -33,8 +33,14 @@ export class StepLimitReached extends Schema.TaggedError<StepLimitReached>()("St
   message: Schema.String
 }) {}
 
+/** The session file could not be written (the disk is full, say): the turn did not happen; send the message again. */
+export class SessionNotWritten extends Schema.TaggedError<SessionNotWritten>()("SessionNotWritten", {
+  reason: Schema.Literal("disk-full", "io"),
+  message: Schema.String
+}) {}
+
 /** Why a turn ended without the model's final answer; what `kern chat --json` prints and library callers match on. */
-export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached)
+export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten)
 export type TurnFailure = typeof TurnFailure.Type
 
 /** A failure as plain JSON (`_tag` and fields), as `kern chat --json`, the event log and HTTP clients see it. */

@@ -167,7 +167,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           })
         const now = Effect.map(DateTime.now, DateTime.formatIso)
         const userMessage = (queued: QueuedMessage) =>
-          Effect.map(now, (at) => new UserMessage({ text: queued.text, envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)), at }, checked))
+          Effect.map(now, (at) =>
+            new UserMessage({
+              text: queued.text,
+              envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)),
+              ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
+              at
+            }, checked))
 
         yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
         yield* append(yield* userMessage(message))

@@ -18,6 +18,7 @@ import * as NotesSummary from "../memory/NotesSummary.js"
 import * as RecallLayers from "../recall/layers.js"
 import * as RecallWorker from "../recall/RecallWorker.js"
 import * as Database from "../storage/Database.js"
+import * as DatabaseHealth from "../storage/databaseHealth.js"
 import * as Builtins from "../tools/builtins.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
@@ -43,9 +44,17 @@ const checkedConfig = (dir: string, loaded: AgentConfig.LoadedConfig, report: Re
     for (const warning of loaded.warnings) yield* report(`warning: ${warning}`)
   })
 
-const databaseLayer = Layer.unwrapEffect(
-  Effect.map(AgentConfig.AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile }))
-)
+/**
+ * kern.db, refused when it is missing beside existing sessions (never silently started over). A long-running
+ * agent (`check`) also runs SQLite's quick_check at start and refuses a damaged database.
+ */
+const databaseLayer = (check: boolean) =>
+  Layer.unwrapEffect(Effect.map(AgentConfig.AgentConfig, ({ paths }) => {
+    const opened = Database.layer({ filename: paths.dbFile }).pipe(
+      Layer.provide(Layer.effectDiscard(DatabaseHealth.refuseMissing(paths.dbFile, paths.sessionsDir)))
+    )
+    return check ? Layer.effectDiscard(DatabaseHealth.quickCheck(paths.dbFile)).pipe(Layer.provideMerge(opened)) : opened
+  }))
 
 /**
  * The gate the config's approvalMode asks for, with the agent's Approvals (and users) beside it: `ask` sends
@@ -86,11 +95,11 @@ const configOf = (source: ConfigSource, report: Report) =>
  * Config, kern.db, the kernel and the tools' services, with no tool registered yet. A turn runner passes `hold`:
  * the folder's lock is taken before kern.db is opened and released after everything above it has closed.
  */
-const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder) => {
+const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder, checkDatabase = false) => {
   const config = hold === undefined
     ? configOf(source, report)
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
-  const database = databaseLayer.pipe(Layer.provideMerge(config))
+  const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfigWith(approvalGate).pipe(Layer.provideMerge(database))
   return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
 }
@@ -137,7 +146,7 @@ export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
 export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
   const runtime = AgentRuntime.Default.pipe(
     Layer.provideMerge(Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report))),
-    Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold)))
+    Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold, true)))
   )
   const liveInfo = RuntimeInfo.layerWith(Effect.map(Effect.zip(AgentRuntime, ContextWindow), ([agent, context]) => ({
     queueLength: Effect.map(agent.status, (status) => status.queued),

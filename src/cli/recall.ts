@@ -98,7 +98,11 @@ export const reindex = (args: RecallReindexArgs) =>
     const recall = yield* Recall
     if (!recall.enabled) return yield* off(args.dir)
     const messages = yield* recall.reindex((p) =>
-      Console.error(`kern: recall: ${p.sessionsDone}/${p.sessions} sessions, ${p.messages} messages`)
+      Console.error(
+        p.chunking === undefined
+          ? `kern: recall: ${p.sessionsDone}/${p.sessions} sessions, ${p.messages} messages`
+          : `kern: recall: session ${p.sessionsDone + 1}/${p.sessions}: ${p.chunking.chunked}/${p.chunking.of} messages chunked`
+      )
     ).pipe(Effect.mapError(failed))
     const figures = yield* recall.stats.pipe(Effect.mapError(failed))
     yield* Console.error(`kern: recall: indexed ${messages} messages`)

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Ref, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
+import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import type { DecisionKey } from "./namespaces.js"
 
 /** One audited kernel decision (a tool call, a denial, a memory write, a run boundary). */
@@ -81,8 +82,18 @@ const Row = Schema.Struct({
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 type SqlRows = Effect.Effect<ReadonlyArray<unknown>, { readonly message: string }>
 
-/** Events in kern.db's `kernel_events` table. */
-export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer.effect(
+/** Events kept while kern.db cannot take them; past this many the newest are dropped, and counted. */
+const maxKept = 10_000
+
+/** How often kept events are tried again while kern.db is busy. */
+const retryEvery = Schedule.spaced("2 seconds")
+
+/**
+ * Events in kern.db's `kernel_events` table. While kern.db is busy (another process holds its write lock past the
+ * busy timeout) or its disk is full, events are kept in memory, in order, and written once it takes them again: by a
+ * background retry, before the next event, and at shutdown. An audit write never fails the work it audits.
+ */
+export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer.scoped(
   EventLog,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -100,18 +111,81 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         ),
         Effect.mapError(fail)
       )
+    const insert = (event: KernelEvent) => {
+      const { eventId: _, contractMismatch, ...row } = event
+      return sql`INSERT INTO kernel_events ${
+        sql.insert({
+          ...row,
+          contractMismatch: contractMismatch === undefined || contractMismatch === null ? null : contractMismatch ? 1 : 0
+        })
+      }`
+    }
+    const kept = yield* Ref.make<ReadonlyArray<KernelEvent>>([])
+    const dropped = yield* Ref.make(0)
+    const flushing = yield* Effect.makeSemaphore(1)
+    const wake = yield* Queue.sliding<void>(1)
+    const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
+
+    /** Writes the kept events, oldest first, in one transaction; they stay kept if kern.db still refuses them. */
+    const flush = flushing.withPermits(1)(Effect.gen(function*() {
+      const pending = yield* Ref.get(kept)
+      if (pending.length === 0) return
+      yield* sql.withTransaction(Effect.forEach(pending, insert, { discard: true }))
+      yield* Ref.update(kept, (events) => events.slice(pending.length))
+      const lost = yield* Ref.getAndSet(dropped, 0)
+      yield* Effect.logWarning(
+        `kern: kern.db takes audit events again: ${pending.length} kept event(s) written` +
+          (lost === 0 ? "" : `, ${lost} dropped past the ${maxKept} kept`)
+      )
+    }))
+
+    const keep = (event: KernelEvent) =>
+      Effect.flatMap(Ref.get(kept), (events) =>
+        events.length >= maxKept
+          ? Ref.update(dropped, (n) => n + 1)
+          : Effect.zipRight(
+            Ref.set(kept, [...events, event]),
+            events.length === 0
+              ? Effect.zipRight(
+                Effect.logWarning("kern: kern.db is busy or full: audit events are kept in memory and written once it is free"),
+                Queue.offer(wake, undefined)
+              )
+              : Effect.void
+          ))
+
+    const record = (input: EventInput) =>
+      Effect.flatMap(stamp(input), (event) =>
+        Effect.gen(function*() {
+          // Order is kept: while events wait, a new one waits behind them.
+          if ((yield* Ref.get(kept)).length > 0) {
+            yield* keep(event)
+            return yield* flush.pipe(Effect.catchIf(transient, () => Effect.void))
+          }
+          yield* insert(event).pipe(Effect.catchIf(transient, () => keep(event)))
+        })).pipe(Effect.asVoid, Effect.mapError(fail), Effect.withSpan("kern.eventlog.record"))
+
+    // The retry sleeps only while events are kept: woken by the first one kept, it tries until they are written.
+    const retry = Queue.take(wake).pipe(
+      Effect.zipRight(flush.pipe(
+        Effect.retry({ schedule: retryEvery, while: transient }),
+        Effect.catchAll((error) => Effect.logWarning(`kern: could not write kept audit events: ${error.message}`))
+      )),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(retry)
+    yield* Effect.addFinalizer(() =>
+      flush.pipe(
+        Effect.catchAll((error) =>
+          Effect.flatMap(Ref.get(kept), (events) =>
+            Effect.logError(`kern: ${events.length} audit event(s) could not be written to kern.db before shutdown: ${error.message}`)
+          )
+        )
+      )
+    )
+
     return {
       enabled: true,
-      record: (input) =>
-        Effect.flatMap(stamp(input), (event) => {
-          const { eventId: _, contractMismatch, ...row } = event
-          return sql`INSERT INTO kernel_events ${
-            sql.insert({
-              ...row,
-              contractMismatch: contractMismatch === undefined || contractMismatch === null ? null : contractMismatch ? 1 : 0
-            })
-          }`
-        }).pipe(Effect.asVoid, Effect.mapError(fail), Effect.withSpan("kern.eventlog.record")),
+      record,
       byRun: (runId) => read(sql`SELECT * FROM kernel_events WHERE run_id = ${runId} ORDER BY event_id`),
       recent: (limit) => read(sql`SELECT * FROM kernel_events ORDER BY event_id DESC LIMIT ${limit}`),
       count: sql<{ n: number }>`SELECT count(*) AS n FROM kernel_events`.pipe(

@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Duration, Effect, Option, Ref, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
@@ -128,10 +128,19 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     /** Indexes one session's new lines (a one-shot chat's own turn) and embeds what waits. */
     const syncSession = (sessionId: string) => pass({ only: sessionId }).pipe(Effect.withSpan("kern.recall.syncSession"))
 
-    /** The start-up pass over every session file, flagged in stats while it runs. */
+    /**
+     * The start-up pass over every session file, flagged in stats while it runs. A rebuild that never finished (a
+     * `kern recall reindex` killed part-way) left a partial index that reading only what is new cannot complete: it
+     * is done again from the start.
+     */
     const backfill = Effect.acquireUseRelease(
       Effect.zipRight(Ref.set(backfilling, true), store.setNote("backfill", "running").pipe(Effect.mapError(storage))),
-      () => sync,
+      () =>
+        Effect.flatMap(store.note("rebuild").pipe(Effect.mapError(storage)), (rebuild) =>
+          Option.isNone(rebuild) ? sync : Effect.zipRight(
+            Effect.logWarning(`kern: recall: the index rebuild started ${rebuild.value} did not finish; rebuilding it`),
+            reindex(() => Effect.void)
+          )),
       () => Effect.zipRight(Ref.set(backfilling, false), Effect.ignoreLogged(store.setNote("backfill", undefined)))
     )
 
@@ -220,9 +229,14 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
 
     const stats = statsWith(false)
 
-    /** Forgets the whole index and builds it again from the session files, reporting progress. */
-    const reindex = (onProgress: (progress: IndexProgress) => Effect.Effect<void>) =>
+    /**
+     * Forgets the whole index and builds it again from the session files, reporting progress. kern.db notes the
+     * rebuild until it finishes, so one cut short is done again at the agent's next start (see backfill).
+     */
+    const reindex = (onProgress: (progress: IndexProgress) => Effect.Effect<void>): Effect.Effect<number, RecallError> =>
       Effect.gen(function*() {
+        const started = new Date(yield* Clock.currentTimeMillis).toISOString()
+        yield* store.setNote("rebuild", started).pipe(Effect.mapError(storage))
         const states = yield* store.sessionStates.pipe(Effect.mapError(storage))
         for (const state of states) yield* store.resetSession(state.sessionId).pipe(Effect.mapError(storage))
         const files = yield* store.fileHashes.pipe(Effect.mapError(storage))
@@ -232,7 +246,9 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
           yield* Ref.set(keywordReason, Option.none())
           yield* store.setNote("keyword_reason", undefined).pipe(Effect.mapError(storage))
         }
-        return yield* pass({ onProgress })
+        const messages = yield* pass({ onProgress })
+        yield* store.setNote("rebuild", undefined).pipe(Effect.mapError(storage))
+        return messages
       }).pipe(Effect.withSpan("kern.recall.reindex"))
 
     /**

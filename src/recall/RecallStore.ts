@@ -115,6 +115,10 @@ export interface RecallStoreShape {
   readonly setNote: (key: NoteKey, value: string | undefined) => E<void>
 }
 
-export type NoteKey = "backfill" | "keyword_reason"
+/**
+ * `backfill`: a runtime's start-up pass runs; `keyword_reason`: why vectors are off; `rebuild`: a reindex started
+ * and has not finished (the index is partial until one does).
+ */
+export type NoteKey = "backfill" | "keyword_reason" | "rebuild"
 
 export class RecallStore extends Context.Tag("kern/recall/RecallStore")<RecallStore, RecallStoreShape>() {}

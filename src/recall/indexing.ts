@@ -20,7 +20,12 @@ export interface IndexProgress {
   readonly sessions: number
   readonly sessionsDone: number
   readonly messages: number
+  /** While a long session is chunked: its messages chunked so far, of how many. */
+  readonly chunking?: { readonly chunked: number; readonly of: number } | undefined
 }
+
+/** Messages chunked between two progress reports within one session. */
+const chunkProgressEvery = 1_000
 
 /**
  * Lets Node run what is waiting (a turn's socket reads, timers) between two synchronous stretches of SQLite work.
@@ -50,7 +55,8 @@ const indexSession = (
   counter: Effect.Effect<TokenCounter>,
   path: string,
   sessionId: string,
-  known: SessionState | undefined
+  known: SessionState | undefined,
+  onChunked: (chunked: number, of: number) => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -94,6 +100,7 @@ const indexSession = (
       yield* store.addSessionChunks(sessionId, next, chunks)
       yield* yieldToEventLoop
       if (next === chunked) break
+      if (Math.floor(next / chunkProgressEvery) > Math.floor(chunked / chunkProgressEvery)) yield* onChunked(next, end)
       chunked = next
     }
     return indexed.length
@@ -131,7 +138,11 @@ export const indexSessions = (
     let messages = 0
     let done = 0
     for (const file of files) {
-      messages += yield* indexSession(store, counter, file.path, file.sessionId, states.get(file.sessionId)).pipe(
+      const onChunked = (chunked: number, of: number) =>
+        options.onProgress === undefined
+          ? Effect.void
+          : options.onProgress({ sessions: files.length, sessionsDone: done, messages, chunking: { chunked, of } })
+      messages += yield* indexSession(store, counter, file.path, file.sessionId, states.get(file.sessionId), onChunked).pipe(
         Effect.catchTag("SystemError", "BadArgument", (error) => Effect.as(fileError(file.path)(error), 0))
       )
       done++

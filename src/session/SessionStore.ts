@@ -3,6 +3,7 @@ import { Clock, DateTime, Effect, Either, Option, Random, Ref, Schema, type Scop
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { diskFullText, isDiskFull } from "../storage/diskFull.js"
 import { encodeSessionLine } from "./lineEncode.js"
 import { SessionHeader, type SessionLine, type SessionMessage } from "./messages.js"
 import type { NotASession, ParsedSession } from "./parse.js"
@@ -11,7 +12,9 @@ import { SessionIndex, SessionRecord } from "./SessionIndex.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
   sessionId: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  /** Set when the write failed for want of space (ENOSPC, EDQUOT): the session is as it was before the write. */
+  reason: Schema.optional(Schema.Literal("disk-full"))
 }) {}
 
 export interface SessionSummary {
@@ -74,6 +77,36 @@ const asMessage = (error: unknown) => ({ message: error instanceof Error ? error
 const writeAllSync = (fd: number, bytes: Buffer): void => {
   let offset = 0
   while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/** The offset just past the last newline before `size` (0 when there is none): where the file's last whole line ends. */
+const lastLineEndSync = (fd: number, size: number): number => {
+  const chunk = Buffer.alloc(64 * 1024)
+  let end = size
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length)
+    const read = NodeFs.readSync(fd, chunk, 0, end - start, start)
+    const newline = chunk.subarray(0, read).lastIndexOf(0x0a)
+    if (newline !== -1) return start + newline + 1
+    end = start
+  }
+  return 0
+}
+
+/**
+ * Before an append: the file's size, with a torn last line (another program cut the file mid-line, or a write of
+ * ours was cut short and could not be undone) cut off, so the new line never glues onto half of another. The torn
+ * bytes are no message kern acknowledged: the line they belonged to was already lost. Returns the bytes cut off.
+ */
+const repairTailSync = (fd: number, expected: number): { readonly size: number; readonly torn: number } => {
+  const size = NodeFs.fstatSync(fd).size
+  if (size === expected || size === 0) return { size, torn: 0 }
+  const last = Buffer.alloc(1)
+  NodeFs.readSync(fd, last, 0, 1, size - 1)
+  if (last[0] === 0x0a) return { size, torn: 0 }
+  const end = lastLineEndSync(fd, size)
+  NodeFs.ftruncateSync(fd, end)
+  return { size: end, torn: size - end }
 }
 
 const idPattern = /^[A-Za-z0-9._-]+$/
@@ -148,8 +181,9 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     ): Effect.Effect<SessionWriter, SessionError, Scope.Scope> =>
       Effect.gen(function*() {
         const stats = yield* Ref.make({ messages: start.messages, bytes: start.bytes })
+        // Read and write: a torn tail is found by reading the file's end.
         const fd = yield* Effect.acquireRelease(
-          Effect.try({ try: () => NodeFs.openSync(path, "a"), catch: (error) => fail(id, `could not open ${path}`)(asMessage(error)) }),
+          Effect.try({ try: () => NodeFs.openSync(path, "a+"), catch: (error) => fail(id, `could not open ${path}`)(asMessage(error)) }),
           (fd) =>
             Effect.flatMap(Ref.get(stats), (now) =>
               Effect.sync(() => {
@@ -158,17 +192,48 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
                 NodeFs.closeSync(fd)
               })).pipe(Effect.ignoreLogged)
         )
+        /**
+         * A failed write is undone: the file is cut back to where the line started, so what is in the file is only
+         * whole lines (a write cut short by a full disk leaves half a line otherwise, and the next line glues onto it).
+         */
+        const writeLine = (line: Buffer, goodEnd: number) =>
+          Effect.try({
+            try: () => {
+              writeAllSync(fd, line)
+              return Math.floor(NodeFs.fstatSync(fd).mtimeMs)
+            },
+            catch: (error) => error
+          }).pipe(Effect.catchAll((error) => {
+            const failure = isDiskFull(error)
+              ? new SessionError({
+                sessionId: id,
+                reason: "disk-full",
+                message: `could not append to ${path}: ${diskFullText}; the message was not recorded: free some space and send it again`
+              })
+              : fail(id, `could not append to ${path}`)(asMessage(error))
+            // When even the cut fails, the next append finds the torn line and cuts it then.
+            return Effect.zipRight(
+              Effect.try(() => NodeFs.ftruncateSync(fd, goodEnd)).pipe(
+                Effect.catchAll((cut) => Effect.logWarning(`kern: could not cut ${path} back after a failed write: ${asMessage(cut).message}`))
+              ),
+              Effect.fail(failure)
+            )
+          }))
         const append = (message: SessionMessage) =>
           Effect.gen(function*() {
             const line = Buffer.from(lineOf(message), "utf8")
-            const mtimeMs = yield* Effect.try({
-              try: () => {
-                writeAllSync(fd, line)
-                return Math.floor(NodeFs.fstatSync(fd).mtimeMs)
-              },
-              catch: (error) => fail(id, `could not append to ${path}`)(asMessage(error))
+            const before = yield* Ref.get(stats)
+            const tail = yield* Effect.try({
+              try: () => repairTailSync(fd, before.bytes),
+              catch: (error) => fail(id, `could not check the end of ${path}`)(asMessage(error))
             })
-            const now = yield* Ref.updateAndGet(stats, (s) => ({ messages: s.messages + 1, bytes: s.bytes + line.length }))
+            if (tail.torn > 0) {
+              yield* Effect.logWarning(
+                `kern: ${NodePath.basename(path)} ended in half a line (${tail.torn} bytes, cut off by another program); it was removed before the next message`
+              )
+            }
+            const mtimeMs = yield* writeLine(line, tail.size)
+            const now = yield* Ref.updateAndGet(stats, (s) => ({ messages: s.messages + 1, bytes: tail.size + line.length }))
             yield* record(new SessionRecord({ sessionId: id, createdAt: start.createdAt, ...now, mtimeMs }))
           })
         return { id, path, append, stats: Ref.get(stats) } satisfies SessionWriter

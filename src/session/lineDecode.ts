@@ -117,9 +117,12 @@ const decodeFast = (o: Json): SessionLine | undefined => {
     case "user": {
       const text = str(o, "text")
       if (text === undefined || at === undefined) return undefined
-      if (!has(o, "envelope")) return instance(UserMessage.prototype, { text, at, _tag: "user" })
+      const inboxId = optionalNumber(o, "inboxId")
+      if (inboxId === false) return undefined
+      const withId = inboxId === undefined ? {} : { inboxId }
+      if (!has(o, "envelope")) return instance(UserMessage.prototype, { text, ...withId, at, _tag: "user" })
       const envelope = envelopeOf(o["envelope"])
-      return envelope === undefined ? undefined : instance(UserMessage.prototype, { text, envelope, at, _tag: "user" })
+      return envelope === undefined ? undefined : instance(UserMessage.prototype, { text, envelope, ...withId, at, _tag: "user" })
     }
     case "assistant": {
       const text = str(o, "text")

@@ -45,9 +45,11 @@ const toolCallsOf = (calls: AssistantMessage["toolCalls"]) => {
 const encodeFast = (line: SessionLine): object | undefined => {
   if (line instanceof UserMessage) {
     if (!isString(line.text) || !isString(line.at)) return undefined
-    if (line.envelope === undefined) return { text: line.text, at: line.at, _tag: "user" }
+    if (line.inboxId !== undefined && !isNumber(line.inboxId)) return undefined
+    const inboxId = line.inboxId === undefined ? {} : { inboxId: line.inboxId }
+    if (line.envelope === undefined) return { text: line.text, ...inboxId, at: line.at, _tag: "user" }
     const envelope = envelopeOf(line.envelope)
-    return envelope === undefined ? undefined : { text: line.text, envelope, at: line.at, _tag: "user" }
+    return envelope === undefined ? undefined : { text: line.text, envelope, ...inboxId, at: line.at, _tag: "user" }
   }
   if (line instanceof AssistantMessage) {
     if (!isString(line.text) || !isString(line.at)) return undefined

@@ -18,6 +18,11 @@ export class SessionHeader extends Schema.TaggedClass<SessionHeader>()("session"
 export class UserMessage extends Schema.TaggedClass<UserMessage>()("user", {
   text: Schema.String,
   envelope: Schema.optional(Envelope),
+  /**
+   * The message's id in kern.db's inbox, when it came through it: being in the session and being out of the inbox
+   * are one fact, so a restart drops the inbox rows whose ids a session already holds (never answered twice).
+   */
+  inboxId: Schema.optional(Schema.Number),
   at: Schema.String
 }) {}
 

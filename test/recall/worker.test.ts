@@ -31,7 +31,9 @@ describe("recall in the running agent", () => {
       yield* server.embeddings({ bagOfWords: { dimensions: 16 }, delay: "1500 millis" })
       const dir = NodePath.join(makeTempDir(), "agent")
       writeFiles(dir, {
-        ".kern/config.json": JSON.stringify({ model: "m", baseURL: server.baseURL, heartbeatInterval: 0, embeddingModel: "e" })
+        ".kern/config.json": JSON.stringify({ model: "m", baseURL: server.baseURL, heartbeatInterval: 0, embeddingModel: "e" }),
+        // Sessions from before any kern.db: an empty file says starting the database over is meant.
+        ".kern/kern.db": ""
       })
       NodeFs.mkdirSync(NodePath.dirname(sessionPath(dir, old)), { recursive: true })
       appendLines(sessionPath(dir, old), header(old), user("the lighthouse keeper retired in 1998"), answer("noted"))

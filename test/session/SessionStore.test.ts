@@ -10,6 +10,7 @@ import { interruptedResult, parseSession } from "../../src/session/parse.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { fillDisk, tinyDisk } from "../support/tinyDisk.js"
 
 const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
@@ -254,5 +255,53 @@ describe("session ids", () => {
       const active = yield* store.activeId
       assert.strictEqual(active._tag === "Some" ? active.value : null, made[4])
       for (const id of made) assert.match(id, /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/)
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+})
+
+const texts = (messages: ReadonlyArray<{ readonly _tag: string }>) => messages.map((m) => m instanceof UserMessage ? m.text : m._tag)
+
+describe("a failed append leaves the session file as it was", () => {
+  it.scoped("with the disk full, the append fails as disk-full, the file keeps its whole lines, and the next message is kept", () =>
+    Effect.gen(function*() {
+      const dir = agentDir()
+      yield* tinyDisk(NodePath.join(dir, ".kern", "sessions"))
+      const outcome = yield* Effect.gen(function*() {
+        const store = yield* SessionStore
+        const id = yield* store.create
+        const { writer } = yield* store.open(id)
+        yield* writer.append(user("before the disk filled"))
+        const goodSize = NodeFs.statSync(writer.path).size
+        const filler = NodePath.join(store.dir, "filler")
+        assert.strictEqual(fillDisk(filler), "ENOSPC")
+        // Longer than what is left of the file's last page: part of it is written, then ENOSPC.
+        const failed = yield* Effect.either(writer.append(user("x".repeat(12_000))))
+        const sizeAfterFailure = NodeFs.statSync(writer.path).size
+        NodeFs.rmSync(filler)
+        yield* writer.append(user("after space was freed"))
+        return { failed, goodSize, sizeAfterFailure, id }
+      }).pipe(Effect.provide(storeLayer(dir)), Effect.scoped)
+      assert.isTrue(Either.isLeft(outcome.failed))
+      const error = Either.isLeft(outcome.failed) ? outcome.failed.left : undefined
+      assert.strictEqual(error?.reason, "disk-full")
+      assert.match(error?.message ?? "", /disk full/)
+      assert.strictEqual(outcome.sizeAfterFailure, outcome.goodSize, "the half-written line was cut off")
+      const loaded = yield* Effect.flatMap(SessionStore, (store) => store.load(outcome.id)).pipe(Effect.provide(storeLayer(dir)))
+      assert.deepStrictEqual(texts(loaded.messages), ["before the disk filled", "after space was freed"])
+      assert.deepStrictEqual(loaded.problems, [])
+    }))
+
+  it.scoped("a file cut mid-line while the session is open: the next message is appended after the last whole line", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      const { writer } = yield* store.open(id)
+      yield* writer.append(user("first"))
+      yield* writer.append(user("second, cut in half by another program"))
+      NodeFs.truncateSync(writer.path, NodeFs.statSync(writer.path).size - 20)
+      yield* writer.append(user("third"))
+      yield* writer.append(user("fourth"))
+      const loaded = yield* store.load(id)
+      assert.deepStrictEqual(texts(loaded.messages), ["first", "third", "fourth"])
+      assert.deepStrictEqual(loaded.problems, [])
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 })

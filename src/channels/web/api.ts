@@ -18,7 +18,7 @@ export { RecallStats, SearchResult }
 // ---------------------------------------------------------------------------------------------------------------
 // Errors (every non-2xx answer is JSON)
 
-/** 400 (bad input: `field` names what was wrong), 401, 403, 404, 405, 413, 500, 503. */
+/** 400 (bad input: `field` names what was wrong), 401, 403, 404, 405, 413, 500, 503, 507 (kern.db's disk is full). */
 export const ErrorResponse = Schema.Struct({
   error: Schema.String,
   /** The request field (query parameter, body property or path segment) that was wrong. */
@@ -403,7 +403,7 @@ export const ErrorEvent = Schema.Struct({
   type: Schema.Literal("error"),
   turnId: Schema.String,
   message: Schema.String,
-  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached) and its fields. */
+  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
   failure: Schema.Unknown
 })
 

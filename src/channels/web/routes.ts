@@ -126,7 +126,8 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     const channel = body.channel ?? "web"
     if (channel.trim() === "") return yield* badRequest("channel", "channel: must not be empty")
     const queued = yield* runtime.submit({ interface: iface, channel, userId: "operator", text: body.text }).pipe(
-      Effect.mapError((error) => new ApiError({ status: 503, error: `not accepted: ${error.message}` }))
+      // 507 Insufficient Storage when kern.db's disk is full: the client is told plainly, and may send it again later.
+      Effect.mapError((error) => new ApiError({ status: error.reason === "disk-full" ? 507 : 503, error: `not accepted: ${error.message}` }))
     )
     return yield* json(Api.MessageAccepted, 202)({ turnId: queued.turnId })
   })
