@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { formatApprovalRequest } from "../../../../src/channels/approvalPrompt.js"
 import { neutralizeControls } from "../../../../src/channels/terminalSafe.js"
 import { approvalTexts } from "../../../../src/channels/web/ui/approvals.js"
-import { forbiddenTags, sanitizeConfig } from "../../../../src/channels/web/ui/renderMarkdown.js"
+import { forbiddenTags, sanitizeConfig } from "../../../../src/channels/web/ui/sanitizeConfig.js"
 import type { PendingApproval } from "../../../../src/channels/web/ui/wire.js"
 
 /** Characters that reorder, hide or command what a person reads before approving a call. */
@@ -32,6 +32,7 @@ const approval = (text: string): PendingApproval => ({
   interface: "telegram",
   channel: `chat${text}`,
   userId: `u${text}`,
+  requestedAt: "2026-11-23T08:00:00.000Z",
   expiresAt: "2026-11-23T08:05:00.000Z"
 })
 
