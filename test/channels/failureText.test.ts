@@ -61,10 +61,11 @@ describe("a failed turn, told to a chat user", () => {
         const chatId = 100 + i
         for (const event of errorEvents(detail)) yield* handle({ message: queued("telegram", String(chatId), String(chatId), String(i + 1)), event })
         const shownText = Effect.map(telegram.chat(chatId), (messages) => messages.map((m) => m.text).join("\n"))
-        yield* Effect.repeat(shownText, { until: (text) => text.includes("Sorry"), schedule: Schedule.spaced("50 millis") }).pipe(
+        yield* Effect.repeat(shownText, { until: (text) => text.includes("⚠"), schedule: Schedule.spaced("50 millis") }).pipe(
           Effect.timeout(Duration.seconds(30))
         )
         expect(yield* shownText).not.toMatch(configWords)
+        expect(yield* shownText).toContain(apology)
       }
       const sent = (yield* telegram.calls()).map((call) => JSON.stringify(call.body)).join("\n")
       expect(sent).not.toMatch(configWords)
@@ -78,9 +79,11 @@ describe("a failed turn, told to a chat user", () => {
       const handle = yield* SlackReplies.make(api)
       for (const [i, detail] of failures.entries()) {
         for (const event of errorEvents(detail)) yield* handle({ message: queued("slack", `DU${i}`, `U${i}`, String(i + 1)), event })
-        yield* slack.awaitAnyCall((call) => String(call.body["channel"]) === `DU${i}` && String(call.body["text"]).includes("Sorry")).pipe(
+        const shown = yield* slack.awaitAnyCall((call) => String(call.body["channel"]) === `DU${i}` && String(call.body["text"]).includes(":warning:")).pipe(
           Effect.timeout(Duration.seconds(30))
         )
+        expect(String(shown.body["text"])).not.toMatch(configWords)
+        expect(String(shown.body["text"])).toContain(apology)
       }
       const sent = (yield* slack.calls).map((call) => JSON.stringify(call.body)).join("\n")
       expect(sent).not.toMatch(configWords)
