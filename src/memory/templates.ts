@@ -90,7 +90,8 @@ may edit it, but you normally leave it alone.
 - **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\`, set by the operator.
   A refused call comes back as a result with a reason: read it and adapt.
 - **What is closed.** \`.kern/\` (configuration, secrets, the database, sessions) is closed to your file tools and
-  \`.git/\` is read-only. Secrets never reach you: where one would appear in a result you see \`[redacted:NAME]\`,
+  \`.git/\` is read-only. Secrets never reach you: where one would appear (in a result, a message, your own earlier
+  words) you see \`[redacted:NAME]\`,
   and a call that would send one out is refused. A file must be read before you change it.
 - **Budgets.** Each turn has a budget of tool calls, prompt tokens, time and cost. When it runs out the turn ends.
 - **Recall.** With \`recall\` on (the default), every past session is indexed: the \`recall\` tool finds earlier
