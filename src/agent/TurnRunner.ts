@@ -2,12 +2,14 @@ import { LanguageModel, Prompt, type Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
 import { Clock, DateTime, Effect, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
+import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -16,6 +18,7 @@ import { NotesSummary } from "../memory/NotesSummary.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
+import { redactMessage } from "../session/redactMessage.js"
 import type { SessionWriter } from "../session/SessionStore.js"
 import { ContextStats } from "../tools/ContextStats.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
@@ -27,6 +30,7 @@ import type { AutoRecall } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
 import { agentZone, isNoReply, localIso } from "./envelope.js"
 import { modelStep } from "./modelStep.js"
+import { redactingEmit } from "./redactEvents.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../channels/Channel.js"
 import type { SessionHistory } from "./SessionHistory.js"
@@ -93,6 +97,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
     const queue = yield* MessageQueue
     const pairings = yield* PairingStore
     const fs = yield* FileSystem.FileSystem
+    const { secrets } = yield* KnownSecrets
     // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
     const zone = agentZone(config.timezone)
     const prices = priceTable(config.prices)
@@ -141,7 +146,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
 
     const run = (input: TurnInput) =>
       Effect.gen(function*() {
-        const { message, session, emit } = input
+        const { message, session } = input
+        // No known secret leaves the turn, whoever wrote it: not in an event, the session or the history sent to the model.
+        const emit = redactingEmit(input.emit, secrets)
         const recorded = input.recorded ?? (() => Effect.void)
         const toolScope = yield* scopeOf(message)
         const windowStart = yield* Ref.make(0)
@@ -159,8 +166,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         })
         // The line's place in the file goes with the message: the context's cut is stored as one, so a restart
         // reads the session from there.
-        const append = (entry: SessionMessage) =>
+        const append = (raw: SessionMessage) =>
           Effect.gen(function*() {
+            const entry = redactMessage(raw, secrets)
             const before = yield* session.writer.stats
             yield* session.writer.append(entry)
             yield* session.history.append(entry, { byteOffset: before.bytes, linesBefore: before.messages })
@@ -260,7 +268,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
           yield* ctx.budget.addCostUsdCents(result.right.usage.costUsdCents)
           yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }, checked))
-          reply = text
+          reply = redactSecretsInText(text, secrets)
           if (calls.length === 0) break
           yield* Effect.forEach(calls, (call) =>
             Effect.gen(function*() {

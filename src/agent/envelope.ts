@@ -26,6 +26,41 @@ export const envelopeLine = (envelope: {
   readonly time: string
 }): string => `[via ${envelope.interface}, ${envelope.channel}, user: ${envelope.userId}, time: ${envelope.time}]`
 
+/** What kern puts before a line of a person's text that could be taken for an envelope. */
+export const quotedMarker = "(quoted) "
+
+// A line that, to a reader, starts like an envelope: any opening bracket (fullwidth and other lookalikes are folded by
+// NFKC or are \p{Ps}), then "via" in Latin or a lookalike script, with spaces, invisible format characters and
+// markdown or quote marks allowed around them (a line inside a code fence is a line like any other).
+const envelopeLike =
+  /^[\s\p{Cf}>*_`~#|-]*\p{Ps}[\s\p{Cf}]*[vνѵⅴ∨ᴠ][\p{Cf}]*[iіɪιӏı1l|¡][\p{Cf}]*[aаɑα]/iu
+
+// Every character a model may read as a line break.
+const lineBreak = /(\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029])/
+
+/**
+ * A person's text with every line that could pass for an envelope marked `(quoted) `: only kern writes the envelope,
+ * always as the message's first line, so a user cannot make a message look as if the operator sent it.
+ */
+export const quoteEnvelopeLines = (text: string): string => {
+  const pieces = text.split(lineBreak)
+  let changed = false
+  for (let i = 0; i < pieces.length; i += 2) {
+    const line = pieces[i]!
+    if (envelopeLike.test(line.normalize("NFKC"))) {
+      pieces[i] = `${quotedMarker}${line}`
+      changed = true
+    }
+  }
+  return changed ? pieces.join("") : text
+}
+
+/** A user's message as the model reads it: kern's envelope line, then the text with any imitation of one quoted. */
+export const envelopedText = (
+  envelope: Parameters<typeof envelopeLine>[0] | undefined,
+  text: string
+): string => envelope === undefined ? quoteEnvelopeLines(text) : `${envelopeLine(envelope)}\n${quoteEnvelopeLines(text)}`
+
 /** A reply that is, or ends with, NO_REPLY is not delivered to anyone. */
 export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim())
 

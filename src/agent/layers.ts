@@ -10,6 +10,7 @@ import * as Approvals from "./Approvals.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
+import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import * as Summarizer from "../context/Summarizer.js"
@@ -113,13 +114,14 @@ const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
   Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(source, hold.report ?? logReport, hold)))
 
 /**
- * The configured model (over undici) on top of `below`, which must provide the config. The same plain HttpClient is
- * the agent's ambient one, for what is built on the agent (channels); the tools' client is guarded under its own Tag.
+ * The configured model (over undici) on top of `below`, which must provide the config. The same HttpClient is the
+ * agent's ambient one, for what is built on the agent (channels); the tools' client is guarded under its own Tag. It
+ * sends no known secret in a body (RedactingHttpClient): not to the model, not to Telegram or Slack.
  */
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   Provider.heartbeatLayer.pipe(
     Layer.provideMerge(Provider.layer),
-    Layer.provideMerge(NodeHttpClient.layerUndici),
+    Layer.provideMerge(RedactingHttpClient.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))),
     Layer.provideMerge(below)
   )
 

@@ -1,6 +1,6 @@
 import { Prompt } from "@effect/ai"
 import type { SessionMessage } from "../session/messages.js"
-import { envelopeLine } from "./envelope.js"
+import { envelopedText } from "./envelope.js"
 
 // One frozen empty options object for every part and message kern makes: nothing writes to it.
 const noOptions: Prompt.ProviderOptions = Object.freeze({})
@@ -46,7 +46,7 @@ export const appendPromptMessage = (
 ): void => {
   switch (message._tag) {
     case "user": {
-      const text = message.envelope === undefined ? message.text : `${envelopeLine(message.envelope)}\n${message.text}`
+      const text = envelopedText(message.envelope, message.text)
       out.push(userMessage(text))
       return
     }

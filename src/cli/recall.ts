@@ -4,6 +4,7 @@ import * as AgentLock from "../agent/AgentLock.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { embeddingLine, indexLine, searchText } from "../recall/format.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import * as RecallLayers from "../recall/layers.js"
 import { Recall } from "../recall/Recall.js"
 import { RecallStats, SearchResult } from "../recall/schema.js"
@@ -34,7 +35,7 @@ export interface RecallReindexArgs {
 const recallLayer = Layer.unwrapEffect(Effect.gen(function*() {
   const { fileExists, paths } = yield* AgentConfig.AgentConfig
   if (!fileExists) return yield* new NotAnAgentFolder({ dir: paths.dir })
-  return RecallLayers.layer.pipe(Layer.provideMerge(Database.layer({ filename: paths.dbFile })))
+  return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer({ filename: paths.dbFile }), KnownSecrets.layer)))
 }))
 
 /** Read-only: no folder lock, so it works while the agent runs. */

@@ -1,5 +1,6 @@
 import { Console, Effect, Layer } from "effect"
 import * as AgentConfig from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -14,7 +15,7 @@ export interface SessionsArgs {
  * Sessions with their counts from their records (.kern/session-counts/): listing never reads a whole session unless
  * it changed behind kern, and opens neither kern.db nor SQLite.
  */
-const storeLayer = SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))
+const storeLayer = SessionStore.Default.pipe(Layer.provide(Layer.merge(SessionIndex.layer, KnownSecrets.layer)))
 
 const print = (json: boolean) =>
   Effect.gen(function*() {

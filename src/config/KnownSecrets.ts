@@ -49,6 +49,9 @@ export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
 /** The secrets of the loaded agent folder. */
 export const layer: Layer.Layer<KnownSecrets, never, AgentConfig> = Layer.effect(KnownSecrets, Effect.map(AgentConfig, fromConfig))
 
+/** The secrets of a config already loaded. */
+export const layerOf = (loaded: LoadedConfig): Layer.Layer<KnownSecrets> => Layer.succeed(KnownSecrets, fromConfig(loaded))
+
 /** Given secrets (tests, embedding apps); `layerNone` knows none. */
 export const layerFrom = (pairs: Readonly<Record<string, string>>): Layer.Layer<KnownSecrets> =>
   Layer.succeed(KnownSecrets, make(Object.entries(pairs)))

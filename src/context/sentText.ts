@@ -1,4 +1,4 @@
-import { envelopeLine } from "../agent/envelope.js"
+import { envelopedText } from "../agent/envelope.js"
 import { type SessionMessage, valueText } from "../session/messages.js"
 
 /** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */
@@ -33,7 +33,7 @@ export const toolResultInContext = (
 export const sentText = (message: SessionMessage, maxToolResultChars: number, sessionId = "", index = 0): string => {
   switch (message._tag) {
     case "user":
-      return message.envelope === undefined ? message.text : `${envelopeLine(message.envelope)}\n${message.text}`
+      return envelopedText(message.envelope, message.text)
     case "assistant": {
       if (message.toolCalls.length === 0) return message.text
       const calls = message.toolCalls.map((call) => `${call.name} ${valueText(call.params)}`)

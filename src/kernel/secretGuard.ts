@@ -64,20 +64,87 @@ export const redactSecretsInText = (text: string, secrets: ReadonlyArray<KnownSe
   return out
 }
 
-/** `value` with every known secret replaced by `[redacted:NAME]`; the same reference when there was none. */
-export const redactSecrets = (value: unknown, secrets: ReadonlyArray<KnownSecret>, depth = 0): unknown => {
+/**
+ * `value` with every known secret replaced by `[redacted:NAME]`; the same reference when there was none. The shape
+ * stays: a string stays a string, an array an array, an object an object (a key holding a secret is renamed).
+ */
+export const redactSecrets = <A>(value: A, secrets: ReadonlyArray<KnownSecret>): A => redactUnknown(value, secrets, 0) as A
+
+const redactUnknown = (value: unknown, secrets: ReadonlyArray<KnownSecret>, depth: number): unknown => {
   if (secrets.length === 0 || depth > maxDepth) return value
   if (typeof value === "string") return redactSecretsInText(value, secrets)
   if (Array.isArray(value)) {
-    const items = value.map((item) => redactSecrets(item, secrets, depth + 1))
+    const items = value.map((item) => redactUnknown(item, secrets, depth + 1))
     return items.every((item, index) => item === value[index]) ? value : items
   }
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value)
-    const redacted = entries.map(([key, inner]) => [redactSecretsInText(key, secrets), redactSecrets(inner, secrets, depth + 1)] as const)
+    const redacted = entries.map(([key, inner]) => [redactSecretsInText(key, secrets), redactUnknown(inner, secrets, depth + 1)] as const)
     return redacted.every(([key, inner], index) => key === entries[index]?.[0] && inner === entries[index]?.[1])
       ? value
       : Object.fromEntries(redacted)
   }
   return value
+}
+
+/** A secret as it appears inside JSON text: the escaped form of the value, without its quotes. */
+const jsonForm = (value: string): string => JSON.stringify(value).slice(1, -1)
+
+/**
+ * JSON text with every known secret replaced in its strings and keys; the same text when none is there. The text is
+ * parsed only when a secret's escaped form occurs in it, so the common case is a substring search.
+ */
+export const redactSecretsInJson = (json: string, secrets: ReadonlyArray<KnownSecret>): string => {
+  if (!secrets.some((secret) => json.includes(jsonForm(secret.value)))) return json
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    // Not JSON after all (a text body): the plain form is what is there.
+    return redactSecretsInText(json, secrets)
+  }
+  return JSON.stringify(redactSecrets(parsed, secrets))
+}
+
+/** Redacts text that arrives in pieces (a streamed reply): a secret split across pieces is still caught. */
+export interface StreamRedactor {
+  /** The part of the text so far that can be shown: what could still begin a secret is held back. */
+  readonly push: (piece: string) => string
+  /** The rest, at the end of the stream. */
+  readonly flush: () => string
+}
+
+/**
+ * A redactor for one stream. After each piece it holds back the longest tail that is the start of some secret, so a
+ * secret arriving over several pieces is replaced whole and no prefix of one is ever shown. Local to one stream.
+ */
+export const makeStreamRedactor = (secrets: ReadonlyArray<KnownSecret>): StreamRedactor => {
+  let pending = ""
+  const heldTail = (text: string): number => {
+    let held = 0
+    for (const { value } of secrets) {
+      const longest = Math.min(value.length - 1, text.length)
+      for (let n = longest; n > held; n--) {
+        if (text.endsWith(value.slice(0, n))) {
+          held = n
+          break
+        }
+      }
+    }
+    return held
+  }
+  return {
+    push: (piece) => {
+      if (secrets.length === 0) return piece
+      const text = redactSecretsInText(pending + piece, secrets)
+      const held = heldTail(text)
+      pending = text.slice(text.length - held)
+      return text.slice(0, text.length - held)
+    },
+    flush: () => {
+      const rest = pending
+      pending = ""
+      return rest
+    }
+  }
 }

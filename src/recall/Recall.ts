@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
 import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
 import { type AutoRecallOptions, autoRecallSearchLimit, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
@@ -51,6 +52,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
   dependencies: [Tokenizer.Default],
   effect: Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig
+    const { secrets } = yield* KnownSecrets
     const store = yield* RecallStore
     const embedder = yield* Embedder
     const fs = yield* FileSystem.FileSystem
@@ -115,8 +117,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const pass = (options: { readonly only?: string; readonly onProgress?: (p: IndexProgress) => Effect.Effect<void> }) =>
       onePass.withPermits(1)(Effect.gen(function*() {
         if (!config.recall) return 0
-        const messages = yield* indexSessions(store, tokenizer.counter, paths.sessionsDir, options)
-        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, paths.dir)
+        const messages = yield* indexSessions(store, tokenizer.counter, secrets, paths.sessionsDir, options)
+        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, secrets, paths.dir)
         // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
         yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
         return messages

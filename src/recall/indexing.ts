@@ -3,7 +3,10 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
+import type { KnownSecret } from "../config/KnownSecrets.js"
+import { redactSecretsInText } from "../kernel/secretGuard.js"
 import type { TokenCounter } from "../model/tokenizer.js"
+import { redactMessage } from "../session/redactMessage.js"
 import { isNotFound } from "../storage/missingFile.js"
 import { chunkFile, chunkTurns, indexedMessage, maxChunkTokens } from "./chunking.js"
 import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
@@ -53,6 +56,7 @@ const fileError = (what: string) => (error: PlatformError) =>
 const indexSession = (
   store: RecallStoreShape,
   counter: Effect.Effect<TokenCounter>,
+  secrets: ReadonlyArray<KnownSecret>,
   path: string,
   sessionId: string,
   known: SessionState | undefined,
@@ -73,7 +77,8 @@ const indexSession = (
     const from: SessionState = state ?? { sessionId, dev, ino, offset: 0, messages: 0, chunked: 0 }
     if (state !== undefined && size === state.offset) return 0
     const tail = yield* readSessionTail(path, from.offset)
-    const indexed = tail.messages.map((message, i) => indexedMessage(message, from.messages + i))
+    // A session written before redaction (or by hand) may hold a secret: the index never does.
+    const indexed = tail.messages.map((message, i) => indexedMessage(redactMessage(message, secrets), from.messages + i))
     for (let i = 0; i < indexed.length; i += sliceMessages) {
       const last = i + sliceMessages >= indexed.length
       // Until the last slice the old offset stays: a pass cut short reads the same lines again into the same rows.
@@ -125,6 +130,7 @@ const sessionFiles = (sessionsDir: string) =>
 export const indexSessions = (
   store: RecallStoreShape,
   counter: Effect.Effect<TokenCounter>,
+  secrets: ReadonlyArray<KnownSecret>,
   sessionsDir: string,
   options: { readonly only?: string | undefined; readonly onProgress?: ((p: IndexProgress) => Effect.Effect<void>) | undefined } = {}
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
@@ -142,7 +148,7 @@ export const indexSessions = (
         options.onProgress === undefined
           ? Effect.void
           : options.onProgress({ sessions: files.length, sessionsDone: done, messages, chunking: { chunked, of } })
-      messages += yield* indexSession(store, counter, file.path, file.sessionId, states.get(file.sessionId), onChunked).pipe(
+      messages += yield* indexSession(store, counter, secrets, file.path, file.sessionId, states.get(file.sessionId), onChunked).pipe(
         Effect.catchTag("SystemError", "BadArgument", (error) => Effect.as(fileError(file.path)(error), 0))
       )
       done++
@@ -164,6 +170,7 @@ const markdownUnder = (dir: string, root: string) =>
 export const indexFiles = (
   store: RecallStoreShape,
   counter: Effect.Effect<TokenCounter>,
+  secrets: ReadonlyArray<KnownSecret>,
   agentDir: string
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -181,7 +188,8 @@ export const indexFiles = (
         yield* fileError(path)(read.left)
         continue
       }
-      const [text, info] = read.right
+      const text = redactSecretsInText(read.right[0], secrets)
+      const info = read.right[1]
       const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
       if (known.get(path) === hash) continue
       const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })

@@ -3,11 +3,13 @@ import { Clock, DateTime, Effect, Either, Option, Random, Ref, Schema, type Scop
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
 import { diskFullText, isDiskFull } from "../storage/diskFull.js"
 import { encodeSessionLine } from "./lineEncode.js"
 import { SessionHeader, type SessionLine, type SessionMessage } from "./messages.js"
 import type { NotASession, ParsedSession } from "./parse.js"
 import { type ReadFrom, readSession, readSessionFrom } from "./readSession.js"
+import { redactMessage } from "./redactMessage.js"
 import { SessionIndex, SessionRecord } from "./SessionIndex.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
@@ -26,7 +28,10 @@ export interface SessionSummary {
   readonly active: boolean
 }
 
-/** An open session: appends go straight to the file, one line per message, so a crash loses nothing appended. */
+/**
+ * An open session: appends go straight to the file, one line per message, so a crash loses nothing appended. A known
+ * secret in a message is written as `[redacted:NAME]`.
+ */
 export interface SessionWriter {
   readonly id: string
   readonly path: string
@@ -117,6 +122,7 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     const fs = yield* FileSystem.FileSystem
     const index = yield* SessionIndex
     const { config, paths } = yield* AgentConfig
+    const { secrets } = yield* KnownSecrets
     const dir = paths.sessionsDir
     const fileOf = (id: string) => NodePath.join(dir, `${id}.jsonl`)
     const fail = (sessionId: string, what: string) => (error: { readonly message: string }) =>
@@ -221,7 +227,8 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
           }))
         const append = (message: SessionMessage) =>
           Effect.gen(function*() {
-            const line = Buffer.from(lineOf(message), "utf8")
+            // The one door to the file: no known secret is written, whoever wrote it (user, model, tool).
+            const line = Buffer.from(lineOf(redactMessage(message, secrets)), "utf8")
             const before = yield* Ref.get(stats)
             const tail = yield* Effect.try({
               try: () => repairTailSync(fd, before.bytes),

@@ -5,6 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
 import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
@@ -45,7 +46,7 @@ export const benchAgent = (messages: number | undefined, config: Record<string, 
  */
 export const storeLayer = (dir: string) =>
   Layer.mergeAll(
-    SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)),
+    SessionStore.Default.pipe(Layer.provide(Layer.merge(SessionIndex.layer, KnownSecrets.layer))),
     ContextWindow.Default.pipe(
       Layer.provide(Layer.mergeAll(SegmentStoreSqlite.layer, Summarizer.layerTest(), Embedder.layerNone("bench")))
     )

@@ -1,3 +1,4 @@
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
 import * as NodeFs from "node:fs"
@@ -143,6 +144,7 @@ const indexThroughput = async () => {
         const recallLayer = Recall.Default.pipe(
           Layer.provide(RecallStoreSqlite.layer),
           Layer.provide(Embedder.layerTest({ dimensions: 256 })),
+          Layer.provide(KnownSecrets.layer),
           Layer.provide(Database.layer({ filename: NodePath.join(agent.dir, ".kern/kern.db") }))
         )
         const recall = Context.get(yield* Layer.build(recallLayer.pipe(Layer.provide(Layer.succeedContext(base)))), Recall)

@@ -1,3 +1,4 @@
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
@@ -52,7 +53,7 @@ export const recallLayer = (
 ) =>
   Recall.Default.pipe(
     Layer.provide(RecallStoreSqlite.layer),
-    Layer.provide(Layer.mergeAll(embedder, Layer.succeed(AgentConfig, loaded), NodeContext.layer)),
+    Layer.provide(Layer.mergeAll(embedder, Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded), NodeContext.layer)),
     Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile }))
   )
 

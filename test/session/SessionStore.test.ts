@@ -9,12 +9,14 @@ import { AssistantMessage, ToolResultMessage, UserMessage } from "../../src/sess
 import { interruptedResult, parseSession } from "../../src/session/parse.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 import { fillDisk, tinyDisk } from "../support/tinyDisk.js"
 
 const storeLayer = (dir: string) =>
   SessionStore.Default.pipe(
     Layer.provideMerge(SessionIndex.layer),
+    Layer.provide(KnownSecrets.layer),
     Layer.provide(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
     Layer.provideMerge(NodeContext.layer)

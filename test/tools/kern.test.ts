@@ -51,7 +51,7 @@ const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo,
   const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
   const log = Layer.merge(EventLog.layerSql, PairingStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
-  const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform)))
+  const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform, KnownSecrets.layer.pipe(Layer.provide(config)))))
   return Layer.mergeAll(config, log, info, platform, recall, Channels.layer).pipe(Layer.orDie)
 }
 

@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect, FiberMap, Queue, Ref, type Scope } from "effect"
+import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
 import { escapeSlack, toMrkdwn } from "./mrkdwn.js"
@@ -153,7 +154,7 @@ export const make = (api: SlackApi): Effect.Effect<(event: RuntimeEvent) => Effe
             live.filter.flush()
             return yield* change((view) => ({ ...view, text: "", tool: event.name }))
           case "error":
-            return yield* change((view) => ({ ...view, error: event.message }))
+            return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message) }))
           case "done":
             turns.delete(message.turnId)
             return yield* change((view) => ({ ...view, final: { reply: event.reply, delivered: event.delivered } }))

@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Queue, Ref, Schedule, type Scope } from "effect"
+import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
 import type { BotApi } from "./api.js"
@@ -161,7 +162,7 @@ export const makeReplies = (api: BotApi): Effect.Effect<(event: RuntimeEvent) =>
           case "step":
             return yield* Ref.update(turn.view, (v) => ({ ...v, newStep: true }))
           case "error":
-            return yield* update(turn, (v) => ({ ...v, error: e.message }))
+            return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message) }))
           case "done": {
             turns.delete(event.message.turnId)
             const rest = turn.filter.end(e.reply)

@@ -9,9 +9,11 @@ import { isoAt } from "../../agent/envelope.js"
 import { Channels } from "../Channel.js"
 import { HeartbeatLog } from "../../agent/HeartbeatLog.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
+import { KnownSecrets } from "../../config/KnownSecrets.js"
 import { ContextWindow } from "../../context/ContextWindow.js"
 import { ToolRegistry } from "../../kernel/ToolRegistry.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
+import { redactHttpBody } from "../../model/redactHttpBody.js"
 import { Tokenizer } from "../../model/tokenizer.js"
 import { Recall } from "../../recall/Recall.js"
 import { SessionStore } from "../../session/SessionStore.js"
@@ -65,6 +67,7 @@ export const makeApp = (options: WebServerOptions) =>
     const recall = yield* Recall
     const approvals = yield* Approvals
     const channels = yield* Channels
+    const { secrets } = yield* KnownSecrets
     const registry = yield* ToolRegistry
     const tokenizer = yield* Tokenizer
     const context = yield* ContextWindow
@@ -145,7 +148,10 @@ export const makeApp = (options: WebServerOptions) =>
           )
         )
       )
-      return withHeaders(response, { ...securityHeaders, ...cors })
+      // The one door out: no answer carries a known secret, whatever route built it (/history of a session written
+      // before redaction, /recall/search over its chunks, the event stream).
+      const body = redactHttpBody(response.body, secrets)
+      return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), { ...securityHeaders, ...cors })
     })
     return app
   })

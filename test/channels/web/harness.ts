@@ -37,6 +37,8 @@ export interface ServerOptions {
   readonly model?: FakeServerOptions
   /** Messages of a session written before the agent starts (the fixture conversation), so it continues that one. */
   readonly sessionMessages?: number
+  /** Files written into the agent folder before it starts (`.kern/.env`, an old session), by relative path. */
+  readonly files?: Readonly<Record<string, string>>
 }
 
 /**
@@ -51,6 +53,7 @@ export const startServer = (options: ServerOptions = {}) =>
       ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, ...options.config })
     })
     if (options.sessionMessages !== undefined) writeSessionFixture(dir, options.sessionMessages)
+    if (options.files !== undefined) writeFiles(dir, options.files)
     const port = yield* freePort
     const layer = WebServer.layer({
       host: options.host ?? "127.0.0.1",

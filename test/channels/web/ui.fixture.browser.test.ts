@@ -47,15 +47,21 @@ const attacks = [
   "<p style=\"position:fixed;inset:0\">cover</p>",
   "<style>body { display: none }</style>",
   "<details open ontoggle=\"window.pwned = 10\">x</details>",
-  "<math><mtext><table><mglyph><style><img src=x onerror=\"window.pwned=11\">"
+  "<math><mtext><table><mglyph><style><img src=x onerror=\"window.pwned=11\">",
+  // A reply must not render controls that pass for kern's own, nor redirect or restyle the page.
+  "<button type=\"button\">Approve</button>",
+  "<input type=\"submit\" value=\"Approve\">",
+  "<select><option>yes</option></select>",
+  "<textarea>paste your token here</textarea>",
+  "<meta http-equiv=\"refresh\" content=\"0;url=https://example.invalid/\">",
+  "<svg><a href=\"#\"><text onclick=\"window.pwned = 12\">x</text></a></svg>"
 ]
 
 /** What in the element survived that must not: active elements, handlers, script URLs, inline styles. */
 const activeContent = (selector: string) => `(() => {
-  const root = document.querySelector(${JSON.stringify(selector)})
   const found = []
-  for (const el of root.querySelectorAll("*")) {
-    if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "FORM", "STYLE"].includes(el.tagName)) found.push(el.tagName)
+  for (const el of document.querySelectorAll(${JSON.stringify(selector)} + " *")) {
+    if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "FORM", "STYLE", "BUTTON", "INPUT", "SELECT", "OPTION", "TEXTAREA", "META", "svg"].includes(el.tagName)) found.push(el.tagName)
     for (const attr of el.attributes) {
       if (attr.name.startsWith("on") || attr.name === "style") found.push(el.tagName + " " + attr.name)
       if (/^\\s*javascript:/i.test(attr.value)) found.push(el.tagName + " " + attr.name + "=" + attr.value)
@@ -473,7 +479,7 @@ describe("web UI against a scripted server", () => {
       // A child's summary is markdown from a model: rendered, and its injection left inert.
       await row(10).click()
       await dialog.locator("[data-segment='10'] .segment-summary", { hasText: "moved on" }).waitFor()
-      expect(await page.evaluate(activeContent(".segment-tree"))).toEqual([])
+      expect(await page.evaluate(activeContent(".segment-tree .md"))).toEqual([])
       expect(await page.evaluate("window.segmentPwned")).toBeUndefined()
 
       await row(12).click()
@@ -630,7 +636,8 @@ describe("web UI against a scripted server", () => {
     for (const attack of attacks) fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\n` })
     fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     await page.locator(`article.msg-done`, { hasText: "cover" }).waitFor()
-    expect(await page.evaluate(activeContent(".log"))).toEqual([])
+    // kern's own controls sit around the markdown; inside the rendered replies there is none.
+    expect(await page.evaluate(activeContent(".log .md"))).toEqual([])
     expect(await page.evaluate("window.pwned")).toBeUndefined()
   })
 })

@@ -1,26 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks"
-import { timeLeft } from "./approvals.js"
+import { approvalTexts, timeLeft } from "./approvals.js"
 import type { Store } from "./store.js"
 import type { PendingApproval } from "./wire.js"
-
-const formatArgs = (args: unknown): string => {
-  if (args === null || args === undefined) return "(none)"
-  if (typeof args === "string") return args
-  try {
-    return JSON.stringify(args, null, 2)
-  } catch {
-    return String(args)
-  }
-}
 
 const clock = (at: string): string => {
   const date = new Date(at)
   return Number.isNaN(date.getTime()) ? at : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
-}
-
-const origin = (a: PendingApproval): string => {
-  const where = a.channel === "" || a.channel === a.interface ? a.interface : `${a.interface} · ${a.channel}`
-  return a.userId === "" ? where : `${where}, user ${a.userId}`
 }
 
 const focusable = "button, [tabindex]:not([tabindex='-1'])"
@@ -91,6 +76,7 @@ export const ApprovalDialog = ({ store }: { readonly store: Store }) => {
   }
 
   const left = timeLeft(current.expiresAt, now)
+  const shown = approvalTexts(current)
   return (
     <div class="backdrop approval-backdrop">
       <div
@@ -104,15 +90,15 @@ export const ApprovalDialog = ({ store }: { readonly store: Store }) => {
       >
         <header class="approval-head">
           <h2 id="approval-title">
-            Allow <code class="approval-tool">{current.toolId}</code>?
+            Allow <code class="approval-tool">{shown.toolId}</code>?
           </h2>
           {pending.length > 1 && <span class="approval-count">1 of {pending.length}</span>}
         </header>
-        <p id="approval-reason" class="approval-reason">{current.reason}</p>
+        <p id="approval-reason" class="approval-reason">{shown.reason}</p>
         <dl class="approval-facts">
           <div>
             <dt>Asked by</dt>
-            <dd class="approval-origin">{origin(current)}</dd>
+            <dd class="approval-origin">{shown.origin}</dd>
           </div>
           <div>
             <dt>Denied unless answered</dt>
@@ -122,7 +108,7 @@ export const ApprovalDialog = ({ store }: { readonly store: Store }) => {
           </div>
         </dl>
         <h3 class="approval-args-title">Arguments</h3>
-        <pre class="approval-args" tabIndex={0} aria-label="Arguments of the call">{formatArgs(current.args)}</pre>
+        <pre class="approval-args" tabIndex={0} aria-label="Arguments of the call">{shown.args}</pre>
         {error?.id === current.id && <p class="approval-error" role="alert">{error.text}</p>}
         <div class="approval-actions">
           <button type="button" class="deny" ref={deny} aria-disabled={busy} onClick={() => void answer(false)}>Deny</button>

@@ -1,5 +1,6 @@
 // The approvals waiting for a person, as a value: GET /approvals loads them, the event stream adds and resolves them.
 // Pure (no DOM, no signals), so the ordering and the races between a load and the events are unit-tested under Node.
+import { neutralizeControls } from "../../terminalSafe.js"
 import type { PendingApproval, ServerEvent } from "./wire.js"
 
 export interface ApprovalsState {
@@ -77,3 +78,38 @@ export const timeLeft = (expiresAt: string, nowMs: number): string | undefined =
   if (!Number.isFinite(left) || left <= 0) return undefined
   return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`
 }
+
+/** An approval's texts as the dialog shows them. */
+export interface ApprovalTexts {
+  readonly toolId: string
+  readonly reason: string
+  readonly origin: string
+  readonly args: string
+}
+
+const argsText = (args: unknown): string => {
+  if (args === null || args === undefined) return "(none)"
+  if (typeof args === "string") return args
+  try {
+    return JSON.stringify(args, null, 2) ?? String(args)
+  } catch {
+    return String(args)
+  }
+}
+
+const originText = (a: PendingApproval): string => {
+  const where = a.channel === "" || a.channel === a.interface ? a.interface : `${a.interface} · ${a.channel}`
+  return a.userId === "" ? where : `${where}, user ${a.userId}`
+}
+
+/**
+ * What the dialog shows of an approval, every text with its control characters shown visibly: a right-to-left
+ * override in an argument would otherwise show `evil` as `live` to the person deciding (JSON escapes C0 controls,
+ * not the bidi ones).
+ */
+export const approvalTexts = (a: PendingApproval): ApprovalTexts => ({
+  toolId: neutralizeControls(a.toolId),
+  reason: neutralizeControls(a.reason),
+  origin: neutralizeControls(originText(a)),
+  args: neutralizeControls(argsText(a.args))
+})

@@ -2,6 +2,7 @@
 // block inline styles anyway), and links open in a new tab without giving it this window.
 import createDOMPurify from "dompurify"
 import { Marked } from "marked"
+import { sanitizeConfig } from "./sanitizeConfig.js"
 
 export type RenderMarkdown = (text: string) => string
 
@@ -14,6 +15,5 @@ export const makeMarkdown = (window: Window & typeof globalThis): RenderMarkdown
     }
   })
   const marked = new Marked({ gfm: true, breaks: true, async: false })
-  return (text) =>
-    purify.sanitize(marked.parse(text, { async: false }), { FORBID_ATTR: ["style"], FORBID_TAGS: ["style", "form"] })
+  return (text) => purify.sanitize(marked.parse(text, { async: false }), sanitizeConfig)
 }

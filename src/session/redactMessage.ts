@@ -1,0 +1,30 @@
+import type { KnownSecret } from "../config/KnownSecrets.js"
+import { redactSecrets, redactSecretsInText } from "../kernel/secretGuard.js"
+import { AssistantMessage, type SessionMessage, ToolResultMessage, UserMessage } from "./messages.js"
+
+// The fields are already of their types: redacting a string keeps it one.
+const checked = true
+
+/**
+ * A session message with every known secret replaced by `[redacted:NAME]`, whoever wrote it: the user's text, the
+ * model's reply and its tool calls' arguments, a tool's result. The same message when it held none.
+ */
+export const redactMessage = (message: SessionMessage, secrets: ReadonlyArray<KnownSecret>): SessionMessage => {
+  if (secrets.length === 0) return message
+  if (message instanceof UserMessage) {
+    const text = redactSecretsInText(message.text, secrets)
+    return text === message.text ? message : new UserMessage({ ...message, text }, checked)
+  }
+  if (message instanceof AssistantMessage) {
+    const text = redactSecretsInText(message.text, secrets)
+    const toolCalls = redactSecrets(message.toolCalls, secrets)
+    return text === message.text && toolCalls === message.toolCalls
+      ? message
+      : new AssistantMessage({ ...message, text, toolCalls }, checked)
+  }
+  if (message instanceof ToolResultMessage) {
+    const result = redactSecrets(message.result, secrets)
+    return result === message.result ? message : new ToolResultMessage({ ...message, result }, checked)
+  }
+  return message
+}
