@@ -95,4 +95,31 @@ describe("Telegram channel failures", () => {
       expect(status.detail).toContain("<token>")
       yield* agent.stop
     }))
+
+  it.scoped("an update nested too deep is skipped alone, with the offset past it; the channel goes on polling", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const agent = yield* startAgent(agentFolder(model), telegram)
+      const arrays = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}1${"]".repeat(depth)}`)
+      const objects = (depth: number): unknown => JSON.parse(`${"{\"a\":".repeat(depth)}1${"}".repeat(depth)}`)
+      const message = { message_id: 1, from: { id: 9, is_bot: false, first_name: "Mallory" }, chat: { id: 9, type: "private" } }
+      // Deep where kern reads (the text), where it does not (a field it ignores), and the whole update.
+      const deep = [
+        { message: { ...message, text: arrays(3000) } },
+        { message: { ...message, text: "hi", reply_markup: objects(3000) } },
+        { edited_message: arrays(5000) },
+        { message: { ...message, text: "hi", entities: [{ type: "bold", offset: 0, length: 1, extra: [objects(1000)] }] } }
+      ]
+      for (const update of deep) yield* telegram.update(update)
+      yield* telegram.message({ from: { id: 5, first_name: "Eve" }, text: "hi" })
+      // Eve is a stranger: her message is answered with a pairing code, so the poll went past the deep updates.
+      const chat = yield* telegram.awaitChat(5, (messages) => messages.length > 0)
+      expect(chat[0]?.text).toContain("kern pair")
+      while ((yield* telegram.unconfirmed).length > 0) {
+        yield* telegram.awaitCalls("getUpdates", (yield* telegram.calls("getUpdates")).length + 1)
+      }
+      expect(yield* telegramStatus(agent)).toMatchObject({ state: "connected" })
+      yield* agent.stop
+    }))
 })
