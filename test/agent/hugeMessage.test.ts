@@ -63,7 +63,11 @@ describe("a session holding an 8 MB reply without whitespace", () => {
       })).pipe(Effect.provide(runtime))
       expect(outcome.failure).toBeUndefined()
       expect(outcome.reply).toBe("Still here.")
-      expect(messages.some((m) => m._tag === "assistant" && m.text === huge)).toBe(true)
+      // The same session went on: its file holds the reply and then this turn.
+      const file = NodeFs.readFileSync(NodePath.join(dir, ".kern", "sessions", `${id}.jsonl`), "utf8")
+      expect(file.indexOf(huge)).toBeGreaterThan(0)
+      expect(file.indexOf("are you there?")).toBeGreaterThan(file.indexOf(huge))
+      expect(messages.at(-1)).toMatchObject({ _tag: "assistant", text: "Still here." })
       expect((yield* server.requests).length).toBeGreaterThan(0)
     })), 600_000)
 })
