@@ -1,6 +1,7 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
 import { Chunk, Clock, Duration, Effect, ParseResult, Schema, Stream } from "effect"
 import { finishUsage } from "../model/finishUsage.js"
+import { boundedToolParams } from "../kernel/toolArgs.js"
 import { partsRunnerOf } from "../model/partsRunner.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
@@ -93,7 +94,9 @@ export const modelStep = (options: ModelStepOptions) =>
         }
         case "tool-call": {
           const rawName = String(part.name)
-          const call = { id: String(part.id), name: options.toolIdOf(rawName) ?? rawName, params: part.params }
+          // Every provider's calls pass here: a value nested too deep goes no further than this (see boundedToolParams).
+          const params = boundedToolParams(part.params)
+          const call = { id: String(part.id), name: options.toolIdOf(rawName) ?? rawName, params }
           calls.push(call)
           return options.emit({ type: "tool-call", ...call })
         }

@@ -133,7 +133,11 @@ export const describeInvalidArgs = (
   const raw = rawArgumentsOf(args)
   if (raw !== undefined) {
     const parsed = parseJson(raw)
-    const why = Either.isLeft(parsed) ? `not valid JSON (${parsed.left})` : `${kindOf(parsed.right)}, not an object`
+    const why = Either.isRight(parsed)
+      ? `${kindOf(parsed.right)}, not an object`
+      : parsed.left.reason === "depth"
+      ? parsed.left.message
+      : `not valid JSON (${parsed.left.message})`
     return `${head}: the arguments are ${why}: ${clip(raw)}\n${shape}`
   }
   if (!isJsonObject(args)) return `${head}: the arguments are ${kindOf(args)}, not an object: ${shown(args)}\n${shape}`

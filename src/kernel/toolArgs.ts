@@ -1,5 +1,6 @@
 import { Tool } from "@effect/ai"
 import { Either, JSONSchema, Schema } from "effect"
+import { type JsonTextError, jsonValueDepthExceeded, parseJsonBounded } from "../config/json.js"
 import { ToolArgSchema } from "./contracts.js"
 
 /** The argument Schema a spec's `argsSchema` declarations describe, for tools registered without one. */
@@ -103,10 +104,37 @@ export const rawArgumentsOf = (args: unknown): string | undefined => {
 
 /**
  * JSON text to a value with @effect/ai's secure parser (the one its providers use): text that would set
- * `__proto__` or `constructor.prototype` is refused like invalid JSON.
+ * `__proto__` or `constructor.prototype` is refused like invalid JSON, and so is text nested deeper than
+ * `maxJsonDepth` (a model's arguments nested thousands deep would overflow the walks after the parse).
  */
-export const parseJson = (text: string): Either.Either<unknown, string> =>
-  Either.try({
-    try: (): unknown => Tool.unsafeSecureJsonParse(text),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  })
+export const parseJson = (text: string): Either.Either<unknown, JsonTextError> =>
+  parseJsonBounded(text, { parse: Tool.unsafeSecureJsonParse })
+
+/**
+ * The opening of a value along `path`, as JSON text: `{"path": [[[…` down to the part nested too deep. It stands for
+ * arguments a provider parsed itself that were nested too deep to pass on, and fails `parseJson` on the same depth.
+ */
+const openingAlong = (value: unknown, path: ReadonlyArray<string | number>): string => {
+  let text = ""
+  let current = value
+  for (const key of path) {
+    if (Array.isArray(current)) {
+      text += key === 0 ? "[" : "[…, "
+      current = current[Number(key)]
+    } else {
+      text += `{${JSON.stringify(String(key))}: `
+      current = isJsonObject(current) ? current[String(key)] : undefined
+    }
+  }
+  return `${text}${Array.isArray(current) ? "[" : "{"}…`
+}
+
+/**
+ * Call parameters a provider already parsed (Anthropic's), bounded as argument text is: nested deeper than
+ * `maxJsonDepth`, they travel as the opening of their deepest path under `rawArgumentsKey`, for the executor to
+ * answer with a VALIDATION_ERROR naming the depth; the value itself would overflow the recursive walks after it.
+ */
+export const boundedToolParams = (params: unknown): unknown => {
+  const path = jsonValueDepthExceeded(params)
+  return path === undefined ? params : { [rawArgumentsKey]: openingAlong(params, path) }
+}

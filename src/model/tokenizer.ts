@@ -12,6 +12,62 @@ export const tokensUpTo = (text: string, limit: number, count: TokenCounter): nu
   return bytes <= limit ? bytes : count(text)
 }
 
+/**
+ * The longest run of non-space (or of space) characters counted in one piece. The encoder splits a text into
+ * pre-tokens (words, numbers, punctuation, space runs) and merges each pre-token's bytes pairwise, which is
+ * quadratic in its length: a 100,000-character reply without whitespace took a minute, 8 MB half an hour. Runs up to
+ * this length (every word of prose) are counted exactly; a longer run is counted in pieces of this length, which may
+ * differ from the exact count by a token or so per piece, and makes counting linear in the worst case.
+ */
+export const maxRunChars = 256
+
+// The characters JavaScript's \s matches, which are the spaces the encoder's pre-tokens split on.
+const isSpace = (code: number): boolean =>
+  code <= 0x20
+    ? code === 0x20 || (code >= 0x09 && code <= 0x0d)
+    : code < 0x85
+    ? false
+    : code === 0x85 || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
+      code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+
+/**
+ * `count` over a text whose runs of space or non-space characters longer than `maxRunChars` are counted in pieces
+ * of that length (never splitting a surrogate pair); a text without such a run is counted whole, exactly. One pass
+ * over the characters, so the whole count is linear in the text's length.
+ */
+export const countBounded = (text: string, count: TokenCounter): number => {
+  if (text.length <= maxRunChars) return count(text)
+  let total = 0
+  // Start of the text not yet counted, and of the current run (characters of one kind: space or not).
+  let from = 0
+  let runStart = 0
+  let runSpace = isSpace(text.charCodeAt(0))
+  const flush = (runEnd: number) => {
+    if (runEnd - runStart <= maxRunChars) return
+    if (runStart > from) total += count(text.slice(from, runStart))
+    let at = runStart
+    while (at < runEnd) {
+      let end = Math.min(runEnd, at + maxRunChars)
+      if (end < runEnd && isHighSurrogate(text.charCodeAt(end - 1))) end++
+      total += count(text.slice(at, end))
+      at = end
+    }
+    from = runEnd
+  }
+  for (let i = 1; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i))
+    if (space !== runSpace) {
+      flush(i)
+      runStart = i
+      runSpace = space
+    }
+  }
+  flush(text.length)
+  return from === 0 ? count(text) : from < text.length ? total + count(text.slice(from)) : total
+}
+
 /** Texts whose counts are remembered; the oldest is forgotten first. */
 const cacheSize = 4_096
 
@@ -31,7 +87,7 @@ export class Tokenizer extends Effect.Service<Tokenizer>()("kern/model/Tokenizer
       if (text === "") return 0
       const known = cache.get(text)
       if (known !== undefined) return known
-      const count = module.countTokens(text)
+      const count = countBounded(text, module.countTokens)
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!)
       cache.set(text, count)
       return count

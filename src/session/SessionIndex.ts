@@ -1,4 +1,5 @@
 import { Context, Effect, Either, Layer, Schema } from "effect"
+import { parseJsonWith } from "../config/json.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -30,7 +31,7 @@ const suffix = ".json"
 /** The record of session `sessionId` (`.kern/session-counts/<id>.json`). */
 export const recordFile = (countsDir: string, sessionId: string) => NodePath.join(countsDir, `${sessionId}${suffix}`)
 
-const RecordJson = Schema.parseJson(SessionRecord.pipe(Schema.omit("sessionId")))
+const RecordJson = parseJsonWith(SessionRecord.pipe(Schema.omit("sessionId")))
 const decodeRecord = Schema.decodeUnknownEither(RecordJson)
 const encodeRecord = Schema.encodeSync(RecordJson)
 

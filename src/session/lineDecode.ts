@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { type JsonTextError, maxJsonDepth, parseJsonBounded } from "../config/json.js"
 import {
   AssistantMessage,
   Envelope,
@@ -23,6 +24,8 @@ export type DecodedLine =
   | { readonly _tag: "Undecodable"; readonly reason: string }
   /** Not JSON at all: garbage, or a write cut short. */
   | { readonly _tag: "NotJson" }
+  /** Nested deeper than `sessionLineMaxDepth` (a hand-edited or hostile file): never parsed, kept and skipped. */
+  | { readonly _tag: "TooDeep"; readonly reason: string }
 
 const decodeSchema = Schema.decodeUnknownEither(SessionLine)
 
@@ -157,13 +160,19 @@ const decodeFast = (o: Json): SessionLine | undefined => {
   }
 }
 
-// JSON.parse's SyntaxError is the one way it fails: the line is not JSON.
-const parseJson = (raw: string): Either.Either<unknown, unknown> => Either.try(() => JSON.parse(raw) as unknown)
+/**
+ * The deepest line kern reads back: twice the limit on JSON from outside, since a line wraps a model's arguments
+ * (at most `maxJsonDepth` deep) in a few levels of its own. Deeper, a line would overflow the walks after the parse.
+ */
+export const sessionLineMaxDepth = maxJsonDepth * 2
+
+const parseJson = (raw: string): Either.Either<unknown, JsonTextError> =>
+  parseJsonBounded(raw, { max: sessionLineMaxDepth })
 
 /** Decodes one line's text (without its newline). */
 export const decodeSessionLine = (raw: string): DecodedLine => {
   const json = parseJson(raw)
-  if (Either.isLeft(json)) return { _tag: "NotJson" }
+  if (Either.isLeft(json)) return json.left.reason === "depth" ? { _tag: "TooDeep", reason: json.left.message } : { _tag: "NotJson" }
   const value = json.right
   const fast = isObject(value) ? decodeFast(value) : undefined
   return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
@@ -172,5 +181,7 @@ export const decodeSessionLine = (raw: string): DecodedLine => {
 /** The schema's own decode of a line, for comparing the fast path against (tests, benches). */
 export const decodeSessionLineBySchema = (raw: string): DecodedLine => {
   const json = parseJson(raw)
-  return Either.isLeft(json) ? { _tag: "NotJson" } : decodeSlow(json.right)
+  return Either.isLeft(json)
+    ? json.left.reason === "depth" ? { _tag: "TooDeep", reason: json.left.message } : { _tag: "NotJson" }
+    : decodeSlow(json.right)
 }

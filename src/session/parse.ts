@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import * as NodeBuffer from "node:buffer"
-import { decodeSessionLine } from "./lineDecode.js"
+import { type DecodedLine, decodeSessionLine } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
@@ -50,6 +50,9 @@ export interface NotASession {
 export const interruptedResult = "interrupted: the runtime stopped before this tool call finished"
 
 const newline = 0x0a
+
+/** What was wrong with a line that did not decode, when the decoder could say: ` (nested more than 200 levels deep …)`. */
+const reasonOf = (decoded: DecodedLine): string => (decoded._tag === "TooDeep" ? ` (${decoded.reason})` : "")
 
 const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
 
@@ -126,7 +129,7 @@ export class SessionParser {
     if (raw.charCodeAt(0) === 0x7b || raw.trim() !== "") {
       const decoded = decodeSessionLine(raw)
       if (decoded._tag === "Line") this.accept(decoded.line)
-      else this.problems.push(`${this.name}: line ${this.lines} could not be read and was skipped`)
+      else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     }
     this.validBytes = this.offset
   }
@@ -159,7 +162,9 @@ export class SessionParser {
         this.problems.push(`${this.name}: dropped a torn last line (${rest.length} bytes of an unfinished write)`)
       } else {
         if (decoded._tag === "Line") this.accept(decoded.line)
-        else {
+        else if (decoded._tag === "TooDeep") {
+          this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)}; kept in the file and skipped`)
+        } else {
           this.problems.push(
             `${this.name}: line ${this.lines} is not a line this kern knows (written by a newer kern?); kept in the file and skipped`
           )

@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Clock, Data, Duration, Effect, Either, Option, Random, Ref, Schedule, Schema, type Scope } from "effect"
+import { parseJsonWith } from "../config/json.js"
 import * as NodeOs from "node:os"
 import { parseProcessStat, processRunning, readProcessStat } from "./processState.js"
 
@@ -29,7 +30,7 @@ export const LockHolder = Schema.Struct({
 })
 export type LockHolder = typeof LockHolder.Type
 
-const LockHolderJson = Schema.parseJson(LockHolder)
+const LockHolderJson = parseJsonWith(LockHolder)
 const decodeHolder = Schema.decodeUnknownEither(LockHolderJson)
 const encodeHolder = Schema.encodeSync(LockHolderJson)
 

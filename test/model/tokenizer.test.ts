@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Tokenizer, tokensUpTo } from "../../src/model/tokenizer.js"
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
+import { countBounded, maxRunChars, Tokenizer, tokensUpTo } from "../../src/model/tokenizer.js"
 
 describe("tokenizer", () => {
   it.effect("counts o200k_base tokens, the same text the same way", () =>
@@ -26,5 +27,57 @@ describe("tokenizer", () => {
     expect(tokensUpTo("ééé", 10, counting)).toBe(6)
     expect(tokensUpTo("x".repeat(40), 10, counting)).toBe(10)
     expect(calls).toBe(1)
+  })
+
+  it("counts text without a run longer than maxRunChars exactly, in one piece", () => {
+    const pieces: Array<string> = []
+    const spy = (text: string) => {
+      pieces.push(text)
+      return countTokens(text)
+    }
+    const texts = [
+      "Recall finds every past conversation; the agent remembers. ".repeat(2000),
+      `${"x".repeat(maxRunChars)} ${" ".repeat(maxRunChars - 1)}y\n`.repeat(20),
+      "漢字とかなの文章、句読点も。".repeat(18),
+      "short"
+    ]
+    for (const text of texts) {
+      pieces.length = 0
+      expect(countBounded(text, spy)).toBe(countTokens(text))
+      expect(pieces).toEqual([text])
+    }
+  })
+
+  it("hands the encoder no run longer than maxRunChars, whatever the text, and stays close to the exact count", () => {
+    const longest = (text: string) => {
+      let max = 0
+      countBounded(text, (piece) => {
+        for (const run of piece.match(/\S+|\s+/g) ?? []) max = Math.max(max, run.length)
+        return countTokens(piece)
+      })
+      return max
+    }
+    const letters = (n: number) => Array.from({ length: n }, (_, i) => "abcdefghijklmnopqrstuvwxyz"[(i * 7919) % 26]).join("")
+    const texts = [
+      letters(20_000),
+      `before ${letters(5_000)} after`,
+      " ".repeat(10_000),
+      "\n".repeat(10_000),
+      "!?".repeat(5_000),
+      "漢字".repeat(2_000),
+      "😀".repeat(2_000),
+      `words, then ${"a".repeat(3_000)}\n${" ".repeat(3_000)}and words again`
+    ]
+    for (const text of texts) {
+      expect(longest(text), text.slice(0, 20)).toBeLessThanOrEqual(maxRunChars + 1)
+      const exact = countTokens(text)
+      const bounded = countBounded(text, countTokens)
+      expect(Math.abs(bounded - exact) / exact, text.slice(0, 20)).toBeLessThan(0.1)
+    }
+    // A surrogate pair is never cut in two.
+    countBounded("😀".repeat(1_000), (piece) => {
+      expect(piece.length % 2).toBe(0)
+      return countTokens(piece)
+    })
   })
 })

@@ -230,6 +230,24 @@ describe("SessionParser", () => {
     assert.match(torn.problems[0] ?? "", /dropped a torn last line \(20 bytes/)
   })
 
+  it("skips a line nested too deep with a warning naming the depth, in the middle or last, and reads the rest", () => {
+    const good = lineOf(new UserMessage({ text: "[[[[ brackets in text are text", at: "t" }))
+    const deepLines = [
+      `{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":${"[".repeat(3000)}1${"]".repeat(3000)}}`,
+      `{"_tag":"user","at":"t","text":${"{\"a\":".repeat(100_000)}1${"}".repeat(100_000)}}`,
+      "[".repeat(3000)
+    ]
+    for (const deep of deepLines) {
+      const middle = Either.getOrThrow(streamed(Buffer.from(`${header}${good}${deep}\n${good}`), [], "s.jsonl"))
+      assert.strictEqual(middle.messages.length, 2)
+      assert.match(middle.problems[0] ?? "", /line 3 could not be read \(nested more than 200 levels deep \(at character \d+\)\) and was skipped/)
+      const last = Either.getOrThrow(streamed(Buffer.from(`${header}${good}${deep}`), [], "s.jsonl"))
+      assert.strictEqual(last.messages.length, 1)
+      assert.strictEqual(last.tornBytes, 0)
+      assert.match(last.problems[0] ?? "", /line 3 could not be read \(nested more than 200 levels deep .*kept in the file and skipped/)
+    }
+  })
+
   it("says whether a file without a header is empty or holds lines", () => {
     const finish = (text: string) => {
       const parser = new SessionParser("s.jsonl")

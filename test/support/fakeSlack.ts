@@ -292,6 +292,8 @@ export const make = (options: FakeSlackOptions = {}) =>
           message: { ts, text: messages.get(ts)?.text ?? "" },
           actions: [{ action_id: actionId, block_id: "b", value, type: "button", action_ts: "1700000000.1" }]
         }),
+      /** Any frame text on the latest connection, as a broken or hostile peer might send it. */
+      frame: (text: string) => Effect.sync(() => latest?.send(text)),
       /** Slack's `disconnect` frame: the app should move to a new connection. */
       disconnect: (reason = "refresh_requested") =>
         Effect.sync(() => latest?.send(JSON.stringify({ type: "disconnect", reason, debug_info: { host: "fake" } }))),

@@ -247,6 +247,8 @@ export const make = (options: { readonly token?: string; readonly botId?: number
             }
           })
         }),
+      /** Any update, as Telegram would send it (fields kern does not know, odd shapes); returns its id. */
+      update: (update: Record<string, unknown>) => push(update),
       /** A press on an inline button of the bot's message. */
       press: (input: { readonly from: FakeUser; readonly message: BotMessage; readonly data: string; readonly id?: string }) =>
         push({

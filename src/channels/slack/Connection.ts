@@ -1,5 +1,6 @@
 import { Socket } from "@effect/platform"
 import { Duration, Effect, Either, Option, Queue, Ref } from "effect"
+import { jsonDepthExceeded, tooDeep } from "../../config/json.js"
 import type { ChannelState } from "../Channel.js"
 import type { SlackApi } from "./SlackApi.js"
 import { SlackApiError } from "./SlackApi.js"
@@ -36,7 +37,13 @@ const connectOnce = (deps: ConnectionDeps, hello: Ref.Ref<boolean>) =>
     const consume = Effect.gen(function*() {
       while (true) {
         const raw = yield* Queue.take(frames)
-        const frame = yield* decodeFrame(typeof raw === "string" ? raw : decoder.decode(raw)).pipe(Effect.option)
+        const text = typeof raw === "string" ? raw : decoder.decode(raw)
+        const deep = jsonDepthExceeded(text)
+        if (deep !== undefined) {
+          yield* Effect.logWarning(`kern: Slack: skipped a Socket Mode frame ${tooDeep(deep).message}`)
+          continue
+        }
+        const frame = yield* decodeFrame(text).pipe(Effect.option)
         if (Option.isNone(frame)) {
           yield* Effect.logDebug("kern: Slack: a Socket Mode frame kern does not know")
           continue

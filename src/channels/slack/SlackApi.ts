@@ -1,5 +1,6 @@
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Schema } from "effect"
+import { parseJsonWith } from "../../config/json.js"
 import { parseRetryAfter } from "../../model/ProviderError.js"
 import { ApiAnswer } from "./wire.js"
 
@@ -53,14 +54,14 @@ export const make = (settings: SlackApiSettings) =>
           if (response.status < 200 || response.status >= 300) {
             return yield* failure(method, `http_${response.status}`, `HTTP ${response.status} ${text.slice(0, 200)}`)
           }
-          const status = yield* Schema.decodeUnknown(Schema.parseJson(ApiAnswer))(text).pipe(
+          const status = yield* Schema.decodeUnknown(parseJsonWith(ApiAnswer))(text).pipe(
             Effect.mapError((error) => failure(method, "bad_answer", `not a Web API answer: ${error.message}`))
           )
           if (!status.ok) {
             const code = status.error ?? "unknown_error"
             return yield* failure(method, code, fatalErrors.has(code) ? `${code} (check the Slack token)` : code)
           }
-          return yield* Schema.decodeUnknown(Schema.parseJson(schema))(text).pipe(
+          return yield* Schema.decodeUnknown(parseJsonWith(schema))(text).pipe(
             Effect.mapError((error) => failure(method, "bad_answer", error.message))
           )
         })

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { parseJsonWith } from "../../config/json.js"
 
 /** Every Web API answer: `ok`, and Slack's error code when not. */
 export const ApiAnswer = Schema.Struct({
@@ -22,7 +23,7 @@ export const Envelope = Schema.Struct({
 })
 export const Frame = Schema.Union(Hello, Disconnect, Envelope)
 export type Frame = typeof Frame.Type
-export const decodeFrame = Schema.decodeUnknown(Schema.parseJson(Frame))
+export const decodeFrame = Schema.decodeUnknown(parseJsonWith(Frame))
 
 /** The events kern takes: a message (DMs) and an app mention (channels). */
 export const SlackEvent = Schema.Struct({
@@ -55,4 +56,4 @@ export const BlockActions = Schema.Struct({
 export const decodeBlockActions = Schema.decodeUnknown(BlockActions)
 
 /** The event ids taken lately (the `slack:seen` cursor): a redelivered envelope is acknowledged and skipped. */
-export const SeenIds = Schema.parseJson(Schema.Array(Schema.String))
+export const SeenIds = parseJsonWith(Schema.Array(Schema.String))

@@ -131,7 +131,14 @@ export const layer: Layer.Layer<
       const updates = yield* api.getUpdates(yield* Ref.get(offset))
       yield* status.set("connected")
       yield* Ref.set(failures, 0)
-      for (const update of updates) yield* handle(bot, update)
+      for (const update of updates) {
+        if ("skipped" in update) {
+          yield* Effect.logWarning(`kern: telegram: skipped update ${update.update_id}: ${update.skipped}`)
+          yield* Ref.set(offset, Option.some(update.update_id + 1))
+        } else {
+          yield* handle(bot, update)
+        }
+      }
     })
 
   const session = storedOffset.pipe(

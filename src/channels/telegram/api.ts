@@ -1,5 +1,6 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Data, Duration, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, type ParseResult, Schema } from "effect"
+import { jsonValueDepthExceeded, maxJsonDepth, parseJsonWith } from "../../config/json.js"
 
 /** The Bot API objects kern reads: only the fields it uses (others are ignored when decoding). */
 export const User = Schema.Struct({
@@ -63,7 +64,28 @@ const Envelope = Schema.Struct({
   description: Schema.optional(Schema.String),
   parameters: Schema.optional(Schema.Struct({ retry_after: Schema.optional(Schema.Number) }))
 })
-const decodeEnvelope = Schema.decode(Schema.parseJson(Envelope))
+const decodeEnvelope = Schema.decode(parseJsonWith(Envelope))
+// getUpdates' answer is parsed at any depth (JSON.parse itself does not overflow) and its updates checked one by
+// one: an update nested too deep is skipped alone, and the offset moves past it, so it cannot stall the poll.
+const decodeUpdatesEnvelope = Schema.decode(parseJsonWith(Envelope, Number.POSITIVE_INFINITY))
+
+/** An update too deep to read: skipped with a warning, its id still moves the offset on. */
+export interface SkippedUpdate {
+  readonly update_id: number
+  readonly skipped: string
+}
+
+const decodeUpdate = Schema.decodeUnknown(Update)
+
+/** One update of a getUpdates answer: decoded, or skipped when nested deeper than `maxJsonDepth`. */
+const updateOrSkipped = (raw: unknown): Effect.Effect<Update | SkippedUpdate, ParseResult.ParseError> => {
+  const deep = jsonValueDepthExceeded(raw)
+  if (deep === undefined) return decodeUpdate(raw)
+  const id = typeof raw === "object" && raw !== null && "update_id" in raw ? raw.update_id : undefined
+  return typeof id === "number"
+    ? Effect.succeed({ update_id: id, skipped: `nested more than ${maxJsonDepth} levels deep (at ${deep.slice(0, 3).join(".")}…)` })
+    : decodeUpdate(raw)
+}
 
 export type TelegramFailure = "unauthorized" | "conflict" | "rate_limited" | "server" | "rejected" | "network"
 
@@ -112,7 +134,13 @@ export const make = (settings: BotApiSettings) =>
     const root = settings.root.replace(/\/+$/, "")
     const hide = (text: string) => text.split(settings.token).join("<token>")
 
-    const call = <A, I>(method: string, params: Record<string, unknown>, schema: Schema.Schema<A, I>, timeout: Duration.Duration) =>
+    const call = <A, I>(
+      method: string,
+      params: Record<string, unknown>,
+      schema: Schema.Schema<A, I>,
+      timeout: Duration.Duration,
+      decode: typeof decodeEnvelope = decodeEnvelope
+    ) =>
       Effect.gen(function*() {
         const request = HttpClientRequest.post(`${root}/bot${settings.token}/${method}`).pipe(
           HttpClientRequest.setBody(HttpBody.unsafeJson(params))
@@ -126,7 +154,7 @@ export const make = (settings: BotApiSettings) =>
           Effect.timeoutFail({ duration: timeout, onTimeout: () => network(`no answer from ${root} in ${Duration.format(timeout)}`) })
         )
         // A proxy's error page is not JSON: its status still says what kind of failure it is.
-        const envelope = yield* decodeEnvelope(text).pipe(
+        const envelope = yield* decode(text).pipe(
           Effect.mapError(() => {
             const description = `HTTP ${status}: ${hide(text.slice(0, 120))}`
             return status >= 200 && status < 300
@@ -160,7 +188,19 @@ export const make = (settings: BotApiSettings) =>
           ...Option.match(offset, { onNone: () => ({}), onSome: (value) => ({ offset: value }) }),
           timeout: pollSeconds,
           allowed_updates: ["message", "callback_query"]
-        }, Schema.Array(Update), Duration.seconds(pollSeconds + 15)),
+        }, Schema.Array(Schema.Unknown), Duration.seconds(pollSeconds + 15), decodeUpdatesEnvelope).pipe(
+          Effect.flatMap((raw) => Effect.forEach(raw, updateOrSkipped)),
+          Effect.mapError((error) =>
+            error._tag === "TelegramError"
+              ? error
+              : new TelegramError({
+                reason: "network",
+                method: "getUpdates",
+                description: "",
+                message: `Telegram getUpdates: unexpected getUpdates result: ${error.message}`
+              })
+          )
+        ),
       sendMessage: (chatId: string, text: string, options: SendOptions = {}) =>
         call("sendMessage", {
           chat_id: chatId,

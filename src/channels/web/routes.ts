@@ -1,6 +1,7 @@
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema, Stream } from "effect"
+import { parseJsonWith } from "../../config/json.js"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
 import { isoAt } from "../../agent/envelope.js"
 import { type Approvals, localOperator } from "../../agent/Approvals.js"
@@ -84,7 +85,7 @@ const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
     )
     if (size > limit) return yield* tooLarge
     const text = Buffer.concat(chunks).toString("utf8")
-    return yield* Schema.decode(Schema.parseJson(schema))(text).pipe(Effect.mapError(invalid("body")))
+    return yield* Schema.decode(parseJsonWith(schema))(text).pipe(Effect.mapError(invalid("body")))
   })
 
 export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {

@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Random, Schema } from "effect"
+import { parseJsonWith } from "../../config/json.js"
 import * as NodeNet from "node:net"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import { newSecret } from "./auth.js"
@@ -36,7 +37,7 @@ export const portFree = (host: string, port: number) =>
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resume(Effect.succeed(true))))
   })
 
-const ConfigObject = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const ConfigObject = parseJsonWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 
 /** A free port from portRange, starting at a random one so agents started together do not race for the same. */
 const choosePort = (host: string) =>

@@ -10,6 +10,29 @@ const marker = (slack: FakeSlack.FakeSlack) =>
   Effect.flatMap(slack.sendEvent({ type: "reaction_added", user: "U1", reaction: "eyes" }), (sent) => slack.awaitAck(sent.envelopeId))
 
 describe("Slack inbound", () => {
+  it.scoped("a frame nested too deep is skipped with a warning; the connection goes on taking messages", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const slack = yield* FakeSlack.make()
+      const agent = yield* startSlackAgent({ dir: agentFolder(model), slack })
+      yield* pairUser(agent.pairings, "U1")
+      yield* model.reply(FakeReply.text("Still here."))
+      yield* slack.awaitConnections(1)
+      const arrays = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`
+      const objects = (depth: number) => `${"{\"a\":".repeat(depth)}1${"}".repeat(depth)}`
+      const frames = [
+        arrays(3000),
+        objects(100_000),
+        `{"envelope_id":"e-deep","type":"events_api","payload":{"event":{"type":"message","text":${arrays(3000)}}}}`,
+        `{"type":"hello","debug_info":${objects(3000)}}`,
+        "[".repeat(5000)
+      ]
+      for (const frame of frames) yield* slack.frame(frame)
+      yield* slack.dm("U1", "are you there?")
+      yield* awaitReply(slack, "Still here.")
+      yield* marker(slack)
+    }))
+
   it.scoped("an envelope is acknowledged only once its message is in the inbox: a failed write is not acked, and Slack's retry is taken", () =>
     Effect.gen(function*() {
       const model = yield* makeFakeModel

@@ -95,4 +95,32 @@ describe("Telegram channel failures", () => {
       expect(status.detail).toContain("<token>")
       yield* agent.stop
     }))
+
+  it.scoped("an update nested too deep is skipped alone, with the offset past it; the channel goes on polling", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const agent = yield* startAgent(agentFolder(model), telegram)
+      const arrays = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}1${"]".repeat(depth)}`)
+      const objects = (depth: number): unknown => JSON.parse(`${"{\"a\":".repeat(depth)}1${"}".repeat(depth)}`)
+      const message = { message_id: 1, from: { id: 9, is_bot: false, first_name: "Mallory" }, chat: { id: 9, type: "private" } }
+      // Deep where kern reads (the text), where it does not (a field it ignores), and the whole update; 1,000 deep,
+      // ten times the limit (the fake server's own serializer fails on deeper answers).
+      const deep = [
+        { message: { ...message, text: arrays(1000) } },
+        { message: { ...message, text: "hi", reply_markup: objects(1000) } },
+        { edited_message: arrays(1000) },
+        { message: { ...message, text: "hi", entities: [{ type: "bold", offset: 0, length: 1, extra: [objects(500)] }] } }
+      ]
+      for (const update of deep) yield* telegram.update(update)
+      const eve = yield* telegram.message({ from: { id: 5, first_name: "Eve" }, text: "hi" })
+      // Eve is a stranger: her message is answered with a pairing code, so the poll went past the deep updates.
+      const chat = yield* telegram.awaitChat(5, (messages) => messages.length > 0)
+      expect(chat[0]?.text).toContain("kern pair")
+      // The next poll confirms every update, the deep ones included.
+      while (!(yield* telegram.calls("getUpdates")).some((call) => call.body["offset"] === eve + 1)) yield* settle
+      expect(yield* telegram.unconfirmed).toEqual([])
+      expect(yield* telegramStatus(agent)).toMatchObject({ state: "connected" })
+      yield* agent.stop
+    }), 120_000)
 })
