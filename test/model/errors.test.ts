@@ -16,6 +16,17 @@ const generate = LanguageModel.generateText({ prompt: "hello" })
 const stream = Stream.runCollect(LanguageModel.streamText({ prompt: "hello" }))
 const failure = <A, R>(effect: Effect.Effect<A, AiError.AiError, R>) => Effect.map(Effect.flip(effect), (e) => fromAiError(e))
 
+const step = (model: LanguageModel.Service) =>
+  modelStep({
+    model,
+    modelId: "m",
+    prices: {},
+    prompt: Prompt.make("hello"),
+    toolkit: undefined,
+    toolIdOf: () => undefined,
+    emit: () => Effect.void
+  })
+
 const apis: ReadonlyArray<readonly [string, WithModel, string]> = [
   ["Chat Completions", withChatModel, "OPENROUTER_API_KEY"],
   ["Responses", withResponsesModel, "OPENAI_API_KEY"]
@@ -103,15 +114,7 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
       Effect.gen(function*() {
         yield* server.reply(FakeReply.text("lost", { cutAfter: 0 }), FakeReply.text("recovered"))
         const model = yield* LanguageModel.LanguageModel
-        const fiber = yield* Effect.fork(modelStep({
-          model,
-          modelId: "m",
-          prices: {},
-          prompt: Prompt.make("hello"),
-          toolkit: undefined,
-          toolIdOf: () => undefined,
-          emit: () => Effect.void
-        }))
+        const fiber = yield* Effect.fork(step(model))
         yield* server.awaitRequests(1)
         yield* wakeNextSleeper
         const result = yield* Fiber.join(fiber)
@@ -125,15 +128,7 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
       Effect.gen(function*() {
         yield* server.reply(FakeReply.text("a long answer that never finishes", { cutAfter: 4 }), FakeReply.text("again"))
         const model = yield* LanguageModel.LanguageModel
-        const error = yield* Effect.flip(modelStep({
-          model,
-          modelId: "m",
-          prices: {},
-          prompt: Prompt.make("hello"),
-          toolkit: undefined,
-          toolIdOf: () => undefined,
-          emit: () => Effect.void
-        }))
+        const error = yield* Effect.flip(step(model))
         expect(error.message).toContain("closed the stream")
         expect(yield* server.modelRequests).toHaveLength(1)
       })
