@@ -69,7 +69,7 @@ export interface TurnOutcome {
 const checked = true
 
 const envelopeOf = (message: QueuedMessage, at: string) =>
-  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at }, checked)
+  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at, turn: message.turnId }, checked)
 
 const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string) => number) => {
   const { toolIdOf, toolkit } = toolkitFor(tools)

@@ -1,8 +1,10 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
-import { Chunk, Clock, Duration, Effect, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, ParseResult, Schedule, Schema, Stream } from "effect"
 import { finishUsage } from "../model/finishUsage.js"
 import { boundedToolParams } from "../kernel/toolArgs.js"
 import { partsRunnerOf } from "../model/partsRunner.js"
+import { fromAiError, ProviderError } from "../model/ProviderError.js"
+import { providerRetrySchedule } from "../model/ProviderRetry.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 
@@ -15,6 +17,9 @@ export class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("Watc
     return `the model stream sent nothing for ${watchdogTimeout}; the turn was stopped`
   }
 }
+
+/** What the retry schedule sees for a failure it must not retry (a watchdog stop, a stream that already showed output). */
+const notRetried = new ProviderError({ reason: "provider", message: "not retried" })
 
 export interface StepCall {
   readonly id: string
@@ -129,6 +134,15 @@ export const modelStep = (options: ModelStepOptions) =>
         Stream.runForEachChunk((parts) => applyAll(parts as Iterable<RawPart>)),
         Effect.catchIf((error) => refusedParts(error) !== undefined, (error) => applyAll(refusedParts(error) ?? []))
       )
-    yield* Effect.raceFirst(streamed, watchdog)
+    // A stream that fails before any text or call arrived (cut, reset, a 5xx frame) showed the user nothing: it is
+    // retried as a failed request is. Once something was shown, a retry would show it twice, so the failure stands.
+    const shownNothing = () => text === "" && calls.length === 0
+    const retryBeforeOutput = Schedule.mapInput(
+      providerRetrySchedule,
+      (error: AiError.AiError | WatchdogTimeout): ProviderError =>
+        error._tag !== "WatchdogTimeout" && shownNothing() ? fromAiError(error) : notRetried
+    )
+    const attempt: Effect.Effect<void, AiError.AiError | WatchdogTimeout> = Effect.raceFirst(streamed, watchdog)
+    yield* Effect.retry(attempt, retryBeforeOutput)
     return { text, calls, usage } satisfies StepResult
   }).pipe(Effect.withSpan("kern.agent.modelStep"))

@@ -111,6 +111,16 @@ export const fromStatus = (
 ): ProviderError => {
   const { body, headers, status } = response
   const contentType = headers["content-type"]
+  if ((status === 401 || status === 403) && looksLikeHtml(body, contentType)) {
+    // An API refuses a key with JSON; a page is a firewall, a proxy or a website answering instead of the API.
+    return new ProviderError({
+      reason: "provider",
+      status,
+      message: `${context.provider} at ${context.baseURL} refused the request with an HTML page (HTTP ${status}), ` +
+        "not an API error: a firewall, proxy or web server in front of the API answered; check \"baseURL\" and " +
+        "any proxy or VPN in between"
+    })
+  }
   if (status === 401 || status === 403) {
     return new ProviderError({
       reason: "auth",

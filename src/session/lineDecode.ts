@@ -75,7 +75,8 @@ const envelopeOf = (value: unknown): Envelope | undefined => {
   const userId = str(value, "userId")
   const time = str(value, "time")
   if (iface === undefined || channel === undefined || userId === undefined || time === undefined) return undefined
-  return instance(Envelope.prototype, { interface: iface, channel, userId, time })
+  const turn = str(value, "turn")
+  return instance(Envelope.prototype, turn === undefined ? { interface: iface, channel, userId, time } : { interface: iface, channel, userId, time, turn })
 }
 
 const usageOf = (value: unknown): Usage | undefined => {

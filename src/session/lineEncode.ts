@@ -15,8 +15,14 @@ const isNumber = (u: unknown): u is number => typeof u === "number"
 
 const envelopeOf = (envelope: Envelope) =>
   envelope instanceof Envelope && isString(envelope.interface) && isString(envelope.channel) &&
-    isString(envelope.userId) && isString(envelope.time)
-    ? { interface: envelope.interface, channel: envelope.channel, userId: envelope.userId, time: envelope.time }
+    isString(envelope.userId) && isString(envelope.time) && (envelope.turn === undefined || isString(envelope.turn))
+    ? {
+      interface: envelope.interface,
+      channel: envelope.channel,
+      userId: envelope.userId,
+      time: envelope.time,
+      ...(envelope.turn === undefined ? {} : { turn: envelope.turn })
+    }
     : undefined
 
 const usageOf = (usage: Usage) =>

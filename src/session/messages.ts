@@ -5,7 +5,9 @@ export class Envelope extends Schema.Class<Envelope>("Envelope")({
   interface: Schema.String,
   channel: Schema.String,
   userId: Schema.String,
-  time: Schema.String
+  time: Schema.String,
+  /** The turn the message started (its inbox id): how a restart finds the reply of a turn it must still deliver. */
+  turn: Schema.optional(Schema.String)
 }) {}
 
 export class SessionHeader extends Schema.TaggedClass<SessionHeader>()("session", {

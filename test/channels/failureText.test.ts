@@ -4,12 +4,16 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import type { QueuedMessage } from "../../src/agent/MessageQueue.js"
 import type { TurnEvent } from "../../src/agent/TurnEvent.js"
 import { apology, failureTextFor } from "../../src/channels/failureText.js"
+import * as ReplyPlaceholders from "../../src/channels/ReplyPlaceholders.js"
 import * as SlackApi from "../../src/channels/slack/SlackApi.js"
 import * as SlackReplies from "../../src/channels/slack/Replies.js"
 import * as TelegramApi from "../../src/channels/telegram/api.js"
 import { makeReplies } from "../../src/channels/telegram/replies.js"
 import * as FakeSlack from "../support/fakeSlack.js"
+import * as Database from "../../src/storage/Database.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
+
+const placeholders = ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory))
 
 /** Failures as the runtime reports them: each names configuration a chat user must not see. */
 const failures: ReadonlyArray<string> = [
@@ -56,7 +60,7 @@ describe("a failed turn, told to a chat user", () => {
       const telegram = yield* makeFakeTelegram()
       const http = yield* Layer.build(NodeHttpClient.layerUndici)
       const api = yield* TelegramApi.make({ root: telegram.root, token: telegram.token }).pipe(Effect.provide(http))
-      const handle = yield* makeReplies(api)
+      const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
       for (const [i, detail] of failures.entries()) {
         const chatId = 100 + i
         for (const event of errorEvents(detail)) yield* handle({ message: queued("telegram", String(chatId), String(chatId), String(i + 1)), event })
@@ -76,7 +80,7 @@ describe("a failed turn, told to a chat user", () => {
       const slack = yield* FakeSlack.make()
       const http = yield* Layer.build(NodeHttpClient.layerUndici)
       const api = yield* SlackApi.make({ apiUrl: slack.apiUrl, botToken: slack.botToken, appToken: slack.appToken }).pipe(Effect.provide(http))
-      const handle = yield* SlackReplies.make(api)
+      const handle = yield* SlackReplies.make(api).pipe(Effect.provide(placeholders))
       for (const [i, detail] of failures.entries()) {
         for (const event of errorEvents(detail)) yield* handle({ message: queued("slack", `DU${i}`, `U${i}`, String(i + 1)), event })
         const shown = yield* slack.awaitAnyCall((call) => String(call.body["channel"]) === `DU${i}` && String(call.body["text"]).includes(":warning:")).pipe(

@@ -1,4 +1,5 @@
-import { type AiError, LanguageModel } from "@effect/ai"
+import { type AiError, LanguageModel, Prompt } from "@effect/ai"
+import { modelStep } from "../../src/agent/modelStep.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Stream, TestClock } from "effect"
 import { fromAiError } from "../../src/model/ProviderError.js"
@@ -14,6 +15,17 @@ type WithModel = <A, E>(
 const generate = LanguageModel.generateText({ prompt: "hello" })
 const stream = Stream.runCollect(LanguageModel.streamText({ prompt: "hello" }))
 const failure = <A, R>(effect: Effect.Effect<A, AiError.AiError, R>) => Effect.map(Effect.flip(effect), (e) => fromAiError(e))
+
+const step = (model: LanguageModel.Service) =>
+  modelStep({
+    model,
+    modelId: "m",
+    prices: {},
+    prompt: Prompt.make("hello"),
+    toolkit: undefined,
+    toolIdOf: () => undefined,
+    emit: () => Effect.void
+  })
 
 const apis: ReadonlyArray<readonly [string, WithModel, string]> = [
   ["Chat Completions", withChatModel, "OPENROUTER_API_KEY"],
@@ -80,6 +92,45 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
         yield* server.reply(FakeReply.error(401))
         const error = yield* failure(stream)
         expect(error.reason).toBe("auth")
+      })
+    ))
+
+  it.scoped("403 with an HTML page says the server refused with a page, not that the key was rejected", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.error(403, { html: true }), FakeReply.error(403, { html: true }))
+        for (const error of [yield* failure(generate), yield* failure(stream)]) {
+          expect(error.status).toBe(403)
+          expect(error.message).toContain("refused the request with an HTML page (HTTP 403)")
+          expect(error.message).not.toContain("rejected the API key")
+          expect(error.retryable).toBe(false)
+        }
+        expect(yield* server.requests).toHaveLength(2)
+      })
+    ))
+
+  it.scoped("a stream cut before any text arrived is retried, and the retry's answer is the step's", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("lost", { cutAfter: 0 }), FakeReply.text("recovered"))
+        const model = yield* LanguageModel.LanguageModel
+        const fiber = yield* Effect.fork(step(model))
+        yield* server.awaitRequests(1)
+        yield* wakeNextSleeper
+        const result = yield* Fiber.join(fiber)
+        expect(result.text).toBe("recovered")
+        expect(yield* server.modelRequests).toHaveLength(2)
+      })
+    ))
+
+  it.scoped("a stream cut after text arrived is not retried (the text was already shown)", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("a long answer that never finishes", { cutAfter: 4 }), FakeReply.text("again"))
+        const model = yield* LanguageModel.LanguageModel
+        const error = yield* Effect.flip(step(model))
+        expect(error.message).toContain("closed the stream")
+        expect(yield* server.modelRequests).toHaveLength(1)
       })
     ))
 

@@ -1,7 +1,9 @@
-import { Clock, Duration, Effect, FiberMap, Queue, Ref, type Scope } from "effect"
+import { Clock, Duration, Effect, FiberMap, Option, Queue, Ref, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
+import { interruptedText } from "../leftoverReplies.js"
+import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import { escapeSlack, toMrkdwn } from "./mrkdwn.js"
 import type { SlackApi, SlackApiError } from "./SlackApi.js"
 import { chunkLimit, splitMessage } from "./split.js"
@@ -47,8 +49,16 @@ const logFailure = (what: string) => (error: SlackApiError) => Effect.logWarning
  * `updateSpacing` apart on the Clock (the last state wins: updates are coalesced, never queued), then the final reply
  * (its first chunk replacing the placeholder, the others posted after it) or the placeholder deleted.
  */
-const streamTurn = (api: SlackApi, target: Target, view: Ref.Ref<View>, wake: Queue.Dequeue<void>) =>
+const streamTurn = (
+  api: SlackApi,
+  placeholders: ReplyPlaceholders["Type"],
+  turnId: string,
+  channel: string,
+  view: Ref.Ref<View>,
+  wake: Queue.Dequeue<void>
+) =>
   Effect.gen(function*() {
+    const target = decodeTarget(channel)
     let ts: string | undefined
     let lastMs = 0
     let shown = ""
@@ -76,6 +86,12 @@ const streamTurn = (api: SlackApi, target: Target, view: Ref.Ref<View>, wake: Qu
           Effect.catchAll((error) => Effect.as(logFailure("post a placeholder")(error), undefined))
         )
         ts = posted
+        // Kept in kern.db until the reply replaces it: a process killed before then leaves it for the next start.
+        if (posted !== undefined) {
+          yield* placeholders.posted({ interface: slackInterface, turnId, channel, messageId: posted }).pipe(
+            Effect.catchAll((error) => Effect.logWarning(`kern: Slack: could not remember the placeholder: ${error.message}`))
+          )
+        }
         yield* stamp
         continue
       }
@@ -89,7 +105,25 @@ const streamTurn = (api: SlackApi, target: Target, view: Ref.Ref<View>, wake: Qu
       }
     }
 
-    const chunks = renderFinal(yield* Ref.get(view))
+    yield* finishTurn(api, target, ts, renderFinal(yield* Ref.get(view)), spaced)
+    yield* placeholders.settled(slackInterface, turnId).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`kern: Slack: could not settle the placeholder: ${error.message}`))
+    )
+  }).pipe(Effect.withSpan("kern.slack.reply"))
+
+/**
+ * A turn's last messages: the first chunk replaces the placeholder `ts` (posted afresh if it is gone), the others
+ * follow; no chunk takes the placeholder back.
+ */
+const finishTurn = (
+  api: SlackApi,
+  target: Target,
+  ts: string | undefined,
+  chunks: ReadonlyArray<string>,
+  spaced: Effect.Effect<void> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const post = (text: string) => api.call("chat.postMessage", { ...postFields(target), text }, Posted)
     const [first, ...rest] = chunks
     if (first === undefined) {
       if (ts !== undefined) {
@@ -108,7 +142,19 @@ const streamTurn = (api: SlackApi, target: Target, view: Ref.Ref<View>, wake: Qu
       )
     }
     for (const chunk of rest) yield* post(chunk).pipe(Effect.catchAll(logFailure("send a reply")))
-  }).pipe(Effect.withSpan("kern.slack.reply"))
+  })
+
+/** A leftover placeholder finished at start (leftoverReplies.ts): the saved reply in its place, or the interruption said. */
+export const finishPlaceholder = (api: SlackApi) => (placeholder: Placeholder, reply: Option.Option<string>) =>
+  finishTurn(
+    api,
+    decodeTarget(placeholder.channel),
+    placeholder.messageId,
+    Option.match(reply, {
+      onNone: () => [`:warning: ${escapeSlack(interruptedText)}`],
+      onSome: (text) => splitMessage(toMrkdwn(text))
+    })
+  )
 
 interface Live {
   readonly view: Ref.Ref<View>
@@ -120,8 +166,11 @@ interface Live {
  * Follows the runtime's Slack turns: each gets its message (streamTurn) in a fiber of its own, so a slow Slack call
  * never holds up another turn's events. The returned function takes every runtime event, in order.
  */
-export const make = (api: SlackApi): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope> =>
+export const make = (
+  api: SlackApi
+): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
   Effect.gen(function*() {
+    const placeholders = yield* ReplyPlaceholders
     const workers = yield* FiberMap.make<string>()
     const turns = new Map<string, Live>()
 
@@ -133,7 +182,7 @@ export const make = (api: SlackApi): Effect.Effect<(event: RuntimeEvent) => Effe
           filter: makeReplyFilter()
         }
         turns.set(turnId, live)
-        yield* FiberMap.run(workers, turnId, streamTurn(api, decodeTarget(channel), live.view, live.wake))
+        yield* FiberMap.run(workers, turnId, streamTurn(api, placeholders, turnId, channel, live.view, live.wake))
         return live
       })
 

@@ -11,6 +11,10 @@ import * as ApprovalPosts from "./ApprovalPosts.js"
 import * as Connection from "./Connection.js"
 import * as Inbound from "./Inbound.js"
 import { toMrkdwn } from "./mrkdwn.js"
+import type { SqlClient } from "@effect/sql"
+import type { SessionStore } from "../../session/SessionStore.js"
+import { finishLeftovers } from "../leftoverReplies.js"
+import * as ReplyPlaceholders from "../ReplyPlaceholders.js"
 import * as Replies from "./Replies.js"
 import { slackInterface } from "./Replies.js"
 import * as SlackApi from "./SlackApi.js"
@@ -45,6 +49,8 @@ const make = Effect.gen(function*() {
 
   // Subscribed now, while the layer is built: before the runtime serves the turn whose events these are.
   const events = yield* PubSub.subscribe(runtime.events)
+  // What the last process left half-done in chats, read before this one runs a turn, finished in the background.
+  yield* Effect.forkScoped(yield* finishLeftovers(slackInterface, Replies.finishPlaceholder(api), () => ""))
   const onEvent = yield* Replies.make(api)
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), onEvent)))
   yield* ApprovalPosts.start(api, approvals)
@@ -93,5 +99,5 @@ const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient
-> = Layer.scopedDiscard(make).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor))
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
+> = Layer.scopedDiscard(make).pipe(Layer.provide(Layer.merge(NodeSocket.layerWebSocketConstructor, ReplyPlaceholders.layerSql)))

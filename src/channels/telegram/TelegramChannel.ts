@@ -1,4 +1,5 @@
 import type { HttpClient } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option, PubSub, Queue, Ref } from "effect"
 import { AgentRuntime } from "../../agent/AgentRuntime.js"
 import { Approvals } from "../../agent/Approvals.js"
@@ -11,7 +12,10 @@ import { makeApprovalPrompts } from "./approvalPrompts.js"
 import { sendChunk, sendMarkdown, transient } from "./deliver.js"
 import { classify } from "./inbound.js"
 import { escapeHtml } from "./markdown.js"
-import { makeReplies, telegramInterface } from "./replies.js"
+import { finishLeftovers } from "../leftoverReplies.js"
+import * as ReplyPlaceholders from "../ReplyPlaceholders.js"
+import { SessionStore } from "../../session/SessionStore.js"
+import { finishPlaceholder, makeReplies, telegramInterface } from "./replies.js"
 
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
 export const offsetKey = "telegram:offset"
@@ -41,7 +45,7 @@ const channelError = (error: Api.TelegramError) =>
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
 > = Layer.scopedDiscard(Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
@@ -60,6 +64,8 @@ export const layer: Layer.Layer<
   const requests = yield* PubSub.subscribe(approvals.requests)
   const resolutions = yield* PubSub.subscribe(approvals.resolved)
 
+  // What the last process left half-done in chats, read before this one runs a turn, finished in the background.
+  yield* Effect.forkScoped(yield* finishLeftovers(telegramInterface, finishPlaceholder(api), (error) => error.message))
   const reply = yield* makeReplies(api)
   const prompts = yield* makeApprovalPrompts(api, approvals)
   // A stopped channel (its token refused) has no chat to write to.
@@ -187,4 +193,4 @@ export const layer: Layer.Layer<
     }).pipe(Effect.withSpan("kern.telegram.send"))
 
   yield* channels.register({ interface: telegramInterface, status: status.get, send })
-}))
+})).pipe(Layer.provide(ReplyPlaceholders.layerSql))

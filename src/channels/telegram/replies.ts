@@ -1,7 +1,9 @@
-import { Clock, Duration, Effect, Fiber, FiberSet, Queue, Ref, Schedule, type Scope } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
 import { makeReplyFilter } from "../../agent/envelope.js"
+import { interruptedText } from "../leftoverReplies.js"
+import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import type { BotApi } from "./api.js"
 import { editChunk, sendChunk } from "./deliver.js"
 import { escapeHtml, renderMarkdown } from "./markdown.js"
@@ -49,7 +51,14 @@ const logFailure = (what: string) => (error: { readonly message: string }) =>
  * call shows as a short line the text then replaces), the typing indicator kept alive, and the final text split into
  * as many messages as it needs. A turn that ends without a reply (NO_REPLY) takes back its placeholder.
  */
-const streamReply = (api: BotApi, chatId: string, view: Ref.Ref<View>, changed: Queue.Dequeue<void>) =>
+const streamReply = (
+  api: BotApi,
+  placeholders: ReplyPlaceholders["Type"],
+  turnId: string,
+  chatId: string,
+  view: Ref.Ref<View>,
+  changed: Queue.Dequeue<void>
+) =>
   Effect.gen(function*() {
     const typing = yield* Effect.fork(
       api.sendTyping(chatId).pipe(
@@ -61,6 +70,12 @@ const streamReply = (api: BotApi, chatId: string, view: Ref.Ref<View>, changed: 
       Effect.map((id) => [{ id, html: "" }]),
       Effect.catchAll((error) => Effect.as(logFailure("send a placeholder")(error), []))
     )
+    // Kept in kern.db until the reply replaces it: a process killed before then leaves it for the next start.
+    for (const { id } of sent) {
+      yield* placeholders.posted({ interface: telegramInterface, turnId, channel: chatId, messageId: String(id) }).pipe(
+        Effect.catchAll(logFailure("remember the placeholder"))
+      )
+    }
     let lastWrite = yield* Clock.currentTimeMillis
 
     const write = (html: string, final: boolean) =>
@@ -96,6 +111,7 @@ const streamReply = (api: BotApi, chatId: string, view: Ref.Ref<View>, changed: 
       lastWrite = yield* Clock.currentTimeMillis
       if (current.finished) break
     }
+    yield* placeholders.settled(telegramInterface, turnId).pipe(Effect.catchAll(logFailure("settle the placeholder")))
     yield* Fiber.interrupt(typing)
   }).pipe(Effect.withSpan("kern.telegram.reply"))
 
@@ -111,8 +127,11 @@ const update = (turn: Turn, f: (view: View) => View) => Effect.zipRight(Ref.upda
  * Delivers every Telegram turn's reply to the chat it came from. Events arrive in order on one fiber; each turn's
  * messages are written by a fiber of its own, so one slow chat never holds up another.
  */
-export const makeReplies = (api: BotApi): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope> =>
+export const makeReplies = (
+  api: BotApi
+): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
   Effect.gen(function*() {
+    const placeholders = yield* ReplyPlaceholders
     const writers = yield* FiberSet.make()
     const turns = new Map<string, Turn>()
 
@@ -134,7 +153,7 @@ export const makeReplies = (api: BotApi): Effect.Effect<(event: RuntimeEvent) =>
           filter: makeReplyFilter()
         }
         turns.set(event.message.turnId, turn)
-        yield* FiberSet.run(writers, streamReply(api, event.message.channel, turn.view, turn.changed))
+        yield* FiberSet.run(writers, streamReply(api, placeholders, event.message.turnId, event.message.channel, turn.view, turn.changed))
         return turn
       })
 
@@ -178,4 +197,17 @@ export const makeReplies = (api: BotApi): Effect.Effect<(event: RuntimeEvent) =>
             return
         }
       })
+  })
+
+/** A leftover placeholder finished at start (leftoverReplies.ts): the saved reply in its place, or the interruption said. */
+export const finishPlaceholder = (api: BotApi) => (placeholder: Placeholder, reply: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const chatId = placeholder.channel
+    const messageId = Number(placeholder.messageId)
+    const [first = "", ...rest] = Option.match(reply, {
+      onNone: () => [`⚠ ${escapeHtml(interruptedText)}`],
+      onSome: (text) => splitHtml(renderMarkdown(text))
+    })
+    yield* editChunk(api, chatId, messageId, first)
+    for (const chunk of rest) yield* sendChunk(api, chatId, chunk)
   })

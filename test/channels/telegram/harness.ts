@@ -1,4 +1,5 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
@@ -64,6 +65,7 @@ export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOp
       pairings: Context.get(context, PairingStore),
       approvals: Context.get(context, Approvals),
       channels: Context.get(context, Channels),
+      sql: Context.get(context, SqlClient.SqlClient),
       /** Kills the agent: every fiber interrupted, wherever it was. */
       stop: Scope.close(scope, Exit.void)
     }
@@ -77,4 +79,15 @@ export const pair = (agent: RunningAgent, user: FakeUser, operator = false) =>
     const pairing = yield* agent.pairings.request({ interface: "telegram", userId: String(user.id), chatId: String(user.id) })
     yield* agent.pairings.approve(pairing.code, "operator")
     if (operator) yield* agent.pairings.promote(`telegram:${user.id}`)
+  })
+
+/** Waits (polling kern.db, bounded) until `count` placeholders are remembered: the moment a kill leaves them behind. */
+export const awaitPlaceholders = (agent: RunningAgent, count: number) =>
+  Effect.gen(function*() {
+    for (let tries = 0; tries < 1000; tries++) {
+      const rows = yield* agent.sql<{ readonly n: number }>`SELECT count(*) AS n FROM reply_placeholders`
+      if ((rows[0]?.n ?? 0) >= count) return
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.dieMessage(`${count} reply placeholders never appeared in kern.db`)
   })

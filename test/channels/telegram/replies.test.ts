@@ -5,6 +5,8 @@ import type { QueuedMessage } from "../../../src/agent/MessageQueue.js"
 import type { TurnEvent } from "../../../src/agent/TurnEvent.js"
 import * as Api from "../../../src/channels/telegram/api.js"
 import { makeReplies } from "../../../src/channels/telegram/replies.js"
+import * as ReplyPlaceholders from "../../../src/channels/ReplyPlaceholders.js"
+import * as Database from "../../../src/storage/Database.js"
 import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 
 const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 100)))
@@ -29,7 +31,8 @@ const setup = Effect.gen(function*() {
   const telegram = yield* makeFakeTelegram()
   const http = yield* Layer.build(NodeHttpClient.layerUndici)
   const api = yield* Api.make({ root: telegram.root, token: telegram.token }).pipe(Effect.provide(http))
-  const handle = yield* makeReplies(api)
+  const placeholders = yield* Layer.build(ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory)))
+  const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
   const emit = (turnId: string) => (event: TurnEvent) => handle({ message: message(turnId), event })
   return { telegram, emit }
 })

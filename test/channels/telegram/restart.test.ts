@@ -3,7 +3,8 @@ import { Deferred, Effect, Option } from "effect"
 import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import { make as makeFakeTelegram } from "../../support/fakeTelegram.js"
-import { agentFolder, pair, startAgent } from "./harness.js"
+import { interruptedText } from "../../../src/channels/leftoverReplies.js"
+import { agentFolder, awaitPlaceholders, pair, startAgent } from "./harness.js"
 
 const alice = { id: 42, first_name: "Alice" }
 
@@ -93,5 +94,64 @@ describe("Telegram channel across restarts", () => {
       expect(body.split("first question").length - 1).toBe(1)
       expect(body).toContain("second question")
       yield* second.stop
+    }))
+
+  it.scopedLive("a kill mid-turn leaves no placeholder behind: the next start edits it, once, to say the turn was interrupted", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const dir = agentFolder(model)
+      const first = yield* startAgent(dir, telegram)
+      yield* pair(first, alice)
+      yield* model.reply(FakeReply.text("too late", { delay: "60 seconds" }))
+      yield* telegram.message({ from: alice, text: "a long question" })
+      yield* model.awaitRequests(1)
+      yield* awaitPlaceholders(first, 1)
+      yield* first.stop
+      const [placeholder] = yield* telegram.chat(alice.id)
+      expect(placeholder?.text).toBe("…")
+
+      const second = yield* startAgent(dir, telegram)
+      yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text.includes(interruptedText)))
+      yield* second.stop
+      const third = yield* startAgent(dir, telegram)
+      yield* telegram.awaitCalls("getUpdates", (yield* telegram.calls("getUpdates")).length + 1)
+      yield* third.stop
+
+      const edits = (yield* telegram.calls("editMessageText")).filter((c) => c.body["message_id"] === placeholder?.messageId)
+      expect(edits).toHaveLength(1)
+      const chat = yield* telegram.chat(alice.id)
+      expect(chat.map((m) => m.text)).toEqual([`⚠ ${interruptedText}`])
+      expect((yield* model.modelRequests).length).toBe(1)
+    }))
+
+  it.scopedLive("a reply saved in the session but killed before it reached the chat is delivered by the next start, once", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const dir = agentFolder(model)
+      const first = yield* startAgent(dir, telegram)
+      yield* pair(first, alice)
+      yield* model.reply(FakeReply.text("The saved answer."))
+      // The reply's edit fails (Telegram down): the agent dies while it waits to try again.
+      yield* telegram.fail("editMessageText", { status: 502, description: "Bad Gateway" })
+      yield* telegram.message({ from: alice, text: "a question" })
+      yield* telegram.awaitCalls("editMessageText", 1)
+      yield* first.stop
+      const [placeholder] = yield* telegram.chat(alice.id)
+      expect(placeholder?.text).toBe("…")
+
+      const second = yield* startAgent(dir, telegram)
+      yield* telegram.awaitChat(alice.id, (messages) => messages.some((m) => m.text === "The saved answer."))
+      yield* second.stop
+      const third = yield* startAgent(dir, telegram)
+      yield* telegram.awaitCalls("getUpdates", (yield* telegram.calls("getUpdates")).length + 1)
+      yield* third.stop
+
+      const edits = (yield* telegram.calls("editMessageText")).filter((c) => c.body["message_id"] === placeholder?.messageId)
+      // The one that failed before the kill, the one after it.
+      expect(edits).toHaveLength(2)
+      expect((yield* telegram.chat(alice.id)).map((m) => m.text)).toEqual(["The saved answer."])
+      expect((yield* model.modelRequests).length).toBe(1)
     }))
 })

@@ -1,0 +1,63 @@
+import { Effect, Option } from "effect"
+import { isNoReply } from "../agent/envelope.js"
+import { AssistantMessage, type SessionMessage, UserMessage } from "../session/messages.js"
+import { SessionStore } from "../session/SessionStore.js"
+import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
+
+/**
+ * The reply a turn saved in the session: its last assistant message, when that one called no tools (the turn was
+ * done) and is a reply to deliver (text, not NO_REPLY). None when the turn never got that far.
+ */
+export const savedReply = (messages: ReadonlyArray<SessionMessage>, turnId: string): Option.Option<string> => {
+  const start = messages.findIndex((m) => m instanceof UserMessage && m.envelope?.turn === turnId)
+  if (start === -1) return Option.none()
+  // Read before this process runs a turn, so what follows the turn's message is the turn (and what it took in).
+  let last: AssistantMessage | undefined
+  for (const message of messages.slice(start + 1)) {
+    if (message instanceof AssistantMessage) last = message
+  }
+  return last !== undefined && last.toolCalls.length === 0 && last.text.trim() !== "" && !isNoReply(last.text)
+    ? Option.some(last.text)
+    : Option.none()
+}
+
+/** What a placeholder says when its turn ended with the process that ran it. */
+export const interruptedText = "kern stopped before this turn finished; send the message again if you still need an answer."
+
+/**
+ * Finishes what the last process left in `iface`'s chats, once. Called while the channel starts, before this process
+ * runs a turn: the leftover placeholders and the session are read now; the returned effect (to fork) edits each
+ * placeholder to its turn's reply when the session holds one (saved, never delivered), else to say the turn was
+ * interrupted, and settles it, so no later start touches it again. A failure to edit one is logged; the rest go on.
+ */
+export const finishLeftovers = <E>(
+  iface: string,
+  finish: (placeholder: Placeholder, reply: Option.Option<string>) => Effect.Effect<void, E>,
+  describe: (error: E) => string
+): Effect.Effect<Effect.Effect<void>, never, ReplyPlaceholders | SessionStore> =>
+  Effect.gen(function*() {
+    const placeholders = yield* ReplyPlaceholders
+    const leftovers = yield* placeholders.leftovers(iface)
+    if (leftovers.length === 0) return Effect.void
+    const store = yield* SessionStore
+    const messages = yield* store.activeId.pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed<ReadonlyArray<SessionMessage>>([]),
+        onSome: (id) => Effect.map(store.load(id), (loaded) => loaded.messages)
+      }))
+    )
+    const logged = (what: string) => (message: string) => Effect.logWarning(`kern: ${iface}: could not ${what}: ${message}`)
+    // Edit and settle as one: a shutdown waits for them (the channel's write retries bound the wait), so no start
+    // edits a placeholder that an earlier one already finished.
+    return Effect.forEach(leftovers, (placeholder) =>
+      finish(placeholder, savedReply(messages, placeholder.turnId)).pipe(
+        Effect.catchAll((error) => logged("finish an interrupted turn's message")(describe(error))),
+        Effect.zipRight(placeholders.settled(iface, placeholder.turnId)),
+        Effect.catchAll((error) => logged("settle an interrupted turn's message")(error.message)),
+        Effect.uninterruptible
+      ), { discard: true }).pipe(Effect.withSpan("kern.channels.finishLeftovers", { attributes: { interface: iface } }))
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning(`kern: ${iface}: could not read interrupted turns' messages: ${error.message}`), Effect.void)
+    )
+  )
