@@ -5,9 +5,10 @@ import { Context, Duration, Effect, Either, Exit, Layer, Logger, LogLevel, Optio
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { buildSystemPrompt } from "../../src/agent/systemPrompt.js"
+import { buildSystemPrompt, buildSystemPromptFrom } from "../../src/agent/systemPrompt.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { makeFileCache } from "../../src/memory/fileCache.js"
 import { knowledgeReport } from "../../src/memory/knowledge.js"
 import { MemoryCommits } from "../../src/memory/MemoryCommits.js"
 import * as MemoryCommitsLayer from "../../src/memory/MemoryCommits.js"
@@ -187,6 +188,32 @@ describe("the system prompt through the door", () => {
         expect(leaked(prompt), `${attack.name} as ${target}`).toEqual([])
         expect(warnings.filter((line) => line.includes(target)).length, `${attack.name} as ${target}`).toBe(1)
       }
+    }), testTimeout)
+})
+
+describe("the turn runner's file cache", () => {
+  it.live("a refused memory file is warned about once over many turns, and again once it was fine in between", () =>
+    Effect.gen(function*() {
+      const { dir } = agentFolder()
+      const agents = NodePath.join(dir, "AGENTS.md")
+      NodeFs.rmSync(agents)
+      NodeFs.linkSync(NodePath.join(dir, ".kern", ".env"), agents)
+      const warnings = collectingWarnings()
+      const layer = Layer.mergeAll(NotesSummary.layerNone, AgentConfig.layer(dir)).pipe(
+        Layer.provideMerge(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, {})))
+      )
+      const files = yield* makeFileCache
+      const turn = buildSystemPromptFrom(files).pipe(Effect.provide(layer), warnings.provide)
+      for (let i = 0; i < 3; i++) expect(leaked(yield* turn)).toEqual([])
+      expect(warnings.lines.filter((line) => line.includes("AGENTS.md")).length).toBe(1)
+      NodeFs.rmSync(agents)
+      NodeFs.writeFileSync(agents, "# fixed rules\n")
+      expect(yield* turn).toContain("fixed rules")
+      NodeFs.rmSync(agents)
+      NodeFs.linkSync(NodePath.join(dir, ".kern", ".env"), agents)
+      yield* turn
+      yield* turn
+      expect(warnings.lines.filter((line) => line.includes("AGENTS.md")).length).toBe(2)
     }), testTimeout)
 })
 
