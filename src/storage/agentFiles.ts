@@ -144,92 +144,97 @@ const openedPath = (fd: number): string | undefined => {
 }
 
 /**
- * Opens `path` (absolute, or relative to the first root) through the door and, with `read`, reads it. Returns the
+ * Opens files (absolute, or relative to the first root) through the door and, with `read`, reads them. Returns the
  * error instead of throwing; the descriptor is always closed.
  */
-const openSync = (
-  path: string,
-  options: AgentFileOptions,
-  read: boolean
-): Either.Either<AgentFileBytes, AgentFileError> => {
+const openerFor = (options: AgentFileOptions) => {
   const lexicalRoots = options.roots.map((root) => NodePath.resolve(root))
   const first = lexicalRoots[0] ?? NodePath.resolve(".")
-  const absolute = NodePath.resolve(first, path)
-  const shown = options.display ?? (within(first, absolute) ? NodePath.relative(first, absolute) || "." : absolute)
-  const fail = (reason: AgentFileProblem, detail: string) => Either.left(new AgentFileError({ path: shown, reason, detail }))
+  // Once per reader, not per file: a scan of 20,000 files would otherwise resolve the roots 20,000 times.
   const realRoots = lexicalRoots.map(realOrSelf)
   const allRoots = [...realRoots, ...lexicalRoots]
   const maxBytes = options.maxBytes ?? agentFileMaxBytes
+  return (path: string, read: boolean): Either.Either<AgentFileBytes, AgentFileError> => {
+    const absolute = NodePath.resolve(first, path)
+    const shown = options.display ?? (within(first, absolute) ? NodePath.relative(first, absolute) || "." : absolute)
+    const fail = (reason: AgentFileProblem, detail: string) => Either.left(new AgentFileError({ path: shown, reason, detail }))
 
-  /** Why a path (as named, or real) may not be read; undefined when it may. */
-  const placeProblem = (candidate: string, real: boolean): Either.Either<never, AgentFileError> | undefined => {
-    const holder = (real ? realRoots : allRoots).find((root) => within(root, candidate))
-    const names = (holder === undefined ? candidate : NodePath.relative(holder, candidate)).split(/[\\/]+/)
-    if (names.some((name) => name.toLowerCase() === kernDirName)) return fail("kern", candidate)
-    if (real && holder === undefined && options.outside !== "allow") return fail("outside", candidate)
-    return undefined
-  }
+    /** Why a path (as named, or real) may not be read; undefined when it may. */
+    const placeProblem = (candidate: string, real: boolean): Either.Either<never, AgentFileError> | undefined => {
+      const holder = (real ? realRoots : allRoots).find((root) => within(root, candidate))
+      const names = (holder === undefined ? candidate : NodePath.relative(holder, candidate)).split(/[\\/]+/)
+      if (names.some((name) => name.toLowerCase() === kernDirName)) return fail("kern", candidate)
+      if (real && holder === undefined && options.outside !== "allow") return fail("outside", candidate)
+      return undefined
+    }
 
-  const named = placeProblem(absolute, false)
-  if (named !== undefined) return named
-  let real: string
-  try {
-    real = NodeFs.realpathSync.native(absolute)
-  } catch (error) {
-    const code = codeOf(error)
-    if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
-    if (code === "ELOOP") return fail("link-loop", "too many levels of symbolic links (a symlink loop)")
-    return fail("unreadable", describe(error))
-  }
-  const reached = placeProblem(real, true)
-  if (reached !== undefined) return reached
-  let fd: number
-  try {
-    fd = NodeFs.openSync(real, openFlags)
-  } catch (error) {
-    const code = codeOf(error)
-    if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
-    // O_NOFOLLOW: the last component became a symlink after its real path was looked up.
-    if (code === "ELOOP" || code === "EMLINK") return fail("link-loop", "a symlink appeared while kern opened it")
-    if (code === "ENXIO") return fail("not-regular", "socket or device")
-    return fail("unreadable", describe(error))
-  }
-  try {
-    const opened = openedPath(fd)
-    if (opened !== undefined && opened !== real) {
-      const swapped = placeProblem(opened, true)
-      if (swapped !== undefined) return swapped
+    const named = placeProblem(absolute, false)
+    if (named !== undefined) return named
+    let real: string
+    try {
+      real = NodeFs.realpathSync.native(absolute)
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+      if (code === "ELOOP") return fail("link-loop", "too many levels of symbolic links (a symlink loop)")
+      return fail("unreadable", describe(error))
     }
-    const stat = NodeFs.fstatSync(fd)
-    if (!stat.isFile()) return fail("not-regular", kindOf(stat))
-    if (stat.nlink > 1) return fail("hard-link", String(stat.nlink))
-    if (stat.size > maxBytes) return fail("too-large", `${formatSize(stat.size)}, over ${formatSize(maxBytes)}`)
-    const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs }
-    if (!read) return Either.right({ ...file, bytes: new Uint8Array(0) })
-    // One byte past the cap: a file that grew after fstat is seen to be too large, not cut silently.
-    const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
-    let filled = 0
-    while (filled < buffer.byteLength) {
-      const count = NodeFs.readSync(fd, buffer, filled, buffer.byteLength - filled, filled)
-      if (count === 0) break
-      filled += count
+    const reached = placeProblem(real, true)
+    if (reached !== undefined) return reached
+    let fd: number
+    try {
+      fd = NodeFs.openSync(real, openFlags)
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+      // O_NOFOLLOW: the last component became a symlink after its real path was looked up.
+      if (code === "ELOOP" || code === "EMLINK") return fail("link-loop", "a symlink appeared while kern opened it")
+      if (code === "ENXIO") return fail("not-regular", "socket or device")
+      return fail("unreadable", describe(error))
     }
-    if (filled > maxBytes) return fail("too-large", `over ${formatSize(maxBytes)}`)
-    return Either.right({ ...file, size: filled, bytes: buffer.subarray(0, filled) })
-  } catch (error) {
-    return fail("unreadable", describe(error))
-  } finally {
-    NodeFs.closeSync(fd)
+    try {
+      const opened = openedPath(fd)
+      if (opened !== undefined && opened !== real) {
+        const swapped = placeProblem(opened, true)
+        if (swapped !== undefined) return swapped
+      }
+      const stat = NodeFs.fstatSync(fd)
+      if (!stat.isFile()) return fail("not-regular", kindOf(stat))
+      if (stat.nlink > 1) return fail("hard-link", String(stat.nlink))
+      if (stat.size > maxBytes) return fail("too-large", `${formatSize(stat.size)}, over ${formatSize(maxBytes)}`)
+      const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs }
+      if (!read) return Either.right({ ...file, bytes: new Uint8Array(0) })
+      // One byte past the cap: a file that grew after fstat is seen to be too large, not cut silently.
+      const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
+      let filled = 0
+      while (filled < buffer.byteLength) {
+        const count = NodeFs.readSync(fd, buffer, filled, buffer.byteLength - filled, filled)
+        if (count === 0) break
+        filled += count
+      }
+      if (filled > maxBytes) return fail("too-large", `over ${formatSize(maxBytes)}`)
+      return Either.right({ ...file, size: filled, bytes: buffer.subarray(0, filled) })
+    } catch (error) {
+      return fail("unreadable", describe(error))
+    } finally {
+      NodeFs.closeSync(fd)
+    }
   }
+}
+
+/** A reader for many files under the same options (the file tools' scans): the roots are resolved once. */
+export const agentFileReader = (options: AgentFileOptions) => {
+  const open = openerFor(options)
+  return (path: string): Either.Either<AgentFileBytes, AgentFileError> => open(path, true)
 }
 
 /** Reads an agent file through the door, synchronously (the file tools' scanning loops). */
 export const readAgentFileSync = (path: string, options: AgentFileOptions): Either.Either<AgentFileBytes, AgentFileError> =>
-  openSync(path, options, true)
+  openerFor(options)(path, true)
 
 /** Reads an agent file through the door. */
 export const readAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFileBytes, AgentFileError> =>
-  Effect.suspend(() => openSync(path, options, true)).pipe(
+  Effect.suspend(() => openerFor(options)(path, true)).pipe(
     Effect.withSpan("kern.storage.agentFile.read", { attributes: { path } })
   )
 
@@ -239,7 +244,7 @@ export const readAgentText = (path: string, options: AgentFileOptions): Effect.E
 
 /** Checks an agent file through the door without reading it (autoCommit, knowledge's ages). */
 export const inspectAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFile, AgentFileError> =>
-  Effect.suspend(() => openSync(path, options, false)).pipe(
+  Effect.suspend(() => openerFor(options)(path, false)).pipe(
     Effect.withSpan("kern.storage.agentFile.inspect", { attributes: { path } })
   )
 

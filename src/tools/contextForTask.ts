@@ -1,7 +1,7 @@
 import { Effect, Either, Schema } from "effect"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { readAgentFileSync } from "../storage/agentFiles.js"
+import { agentFileReader } from "../storage/agentFiles.js"
 import { describeUnknown } from "./failures.js"
 import { bundle, scoreFile, taskKeywords } from "./taskContext.js"
 import { isBinary, splitLines } from "./textFile.js"
@@ -46,13 +46,13 @@ export const contextForTask = Effect.fn("kern.tools.context_for_task")(function*
   if (keywords.length === 0) {
     return yield* toolFailure("VALIDATION_ERROR", "the task has no searchable words; describe it with the names and terms involved")
   }
-  const options = { roots: workspace.roots, outside: "refuse", maxBytes: maxFileBytes } as const
+  const readFile = agentFileReader({ roots: workspace.roots, maxBytes: maxFileBytes })
   const walked = yield* walkFiles(workspace.root, { root: workspace.root, maxFiles: maxScannedFiles })
   const scored = yield* Effect.try({
     try: () =>
       walked.files.flatMap((path) => {
         // Through the door: a hard link, a FIFO, a device or a file over the cap is left out (a FIFO without blocking).
-        const read = readAgentFileSync(NodePath.join(workspace.root, path), options)
+        const read = readFile(NodePath.join(workspace.root, path))
         if (Either.isLeft(read) || isBinary(read.right.bytes)) return []
         const bytes = Buffer.from(read.right.bytes)
         const content = bytes.toString("utf8")

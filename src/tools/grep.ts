@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { type AgentFileError, type AgentFileOptions, isRefusal, readAgentFileSync } from "../storage/agentFiles.js"
+import { type AgentFileBytes, type AgentFileError, agentFileReader, isRefusal } from "../storage/agentFiles.js"
 import { agentFileFailure } from "./failures.js"
 import { compileGlob } from "./globPattern.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
@@ -52,8 +52,8 @@ const batchBytes = 8 * 1024 * 1024
  * link out of the roots or into .kern/ is refused (a FIFO without blocking); undefined for a binary file (a NUL byte
  * near the start, as grep decides).
  */
-const readText = (absolute: string, options: AgentFileOptions): Either.Either<string | undefined, AgentFileError> =>
-  Either.map(readAgentFileSync(absolute, options), ({ bytes }) => {
+const readText = (absolute: string, readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>) =>
+  Either.map(readFile(absolute), ({ bytes }) => {
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     return buffer.subarray(0, sniffBytes).indexOf(0) >= 0 ? undefined : buffer.toString("utf8")
   })
@@ -99,7 +99,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   if (!stat.isDirectory() && !stat.isFile()) return yield* notRegular(target.display)
   if (!stat.isDirectory()) {
     // One file named: a refusal is the answer, not a silent "no matches".
-    const refusal = Either.getLeft(readText(target.path, workspace.fileOptions(target, maxFileBytes)))
+    const refusal = Either.getLeft(readText(target.path, agentFileReader(workspace.fileOptions(target, maxFileBytes))))
     if (refusal._tag === "Some" && isRefusal(refusal.value)) return yield* agentFileFailure(refusal.value)
   }
   const includeGlob = args.include === undefined ? undefined : compileGlob(args.include)
@@ -113,7 +113,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
-  const options = { ...workspace.fileOptions(target, maxFileBytes), display: undefined }
+  const readFile = agentFileReader({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
   const refused: Array<string> = []
   const out: Array<string> = []
   let total = 0
@@ -126,7 +126,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
         const file = files[next++] ?? ""
         const absolute = file === "" ? target.path : NodePath.join(target.path, file)
-        const read = readText(absolute, options)
+        const read = readText(absolute, readFile)
         if (Either.isLeft(read)) {
           // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.
           if (isRefusal(read.left)) refused.push(read.left.path)
