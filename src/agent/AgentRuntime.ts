@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, PubSub, Ref, Scope, SynchronizedRef } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { knowledgeReport, needsCare } from "../memory/knowledge.js"
+import { makeSkippedFiles } from "../storage/agentFiles.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { today } from "../memory/notes.js"
@@ -85,6 +86,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const heartbeatSentAt = yield* Ref.make<number | undefined>(undefined)
     /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
     const activity = yield* Ref.make(true)
+    // A knowledge file the door refuses is reported once, not at every heartbeat.
+    const skippedKnowledge = yield* makeSkippedFiles()
 
     // Inbox order is queue order: storing and queueing a message is one step.
     const accepting = yield* Effect.makeSemaphore(1)
@@ -197,7 +200,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         if ((yield* Ref.get(heartbeatSentAt)) !== undefined) {
           return yield* skipped(nowMs, "the previous heartbeat is still queued or running")
         }
-        const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays).pipe(
+        const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays, skippedKnowledge).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.catchAll((error) =>
             Effect.as(Effect.logWarning(`kern: could not check knowledge/: ${error.message}`), { stale: [], unindexed: [] })

@@ -8,7 +8,7 @@ import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
 import { listNotes } from "../memory/notes.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
-import { orIfMissing } from "../storage/missingFile.js"
+import { orIfAbsent } from "../storage/agentFiles.js"
 
 /** The memory files of the system prompt, in the order they are rendered (seed 003). */
 const memoryFiles = ["AGENTS.md", "IDENTITY.md", "KERN.md", "KNOWLEDGE.md", "USERS.md"] as const
@@ -56,15 +56,17 @@ export interface SystemSection {
  */
 export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
   const { paths } = yield* AgentConfig
-  // A memory file that cannot be read leaves a hole in the prompt, not a failed turn; only a missing one is silent.
+  // A memory file that cannot be read (or that the door refuses: a link into .kern/ or out of the folder, a FIFO)
+  // leaves a hole in the prompt, not a failed turn; only a missing one is silent.
+  const read = (file: string) =>
+    files.readString(file, paths.dir).pipe(
+      Effect.tap(() => files.skipped.readFine(NodePath.relative(paths.dir, file))),
+      Effect.map((text) => text.trim()),
+      orIfAbsent(() => ""),
+      Effect.catchAll((error) => Effect.as(files.skipped.skip("the system prompt", error), ""))
+    )
   const unreadable = (file: string) => (error: PlatformError) =>
     Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
-  const read = (file: string) =>
-    files.readString(file).pipe(
-      Effect.map((text) => text.trim()),
-      orIfMissing(() => ""),
-      Effect.catchAll(unreadable(file))
-    )
   const notesDir = NodePath.join(paths.dir, "notes")
   // Read together: each is a round trip to the file system's thread pool.
   const [texts, notes] = yield* Effect.all([

@@ -1,7 +1,10 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import { Clock, Context, Duration, Effect, FiberSet, Layer, Ref } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { inspectAgentFile, makeSkippedFiles } from "../storage/agentFiles.js"
 import { Git, type GitError } from "./Git.js"
 
 /** The agent's memory: the Markdown files at the root, knowledge/ and notes/. Never `.kern/`. */
@@ -43,15 +46,32 @@ export const make = (report: Report) =>
     const warned = yield* Ref.make<ReadonlySet<Problem>>(new Set())
     const oneAtATime = yield* Effect.makeSemaphore(1)
     const flushes = yield* FiberSet.make()
+    const skipped = yield* makeSkippedFiles(report)
 
     /** Each problem is reported once until a commit succeeds again. */
     const warn = (problem: Problem, text: string) =>
       Effect.flatMap(Ref.modify(warned, (set) => [set.has(problem), new Set([...set, problem])]), (already) =>
         already ? Effect.void : report(`warning: ${text}`))
 
-    const changedFiles = Effect.map(
+    /**
+     * Whether git may take a changed file: a removed file or a symlink yes (git stores a link as its target's name,
+     * never what it points to); any other file only if the door lets it through, so a hard link to `.kern/.env` (git
+     * would store its content), a FIFO or an oversized file never enters history. A refused one is reported once.
+     */
+    const committable = (file: string) =>
+      Effect.gen(function*() {
+        const kind = yield* Effect.sync(() => NodeFs.lstatSync(NodePath.join(dir, file), { throwIfNoEntry: false }))
+        if (kind === undefined || kind.isSymbolicLink()) return true
+        return yield* inspectAgentFile(file, { roots: [dir] }).pipe(
+          Effect.zipLeft(skipped.readFine(file)),
+          Effect.as(true),
+          Effect.catchAll((error) => error.reason === "missing" ? Effect.succeed(true) : Effect.as(skipped.skip("autoCommit", error), false))
+        )
+      })
+
+    const changedFiles = Effect.flatMap(
       git.run(dir, ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", ...memoryPathspecs]),
-      (output) => parsePorcelain(output).filter((file) => !file.startsWith(".kern/"))
+      (output) => Effect.filter(parsePorcelain(output).filter((file) => !file.startsWith(".kern/")), committable)
     )
 
     const identityArgs = Effect.gen(function*() {

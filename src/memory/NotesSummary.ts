@@ -8,6 +8,7 @@ import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as Provider from "../model/Provider.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
+import { makeSkippedFiles, readAgentText } from "../storage/agentFiles.js"
 import { listNotes } from "./notes.js"
 
 /** How many notes before the latest the summary covers. */
@@ -47,6 +48,7 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const model = yield* LanguageModel.LanguageModel
   const running = yield* Ref.make(false)
+  const skipped = yield* makeSkippedFiles()
   const background = yield* FiberSet.make()
   const dir = paths.dir
 
@@ -78,8 +80,13 @@ export const make = Effect.gen(function*() {
     const names = yield* listNotes(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
     if (names.length < 2) return Option.none()
     const covered = names.slice(-1 - summarizedNotes, -1)
-    const notes = yield* Effect.forEach(covered, (name) =>
-      Effect.map(fs.readFileString(NodePath.join(dir, "notes", name)), (text) => ({ name: `notes/${name}`, text })))
+    // Through the door: a note that links into .kern/ or out of the folder, or a FIFO, is left out of the summary.
+    const notes = (yield* Effect.forEach(covered, (name) =>
+      readAgentText(NodePath.join("notes", name), { roots: [dir] }).pipe(
+        Effect.tap(() => skipped.readFine(`notes/${name}`)),
+        Effect.map((text) => [{ name: `notes/${name}`, text }]),
+        Effect.catchAll((error) => Effect.as(skipped.skip("the notes summary", error), []))
+      ))).flat()
     const key = `${names.at(-1)}:${notes.map((note) => sha256(note.text)).join(",")}`
     return Option.some({ key, notes })
   })

@@ -1,18 +1,29 @@
-import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Clock, Effect, Option, Ref } from "effect"
+import { Clock, Effect, Ref } from "effect"
+import {
+  type AgentFileError,
+  inspectAgentFile,
+  makeSkippedFiles,
+  readAgentText,
+  reportEverySkip,
+  type SkippedFiles
+} from "../storage/agentFiles.js"
 
 interface Entry {
   readonly mtimeMs: number
-  readonly size: FileSystem.Size
+  readonly size: number
   readonly text: string
   /** When the file was stat'ed for this text. */
   readonly readAtMs: number
 }
 
-/** Reads text files, again only when they changed: one stat instead of open, stat, read and close. */
+/**
+ * Reads the agent's memory files through the door (src/storage/agentFiles.ts), again only when they changed: one
+ * open and fstat instead of a read. `skipped` reports a file the door refused, once per reader that lives long.
+ */
 export interface FileCache {
-  readonly readString: (path: string) => Effect.Effect<string, PlatformError>
+  /** `path` (absolute, or relative to `root`), which must be inside the agent folder `root` and not under `.kern/`. */
+  readonly readString: (path: string, root: string) => Effect.Effect<string, AgentFileError>
+  readonly skipped: SkippedFiles
 }
 
 /**
@@ -27,12 +38,12 @@ export interface FileCache {
 export const racyWindowMs = (mtimeMs: number): number => mtimeMs % 1_000 === 0 ? 2_000 : 100
 
 export const makeFileCache = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
   const entries = yield* Ref.make<ReadonlyMap<string, Entry>>(new Map())
-  const readString = (path: string) =>
+  const skipped = yield* makeSkippedFiles()
+  const readString = (path: string, root: string) =>
     Effect.gen(function*() {
-      const info = yield* fs.stat(path)
-      const mtimeMs = Option.match(info.mtime, { onNone: () => -1, onSome: (date) => date.getTime() })
+      const info = yield* inspectAgentFile(path, { roots: [root] })
+      const mtimeMs = Math.floor(info.mtimeMs)
       const now = yield* Clock.currentTimeMillis
       const cached = (yield* Ref.get(entries)).get(path)
       if (
@@ -41,12 +52,15 @@ export const makeFileCache = Effect.gen(function*() {
       ) {
         return cached.text
       }
-      const text = yield* fs.readFileString(path)
+      const text = yield* readAgentText(path, { roots: [root] })
       yield* Ref.update(entries, (map) => new Map(map).set(path, { mtimeMs, size: info.size, text, readAtMs: now }))
       return text
     })
-  return { readString } satisfies FileCache
+  return { readString, skipped } satisfies FileCache
 })
 
-/** Without a cache: every read goes to the file. */
-export const uncachedFiles = Effect.map(FileSystem.FileSystem, (fs): FileCache => ({ readString: (path) => fs.readFileString(path) }))
+/** Without a cache: every read goes to the file, every skip is reported (one-shot inspection). */
+export const uncachedFiles: Effect.Effect<FileCache> = Effect.succeed({
+  readString: (path, root) => readAgentText(path, { roots: [root] }),
+  skipped: reportEverySkip()
+})

@@ -7,6 +7,7 @@ import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder, type EmbeddingError } from "./Embedder.js"
 import { type AutoRecallOptions, autoRecallSearchLimit, selectAutoRecall, wantsAutoRecall } from "./autoRecall.js"
 import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
+import { makeSkippedFiles } from "../storage/agentFiles.js"
 import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
@@ -59,6 +60,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const tokenizer = yield* Tokenizer
     const onePass = yield* Effect.makeSemaphore(1)
     const backfilling = yield* Ref.make(false)
+    // A file the door refuses is reported once, not at every pass.
+    const skippedFiles = yield* makeSkippedFiles()
     /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
     // Another process (the running agent) may have learnt it.
     const notedReason = yield* notedKeywordReason(store, embedder.model).pipe(Effect.orElseSucceed(() => Option.none<string>()))
@@ -118,7 +121,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       onePass.withPermits(1)(Effect.gen(function*() {
         if (!config.recall) return 0
         const messages = yield* indexSessions(store, tokenizer.counter, secrets, paths.sessionsDir, options)
-        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, secrets, paths.dir)
+        if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, secrets, paths.dir, skippedFiles)
         // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
         yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
         return messages

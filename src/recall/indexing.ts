@@ -7,6 +7,7 @@ import type { KnownSecret } from "../config/KnownSecrets.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import { redactMessage } from "../session/redactMessage.js"
+import { readAgentFile, reportEverySkip, type SkippedFiles } from "../storage/agentFiles.js"
 import { isNotFound } from "../storage/missingFile.js"
 import { chunkFile, chunkTurns, indexedMessage, maxChunkTokens } from "./chunking.js"
 import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
@@ -166,38 +167,42 @@ const markdownUnder = (dir: string, root: string) =>
     return names.filter((name) => name.endsWith(".md")).map((name) => NodePath.relative(root, NodePath.join(dir, name)))
   })
 
-/** Indexes knowledge/ and notes/ files whose content changed (by SHA-256), and forgets removed ones. */
+/**
+ * Indexes knowledge/ and notes/ files whose content changed (by SHA-256), and forgets removed ones. Files are read
+ * through the door (src/storage/agentFiles.ts): one it refuses (a link into .kern/ or out of the folder, a FIFO, a
+ * device, one too large) is reported to `skipped` and treated as gone, so nothing of it reaches the index, the
+ * embeddings or a search.
+ */
 export const indexFiles = (
   store: RecallStoreShape,
   counter: Effect.Effect<TokenCounter>,
   secrets: ReadonlyArray<KnownSecret>,
-  agentDir: string
+  agentDir: string,
+  skipped: SkippedFiles = reportEverySkip()
 ): Effect.Effect<number, RecallStoreError | PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const paths = [
       ...(yield* markdownUnder(NodePath.join(agentDir, "knowledge"), agentDir)),
       ...(yield* markdownUnder(NodePath.join(agentDir, "notes"), agentDir))
     ].sort()
     const known = yield* store.fileHashes
+    const present = new Set<string>()
     let changed = 0
     for (const path of paths) {
-      const absolute = NodePath.join(agentDir, path)
-      const read = yield* Effect.either(Effect.all([fs.readFileString(absolute), fs.stat(absolute)]))
+      const read = yield* Effect.either(readAgentFile(path, { roots: [agentDir] }))
       if (read._tag === "Left") {
-        yield* fileError(path)(read.left)
+        if (read.left.reason !== "missing") yield* skipped.skip("recall", read.left)
         continue
       }
-      const text = redactSecretsInText(read.right[0], secrets)
-      const info = read.right[1]
+      yield* skipped.readFine(path)
+      present.add(path)
+      const text = redactSecretsInText(Buffer.from(read.right.bytes).toString("utf8"), secrets)
       const hash = NodeCrypto.createHash("sha256").update(text).digest("hex")
       if (known.get(path) === hash) continue
-      const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
       const count = yield* counterFor(counter, bytes(text) + bytes(path) + 1)
-      yield* store.replaceFile(path, hash, chunkFile(path, text, mtimeMs, count))
+      yield* store.replaceFile(path, hash, chunkFile(path, text, Math.floor(read.right.mtimeMs), count))
       changed++
     }
-    const present = new Set(paths)
     for (const path of known.keys()) {
       if (!present.has(path)) {
         yield* store.replaceFile(path, undefined, [])

@@ -5,6 +5,7 @@ import { agentZone } from "../agent/envelope.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import type { AgentFileOptions } from "../storage/agentFiles.js"
 import { errnoCode, fileFailure } from "./failures.js"
 
 export interface WorkspaceOptions {
@@ -51,6 +52,11 @@ export interface WorkspaceService {
   readonly resolve: (path: string, access?: Access) => Effect.Effect<ResolvedPath, ToolFailure>
   /** How to name an absolute path to the model: relative to the root when inside it. */
   readonly display: (absolute: string) => string
+  /**
+   * How the file tools open a resolved file: through the door every reader of the agent's files uses
+   * (src/storage/agentFiles.ts), within these roots (anywhere but `.kern/` when the guard is off), up to `maxBytes`.
+   */
+  readonly fileOptions: (file: ResolvedPath, maxBytes: number) => AgentFileOptions
 }
 
 /** What a file tool means to do with a path: writes are held to more than reads. */
@@ -195,7 +201,8 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
     zone: options.zone ?? agentZone(undefined),
     childEnv,
     resolve,
-    display
+    display,
+    fileOptions: (file, maxBytes) => ({ roots: realRoots, outside: guard ? "refuse" : "allow", maxBytes, display: file.display })
   } satisfies WorkspaceService
 })
 

@@ -1,7 +1,7 @@
-import { Effect, Schema } from "effect"
-import * as NodeFs from "node:fs"
+import { Effect, Either, Schema } from "effect"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { agentFileReader } from "../storage/agentFiles.js"
 import { describeUnknown } from "./failures.js"
 import { bundle, scoreFile, taskKeywords } from "./taskContext.js"
 import { isBinary, splitLines } from "./textFile.js"
@@ -46,15 +46,15 @@ export const contextForTask = Effect.fn("kern.tools.context_for_task")(function*
   if (keywords.length === 0) {
     return yield* toolFailure("VALIDATION_ERROR", "the task has no searchable words; describe it with the names and terms involved")
   }
+  const readFile = agentFileReader({ roots: workspace.roots, maxBytes: maxFileBytes })
   const walked = yield* walkFiles(workspace.root, { root: workspace.root, maxFiles: maxScannedFiles })
   const scored = yield* Effect.try({
     try: () =>
       walked.files.flatMap((path) => {
-        const absolute = NodePath.join(workspace.root, path)
-        const size = NodeFs.statSync(absolute, { throwIfNoEntry: false })?.size ?? maxFileBytes + 1
-        if (size > maxFileBytes) return []
-        const bytes = NodeFs.readFileSync(absolute)
-        if (isBinary(bytes)) return []
+        // Through the door: a hard link, a FIFO, a device or a file over the cap is left out (a FIFO without blocking).
+        const read = readFile(NodePath.join(workspace.root, path))
+        if (Either.isLeft(read) || isBinary(read.right.bytes)) return []
+        const bytes = Buffer.from(read.right.bytes)
         const content = bytes.toString("utf8")
         const score = scoreFile(path, content, keywords)
         return score > 0 ? [{ path, score, content }] : []

@@ -1,5 +1,6 @@
 import type { PlatformError } from "@effect/platform/Error"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import type { AgentFileError } from "../storage/agentFiles.js"
 
 /** The errno code (ELOOP, ENOTDIR…) behind a platform error, when the platform kept it. */
 export const errnoCode = (error: PlatformError): string | undefined => {
@@ -35,3 +36,19 @@ export const fileFailure = (display: string) => (error: PlatformError): ToolFail
 
 /** A message of an unknown thrown value, for failures at the Node edge. */
 export const describeUnknown = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** A file the door (src/storage/agentFiles.ts) did not read, as a failure the model can act on. */
+export const agentFileFailure = (error: AgentFileError): ToolFailure => {
+  switch (error.reason) {
+    case "missing":
+      return toolFailure("NOT_FOUND", `${error.path} does not exist`)
+    case "outside":
+    case "kern":
+    case "hard-link":
+      return toolFailure("PERMISSION_DENIED", error.message)
+    case "unreadable":
+      return toolFailure("UNEXPECTED", error.message)
+    default:
+      return toolFailure("VALIDATION_ERROR", error.message)
+  }
+}

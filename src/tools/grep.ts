@@ -2,6 +2,8 @@ import { Effect, Either, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { type AgentFileBytes, type AgentFileError, agentFileReader, isRefusal } from "../storage/agentFiles.js"
+import { agentFileFailure } from "./failures.js"
 import { compileGlob } from "./globPattern.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
 import type { ToolMetadata } from "./toolMetadata.js"
@@ -41,40 +43,20 @@ const maxFileBytes = 10 * 1024 * 1024
 const maxScannedFiles = 200_000
 const batchSize = 128
 const sniffBytes = 8192
-const scratchBytes = 1024 * 1024
 
 /** The most file text sent to the worker at once. */
 const batchBytes = 8 * 1024 * 1024
 
 /**
- * Reads a text file for searching: most files fit the caller's scratch buffer, which saves an allocation and a
- * stat per file; undefined for unreadable, binary (a NUL byte near the start, as grep decides), huge or
- * non-regular files. Opened without blocking, so a FIFO that became one after the walk cannot hang the read.
+ * Reads a text file for searching through the door (src/storage/agentFiles.ts): a hard link, a FIFO, a device, a
+ * link out of the roots or into .kern/ is refused (a FIFO without blocking); undefined for a binary file (a NUL byte
+ * near the start, as grep decides).
  */
-const readText = (absolute: string, scratch: Buffer): string | undefined => {
-  let fd: number
-  try {
-    fd = NodeFs.openSync(absolute, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
-  } catch {
-    return undefined
-  }
-  try {
-    const read = NodeFs.readSync(fd, scratch, 0, scratch.byteLength, 0)
-    let bytes = scratch.subarray(0, read)
-    if (read === scratch.byteLength) {
-      const stat = NodeFs.fstatSync(fd)
-      // A device (/dev/zero) fills any buffer and never ends.
-      if (!stat.isFile() || stat.size > maxFileBytes) return undefined
-      bytes = NodeFs.readFileSync(absolute)
-    }
-    if (bytes.subarray(0, sniffBytes).indexOf(0) >= 0) return undefined
-    return bytes.toString("utf8")
-  } catch {
-    return undefined
-  } finally {
-    NodeFs.closeSync(fd)
-  }
-}
+const readText = (absolute: string, readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>) =>
+  Either.map(readFile(absolute), ({ bytes }) => {
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    return buffer.subarray(0, sniffBytes).indexOf(0) >= 0 ? undefined : buffer.toString("utf8")
+  })
 
 /** `file:line:text` for the first `budget` of the given line numbers (ascending) of `content`. */
 const hitLines = (shown: string, content: string, numbers: ReadonlyArray<number>, budget: number): Array<string> => {
@@ -115,6 +97,11 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const stat = yield* Effect.sync(() => NodeFs.statSync(target.path, { throwIfNoEntry: false }))
   if (stat === undefined) return yield* toolFailure("NOT_FOUND", `${target.display} does not exist`)
   if (!stat.isDirectory() && !stat.isFile()) return yield* notRegular(target.display)
+  if (!stat.isDirectory()) {
+    // One file named: a refusal is the answer, not a silent "no matches".
+    const refusal = Either.getLeft(readText(target.path, agentFileReader(workspace.fileOptions(target, maxFileBytes))))
+    if (refusal._tag === "Some" && isRefusal(refusal.value)) return yield* agentFileFailure(refusal.value)
+  }
   const includeGlob = args.include === undefined ? undefined : compileGlob(args.include)
   if (includeGlob !== undefined && Either.isLeft(includeGlob)) {
     return yield* toolFailure("VALIDATION_ERROR", `include is not a usable glob: ${includeGlob.left}`)
@@ -126,7 +113,8 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
-  const scratch = Buffer.allocUnsafe(scratchBytes)
+  const readFile = agentFileReader({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
+  const refused: Array<string> = []
   const out: Array<string> = []
   let total = 0
   let matchedFiles = 0
@@ -138,7 +126,13 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
         const file = files[next++] ?? ""
         const absolute = file === "" ? target.path : NodePath.join(target.path, file)
-        const content = readText(absolute, scratch)
+        const read = readText(absolute, readFile)
+        if (Either.isLeft(read)) {
+          // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.
+          if (isRefusal(read.left)) refused.push(read.left.path)
+          continue
+        }
+        const content = read.right
         if (content === undefined) continue
         texts.push({ shown: workspace.display(absolute), content })
         bytes += content.length
@@ -158,8 +152,9 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const truncated = total > out.length || walked.truncated
   const notes = [
     ...(total > out.length ? [`[${total - out.length} more matches not shown; narrow the pattern, path or include]`] : []),
-    ...(walked.truncated ? [`[stopped after scanning ${maxScannedFiles} files; search a smaller folder]`] : [])
+    ...(walked.truncated ? [`[stopped after scanning ${maxScannedFiles} files; search a smaller folder]`] : []),
+    ...(refused.length > 0 ? [`[not searched: ${refused.slice(0, 5).join(", ")}${refused.length > 5 ? ` and ${refused.length - 5} more` : ""} (links, FIFOs, devices or files over 10 MB)]`] : [])
   ]
-  const text = total === 0 ? `no matches for ${args.pattern} in ${target.display}` : [...out, ...notes].join("\n")
+  const text = (total === 0 ? [`no matches for ${args.pattern} in ${target.display}`, ...notes] : [...out, ...notes]).join("\n")
   return { matches: total, files: matchedFiles, truncated, text } satisfies GrepOutput
 }, Effect.scoped)

@@ -1,12 +1,11 @@
-import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import * as NodePath from "node:path"
 import { usageTotals } from "../kernel/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { orIfAbsent, readAgentText } from "../storage/agentFiles.js"
 import { effectiveScope, PairingStore, userKey } from "../users/PairingStore.js"
 import { syncUsersFile } from "../users/usersFile.js"
 import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
@@ -224,12 +223,11 @@ export const kernPair = Effect.fn("kern.tools.kern_pair")(function*(args: KernPa
 
 const users = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = NodePath.join(loaded.paths.dir, "USERS.md")
-    const unreadable = (error: { readonly message: string }) =>
-      toolFailure("UNEXPECTED", `could not read USERS.md: ${error.message}`)
-    const exists = yield* fs.exists(file).pipe(Effect.mapError(unreadable))
-    return exists ? yield* fs.readFileString(file).pipe(Effect.mapError(unreadable)) : undefined
+    // Through the door: a USERS.md linked into .kern/ or out of the folder, or a FIFO, is refused.
+    return yield* readAgentText("USERS.md", { roots: [loaded.paths.dir] }).pipe(
+      orIfAbsent(() => undefined),
+      Effect.mapError((error) => toolFailure("UNEXPECTED", `could not read USERS.md: ${error.message}`))
+    )
   })
 
 /** kern({ action }): the runtime, its config, environment, recent kernel events and users, never a secret. */

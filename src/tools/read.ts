@@ -2,7 +2,8 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { listDirectory } from "./directoryListing.js"
-import { fileFailure } from "./failures.js"
+import { readAgentFile } from "../storage/agentFiles.js"
+import { agentFileFailure, fileFailure } from "./failures.js"
 import { formatOutline, outlineOf } from "./outline.js"
 import { ReadTracker, snapshotOf } from "./ReadTracker.js"
 import { binaryKind, formatBytes, isBinary, numberLine, splitLines } from "./textFile.js"
@@ -142,16 +143,17 @@ export const read = Effect.fn("kern.tools.read")(function*(args: ReadArgs) {
     const listing = yield* listDirectory(file.path, file.display, args.offset, args.limit)
     return { path: file.display, kind: "directory", text: listing } satisfies ReadOutput
   }
-  if (info.type !== "File") {
-    return yield* toolFailure("VALIDATION_ERROR", `${file.display} is a ${info.type.toLowerCase()}, not a regular file`)
-  }
-  if (Number(info.size) > readMaxFileBytes) {
-    return yield* toolFailure(
-      "VALIDATION_ERROR",
-      `${file.display} is ${formatBytes(Number(info.size))}, too large to read; search it with grep or show parts with bash (sed -n, head, tail)`
+  // Through the door: a hard link (perhaps to .kern/.env), a FIFO or a device is refused, a FIFO without blocking.
+  const { bytes } = yield* readAgentFile(file.path, workspace.fileOptions(file, readMaxFileBytes)).pipe(
+    Effect.mapError((error) =>
+      error.reason === "too-large"
+        ? toolFailure(
+          "VALIDATION_ERROR",
+          `${file.display} is ${formatBytes(Number(info.size))}, too large to read; search it with grep or show parts with bash (sed -n, head, tail)`
+        )
+        : agentFileFailure(error)
     )
-  }
-  const bytes = yield* fs.readFile(file.path).pipe(Effect.mapError(fileFailure(args.path)))
+  )
   yield* tracker.record(sessionId, file.path, snapshotOf(bytes))
   return yield* readFile(args, file.path, file.display, bytes)
 }) satisfies (args: ReadArgs) => Effect.Effect<ReadOutput, ToolFailure, FileSystem.FileSystem | Workspace | ReadTracker | ToolSession>

@@ -1,11 +1,12 @@
-import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 import { refusePastNote } from "../memory/notes.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { atomicWrite, type TargetChanged } from "./atomicWrite.js"
-import { fileFailure } from "./failures.js"
+import { orIfAbsent, readAgentFile } from "../storage/agentFiles.js"
+import { agentFileFailure, fileFailure } from "./failures.js"
+import { readMaxFileBytes } from "./read.js"
 import { ReadTracker, sameSnapshot, snapshotOf } from "./ReadTracker.js"
 import { ToolSession } from "./ToolSession.js"
 import { type ResolvedPath, Workspace } from "./Workspace.js"
@@ -38,15 +39,18 @@ export const ensureReadAndUnchanged = (
     }
   })
 
-/** Reads a file's current bytes, or undefined when there is none yet. */
-export const currentBytes = (path: string, display: string) =>
+/**
+ * Reads a file's current bytes through the door (src/storage/agentFiles.ts), or undefined when there is none yet: a
+ * hard link (perhaps to .kern/.env), a FIFO or a device is refused, so it is neither shown nor replaced.
+ */
+export const currentBytes = (file: ResolvedPath) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const exists = yield* fs.exists(path).pipe(Effect.mapError(fileFailure(display)))
-    if (!exists) return undefined
-    const info = yield* fs.stat(path).pipe(Effect.mapError(fileFailure(display)))
-    if (info.type !== "File") return yield* toolFailure("VALIDATION_ERROR", `${display} is a ${info.type.toLowerCase()}, not a file`)
-    return yield* fs.readFile(path).pipe(Effect.mapError(fileFailure(display)))
+    const workspace = yield* Workspace
+    return yield* readAgentFile(file.path, workspace.fileOptions(file, readMaxFileBytes)).pipe(
+      Effect.map((read): Uint8Array | undefined => read.bytes),
+      orIfAbsent(() => undefined),
+      Effect.mapError(agentFileFailure)
+    )
   })
 
 /** A failed atomic write as the model should read it: a change under our feet says to read again. */
@@ -76,7 +80,7 @@ export const changeFile = <A, R>(
     const file = yield* workspace.resolve(path, "write")
     yield* refusePastNote(NodePath.relative(workspace.root, file.path), file.display, workspace.zone)
     return yield* Effect.gen(function*() {
-      const before = yield* currentBytes(file.path, file.display)
+      const before = yield* currentBytes(file)
       if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)
       const { data, output } = yield* change(file, before)
       yield* atomicWrite(file.path, data, before === undefined ? "absent" : snapshotOf(before)).pipe(

@@ -1,7 +1,7 @@
-import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { fileFailure } from "./failures.js"
+import { readAgentFile } from "../storage/agentFiles.js"
+import { agentFileFailure } from "./failures.js"
 import { formatOutline, outlineOf } from "./outline.js"
 import { readMaxFileBytes } from "./read.js"
 import { formatBytes, isBinary, splitLines } from "./textFile.js"
@@ -35,13 +35,13 @@ export interface SummarizeFileStructureOutput {
 const maxSymbols = 300
 
 export const summarizeFileStructure = Effect.fn("kern.tools.summarize_file_structure")(function*(args: SummarizeFileStructureArgs) {
-  const fs = yield* FileSystem.FileSystem
   const workspace = yield* Workspace
   const file = yield* workspace.resolve(args.path)
-  const info = yield* fs.stat(file.path).pipe(Effect.mapError(fileFailure(args.path)))
-  if (info.type !== "File") return yield* toolFailure("VALIDATION_ERROR", `${file.display} is not a file`)
-  if (Number(info.size) > readMaxFileBytes) return yield* toolFailure("VALIDATION_ERROR", `${file.display} is too large to outline`)
-  const bytes = yield* fs.readFile(file.path).pipe(Effect.mapError(fileFailure(args.path)))
+  const { bytes } = yield* readAgentFile(file.path, workspace.fileOptions(file, readMaxFileBytes)).pipe(
+    Effect.mapError((error) =>
+      error.reason === "too-large" ? toolFailure("VALIDATION_ERROR", `${file.display} is too large to outline`) : agentFileFailure(error)
+    )
+  )
   if (isBinary(bytes)) return yield* toolFailure("VALIDATION_ERROR", `${file.display} is a binary file`)
   const lines = splitLines(new TextDecoder("utf-8").decode(bytes))
   const entries = outlineOf(file.path, lines)

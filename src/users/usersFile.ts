@@ -1,9 +1,8 @@
-import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
-import { orIfMissing } from "../storage/missingFile.js"
+import { orIfAbsent, readAgentText } from "../storage/agentFiles.js"
 import { atomicWrite } from "../tools/atomicWrite.js"
 import { effectiveScope, type Pairing, PairingStore, userKey } from "./PairingStore.js"
 
@@ -43,10 +42,10 @@ export const mergeUsersFile = (existing: string, section: string): string => {
 /** Rewrites USERS.md's generated section from kern.db (atomically; untouched when nothing changed). */
 export const syncUsersFile = Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
-  const fs = yield* FileSystem.FileSystem
   const store = yield* PairingStore
   const file = NodePath.join(paths.dir, "USERS.md")
-  const existing = yield* fs.readFileString(file).pipe(orIfMissing(() => ""))
+  // Through the door: a USERS.md linked to .kern/.env (or a FIFO) is refused, never copied into a regular USERS.md.
+  const existing = yield* readAgentText("USERS.md", { roots: [paths.dir] }).pipe(orIfAbsent(() => ""))
   const next = mergeUsersFile(existing, renderUsersSection(yield* store.list, config.toolScope))
   if (next !== existing) yield* atomicWrite(file, new TextEncoder().encode(next))
 }).pipe(Effect.withSpan("kern.users.sync"))

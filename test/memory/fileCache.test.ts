@@ -16,19 +16,19 @@ describe("memory file cache", () => {
       NodeFs.writeFileSync(file, "first")
       NodeFs.utimesSync(file, old, old)
       const files = yield* makeFileCache
-      expect(yield* files.readString(file)).toBe("first")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("first")
       // Same size, same mtime: the stat says unchanged, so the kept text is what comes back (no read).
       NodeFs.writeFileSync(file, "other")
       NodeFs.utimesSync(file, old, old)
-      expect(yield* files.readString(file)).toBe("first")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("first")
       // A new mtime is a change.
       const later = new Date(old.getTime() + 1_000)
       NodeFs.utimesSync(file, later, later)
-      expect(yield* files.readString(file)).toBe("other")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("other")
       // A new size is a change, even with the mtime put back.
       NodeFs.writeFileSync(file, "longer text")
       NodeFs.utimesSync(file, later, later)
-      expect(yield* files.readString(file)).toBe("longer text")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("longer text")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("a file with whole-second times modified within two seconds is read again: a same-size edit in the same tick is seen", () =>
@@ -39,10 +39,10 @@ describe("memory file cache", () => {
       const tick = new Date(Math.floor(Date.now() / 1_000) * 1_000)
       NodeFs.utimesSync(file, tick, tick)
       const files = yield* makeFileCache
-      expect(yield* files.readString(file)).toBe("aaaa")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("aaaa")
       NodeFs.writeFileSync(file, "bbbb")
       NodeFs.utimesSync(file, tick, tick)
-      expect(yield* files.readString(file)).toBe("bbbb")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("bbbb")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("text read inside the window stays suspect after the window: a same-tick edit is still seen", () =>
@@ -52,12 +52,12 @@ describe("memory file cache", () => {
       const tick = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 1_000)
       NodeFs.utimesSync(file, tick, tick)
       const files = yield* makeFileCache
-      expect(yield* files.readString(file)).toBe("aaaa")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("aaaa")
       NodeFs.writeFileSync(file, "bbbb")
       NodeFs.utimesSync(file, tick, tick)
       // The file is now older than the window, but "aaaa" was read inside it.
       yield* Effect.sleep(Math.max(0, tick.getTime() + 2_050 - Date.now()))
-      expect(yield* files.readString(file)).toBe("bbbb")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("bbbb")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("a file with sub-second times is kept once its text was read 100 ms after its mtime", () =>
@@ -68,20 +68,20 @@ describe("memory file cache", () => {
       const fine = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 1_000 + 123)
       NodeFs.utimesSync(file, fine, fine)
       const files = yield* makeFileCache
-      expect(yield* files.readString(file)).toBe("aaaa")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("aaaa")
       // Same size, same mtime: unchanged, so no read (only a same-tick edit could do this, and the tick is past).
       NodeFs.writeFileSync(file, "bbbb")
       NodeFs.utimesSync(file, fine, fine)
-      expect(yield* files.readString(file)).toBe("aaaa")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("aaaa")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.live("a missing file fails as the file system says, and is found once it exists", () =>
+  it.live("a missing file fails as missing, and is found once it exists", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "AGENTS.md")
       const files = yield* makeFileCache
-      const missing = yield* Effect.flip(files.readString(file))
-      expect(missing._tag).toBe("SystemError")
+      const missing = yield* Effect.flip(files.readString(file, NodePath.dirname(file)))
+      expect(missing.reason).toBe("missing")
       NodeFs.writeFileSync(file, "now here")
-      expect(yield* files.readString(file)).toBe("now here")
+      expect(yield* files.readString(file, NodePath.dirname(file))).toBe("now here")
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

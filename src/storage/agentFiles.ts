@@ -1,0 +1,291 @@
+/**
+ * The one door to the agent's files: every reader of the agent folder (the system prompt's memory files, the notes
+ * summary, knowledge, recall indexing, autoCommit and the file tools) opens files through it.
+ *
+ * What it lets through is a regular file whose real path is inside the folder (or one of the given roots) and not
+ * under `.kern/`, with one name (nlink 1), no larger than a cap. Why each rule:
+ * - Real path: a symlink (or a symlinked folder) may point into `.kern/` (the provider key, bot tokens,
+ *   `KERN_AUTH_TOKEN`) or out of the folder (an SSH key). The check runs on the path actually opened (on Linux, the
+ *   opened descriptor's own path in /proc), so a link swapped in between the check and the open is caught too; the
+ *   last component is opened with O_NOFOLLOW.
+ * - One name: a hard link is the same file under a second name, and nothing on the file says where the other name
+ *   is: it may be `.kern/.env` or `~/.ssh/id_ed25519` (a hard link to a file outside cannot be found without
+ *   scanning every file system). So every regular file with more than one name is refused. Memory files have one:
+ *   kern writes them by rename, editors and git do the same; a copy (`cp`) replaces a hard link.
+ * - Regular files only, opened with O_NONBLOCK and checked on the opened descriptor (fstat): a FIFO cannot block
+ *   the open or the read, a device (/dev/zero) is never read, and the file checked is the file read.
+ * - A cap: a file is read to at most `maxBytes` (+1, to see that it is larger), however it grows meanwhile.
+ *
+ * Synchronous on purpose: one open, fstat and read per file, bounded by the cap, is cheaper than the thread pool's
+ * round trips, and the sync form is what the file tools' scanning loops (grep, context_for_task) need.
+ */
+import { Effect, Either, Ref, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+
+/** kern's own folder: never read as agent memory, whatever link leads there. Compared without case. */
+export const kernDirName = ".kern"
+
+/** The most an agent memory file may hold (a note, a knowledge file, AGENTS.md) for kern to read it. */
+export const agentFileMaxBytes = 4 * 1024 * 1024
+
+export const AgentFileProblem = Schema.Literal(
+  "missing",
+  "outside",
+  "kern",
+  "link-loop",
+  "hard-link",
+  "not-regular",
+  "too-large",
+  "unreadable"
+)
+export type AgentFileProblem = typeof AgentFileProblem.Type
+
+/** A file of the agent folder kern did not read: missing, refused by the door, or unreadable. */
+export class AgentFileError extends Schema.TaggedError<AgentFileError>()("AgentFileError", {
+  /** The path as the reader named it (relative to the agent folder where it is inside). */
+  path: Schema.String,
+  reason: AgentFileProblem,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    switch (this.reason) {
+      case "missing":
+        return `${this.path} does not exist`
+      case "outside":
+        return `${this.path} resolves (through a symlink) to ${this.detail}, outside the agent folder; kern reads only files inside it`
+      case "kern":
+        return `${this.path} resolves to ${this.detail}, under .kern/ (kern's config, secrets and database); kern never reads it as an agent file`
+      case "link-loop":
+        return `${this.path}: ${this.detail}`
+      case "hard-link":
+        return `${this.path} is a hard link (${this.detail} names for one file); its other name may be .kern/.env or a ` +
+          "key outside the folder, so kern does not read it. Replace it with a copy: `cp --remove-destination SOURCE PATH`"
+      case "not-regular":
+        return `${this.path} is a ${this.detail}, not a regular file; kern reads only regular files`
+      case "too-large":
+        return `${this.path} is ${this.detail}; kern reads agent files only up to that size`
+      case "unreadable":
+        return `${this.path} could not be read: ${this.detail}`
+    }
+  }
+}
+
+/** Whether the door refused the file (a link, a FIFO, too large), as opposed to a missing or unreadable one. */
+export const isRefusal = (error: AgentFileError): boolean => error.reason !== "missing" && error.reason !== "unreadable"
+
+export interface AgentFileOptions {
+  /** The folders files may be in, the agent folder first; real or as named. */
+  readonly roots: ReadonlyArray<string>
+  /** Whether a real path outside every root is refused (the default) or allowed (the workspace guard is off). */
+  readonly outside?: "refuse" | "allow"
+  /** Refuse files larger than this; `agentFileMaxBytes` unless given. */
+  readonly maxBytes?: number
+  /** How to name the file in errors; the path relative to the first root (or as given) unless given. */
+  readonly display?: string | undefined
+}
+
+/** A file the door let through, as fstat saw it on the opened descriptor. */
+export interface AgentFile {
+  /** The real absolute path. */
+  readonly path: string
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+export interface AgentFileBytes extends AgentFile {
+  readonly bytes: Uint8Array
+}
+
+const constants = NodeFs.constants
+const openFlags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const within = (dir: string, candidate: string): boolean => {
+  const rel = NodePath.relative(dir, candidate)
+  return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel))
+}
+
+const realOrSelf = (dir: string): string => {
+  try {
+    return NodeFs.realpathSync.native(dir)
+  } catch {
+    return NodePath.resolve(dir)
+  }
+}
+
+const kindOf = (stat: NodeFs.Stats): string =>
+  stat.isFIFO()
+    ? "FIFO (named pipe)"
+    : stat.isCharacterDevice()
+    ? "character device"
+    : stat.isBlockDevice()
+    ? "block device"
+    : stat.isSocket()
+    ? "socket"
+    : stat.isDirectory()
+    ? "directory"
+    : "special file"
+
+const formatSize = (bytes: number): string =>
+  bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+/** Where the descriptor really points, by the kernel's own account; undefined where /proc is not there. */
+const openedPath = (fd: number): string | undefined => {
+  try {
+    return NodeFs.readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Opens files (absolute, or relative to the first root) through the door and, with `read`, reads them. Returns the
+ * error instead of throwing; the descriptor is always closed.
+ */
+const openerFor = (options: AgentFileOptions) => {
+  const lexicalRoots = options.roots.map((root) => NodePath.resolve(root))
+  const first = lexicalRoots[0] ?? NodePath.resolve(".")
+  // Once per reader, not per file: a scan of 20,000 files would otherwise resolve the roots 20,000 times.
+  const realRoots = lexicalRoots.map(realOrSelf)
+  const allRoots = [...realRoots, ...lexicalRoots]
+  const maxBytes = options.maxBytes ?? agentFileMaxBytes
+  return (path: string, read: boolean): Either.Either<AgentFileBytes, AgentFileError> => {
+    const absolute = NodePath.resolve(first, path)
+    const shown = options.display ?? (within(first, absolute) ? NodePath.relative(first, absolute) || "." : absolute)
+    const fail = (reason: AgentFileProblem, detail: string) => Either.left(new AgentFileError({ path: shown, reason, detail }))
+
+    /** Why a path (as named, or real) may not be read; undefined when it may. */
+    const placeProblem = (candidate: string, real: boolean): Either.Either<never, AgentFileError> | undefined => {
+      const holder = (real ? realRoots : allRoots).find((root) => within(root, candidate))
+      const names = (holder === undefined ? candidate : NodePath.relative(holder, candidate)).split(/[\\/]+/)
+      if (names.some((name) => name.toLowerCase() === kernDirName)) return fail("kern", candidate)
+      if (real && holder === undefined && options.outside !== "allow") return fail("outside", candidate)
+      return undefined
+    }
+
+    const named = placeProblem(absolute, false)
+    if (named !== undefined) return named
+    let real: string
+    try {
+      real = NodeFs.realpathSync.native(absolute)
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+      if (code === "ELOOP") return fail("link-loop", "too many levels of symbolic links (a symlink loop)")
+      return fail("unreadable", describe(error))
+    }
+    const reached = placeProblem(real, true)
+    if (reached !== undefined) return reached
+    let fd: number
+    try {
+      fd = NodeFs.openSync(real, openFlags)
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+      // O_NOFOLLOW: the last component became a symlink after its real path was looked up.
+      if (code === "ELOOP" || code === "EMLINK") return fail("link-loop", "a symlink appeared while kern opened it")
+      if (code === "ENXIO") return fail("not-regular", "socket or device")
+      return fail("unreadable", describe(error))
+    }
+    try {
+      const opened = openedPath(fd)
+      if (opened !== undefined && opened !== real) {
+        const swapped = placeProblem(opened, true)
+        if (swapped !== undefined) return swapped
+      }
+      const stat = NodeFs.fstatSync(fd)
+      if (!stat.isFile()) return fail("not-regular", kindOf(stat))
+      if (stat.nlink > 1) return fail("hard-link", String(stat.nlink))
+      if (stat.size > maxBytes) return fail("too-large", `${formatSize(stat.size)}, over ${formatSize(maxBytes)}`)
+      const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs }
+      if (!read) return Either.right({ ...file, bytes: new Uint8Array(0) })
+      // One byte past the cap: a file that grew after fstat is seen to be too large, not cut silently.
+      const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
+      let filled = 0
+      while (filled < buffer.byteLength) {
+        const count = NodeFs.readSync(fd, buffer, filled, buffer.byteLength - filled, filled)
+        if (count === 0) break
+        filled += count
+      }
+      if (filled > maxBytes) return fail("too-large", `over ${formatSize(maxBytes)}`)
+      return Either.right({ ...file, size: filled, bytes: buffer.subarray(0, filled) })
+    } catch (error) {
+      return fail("unreadable", describe(error))
+    } finally {
+      NodeFs.closeSync(fd)
+    }
+  }
+}
+
+/** A reader for many files under the same options (the file tools' scans): the roots are resolved once. */
+export const agentFileReader = (options: AgentFileOptions) => {
+  const open = openerFor(options)
+  return (path: string): Either.Either<AgentFileBytes, AgentFileError> => open(path, true)
+}
+
+/** Reads an agent file through the door, synchronously (the file tools' scanning loops). */
+export const readAgentFileSync = (path: string, options: AgentFileOptions): Either.Either<AgentFileBytes, AgentFileError> =>
+  openerFor(options)(path, true)
+
+/** Reads an agent file through the door. */
+export const readAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFileBytes, AgentFileError> =>
+  Effect.suspend(() => openerFor(options)(path, true)).pipe(
+    Effect.withSpan("kern.storage.agentFile.read", { attributes: { path } })
+  )
+
+/** Reads an agent file through the door as UTF-8 text. */
+export const readAgentText = (path: string, options: AgentFileOptions): Effect.Effect<string, AgentFileError> =>
+  Effect.map(readAgentFile(path, options), (file) => Buffer.from(file.bytes).toString("utf8"))
+
+/** Checks an agent file through the door without reading it (autoCommit, knowledge's ages). */
+export const inspectAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFile, AgentFileError> =>
+  Effect.suspend(() => openerFor(options)(path, false)).pipe(
+    Effect.withSpan("kern.storage.agentFile.inspect", { attributes: { path } })
+  )
+
+/** `fallback` when the file does not exist; refused and unreadable files still fail. */
+export const orIfAbsent = <B>(fallback: () => B) =>
+<A, R>(effect: Effect.Effect<A, AgentFileError, R>): Effect.Effect<A | B, AgentFileError, R> =>
+  Effect.catchIf(effect, (error) => error.reason === "missing", () => Effect.succeed(fallback()))
+
+/**
+ * Warns about a skipped file once, not on every turn or pass: again only after it was read fine in between (fixed,
+ * then broken again). One per reader that lives long (the turn runner's file cache, recall, the notes summary,
+ * autoCommit).
+ */
+export interface SkippedFiles {
+  /** Reports `error` (`what` says which reader skipped it) unless this file was already reported for this reason. */
+  readonly skip: (what: string, error: AgentFileError) => Effect.Effect<void>
+  /** The file was read fine: a later refusal is reported again. */
+  readonly readFine: (path: string) => Effect.Effect<void>
+}
+
+export const makeSkippedFiles = (
+  report: (line: string) => Effect.Effect<void> = (line) => Effect.logWarning(line)
+): Effect.Effect<SkippedFiles> =>
+  Effect.map(Ref.make<ReadonlyMap<string, AgentFileProblem>>(new Map()), (reported) => ({
+    skip: (what, error) =>
+      Effect.flatMap(
+        Ref.modify(reported, (map) =>
+          map.get(error.path) === error.reason ? [false, map] : [true, new Map(map).set(error.path, error.reason)]),
+        (fresh) => (fresh ? report(`kern: ${what} left out a file: ${error.message}`) : Effect.void)
+      ),
+    readFine: (path) =>
+      Ref.update(reported, (map) => {
+        if (!map.has(path)) return map
+        const next = new Map(map)
+        next.delete(path)
+        return next
+      })
+  }))
+
+/** Reports every skip (one-shot commands, where there is no later turn to repeat it). */
+export const reportEverySkip = (report: (line: string) => Effect.Effect<void> = (line) => Effect.logWarning(line)): SkippedFiles => ({
+  skip: (what, error) => report(`kern: ${what} left out a file: ${error.message}`),
+  readFine: () => Effect.void
+})
