@@ -14,6 +14,7 @@ import recall from "./migrations/0400_recall.js"
 import channelCursors from "./migrations/0500_channel_cursors.js"
 import dropSessionCounts from "./migrations/0600_drop_session_counts.js"
 import context from "./migrations/0700_context.js"
+import browserSessions from "./migrations/0840_browser_sessions.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -34,5 +35,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0400_recall": recall,
   "0500_channel_cursors": channelCursors,
   "0600_drop_session_counts": dropSessionCounts,
-  "0700_context": context
+  "0700_context": context,
+  "0840_browser_sessions": browserSessions
 }
