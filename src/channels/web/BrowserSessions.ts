@@ -55,12 +55,12 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("kern/cha
 
     /** Forgets the sessions idle or old past the limits, then all but the `keep` most recently seen. */
     const prune = (limits: { readonly seenBeforeMs: number; readonly createdBeforeMs: number; readonly keep: number }) =>
-      sql.withTransaction(Effect.zipRight(
+      Effect.zipRight(
         sql`DELETE FROM browser_sessions WHERE last_seen_at_ms <= ${limits.seenBeforeMs} OR created_at_ms <= ${limits.createdBeforeMs}`,
         sql`DELETE FROM browser_sessions WHERE secret_hash NOT IN (
           SELECT secret_hash FROM browser_sessions ORDER BY last_seen_at_ms DESC, created_at_ms DESC LIMIT ${limits.keep}
         )`
-      )).pipe(Effect.asVoid, Effect.mapError(failed("prune")), Effect.withSpan("kern.web.sessions.prune"))
+      ).pipe(Effect.asVoid, Effect.mapError(failed("prune")), Effect.withSpan("kern.web.sessions.prune"))
 
     return { find, insert, touch, remove, prune } as const
   })
