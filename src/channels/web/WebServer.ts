@@ -1,5 +1,6 @@
-import { FileSystem, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import * as NodeHttp from "node:http"
@@ -20,8 +21,10 @@ import { SessionStore } from "../../session/SessionStore.js"
 import * as Api from "./api.js"
 import { ApiError, errorResponse } from "./ApiError.js"
 import { cookieName, makeLogins, ticketTtlMs } from "./auth.js"
+import { BrowserSessions } from "./BrowserSessions.js"
 import { EventHub } from "./EventHub.js"
-import { authenticate, corsHeaders, type GuardSettings, isOpenPath, securityHeaders, withHeaders } from "./guard.js"
+import { authenticate, corsHeaders, guarded as guardedBy, type GuardSettings, Principal, securityHeaders, withHeaders } from "./guard.js"
+import { headerValues, hostNames, hostRefusal, targetProblem } from "./requestGate.js"
 import { makeRouter } from "./routes.js"
 import * as RuntimeFeed from "./RuntimeFeed.js"
 import { baseUrl, exposedWarning, isLoopback, ServerSetupError, type ServerSettings } from "./serverSetup.js"
@@ -47,14 +50,22 @@ const ownOrigins = (host: string, port: number): ReadonlyArray<string> => {
   return [baseUrl({ host, port }), ...names.map((name) => `http://${name}:${port}`)]
 }
 
-const sessionCookie = (id: string) => `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/`
+/** The cookie lives as long as the session may: a browser restart keeps it, the server decides when it ends. */
+const sessionCookie = (id: string, maxAgeMs: number) =>
+  `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
+
+const pathOf = (target: string): string => {
+  const queryAt = target.indexOf("?")
+  return queryAt === -1 ? target : target.slice(0, queryAt)
+}
 
 /**
- * The HTTP API and web UI over the running agent: every request passes the guard (bearer token, or a ticket-made
- * session cookie with a trusted Origin for writes), bodies are capped, and every answer carries the security
- * headers. Unknown routes are 404 JSON; a failure inside a route is 500 JSON and logged, never a stack trace.
+ * The server's routes, in two routers: `open` (the health check, the login exchange, the UI's files: they hold no
+ * data) and `guarded`, every route of which passes the guard (bearer token, or a ticket-made session cookie with a
+ * trusted Origin for writes) before its handler runs. Authentication is part of the route the router finds, so it is
+ * decided on exactly the path that route serves.
  */
-export const makeApp = (options: WebServerOptions) =>
+export const makeRoutes = (options: WebServerOptions) =>
   Effect.gen(function*() {
     const runtime = yield* AgentRuntime
     const hub = yield* EventHub
@@ -67,11 +78,10 @@ export const makeApp = (options: WebServerOptions) =>
     const recall = yield* Recall
     const approvals = yield* Approvals
     const channels = yield* Channels
-    const { secrets } = yield* KnownSecrets
     const registry = yield* ToolRegistry
     const tokenizer = yield* Tokenizer
     const context = yield* ContextWindow
-    const logins = yield* makeLogins(options.ticketTtlMs ?? ticketTtlMs)
+    const logins = yield* makeLogins({ ticketTtlMs: options.ticketTtlMs ?? ticketTtlMs })
     const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
     const webRoot = options.webRoot ?? defaultWebRoot()
     const startedAtMs = runtime.startedAtMs
@@ -81,66 +91,96 @@ export const makeApp = (options: WebServerOptions) =>
       trustedOrigins: new Set([...ownOrigins(options.host, options.port), ...options.corsOrigins]),
       corsOrigins: new Set(options.corsOrigins)
     }
-    const router = makeRouter(
+    const api = makeRouter(
       { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, tokenizer, context, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
       { bodyLimitBytes }
     )
     const base = baseUrl(options)
 
-    const ticket = (principal: string) =>
-      Effect.gen(function*() {
-        // A browser session must not mint more logins: only the token holder (the CLI) may.
-        if (principal !== "token") return yield* new ApiError({ status: 403, error: "tickets are issued to the bearer token only" })
-        const issued = yield* logins.issue
-        return yield* HttpServerResponse.schemaJson(Api.TicketResponse)({
-          ticket: issued.ticket,
-          url: `${base}/auth?ticket=${issued.ticket}`,
-          expiresAt: isoAt(issued.expiresAtMs)
-        }).pipe(Effect.orDie)
-      })
+    const ticket = Effect.gen(function*() {
+      // A browser session must not mint more logins: only the token holder (the CLI) may.
+      if ((yield* Principal) !== "token") return yield* new ApiError({ status: 403, error: "tickets are issued to the bearer token only" })
+      const issued = yield* logins.issue
+      return yield* HttpServerResponse.schemaJson(Api.TicketResponse)({
+        ticket: issued.ticket,
+        url: `${base}/auth?ticket=${issued.ticket}`,
+        expiresAt: isoAt(issued.expiresAtMs)
+      }).pipe(Effect.orDie)
+    })
 
-    const login = (url: URL) =>
-      Effect.gen(function*() {
-        const presented = url.searchParams.get("ticket")
-        if (presented === null || presented === "") return yield* new ApiError({ status: 400, error: "ticket: missing", field: "ticket" })
-        const session = yield* logins.redeem(presented)
-        if (session === undefined) {
-          return yield* new ApiError({ status: 401, error: "this login link is used or expired: run `kern open` for a new one" })
-        }
-        return HttpServerResponse.empty({ status: 303, headers: { location: "/", "set-cookie": sessionCookie(session), "cache-control": "no-store" } })
-      })
-
-    const route = Effect.gen(function*() {
+    const login = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const url = new URL(request.url, "http://kern")
-      const path = url.pathname
-      const principal = isOpenPath(request.method, path) ? "open" : yield* authenticate(guard)
-      if (path === "/auth/ticket" && request.method === "POST") return yield* ticket(principal)
-      if (request.method === "GET" && path === "/auth") return yield* login(url)
-      if (request.method === "GET" && (path === "/" || path === "/index.html")) return yield* indexPage(webRoot)
-      if (request.method === "GET" && path.startsWith("/assets/")) return yield* asset(webRoot, path)
+      const presented = new URL(request.url, "http://kern").searchParams.get("ticket")
+      if (presented === null || presented === "") return yield* new ApiError({ status: 400, error: "ticket: missing", field: "ticket" })
+      const session = yield* logins.redeem(presented).pipe(Effect.mapError((error) => new ApiError({ status: 500, error: error.message })))
+      if (session === undefined) {
+        return yield* new ApiError({ status: 401, error: "this login link is used or expired: run `kern open` for a new one" })
+      }
+      return HttpServerResponse.empty({
+        status: 303,
+        headers: { location: "/", "set-cookie": sessionCookie(session, logins.limits.maxAgeMs), "cache-control": "no-store" }
+      })
+    })
+
+    const assetFile = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => asset(webRoot, pathOf(request.url)))
+
+    const bodyCap = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
       const length = Number(request.headers["content-length"] ?? "0")
       if (Number.isFinite(length) && length > bodyLimitBytes) {
         return yield* new ApiError({ status: 413, error: `the body is larger than ${bodyLimitBytes} bytes` })
       }
-      return yield* router
     })
+
+    const open = api.open.pipe(
+      HttpRouter.get("/auth", login),
+      HttpRouter.get("/", indexPage(webRoot)),
+      HttpRouter.get("/index.html", indexPage(webRoot)),
+      HttpRouter.get("/assets/*", assetFile)
+    )
+    const guarded = api.guarded.pipe(
+      HttpRouter.post("/auth/ticket", ticket),
+      HttpRouter.use((handler) => guardedBy(guard)(Effect.zipRight(bodyCap, handler)))
+    )
+    return { open, guarded, guard } as const
+  })
+
+/**
+ * The HTTP API and web UI over the running agent. A request whose target is not in canonical form, or whose Host is
+ * not this server's, is refused before anything else; then the router finds the route, and a guarded route
+ * authenticates. Every answer carries the security headers. Unknown routes are 404 JSON (after authentication); a
+ * failure inside a route is 500 JSON and logged, never a stack trace.
+ */
+export const makeApp = (options: WebServerOptions) =>
+  Effect.gen(function*() {
+    const routes = yield* makeRoutes(options)
+    const { secrets } = yield* KnownSecrets
+    const router = HttpRouter.concat(routes.open, routes.guarded)
+    const hosts = hostNames(options.host)
+
+    const gate = (request: HttpServerRequest.HttpServerRequest): ApiError | undefined => {
+      const target = targetProblem(request.url)
+      if (target !== undefined) return new ApiError({ status: 400, error: `the request target is not in canonical form: ${target}` })
+      const host = hostRefusal(hosts, headerValues(NodeHttpServerRequest.toIncomingMessage(request).rawHeaders, "host"))
+      return host === undefined ? undefined : new ApiError(host)
+    }
 
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const cors = corsHeaders(guard, request.headers["origin"])
+      const refused = gate(request)
+      if (refused !== undefined) return withHeaders(errorResponse(refused), securityHeaders)
+      const cors = corsHeaders(routes.guard, request.headers["origin"])
       if (request.method === "OPTIONS") {
         const response = Object.keys(cors).length > 0
           ? HttpServerResponse.empty({ status: 204 })
           : errorResponse(new ApiError({ status: 403, error: "cross-origin requests are off (corsOrigins)" }))
         return withHeaders(response, { ...securityHeaders, ...cors })
       }
-      const response = yield* route.pipe(
-        Effect.catchTags({
-          ApiError: (error) => Effect.succeed(errorResponse(error)),
-          RouteNotFound: () =>
-            Effect.succeed(HttpServerResponse.unsafeJson({ error: `no route ${request.method} ${new URL(request.url, "http://kern").pathname}` }, { status: 404 }))
-        }),
+      const notFound = HttpServerResponse.unsafeJson({ error: `no route ${request.method} ${pathOf(request.url)}` }, { status: 404 })
+      const response = yield* router.pipe(
+        // An unknown route is told apart from a known one only to whom the guard lets in.
+        Effect.catchTag("RouteNotFound", () => Effect.as(authenticate(routes.guard), notFound)),
+        Effect.catchTag("ApiError", (error) => Effect.succeed(errorResponse(error))),
         Effect.catchAllCause((cause) =>
           Effect.as(
             Effect.logError(`kern: ${request.method} ${request.url} failed`, cause),
@@ -181,6 +221,7 @@ export const layer = (options: WebServerOptions) => {
         Layer.provide(RuntimeFeed.layer),
         Layer.provideMerge(EventHub.Default),
         Layer.provide(HeartbeatLog.Default),
+        Layer.provide(BrowserSessions.Default),
         // For GET /context/system's token counts.
         Layer.provide(Tokenizer.Default)
       ),

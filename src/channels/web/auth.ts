@@ -1,10 +1,11 @@
-import { Clock, Effect, Ref } from "effect"
+import { Clock, Effect, Option, Ref } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { BrowserSessions } from "./BrowserSessions.js"
 
 /** How long a login ticket from `kern open` works. */
 export const ticketTtlMs = 60_000
 
-/** Browser sessions kept at once; the oldest is forgotten first. */
+/** Browser sessions kept at once; the least recently seen is forgotten first. */
 export const maxBrowserSessions = 64
 
 export const cookieName = "kern_session"
@@ -40,14 +41,38 @@ export const cookieOf = (header: string | undefined, name: string): string | und
   return undefined
 }
 
+/** What a browser session is allowed: how long unused, how long at most, how many at once. */
+export interface SessionLimits {
+  /** A session unused this long is over (the browser must log in again). */
+  readonly idleMs: number
+  /** A session is over this long after its login, however much it is used. */
+  readonly maxAgeMs: number
+  /** Sessions kept at once; the least recently seen is forgotten first. */
+  readonly max: number
+}
+
+const hourMs = 60 * 60 * 1000
+
+/** Browser sessions: 7 days unused, 30 days at most, 64 at once. */
+export const sessionLimits: SessionLimits = { idleMs: 7 * 24 * hourMs, maxAgeMs: 30 * 24 * hourMs, max: maxBrowserSessions }
+
+/** A session's last use is written at most this often, not on every request (the event stream polls /status). */
+export const sessionTouchMs = 60_000
+
+/** What kern.db keeps of a session secret: its SHA-256, so the database never holds a cookie a browser could present. */
+export const secretHash = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")
+
 /**
- * One-time login tickets and the browser sessions they open. Tickets expire on the Clock (so TestClock drives them)
- * and are gone once redeemed; sessions live as long as the server.
+ * One-time login tickets and the browser sessions they open. Tickets live in memory for a minute and are gone once
+ * redeemed; sessions are kept in kern.db (BrowserSessions) so a restart of the agent keeps its browsers logged in,
+ * and end after `idleMs` unused or `maxAgeMs` after the login, on the Clock (so TestClock drives both).
  */
-export const makeLogins = (ttlMs: number = ticketTtlMs) =>
+export const makeLogins = (options: { readonly ticketTtlMs?: number | undefined; readonly limits?: SessionLimits | undefined } = {}) =>
   Effect.gen(function*() {
+    const store = yield* BrowserSessions
+    const ttlMs = options.ticketTtlMs ?? ticketTtlMs
+    const limits = options.limits ?? sessionLimits
     const tickets = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
-    const sessions = yield* Ref.make<ReadonlyArray<string>>([])
 
     const issue = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -61,7 +86,7 @@ export const makeLogins = (ttlMs: number = ticketTtlMs) =>
       return { ticket, expiresAtMs }
     })
 
-    /** Exchanges a ticket for a new session id, once; an unknown, used or expired ticket gets nothing. */
+    /** Exchanges a ticket for a new session secret, once; an unknown, used or expired ticket gets nothing. */
     const redeem = (ticket: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -74,14 +99,28 @@ export const makeLogins = (ttlMs: number = ticketTtlMs) =>
         })
         if (expires === undefined || expires <= now) return undefined
         const session = newSecret()
-        yield* Ref.update(sessions, (all) => [...all, session].slice(-maxBrowserSessions))
+        yield* store.insert(secretHash(session), now)
+        yield* store.prune({ seenBeforeMs: now - limits.idleMs, createdBeforeMs: now - limits.maxAgeMs, keep: limits.max })
         return session
       })
 
+    /** Whether a presented cookie is a live session; one past a limit is forgotten. */
     const isSession = (presented: string) =>
-      Effect.map(Ref.get(sessions), (all) => all.some((known) => secretMatches(known, presented)))
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const hash = secretHash(presented)
+        const found = yield* store.find(hash)
+        if (Option.isNone(found)) return false
+        const session = found.value
+        if (now - session.lastSeenAtMs >= limits.idleMs || now - session.createdAtMs >= limits.maxAgeMs) {
+          yield* store.remove(hash)
+          return false
+        }
+        if (now - session.lastSeenAtMs >= sessionTouchMs) yield* store.touch(hash, now)
+        return true
+      })
 
-    return { issue, redeem, isSession } as const
+    return { issue, redeem, isSession, limits } as const
   })
 
 export type Logins = Effect.Effect.Success<ReturnType<typeof makeLogins>>

@@ -1,5 +1,5 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { ApiError } from "./ApiError.js"
 import { bearerOf, cookieName, cookieOf, type Logins, secretMatches } from "./auth.js"
 
@@ -22,14 +22,11 @@ export interface GuardSettings {
   readonly corsOrigins: ReadonlySet<string>
 }
 
-/** Paths anyone may fetch: the health check, the ticket exchange, and the UI's static files (they hold no data). */
-export const isOpenPath = (method: string, path: string): boolean =>
-  method === "GET" && (path === "/health" || path === "/auth" || path === "/" || path === "/index.html" || path.startsWith("/assets/"))
-
 /** Query parameters that look like a credential: refused outright, so a token never ends up in a log or history. */
 const credentialParams = ["token", "access_token", "auth_token", "key", "api_key", "kern_auth_token"]
 
-export type Principal = "token" | "cookie"
+/** Who a guarded route's request comes from: the bearer token (scripts, the CLI) or a browser session cookie. */
+export class Principal extends Context.Tag("kern/channels/web/Principal")<Principal, "token" | "cookie">() {}
 
 /**
  * Who is asking: the bearer token (scripts, the CLI) or a browser session cookie; never a token in the URL. A
@@ -45,11 +42,14 @@ export const authenticate = (settings: GuardSettings) =>
     }
     const bearer = bearerOf(request.headers["authorization"])
     if (bearer !== undefined) {
-      if (secretMatches(settings.token, bearer)) return "token" as Principal
+      if (secretMatches(settings.token, bearer)) return "token" as const
       return yield* new ApiError({ status: 401, error: "wrong token" })
     }
     const cookie = cookieOf(request.headers["cookie"], cookieName)
-    if (cookie === undefined || !(yield* settings.logins.isSession(cookie))) {
+    const live = cookie === undefined ? false : yield* settings.logins.isSession(cookie).pipe(
+      Effect.mapError((error) => new ApiError({ status: 500, error: error.message }))
+    )
+    if (!live) {
       return yield* new ApiError({ status: 401, error: "not logged in: send Authorization: Bearer <token>, or log in with `kern open`" })
     }
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -58,8 +58,15 @@ export const authenticate = (settings: GuardSettings) =>
         return yield* new ApiError({ status: 403, error: "a browser request that changes state must come from the agent's own page (Origin)" })
       }
     }
-    return "cookie" as Principal
+    return "cookie" as const
   })
+
+/**
+ * A route's handler behind the guard: it runs only once the request is authenticated, with its Principal. Applied to
+ * every route of the guarded router, so the decision is made for the route the router found, on the path it serves.
+ */
+export const guarded = (settings: GuardSettings) => <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(authenticate(settings), (principal) => Effect.provideService(handler, Principal, principal))
 
 /** CORS headers for an allowed origin; none otherwise (the browser then refuses the answer to a foreign page). */
 export const corsHeaders = (settings: GuardSettings, origin: string | undefined): Record<string, string> =>

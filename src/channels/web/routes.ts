@@ -339,24 +339,28 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
   const summaryBody = (summary: Option.Option<{ readonly text: string; readonly sources: ReadonlyArray<string>; readonly fresh: boolean }>) =>
     json(Api.NotesSummaryResponse)({ summary: Option.getOrNull(summary) })
 
-  return HttpRouter.empty.pipe(
-    HttpRouter.get("/health", health),
-    HttpRouter.get("/events", events),
-    HttpRouter.post("/message", message),
-    HttpRouter.get("/status", status),
-    HttpRouter.get("/history", history),
-    HttpRouter.get("/sessions", sessionList),
-    HttpRouter.post("/sessions", newSession),
-    HttpRouter.get("/sessions/:id/activity", activity),
-    HttpRouter.get("/context/system", contextSystem),
-    HttpRouter.get("/context/segments", contextSegments),
-    HttpRouter.get("/segments", segmentTree),
-    HttpRouter.get("/recall/stats", recallStats),
-    HttpRouter.get("/recall/search", recallSearch),
-    HttpRouter.get("/usage", usage),
-    HttpRouter.get("/notes/summary", Effect.flatMap(summaries.current, summaryBody)),
-    HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody)),
-    HttpRouter.get("/approvals", approvalList),
-    HttpRouter.post("/approvals/:id", decideApproval)
-  )
+  return {
+    /** Anyone may ask: the health check holds no data. */
+    open: HttpRouter.empty.pipe(HttpRouter.get("/health", health)),
+    /** Every one of these passes the guard (WebServer applies it to the whole router). */
+    guarded: HttpRouter.empty.pipe(
+      HttpRouter.get("/events", events),
+      HttpRouter.post("/message", message),
+      HttpRouter.get("/status", status),
+      HttpRouter.get("/history", history),
+      HttpRouter.get("/sessions", sessionList),
+      HttpRouter.post("/sessions", newSession),
+      HttpRouter.get("/sessions/:id/activity", activity),
+      HttpRouter.get("/context/system", contextSystem),
+      HttpRouter.get("/context/segments", contextSegments),
+      HttpRouter.get("/segments", segmentTree),
+      HttpRouter.get("/recall/stats", recallStats),
+      HttpRouter.get("/recall/search", recallSearch),
+      HttpRouter.get("/usage", usage),
+      HttpRouter.get("/notes/summary", Effect.flatMap(summaries.current, summaryBody)),
+      HttpRouter.post("/notes/summary", Effect.flatMap(summaries.regenerate, summaryBody)),
+      HttpRouter.get("/approvals", approvalList),
+      HttpRouter.post("/approvals/:id", decideApproval)
+    )
+  }
 }

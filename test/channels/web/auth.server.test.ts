@@ -61,6 +61,24 @@ describe("HTTP API: who may call it", () => {
       expect((yield* request(`${base}/auth`)).status).toBe(400)
     })))
 
+  it.live("a browser session outlives a restart of the server: a second server on the same kern.db takes its cookie", () =>
+    Effect.gen(function*() {
+      const first = yield* Effect.scoped(Effect.gen(function*() {
+        const { base, dir } = yield* startServer()
+        const { cookie, exchanged } = yield* login(base)
+        expect(exchanged.headers.get("set-cookie")).toMatch(/; Max-Age=2592000(;|$)/)
+        expect((yield* request(`${base}/status`, { headers: { cookie } })).status).toBe(200)
+        return { cookie, dir }
+      }))
+      // The first server and its agent are gone (the scope closed); the same folder is served again.
+      yield* Effect.scoped(Effect.gen(function*() {
+        const { base } = yield* startServer({ dir: first.dir })
+        expect((yield* request(`${base}/status`, { headers: { cookie: first.cookie } })).status).toBe(200)
+        expect((yield* request(`${base}/history`, { headers: { cookie: first.cookie } })).status).toBe(200)
+        expect((yield* request(`${base}/status`, { headers: { cookie: "kern_session=forged" } })).status).toBe(401)
+      }))
+    }))
+
   it.live("a ticket expires (a short TTL here; 60 s by default, tested on the Clock in auth.test.ts)", () =>
     Effect.scoped(Effect.gen(function*() {
       const { base } = yield* startServer({ ticketTtlMs: 200 })

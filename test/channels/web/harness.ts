@@ -39,6 +39,8 @@ export interface ServerOptions {
   readonly sessionMessages?: number
   /** Files written into the agent folder before it starts (`.kern/.env`, an old session), by relative path. */
   readonly files?: Readonly<Record<string, string>>
+  /** An agent folder to serve again (a restart); a new one otherwise. */
+  readonly dir?: string
 }
 
 /**
@@ -48,7 +50,7 @@ export interface ServerOptions {
 export const startServer = (options: ServerOptions = {}) =>
   Effect.gen(function*() {
     const model = yield* makeFakeServerWith(options.model ?? {})
-    const dir = NodePath.join(makeTempDir(), "agent")
+    const dir = options.dir ?? NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, {
       ".kern/config.json": JSON.stringify({ model: "m", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, ...options.config })
     })
@@ -78,7 +80,7 @@ export const startServer = (options: ServerOptions = {}) =>
     // The client's HTTP agent lives as long as the test's scope.
     const http = yield* Layer.build(NodeHttpClient.layerUndici)
     const client = yield* Client.make({ baseUrl: base, token }).pipe(Effect.provide(http))
-    return { model, dir, base, port, runtime, client, channels }
+    return { model, dir, base, port, runtime, client, channels, context }
   })
 
 export interface Answer {
