@@ -16,6 +16,7 @@ import { failureReport } from "./cli/errors.js"
 import { commandPath, renderHelp, wantsColor } from "./cli/help.js"
 import { exitCodeTeardown } from "./cli/teardown.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
+import { reduceEnvironment, runsTools } from "./cli/privateEnvironment.js"
 
 const cli = Command.run(commands, {
   name: "kern",
@@ -66,8 +67,11 @@ const refuseWizard = Console.error(`kern: unknown option --wizard\n${usageFor()}
 
 const command = cli(process.argv).pipe(Effect.as(0), Effect.catchAll(report))
 
+// A command that runs tools keeps what it inherited in memory only (privateEnvironment.ts); the rest read it as is.
+const inherited = !helpWanted && runsTools(path) ? reduceEnvironment(process.env).inherited : process.env
+
 const program = (argv.includes("--wizard") ? refuseWizard : helpWanted ? help : command).pipe(
-  Effect.provideService(ProcessEnv, process.env),
+  Effect.provideService(ProcessEnv, inherited),
   // What the CLI parser and every command use; a command that runs processes adds its executor itself.
   Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
 )
