@@ -9,6 +9,7 @@ import { prepareServer } from "../channels/web/serverSetup.js"
 import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as LockFile from "../storage/LockFile.js"
+import { privateDirMode, privateFileMode } from "../storage/privateFiles.js"
 import { alive, daemonFiles, filterLevel, type Level, logFrom, logSize, readPid, rotateLog } from "./daemonFiles.js"
 import { CommandFailed } from "./errors.js"
 
@@ -41,7 +42,7 @@ const holder = (loaded: LoadedConfig) =>
 const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
   Effect.try({
     try: () => {
-      NodeFs.mkdirSync(NodePath.dirname(logFile), { recursive: true })
+      NodeFs.mkdirSync(NodePath.dirname(logFile), { recursive: true, mode: privateDirMode })
       const fd = NodeFs.openSync(logFile, "a", 0o600)
       const bin = process.argv[1] ?? "kern"
       const child = spawn(process.execPath, [bin, "run", loaded.paths.dir, "--background", "--wait", "0"], {
@@ -84,7 +85,7 @@ const startIn = (args: DaemonArgs) =>
     yield* rotateLog(logFile)
     const offset = yield* logSize(logFile)
     const pid = yield* spawnAgent(loaded, logFile)
-    yield* fs.writeFileString(pidFile, `${pid}\n`)
+    yield* fs.writeFileString(pidFile, `${pid}\n`, { mode: privateFileMode })
     const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(startTimeout)
     for (;;) {
       const up = yield* running(loaded)

@@ -10,6 +10,7 @@ import * as WebServer from "../channels/web/WebServer.js"
 import * as ChatChannels from "../channels/chatChannels.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
+import { privateFileMode } from "../storage/privateFiles.js"
 import * as Layers from "../agent/layers.js"
 import { runningAgentLayer } from "./agentLayer.js"
 import { daemonFiles, readPid, rotateLog } from "./daemonFiles.js"
@@ -57,7 +58,7 @@ const daemonHousekeeping = (dir: string) =>
     const fs = yield* FileSystem.FileSystem
     const { logFile, pidFile } = daemonFiles((yield* loadConfig(dir)).paths)
     yield* Effect.acquireRelease(
-      fs.writeFileString(pidFile, `${process.pid}\n`),
+      fs.writeFileString(pidFile, `${process.pid}\n`, { mode: privateFileMode }),
       () =>
         Effect.flatMap(readPid(pidFile), (pid) => pid._tag === "Some" && pid.value === process.pid ? fs.remove(pidFile, { force: true }) : Effect.void).pipe(
           Effect.catchAll((error) => Effect.logWarning(`could not remove ${pidFile}: ${error.message}`))
