@@ -5,14 +5,20 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { wantsColor } from "./cli/help.js"
-import { kernProgram } from "./cli/program.js"
+import { reduceEnvironment, runsTools } from "./cli/privateEnvironment.js"
+import { commandLineOf, kernProgram } from "./cli/program.js"
 import { exitCodeTeardown } from "./cli/teardown.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
 
 const argv = process.argv.slice(2)
+const { helpWanted, path } = commandLineOf(argv)
+const color = wantsColor(process.env, process.stdout.isTTY === true)
 
-const program = kernProgram(argv, { color: wantsColor(process.env, process.stdout.isTTY === true) }).pipe(
-  Effect.provideService(ProcessEnv, process.env),
+// A command that runs tools keeps what it inherited in memory only (privateEnvironment.ts); the rest read it as is.
+const inherited = !helpWanted && runsTools(path) ? reduceEnvironment(process.env).inherited : process.env
+
+const program = kernProgram(argv, { color }).pipe(
+  Effect.provideService(ProcessEnv, inherited),
   // What the CLI parser and every command use; a command that runs processes adds its executor itself.
   Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
 )

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as LockFile from "../storage/LockFile.js"
+import { privateDirMode, tightenPrivateDir } from "../storage/privateFiles.js"
 import { describeKilled, reapFolder } from "../tools/processTag.js"
 
 /**
@@ -84,9 +85,12 @@ export const make = (dir: string, kernDir: string, file: string) =>
       hold: (options) =>
         Effect.gen(function*() {
           const me = yield* LockFile.currentHolder(options.command, options.address)
-          yield* fs.makeDirectory(kernDir, { recursive: true }).pipe(
+          yield* fs.makeDirectory(kernDir, { recursive: true, mode: privateDirMode }).pipe(
             Effect.mapError((error) => new LockFile.LockFileError({ file, detail: error.message }))
           )
+          // What an older kern (or a umask) left readable to others is made private before anything runs.
+          const stayedOpen = yield* tightenPrivateDir(kernDir)
+          yield* Effect.forEach(stayedOpen, (failure) => options.report(`warning: ${failure.message}`), { discard: true })
           yield* LockFile.acquire(file, me, {
             wait: options.wait,
             poll: pollInterval,

@@ -14,7 +14,7 @@ export class ApprovalOrigin extends Schema.Class<ApprovalOrigin>("ApprovalOrigin
   userId: Schema.String
 }) {}
 
-/** A DESTRUCTIVE call waiting for a person's yes or no. */
+/** A DESTRUCTIVE or privileged call (ToolPolicy.decide) waiting for a person's yes or no. */
 export class PendingApproval extends Schema.Class<PendingApproval>("PendingApproval")({
   /** `apr_<8 hex>`: what `kern approve <id>` takes and buttons carry. */
   id: Schema.String,
@@ -66,8 +66,9 @@ export interface ApprovalsShape {
 }
 
 /**
- * The approvals in flight: `approvalMode: ask` routes DESTRUCTIVE calls here; the channel the turn came from shows
- * the full arguments (the terminal and web UI show every pending one) and whoever answers first, if allowed, decides.
+ * The approvals in flight: `approvalMode: ask` routes DESTRUCTIVE and privileged calls here; the channel the turn
+ * came from shows the full arguments (the terminal and web UI show every pending one) and whoever answers first, if
+ * allowed, decides.
  * The decision, who made it and when are recorded in the EventLog.
  */
 export class Approvals extends Context.Tag("kern/agent/Approvals")<Approvals, ApprovalsShape>() {}

@@ -10,6 +10,7 @@ import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as LockFile from "../storage/LockFile.js"
 import * as PidFile from "../storage/PidFile.js"
+import { privateDirMode, privateFileMode } from "../storage/privateFiles.js"
 import { processRunning } from "../storage/processState.js"
 import { daemonFiles, filterLevel, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
 import { CommandFailed } from "./errors.js"
@@ -43,8 +44,8 @@ const holder = (loaded: LoadedConfig) =>
 const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
   Effect.try({
     try: () => {
-      NodeFs.mkdirSync(NodePath.dirname(logFile), { recursive: true })
-      const fd = NodeFs.openSync(logFile, "a", 0o600)
+      NodeFs.mkdirSync(NodePath.dirname(logFile), { recursive: true, mode: privateDirMode })
+      const fd = NodeFs.openSync(logFile, "a", privateFileMode)
       const bin = process.argv[1] ?? "kern"
       const child = spawn(process.execPath, [bin, "run", loaded.paths.dir, "--background", "--wait", "0"], {
         detached: true,

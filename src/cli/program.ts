@@ -16,12 +16,23 @@ const cli = Command.run(commands, {
   executable: "kern"
 })
 
+/** The command a command line names (`kernel exec`, "" for none), and whether it asks for help rather than a run. */
+export const commandLineOf = (argv: ReadonlyArray<string>) => {
+  const path = commandPath(argv, commandDocs)
+  // A command that only groups others (`kern kernel`) has nothing to run: its help says what it groups.
+  const bareGroup = path !== "" && commandDocs[path]?.runsAlone !== true &&
+    Object.keys(commandDocs).some((other) => other.startsWith(`${path} `)) &&
+    argv.filter((arg) => !arg.startsWith("-")).length === path.split(" ").length
+  const helpWanted = argv.length === 0 || argv.includes("--help") || argv.includes("-h") || bareGroup
+  return { path, helpWanted } as const
+}
+
 /**
  * One `kern` command line (the arguments after `kern`) as an Effect whose value is the exit code. `src/main.ts` runs it
  * as the process; tests run it in-process, with a Console and a ProcessEnv of their own.
  */
 export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly color: boolean }) => {
-  const path = commandPath(argv, commandDocs)
+  const { helpWanted, path } = commandLineOf(argv)
 
   /** The usage line of the command the user typed (`kern kernel exec …`), or the top-level one. */
   const usageFor = (): string => {
@@ -47,12 +58,6 @@ export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly col
     const { code, line } = failureReport(error)
     return Effect.as(Console.error(line), code)
   }
-
-  // A command that only groups others (`kern kernel`) has nothing to run: its help says what it groups.
-  const bareGroup = path !== "" && commandDocs[path]?.runsAlone !== true &&
-    Object.keys(commandDocs).some((other) => other.startsWith(`${path} `)) &&
-    argv.filter((arg) => !arg.startsWith("-")).length === path.split(" ").length
-  const helpWanted = argv.length === 0 || argv.includes("--help") || argv.includes("-h") || bareGroup
 
   if (argv.includes("--wizard")) {
     // @effect/cli's wizard reads a terminal that scripts do not have; kern does not offer it.

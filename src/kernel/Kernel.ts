@@ -15,25 +15,35 @@ export interface KernelOptions {
   readonly approvalMode: ApprovalMode
   readonly contractEnforcement: ContractEnforcement
   readonly surface?: string
+  /** The agent folder, whose identity files are privileged under approvalMode ask. */
+  readonly root?: string
+}
+
+/** What layerWithGate builds from: the options, and whether privileged calls need a person (approvalMode ask). */
+export interface GatedKernelOptions extends Omit<KernelOptions, "approvalMode"> {
+  readonly askForPrivileged: boolean
 }
 
 /**
  * Everything a tool call needs, over an agent's kern.db: registry, policy, gate, audit log, baselines, executor.
  * The secrets the executor guards come from the caller (KnownSecrets.layer for an agent folder).
  */
-export const layer = (options: KernelOptions) => layerWithGate(options, ApprovalGate.fromApprovalMode(options.approvalMode))
+export const layer = (options: KernelOptions) =>
+  layerWithGate({ ...options, askForPrivileged: options.approvalMode === "ask" }, ApprovalGate.fromApprovalMode(options.approvalMode))
 
 /**
  * As `layer`, with the approval gate (and what it brings) built over the kernel's own services: the running agent
  * passes one that asks people (Approvals), which records its decisions in the kernel's EventLog.
  */
 export const layerWithGate = <A, E, R>(
-  options: Omit<KernelOptions, "approvalMode">,
+  options: GatedKernelOptions,
   gate: Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>
 ) => {
   const services = Layer.mergeAll(
     ToolRegistry.layer,
-    ToolPolicy.fromSafetyMode(options.safetyMode),
+    options.askForPrivileged
+      ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root)
+      : ToolPolicy.fromSafetyMode(options.safetyMode),
     EventLog.layerSql,
     ContractBaselineStore.layerSql,
     DurableMemory.layerSql,
@@ -44,8 +54,13 @@ export const layerWithGate = <A, E, R>(
 
 const fromConfig = <A, E, R>(gate: (config: AgentConfig["Type"]["config"]) => Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>) =>
   Layer.unwrapEffect(
-    Effect.map(AgentConfig, ({ config }) =>
-      layerWithGate({ safetyMode: config.safetyMode, contractEnforcement: config.contractEnforcement }, gate(config)))
+    Effect.map(AgentConfig, ({ config, paths }) =>
+      layerWithGate({
+        safetyMode: config.safetyMode,
+        contractEnforcement: config.contractEnforcement,
+        askForPrivileged: config.approvalMode === "ask",
+        root: paths.dir
+      }, gate(config)))
   ).pipe(Layer.provideMerge(KnownSecrets.layer))
 
 /** The kernel as an agent folder's config describes it, guarding the folder's secrets. */

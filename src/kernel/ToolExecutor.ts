@@ -12,7 +12,7 @@ import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
-import { ToolPolicy } from "./ToolPolicy.js"
+import { type PolicyDecision, ToolPolicy } from "./ToolPolicy.js"
 import { allowsTool, requiredScope } from "./toolScope.js"
 import { makeToolMetrics } from "./toolMetrics.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
@@ -218,7 +218,16 @@ export const make = Effect.gen(function*() {
         { userId: ctx.userSid, toolScope: ctx.toolScope, ...(ctx.origin === undefined ? {} : { interface: ctx.origin.interface }) }
       )
     }
-    const decision = policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
+    const decision = policy.decide({ spec, args: call.args, agentName: ctx.agentName, safetyMode: ctx.safetyMode, origin: ctx.origin })
+    return Effect.isEffect(decision)
+      ? Effect.flatMap(decision, (decided) => gateOrRun(call, tool, check, options, decided))
+      : gateOrRun(call, tool, check, options, decision)
+  }
+
+  /** Runs what the policy allows; asks the gate about what needs approval. */
+  const gateOrRun = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions, decision: PolicyDecision) => {
+    const { ctx } = call
+    const spec = tool.spec
     if (decision._tag === "Deny") {
       return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)
     }

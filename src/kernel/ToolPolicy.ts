@@ -1,6 +1,8 @@
-import { Context, Data, Layer } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import type { SafetyMode } from "../config/schema.js"
+import type { RunOrigin } from "./ApprovalGate.js"
 import { atOrBelow, type ToolSpec } from "./contracts.js"
+import * as PrivilegedCalls from "./privilegedCalls.js"
 
 /** A policy's verdict. Deny outranks RequireApproval, which outranks Allow, whatever order the rules run in. */
 export type PolicyDecision = Data.TaggedEnum<{
@@ -48,12 +50,42 @@ export const evaluate = (
   return PolicyDecision.Allow()
 }
 
+/** One call as the policy judges it: the tool, its arguments and the run that makes it. */
+export interface PolicyCall {
+  readonly spec: ToolSpec
+  readonly args: unknown
+  readonly agentName: string
+  readonly safetyMode: SafetyMode
+  readonly origin?: RunOrigin | undefined
+}
+
 export class ToolPolicy extends Context.Tag("kern/kernel/ToolPolicy")<ToolPolicy, {
   readonly rules: PolicyRules
+  /** The verdict on a tool, whatever its arguments. */
   readonly evaluate: (spec: ToolSpec, agentName: string, safetyMode: SafetyMode) => PolicyDecision
+  /**
+   * The verdict on one call: `evaluate`, and, when the policy asks a person for privileged calls (approvalMode ask),
+   * RequireApproval for a call that grants what the model may not grant itself (privilegedCalls). An Effect only
+   * when a path must be resolved to know.
+   */
+  readonly decide: (call: PolicyCall) => PolicyDecision | Effect.Effect<PolicyDecision>
 }>() {}
 
-const make = (rules: PolicyRules) => ToolPolicy.of({ rules, evaluate: (spec, agent, mode) => evaluate(rules, spec, agent, mode) })
+const make = (rules: PolicyRules, privileged?: PrivilegedCalls.PrivilegedCheck) =>
+  ToolPolicy.of({
+    rules,
+    evaluate: (spec, agent, mode) => evaluate(rules, spec, agent, mode),
+    decide: (call) => {
+      const verdict = evaluate(rules, call.spec, call.agentName, call.safetyMode)
+      const check = verdict._tag === "Allow" && privileged !== undefined
+        ? privileged({ toolId: call.spec.toolId, args: call.args, origin: call.origin })
+        : undefined
+      return check === undefined ? verdict : Effect.map(check, Option.match({
+        onNone: () => verdict,
+        onSome: (reason) => PolicyDecision.RequireApproval({ reason })
+      }))
+    }
+  })
 
 /** All tools up to DESTRUCTIVE (with approval), minus `blockedTools`; only `allowedTools` when given. */
 export const normal = (options: { readonly blockedTools?: Iterable<string>; readonly allowedTools?: Iterable<string> } = {}) =>
@@ -67,6 +99,18 @@ export const safeMode = () => Layer.succeed(ToolPolicy, make({ mode: "safe", blo
 export const strictMode = () =>
   Layer.succeed(ToolPolicy, make({ mode: "strict", blockedTools: new Set(), allowedTools: new Set() }))
 
+const rulesFor = (mode: SafetyMode): PolicyRules => ({
+  mode: mode === "SAFE" ? "safe" : mode === "STRICT" ? "strict" : "normal",
+  blockedTools: new Set(),
+  allowedTools: new Set()
+})
+
 /** The policy a config's safetyMode asks for. */
-export const fromSafetyMode = (mode: SafetyMode) =>
-  mode === "SAFE" ? safeMode() : mode === "STRICT" ? strictMode() : normal()
+export const fromSafetyMode = (mode: SafetyMode) => Layer.succeed(ToolPolicy, make(rulesFor(mode)))
+
+/**
+ * fromSafetyMode, asking a person for privileged calls too (approvalMode ask): pairing, writing the identity files
+ * of the agent folder at `root`, messaging anyone but the person the turn serves.
+ */
+export const askingForPrivileged = (mode: SafetyMode, root: string | undefined) =>
+  Layer.effect(ToolPolicy, Effect.map(PrivilegedCalls.make(root), (check) => make(rulesFor(mode), check)))

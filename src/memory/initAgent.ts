@@ -6,6 +6,7 @@ import { agentPaths } from "../config/paths.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import type { ContractEnforcement, Provider } from "../config/schema.js"
 import { parseJsonText } from "../config/json.js"
+import { privateModes } from "../storage/privateFiles.js"
 import { Git } from "./Git.js"
 import { gitignoreLines, templates } from "./templates.js"
 
@@ -85,7 +86,7 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
       previous = parsed.right
     } else {
       const backup = `${paths.configFile}.bak`
-      yield* fs.writeFileString(backup, text).pipe(Effect.mapError(io(`could not back up ${paths.configFile}`)))
+      yield* fs.writeFileString(backup, text, { mode: privateModes.file }).pipe(Effect.mapError(io(`could not back up ${paths.configFile}`)))
       warnings.push(`.kern/config.json was not a JSON object; the old file is kept as .kern/config.json.bak`)
     }
   }
@@ -108,12 +109,16 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
   }
   warnings.push(...decoded.right.warnings)
 
-  yield* fs.makeDirectory(paths.kernDir, { recursive: true }).pipe(Effect.mapError(io(`could not create ${paths.kernDir}`)))
+  yield* fs.makeDirectory(paths.kernDir, { recursive: true, mode: privateModes.dir }).pipe(
+    Effect.mapError(io(`could not create ${paths.kernDir}`))
+  )
   const configText = JSON.stringify(config, null, 2) + "\n"
   if (previousText === configText) {
     kept.push(".kern/config.json")
   } else {
-    yield* fs.writeFileString(paths.configFile, configText).pipe(Effect.mapError(io(`could not write ${paths.configFile}`)))
+    yield* fs.writeFileString(paths.configFile, configText, { mode: privateModes.file }).pipe(
+      Effect.mapError(io(`could not write ${paths.configFile}`))
+    )
     written.push(".kern/config.json")
   }
 

@@ -72,7 +72,9 @@ may edit it, but you normally leave it alone.
 - **Reaching someone.** To write to a paired user unprompted (a heartbeat that needs the operator's attention),
   use \`message\` with their user id and interface (telegram or slack) from USERS.md.
 - **Approvals.** When the operator set \`approvalMode\` to ask, a destructive call (bash) waits for an operator's
-  yes; a refusal, or no answer in time, comes back as the call's result.
+  yes; a refusal, or no answer in time, comes back as the call's result. So does a call that grants what you may not
+  grant yourself: \`kern_pair\`, a write or edit of AGENTS.md, IDENTITY.md or USERS.md, and a \`message\` to anyone but
+  the person whose message you are answering. Pairing codes are never shown to you: the operator gives you one.
 - **Context.** Your system prompt is rebuilt for every message: a line saying who and where you are; AGENTS.md,
   IDENTITY.md, KERN.md, KNOWLEDGE.md and USERS.md, each in a \`document\` tag with its path; the latest daily note
   in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`tools\`, the tools this turn may use;

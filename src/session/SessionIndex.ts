@@ -3,6 +3,7 @@ import { parseJsonWith } from "../config/json.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { privateModes } from "../storage/privateFiles.js"
 
 /** What kern knows of a session file without reading it: its count, and the file's size and mtime at that count. */
 export class SessionRecord extends Schema.Class<SessionRecord>("SessionRecord")({
@@ -84,14 +85,14 @@ export const make = (countsDir: string): SessionIndexShape => {
         const temp = `${file}.${process.pid}.tmp`
         const text = encodeRecord(counts)
         try {
-          NodeFs.writeFileSync(temp, text)
+          NodeFs.writeFileSync(temp, text, { mode: privateModes.file })
         } catch (error) {
           if (!isMissing(error)) throw error
-          NodeFs.mkdirSync(countsDir, { recursive: true })
+          NodeFs.mkdirSync(countsDir, { recursive: true, mode: privateModes.dir })
           // Derived data, never the agent's history: the folder keeps itself out of git, whatever the folder's
           // own .gitignore (made by an older kern) says.
-          NodeFs.writeFileSync(NodePath.join(countsDir, ".gitignore"), "*\n")
-          NodeFs.writeFileSync(temp, text)
+          NodeFs.writeFileSync(NodePath.join(countsDir, ".gitignore"), "*\n", { mode: privateModes.file })
+          NodeFs.writeFileSync(temp, text, { mode: privateModes.file })
         }
         NodeFs.renameSync(temp, file)
       },

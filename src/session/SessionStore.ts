@@ -11,6 +11,7 @@ import type { NotASession, ParsedSession } from "./parse.js"
 import { type ReadFrom, readSession, readSessionFrom } from "./readSession.js"
 import { redactMessage } from "./redactMessage.js"
 import { SessionIndex, SessionRecord } from "./SessionIndex.js"
+import { privateModes } from "../storage/privateFiles.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
   sessionId: Schema.String,
@@ -254,9 +255,11 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       const existing = yield* ids
       const id = yield* newId(existing[existing.length - 1])
       const path = fileOf(id)
-      yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
+      yield* fs.makeDirectory(dir, { recursive: true, mode: privateModes.dir }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
       const header = yield* headerFor(id)
-      yield* fs.writeFileString(path, lineOf(header), { flag: "wx" }).pipe(Effect.mapError(fail(id, `could not create ${path}`)))
+      yield* fs.writeFileString(path, lineOf(header), { flag: "wx", mode: privateModes.file }).pipe(
+        Effect.mapError(fail(id, `could not create ${path}`))
+      )
       yield* record(new SessionRecord({ sessionId: id, createdAt: header.createdAt, messages: 0, ...(yield* fileStamp(id, path)) }))
       return id
     }).pipe(Effect.withSpan("kern.session.create"))

@@ -6,6 +6,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as sqliteVec from "sqlite-vec"
 import { migrations as allMigrations } from "./migrations.js"
+import { privateDirMode, privateFileMode } from "./privateFiles.js"
 
 /** kern.db could not be opened, prepared or migrated. */
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -58,6 +59,15 @@ const hasSqliteHeader = (file: string): boolean => {
   }
 }
 
+/** kern.db (created empty if absent), its -wal and -shm: 0600, so no other local user reads a conversation. */
+const privateDatabaseFiles = (file: string) => {
+  NodeFs.closeSync(NodeFs.openSync(file, "a", privateFileMode))
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    const mode = NodeFs.statSync(path, { throwIfNoEntry: false })?.mode
+    if (mode !== undefined && (mode & 0o777) !== privateFileMode) NodeFs.chmodSync(path, privateFileMode)
+  }
+}
+
 const prepare = (options: DatabaseOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqliteClient.SqliteClient
@@ -88,8 +98,11 @@ export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.Sqlite
   const open = Effect.try({
     try: () => {
       if (options.filename === ":memory:") return true
-      NodeFs.mkdirSync(NodePath.dirname(options.filename), { recursive: true })
-      return hasSqliteHeader(options.filename)
+      NodeFs.mkdirSync(NodePath.dirname(options.filename), { recursive: true, mode: privateDirMode })
+      const isDatabase = hasSqliteHeader(options.filename)
+      // Created here with the private mode, whatever the umask: SQLite gives -wal and -shm the database's mode.
+      if (isDatabase) privateDatabaseFiles(options.filename)
+      return isDatabase
     },
     catch: (error) => new DatabaseError({ file: options.filename, operation: "open", detail: describeCause(error) })
   }).pipe(

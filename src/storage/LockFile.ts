@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Clock, Data, Duration, Effect, Either, Option, Random, Ref, Schedule, Schema, type Scope } from "effect"
 import { parseJsonWith } from "../config/json.js"
 import * as NodeOs from "node:os"
+import { privateFileMode } from "./privateFiles.js"
 import { parseProcessStat, processRunning, readProcessStat } from "./processState.js"
 
 /**
@@ -99,7 +100,7 @@ const withTemp = <A>(file: string, content: string, use: (temp: string) => Effec
     const fs = yield* FileSystem.FileSystem
     const suffix = (yield* Random.nextInt).toString(36).replace("-", "")
     const temp = `${file}.${process.pid}.${suffix}.tmp`
-    yield* fs.writeFileString(temp, content, { flag: "wx", mode: 0o644 })
+    yield* fs.writeFileString(temp, content, { flag: "wx", mode: privateFileMode })
     return yield* use(temp).pipe(
       Effect.ensuring(fs.remove(temp).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.catchAll((error) =>
         Effect.logDebug(`could not remove ${temp}`, error)

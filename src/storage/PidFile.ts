@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { LockHolder } from "./LockFile.js"
 import { orIfMissing } from "./missingFile.js"
+import { privateFileMode } from "./privateFiles.js"
 import { processRunning, readProcessStat } from "./processState.js"
 
 /**
@@ -34,7 +35,7 @@ export const read = (file: string) =>
 export const write = (file: string, holder: LockHolder) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, `${encodeHolder(holder)}\n`)
+    yield* fs.writeFileString(file, `${encodeHolder(holder)}\n`, { mode: privateFileMode })
   }).pipe(Effect.withSpan("kern.storage.PidFile.write"))
 
 /** What the recorded pid names now. */

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { privateModes } from "../storage/privateFiles.js"
 import { atomicWrite } from "./atomicWrite.js"
 import { Workspace } from "./Workspace.js"
 
@@ -44,7 +45,7 @@ export class ArtifactStore extends Effect.Service<ArtifactStore>()("kern/tools/A
       const now = yield* Clock.currentTimeMillis
       const onDisk = yield* fs.exists(fileOf(sha256)).pipe(Effect.mapError(unexpected("check the artifact file")))
       if (!onDisk) {
-        yield* atomicWrite(fileOf(sha256), data).pipe(
+        yield* atomicWrite(fileOf(sha256), data, undefined, privateModes).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.provideService(Path.Path, path),
           Effect.mapError(unexpected("write the artifact file"))

@@ -3,6 +3,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import * as LockFile from "../storage/LockFile.js"
+import { privateDirMode } from "../storage/privateFiles.js"
 import { type ResolvedPath, Workspace } from "./Workspace.js"
 
 /** A file's lock is held for one read-check-rename, milliseconds; this much waiting means something is stuck. */
@@ -27,7 +28,7 @@ export class WriteLock extends Effect.Service<WriteLock>()("kern/tools/WriteLock
 
     const holdFile = (file: ResolvedPath, tool: string) =>
       Effect.gen(function*() {
-        yield* fs.makeDirectory(locksDir, { recursive: true }).pipe(
+        yield* fs.makeDirectory(locksDir, { recursive: true, mode: privateDirMode }).pipe(
           Effect.mapError((error) => toolFailure("UNEXPECTED", `could not create ${locksDir}: ${error.message}`))
         )
         const name = NodeCrypto.createHash("sha256").update(file.path).digest("hex").slice(0, 32)

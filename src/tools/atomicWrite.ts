@@ -22,20 +22,32 @@ const currentSnapshot = (fs: FileSystem.FileSystem, target: string) =>
 const matches = (now: Option.Option<FileSnapshot>, expected: Expected) =>
   expected === "absent" ? Option.isNone(now) : Option.isSome(now) && sameSnapshot(now.value, expected)
 
+/** The modes of what a write creates (folders and a new target); an existing target keeps its own. */
+export interface CreatedModes {
+  readonly dir: number
+  readonly file: number
+}
+const publicModes: CreatedModes = { dir: 0o777, file: 0o644 }
+
 /**
  * Writes `data` to `target` so that a reader (or a crash) sees the old content or the new, never a mix: the bytes
  * go to a temporary file in the same folder, are flushed, and the file is renamed over the target. The target's
  * permission bits are kept; parent folders are created. With `expected`, the target is checked once more right
  * before the rename, so a change made while the new content was computed and flushed is refused, not overwritten.
  */
-export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target: string, data: Uint8Array, expected?: Expected) {
+export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(
+  target: string,
+  data: Uint8Array,
+  expected?: Expected,
+  created: CreatedModes = publicModes
+) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const dir = path.dirname(target)
-  yield* fs.makeDirectory(dir, { recursive: true })
+  yield* fs.makeDirectory(dir, { recursive: true, mode: created.dir })
   const existingMode = yield* fs.stat(target).pipe(
     Effect.map((info) => info.mode & 0o7777),
-    orIfMissing(() => 0o644)
+    orIfMissing(() => created.file)
   )
   const suffix = (yield* Random.nextInt).toString(36).replace("-", "")
   const temp = path.join(dir, `.${path.basename(target)}.${suffix}.kern-tmp`)
@@ -60,5 +72,6 @@ export const atomicWrite = Effect.fn("kern.tools.atomicWrite")(function*(target:
 }) satisfies (
   target: string,
   data: Uint8Array,
-  expected?: Expected
+  expected?: Expected,
+  created?: CreatedModes
 ) => Effect.Effect<void, PlatformError | TargetChanged, FileSystem.FileSystem | Path.Path>

@@ -25,7 +25,7 @@ export const KernArgs = Schema.Struct({
   action: Schema.Literal(...kernActions).annotations({
     description: "status: runtime, session, queue and usage; config: the effective config (secrets hidden); " +
       "env: the environment variable names the agent sees (values masked); " +
-      "users: USERS.md and paired or pending channel users; logs: recent kernel events"
+      "users: USERS.md and paired or waiting channel users; logs: recent kernel events"
   }),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, kernLogsMax)).annotations({
     description: `logs only: how many recent events to show (default ${kernLogsDefault}, at most ${kernLogsMax})`
@@ -37,8 +37,8 @@ export const kernTool: ToolMetadata = {
   toolId: "kern",
   name: "Kern",
   description: "Inspect the runtime you run in: status (version, model, uptime, session size, queue, API usage, recall index, chat channels), " +
-    "config (effective settings, secrets hidden), env (variable names, values masked), users (USERS.md, paired and " +
-    "pending users), logs (recent kernel events). Approving a pairing code is kern_pair's job.",
+    "config (effective settings, secrets hidden), env (variable names, values masked), users (USERS.md, paired users " +
+    "and who waits to pair), logs (recent kernel events). Pairing codes are never shown: the operator gives them.",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 10_000,
@@ -59,7 +59,7 @@ export const kernPairTool: ToolMetadata = {
   toolId: "kern_pair",
   name: "Kern pair",
   description: "Approve a channel user's pairing code when the operator asks (the user may then talk to you), e.g. " +
-    "{ code: \"KERN-7QX4\" }. `kern` with action users lists pending codes.",
+    "{ code: \"KERN-7QX4\" }. Only the operator can give you the code; under approvalMode ask a person confirms it.",
   safetyClass: "LOCAL_WRITE",
   idempotent: true,
   timeoutMs: 10_000,
@@ -198,7 +198,9 @@ const pairingLines = Effect.gen(function*() {
   if (pairings.length === 0) return "No channel users have paired or asked to pair."
   return ["Channel users:", ...pairings.map((p) =>
     `- ${userKey(p)}${p.displayName === "" ? "" : ` (${p.displayName})`}: ${p.status}${
-      p.status === "pending" ? `, code ${p.code}` : `, ${p.role}, tool scope ${effectiveScope(p, config.toolScope)}`
+      p.status === "pending"
+        ? " (its code is not shown here: the user gives it to the operator)"
+        : `, ${p.role}, tool scope ${effectiveScope(p, config.toolScope)}`
     }`)].join("\n")
 })
 
@@ -230,18 +232,49 @@ const users = (loaded: LoadedConfig) =>
     )
   })
 
-/** kern({ action }): the runtime, its config, environment, recent kernel events and users, never a secret. */
+/** What stands for a pairing code in the kern tool's output. */
+export const hiddenCode = "KERN-····"
+const codeShape = /\bKERN-[A-HJ-NP-Z2-9]{4}\b/g
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** `text` with every pairing code (the pending ones in any case, anything shaped like one) replaced. */
+const hideCodeText = (text: string, pending: ReadonlyArray<string>): string =>
+  pending
+    .reduce((out, code) => out.replace(new RegExp(escapeRegExp(code), "gi"), hiddenCode), text)
+    .replace(codeShape, hiddenCode)
+
+const hideCodes = (value: unknown, pending: ReadonlyArray<string>): unknown =>
+  typeof value === "string"
+    ? hideCodeText(value, pending)
+    : Array.isArray(value)
+    ? value.map((item) => hideCodes(item, pending))
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, hideCodes(inner, pending)]))
+    : value
+
+const pendingCodes = Effect.gen(function*() {
+  const store = yield* PairingStore
+  const pairings = yield* store.list.pipe(Effect.mapError((error) => toolFailure("UNEXPECTED", error.message)))
+  return pairings.filter((p) => p.status === "pending").map((p) => p.code)
+})
+
+/**
+ * kern({ action }): the runtime, its config, environment, recent kernel events and users, never a secret and never
+ * a pairing code (whatever the action): a code the model could read is one a prompt injection could approve.
+ */
 export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
   const loaded = yield* AgentConfig
   const secrets = secretValues(loaded)
-  const scrub = (text: string) => scrubText(text, secrets)
+  const codes = yield* pendingCodes
+  const scrub = (text: string) => hideCodeText(scrubText(text, secrets), codes)
+  const scrubData = (data: unknown) => hideCodes(redact(data, secrets), codes)
   switch (args.action) {
     case "status": {
       const data = yield* status(loaded)
-      return { action: args.action, status: redact(data, secrets), text: scrub(toYaml(data)) }
+      return { action: args.action, status: scrubData(data), text: scrub(toYaml(data)) }
     }
     case "config": {
-      const config = redact(loaded.config, secrets)
+      const config = scrubData(loaded.config)
       return { action: args.action, config, text: JSON.stringify(config, null, 2) }
     }
     case "env": {
@@ -249,7 +282,7 @@ export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
       const text = variables.length === 0
         ? "no provider, channel or KERN_* variables are set"
         : variables.map((v) => `${v.name}=${v.value} (${v.source})`).join("\n")
-      return { action: args.action, variables, text: scrub(text) }
+      return { action: args.action, variables: scrubData(variables), text: scrub(text) }
     }
     case "logs": {
       const lines = (yield* logs(args.limit ?? kernLogsDefault)).map(scrub)

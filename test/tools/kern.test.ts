@@ -224,20 +224,20 @@ describe("kern tool: logs and users", () => {
   })
 })
 
-describe("kern tool: registered with the built-ins", () => {
-  /** The built-ins registered the way the agent does it, over a kernel on one kern.db. */
-  const registered = (dir: string, options: Partial<Kernel.KernelOptions> = {}) => {
-    const platform = Layer.mergeAll(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
-    const config = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
-    const db = Database.layerMemory.pipe(Layer.provideMerge(config))
-    const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce", ...options }).pipe(
-      Layer.provideMerge(KnownSecrets.layer),
-      Layer.provideMerge(db)
-    )
-    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
-    return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
-  }
+/** The built-ins registered the way the agent does it, over a kernel on one kern.db. */
+const registeredTools = (dir: string, options: Partial<Kernel.KernelOptions> = {}) => {
+  const platform = Layer.mergeAll(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
+  const config = AgentConfig.layer(dir).pipe(Layer.provideMerge(platform))
+  const db = Database.layerMemory.pipe(Layer.provideMerge(config))
+  const kernel = Kernel.layer({ safetyMode: "SAFE", approvalMode: "deny", contractEnforcement: "enforce", ...options }).pipe(
+    Layer.provideMerge(KnownSecrets.layer),
+    Layer.provideMerge(db)
+  )
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+  return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
+}
 
+describe("kern tool: registered with the built-ins", () => {
   it.effect("runs through the executor even in SAFE mode (READ_ONLY) and decodes its arguments", () =>
     Effect.gen(function*() {
       const executor = yield* ToolExecutor
@@ -252,7 +252,70 @@ describe("kern tool: registered with the built-ins", () => {
       const logs = yield* inRun(executor.execute("kern", { action: "logs", limit: 5 }))
       assert.isTrue(logs.success, logs.errorMessage)
       expect((logs.data as { text: string }).text).toContain("kernel.tool.dispatch")
-    }).pipe(Effect.provide(registered(agentFolder()))))
+    }).pipe(Effect.provide(registeredTools(agentFolder()))))
+})
+
+describe("kern tool: pending pairing codes never reach the model", () => {
+  /** Every way a code could surface: the pairing table, USERS.md as the operator wrote it, the event log. */
+  const seeded = Effect.gen(function*() {
+    const store = yield* PairingStore
+    const pending = yield* Effect.forEach(["42", "43", "44"], (userId) =>
+      store.request({ interface: userId === "44" ? "slack" : "telegram", userId, chatId: userId, displayName: `user ${userId}` }))
+    const codes = pending.map((p) => p.code)
+    const [first = "", second = "", third = ""] = codes
+    yield* recordEvent({ decisionKey: "kernel.tool.dispatch", status: "error", toolId: "kern_pair", errorCode: "NOT_FOUND", errorMessage: `code ${first} expired` })
+    yield* recordEvent({
+      decisionKey: "kernel.tool.policy.blocked",
+      status: "error",
+      toolId: `tool_${third.toLowerCase()}`,
+      errorCode: "PERMISSION_DENIED",
+      errorMessage: `pair ${second.toLowerCase()}`
+    })
+    return codes
+  })
+  const usersFile = (dir: string, codes: ReadonlyArray<string>) =>
+    NodeFs.writeFileSync(
+      NodePath.join(dir, "USERS.md"),
+      `# USERS.md\n\n- bob waits with ${codes[0]}, carol with ${(codes[1] ?? "").toLowerCase()}, ` +
+        `dave with ${(codes[2] ?? "").replace("KERN", "Kern")}; an example code: KERN-7QX4\n`
+    )
+  const leaks = (codes: ReadonlyArray<string>, output: unknown) => {
+    const text = JSON.stringify(output).toUpperCase()
+    return [...codes, "KERN-7QX4"].filter((code) => text.includes(code))
+  }
+
+  it.effect("no action, called directly, shows a code in any case or field", () => {
+    const dir = agentFolder()
+    return Effect.gen(function*() {
+      const codes = yield* seeded
+      usersFile(dir, codes)
+      for (const action of ["status", "config", "env", "users", "logs"] as const) {
+        const out = yield* inRun(kern({ action, limit: 50 }))
+        expect(leaks(codes, out), action).toEqual([])
+      }
+      const listed = yield* inRun(kern({ action: "users" }))
+      expect(listed.text).toContain("telegram:42 (user 42): pending (its code is not shown here")
+      expect(listed.text).toContain("bob waits with KERN-····")
+    }).pipe(Effect.provide(layerFor(dir)))
+  })
+
+  it.effect("through the executor, for every action and every run scope, in NORMAL and SAFE runs", () => {
+    const dir = agentFolder()
+    return Effect.gen(function*() {
+      const codes = yield* seeded
+      usersFile(dir, codes)
+      const executor = yield* ToolExecutor
+      for (const toolScope of ["read", "write", "full"] as const) {
+        for (const safetyMode of ["NORMAL", "SAFE"] as const) {
+          for (const action of ["status", "config", "env", "users", "logs"] as const) {
+            const result = yield* inRun(executor.execute("kern", { action, limit: 200 }), { toolScope, safetyMode, userSid: "telegram:43" })
+            assert.isTrue(result.success, result.errorMessage)
+            expect(leaks(codes, result), `${action} ${toolScope} ${safetyMode}`).toEqual([])
+          }
+        }
+      }
+    }).pipe(Effect.provide(registeredTools(dir)))
+  })
 })
 
 describe("kern_pair: approving a pairing is a write, governed as one", () => {
@@ -263,7 +326,8 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
       const pending = yield* store.request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
       expect(pending.code).toMatch(/^KERN-[A-HJ-NP-Z2-9]{4}$/)
       const listed = yield* inRun(kern({ action: "users" }))
-      expect(listed.text).toContain(`telegram:42 (Alice): pending, code ${pending.code}`)
+      expect(listed.text).toContain("telegram:42 (Alice): pending (its code is not shown here")
+      expect(listed.text).not.toContain(pending.code)
 
       const approved = yield* inRun(kernPair({ code: pending.code.toLowerCase() }), { userSid: "operator" })
       expect(approved.text).toBe("Approved telegram user 42 (Alice).")

@@ -4,6 +4,7 @@ import { parseJsonWith } from "../../config/json.js"
 import * as NodeNet from "node:net"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import { newSecret } from "./auth.js"
+import { privateFileMode } from "../../storage/privateFiles.js"
 
 /** Where a port is chosen when the config names none. */
 export const portRange = { from: 4100, to: 4999 } as const
@@ -77,7 +78,7 @@ export const prepareServer = (loaded: LoadedConfig) =>
       port = yield* choosePort(config.host)
       const text = yield* fs.readFileString(paths.configFile).pipe(Effect.mapError(io(`could not read ${paths.configFile}`)))
       const object = yield* Schema.decode(ConfigObject)(text).pipe(Effect.mapError(io(`could not save the port in ${paths.configFile}`)))
-      yield* fs.writeFileString(paths.configFile, `${JSON.stringify({ ...object, port }, null, 2)}\n`).pipe(
+      yield* fs.writeFileString(paths.configFile, `${JSON.stringify({ ...object, port }, null, 2)}\n`, { mode: privateFileMode }).pipe(
         Effect.mapError(io(`could not save the port in ${paths.configFile}`))
       )
     }
