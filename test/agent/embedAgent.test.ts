@@ -59,5 +59,5 @@ describe("scratchpad/embed-agent.ts", () => {
       // The turn is in the agent's session, like any other.
       const sessions = NodeFs.readdirSync(NodePath.join(dir, ".kern/sessions"))
       expect(sessions).toHaveLength(1)
-    })), 60_000)
+    })))
 })

@@ -13,6 +13,7 @@ import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { knowledgeReport } from "../../src/memory/knowledge.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { eventually } from "../support/waitFor.js"
 
 const utc = DateTime.zoneUnsafeMakeNamed("UTC")
 const minute = 60_000
@@ -226,9 +227,7 @@ describe("heartbeat", () => {
       yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "note this" })
       yield* server.awaitRequests(2)
       yield* settle(runtime)
-      for (let i = 0; i < 200 && git("log", "--format=%s").trim().split("\n").length < 2; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-      }
+      yield* eventually(() => git("log", "--format=%s").trim().split("\n").length >= 2)
       expect(git("log", "-1", "--format=%s").trim()).toBe("kern: memory notes/1970-01-01.md")
     }))
 })

@@ -12,6 +12,7 @@ import { AssistantMessage, SessionHeader, UserMessage } from "../../src/session/
 import { lineOf } from "../../src/session/SessionStore.js"
 import { FakeReply, makeWith as makeFakeServerWith } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { meanFreshDatabase } from "../support/sessionFixture.js"
 
 /** 8 MB of lower-case letters without a space: one pre-token, the tokenizer's worst case. */
 const whitespaceFree = (chars: number): string => {
@@ -40,6 +41,7 @@ describe("a session holding an 8 MB reply without whitespace", () => {
       const id = "20261122-100000-000-beef"
       const at = "2026-11-22T10:00:00.000Z"
       NodeFs.mkdirSync(NodePath.join(dir, ".kern", "sessions"), { recursive: true })
+      meanFreshDatabase(dir)
       NodeFs.writeFileSync(
         NodePath.join(dir, ".kern", "sessions", `${id}.jsonl`),
         [

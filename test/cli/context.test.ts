@@ -1,11 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { runKernIn } from "../support/inProcessCli.js"
 import { FakeReply, makeWith } from "../support/fakeModelServer.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
+
+/** A command in this process: these tests are about what the commands do, not about a process. */
+const kern = (args: ReadonlyArray<string>, options: { readonly dir?: string; readonly env?: Record<string, string> } = {}) =>
+  Effect.promise(() => runKernIn(options.dir === undefined ? args : [...args, "--dir", options.dir], { env: options.env ?? {} }))
 
 interface SegmentJson {
   readonly id: number
@@ -26,20 +30,20 @@ describe("kern context show, kern segments list|rebuild", () => {
       const sessionId = "20261122-100000-000-beef"
       writeSessionFixture(dir, 3_000, sessionId)
 
-      const empty = runKern(["segments", "list"], { cwd: dir, env })
+      const empty = (yield* kern(["segments", "list"], { dir, env }))
       expect(empty.status, empty.stderr).toBe(0)
       expect(empty.stdout).toContain(`no segments yet in session ${sessionId} (3,000 messages)`)
-      const untrimmed = runKern(["context", "show"], { cwd: dir, env })
+      const untrimmed = (yield* kern(["context", "show"], { dir, env }))
       expect(untrimmed.status, untrimmed.stderr).toBe(0)
       expect(untrimmed.stdout).toContain("raw window: every message (nothing trimmed)")
 
-      const rebuilt = yield* Effect.promise(() => runKernAsync(["segments", "rebuild"], { cwd: dir, env }))
+      const rebuilt = yield* kern(["segments", "rebuild"], { dir, env })
       expect(rebuilt.status, rebuilt.stderr).toBe(0)
       expect(rebuilt.stderr).toContain(`rebuilding the segments of session ${sessionId} (3,000 messages)`)
       expect(rebuilt.stderr).toMatch(/summarized \d+ of \d+/)
       expect(rebuilt.stdout).toMatch(/^\d+ segments, 2 levels\n$/)
 
-      const listed = runKern(["segments", "list", "--json"], { cwd: dir, env })
+      const listed = (yield* kern(["segments", "list", "--json"], { dir, env }))
       expect(listed.status, listed.stderr).toBe(0)
       const tree = JSON.parse(listed.stdout) as { sessionId: string; messages: number; cut: number; segments: ReadonlyArray<SegmentJson> }
       expect(tree).toMatchObject({ sessionId, messages: 3_000 })
@@ -50,11 +54,11 @@ describe("kern context show, kern segments list|rebuild", () => {
       expect(l1).toHaveLength(1)
       expect(l0.filter((s) => s.parentId === l1[0]!.id)).toHaveLength(10)
 
-      const human = runKern(["segments", "list"], { cwd: dir, env })
+      const human = (yield* kern(["segments", "list"], { dir, env }))
       expect(human.stdout).toMatch(/L1 +\d+ +0–\d[\d,]* /)
       expect(human.stdout).toContain(":1)")
 
-      const shown = runKern(["context", "show", "--json"], { cwd: dir, env })
+      const shown = (yield* kern(["context", "show", "--json"], { dir, env }))
       expect(shown.status, shown.stderr).toBe(0)
       const context = JSON.parse(shown.stdout) as {
         cut: number
@@ -67,25 +71,25 @@ describe("kern context show, kern segments list|rebuild", () => {
       expect(context.injected.length).toBeGreaterThan(0)
       expect(context.system.map((s) => s.kind)).toEqual(expect.arrayContaining(["preamble", "file", "tools"]))
       expect(context.system.every((s) => s.tokens > 0)).toBe(true)
-      const text = runKern(["context", "show"], { cwd: dir, env })
+      const text = (yield* kern(["context", "show"], { dir, env }))
       expect(text.stdout).toMatch(/context: [\d,]+ of 20,000 tokens — system [\d,]+, tools [\d,]+, summaries [\d,]+, raw messages [\d,]+/)
       expect(text.stdout).toContain("conversation summary:")
       expect(text.stdout).toMatch(/raw window: messages [\d,]+–2,999; 0–[\d,]+ are summarized/)
 
       // Another session by id, and a bad one.
-      const missing = runKern(["segments", "list", "--session", "nope"], { cwd: dir, env })
+      const missing = (yield* kern(["segments", "list", "--session", "nope"], { dir, env }))
       expect(missing.status).toBe(1)
       expect(missing.stderr).toContain("nope")
     })), 120_000)
 
   it.live("a folder that is not an agent's, and --help that explains", () =>
-    Effect.sync(() => {
-      const help = runKern(["segments", "--help"])
+    Effect.gen(function*() {
+      const help = yield* kern(["segments", "--help"])
       expect(help.status).toBe(0)
       expect(help.stdout).toContain("rebuild")
-      const contextHelp = runKern(["context", "show", "--help"])
+      const contextHelp = yield* kern(["context", "show", "--help"])
       expect(contextHelp.stdout).toContain("system prompt by section")
-      const notAgent = runKern(["context", "show", "/nonexistent-kern-folder"])
+      const notAgent = yield* kern(["context", "show", "/nonexistent-kern-folder"])
       expect(notAgent.status).toBe(2)
       expect(notAgent.stderr).toContain("nonexistent-kern-folder")
     }))

@@ -6,6 +6,7 @@ import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKernAsync } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { recordedPid } from "../support/backgroundAgent.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -23,8 +24,6 @@ const alive = (pid: number) => {
   }
 }
 
-/** The pid agent.pid records (it records the agent as the lock records its holder). */
-const recordedPid = (dir: string): number => (JSON.parse(NodeFs.readFileSync(pidFile(dir), "utf8")) as { pid: number }).pid
 
 /** The background agent of `dir` is killed when the test ends, whatever happened. */
 const reaped = (dir: string) =>
@@ -137,7 +136,7 @@ describe("kern start / status / chat / stop", () => {
       expect(result.stderr).toContain("the agent did not start")
       expect(result.stderr).toContain("OPENROUTER_API_KEY")
       expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
-    })), 60_000)
+    })))
 
   it.live("a message accepted (202) survives kill -9 and is answered after the restart, exactly once", () =>
     Effect.scoped(Effect.gen(function*() {

@@ -124,7 +124,7 @@ describe("one runtime per agent folder", () => {
       expect(next.stdout).toContain("Here now.")
       expect(next.stderr).toContain(`took over ${lockFile(dir)}: pid ${held.pid} (kern chat) is no longer running`)
       expect(NodeFs.existsSync(lockFile(dir))).toBe(false)
-    })), 60_000)
+    })))
 
   it.live("a lock file naming a dead pid, a pid reused by another process, or garbage is taken over with a warning", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -146,7 +146,7 @@ describe("one runtime per agent folder", () => {
         expect(result.stderr).not.toContain("waiting for the agent")
         expect(NodeFs.existsSync(lockFile(dir))).toBe(false)
       }
-    })), 60_000)
+    })))
 
   it("while a live process holds the folder, --wait 1 exits 1 naming it; read-only commands run", () => {
     const dir = initAgentFolder(["--model", "m"])
@@ -213,7 +213,7 @@ describe("read-before-write across processes", () => {
       const fresh = yield* chat(dir, "and in a new session", ["--new"])
       expect(fresh.stderr).toContain("✗ edit")
       expect(NodeFs.readFileSync(file, "utf8")).toBe("step one\nstep two\nstep three\n")
-    })), 60_000)
+    })))
 
   it.live("five kern kernel exec edit processes on one file at once: every reported success is kept", () =>
     Effect.gen(function*() {
@@ -242,5 +242,5 @@ describe("read-before-write across processes", () => {
       // They all share the `cli` session, and each edit is based on the content the one before it left.
       expect(succeeded, results.map((r) => r.stderr).join("\n")).toEqual([0, 1, 2, 3, 4])
       expect(NodeFs.readdirSync(NodePath.join(dir, ".kern/locks"))).toEqual([])
-    }), 60_000)
+    }))
 })

@@ -4,6 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { keepsVariable } from "../../src/cli/privateEnvironment.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
+import { killedAtEnd, recordedPid } from "../support/backgroundAgent.js"
 import { runKernAsync } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
@@ -65,16 +66,10 @@ describe("the process that runs tools holds no secret in its environment", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
-      const pidFile = NodePath.join(dir, ".kern/agent.pid")
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          const pid = NodeFs.existsSync(pidFile) ? Number(NodeFs.readFileSync(pidFile, "utf8").trim()) : 0
-          if (pid > 0) process.kill(pid, "SIGKILL")
-        }).pipe(Effect.orElse(() => Effect.void))
-      )
+      yield* killedAtEnd(dir)
       const started = yield* Effect.promise(() => runKernAsync(["start"], { cwd: dir, env: operatorEnv }))
       expect(started.status, started.stderr).toBe(0)
-      const daemon = Number(NodeFs.readFileSync(pidFile, "utf8").trim())
+      const daemon = recordedPid(dir)
       const own = NodeFs.readFileSync(`/proc/${daemon}/environ`, "utf8")
       for (const [name, value] of Object.entries(operatorEnv)) {
         if (!keepsVariable(name)) expect(own, name).not.toContain(value)

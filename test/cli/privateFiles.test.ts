@@ -6,6 +6,7 @@ import * as NodePath from "node:path"
 import { type CliResult, kernBin } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir } from "../support/tempDir.js"
+import { killedAtEnd } from "../support/backgroundAgent.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -53,13 +54,7 @@ describe(".kern/ is private: 0700 folders, 0600 files, whatever the umask", () =
       expect(init.status, init.stderr).toBe(0)
       const dir = NodePath.join(cwd, "agent")
       const kernDir = NodePath.join(dir, ".kern")
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          const pidFile = NodePath.join(kernDir, "agent.pid")
-          const pid = NodeFs.existsSync(pidFile) ? Number(NodeFs.readFileSync(pidFile, "utf8").trim()) : 0
-          if (pid > 0) process.kill(pid, "SIGKILL")
-        }).pipe(Effect.orElse(() => Effect.void))
-      )
+      yield* killedAtEnd(dir)
       expect(notPrivate(kernDir)).toEqual([])
 
       yield* server.reply(

@@ -8,6 +8,7 @@ import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKernAsync } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { recordedPid } from "../support/backgroundAgent.js"
 
 /**
  * The processes kern starts, stops and finds, as real processes: a pid reused by another program, a zombie holding
@@ -24,11 +25,6 @@ const pidFile = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
 const lockFile = (dir: string) => NodePath.join(dir, ".kern/agent.lock")
 const logFile = (dir: string) => NodePath.join(dir, ".kern/logs/kern.log")
 
-/** The pid agent.pid records (as the lock records its holder; an older kern wrote the bare pid). */
-const recordedPid = (dir: string): number => {
-  const record = JSON.parse(NodeFs.readFileSync(pidFile(dir), "utf8")) as number | { pid: number }
-  return typeof record === "number" ? record : record.pid
-}
 
 /** Where the background agent of `dir` listens: the address its lock records (the config's port for an older kern). */
 const agentBase = (dir: string): string => {
@@ -127,7 +123,7 @@ describe("kern's processes", () => {
       expect(reused.stdout).toContain("not running in the background")
       expect(reused.stderr).toContain(`names pid ${pid}, but that is now another process (sleep, started at another time`)
       expect(running(pid)).toBe(true)
-    })), 60_000)
+    })))
 
   it.live("a zombie holding the folder counts as gone: kern stop says the agent is not running, kern start proceeds", () =>
     Effect.scoped(Effect.gen(function*() {

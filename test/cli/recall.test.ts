@@ -3,10 +3,15 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { runKernAsync } from "../support/cli.js"
+import { runKernIn } from "../support/inProcessCli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
+
+/** A command in this process (the one-shot chats stay processes of their own: a process is what a chat is). */
+const kern = (args: ReadonlyArray<string>, options: { readonly dir?: string; readonly env?: Record<string, string> } = {}) =>
+  Effect.promise(() => runKernIn(options.dir === undefined ? args : [...args, "--dir", options.dir], { env: options.env ?? {} }))
 
 describe("kern recall", () => {
   it.live("a chat is findable by `kern recall search` right after it exits; stats and status show the index", () =>
@@ -19,8 +24,7 @@ describe("kern recall", () => {
       const chat = yield* Effect.promise(() => runKernAsync(["chat", "-m", "which bird nests by the pond?"], { cwd: dir, env }))
       expect(chat.status, chat.stderr).toBe(0)
 
-      // Asynchronous: the query is embedded by the fake server, in this process.
-      const search = yield* Effect.promise(() => runKernAsync(["recall", "search", "heron", "--json"], { cwd: dir, env }))
+      const search = yield* kern(["recall", "search", "heron", "--json"], { dir, env })
       expect(search.status, search.stderr).toBe(0)
       const result = JSON.parse(search.stdout)
       expect(result.mode).toBe("hybrid")
@@ -28,28 +32,28 @@ describe("kern recall", () => {
       expect(result.hits[0].source).toBe("session")
       expect(result.hits[0].messageStart).toBe(0)
 
-      const human = yield* Effect.promise(() => runKernAsync(["recall", "search", "which bird", dir, "--limit", "1"], { env }))
+      const human = yield* kern(["recall", "search", "which bird", dir, "--limit", "1"], { env })
       expect(human.status, human.stderr).toBe(0)
       expect(human.stdout).toMatch(/^1\. session \S+ messages 0-1 \(/)
 
-      const stats = JSON.parse(runKern(["recall", "stats", "--json"], { cwd: dir, env }).stdout)
+      const stats = JSON.parse((yield* kern(["recall", "stats", "--json"], { dir, env })).stdout)
       expect(stats).toMatchObject({ enabled: true, messages: 2, chunks: 1, sessions: 1, backfillRunning: false })
       expect(stats.embedding).toMatchObject({ mode: "vectors", model: "openai/text-embedding-3-small", dimension: 32 })
 
       // The knowledge file comes in with a full pass (a reindex here), with progress on stderr.
-      const reindex = yield* Effect.promise(() => runKernAsync(["recall", "reindex"], { cwd: dir, env }))
+      const reindex = yield* kern(["recall", "reindex"], { dir, env })
       expect(reindex.status, reindex.stderr).toBe(0)
       expect(reindex.stderr).toContain("1/1 sessions, 2 messages")
       const boat = JSON.parse(
-        (yield* Effect.promise(() => runKernAsync(["recall", "search", "where is the sailboat moored", "--json"], { cwd: dir, env }))).stdout
+        (yield* kern(["recall", "search", "where is the sailboat moored", "--json"], { dir, env })).stdout
       )
       expect(boat.hits[0]).toMatchObject({ source: "file", path: "knowledge/boat.md" })
 
-      const status = runKern(["status"], { cwd: dir, env })
+      const status = yield* kern(["status"], { dir, env })
       expect(status.stdout).toMatch(/recall: +2 messages in 2 chunks from 1 sessions, 1 files, \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; embeddings: openai\/text-embedding-3-small, 32 dimensions/)
-      const statusJson = JSON.parse(runKern(["status", "--json"], { cwd: dir, env }).stdout)
+      const statusJson = JSON.parse((yield* kern(["status", "--json"], { dir, env })).stdout)
       expect(statusJson.recall).toMatchObject({ messages: 2, chunks: 2, embedding: { dimension: 32 } })
-    })), 60_000)
+    })))
 
   it.live("keyword-only when embeddings are off; bad flags are usage errors (exit 2); a folder that is no agent is refused", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -59,18 +63,18 @@ describe("kern recall", () => {
       const chat = yield* Effect.promise(() => runKernAsync(["chat", "-m", "remember where the spare key is"], { cwd: dir, env }))
       expect(chat.status, chat.stderr).toBe(0)
       expect((yield* server.requests).some((r) => r.path === "/embeddings")).toBe(false)
-      const result = JSON.parse(runKern(["recall", "search", "flowerpot", "--json"], { cwd: dir }).stdout)
+      const result = JSON.parse((yield* kern(["recall", "search", "flowerpot", "--json"], { dir })).stdout)
       expect(result.mode).toBe("keyword")
       expect(result.hits[0].text).toContain("blue flowerpot")
-      const stats = runKern(["recall", "stats"], { cwd: dir })
+      const stats = yield* kern(["recall", "stats"], { dir })
       expect(stats.stdout).toContain("embeddings: keyword-only (embeddingModel is false)")
-      const bad = runKern(["recall", "search", "key", "--before", "yesterday"], { cwd: dir })
+      const bad = yield* kern(["recall", "search", "key", "--before", "yesterday"], { dir })
       expect(bad.status).toBe(2)
       expect(bad.stderr).toContain("--before must be a date")
-      const limit = runKern(["recall", "search", "key", "--limit", "0"], { cwd: dir })
+      const limit = yield* kern(["recall", "search", "key", "--limit", "0"], { dir })
       expect(limit.status).toBe(2)
-      const nowhere = runKern(["recall", "stats", NodePath.join(dir, "nope")])
+      const nowhere = yield* kern(["recall", "stats", NodePath.join(dir, "nope")])
       expect(nowhere.status).toBe(2)
       expect(NodeFs.existsSync(NodePath.join(dir, "nope"))).toBe(false)
-    })), 60_000)
+    })))
 })

@@ -147,5 +147,5 @@ describe("kern tui on a terminal", () => {
       child.stdin.write("\x03")
       yield* shows("not sent: xyz")
       expect(yield* Effect.promise(() => exited)).toBe(0)
-    })), 60_000)
+    })))
 })

@@ -4,12 +4,12 @@ import * as NodePath from "node:path"
 import { HeartbeatLog } from "../../src/agent/HeartbeatLog.js"
 import * as Database from "../../src/storage/Database.js"
 import { initAgentFolder } from "../support/agentFolder.js"
-import { runKern } from "../support/cli.js"
+import { runKernIn } from "../support/inProcessCli.js"
 
 describe("kern status: the heartbeat", () => {
   it("shows the last heartbeat, its outcome and why, and the next one, in the agent's zone", async () => {
     const dir = initAgentFolder(["--model", "m"], { timezone: "Europe/Berlin", activeHours: "08:00-22:00" })
-    const before = runKern(["status", dir])
+    const before = await runKernIn(["status", dir])
     expect(before.stdout).toContain("heartbeat: every 60 min within 08:00-22:00; last none yet; next when the agent runs (kern run)")
 
     await Effect.runPromise(
@@ -21,12 +21,12 @@ describe("kern status: the heartbeat", () => {
           Effect.provide(HeartbeatLog.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") }))))
         )
     )
-    const human = runKern(["status", dir])
+    const human = await runKernIn(["status", dir])
     expect(human.status, human.stderr).toBe(0)
     expect(human.stdout).toContain(
       "heartbeat: every 60 min within 08:00-22:00; last 2026-01-02T10:00:00+01:00 skipped (nothing happened since the last heartbeat); next 2026-01-02T11:00:00+01:00"
     )
-    const json = JSON.parse(runKern(["status", dir, "--json"]).stdout)
+    const json = JSON.parse((await runKernIn(["status", dir, "--json"])).stdout)
     expect(json.heartbeat).toEqual({
       intervalMinutes: 60,
       activeHours: "08:00-22:00",
@@ -40,6 +40,6 @@ describe("kern status: the heartbeat", () => {
       nextAtMs: Date.UTC(2026, 0, 2, 10, 0)
     })
     const off = initAgentFolder(["--model", "m"], { heartbeatInterval: 0 })
-    expect(runKern(["status", off]).stdout).toContain("heartbeat: off (heartbeatInterval 0)")
+    expect((await runKernIn(["status", off])).stdout).toContain("heartbeat: off (heartbeatInterval 0)")
   })
 })

@@ -9,6 +9,7 @@ import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { commitMessage, MemoryCommits, parsePorcelain } from "../../src/memory/MemoryCommits.js"
 import * as MemoryCommitsLayer from "../../src/memory/MemoryCommits.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { eventually } from "../support/waitFor.js"
 
 const git = (dir: string, ...args: ReadonlyArray<string>) =>
   NodeChildProcess.execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, encoding: "utf8" })
@@ -48,12 +49,7 @@ const open = (dir: string) =>
     return { memory, warnings, shutdown: Scope.close(scope, Exit.void) }
   })
 
-/** Waits (in real time) until `check` holds: a flush runs in a fiber of its own after the TestClock moves. */
-const eventually = (check: () => boolean) =>
-  Effect.promise(async () => {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    return check()
-  })
+// `eventually` waits in real time: a flush runs in a fiber of its own after the TestClock moves.
 
 describe("memory commits", () => {
   it("porcelain -z output and the message", () => {

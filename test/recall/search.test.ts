@@ -210,7 +210,7 @@ describe("recall search", () => {
       // 4 attempts for the chunks' batch (the provider retry schedule) before giving up.
       const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
       expect(embeds.length).toBe(4 + 1)
-    }), 30_000)
+    }))
 
   it.scopedLive("a search does not ride out a failing endpoint's retries: it answers by keywords after a short wait", () =>
     Effect.gen(function*() {
@@ -232,7 +232,7 @@ describe("recall search", () => {
         expect(tried).toBeGreaterThan(0)
         expect(tried).toBeLessThan(4)
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
-    }), 30_000)
+    }))
 })
 
 describe("recall load", () => {

@@ -63,5 +63,5 @@ describe("recall in the running agent", () => {
       const stats = yield* recall.stats
       expect(stats).toMatchObject({ sessions: 1, messages: 4, chunks: 2 })
       yield* Fiber.interrupt(serving)
-    }), 60_000)
+    }))
 })

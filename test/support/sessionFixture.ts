@@ -48,15 +48,21 @@ const messageAt = (i: number): SessionLine => {
   }
 }
 
+/**
+ * Sessions brought in before any kern.db: an empty kern.db says a fresh database is meant (kern refuses a missing one
+ * beside sessions).
+ */
+export const meanFreshDatabase = (agentDir: string): void => {
+  const dbFile = NodePath.join(agentDir, ".kern", "kern.db")
+  if (!NodeFs.existsSync(dbFile)) NodeFs.writeFileSync(dbFile, "")
+}
+
 /** Writes `.kern/sessions/<id>.jsonl` of `messages` messages in kern's own format; returns the file's path. */
 export const writeSessionFixture = (agentDir: string, messages: number, id = "20261122-100000-000-beef"): string => {
   const dir = NodePath.join(agentDir, ".kern", "sessions")
   NodeFs.mkdirSync(dir, { recursive: true })
   const path = NodePath.join(dir, `${id}.jsonl`)
-  // Sessions brought in before any kern.db: an empty kern.db says a fresh database is meant (kern refuses a missing
-  // one beside sessions).
-  const dbFile = NodePath.join(agentDir, ".kern", "kern.db")
-  if (!NodeFs.existsSync(dbFile)) NodeFs.writeFileSync(dbFile, "")
+  meanFreshDatabase(agentDir)
   NodeFs.writeFileSync(path, lineOf(new SessionHeader({ version: 1, id, createdAt: at, agent: "bench" })))
   const batch: Array<string> = []
   for (let i = 0; i < messages; i++) {

@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { spawnSync } from "node:child_process"
 import { bash, bashKernelTimeoutMs } from "../../src/tools/bash.js"
 import { makeWorkspace, toolsLayer } from "./support.js"
+import { eventually } from "../support/waitFor.js"
 
 /** A pid is gone when /proc has no entry for it or only a zombie waiting to be reaped. */
 const isGone = (pid: number): boolean => {
@@ -75,18 +76,13 @@ describe("bash", () => {
       assert.strictEqual(out.exitCode, 0)
       // SIGKILL went to the group when bash exited; the kernel delivers it asynchronously.
       const pid = Number(out.stdout.trim())
-      for (let i = 0; i < 100 && !isGone(pid); i++) yield* Effect.sleep("20 millis")
-      assert.isTrue(isGone(pid), `sleep ${pid} still running`)
+      assert.isTrue(yield* eventually(() => isGone(pid)), `sleep ${pid} still running`)
     }))
 
   /** The pid a command wrote to `file`, once it is there. */
   const pidIn = (file: string) => Effect.map(waitForFile(file), Number)
 
-  const gone = (pid: number) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < 100 && !isGone(pid); i++) yield* Effect.sleep("20 millis")
-      return isGone(pid)
-    })
+  const gone = (pid: number) => eventually(() => isGone(pid))
 
   it.live("a timeout kills a child that left the process group with setsid, and returns at the timeout", () =>
     Effect.gen(function*() {

@@ -5,13 +5,19 @@ import { make as makeFakeModel } from "../../support/fakeModelServer.js"
 import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 import { agentFolder, type RunningAgent, startAgent } from "./harness.js"
 
-/** Real time for the HTTP servers to answer: a call that was due would have arrived by then. */
-const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 150)))
+/** How often a wait for a condition looks again. */
+const poll = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 50)))
+
+/**
+ * Real time for a call that is wrongly due to reach the fake server before the test says none came. Absence has no
+ * event to wait for, so this is a window, of 2 s so that a busy machine cannot hide such a call.
+ */
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 2_000)))
 
 /** Waits until a fiber sleeps until exactly `dueMs` on the TestClock. */
 const sleepingUntil = (dueMs: number) =>
   Effect.gen(function*() {
-    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* settle
+    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* poll
   })
 
 const telegramStatus = (agent: RunningAgent) =>
@@ -54,7 +60,7 @@ describe("Telegram channel failures", () => {
       yield* telegram.awaitCalls("getUpdates", 4)
       // The long poll holds until an update comes; its answer is what shows Telegram serves the bot again.
       yield* telegram.message({ from: { id: 5, first_name: "Eve" }, text: "hi" })
-      while ((yield* telegramStatus(agent)).state !== "connected") yield* settle
+      while ((yield* telegramStatus(agent)).state !== "connected") yield* poll
       expect(yield* telegramStatus(agent)).toMatchObject({ state: "connected", detail: "" })
       yield* agent.stop
     }))
@@ -66,7 +72,7 @@ describe("Telegram channel failures", () => {
       const agent = yield* startAgent(agentFolder(model), { ...telegram, token: "999:a-revoked-token" })
 
       yield* telegram.awaitCalls("getMe", 1)
-      while ((yield* telegramStatus(agent)).state !== "stopped") yield* settle
+      while ((yield* telegramStatus(agent)).state !== "stopped") yield* poll
       const status = yield* telegramStatus(agent)
       expect(status.detail).toContain("Unauthorized")
       expect(status.detail).toContain("TELEGRAM_BOT_TOKEN")
@@ -88,7 +94,7 @@ describe("Telegram channel failures", () => {
       const model = yield* makeFakeModel
       const telegram = yield* makeFakeTelegram()
       const agent = yield* startAgent(agentFolder(model), { ...telegram, root: "http://127.0.0.1:1" })
-      while ((yield* telegramStatus(agent)).state !== "reconnecting") yield* settle
+      while ((yield* telegramStatus(agent)).state !== "reconnecting") yield* poll
       const status = yield* telegramStatus(agent)
       expect(status.detail).toContain("could not reach http://127.0.0.1:1")
       expect(status.detail).not.toContain(telegram.token)
@@ -118,7 +124,7 @@ describe("Telegram channel failures", () => {
       const chat = yield* telegram.awaitChat(5, (messages) => messages.length > 0)
       expect(chat[0]?.text).toContain("kern pair")
       // The next poll confirms every update, the deep ones included.
-      while (!(yield* telegram.calls("getUpdates")).some((call) => call.body["offset"] === eve + 1)) yield* settle
+      while (!(yield* telegram.calls("getUpdates")).some((call) => call.body["offset"] === eve + 1)) yield* poll
       expect(yield* telegram.unconfirmed).toEqual([])
       expect(yield* telegramStatus(agent)).toMatchObject({ state: "connected" })
       yield* agent.stop

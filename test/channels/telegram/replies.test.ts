@@ -9,11 +9,18 @@ import * as ReplyPlaceholders from "../../../src/channels/ReplyPlaceholders.js"
 import * as Database from "../../../src/storage/Database.js"
 import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 
-const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 100)))
+/** How often a wait for a condition looks again. */
+const poll = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 50)))
+
+/**
+ * Real time for a call that is wrongly due to reach the fake server before the test says none came. Absence has no
+ * event to wait for, so this is a window, of 2 s so that a busy machine cannot hide such a call.
+ */
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 2_000)))
 
 const sleepingUntil = (dueMs: number) =>
   Effect.gen(function*() {
-    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* settle
+    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === dueMs)) yield* poll
   })
 
 const message = (turnId: string): QueuedMessage => ({

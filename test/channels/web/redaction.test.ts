@@ -18,7 +18,8 @@ describe("HTTP answers carry no known secret", () => {
   it.live("/history and /recall/search of a session that holds one show [redacted:NAME]", () =>
     Effect.scoped(Effect.gen(function*() {
       const { base } = yield* startServer({
-        files: { ".kern/.env": `SERVICE_TOKEN=${secret}\n`, [`.kern/sessions/${sid}.jsonl`]: oldSession }
+        // An empty kern.db beside the old session: a fresh database is meant (kern refuses a missing one).
+        files: { ".kern/.env": `SERVICE_TOKEN=${secret}\n`, [`.kern/sessions/${sid}.jsonl`]: oldSession, ".kern/kern.db": "" }
       })
       const history = yield* request(`${base}/history?session=${sid}`, { headers: bearer })
       expect(history.status).toBe(200)
