@@ -7,6 +7,7 @@ import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKernAsync } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { recordedPid } from "../support/backgroundAgent.js"
+import { processRunning } from "../../src/storage/processState.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -15,14 +16,8 @@ const kern = (args: ReadonlyArray<string>, cwd: string, extra: Record<string, st
 
 const pidFile = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether `pid` runs: a zombie (killed, not yet reaped by whoever inherited it) has stopped, as kern itself judges. */
+const alive = processRunning
 
 
 /** The background agent of `dir` is killed when the test ends, whatever happened. */

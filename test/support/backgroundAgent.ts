@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { processRunning } from "../../src/storage/processState.js"
 
 export const pidFileOf = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
 
@@ -10,20 +11,12 @@ export const recordedPid = (dir: string): number => {
   return typeof record === "number" ? record : record.pid
 }
 
-const running = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** The background agent of `dir` is killed when the test's scope closes, whatever happened. */
 export const killedAtEnd = (dir: string) =>
   Effect.addFinalizer(() =>
     Effect.sync(() => {
       const pid = NodeFs.existsSync(pidFileOf(dir)) ? recordedPid(dir) : undefined
-      if (pid !== undefined && pid > 0 && running(pid)) process.kill(pid, "SIGKILL")
+      if (pid !== undefined && pid > 0 && processRunning(pid)) process.kill(pid, "SIGKILL")
     })
   )
