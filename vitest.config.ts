@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 /**
+ * kern keeps no module-level state (DESIGN.md), so the parallel files share their worker's modules (`isolate: false`):
+ * each worker imports effect and kern once instead of once a file, which was most of the suite's time.
+ *
  * Files whose subject is a set of real processes racing each other (locks, signals, kill -9, the daemon, the terminal,
  * loads of 250,000 messages): they run after the rest, one at a time, so that each has the machine to itself and none
  * slows the others. Everything else runs two files at a time (this is a 2-core machine).
@@ -28,7 +31,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "parallel", include: ["test/**/*.test.ts"], exclude: [...excluded, ...alone] }
+        test: { name: "parallel", include: ["test/**/*.test.ts"], exclude: [...excluded, ...alone], isolate: false }
       },
       {
         extends: true,

@@ -1,10 +1,10 @@
 import { type AiError, LanguageModel, Prompt } from "@effect/ai"
-import { modelStep } from "../../src/agent/modelStep.js"
+import { modelStep, watchdogTimeout } from "../../src/agent/modelStep.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Stream, TestClock } from "effect"
+import { Duration, Effect, Fiber, Stream, TestClock } from "effect"
 import { fromAiError } from "../../src/model/ProviderError.js"
 import { FakeReply } from "../support/fakeModelServer.js"
-import { awaitSleeper, wakeNextSleeper } from "./clock.js"
+import { awaitSleeper, wakeNextSleeper, wakeSleeperWithin } from "./clock.js"
 import { type ModelTestEnv, withChatModel, withResponsesModel } from "./harness.js"
 import type { FakeModelServerShape } from "../support/fakeModelServer.js"
 
@@ -116,7 +116,8 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
         const model = yield* LanguageModel.LanguageModel
         const fiber = yield* Effect.fork(step(model))
         yield* server.awaitRequests(1)
-        yield* wakeNextSleeper
+        // The step's watchdog sleeps from the start; the retry's wait is the one due before it.
+        yield* wakeSleeperWithin(Duration.toMillis(watchdogTimeout))
         const result = yield* Fiber.join(fiber)
         expect(result.text).toBe("recovered")
         expect(yield* server.modelRequests).toHaveLength(2)
