@@ -26,12 +26,13 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // The pool reads isolation from here, not from a project: the parallel files share their worker's modules.
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     globalSetup: ["test/support/globalSetup.ts"],
     projects: [
       {
         extends: true,
-        test: { name: "parallel", include: ["test/**/*.test.ts"], exclude: [...excluded, ...alone], isolate: false }
+        test: { name: "parallel", include: ["test/**/*.test.ts"], exclude: [...excluded, ...alone] }
       },
       {
         extends: true,

@@ -625,8 +625,15 @@ describe("web UI against a scripted server", () => {
     await page.keyboard.press("Escape")
   })
 
-  it("ran without a CSP violation or an uncaught error", () => {
-    expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+  // Chromium 156 also reports, as a blocked "inline event handler", every handler in an inert DOMParser document: the
+  // one DOMPurify parses a hostile summary into (the segment tree's `<img onerror>` above). Such a handler never runs
+  // (window.segmentPwned stays unset); what must hold is that none reaches the live page, which is checked here.
+  it("ran without a CSP violation or an uncaught error; no element of the page carries an inline handler", async () => {
+    const inertParse = /^Executing inline event handler violates/
+    expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e) && !inertParse.test(e))).toEqual([])
+    const handlers = await page.evaluate(`[...document.querySelectorAll("*")].flatMap((el) =>
+      [...el.attributes].filter((attr) => attr.name.startsWith("on")).map((attr) => el.tagName + " " + attr.name))`)
+    expect(handlers).toEqual([])
   })
 
   // Last: Chromium reports the inline styles of the corpus as CSP violations (blocked) while DOMPurify parses them.
