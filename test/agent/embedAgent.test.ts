@@ -1,10 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentFolder } from "../support/agentFolder.js"
-import type { CliResult } from "../support/cli.js"
+import { runCollected } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
@@ -12,18 +11,7 @@ const example = NodePath.join(root, "scratchpad/embed-agent.ts")
 
 /** The scratchpad example as a user runs it (tsx), without blocking the fake server in this process. */
 const runExample = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<CliResult>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", example, ...args], {
-      cwd: root,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
-  })
+  runCollected(process.execPath, ["--import", "tsx", example, ...args], { cwd: root, env })
 
 describe("scratchpad/embed-agent.ts", () => {
   it("is at most 30 lines and imports kern only through the public entry", () => {

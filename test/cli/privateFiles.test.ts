@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { type CliResult, kernBin } from "../support/cli.js"
+import { type CliResult, kernBin, runCollected } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { killedAtEnd } from "../support/backgroundAgent.js"
@@ -12,18 +11,7 @@ const env = { OPENROUTER_API_KEY: "sk-test" }
 
 /** Runs `kern` under umask 000: whatever kern creates is as open as it asks for, no more closed than that. */
 const kernUnmasked = (args: ReadonlyArray<string>, cwd: string): Promise<CliResult> =>
-  new Promise((resolve) => {
-    const child = spawn("/bin/sh", ["-c", `umask 000; exec "$0" "$@"`, process.execPath, kernBin, ...args], {
-      cwd,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
-  })
+  runCollected("/bin/sh", ["-c", `umask 000; exec "$0" "$@"`, process.execPath, kernBin, ...args], { cwd, env })
 
 const kern = (args: ReadonlyArray<string>, cwd: string) => Effect.promise(() => kernUnmasked(args, cwd))
 

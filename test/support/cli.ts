@@ -26,22 +26,19 @@ export const runKern = (
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
-/**
- * Runs `kern` without blocking this process's event loop, so a fake server in the test process can answer it.
- * `onSpawn` gets the child (to kill it mid-turn).
- */
-export const runKernAsync = (
-  args: ReadonlyArray<string>,
-  options: {
-    readonly cwd?: string
-    readonly env?: Record<string, string>
-    readonly onSpawn?: (child: import("node:child_process").ChildProcess) => void
-    /** Give the child a stdin pipe to write to (otherwise it has none). */
-    readonly stdin?: boolean
-  } = {}
-): Promise<CliResult> =>
+/** Options of a child process a test runs: its environment is the minimal one plus `env`. */
+export interface ChildOptions {
+  readonly cwd?: string
+  readonly env?: Record<string, string>
+  readonly onSpawn?: (child: import("node:child_process").ChildProcess) => void
+  /** Give the child a stdin pipe to write to (otherwise it has none). */
+  readonly stdin?: boolean
+}
+
+/** Runs `command` without blocking this process's event loop and collects its exit status, stdout and stderr. */
+export const runCollected = (command: string, args: ReadonlyArray<string>, options: ChildOptions = {}): Promise<CliResult> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, [kernBin, ...args], {
+    const child = spawn(command, args, {
       cwd: options.cwd ?? process.cwd(),
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
       stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
@@ -53,6 +50,13 @@ export const runKernAsync = (
     child.on("close", (status) => resolve({ status, stdout, stderr }))
     options.onSpawn?.(child)
   })
+
+/**
+ * Runs `kern` without blocking this process's event loop, so a fake server in the test process can answer it.
+ * `onSpawn` gets the child (to kill it mid-turn).
+ */
+export const runKernAsync = (args: ReadonlyArray<string>, options: ChildOptions = {}): Promise<CliResult> =>
+  runCollected(process.execPath, [kernBin, ...args], options)
 
 /** Resolves once `child`'s stdout has shown `text` (what it shows from the call on). */
 export const stdoutShows = (child: import("node:child_process").ChildProcess, text: string) =>
