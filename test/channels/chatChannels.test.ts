@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { type ChildProcess } from "node:child_process"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
 import * as FakeSlack from "../support/fakeSlack.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
@@ -26,7 +26,7 @@ describe("chat channels in kern run", () => {
       }
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["run", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["run", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       yield* telegram.awaitCalls("getUpdates", 1)
 
       // A stranger: a pairing code, nothing for the model.
@@ -35,7 +35,7 @@ describe("chat channels in kern run", () => {
       const code = /kern pair (KERN-[A-Z0-9]{4})/.exec(answer!.text)?.[1]
       expect(code).toBeDefined()
       expect(yield* model.modelRequests).toHaveLength(0)
-      const paired = yield* Effect.promise(() => runKernAsync(["pair", code!, dir], { env }))
+      const paired = yield* Effect.promise(() => runKern(["pair", code!, dir], { env }))
       expect(paired.status).toBe(0)
 
       // Paired: her message is a turn, answered in her chat.
@@ -65,13 +65,13 @@ describe("chat channels in kern run", () => {
       expect(codeCall!.body).toMatchObject({ channel: "DU9" })
       expect(yield* model.modelRequests).toHaveLength(before)
 
-      const status = yield* Effect.promise(() => runKernAsync(["status", dir, "--json"], { env })).pipe(
+      const status = yield* Effect.promise(() => runKern(["status", dir, "--json"], { env })).pipe(
         Effect.map((result) => JSON.parse(result.stdout) as { channels: ReadonlyArray<{ interface: string; state: string; detail: string }> }),
         Effect.filterOrFail((s) => s.channels.every((c) => c.state === "connected")),
         Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("20 seconds")))
       )
       expect(status.channels.map((c) => [c.interface, c.state])).toEqual([["telegram", "connected"], ["slack", "connected"]])
-      const text = runKern(["status", dir], { env }).stdout
+      const text = (yield* Effect.promise(() => runKern(["status", dir], { env }))).stdout
       expect(text).toMatch(/^telegram: +connected since /m)
       expect(text).toMatch(/^slack: +connected since /m)
 

@@ -5,7 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { bearer, request, startServer, token } from "../channels/web/harness.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern, runKernAsync, stdoutShows } from "../support/cli.js"
+import { runKern, stdoutShows } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
@@ -25,7 +25,7 @@ describe("approvals on the terminal and the command line", () => {
       )
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       const input = child!.stdin!
       const asked = stdoutShows(child!, "y / n answers it")
       input.write("make the marker\n")
@@ -69,10 +69,10 @@ describe("approvals on the terminal and the command line", () => {
         Effect.filterOrFail((found): found is string => found !== undefined),
         Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("20 seconds")))
       )
-      const unknown = yield* Effect.promise(() => runKernAsync(["deny", "apr_00000000", dir], { env }))
+      const unknown = yield* Effect.promise(() => runKern(["deny", "apr_00000000", dir], { env }))
       expect(unknown.status).toBe(1)
       expect(unknown.stderr).toContain("no approval apr_00000000 is waiting")
-      const approved = yield* Effect.promise(() => runKernAsync(["approve", id, dir, "--json"], { env }))
+      const approved = yield* Effect.promise(() => runKern(["approve", id, dir, "--json"], { env }))
       expect(approved.stderr).toBe("")
       expect(JSON.parse(approved.stdout)).toMatchObject({ id, approved: true, outcome: "approved", by: "operator" })
       yield* model.awaitRequests(2)
@@ -99,7 +99,7 @@ describe("approvals on the terminal and the command line", () => {
       )
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["tui", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["tui", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       const asked = stdoutShows(child!, "y / n answers it")
       yield* Effect.promise(() => asked)
       const answered = stdoutShows(child!, "approved by operator")
@@ -111,9 +111,9 @@ describe("approvals on the terminal and the command line", () => {
       expect((yield* Effect.promise(() => done)).status).toBe(0)
     })))
 
-  it("kern approve with no agent running fails with a clear line", () => {
+  it("kern approve with no agent running fails with a clear line", async () => {
     const dir = initAgentWithModel("http://127.0.0.1:9/v1")
-    const result = runKern(["approve", "apr_12345678", dir], { env })
+    const result = await runKern(["approve", "apr_12345678", dir], { env })
     expect(result.status).toBe(1)
     expect(result.stderr).toContain("is not running, so nothing waits for approval")
     expect(result.stderr).not.toMatch(/\n\s+at /)

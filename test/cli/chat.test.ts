@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { runKern, runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
@@ -30,7 +30,7 @@ describe("kern chat", () => {
         ], { text: "Writing the plan." }),
         FakeReply.text("Saved the plan to notes/plan.md.")
       )
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "write the plan down"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "write the plan down"], { cwd: dir, env }))
       expect(result.stderr).toContain("→ write")
       expect(result.status).toBe(0)
       expect(result.stdout).toContain("Saved the plan to notes/plan.md.")
@@ -47,7 +47,7 @@ describe("kern chat", () => {
 
       const lines = sessionLines(dir)
       expect(lines.map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "tool", "assistant"])
-      const info = JSON.parse(runKern(["kernel", "info", "--json"], { cwd: dir }).stdout)
+      const info = JSON.parse((yield* Effect.promise(() => runKern(["kernel", "info", "--json"], { cwd: dir }))).stdout)
       expect(info.events).toBeGreaterThanOrEqual(4)
     })))
 
@@ -55,7 +55,7 @@ describe("kern chat", () => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const cwd = makeTempDir()
-      const init = runKern(["init", "agent", "--model", "test-model", "--base-url", server.baseURL], { cwd })
+      const init = yield* Effect.promise(() => runKern(["init", "agent", "--model", "test-model", "--base-url", server.baseURL], { cwd }))
       expect(init.status, init.stderr).toBe(0)
       const dir = NodePath.join(cwd, "agent")
       const today = new Date().toISOString().slice(0, 10)
@@ -70,7 +70,7 @@ describe("kern chat", () => {
         ]),
         FakeReply.text("Noted.")
       )
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "remember the hosts"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "remember the hosts"], { cwd: dir, env }))
       expect(result.status, result.stderr).toBe(0)
       const git = (...args: ReadonlyArray<string>) => spawnSync("git", args, { cwd: dir, encoding: "utf8" }).stdout
       expect(git("log", "--format=%s").trim().split("\n")).toHaveLength(2)
@@ -89,7 +89,7 @@ describe("kern chat", () => {
       NodeFs.writeFileSync(NodePath.join(dir, "notes/2026-01-02.md"), "today\n")
       // The turn and the summary ask the model at the same time; both get the same answer, whichever comes first.
       yield* server.reply(FakeReply.text("Web1 was deployed."), FakeReply.text("Web1 was deployed."))
-      const first = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
+      const first = yield* Effect.promise(() => runKern(["chat", "-m", "hello"], { cwd: dir, env }))
       expect(first.status, first.stderr).toBe(0)
       const asked = (yield* server.modelRequests).map((r) => JSON.stringify(r.body))
       expect(asked).toHaveLength(2)
@@ -97,7 +97,7 @@ describe("kern chat", () => {
       expect(asked.some((body) => body.includes("<notes_summary"))).toBe(false)
 
       yield* server.reply(FakeReply.text("ok"))
-      const second = yield* Effect.promise(() => runKernAsync(["chat", "-m", "what happened?"], { cwd: dir, env }))
+      const second = yield* Effect.promise(() => runKern(["chat", "-m", "what happened?"], { cwd: dir, env }))
       expect(second.status, second.stderr).toBe(0)
       const requests = yield* server.modelRequests
       expect(requests).toHaveLength(3)
@@ -112,7 +112,7 @@ describe("kern chat", () => {
         FakeReply.toolCalls([{ id: "c1", name: "read", args: { path: "\x1b]52;c;ZXZpbA==\x07.md" } }]),
         FakeReply.text(hostileReply)
       )
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hi"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "hi"], { cwd: dir, env }))
       expect(result.status).toBe(0)
       expect(result.stdout).toContain(hostileShown)
       expect(result.stderr).toContain("✗ read: NOT_FOUND: ^[]52;c;ZXZpbA==^G.md does not exist")
@@ -128,7 +128,7 @@ describe("kern chat", () => {
         FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }]),
         FakeReply.text("Five files.")
       )
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "list", "--json"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "list", "--json"], { cwd: dir, env }))
       expect(result.status).toBe(0)
       const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
       const types = events.map((e: { type: string }) => e.type)
@@ -145,7 +145,7 @@ describe("kern chat", () => {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.error(401))
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello", "--json"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "hello", "--json"], { cwd: dir, env }))
       expect(result.status).toBe(1)
       const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(events.find((e: { type: string }) => e.type === "error")).toMatchObject({
@@ -158,7 +158,7 @@ describe("kern chat", () => {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.error(401))
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "hello"], { cwd: dir, env }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "hello"], { cwd: dir, env }))
       expect(result.status).toBe(1)
       const lines = result.stderr.trim().split("\n")
       expect(lines).toHaveLength(1)
@@ -171,23 +171,23 @@ describe("kern chat", () => {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"))
-      const silent = yield* Effect.promise(() => runKernAsync(["chat", "-m", "[heartbeat]"], { cwd: dir, env }))
+      const silent = yield* Effect.promise(() => runKern(["chat", "-m", "[heartbeat]"], { cwd: dir, env }))
       expect(silent.status).toBe(0)
       expect(silent.stdout).toBe("")
-      const partial = yield* Effect.promise(() => runKernAsync(["chat", "-m", "save it"], { cwd: dir, env }))
+      const partial = yield* Effect.promise(() => runKern(["chat", "-m", "save it"], { cwd: dir, env }))
       expect(partial.stdout).toBe("Saved it to notes.")
       expect(partial.stdout).not.toContain("NO_REPLY")
     })))
 
-  it("no API key or no model: exit 2 with one message naming what to set", () => {
+  it("no API key or no model: exit 2 with one message naming what to set", async () => {
     const cwd = makeTempDir()
-    expect(runKern(["init", "agent", "--no-git", "--model", "m"], { cwd }).status).toBe(0)
-    const noKey = runKern(["chat", "agent", "-m", "hi"], { cwd })
+    expect((await runKern(["init", "agent", "--no-git", "--model", "m"], { cwd })).status).toBe(0)
+    const noKey = await runKern(["chat", "agent", "-m", "hi"], { cwd })
     expect(noKey.status).toBe(2)
     expect(noKey.stderr.trim().split("\n")).toHaveLength(1)
     expect(noKey.stderr).toContain("OPENROUTER_API_KEY")
-    expect(runKern(["init", "bare", "--no-git"], { cwd }).status).toBe(0)
-    const noModel = runKern(["chat", "bare", "-m", "hi"], { cwd, env })
+    expect((await runKern(["init", "bare", "--no-git"], { cwd })).status).toBe(0)
+    const noModel = await runKern(["chat", "bare", "-m", "hi"], { cwd, env })
     expect(noModel.status).toBe(2)
     expect(noModel.stderr).toMatch(/model/)
   })
@@ -205,7 +205,7 @@ describe("kern chat, crash safety", () => {
       )
       let child: import("node:child_process").ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const running = runKernAsync(["chat", "-m", "write x"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
+      const running = runKern(["chat", "-m", "write x"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
       yield* server.awaitRequests(2)
       child?.kill("SIGKILL")
       const killed = yield* Effect.promise(() => running)
@@ -213,7 +213,7 @@ describe("kern chat, crash safety", () => {
       expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool"])
 
       yield* server.reply(FakeReply.text("Back again."))
-      const again = yield* Effect.promise(() => runKernAsync(["chat", "-m", "are you there?"], { cwd: dir, env }))
+      const again = yield* Effect.promise(() => runKern(["chat", "-m", "are you there?"], { cwd: dir, env }))
       expect(again.status).toBe(0)
       expect(again.stdout).toContain("Back again.")
       expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "assistant", "tool", "user", "assistant"])
@@ -221,10 +221,10 @@ describe("kern chat, crash safety", () => {
       expect(third).toContain("write x")
       expect(third).toContain("are you there?")
 
-      const list = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
+      const list = JSON.parse((yield* Effect.promise(() => runKern(["sessions", "list", "--json"], { cwd: dir }))).stdout)
       expect(list).toHaveLength(1)
       expect(list[0]).toMatchObject({ messages: 5, active: true })
-      const status = JSON.parse(runKern(["status", "--json"], { cwd: dir, env }).stdout)
+      const status = JSON.parse((yield* Effect.promise(() => runKern(["status", "--json"], { cwd: dir, env }))).stdout)
       expect(status.usage.turns).toBe(1)
       expect(status.usage.inputTokens).toBeGreaterThan(0)
     })))

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { recordedPid } from "../support/backgroundAgent.js"
 import { processRunning } from "../../src/storage/processState.js"
@@ -12,7 +12,7 @@ import { processRunning } from "../../src/storage/processState.js"
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
 const kern = (args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
-  Effect.promise(() => runKernAsync(args, { cwd, env: { ...env, ...extra } }))
+  Effect.promise(() => runKern(args, { cwd, env: { ...env, ...extra } }))
 
 const pidFile = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
 
@@ -126,7 +126,7 @@ describe("kern start / status / chat / stop", () => {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       yield* reaped(dir)
-      const result = yield* Effect.promise(() => runKernAsync(["start"], { cwd: dir, env: {} }))
+      const result = yield* Effect.promise(() => runKern(["start"], { cwd: dir, env: {} }))
       expect(result.status).toBe(1)
       expect(result.stderr).toContain("the agent did not start")
       expect(result.stderr).toContain("OPENROUTER_API_KEY")
@@ -193,7 +193,7 @@ describe("kern start / status / chat / stop", () => {
       let followed = ""
       let follower: import("node:child_process").ChildProcess | undefined
       const following = Effect.promise(() =>
-        runKernAsync(["logs", "-f", "-n", "0"], { cwd: dir, env, onSpawn: (c) => {
+        runKern(["logs", "-f", "-n", "0"], { cwd: dir, env, onSpawn: (c) => {
           follower = c
           c.stdout?.on("data", (chunk: Buffer) => (followed += chunk.toString("utf8")))
         } })
@@ -222,7 +222,7 @@ describe("kern start / status / chat / stop", () => {
       let out = ""
       let tui: import("node:child_process").ChildProcess | undefined
       const tuiDone = Effect.promise(() =>
-        runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
+        runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
           tui = c
           c.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
         } })
@@ -248,7 +248,7 @@ describe("kern start / status / chat / stop", () => {
       let child: import("node:child_process").ChildProcess | undefined
       let out = ""
       const done = Effect.promise(() =>
-        runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
+        runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (c) => {
           child = c
           c.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
         } })

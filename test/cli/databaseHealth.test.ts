@@ -5,7 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Database from "../../src/storage/Database.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
@@ -14,7 +14,7 @@ const env = { OPENROUTER_API_KEY: "sk-test" }
 const run = (dir: string, input: string) =>
   Effect.promise(() => {
     let stdin: NodeJS.WritableStream | undefined
-    const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (child) => (stdin = child.stdin ?? undefined) })
+    const done = runKern(["run"], { cwd: dir, env, stdin: true, onSpawn: (child) => (stdin = child.stdin ?? undefined) })
     stdin?.end(input)
     return done
   })

@@ -93,12 +93,12 @@ describe("kern kernel", () => {
     expect(out.data.text).toContain("redos.txt:1:aaaa")
   })
 
-  it("a backreference pattern runs in the bundle's regex worker and finds its matches", () => {
+  it("a backreference pattern runs in the bundle's regex worker and finds its matches", async () => {
     const dir = newAgent()
     NodeFs.writeFileSync(NodePath.join(dir, "notes", "pairs.txt"), "hello\nworld\nbook\n")
     const args = JSON.stringify({ pattern: "(\\w)\\1", path: "notes/pairs.txt" })
     // The subject is the bundle (its worker file ships beside it): a real process.
-    const result = runKern(["kernel", "exec", "grep", "--args", args, "--json"], { cwd: dir })
+    const result = await runKern(["kernel", "exec", "grep", "--args", args, "--json"], { cwd: dir })
     expect(result.status).toBe(0)
     expect(JSON.parse(result.stdout).data.text).toBe("notes/pairs.txt:1:hello\nnotes/pairs.txt:3:book")
   })

@@ -5,7 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { initAgentFolder, initAgentWithModel } from "../support/agentFolder.js"
-import { type CliResult, runKern, runKernAsync } from "../support/cli.js"
+import { type CliResult, runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
@@ -48,7 +48,8 @@ const deadPid = () => {
 }
 
 const chat = (dir: string, message: string, extra: ReadonlyArray<string> = []) =>
-  Effect.promise(() => runKernAsync(["chat", "-m", message, ...extra], { cwd: dir, env }))
+  // A chat may wait its whole --wait for the lock (170 s below): it is stuck only beyond that.
+  Effect.promise(() => runKern(["chat", "-m", message, ...extra], { cwd: dir, env, stuckAfterMs: 200_000 }))
 
 describe("one runtime per agent folder", () => {
   it.live("ten kern chat processes at once (and a stale lock) take their turns one after another: ten complete turns, in lock order", () =>
@@ -109,7 +110,7 @@ describe("one runtime per agent folder", () => {
       yield* server.reply(FakeReply.text("too late", { delay: "60 seconds" }))
       let child: import("node:child_process").ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const running = runKernAsync(["chat", "-m", "first"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
+      const running = runKern(["chat", "-m", "first"], { cwd: dir, env, onSpawn: (spawned) => (child = spawned) })
       yield* server.awaitRequests(1)
       const held = JSON.parse(NodeFs.readFileSync(lockFile(dir), "utf8"))
       expect(held).toMatchObject({ pid: child!.pid, command: "kern chat", host: NodeOs.hostname() })
@@ -148,32 +149,32 @@ describe("one runtime per agent folder", () => {
       }
     })))
 
-  it("while a live process holds the folder, --wait 1 exits 1 naming it; read-only commands run", () => {
+  it("while a live process holds the folder, --wait 1 exits 1 naming it; read-only commands run", async () => {
     const dir = initAgentFolder(["--model", "m"])
     writeLock(dir, process.pid, startOf(process.pid), "kern run")
-    const busy = runKern(["chat", "-m", "hi", "--wait", "1"], { cwd: dir, env })
+    const busy = await runKern(["chat", "-m", "hi", "--wait", "1"], { cwd: dir, env })
     expect(busy.status).toBe(1)
     const lines = busy.stderr.trim().split("\n")
     expect(lines).toHaveLength(2)
     expect(lines[0]).toBe(`kern: waiting for the agent in ${dir}: held by pid ${process.pid} (kern run) since 2026-01-02T03:04:05.000Z`)
     expect(lines[1]).toContain(`busy: held by pid ${process.pid} (kern run)`)
     expect(lines[1]).toContain("gave up after 1 s")
-    expect(runKern(["run", "--wait", "0"], { cwd: dir, env }).stderr).toContain(`held by pid ${process.pid}`)
+    expect((await runKern(["run", "--wait", "0"], { cwd: dir, env })).stderr).toContain(`held by pid ${process.pid}`)
 
     for (const command of [["status"], ["sessions", "list"], ["kernel", "tools"], ["kernel", "info"], ["runtime-guard", "tools"]]) {
-      const result = runKern(command, { cwd: dir, env })
+      const result = await runKern(command, { cwd: dir, env })
       expect(result.status, `${command.join(" ")}: ${result.stderr}`).toBe(0)
     }
     // status says who runs the agent.
-    expect(runKern(["status"], { cwd: dir, env }).stdout).toContain(`running:   pid ${process.pid} (kern run) since 2026-01-02T03:04:05.000Z`)
-    expect(JSON.parse(runKern(["status", "--json"], { cwd: dir, env }).stdout).runtime).toEqual({
+    expect((await runKern(["status"], { cwd: dir, env })).stdout).toContain(`running:   pid ${process.pid} (kern run) since 2026-01-02T03:04:05.000Z`)
+    expect(JSON.parse((await runKern(["status", "--json"], { cwd: dir, env })).stdout).runtime).toEqual({
       pid: process.pid,
       command: "kern run",
       since: "2026-01-02T03:04:05.000Z"
     })
     // Nobody touched the holder's lock.
     expect(JSON.parse(NodeFs.readFileSync(lockFile(dir), "utf8")).pid).toBe(process.pid)
-    const negative = runKern(["chat", "-m", "hi", "--wait", "-1"], { cwd: dir, env })
+    const negative = await runKern(["chat", "-m", "hi", "--wait", "-1"], { cwd: dir, env })
     expect(negative.status).toBe(2)
     expect(negative.stderr).toContain("--wait must be 0 or more seconds")
   })
@@ -222,11 +223,11 @@ describe("read-before-write across processes", () => {
       const count = 5
       NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
       NodeFs.writeFileSync(file, Array.from({ length: count }, (_, i) => `line ${i}: todo`).join("\n") + "\n")
-      expect(runKern(["kernel", "exec", "read", "--args", JSON.stringify({ path: "notes/shared.md" })], { cwd: dir }).status).toBe(0)
+      expect((yield* Effect.promise(() => runKern(["kernel", "exec", "read", "--args", JSON.stringify({ path: "notes/shared.md" })], { cwd: dir }))).status).toBe(0)
       const results = yield* Effect.all(
         Array.from({ length: count }, (_, i) =>
           Effect.promise(() =>
-            runKernAsync([
+            runKern([
               "kernel",
               "exec",
               "edit",

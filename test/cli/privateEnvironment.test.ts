@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import { keepsVariable } from "../../src/cli/privateEnvironment.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { killedAtEnd, recordedPid } from "../support/backgroundAgent.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 /** What an operator's shell holds: provider key, cloud and forge tokens, and variables of no special name. */
@@ -42,7 +42,7 @@ describe("the process that runs tools holds no secret in its environment", () =>
         FakeReply.toolCalls([{ id: "c1", name: "bash", args: { command: walkAncestors(out) } }]),
         FakeReply.text("Walked the ancestors.")
       )
-      const result = yield* Effect.promise(() => runKernAsync(["chat", "-m", "show me the environment"], { cwd: dir, env: operatorEnv }))
+      const result = yield* Effect.promise(() => runKern(["chat", "-m", "show me the environment"], { cwd: dir, env: operatorEnv }))
       expect(result.status, result.stderr).toBe(0)
       expect(result.stdout).toContain("Walked the ancestors.")
 
@@ -67,7 +67,7 @@ describe("the process that runs tools holds no secret in its environment", () =>
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       yield* killedAtEnd(dir)
-      const started = yield* Effect.promise(() => runKernAsync(["start"], { cwd: dir, env: operatorEnv }))
+      const started = yield* Effect.promise(() => runKern(["start"], { cwd: dir, env: operatorEnv }))
       expect(started.status, started.stderr).toBe(0)
       const daemon = recordedPid(dir)
       const own = NodeFs.readFileSync(`/proc/${daemon}/environ`, "utf8")
@@ -80,7 +80,7 @@ describe("the process that runs tools holds no secret in its environment", () =>
         FakeReply.toolCalls([{ id: "c1", name: "bash", args: { command: walkAncestors(out) } }]),
         FakeReply.text("Walked from the background.")
       )
-      const chat = yield* Effect.promise(() => runKernAsync(["chat", "-m", "walk"], { cwd: dir, env: operatorEnv }))
+      const chat = yield* Effect.promise(() => runKern(["chat", "-m", "walk"], { cwd: dir, env: operatorEnv }))
       expect(chat.status, chat.stderr).toBe(0)
       expect(chat.stdout).toContain("Walked from the background.")
       const walked = NodeFs.readFileSync(out, "utf8")
@@ -90,7 +90,7 @@ describe("the process that runs tools holds no secret in its environment", () =>
       }
       const requests = yield* server.modelRequests
       expect(requests[0]!.headers["authorization"]).toBe(`Bearer ${operatorEnv.OPENROUTER_API_KEY}`)
-      expect((yield* Effect.promise(() => runKernAsync(["stop"], { cwd: dir, env: operatorEnv }))).status).toBe(0)
+      expect((yield* Effect.promise(() => runKern(["stop"], { cwd: dir, env: operatorEnv }))).status).toBe(0)
     })), 240_000)
 
   it("the allowlist keeps the shell's basics, the locale and git identity, nothing named like a secret", () => {

@@ -6,7 +6,7 @@ import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { recordedPid } from "../support/backgroundAgent.js"
 
@@ -19,7 +19,7 @@ import { recordedPid } from "../support/backgroundAgent.js"
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
 const kern = (args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
-  Effect.promise(() => runKernAsync(args, { cwd, env: { ...env, ...extra } }))
+  Effect.promise(() => runKern(args, { cwd, env: { ...env, ...extra } }))
 
 const pidFile = (dir: string) => NodePath.join(dir, ".kern/agent.pid")
 const lockFile = (dir: string) => NodePath.join(dir, ".kern/agent.lock")
@@ -236,7 +236,7 @@ describe("kern's processes", () => {
       let chatProcess: ChildProcess | undefined
       let stderr = ""
       const chatting = yield* Effect.fork(Effect.promise(() =>
-        runKernAsync(["chat", "-m", "are you there"], {
+        runKern(["chat", "-m", "are you there"], {
           cwd: dir,
           env,
           onSpawn: (spawned) => {

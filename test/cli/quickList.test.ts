@@ -1,21 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { parseListArgs } from "../../src/quick.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { testDist } from "../support/build.js"
-import { kernBin, runKern } from "../support/cli.js"
+import { kernBin, runCollected, runKern } from "../support/cli.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
-const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
 
 /** The full command line (the test build's dist/main.js), which every `kern` command but the quick listing starts from. */
-const runFull = (args: ReadonlyArray<string>, cwd: string) => {
-  const result = spawnSync(process.execPath, [NodePath.join(testDist, "main.js"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
+const runFull = (args: ReadonlyArray<string>, cwd: string) =>
+  runCollected(process.execPath, [NodePath.join(testDist, "main.js"), ...args], { cwd })
 
 /** bin/kern.js and dist/quick.cjs alone, in a folder under node_modules (so the native packages still resolve). */
 const quickOnlyCopy = () => {
@@ -34,7 +30,7 @@ const quickOnlyCopy = () => {
 }
 
 describe("kern sessions list from its own bundle", () => {
-  it("answers exactly as the full command line, for every form it takes and every form it hands back", () => {
+  it("answers exactly as the full command line, for every form it takes and every form it hands back", async () => {
     const dir = initAgentFolder()
     writeSessionFixture(dir, 40)
     const parent = NodePath.dirname(dir)
@@ -55,25 +51,25 @@ describe("kern sessions list from its own bundle", () => {
       [name, "other"]
     ]
     for (const args of cases) {
-      const quick = runKern(["sessions", "list", ...args], { cwd: parent })
-      const full = runFull(["sessions", "list", ...args], parent)
+      const quick = await runKern(["sessions", "list", ...args], { cwd: parent })
+      const full = await runFull(["sessions", "list", ...args], parent)
       expect({ args, ...quick }).toEqual({ args, ...full })
     }
-    const listed = JSON.parse(runKern(["sessions", "list", "--json", dir]).stdout)
+    const listed = JSON.parse((await runKern(["sessions", "list", "--json", dir])).stdout)
     expect(listed).toMatchObject([{ id: "20261122-100000-000-beef", messages: 40, active: true }])
     // Not an agent folder and two folders are usage errors (2), as everywhere.
-    expect(runKern(["sessions", "list", "missing-folder"], { cwd: parent }).status).toBe(2)
-    expect(runKern(["sessions", "list", name, "--dir", "elsewhere"], { cwd: parent }).stderr).toContain("two folders given")
+    expect((await runKern(["sessions", "list", "missing-folder"], { cwd: parent })).status).toBe(2)
+    expect((await runKern(["sessions", "list", name, "--dir", "elsewhere"], { cwd: parent })).stderr).toContain("two folders given")
   })
 
-  it("runs without the full command line, writes its code cache, and replaces a damaged one", () => {
+  it("runs without the full command line, writes its code cache, and replaces a damaged one", async () => {
     const dir = initAgentFolder()
     writeSessionFixture(dir, 12)
     const copy = quickOnlyCopy()
     try {
       const list = (args: ReadonlyArray<string>) =>
-        spawnSync(process.execPath, [copy.bin, "sessions", "list", ...args], { env, encoding: "utf8", timeout: 30_000 })
-      const first = list([dir])
+        runCollected(process.execPath, [copy.bin, "sessions", "list", ...args])
+      const first = await list([dir])
       expect(first.stderr).toBe("")
       expect(first.stdout).toContain("20261122-100000-000-beef")
       expect(first.stdout).toMatch(/\b12\b/)
@@ -81,12 +77,12 @@ describe("kern sessions list from its own bundle", () => {
       expect(written.length).toBeGreaterThan(1000)
 
       NodeFs.writeFileSync(copy.cacheFile, "not a code cache")
-      const second = list([dir, "--json"])
+      const second = await list([dir, "--json"])
       expect(JSON.parse(second.stdout)).toMatchObject([{ messages: 12 }])
       expect(NodeFs.readFileSync(copy.cacheFile).length).toBeGreaterThan(1000)
 
       // What the bundle does not take goes to dist/main.js, which this copy lacks.
-      const help = list(["--help"])
+      const help = await list(["--help"])
       expect(help.status).toBe(1)
       expect(help.stderr).toContain("the build is missing")
     } finally {

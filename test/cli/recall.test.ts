@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
@@ -21,7 +21,7 @@ describe("kern recall", () => {
       const dir = initAgentWithModel(server.baseURL)
       NodeFs.writeFileSync(NodePath.join(dir, "knowledge", "boat.md"), "# Boat\n\nThe sailboat is moored at pier 7 in Kiel.\n")
       yield* server.reply(FakeReply.text("The grey heron nests by the pond every spring."))
-      const chat = yield* Effect.promise(() => runKernAsync(["chat", "-m", "which bird nests by the pond?"], { cwd: dir, env }))
+      const chat = yield* Effect.promise(() => runKern(["chat", "-m", "which bird nests by the pond?"], { cwd: dir, env }))
       expect(chat.status, chat.stderr).toBe(0)
 
       const search = yield* kern(["recall", "search", "heron", "--json"], { dir, env })
@@ -60,7 +60,7 @@ describe("kern recall", () => {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL, { embeddingModel: false })
       yield* server.reply(FakeReply.text("Noted: the spare key is under the blue flowerpot."))
-      const chat = yield* Effect.promise(() => runKernAsync(["chat", "-m", "remember where the spare key is"], { cwd: dir, env }))
+      const chat = yield* Effect.promise(() => runKern(["chat", "-m", "remember where the spare key is"], { cwd: dir, env }))
       expect(chat.status, chat.stderr).toBe(0)
       expect((yield* server.requests).some((r) => r.path === "/embeddings")).toBe(false)
       const result = JSON.parse((yield* kern(["recall", "search", "flowerpot", "--json"], { dir })).stdout)

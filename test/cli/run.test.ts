@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { type ChildProcess, spawn } from "node:child_process"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { kernBin, runKern, runKernAsync, stdoutShows } from "../support/cli.js"
+import { kernBin, runKern, stdoutShows } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
 
@@ -26,7 +26,7 @@ describe("kern tui", () => {
       let child: ChildProcess | undefined
       // A failed assertion must not leave the agent running.
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       const input = child!.stdin!
       input.write("hello\n")
       // The reply, then the prompt: the turn is over.
@@ -43,7 +43,7 @@ describe("kern tui", () => {
       expect(result.stdout).toMatch(/new session \d{8}-/)
       expect(result.stdout).toContain("/status")
       expect(result.stdout).toContain("unknown command /bogus")
-      const sessions = JSON.parse(runKern(["sessions", "list", "--json"], { cwd: dir }).stdout)
+      const sessions = JSON.parse((yield* Effect.promise(() => runKern(["sessions", "list", "--json"], { cwd: dir }))).stdout)
       expect(sessions).toHaveLength(2)
       expect(sessions[0].messages).toBe(5)
     })))
@@ -57,7 +57,7 @@ describe("kern tui and escape sequences", () => {
       yield* server.reply(FakeReply.text(hostileReply))
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       child!.stdin!.end("hello\n")
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBe(0)
@@ -75,7 +75,7 @@ describe("kern run", () => {
       let child: ChildProcess | undefined
       // A failed assertion must not leave the agent running.
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       child!.stdin!.write("remember the milk\n")
       yield* Effect.promise(() => stdoutShows(child!, "Noted."))
       const lock = NodePath.join(dir, ".kern/agent.lock")
@@ -99,7 +99,7 @@ describe("kern run", () => {
       yield* server.reply(FakeReply.text("First answer."), FakeReply.text("Second answer."))
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const done = runKernAsync(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const done = runKern(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
       child!.stdin!.end("one\n/status\ntwo\n/help\n")
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBe(0)

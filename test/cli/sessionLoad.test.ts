@@ -4,7 +4,7 @@ import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 
@@ -34,7 +34,7 @@ describe("kern chat on a long session", () => {
       // A kern deaf to SIGTERM must not outlive the test.
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.exitCode === null && child.kill("SIGKILL")))
       const done = Effect.promise(() =>
-        runKernAsync(["chat", "-m", "hi"], { cwd: dir, env: { OPENROUTER_API_KEY: "sk-test" }, onSpawn: (c) => (child = c) })
+        runKern(["chat", "-m", "hi"], { cwd: dir, env: { OPENROUTER_API_KEY: "sk-test" }, onSpawn: (c) => (child = c) })
       )
       const result = yield* Effect.fork(done)
       // Wait until kern has the session open for reading: the load has begun.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
+import { runCollected } from "../support/cli.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
@@ -23,7 +23,7 @@ const typeCheck = (source: string) => {
     }),
     "app.ts": source
   })
-  return spawnSync(process.execPath, [tsc, "-p", app], { encoding: "utf8", timeout: 120_000 })
+  return runCollected(process.execPath, [tsc, "-p", app])
 }
 
 describe("the package as an app installs it", () => {
@@ -33,8 +33,8 @@ describe("the package as an app installs it", () => {
     }
   })
 
-  it("an app importing kern gets real types: correct use checks, a wrong one is an error", () => {
-    const good = typeCheck([
+  it("an app importing kern gets real types: correct use checks, a wrong one is an error", async () => {
+    const good = await typeCheck([
       "import { Effect } from \"effect\"",
       "import { AgentConfig, ToolFailure } from \"kern\"",
       "export const load: Effect.Effect<unknown, unknown, unknown> = AgentConfig.loadConfig(\".\")",
@@ -42,7 +42,7 @@ describe("the package as an app installs it", () => {
     ].join("\n"))
     expect(good.stdout + good.stderr).toBe("")
     expect(good.status).toBe(0)
-    const bad = typeCheck([
+    const bad = await typeCheck([
       "import { AgentConfig } from \"kern\"",
       "export const wrong: number = AgentConfig.loadConfig"
     ].join("\n"))

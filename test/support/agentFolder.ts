@@ -1,13 +1,16 @@
+import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { testBuild } from "./build.js"
-import { runKern } from "./cli.js"
+import { kernBin } from "./cli.js"
 import { makeTempDir } from "./tempDir.js"
 
 /**
  * The folder the real `kern init agent --no-git <args>` made, once per test build and set of arguments: init's output
  * depends on nothing else (the folder is always named `agent`), and a spawned kern costs a second on a busy machine.
+ * The one spawn per build and set of arguments is synchronous, so that making a folder stays a plain call: it blocks the
+ * worker for as long as one `kern init` takes (seconds), far from vitest's 60 s RPC deadline.
  */
 const initialized = (args: ReadonlyArray<string>): string => {
   const build = NodeFs.readFileSync(NodePath.join(testBuild, "inputs.sha256"), "utf8")
@@ -15,7 +18,13 @@ const initialized = (args: ReadonlyArray<string>): string => {
   const cached = NodePath.join(testBuild, "init-cache", key)
   if (NodeFs.existsSync(cached)) return NodePath.join(cached, "agent")
   const cwd = makeTempDir()
-  const result = runKern(["init", "agent", "--no-git", ...args], { cwd })
+  const result = spawnSync(process.execPath, [kernBin, "init", "agent", "--no-git", ...args], {
+    cwd,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" },
+    encoding: "utf8",
+    timeout: 110_000,
+    killSignal: "SIGKILL"
+  })
   if (result.status !== 0) throw new Error(`kern init failed: ${result.stderr}`)
   NodeFs.mkdirSync(NodePath.dirname(cached), { recursive: true })
   try {

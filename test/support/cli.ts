@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { kernBin } from "./build.js"
 
 export { kernBin }
@@ -9,23 +9,6 @@ export interface CliResult {
   readonly stderr: string
 }
 
-/** Runs the built `kern` binary in a child process, with an environment of our choosing. */
-export const runKern = (
-  args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string> } = {}
-): CliResult => {
-  const result = spawnSync(process.execPath, [kernBin, ...args], {
-    cwd: options.cwd ?? process.cwd(),
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
-    encoding: "utf8",
-    // A kern whose event loop is blocked never runs its SIGTERM handler: the safety net must be SIGKILL. The bound is
-    // for a stuck kern, not a slow one: on a busy machine one command can take many seconds.
-    timeout: 110_000,
-    killSignal: "SIGKILL"
-  })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
-
 /** Options of a child process a test runs: its environment is the minimal one plus `env`. */
 export interface ChildOptions {
   readonly cwd?: string
@@ -33,6 +16,13 @@ export interface ChildOptions {
   readonly onSpawn?: (child: import("node:child_process").ChildProcess) => void
   /** Give the child a stdin pipe to write to (otherwise it has none). */
   readonly stdin?: boolean
+  /**
+   * When the child counts as stuck and is killed with SIGKILL (a kern whose event loop is blocked never runs its SIGTERM
+   * handler). The bound is for a stuck child, not a slow one: on a busy machine one kern command can take many seconds,
+   * and a command told to wait (`--wait 170`) needs a bound beyond its wait. Default 110 s, and none when
+   * `onSpawn` is given: a test that holds the child (an agent it drives, a chat it kills) ends it itself.
+   */
+  readonly stuckAfterMs?: number
 }
 
 /** Runs `command` without blocking this process's event loop and collects its exit status, stdout and stderr. */
@@ -43,19 +33,25 @@ export const runCollected = (command: string, args: ReadonlyArray<string>, optio
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
       stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"]
     })
+    const stuckAfterMs = options.stuckAfterMs ?? (options.onSpawn === undefined ? 110_000 : undefined)
+    const stuck = stuckAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), stuckAfterMs)
     let stdout = ""
     let stderr = ""
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    child.on("close", (status) => {
+      clearTimeout(stuck)
+      resolve({ status, stdout, stderr })
+    })
     options.onSpawn?.(child)
   })
 
 /**
- * Runs `kern` without blocking this process's event loop, so a fake server in the test process can answer it.
- * `onSpawn` gets the child (to kill it mid-turn).
+ * Runs the test build's `kern` in a child process, with the minimal environment plus `options.env`. It never blocks this
+ * process's event loop: a fake server in the test process can answer it, and vitest's worker keeps talking to its
+ * runner (a blocked worker misses its RPC deadline on a busy machine). `onSpawn` gets the child (to kill it mid-turn).
  */
-export const runKernAsync = (args: ReadonlyArray<string>, options: ChildOptions = {}): Promise<CliResult> =>
+export const runKern = (args: ReadonlyArray<string>, options: ChildOptions = {}): Promise<CliResult> =>
   runCollected(process.execPath, [kernBin, ...args], options)
 
 /** Resolves once `child`'s stdout has shown `text` (what it shows from the call on). */

@@ -5,7 +5,7 @@ import { createServer } from "node:net"
 import type { Page } from "playwright-core"
 import { initAgentWithModel } from "../../support/agentFolder.js"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
-import { runKernAsync } from "../../support/cli.js"
+import { runKern } from "../../support/cli.js"
 import { startTcpProxy } from "../../support/tcpProxy.js"
 import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
 
@@ -42,7 +42,7 @@ const startKern = (dir: string, port: number) =>
     let child: ChildProcess | undefined
     let output = ""
     yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-    const exited = runKernAsync(["run", "--background"], {
+    const exited = runKern(["run", "--background"], {
       cwd: dir,
       env: { OPENROUTER_API_KEY: "sk-test", KERN_PORT: String(port) },
       onSpawn: (spawned) => {
@@ -62,7 +62,7 @@ const startKern = (dir: string, port: number) =>
 
 /** A one-time login URL from `kern open` (no desktop here, so it only prints it). */
 const loginUrl = (dir: string, port: number) =>
-  use(() => runKernAsync(["open"], { cwd: dir, env: { KERN_PORT: String(port) } })).pipe(
+  use(() => runKern(["open"], { cwd: dir, env: { KERN_PORT: String(port) } })).pipe(
     Effect.map((result) => {
       const url = result.stdout.trim().split("\n").at(-1) ?? ""
       if (result.status !== 0 || !url.includes("/auth?ticket=")) throw new Error(`kern open failed: ${result.stderr}${result.stdout}`)
