@@ -1,16 +1,24 @@
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig, type LoadedConfig } from "./AgentConfig.js"
 import { apiKeyEnvFor } from "./providers.js"
+import { isSecretVariable } from "./secretNames.js"
 
-/** A secret by the name of the variable that holds it. */
+/**
+ * A secret by the name of the variable that holds it. `agent`: a value kern itself reads (`.kern/.env`, the provider
+ * key, its tokens); `shell`: another inherited variable named like a secret (`GITHUB_TOKEN`), which the operator may
+ * still hand to bash through `bashEnv`.
+ */
 export interface KnownSecret {
   readonly name: string
   readonly value: string
+  readonly origin: "agent" | "shell"
 }
 
 /**
- * The secrets kern knows, one list for every guard: the kernel refuses a risky call whose arguments carry one,
- * redacts them from tool results, and bash is never handed the variables that hold them.
+ * The secrets kern knows, one list for every guard and the one redactor (src/kernel/secretGuard.ts) for everything
+ * kern stores, indexes, shows or sends: the kernel refuses a risky call whose arguments carry one, tool results,
+ * sessions, recall, model and channel requests and HTTP responses have them replaced by `[redacted:NAME]`, and bash is
+ * never handed the variables that hold kern's own.
  */
 export interface KnownSecretsService {
   /** Longest value first, so a secret that contains another is replaced whole. */
@@ -25,25 +33,38 @@ export const minSecretLength = 8
 /** Tokens kern itself reads from the environment, whether or not they sit in `.kern/.env`. */
 const kernTokens = ["KERN_AUTH_TOKEN", "TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"]
 
-/** Secrets from name → value pairs: values shorter than 8 characters are left out, a value named twice kept once. */
-export const make = (pairs: Iterable<readonly [string, string]>): KnownSecretsService => {
-  const byValue = new Map<string, string>()
-  for (const [name, value] of pairs) {
-    if (value.length >= minSecretLength && !byValue.has(value)) byValue.set(value, name)
+/**
+ * Secrets from name → value pairs (kern's own, then the shell's): values shorter than 8 characters are left out, a
+ * value named twice kept once, as kern's own if it is.
+ */
+export const make = (
+  pairs: Iterable<readonly [string, string]>,
+  shellPairs: Iterable<readonly [string, string]> = []
+): KnownSecretsService => {
+  const byValue = new Map<string, KnownSecret>()
+  const add = (origin: KnownSecret["origin"]) => ([name, value]: readonly [string, string]) => {
+    if (value.length >= minSecretLength && !byValue.has(value)) byValue.set(value, { name, value, origin })
   }
-  const secrets = [...byValue].map(([value, name]) => ({ name, value }))
+  for (const pair of pairs) add("agent")(pair)
+  for (const pair of shellPairs) add("shell")(pair)
+  const secrets = [...byValue.values()]
   secrets.sort((a, b) => b.value.length - a.value.length || a.name.localeCompare(b.name))
   return { secrets }
 }
 
-/** The `.kern/.env` values, the configured provider key and the tokens kern reads, from the loaded config. */
+/**
+ * The `.kern/.env` values, the configured provider key and the tokens kern reads, then every other inherited variable
+ * named like a secret (`AWS_SECRET_ACCESS_KEY`, another provider's key), from the loaded config.
+ */
 export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
   const keyEnv = apiKeyEnvFor(loaded.config)
-  const names = [...loaded.secretKeys, ...(keyEnv === undefined ? [] : [keyEnv]), ...kernTokens]
-  return make(names.flatMap((name) => {
-    const value = loaded.env[name]
-    return value === undefined ? [] : [[name, value] as const]
-  }))
+  const names = new Set([...loaded.secretKeys, ...(keyEnv === undefined ? [] : [keyEnv]), ...kernTokens])
+  const pairsOf = (of: Iterable<string>) =>
+    [...of].flatMap((name) => {
+      const value = loaded.env[name]
+      return value === undefined ? [] : [[name, value] as const]
+    })
+  return make(pairsOf(names), pairsOf(Object.keys(loaded.env).filter((name) => !names.has(name) && isSecretVariable(name))))
 }
 
 /** The secrets of the loaded agent folder. */

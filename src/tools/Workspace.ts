@@ -72,7 +72,8 @@ export const minimalEnvNames: ReadonlyArray<string> = ["PATH", "HOME", "USER", "
 /**
  * The environment a tool's child process gets: the minimal names, every `LC_*`, and the names the operator lists
  * in `bashEnv`. An allowlist, because the operator's shell holds keys kern never heard of. A variable holding a
- * secret kern knows is left out whatever its name: a command could send `$KEY` where the argument check cannot see it.
+ * secret kern itself reads (`.kern/.env`, the provider key, its tokens) is left out whatever its name: a command could
+ * send `$KEY` where the argument check cannot see it.
  */
 export const childEnvOf = (
   env: Readonly<Record<string, string>>,
@@ -80,8 +81,10 @@ export const childEnvOf = (
   secrets: ReadonlyArray<KnownSecret> = []
 ): Record<string, string> => {
   const allowed = new Set([...minimalEnvNames, ...extraNames])
-  const secretNames = new Set(secrets.map((secret) => secret.name))
-  const secretValues = new Set(secrets.map((secret) => secret.value))
+  // kern's own secrets are withheld; a shell variable named like a secret passes only where bashEnv names it.
+  const own = secrets.filter((secret) => secret.origin === "agent")
+  const secretNames = new Set(own.map((secret) => secret.name))
+  const secretValues = new Set(own.map((secret) => secret.value))
   const out: Record<string, string> = {}
   for (const [key, value] of Object.entries(env)) {
     if ((allowed.has(key) || key.startsWith("LC_")) && !secretNames.has(key) && !secretValues.has(value)) out[key] = value

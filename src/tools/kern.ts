@@ -8,7 +8,7 @@ import { toolFailure } from "../kernel/ToolFailure.js"
 import { orIfAbsent, readAgentText } from "../storage/agentFiles.js"
 import { effectiveScope, PairingStore, userKey } from "../users/PairingStore.js"
 import { syncUsersFile } from "../users/usersFile.js"
-import { isSecretKey, maskValue, redact, scrubText } from "./redact.js"
+import { maskSecretFields, maskValue } from "./redact.js"
 import { RuntimeInfo } from "./RuntimeInfo.js"
 import { Recall } from "../recall/Recall.js"
 import { Channels } from "../channels/Channel.js"
@@ -79,20 +79,6 @@ const knownVariables = [
   "SLACK_APP_TOKEN",
   "SLACK_API_URL"
 ]
-
-/** Every value that must never be shown: the `.env` values, the API key, anything in a variable named like a secret. */
-const secretValues = (loaded: LoadedConfig): ReadonlyArray<string> => {
-  const keyEnv = apiKeyEnvFor(loaded.config)
-  const names = new Set([
-    ...loaded.secretKeys,
-    ...(keyEnv === undefined ? [] : [keyEnv]),
-    ...Object.keys(loaded.env).filter(isSecretKey)
-  ])
-  return [...names].flatMap((name) => {
-    const value = loaded.env[name]
-    return value === undefined || value === "" ? [] : [value]
-  })
-}
 
 const formatUptime = (ms: number): string => {
   const total = Math.floor(ms / 1000)
@@ -259,15 +245,16 @@ const pendingCodes = Effect.gen(function*() {
 })
 
 /**
- * kern({ action }): the runtime, its config, environment, recent kernel events and users, never a secret and never
- * a pairing code (whatever the action): a code the model could read is one a prompt injection could approve.
+ * kern({ action }): the runtime, its config, environment, recent kernel events and users, never a pairing code
+ * (whatever the action): a code the model could read is one a prompt injection could approve. Config fields named
+ * like secrets are masked here; secret values, wherever they stand, are redacted at the executor's door by the one
+ * redactor (KnownSecrets), as in every tool's result.
  */
 export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
   const loaded = yield* AgentConfig
-  const secrets = secretValues(loaded)
   const codes = yield* pendingCodes
-  const scrub = (text: string) => hideCodeText(scrubText(text, secrets), codes)
-  const scrubData = (data: unknown) => hideCodes(redact(data, secrets), codes)
+  const scrub = (text: string) => hideCodeText(text, codes)
+  const scrubData = (data: unknown) => hideCodes(maskSecretFields(data), codes)
   switch (args.action) {
     case "status": {
       const data = yield* status(loaded)

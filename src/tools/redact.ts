@@ -1,49 +1,19 @@
-/** Keeping secrets out of what the agent (and through it, anyone it talks to) can read. */
+/**
+ * Config shown by shape, for the kern tool. Secret values themselves are replaced by the one redactor
+ * (KnownSecrets and src/kernel/secretGuard.ts) at the executor's door, as in every other tool's result.
+ */
+import { isSecretKey } from "../config/secretNames.js"
 
 export const redacted = "****"
 
-const secretWords: ReadonlySet<string> = new Set([
-  "key",
-  "apikey",
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "pwd",
-  "credential",
-  "credentials",
-  "passphrase"
-])
-
-/** `apiKey`, `auth_token`, `SLACK_BOT_TOKEN`, `dbPassword`: the last word names a secret (`maxPromptTokens` does not). */
-export const isSecretKey = (key: string): boolean => {
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((word) => word !== "")
-  const last = words[words.length - 1]?.toLowerCase()
-  return last !== undefined && secretWords.has(last)
-}
-
-/** Values too short to hide inside other text are not searched for (they would blank out ordinary words). */
-const minSecretLength = 4
-
-/** Replaces every occurrence of a secret value inside a string. */
-export const scrubText = (text: string, secrets: ReadonlyArray<string>): string =>
-  secrets.reduce((out, secret) => (secret.length >= minSecretLength ? out.split(secret).join(redacted) : out), text)
-
-/**
- * A copy of `value` with every field whose key looks secret replaced by `****`, and every occurrence of a known
- * secret value (the `.env` values) scrubbed from the strings that remain.
- */
-export const redact = (value: unknown, secrets: ReadonlyArray<string>): unknown => {
-  if (typeof value === "string") return scrubText(value, secrets)
-  if (Array.isArray(value)) return value.map((item) => redact(item, secrets))
+/** A copy of `value` with every field whose key looks secret (`apiKey`, `env.GITHUB_TOKEN`) replaced by `****`. */
+export const maskSecretFields = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(maskSecretFields)
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(
       Object.entries(value).map(([key, inner]) => [
         key,
-        isSecretKey(key) && inner !== undefined && inner !== null && inner !== false ? redacted : redact(inner, secrets)
+        isSecretKey(key) && inner !== undefined && inner !== null && inner !== false ? redacted : maskSecretFields(inner)
       ])
     )
   }

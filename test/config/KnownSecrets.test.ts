@@ -16,7 +16,7 @@ const secretsOf = (config: Record<string, unknown>, dotenv: string, inherited: R
   })
 
 describe("KnownSecrets", () => {
-  it.effect("the .env values, the configured provider key and kern's tokens; short values and other variables left out", () =>
+  it.effect("the .env values, the configured provider key and kern's tokens, then the shell's variables named like secrets; short values and other variables left out", () =>
     Effect.gen(function*() {
       const secrets = yield* secretsOf(
         { provider: "anthropic" },
@@ -25,13 +25,20 @@ describe("KnownSecrets", () => {
           ANTHROPIC_API_KEY: "sk-ant-inherited-key-0001",
           OPENAI_API_KEY: "sk-not-the-configured-provider",
           TELEGRAM_BOT_TOKEN: "123456:telegram-token",
-          HOME: "/home/operator-with-a-long-path"
+          GITHUB_TOKEN: "ghp_shell-token-000000",
+          NPM_TOKEN: "short",
+          SAME_TOKEN: "correct-horse-battery",
+          HOME: "/home/operator-with-a-long-path",
+          PWD: "/home/operator-with-a-long-path/agents",
+          OLDPWD: "/home/operator-with-a-long-path/old"
         }
       )
       assert.deepStrictEqual(secrets, [
-        { name: "ANTHROPIC_API_KEY", value: "sk-ant-inherited-key-0001" },
-        { name: "DB_PASSWORD", value: "correct-horse-battery" },
-        { name: "TELEGRAM_BOT_TOKEN", value: "123456:telegram-token" }
+        { name: "OPENAI_API_KEY", value: "sk-not-the-configured-provider", origin: "shell" },
+        { name: "ANTHROPIC_API_KEY", value: "sk-ant-inherited-key-0001", origin: "agent" },
+        { name: "GITHUB_TOKEN", value: "ghp_shell-token-000000", origin: "shell" },
+        { name: "DB_PASSWORD", value: "correct-horse-battery", origin: "agent" },
+        { name: "TELEGRAM_BOT_TOKEN", value: "123456:telegram-token", origin: "agent" }
       ])
     }))
 
@@ -42,7 +49,7 @@ describe("KnownSecrets", () => {
         "MY_LLM_KEY=from-dotenv-0123456789\n",
         { MY_LLM_KEY: "inherited-0123456789" }
       )
-      assert.deepStrictEqual(secrets, [{ name: "MY_LLM_KEY", value: "from-dotenv-0123456789" }])
+      assert.deepStrictEqual(secrets, [{ name: "MY_LLM_KEY", value: "from-dotenv-0123456789", origin: "agent" }])
     }))
 
   it("a secret that contains another comes first, so it is replaced whole", () => {

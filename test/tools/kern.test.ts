@@ -17,7 +17,8 @@ import { Recall } from "../../src/recall/Recall.js"
 import * as Channels from "../../src/channels/Channel.js"
 import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
-import { isSecretKey, maskValue, redact } from "../../src/tools/redact.js"
+import { isSecretKey, isSecretVariable } from "../../src/config/secretNames.js"
+import { maskSecretFields, maskValue } from "../../src/tools/redact.js"
 import * as RuntimeInfo from "../../src/tools/RuntimeInfo.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
 import { inRun } from "../kernel/harness.js"
@@ -43,7 +44,15 @@ const agentFolder = (files: Record<string, string> = {}) => {
   return dir
 }
 
-const processEnv = { PATH: "/usr/bin", HOME: "/home/kern", KERN_AUTH_TOKEN: authToken, KERN_NAME: "atlas" }
+const shellToken = "ghp_operatorshelltoken0123"
+const processEnv = {
+  PATH: "/usr/bin",
+  HOME: "/home/kern",
+  PWD: "/home/kern/agents",
+  KERN_AUTH_TOKEN: authToken,
+  KERN_NAME: "atlas",
+  GITHUB_TOKEN: shellToken
+}
 
 /** Config from the folder, an in-memory kern.db with its SQL event log, the platform and `runtimeInfo`. */
 const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, never, MessageQueue> = RuntimeInfo.layer) => {
@@ -147,17 +156,33 @@ describe("kern tool: status", () => {
 })
 
 describe("kern tool: config and env", () => {
-  it.effect("config is the effective config as JSON; .env values never appear, not even inside another value", () =>
+  it.effect("config is the effective config as JSON, fields named like secrets masked", () =>
     Effect.gen(function*() {
       const out = yield* inRun(kern({ action: "config" }))
-      expect(out.text).not.toContain(apiKey)
-      expect(out.text).not.toContain(hookSecret)
-      expect(out.text).not.toContain(authToken)
       const config = JSON.parse(out.text) as Record<string, unknown>
       expect(config).toMatchObject({ name: "atlas", provider: "openrouter", model: "test/model", toolScope: "full" })
-      expect(config["baseURL"]).toBe("https://proxy.example/v1?hook=****")
       expect(config["budget"]).toMatchObject({ maxToolCalls: 200, maxPromptTokens: 3_000_000 })
     }).pipe(Effect.provide(layerFor(agentFolder()))))
+
+  it.effect("through the executor no known secret appears in any action, not even inside another value: the one redactor's marker stands for it", () =>
+    Effect.gen(function*() {
+      // The secrets reach the kernel event log as an error message would carry them.
+      yield* recordEvent({ decisionKey: "kernel.tool.dispatch", status: "error", errorCode: "UNEXPECTED", errorMessage: `401 for ${apiKey} and ${shellToken}` })
+      const executor = yield* ToolExecutor
+      for (const action of ["status", "config", "env", "users", "logs"] as const) {
+        const result = yield* inRun(executor.execute("kern", { action, limit: 200 }))
+        assert.isTrue(result.success, result.errorMessage)
+        const shown = JSON.stringify(result)
+        for (const secret of [apiKey, hookSecret, authToken, shellToken]) expect(shown, action).not.toContain(secret)
+        if (action === "config") {
+          const config = JSON.parse((result.data as { text: string }).text) as Record<string, unknown>
+          expect(config["baseURL"]).toBe("https://proxy.example/v1?hook=[redacted:CUSTOM_HOOK]")
+        }
+        if (action === "logs") {
+          expect((result.data as { text: string }).text).toContain("401 for [redacted:OPENROUTER_API_KEY] and [redacted:GITHUB_TOKEN]")
+        }
+      }
+    }).pipe(Effect.provide(registeredTools(agentFolder(), { safetyMode: "NORMAL" }))))
 
   it.effect("env lists .env, provider and KERN_* variable names with masked values, nothing else", () =>
     Effect.gen(function*() {
@@ -177,8 +202,10 @@ describe("kern tool: config and env", () => {
       .toEqual([true, true, true, true, true, true])
     expect(["maxPromptTokens", "apiKeyEnv", "keyboard", "model", "tokenizer"].map(isSecretKey))
       .toEqual([false, false, false, false, false])
-    expect(redact({ a: { password: "p", list: [{ token: "t" }] }, maxPromptTokens: 5, note: "has s3cr3t inside" }, ["s3cr3t"]))
-      .toEqual({ a: { password: "****", list: [{ token: "****" }] }, maxPromptTokens: 5, note: "has **** inside" })
+    expect(["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "PWD", "OLDPWD", "HOME"].map(isSecretVariable))
+      .toEqual([true, true, false, false, false])
+    expect(maskSecretFields({ a: { password: "p", list: [{ token: "t" }] }, maxPromptTokens: 5, note: "kept" }))
+      .toEqual({ a: { password: "****", list: [{ token: "****" }] }, maxPromptTokens: 5, note: "kept" })
     expect(maskValue("short")).toBe("****")
     expect(maskValue("sk-ant-api03-abcdefghijkl")).toBe("sk-…ijkl")
   })

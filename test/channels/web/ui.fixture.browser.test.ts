@@ -54,14 +54,26 @@ const attacks = [
   "<select><option>yes</option></select>",
   "<textarea>paste your token here</textarea>",
   "<meta http-equiv=\"refresh\" content=\"0;url=https://example.invalid/\">",
-  "<svg><a href=\"#\"><text onclick=\"window.pwned = 12\">x</text></a></svg>"
+  "<svg><a href=\"#\"><text onclick=\"window.pwned = 12\">x</text></a></svg>",
+  // Inputs: only a task list's checkbox renders, disabled and bare; no text field, submit, image or enabled box.
+  "<input type=\"text\" value=\"paste your token here\">",
+  "<input type=submit value=Approve>",
+  "<input type=\"image\" src=\"x\" onerror=\"window.pwned = 13\">",
+  "<input value=\"no type\">",
+  "<input type=\"checkbox\" onclick=\"window.pwned = 14\" name=\"approve\" form=\"f\" formaction=\"javascript:window.pwned=15\" style=\"position:fixed\">",
+  "<form id=\"f\"><input type=\"checkbox\" checked><button>Approve</button></form>",
+  "- [ ] todo\n- [x] done"
 ]
 
 /** What in the element survived that must not: active elements, handlers, script URLs, inline styles. */
 const activeContent = (selector: string) => `(() => {
   const found = []
   for (const el of document.querySelectorAll(${JSON.stringify(selector)} + " *")) {
-    if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "FORM", "STYLE", "BUTTON", "INPUT", "SELECT", "OPTION", "TEXTAREA", "META", "svg"].includes(el.tagName)) found.push(el.tagName)
+    if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "FORM", "STYLE", "BUTTON", "SELECT", "OPTION", "TEXTAREA", "META", "svg"].includes(el.tagName)) found.push(el.tagName)
+    // The one input allowed: a task list's checkbox, disabled, with its state and nothing else.
+    if (el.tagName === "INPUT" && !(el.type === "checkbox" && el.disabled && [...el.attributes].every((a) => ["type", "checked", "disabled"].includes(a.name)))) {
+      found.push("INPUT " + [...el.attributes].map((a) => a.name).join(" "))
+    }
     for (const attr of el.attributes) {
       if (attr.name.startsWith("on") || attr.name === "style") found.push(el.tagName + " " + attr.name)
       if (/^\\s*javascript:/i.test(attr.value)) found.push(el.tagName + " " + attr.name + "=" + attr.value)
@@ -638,13 +650,26 @@ describe("web UI against a scripted server", () => {
 
   // Last: Chromium reports the inline styles of the corpus as CSP violations (blocked) while DOMPurify parses them.
   it("sanitizes the markdown it renders: a corpus of script injections leaves nothing active", async () => {
-    const turnId = "turn-hostile"
-    fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "say something nasty", interface: "web" })
-    for (const attack of attacks) fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\n` })
-    fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+    // One reply per attack: in one reply, an unclosed `<style>` would swallow every attack after it untested.
+    attacks.forEach((attack, i) => {
+      const turnId = `turn-hostile-${i}`
+      fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "say something nasty", interface: "web" })
+      fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\nhostile reply ${i} ends` })
+      fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+    })
+    await page.locator(`article.msg-done`, { hasText: `hostile reply ${attacks.length - 1} ends` }).waitFor()
     await page.locator(`article.msg-done`, { hasText: "cover" }).waitFor()
     // kern's own controls sit around the markdown; inside the rendered replies there is none.
     expect(await page.evaluate(activeContent(".log .md"))).toEqual([])
     expect(await page.evaluate("window.pwned")).toBeUndefined()
+    // GFM task lists still render: their boxes and the two the reply wrote itself, all disabled and bare.
+    const boxes = await page.evaluate(`[...document.querySelectorAll(".log .md input")].map((el) => el.outerHTML)`)
+    expect(boxes).toEqual([
+      "<input type=\"checkbox\" disabled=\"\">",
+      "<input type=\"checkbox\" checked=\"\" disabled=\"\">",
+      "<input type=\"checkbox\" disabled=\"\">",
+      "<input type=\"checkbox\" checked=\"\" disabled=\"\">"
+    ])
+    expect(await page.locator(".log .md li", { hasText: "done" }).locator("input[type=checkbox][checked][disabled]").count()).toBe(1)
   })
 })

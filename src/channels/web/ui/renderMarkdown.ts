@@ -2,7 +2,7 @@
 // block inline styles anyway), and links open in a new tab without giving it this window.
 import createDOMPurify from "dompurify"
 import { Marked } from "marked"
-import { sanitizeConfig } from "./sanitizeConfig.js"
+import { sanitizeConfig, taskCheckbox } from "./sanitizeConfig.js"
 
 export type RenderMarkdown = (text: string) => string
 
@@ -12,6 +12,16 @@ export const makeMarkdown = (window: Window & typeof globalThis): RenderMarkdown
     if (node.tagName === "A") {
       node.setAttribute("target", "_blank")
       node.setAttribute("rel", "noopener noreferrer")
+    }
+    if (node.tagName === "INPUT") {
+      // A task list's box, disabled and with nothing else on it; any other input goes.
+      const kept = taskCheckbox([...node.attributes])
+      if (kept === undefined) {
+        node.remove()
+      } else {
+        for (const { name } of [...node.attributes]) node.removeAttribute(name)
+        for (const { name, value } of kept) node.setAttribute(name, value)
+      }
     }
   })
   const marked = new Marked({ gfm: true, breaks: true, async: false })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { formatApprovalRequest } from "../../../../src/channels/approvalPrompt.js"
 import { neutralizeControls } from "../../../../src/channels/terminalSafe.js"
 import { approvalTexts } from "../../../../src/channels/web/ui/approvals.js"
-import { forbiddenTags, sanitizeConfig } from "../../../../src/channels/web/ui/sanitizeConfig.js"
+import { forbiddenTags, sanitizeConfig, taskCheckbox } from "../../../../src/channels/web/ui/sanitizeConfig.js"
 import type { PendingApproval } from "../../../../src/channels/web/ui/wire.js"
 
 /** Characters that reorder, hide or command what a person reads before approving a call. */
@@ -63,12 +63,36 @@ describe("control characters in an approval", () => {
 
 describe("the reply sanitizer's configuration", () => {
   // The DOM part (DOMPurify applying it) is exercised in Chromium by ui.fixture.browser.test.ts.
-  const corpus = ["button", "form", "input", "select", "option", "textarea", "iframe", "object", "embed", "style", "meta", "link", "base", "svg", "math"]
+  const corpus = ["button", "form", "select", "option", "textarea", "iframe", "object", "embed", "style", "meta", "link", "base", "svg", "math"]
 
   it("forbids every element that could pass for kern's controls, load another page or restyle this one", () => {
     for (const tag of corpus) expect(forbiddenTags).toContain(tag)
     expect(sanitizeConfig.FORBID_TAGS).toEqual([...forbiddenTags])
     expect(sanitizeConfig.USE_PROFILES).toEqual({ html: true })
     for (const attr of ["style", "formaction", "action", "srcdoc"]) expect(sanitizeConfig.FORBID_ATTR).toContain(attr)
+  })
+
+  const attrs = (html: string) =>
+    [...html.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].map(([, name, value]) => ({ name: name!, value: value ?? "" }))
+
+  it("an input stays only as a task list's checkbox: disabled, its state kept, nothing else on it", () => {
+    // Forbidding input whole (as before) hid every `- [ ] todo` box; taskCheckbox decides instead (renderMarkdown's hook).
+    expect(sanitizeConfig.FORBID_TAGS).not.toContain("input")
+    // As marked renders `- [ ] todo` and `- [x] done`.
+    expect(taskCheckbox(attrs("disabled type=\"checkbox\""))).toEqual([{ name: "type", value: "checkbox" }, { name: "disabled", value: "" }])
+    expect(taskCheckbox(attrs("checked disabled type=\"checkbox\""))).toEqual([
+      { name: "type", value: "checkbox" },
+      { name: "checked", value: "" },
+      { name: "disabled", value: "" }
+    ])
+    // A checkbox a reply wrote itself: enabled, named, in a form, styled, with a handler: only its state survives.
+    expect(taskCheckbox(attrs(
+      "type=\" CheckBox \" name=\"approve\" value=\"yes\" form=\"f\" formaction=\"javascript:x\" onclick=\"x\" style=\"position:fixed\" id=\"a\" class=\"b\" autofocus"
+    ))).toEqual([{ name: "type", value: "checkbox" }, { name: "disabled", value: "" }])
+    // Every other input is dropped: text fields, buttons, images, files, hidden values, radios, one without a type.
+    for (
+      const type of ["text", "submit", "button", "reset", "image", "file", "hidden", "password", "radio", "email", "range", "color", "checkbox2", ""]
+    ) expect(taskCheckbox(attrs(`type="${type}" value="Approve"`)), type).toBeUndefined()
+    expect(taskCheckbox(attrs("value=\"Approve\""))).toBeUndefined()
   })
 })
