@@ -12,7 +12,8 @@ const DimensionRows = Schema.Array(Schema.Struct({ value: Schema.String }))
  * quarter of the bytes, two vectors to a page. Every stored vector is converted here, so no reader meets the old
  * format. A blob that is not a float32 vector of the recorded dimension is dropped and its chunk marked unembedded:
  * the indexer embeds it again from the chunk's stored text. The binary prefilter (recall_vec) is left as it is: its
- * bits are the signs, which quantization keeps.
+ * bits are the signs, which quantization keeps. The pages freed stay in the file (reused as the index grows) until
+ * a VACUUM.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -26,10 +27,10 @@ export default Effect.gen(function*() {
   )
   const dimension = Number(recorded[0]?.value)
   const hasVecTable = (yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = 'recall_vec'`)[0]!.n > 0
-  let after = -1
   for (;;) {
-    const rows = yield* sql`SELECT chunk_id, embedding FROM recall_vectors WHERE chunk_id > ${after} ORDER BY chunk_id
-      LIMIT ${batchRows}`.pipe(Effect.flatMap(Schema.decodeUnknown(VectorRows)))
+    const rows = yield* sql`SELECT chunk_id, embedding FROM recall_vectors ORDER BY chunk_id LIMIT ${batchRows}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(VectorRows))
+    )
     if (rows.length === 0) break
     for (const row of rows) {
       if (Number.isInteger(dimension) && row.embedding.byteLength === dimension * 4) {
@@ -40,7 +41,8 @@ export default Effect.gen(function*() {
         if (hasVecTable) yield* sql`DELETE FROM recall_vec WHERE chunk_id = ${BigInt(row.chunkId)}`
       }
     }
-    after = rows[rows.length - 1]!.chunkId
+    // Each batch leaves the old table as it goes: the pages it frees hold the next batches, so the file never grows.
+    yield* sql`DELETE FROM recall_vectors WHERE chunk_id <= ${rows[rows.length - 1]!.chunkId}`
   }
   yield* sql`DROP TABLE recall_vectors`
   yield* sql`ALTER TABLE recall_vectors_int8 RENAME TO recall_vectors`
