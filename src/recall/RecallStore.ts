@@ -102,10 +102,13 @@ export interface RecallStoreShape {
   /** Drops every vector and records the new space: the chunks are embedded again from their stored text. */
   readonly resetVectors: (space: VectorSpace) => E<void>
   readonly putVectors: (dimension: number, vectors: ReadonlyArray<ChunkVector>) => E<void>
-  /** Nearest chunks: binary-quantized prefilter of `candidates`, rescored by exact float cosine distance. */
+  /**
+   * Nearest chunks: binary-quantized prefilter of `candidates`, rescored by the cosine distance of the float query
+   * to each candidate's stored (int8) vector.
+   */
   readonly vectorSearch: (query: Float32Array, candidates: number, window: TimeWindow) => E<ReadonlyArray<Ranked>>
-  /** The exact float scan (the benchmark's baseline and the reference for recall@k). */
-  readonly exactVectorSearch: (query: Float32Array, limit: number) => E<ReadonlyArray<Ranked>>
+  /** Every stored vector scored, no prefilter (the benchmark's baseline). */
+  readonly scanVectorSearch: (query: Float32Array, limit: number) => E<ReadonlyArray<Ranked>>
   /** BM25 over chunk text for the words of `query`, any of them. */
   readonly keywordSearch: (query: string, limit: number, window: TimeWindow) => E<ReadonlyArray<Ranked>>
   readonly chunks: (ids: ReadonlyArray<number>) => E<ReadonlyArray<ChunkRow>>

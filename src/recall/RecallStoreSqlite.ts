@@ -12,8 +12,10 @@ import {
   type TimeWindow,
   type VectorSpace
 } from "./RecallStore.js"
+import { bytesOf, cosineDistance, int8FromBytes, norm, quantize } from "../storage/int8Vector.js"
 
-// SQLite's own parts of recall (FTS5, vec0, the binary prefilter) stay in this module.
+// SQLite's own parts of recall (FTS5, vec0, the binary prefilter) stay in this module. Vectors are stored as int8
+// with a scale each (src/storage/int8Vector.ts, migration 0860).
 
 const batchRows = 400
 
@@ -53,6 +55,7 @@ const ChunkRowSchema = Schema.Struct({
   text: Schema.String
 })
 const RankedRow = Schema.Struct({ id: Int, score: Schema.Number })
+const CandidateRow = Schema.Struct({ id: Int, embedding: Schema.Uint8ArrayFromSelf })
 const CountRowSchema = Schema.Struct({
   messages: Int,
   chunks: Int,
@@ -210,7 +213,8 @@ export const make = Effect.gen(function*() {
     Effect.forEach(vectors, (v) =>
       Effect.gen(function*() {
         const blob = vectorBlob(v.vector)
-        yield* sql`INSERT OR REPLACE INTO recall_vectors (chunk_id, embedding) VALUES (${v.id}, ${blob})`
+        const { scale, values } = quantize(v.vector)
+        yield* sql`INSERT OR REPLACE INTO recall_vectors (chunk_id, embedding, scale) VALUES (${v.id}, ${bytesOf(values)}, ${scale})`
         yield* sql`DELETE FROM recall_vec WHERE chunk_id = ${BigInt(v.id)}`
         yield* sql`INSERT INTO recall_vec (chunk_id, bits, start_ms, end_ms)
           VALUES (${BigInt(v.id)}, vec_quantize_binary(${blob}), ${BigInt(Math.trunc(v.startMs))}, ${BigInt(Math.trunc(v.endMs))})`
@@ -230,22 +234,25 @@ export const make = Effect.gen(function*() {
   const vectorSearch = (query: Float32Array, candidates: number, window: TimeWindow) =>
     Effect.gen(function*() {
       if (!(yield* hasVecTable)) return []
-      const blob = vectorBlob(query)
-      return yield* decoded(RankedRow)(sql`WITH candidates AS (
+      const rows = yield* decoded(CandidateRow)(sql`WITH candidates AS (
           SELECT chunk_id FROM recall_vec
-          WHERE bits MATCH vec_quantize_binary(${blob}) AND k = ${BigInt(candidates)} AND ${windowOf(window, "start_ms", "end_ms")}
+          WHERE bits MATCH vec_quantize_binary(${vectorBlob(query)}) AND k = ${BigInt(candidates)}
+          AND ${windowOf(window, "start_ms", "end_ms")}
         )
-        SELECT v.chunk_id AS id, vec_distance_cosine(v.embedding, ${blob}) AS score
-        FROM candidates c JOIN recall_vectors v ON v.chunk_id = c.chunk_id
-        ORDER BY score`)
+        SELECT v.chunk_id AS id, v.embedding FROM candidates c JOIN recall_vectors v ON v.chunk_id = c.chunk_id`)
+      // Rescored against the float query (not a quantized one): only the stored side carries quantization error.
+      const queryNorm = norm(query)
+      return rows
+        .map((row) => ({ id: row.id, score: cosineDistance(query, queryNorm, int8FromBytes(row.embedding)) }))
+        .sort((a, b) => a.score - b.score)
     }).pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.vectorSearch"))
 
-  const exactVectorSearch = (query: Float32Array, limit: number) =>
-    sql`SELECT chunk_id AS id, vec_distance_cosine(embedding, ${vectorBlob(query)}) AS score
+  const scanVectorSearch = (query: Float32Array, limit: number) =>
+    sql`SELECT chunk_id AS id, vec_distance_cosine(vec_int8(embedding), vec_int8(${bytesOf(quantize(query).values)})) AS score
       FROM recall_vectors ORDER BY score LIMIT ${limit}`.pipe(
       decoded(RankedRow),
       Effect.mapError(failed("search")),
-      Effect.withSpan("kern.recall.store.exactVectorSearch")
+      Effect.withSpan("kern.recall.store.scanVectorSearch")
     )
 
   const keywordSearch = (query: string, limit: number, window: TimeWindow) => {
@@ -309,7 +316,7 @@ export const make = Effect.gen(function*() {
     resetVectors,
     putVectors,
     vectorSearch,
-    exactVectorSearch,
+    scanVectorSearch,
     keywordSearch,
     chunks,
     counts

@@ -139,7 +139,7 @@ describe("recall search", () => {
         expect(stats.embedding).toMatchObject({ model: "b", dimension: 48 })
         expect(stats.unembedded).toBe(0)
         const rows = yield* sql<{ readonly bytes: number }>`SELECT length(embedding) AS bytes FROM recall_vectors`
-        expect(rows.map((r) => r.bytes)).toEqual([48 * 4, 48 * 4, 48 * 4])
+        expect(rows.map((r) => r.bytes)).toEqual([48, 48, 48])
         const hit = yield* recall.search({ query: "thick paper printer", limit: 1 })
         expect(hit.mode).toBe("hybrid")
         expect(hit.hits[0]!.messageStart).toBe(2)

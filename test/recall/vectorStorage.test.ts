@@ -1,0 +1,92 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import { RecallStore } from "../../src/recall/RecallStore.js"
+import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
+import * as Database from "../../src/storage/Database.js"
+import { dequantize, int8FromBytes } from "../../src/storage/int8Vector.js"
+import { topicVectors } from "../support/seededNormals.js"
+
+const dimensions = 384
+const topics = 20
+const perTopic = 10
+const limit = 10
+
+/** Chunks near 20 topics (as the 100k bench's corpus, smaller), and queries near them. */
+const corpus = () => {
+  const near = topicVectors(11, dimensions, topics)
+  const vectors = Array.from({ length: topics * perTopic }, (_, i) => near(i))
+  const queries = Array.from({ length: topics }, (_, j) => near(j))
+  return { vectors, queries }
+}
+
+const cosineDistance = (a: Float32Array, b: Float32Array) => {
+  let dot = 0
+  let na = 0
+  let nb = 0
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!
+    na += a[i]! * a[i]!
+    nb += b[i]! * b[i]!
+  }
+  return 1 - dot / Math.sqrt(na * nb)
+}
+
+const StoredRows = Schema.Array(Schema.Struct({ chunkId: Schema.Number, embedding: Schema.Uint8ArrayFromSelf, scale: Schema.Number }))
+
+const storeLayer = RecallStoreSqlite.layer.pipe(Layer.provideMerge(Database.layerMemory))
+
+layer(storeLayer)("recall vectors in kern.db", (it) => {
+  it.effect("are stored as int8 with a scale (a quarter of float32's bytes) and rank as the exact float32 search", () =>
+    Effect.gen(function*() {
+      const store = yield* RecallStore
+      const sql = yield* SqlClient.SqlClient
+      const { queries, vectors } = corpus()
+      yield* store.replaceFile("notes/corpus.md", "h", vectors.map((_, i) => ({
+        source: "file" as const,
+        sessionId: null,
+        path: "notes/corpus.md",
+        messageStart: i,
+        messageEnd: i,
+        startMs: i * 1000,
+        endMs: i * 1000,
+        text: `chunk ${i}`
+      })))
+      const rows = yield* store.unembedded(1_000)
+      expect(rows).toHaveLength(vectors.length)
+      yield* store.resetVectors({ model: "m", dimension: dimensions })
+      yield* store.putVectors(dimensions, rows.map((row, i) => ({ id: row.id, vector: vectors[i]!, startMs: row.startMs, endMs: row.endMs })))
+
+      const stored = yield* sql`SELECT chunk_id, embedding, scale FROM recall_vectors ORDER BY chunk_id`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(StoredRows))
+      )
+      expect(stored).toHaveLength(vectors.length)
+      let worst = 0
+      for (const [i, row] of stored.entries()) {
+        expect(row.embedding.byteLength).toBe(dimensions)
+        const back = dequantize({ values: int8FromBytes(row.embedding), scale: row.scale })
+        for (let d = 0; d < dimensions; d++) worst = Math.max(worst, Math.abs(back[d]! - vectors[i]![d]!) / row.scale)
+      }
+      // Every value within half a step of its original.
+      expect(worst).toBeLessThanOrEqual(0.5 + 1e-4)
+
+      const idOf = new Map(rows.map((row, i) => [i, row.id]))
+      let overlap = 0
+      for (const query of queries) {
+        const exact = vectors.map((v, i) => ({ id: idOf.get(i)!, d: cosineDistance(query, v) })).sort((a, b) => a.d - b.d)
+        const found = yield* store.vectorSearch(query, limit * 20, { afterMs: undefined, beforeMs: undefined })
+        const truth = new Set(exact.slice(0, limit).map((e) => e.id))
+        overlap += found.slice(0, limit).filter((r) => truth.has(r.id)).length
+        // Within a topic the nearest are near ties, so the first may swap with a second as near; its distance is right.
+        expect(Math.abs(found[0]!.score - exact[0]!.d)).toBeLessThan(0.005)
+        // Sorted nearest first.
+        for (let k = 1; k < found.length; k++) expect(found[k]!.score).toBeGreaterThanOrEqual(found[k - 1]!.score)
+      }
+      expect(overlap / (queries.length * limit), "recall@10 against the exact float32 search").toBeGreaterThanOrEqual(0.95)
+
+      // The time window still filters inside the prefilter.
+      const windowed = yield* store.vectorSearch(queries[0]!, limit * 20, { afterMs: 50_000, beforeMs: 59_000 })
+      expect(windowed.length).toBeGreaterThan(0)
+      expect(windowed.every((r) => { const i = rows.findIndex((row) => row.id === r.id); return i >= 50 && i <= 59 })).toBe(true)
+    }))
+})
