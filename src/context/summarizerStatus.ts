@@ -1,5 +1,4 @@
 import { Schema } from "effect"
-import type { SummarizerHealth } from "./summarizerHealth.js"
 
 /** The summarizer's state as `kern status --json` and GET /status show it under `summarizer`. */
 export const SummarizerStatus = Schema.Struct({
@@ -25,9 +24,18 @@ export type SummarizerStatus = typeof SummarizerStatus.Type
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
+/** What the status needs of the summarizer's health (SummarizerHealth; this module stays free of the Node side, for the web UI's types). */
+interface Health {
+  readonly consecutiveFailures: number
+  readonly lastError: string | null
+  readonly lastFailureAtMs: number | null
+  readonly lastSuccessAtMs: number | null
+  readonly nextAttemptAtMs: number | null
+}
+
 export interface StatusInput {
   readonly enabled: boolean
-  readonly health: SummarizerHealth
+  readonly health: Health
   readonly sessionId: string | null
   readonly messages: number
   /** The end of the session's contiguous summarized prefix. */

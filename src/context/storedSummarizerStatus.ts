@@ -1,0 +1,26 @@
+import { Effect, Option } from "effect"
+import { coveredEnd } from "./plan.js"
+import { SegmentStore } from "./SegmentStore.js"
+import { healthy } from "./summarizerHealth.js"
+import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
+
+/**
+ * The summarizer's state as kern.db last recorded it, for `kern status` while the agent is not running: its health,
+ * and for `session` (the newest) the messages no summary covers and whether its raw window was left past them.
+ */
+export const storedSummarizerStatus = (
+  enabled: boolean,
+  session: Option.Option<{ readonly id: string; readonly messages: number }>
+) =>
+  Effect.gen(function*() {
+    const store = yield* SegmentStore
+    const health = Option.getOrElse(yield* store.getHealth, () => healthy)
+    if (Option.isNone(session)) {
+      return summarizerStatus({ enabled, health, sessionId: null, messages: 0, coveredEnd: 0, fallback: false })
+    }
+    const { id, messages } = session.value
+    const covered = coveredEnd(yield* store.list(id))
+    const cut = yield* store.getCut(id)
+    const rawStart = Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex })
+    return summarizerStatus({ enabled, health, sessionId: id, messages, coveredEnd: covered, fallback: rawStart > covered })
+  }).pipe(Effect.withSpan("kern.context.summarizer.storedStatus")) satisfies Effect.Effect<SummarizerStatus, unknown, SegmentStore>
