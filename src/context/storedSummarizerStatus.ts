@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { coveredEnd } from "./plan.js"
+import type { SegmentStoreError } from "./Segment.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { healthy } from "./summarizerHealth.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
@@ -11,7 +12,7 @@ import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
 export const storedSummarizerStatus = (
   enabled: boolean,
   session: Option.Option<{ readonly id: string; readonly messages: number }>
-) =>
+): Effect.Effect<SummarizerStatus, SegmentStoreError, SegmentStore> =>
   Effect.gen(function*() {
     const store = yield* SegmentStore
     const health = Option.getOrElse(yield* store.getHealth, () => healthy)
@@ -23,4 +24,4 @@ export const storedSummarizerStatus = (
     const cut = yield* store.getCut(id)
     const rawStart = Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex })
     return summarizerStatus({ enabled, health, sessionId: id, messages, coveredEnd: covered, fallback: rawStart > covered })
-  }).pipe(Effect.withSpan("kern.context.summarizer.storedStatus")) satisfies Effect.Effect<SummarizerStatus, unknown, SegmentStore>
+  }).pipe(Effect.withSpan("kern.context.summarizer.storedStatus"))

@@ -99,7 +99,7 @@ const allowedSummaryCalls = (elapsed: Duration.Duration) => {
 const answer = `Here is what I found. ${"The router keeps DHCP on .100-.200 and DNS on the pi; nothing else moved. ".repeat(40)}`
 
 describe("a failing summary model", () => {
-  it.scoped("33 turns: every request stays within maxContextTokens, the summary calls follow the backoff, and once the model is back the summaries catch up and the fallback ends", () =>
+  it.scoped("33 turns: every request stays within maxContextTokens, the summary calls follow the backoff (kept across a restart), and once the model is back the summaries catch up and the fallback ends", () =>
     Effect.gen(function*() {
       const server = yield* makeWith({ fallback: FakeReply.text(answer) })
       // The summary model is misconfigured: every summary request fails.
@@ -122,7 +122,7 @@ describe("a failing summary model", () => {
       // ~30k tokens already: over the window from the first turn.
       writeSessionFixture(dir, 400)
 
-      yield* Effect.gen(function*() {
+      const failing = yield* Effect.gen(function*() {
         const context = yield* ContextWindow
         const notices: Array<string> = []
         let last = { sessionId: "", messages: 0 }
@@ -147,11 +147,30 @@ describe("a failing summary model", () => {
         expect(summaryRequests.length).toBeLessThanOrEqual(allowedSummaryCalls(Duration.times(pace, turns)))
         // Said once, when the fallback began.
         expect(notices).toHaveLength(1)
-        const failing = yield* context.summaryStatus(last.sessionId, last.messages)
-        expect(failing).toMatchObject({ state: "failing", fallbackCut: true, lastSuccessAt: null })
-        expect(failing.lastError).toContain("not found")
-        expect(failing.lagMessages).toBeGreaterThan(400)
+        const status = yield* context.summaryStatus(last.sessionId, last.messages)
+        expect(status).toMatchObject({ state: "failing", fallbackCut: true, lastSuccessAt: null })
+        expect(status.lastError).toContain("not found")
+        expect(status.lagMessages).toBeGreaterThan(400)
+        return status
+      }).pipe(Effect.provide(runtime(dir)))
 
+      // A restart: kern.db kept the backoff and where the raw window starts, so the new process asks for no summary
+      // before the wait is over, stays within the window, and does not announce the fallback again.
+      const before = (yield* server.modelRequests).length
+      const restarted = yield* Effect.gen(function*() {
+        const context = yield* ContextWindow
+        const done = yield* turn("after the restart: anything new?")
+        expect(done.outcome.failure).toBeUndefined()
+        expect(done.events.some((e) => e.type === "context")).toBe(false)
+        const requests = (yield* server.modelRequests).slice(before)
+        expect(requests.map(modelOf)).toEqual(["test-model"])
+        expect(requestTokens(requests[0]!, context.count)).toBeLessThanOrEqual(maxContextTokens)
+        return yield* context.summaryStatus(done.sessionId, done.messages)
+      }).pipe(Effect.provide(runtime(dir)))
+      expect(restarted).toMatchObject({ state: "failing", consecutiveFailures: failing.consecutiveFailures, fallbackCut: true })
+
+      yield* Effect.gen(function*() {
+        const context = yield* ContextWindow
         // The model is back: after its wait, the next turn's background pass probes it, then catches up.
         yield* server.answerModel("summary-model", undefined)
         yield* TestClock.adjust(backoffDelay(failing.consecutiveFailures))
