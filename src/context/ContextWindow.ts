@@ -1,6 +1,6 @@
 import type { Prompt } from "@effect/ai"
 import { Duration, Effect, FiberSet, Option, Ref } from "effect"
-import type { HeldWindow, SessionHistory } from "../agent/SessionHistory.js"
+import type { SessionHistory } from "../agent/SessionHistory.js"
 import { SessionHistory as History } from "../agent/SessionHistory.js"
 import { sectionSeparator } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -8,8 +8,8 @@ import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder } from "../recall/Embedder.js"
 import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
-import type { ContextBudget } from "./budget.js"
-import { type Composition, type ContextPlan, makeState, planContext, type SessionState } from "./plan.js"
+import { breakdownOf, type ContextBreakdown } from "./breakdown.js"
+import { type Composition, type ContextPlan, holdFrom, makeState, planContext, type SessionState } from "./plan.js"
 import { ContextCut, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
 import { SegmentStore } from "./SegmentStore.js"
@@ -19,34 +19,6 @@ import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
-
-/** The context of one model call, in tokens as kern counts them (`calibration` is the model's count over ours). */
-export interface ContextBreakdown {
-  readonly sessionId: string
-  /** Messages in the session. */
-  readonly messages: number
-  /** The first message sent raw; the ones before it are summarized (and in the session file and recall). */
-  readonly cut: number
-  readonly budget: ContextBudget
-  readonly tokens: {
-    readonly system: number
-    readonly tools: number
-    readonly summary: number
-    readonly raw: number
-    readonly total: number
-  }
-  /** The segments whose summaries are in `<conversation_summary>`, in message order. */
-  readonly injected: ReadonlyArray<Segment>
-  /** Message ranges before the cut no summary covers (only when even the top-level summaries overflow the budget). */
-  readonly uncovered: ReadonlyArray<{ readonly start: number; readonly end: number }>
-  /** The per-model correction applied to our counts. */
-  readonly calibration: number
-  /**
-   * The raw window starts past the summarized messages (the summaries lag or fail and the request would not fit
-   * otherwise): messages between the summaries and the cut are only in the session file and recall.
-   */
-  readonly fallback: boolean
-}
 
 export interface PrepareInput {
   readonly sessionId: string
@@ -64,41 +36,6 @@ export interface Prepared {
   readonly breakdown: ContextBreakdown
   /** The whole request as we count it, before the calibration (what the provider's count is compared with). */
   readonly estimate: number
-}
-
-/** The breakdown a plan makes. */
-export const breakdownOf = (
-  sessionId: string,
-  messages: number,
-  planned: ContextPlan,
-  toolsTokens: number,
-  calibration: number
-): ContextBreakdown => ({
-  sessionId,
-  messages,
-  cut: planned.cut,
-  budget: planned.budget,
-  tokens: {
-    system: planned.systemTokens,
-    tools: toolsTokens,
-    summary: planned.summaryTokens,
-    raw: planned.rawTokens,
-    total: planned.estimate
-  },
-  injected: planned.chosen,
-  uncovered: planned.uncovered,
-  calibration,
-  fallback: planned.fallback
-})
-
-/**
- * Where a session is held from: the cut, or, when the fallback cut is past the summarized messages, the user message
- * at or before their end (the summaries still need what follows; a turn is not parted from its start).
- */
-const holdFrom = (window: HeldWindow, cut: number, coveredEnd: number): number => {
-  if (cut <= coveredEnd) return cut
-  for (let i = coveredEnd; i > window.base; i--) if (window.isUser[i - window.base] === true) return i
-  return window.base
 }
 
 /**

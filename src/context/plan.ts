@@ -166,3 +166,13 @@ export const planContext = (input: PlanInput): ContextPlan => {
   })
   return made(fallbackCut, fallbackCut > 0 ? compose(state, fallbackCut, summaries, count) : undefined)
 }
+
+/**
+ * Where a session is held from: the cut, or, when the fallback cut is past the summarized messages, the user message
+ * at or before their end (the summaries still need what follows; a turn is not parted from its start).
+ */
+export const holdFrom = (window: HeldWindow, cut: number, coveredEnd: number): number => {
+  if (cut <= coveredEnd) return cut
+  for (let i = coveredEnd; i > window.base; i--) if (window.isUser[i - window.base] === true) return i
+  return window.base
+}
