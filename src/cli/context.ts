@@ -9,7 +9,7 @@ import { ContextWindow } from "../context/ContextWindow.js"
 import { makeState, planContext } from "../context/plan.js"
 import type { Segment } from "../context/Segment.js"
 import { SegmentStore } from "../context/SegmentStore.js"
-import { admission, healthy } from "../context/summarizerHealth.js"
+import { admission, healthOf, summarizerOf } from "../context/summarizerHealth.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import { toolDefinitionsTokens } from "../context/toolTokens.js"
 import { toolkitFor } from "../kernel/aiTools.js"
@@ -97,7 +97,7 @@ const inspect = (requested: Option.Option<string>) =>
       Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
     )
     // As the turn plans: the fallback cut where it would summarize first, only while the summary model is failing.
-    const health = Option.getOrElse(yield* segments.getHealth.pipe(Effect.mapError(failed)), () => healthy)
+    const health = healthOf(yield* segments.getHealth.pipe(Effect.mapError(failed)), summarizerOf(config))
     const fallback = admission(health, yield* Clock.currentTimeMillis) !== "open"
     const planned = planContext({ config, state, window: yield* history.window, system, toolsTokens, ratio, count, fallback })
     const breakdown = breakdownOf(id, yield* history.size, planned, toolsTokens, ratio)

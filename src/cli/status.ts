@@ -139,7 +139,7 @@ const storedSummary = (loaded: LoadedConfig) =>
     const sessions = yield* store.list
     const newest = Option.fromNullable(sessions[sessions.length - 1])
     return yield* storedSummarizerStatus(
-      loaded.config.summaryBudget > 0,
+      loaded.config,
       Option.map(newest, (session) => ({ id: session.id, messages: session.messages }))
     )
   }).pipe(

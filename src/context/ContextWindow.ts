@@ -300,6 +300,8 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       Effect.gen(function*() {
         yield* store.clear(sessionId)
         yield* setState(sessionId, makeState([], 0))
+        // The operator asked for summaries now: a failing model is tried once at once rather than after its wait.
+        yield* gate.retryNow
         yield* runPass(sessionId, history, true, progress)
         return (yield* stateOf(sessionId)).segments
       })

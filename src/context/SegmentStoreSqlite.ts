@@ -176,7 +176,7 @@ export const make = Effect.gen(function*() {
       )
     }).pipe(Effect.withSpan("kern.context.segments.setCalibration", { attributes: { model } }))
 
-  const getHealth: SegmentStoreShape["getHealth"] = sql`SELECT consecutive_failures AS "consecutiveFailures",
+  const getHealth: SegmentStoreShape["getHealth"] = sql`SELECT summarizer, consecutive_failures AS "consecutiveFailures",
     last_error AS "lastError", last_failure_at_ms AS "lastFailureAtMs", last_success_at_ms AS "lastSuccessAtMs",
     next_attempt_at_ms AS "nextAttemptAtMs" FROM context_summarizer WHERE id = 1`.pipe(
     Effect.flatMap(decodeHealth),
@@ -187,10 +187,10 @@ export const make = Effect.gen(function*() {
 
   const setHealth: SegmentStoreShape["setHealth"] = (health) =>
     sql`INSERT INTO context_summarizer
-      (id, consecutive_failures, last_error, last_failure_at_ms, last_success_at_ms, next_attempt_at_ms)
-      VALUES (1, ${health.consecutiveFailures}, ${health.lastError}, ${health.lastFailureAtMs}, ${health.lastSuccessAtMs},
+      (id, summarizer, consecutive_failures, last_error, last_failure_at_ms, last_success_at_ms, next_attempt_at_ms)
+      VALUES (1, ${health.summarizer}, ${health.consecutiveFailures}, ${health.lastError}, ${health.lastFailureAtMs}, ${health.lastSuccessAtMs},
         ${health.nextAttemptAtMs})
-      ON CONFLICT (id) DO UPDATE SET consecutive_failures = excluded.consecutive_failures,
+      ON CONFLICT (id) DO UPDATE SET summarizer = excluded.summarizer, consecutive_failures = excluded.consecutive_failures,
         last_error = excluded.last_error, last_failure_at_ms = excluded.last_failure_at_ms,
         last_success_at_ms = excluded.last_success_at_ms, next_attempt_at_ms = excluded.next_attempt_at_ms`.pipe(
       Effect.asVoid,

@@ -8,9 +8,11 @@ import {
   afterFailure,
   afterSuccess,
   backoffDelay,
-  healthy,
+  healthOf,
   shortError,
-  type SummarizerHealth
+  type SummarizerHealth,
+  summarizerOf,
+  withoutWait
 } from "./summarizerHealth.js"
 
 /** A success is written to kern.db at most this often (a failure or a recovery at once): a pass writes many. */
@@ -30,8 +32,9 @@ export class SummaryGate extends Effect.Service<SummaryGate>()("kern/context/Sum
     const stored = yield* store.getHealth.pipe(
       Effect.catchAll((error) => Effect.as(warned(error), Option.none<SummarizerHealth>()))
     )
-    const state = yield* SynchronizedRef.make(Option.getOrElse(stored, () => healthy))
-    const written = yield* SynchronizedRef.make(Option.match(stored, { onNone: () => 0, onSome: (h) => h.lastSuccessAtMs ?? 0 }))
+    const initial = healthOf(stored, summarizerOf(loaded.config))
+    const state = yield* SynchronizedRef.make(initial)
+    const written = yield* SynchronizedRef.make(initial.lastSuccessAtMs ?? 0)
 
     const persist = (health: SummarizerHealth) => store.setHealth(health).pipe(Effect.catchAll(warned))
 
@@ -72,6 +75,10 @@ export class SummaryGate extends Effect.Service<SummaryGate>()("kern/context/Sum
           return next
         }))
 
-    return { admission, succeeded, failed, health: SynchronizedRef.get(state) } as const
+    /** The next summary asked for is tried now, whatever the wait: the operator asked for summaries. */
+    const retryNow = SynchronizedRef.updateEffect(state, (health) =>
+      Effect.map(Clock.currentTimeMillis, (now) => withoutWait(health, now)))
+
+    return { admission, succeeded, failed, retryNow, health: SynchronizedRef.get(state) } as const
   })
 }) {}

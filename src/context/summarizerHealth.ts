@@ -1,5 +1,6 @@
-import { Duration, Schema } from "effect"
+import { Duration, Option, Schema } from "effect"
 import type { KnownSecret } from "../config/KnownSecrets.js"
+import type { KernConfig } from "../config/schema.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 
 /**
@@ -7,6 +8,8 @@ import { redactSecretsInText } from "../kernel/secretGuard.js"
  * last error (redacted and short), and until when no summary is asked for (the backoff).
  */
 export class SummarizerHealth extends Schema.Class<SummarizerHealth>("SummarizerHealth")({
+  /** Which summary model this is about (`summarizerOf`). */
+  summarizer: Schema.String,
   consecutiveFailures: Schema.Number,
   lastError: Schema.NullOr(Schema.String),
   lastFailureAtMs: Schema.NullOr(Schema.Number),
@@ -15,13 +18,30 @@ export class SummarizerHealth extends Schema.Class<SummarizerHealth>("Summarizer
   nextAttemptAtMs: Schema.NullOr(Schema.Number)
 }) {}
 
-export const healthy = new SummarizerHealth({
-  consecutiveFailures: 0,
-  lastError: null,
-  lastFailureAtMs: null,
-  lastSuccessAtMs: null,
-  nextAttemptAtMs: null
-})
+/**
+ * The summary model as configured: provider, base URL and model. Failures of another (the operator changed the
+ * config and restarted) say nothing about this one.
+ */
+export const summarizerOf = (config: Pick<KernConfig, "provider" | "baseURL" | "summaryModel" | "model">): string =>
+  [config.provider, config.baseURL ?? "", config.summaryModel ?? config.model ?? ""].join(" ")
+
+/** A summarizer with no failure on record; `lastSuccessAtMs` is carried over when it replaces another's record. */
+export const healthyFor = (summarizer: string, lastSuccessAtMs: number | null = null) =>
+  new SummarizerHealth({
+    summarizer,
+    consecutiveFailures: 0,
+    lastError: null,
+    lastFailureAtMs: null,
+    lastSuccessAtMs,
+    nextAttemptAtMs: null
+  })
+
+/** The health on record for `summarizer`: another's record (the config changed) starts it afresh, its last success kept. */
+export const healthOf = (stored: Option.Option<SummarizerHealth>, summarizer: string): SummarizerHealth =>
+  Option.match(stored, {
+    onNone: () => healthyFor(summarizer),
+    onSome: (health) => (health.summarizer === summarizer ? health : healthyFor(summarizer, health.lastSuccessAtMs))
+  })
 
 /**
  * The wait after the n-th failure in a row: 30 s, doubling, at most 30 minutes. A failing summarizer costs a turn
@@ -61,6 +81,7 @@ export const afterFailure = (health: SummarizerHealth, nowMs: number, error: str
   const waiting = health.nextAttemptAtMs !== null && nowMs < health.nextAttemptAtMs
   const failures = waiting ? health.consecutiveFailures : health.consecutiveFailures + 1
   return new SummarizerHealth({
+    summarizer: health.summarizer,
     consecutiveFailures: failures,
     lastError: error,
     lastFailureAtMs: nowMs,
@@ -69,8 +90,13 @@ export const afterFailure = (health: SummarizerHealth, nowMs: number, error: str
   })
 }
 
+/** Waived wait: the next summary asked for is a probe now (the operator asked, as `kern segments rebuild` does). */
+export const withoutWait = (health: SummarizerHealth, nowMs: number): SummarizerHealth =>
+  health.consecutiveFailures === 0 ? health : new SummarizerHealth({ ...health, nextAttemptAtMs: nowMs })
+
 export const afterSuccess = (health: SummarizerHealth, nowMs: number): SummarizerHealth =>
   new SummarizerHealth({
+    summarizer: health.summarizer,
     consecutiveFailures: 0,
     lastError: health.lastError,
     lastFailureAtMs: health.lastFailureAtMs,

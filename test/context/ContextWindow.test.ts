@@ -193,6 +193,21 @@ describe("ContextWindow", () => {
     }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
   })
 
+  it.scoped("`kern segments rebuild` tries a failing summary model at once, whatever its wait", () => {
+    const outage: Outage = { on: true }
+    return Effect.gen(function*() {
+      const context = yield* ContextWindow
+      const history = yield* historyOf(conversation(160))
+      yield* context.afterTurn("s1", history)
+      yield* context.settled()
+      expect((yield* context.summaryStatus("s1", 640)).state).toBe("failing")
+      outage.on = false
+      const rebuilt = yield* context.rebuild("s1", history, () => Effect.void)
+      expect(rebuilt.filter((s) => s.level === 0).every((s) => s.summary !== null)).toBe(true)
+      expect((yield* context.summaryStatus("s1", 640)).state).toBe("ok")
+    }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
+  })
+
   it.scoped("the hard limit: a history over maxContextTokens with no segments yet is summarized in the turn, never dropped", () =>
     Effect.gen(function*() {
       const history = yield* historyOf(conversation(160))

@@ -1,16 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration } from "effect"
+import { Duration, Option } from "effect"
 import {
   admission,
   afterFailure,
   afterSuccess,
   backoffDelay,
   errorChars,
-  healthy,
-  shortError
+  healthOf,
+  healthyFor,
+  shortError,
+  summarizerOf,
+  withoutWait
 } from "../../src/context/summarizerHealth.js"
 
 const seconds = (n: number) => n * 1_000
+
+const summarizer = summarizerOf({ provider: "openai", baseURL: undefined, summaryModel: "small", model: "big" })
+const healthy = healthyFor(summarizer)
 
 describe("the summarizer's backoff", () => {
   it("waits 30 s after a failure, doubling with each one after, never more than 30 minutes", () => {
@@ -38,6 +44,25 @@ describe("the summarizer's backoff", () => {
     const back = afterSuccess(again, seconds(100))
     expect(back).toMatchObject({ consecutiveFailures: 0, nextAttemptAtMs: null, lastSuccessAtMs: seconds(100), lastError: "HTTP 503" })
     expect(admission(back, seconds(100))).toBe("open")
+  })
+
+  it("`kern segments rebuild` waives the wait: the next summary is a probe at once", () => {
+    const failed = afterFailure(healthy, seconds(10), "HTTP 503")
+    expect(admission(withoutWait(failed, seconds(11)), seconds(11))).toBe("probe")
+    expect(withoutWait(healthy, seconds(11))).toBe(healthy)
+  })
+
+  it("a record of another summary model (the config changed) starts afresh, keeping the last success", () => {
+    const failing = afterFailure(afterSuccess(healthy, seconds(5)), seconds(10), "HTTP 404: no such model")
+    expect(healthOf(Option.some(failing), summarizer)).toBe(failing)
+    const other = summarizerOf({ provider: "openai", baseURL: undefined, summaryModel: "fixed", model: "big" })
+    expect(healthOf(Option.some(failing), other)).toMatchObject({
+      summarizer: other,
+      consecutiveFailures: 0,
+      nextAttemptAtMs: null,
+      lastSuccessAtMs: seconds(5)
+    })
+    expect(healthOf(Option.none(), other)).toMatchObject({ consecutiveFailures: 0, lastSuccessAtMs: null })
   })
 
   it("calls failing together (a pass writes a few at once) count once and do not lengthen the wait", () => {
