@@ -92,6 +92,15 @@ const covered = (injected: ReadonlyArray<Segment>, cut: number) => {
   return next >= cut
 }
 
+/** 160 turns after a background pass whose summaries failed (the outage on): the summary model is waiting. */
+const afterFailedPass = Effect.gen(function*() {
+  const context = yield* ContextWindow
+  const history = yield* historyOf(conversation(160))
+  yield* context.afterTurn("s1", history)
+  yield* context.settled()
+  return { context, history }
+})
+
 describe("ContextWindow", () => {
   it.scoped("after turns: L0 segments cut at a topic shift, summarized, rolled up by tens; the cut never passes them", () =>
     Effect.gen(function*() {
@@ -153,10 +162,7 @@ describe("ContextWindow", () => {
   it.scoped("a failing summary model: the window is cut at user messages to fit (said once), no summary is asked for during the backoff, and the summaries catch up after it", () => {
     const outage: Outage = { on: true }
     return Effect.gen(function*() {
-      const context = yield* ContextWindow
-      const history = yield* historyOf(conversation(160))
-      yield* context.afterTurn("s1", history)
-      yield* context.settled()
+      const { context, history } = yield* afterFailedPass
       const before = yield* context.segments("s1")
       const first = before.find((s) => s.level === 0 && s.start === 0)!
       expect(first.summary).toBeNull()
@@ -196,10 +202,7 @@ describe("ContextWindow", () => {
   it.scoped("`kern segments rebuild` tries a failing summary model at once, whatever its wait", () => {
     const outage: Outage = { on: true }
     return Effect.gen(function*() {
-      const context = yield* ContextWindow
-      const history = yield* historyOf(conversation(160))
-      yield* context.afterTurn("s1", history)
-      yield* context.settled()
+      const { context, history } = yield* afterFailedPass
       expect((yield* context.summaryStatus("s1", 640)).state).toBe("failing")
       outage.on = false
       const rebuilt = yield* context.rebuild("s1", history, () => Effect.void)
