@@ -64,7 +64,8 @@ export * as Embedder from "./recall/Embedder.js"
 export { Tokenizer } from "./model/tokenizer.js"
 
 // Context: the window every request stays within, segments and summaries, prompt caching.
-export { type ContextBreakdown, ContextWindow } from "./context/ContextWindow.js"
+export type { ContextBreakdown } from "./context/breakdown.js"
+export { ContextWindow } from "./context/ContextWindow.js"
 export { ContextCut, Segment, SegmentStoreError } from "./context/Segment.js"
 export { SegmentStore } from "./context/SegmentStore.js"
 export * as SegmentStoreSqlite from "./context/SegmentStoreSqlite.js"

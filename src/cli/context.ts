@@ -1,13 +1,15 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Layer, Option } from "effect"
+import { Clock, Console, Effect, Layer, Option } from "effect"
 import * as Layers from "../agent/layers.js"
 import { SessionHistory } from "../agent/SessionHistory.js"
 import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { breakdownOf, ContextWindow } from "../context/ContextWindow.js"
+import { breakdownOf } from "../context/breakdown.js"
+import { ContextWindow } from "../context/ContextWindow.js"
 import { makeState, planContext } from "../context/plan.js"
 import type { Segment } from "../context/Segment.js"
 import { SegmentStore } from "../context/SegmentStore.js"
+import { admission, healthOf, summarizerOf } from "../context/summarizerHealth.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import { toolDefinitionsTokens } from "../context/toolTokens.js"
 import { toolkitFor } from "../kernel/aiTools.js"
@@ -91,9 +93,13 @@ const inspect = (requested: Option.Option<string>) =>
     const ratio = Option.getOrElse(yield* segments.getCalibration(config.model ?? "").pipe(Effect.mapError(failed)), () => 1)
     const state = makeState(
       yield* segments.list(id).pipe(Effect.mapError(failed)),
+      Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex }),
       Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
     )
-    const planned = planContext({ config, state, window: yield* history.window, system, toolsTokens, ratio, count })
+    // As the turn plans: the fallback cut where it would summarize first, only while the summary model is failing.
+    const health = healthOf(yield* segments.getHealth.pipe(Effect.mapError(failed)), summarizerOf(config))
+    const fallback = admission(health, yield* Clock.currentTimeMillis) !== "open"
+    const planned = planContext({ config, state, window: yield* history.window, system, toolsTokens, ratio, count, fallback })
     const breakdown = breakdownOf(id, yield* history.size, planned, toolsTokens, ratio)
     return { breakdown, sections, segments: state.segments, count, model: config.model ?? "" }
   })
@@ -121,6 +127,10 @@ export const show = (args: ContextArgs) =>
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
       ...(tokens.total * breakdown.calibration > budget.maxContextTokens
         ? ["over the window: the next turn summarizes the older messages first (or now: kern segments rebuild)"]
+        : []),
+      ...(breakdown.fallback
+        ? ["fallback cut: the summaries lag or fail, so the raw window starts past them, at a user message; the messages " +
+          "in between are only in the session file and recall until the summaries catch up"]
         : []),
       breakdown.cut === 0
         ? "raw window: every message (nothing trimmed)"

@@ -1,6 +1,12 @@
 import { FileSystem } from "@effect/platform"
-import { Console, Effect, Option, Schema } from "effect"
-import { loadConfig } from "../config/AgentConfig.js"
+import { Console, Effect, Layer, Option, Schema } from "effect"
+import { AgentConfig, type LoadedConfig, loadConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
+import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import { storedSummarizerStatus } from "../context/storedSummarizerStatus.js"
+import { summarizerLine } from "../context/summarizerStatus.js"
+import * as SessionIndex from "../session/SessionIndex.js"
+import { SessionStore } from "../session/SessionStore.js"
 import { providerProblems } from "../config/providers.js"
 import { usageTotals } from "../kernel/usageTotals.js"
 import * as LockFile from "../storage/LockFile.js"
@@ -78,6 +84,13 @@ export const run = (args: StatusArgs) =>
       : null
     const channels = channelStates(loaded.env, Option.map(liveStatus, (live) => live.channels))
     const approvals = Option.isSome(liveStatus) ? liveStatus.value.runtime.approvals : null
+    // The summarizer: as the running agent sees it, else as kern.db last recorded it.
+    const liveSummary = Option.flatMap(liveStatus, (status) => Option.fromNullable(status.summarizer))
+    const stored = Option.isSome(liveSummary) || dbBytes === 0
+      ? undefined
+      : yield* Effect.either(storedSummary(loaded).pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
+    if (stored?._tag === "Left") problems.push(stored.left.message)
+    const summarizer = Option.isSome(liveSummary) ? liveSummary.value : stored?._tag === "Right" ? stored.right : null
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -92,7 +105,8 @@ export const run = (args: StatusArgs) =>
       server,
       recall,
       channels,
-      approvals
+      approvals,
+      summarizer
     }
     if (args.json) return yield* Console.log(JSON.stringify(status))
     const lines = [
@@ -109,6 +123,7 @@ export const run = (args: StatusArgs) =>
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [`approvals: ${approvals} waiting (kern approve <id> / kern deny <id>)`]),
+      ...(summarizer === null ? [] : [`summaries: ${summarizerLine(summarizer)}`]),
       `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
@@ -116,6 +131,21 @@ export const run = (args: StatusArgs) =>
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 const encodeRecall = Schema.encodeSync(RecallStats)
+
+/** The summarizer's state kern.db keeps, with the newest session's messages (from the session index). */
+const storedSummary = (loaded: LoadedConfig) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const sessions = yield* store.list
+    const newest = Option.fromNullable(sessions[sessions.length - 1])
+    return yield* storedSummarizerStatus(
+      loaded.config,
+      Option.map(newest, (session) => ({ id: session.id, messages: session.messages }))
+    )
+  }).pipe(
+    Effect.provide(Layer.mergeAll(SegmentStoreSqlite.layer, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)))),
+    Effect.provide(Layer.merge(Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded)))
+  )
 
 interface ChannelState {
   readonly interface: string

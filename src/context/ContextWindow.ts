@@ -8,38 +8,17 @@ import { Tokenizer } from "../model/tokenizer.js"
 import { Embedder } from "../recall/Embedder.js"
 import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
-import type { ContextBudget } from "./budget.js"
-import { type Composition, type ContextPlan, makeState, planContext, type SessionState } from "./plan.js"
+import { breakdownOf, type ContextBreakdown } from "./breakdown.js"
+import { type Composition, type ContextPlan, holdFrom, makeState, planContext, type SessionState } from "./plan.js"
 import { ContextCut, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { SegmentSummarizer } from "./Summarizer.js"
+import { SummaryGate } from "./SummaryGate.js"
+import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
-
-/** The context of one model call, in tokens as kern counts them (`calibration` is the model's count over ours). */
-export interface ContextBreakdown {
-  readonly sessionId: string
-  /** Messages in the session. */
-  readonly messages: number
-  /** The first message sent raw; the ones before it are summarized (and in the session file and recall). */
-  readonly cut: number
-  readonly budget: ContextBudget
-  readonly tokens: {
-    readonly system: number
-    readonly tools: number
-    readonly summary: number
-    readonly raw: number
-    readonly total: number
-  }
-  /** The segments whose summaries are in `<conversation_summary>`, in message order. */
-  readonly injected: ReadonlyArray<Segment>
-  /** Message ranges before the cut no summary covers (only when even the top-level summaries overflow the budget). */
-  readonly uncovered: ReadonlyArray<{ readonly start: number; readonly end: number }>
-  /** The per-model correction applied to our counts. */
-  readonly calibration: number
-}
 
 export interface PrepareInput {
   readonly sessionId: string
@@ -58,30 +37,6 @@ export interface Prepared {
   /** The whole request as we count it, before the calibration (what the provider's count is compared with). */
   readonly estimate: number
 }
-
-/** The breakdown a plan makes. */
-export const breakdownOf = (
-  sessionId: string,
-  messages: number,
-  planned: ContextPlan,
-  toolsTokens: number,
-  calibration: number
-): ContextBreakdown => ({
-  sessionId,
-  messages,
-  cut: planned.cut,
-  budget: planned.budget,
-  tokens: {
-    system: planned.systemTokens,
-    tools: toolsTokens,
-    summary: planned.summaryTokens,
-    raw: planned.rawTokens,
-    total: planned.estimate
-  },
-  injected: planned.chosen,
-  uncovered: planned.uncovered,
-  calibration
-})
 
 /**
  * A report this far from our count is not a tokenizer's difference but a proxy's zero, a count of the uncached part
@@ -104,16 +59,19 @@ const calibrationMinTokens = 2_000
  * segments and summaries after turns. Holds a session's segment tree and cut in memory; kern.db keeps them.
  */
 export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context/ContextWindow", {
-  dependencies: [Tokenizer.Default],
+  dependencies: [Tokenizer.Default, SummaryGate.Default],
   scoped: Effect.gen(function*() {
     const { config } = yield* AgentConfig
     const store = yield* SegmentStore
     const summarizer = yield* SegmentSummarizer
+    const gate = yield* SummaryGate
     const embedder = yield* Embedder
     const count = yield* Effect.flatMap(Tokenizer, (tokenizer) => tokenizer.counter)
     const states = yield* Ref.make(new Map<string, SessionState>())
     const calibrations = yield* Ref.make(new Map<string, number>())
     const lastBreakdowns = yield* Ref.make(new Map<string, ContextBreakdown>())
+    // The sessions whose raw window is past their summaries: the fallback is announced when it starts and ends.
+    const fallbacks = yield* Ref.make(new Set<string>())
     const background = yield* FiberSet.make()
     // One pass at a time: the background pass after a turn and a turn's own (hard-limit) pass never overlap.
     const passLock = yield* Effect.makeSemaphore(1)
@@ -128,8 +86,11 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         if (known !== undefined) return known
         const segments = yield* store.list(sessionId).pipe(Effect.catchAll(warned<ReadonlyArray<Segment>>([])))
         const cut = yield* store.getCut(sessionId).pipe(Effect.catchAll(warned(Option.none<ContextCut>())))
-        const state = makeState(segments, Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex }))
+        const held = Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
+        const state = makeState(segments, Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex }), held)
         yield* Ref.update(states, (map) => new Map(map).set(sessionId, state))
+        // A fallback that outlived the last run was announced then: it is not again.
+        if (state.cut > state.coveredEnd) yield* Ref.update(fallbacks, (set) => new Set(set).add(sessionId))
         return state
       })
 
@@ -176,6 +137,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     const passDeps = (progress: PassDeps["progress"]): PassDeps => ({
       store,
       summarizer,
+      gate,
       embedder,
       count,
       maxToolResultChars: config.maxToolResultChars,
@@ -188,7 +150,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         Effect.gen(function*() {
           const segments = yield* segmentPass(passDeps(progress), sessionId, history, { force })
           const state = yield* stateOf(sessionId)
-          yield* setState(sessionId, makeState(segments, state.cut))
+          yield* setState(sessionId, makeState(segments, state.cut, state.held))
         })
       ).pipe(Effect.catchAll(warned(undefined)))
 
@@ -196,54 +158,94 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
      * Keeps what a plan made of the state: the cut, and the composition while the segments it was made from are
      * still the session's (a background pass may have replaced them since).
      */
-    const keep = (sessionId: string, planned: SessionState, cut: number, composition: Composition | undefined) =>
+    const keep = (sessionId: string, planned: SessionState, cut: number, held: number, composition: Composition | undefined) =>
       Ref.update(states, (map) => {
         const now = map.get(sessionId) ?? planned
-        return new Map(map).set(sessionId, { ...now, cut, composition: now.segments === planned.segments ? composition : undefined })
+        return new Map(map).set(sessionId, {
+          ...now,
+          cut,
+          held,
+          composition: now.segments === planned.segments ? composition : undefined
+        })
       })
 
-    /** Moves the cut: persisted with where its line is, and the messages before it let go. */
-    const moveCut = (sessionId: string, history: SessionHistory, state: SessionState, cut: number) =>
+    /**
+     * Moves the cut: persisted with where its line is, and the messages before it let go. A fallback cut past the
+     * summarized messages holds (and stores) the session from their end instead, so the summaries can catch up.
+     */
+    const moveCut = (sessionId: string, history: SessionHistory, state: SessionState, cut: number, from: number) =>
       Effect.gen(function*() {
-        if (cut === state.cut) return
-        const held = history.at(cut)
-        if (held !== undefined) {
+        if (cut === state.cut && from === state.held) return
+        const line = history.at(from)
+        if (line !== undefined) {
           yield* store.setCut(new ContextCut({
             sessionId,
-            messageIndex: cut,
-            byteOffset: held.position.byteOffset,
-            linesBefore: held.position.linesBefore,
-            at: held.message.at
+            messageIndex: from,
+            byteOffset: line.position.byteOffset,
+            linesBefore: line.position.linesBefore,
+            at: line.message.at,
+            ...(cut > from ? { rawStart: cut } : {})
           })).pipe(Effect.catchAll(warned(undefined)))
         }
-        yield* history.dropBefore(cut)
+        yield* history.dropBefore(from)
       })
 
-    const plan = (input: PrepareInput, state: SessionState, ratio: number) =>
+    /** Says once when a session's raw window goes past its summaries, and once when the summaries have caught up. */
+    const announce = (sessionId: string, planned: ContextPlan, progress: PrepareInput["progress"]) =>
+      Effect.gen(function*() {
+        const known = (yield* Ref.get(fallbacks)).has(sessionId)
+        if (planned.fallback === known) return
+        yield* Ref.update(fallbacks, (set) => {
+          const next = new Set(set)
+          if (planned.fallback) next.add(sessionId)
+          else next.delete(sessionId)
+          return next
+        })
+        if (!planned.fallback) {
+          return yield* Effect.logInfo(`kern: context: the summaries of session ${sessionId} caught up; the fallback cut has ended`)
+        }
+        const health = yield* gate.health
+        const why = health.consecutiveFailures > 0
+          ? `the summary model is failing (${health.lastError ?? "no answer"})`
+          : "the summaries are behind"
+        const line = `${why}: to fit the context window, older messages are cut at user messages (from message ` +
+          `${planned.cut} on; recall still finds the rest) until the summaries catch up; \`kern status\` shows them`
+        yield* Effect.logWarning(`kern: context: session ${sessionId}: ${line}`)
+        yield* progress(line)
+      })
+
+    const plan = (input: PrepareInput, state: SessionState, ratio: number, fallback: boolean) =>
       Effect.map(input.history.window, (window) =>
-        planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count }))
+        planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count, fallback }))
 
     /**
      * The prompt of the next model call: the system prompt with the conversation summary when messages are trimmed,
      * then the raw messages from the cut. When the request would still exceed maxContextTokens (the summaries lag
-     * behind), the overflow is segmented and summarized first, in the turn, with a progress line: never dropped.
+     * behind), the overflow is segmented and summarized first, in the turn, with a progress line, while the summary
+     * model works; when it fails (or is waiting out its backoff), the window is cut at user messages instead
+     * (announced once): the request never outgrows maxContextTokens because of the summaries.
      */
     const prepare = (input: PrepareInput): Effect.Effect<Prepared> =>
       Effect.gen(function*() {
         const ratio = yield* calibrationOf(input.modelId)
         let state = yield* stateOf(input.sessionId)
-        let planned = yield* plan(input, state, ratio)
+        let planned = yield* plan(input, state, ratio, false)
         if (planned.estimate * ratio > config.maxContextTokens && summariesOn) {
-          yield* input.progress(
-            `the conversation outgrew the context window (${Math.round(planned.estimate * ratio)} of ` +
-              `${config.maxContextTokens} tokens): summarizing older messages first`
-          )
-          yield* runPass(input.sessionId, input.history, true, input.progress)
-          state = yield* stateOf(input.sessionId)
-          planned = yield* plan(input, state, ratio)
+          if ((yield* gate.admission) === "open") {
+            yield* input.progress(
+              `the conversation outgrew the context window (${Math.round(planned.estimate * ratio)} of ` +
+                `${config.maxContextTokens} tokens): summarizing older messages first`
+            )
+            yield* runPass(input.sessionId, input.history, true, input.progress)
+            state = yield* stateOf(input.sessionId)
+          }
+          planned = yield* plan(input, state, ratio, true)
         }
-        yield* moveCut(input.sessionId, input.history, state, planned.cut)
-        yield* keep(input.sessionId, state, planned.cut, planned.composition)
+        yield* announce(input.sessionId, planned, input.progress)
+        // Without summaries nothing needs the messages before the cut.
+        const from = holdFrom(yield* input.history.window, planned.cut, summariesOn ? state.coveredEnd : planned.cut)
+        yield* moveCut(input.sessionId, input.history, state, planned.cut, from)
+        yield* keep(input.sessionId, state, planned.cut, from, planned.composition)
         const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
         const prompt = yield* input.history.prompt(system, planned.cut)
         const breakdown = breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
@@ -251,18 +253,30 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         return { prompt, breakdown, estimate: planned.estimate }
       }).pipe(Effect.withSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
 
-    /** The context the next model call would get, planned as `prepare` plans it, with nothing moved or summarized. */
+    /**
+     * The context the next model call would get, planned as `prepare` plans it, with nothing moved or summarized (so
+     * with the fallback cut where prepare would summarize first only while the summary model is not failing).
+     */
     const inspect = (input: Omit<PrepareInput, "progress">) =>
       Effect.gen(function*() {
         const ratio = yield* calibrationOf(input.modelId)
-        const planned = yield* plan({ ...input, progress: () => Effect.void }, yield* stateOf(input.sessionId), ratio)
+        const fallback = (yield* gate.admission) !== "open"
+        const planned = yield* plan({ ...input, progress: () => Effect.void }, yield* stateOf(input.sessionId), ratio, fallback)
         return breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
       })
 
-    /** After a turn: segments, summaries and rollups in the background; the turn never waits for them. */
+    /**
+     * After a turn: segments, summaries and rollups in the background; the turn never waits for them. While the
+     * fallback cut is in effect every message up to the turn's end is segmented (not only once enough gathered), so
+     * the summaries can reach the raw window and end it.
+     */
     const afterTurn = (sessionId: string, history: SessionHistory) =>
       summariesOn
-        ? FiberSet.run(background, runPass(sessionId, history, false, (line) => Effect.logDebug(`kern: ${line}`))).pipe(Effect.asVoid)
+        ? FiberSet.run(
+          background,
+          Effect.flatMap(stateOf(sessionId), (state) =>
+            runPass(sessionId, history, state.cut > state.coveredEnd, (line) => Effect.logDebug(`kern: ${line}`)))
+        ).pipe(Effect.asVoid)
         : Effect.void
 
     /** Waits, at most `limit`, for background passes (a one-shot command before it exits). */
@@ -286,10 +300,40 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       Effect.gen(function*() {
         yield* store.clear(sessionId)
         yield* setState(sessionId, makeState([], 0))
+        // The operator asked for summaries now: a failing model is tried once at once rather than after its wait.
+        yield* gate.retryNow
         yield* runPass(sessionId, history, true, progress)
         return (yield* stateOf(sessionId)).segments
       })
 
-    return { prepare, inspect, afterTurn, settled, calibrate, cutOf, historyOf, segments, storedCut, lastBreakdown, rebuild, count } as const
+    /** The summarizer's state for a session's status: its health, the messages no summary covers yet, the fallback. */
+    const summaryStatus = (sessionId: string, messages: number): Effect.Effect<SummarizerStatus> =>
+      Effect.gen(function*() {
+        const state = yield* stateOf(sessionId)
+        return summarizerStatus({
+          enabled: summariesOn,
+          health: yield* gate.health,
+          sessionId,
+          messages,
+          coveredEnd: state.coveredEnd,
+          fallback: state.cut > state.coveredEnd
+        })
+      })
+
+    return {
+      prepare,
+      inspect,
+      afterTurn,
+      settled,
+      calibrate,
+      cutOf,
+      historyOf,
+      segments,
+      storedCut,
+      lastBreakdown,
+      rebuild,
+      count,
+      summaryStatus
+    } as const
   })
 }) {}

@@ -55,7 +55,13 @@ export class ContextCut extends Schema.Class<ContextCut>("ContextCut")({
   messageIndex: Schema.Number,
   byteOffset: Schema.Number,
   linesBefore: Schema.Number,
-  at: Schema.String
+  at: Schema.String,
+  /**
+   * Where the raw window starts when the fallback cut put it past the summarized messages (they could not be
+   * summarized in time): the session is still read from `messageIndex`, so the summaries catch up on the messages in
+   * between. Absent: the raw window starts at `messageIndex`.
+   */
+  rawStart: Schema.optionalWith(Schema.Number, { nullable: true })
 }) {}
 
 /** The summary a segment should be written to: about a tenth of its tokens, within 200–1,500. */

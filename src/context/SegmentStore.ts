@@ -1,5 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ContextCut, NewSegment, Segment, SegmentStoreError } from "./Segment.js"
+import type { SummarizerHealth } from "./summarizerHealth.js"
 
 /**
  * The segment tree and the raw window's cut of each session. SQLite (kern.db) is one implementation
@@ -25,6 +26,9 @@ export interface SegmentStoreShape {
   /** The per-model token correction (provider's count / ours), learnt from reported input tokens. */
   readonly getCalibration: (model: string) => Effect.Effect<Option.Option<number>, SegmentStoreError>
   readonly setCalibration: (model: string, ratio: number) => Effect.Effect<void, SegmentStoreError>
+  /** The summary model's health as last stored; none before its first summary. */
+  readonly getHealth: Effect.Effect<Option.Option<SummarizerHealth>, SegmentStoreError>
+  readonly setHealth: (health: SummarizerHealth) => Effect.Effect<void, SegmentStoreError>
 }
 
 export class SegmentStore extends Context.Tag("kern/context/SegmentStore")<SegmentStore, SegmentStoreShape>() {}

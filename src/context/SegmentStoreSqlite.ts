@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { ContextCut, type NewSegment, Segment, SegmentStoreError } from "./Segment.js"
 import { SegmentStore, type SegmentStoreShape } from "./SegmentStore.js"
+import { SummarizerHealth } from "./summarizerHealth.js"
 
 // Columns are aliased to the schemas' field names in the SQL itself and written with explicit column lists, so the
 // store reads and writes the same whether or not the SqlClient transforms names.
@@ -13,6 +14,7 @@ const decodeSegments = Schema.decodeUnknown(Schema.Array(Segment))
 const decodeCuts = Schema.decodeUnknown(Schema.Array(ContextCut))
 const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.Number })))
 const decodeRatios = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ratio: Schema.Number })))
+const decodeHealth = Schema.decodeUnknown(Schema.Array(SummarizerHealth))
 
 /** The error's message and, for an SqlError, SQLite's own words (its message alone is "Failed to execute statement"). */
 const describe = (error: { readonly message: string; readonly cause?: unknown }): string =>
@@ -138,7 +140,7 @@ export const make = Effect.gen(function*() {
 
   const getCut: SegmentStoreShape["getCut"] = (sessionId) =>
     sql`SELECT session_id AS "sessionId", message_index AS "messageIndex", byte_offset AS "byteOffset",
-      lines_before AS "linesBefore", at FROM context_cuts WHERE session_id = ${sessionId}`.pipe(
+      lines_before AS "linesBefore", at, raw_start AS "rawStart" FROM context_cuts WHERE session_id = ${sessionId}`.pipe(
       Effect.flatMap(decodeCuts),
       Effect.map((rows) => Option.fromNullable(rows[0])),
       Effect.mapError(failed(`read the context cut of session ${sessionId}`)),
@@ -146,10 +148,10 @@ export const make = Effect.gen(function*() {
     )
 
   const setCut: SegmentStoreShape["setCut"] = (cut) =>
-    sql`INSERT INTO context_cuts (session_id, message_index, byte_offset, lines_before, at)
-      VALUES (${cut.sessionId}, ${cut.messageIndex}, ${cut.byteOffset}, ${cut.linesBefore}, ${cut.at})
+    sql`INSERT INTO context_cuts (session_id, message_index, byte_offset, lines_before, at, raw_start)
+      VALUES (${cut.sessionId}, ${cut.messageIndex}, ${cut.byteOffset}, ${cut.linesBefore}, ${cut.at}, ${cut.rawStart ?? null})
       ON CONFLICT (session_id) DO UPDATE SET message_index = excluded.message_index, byte_offset = excluded.byte_offset,
-        lines_before = excluded.lines_before, at = excluded.at`.pipe(
+        lines_before = excluded.lines_before, at = excluded.at, raw_start = excluded.raw_start`.pipe(
       Effect.asVoid,
       Effect.mapError(failed(`store the context cut of session ${cut.sessionId}`)),
       Effect.withSpan("kern.context.segments.setCut", { attributes: { sessionId: cut.sessionId, messageIndex: cut.messageIndex } })
@@ -174,8 +176,42 @@ export const make = Effect.gen(function*() {
       )
     }).pipe(Effect.withSpan("kern.context.segments.setCalibration", { attributes: { model } }))
 
-  return SegmentStore.of({ list, insert, insertParent, setSummary, clear, getCut, setCut, getCalibration, setCalibration })
+  const getHealth: SegmentStoreShape["getHealth"] = sql`SELECT summarizer, consecutive_failures AS "consecutiveFailures",
+    last_error AS "lastError", last_failure_at_ms AS "lastFailureAtMs", last_success_at_ms AS "lastSuccessAtMs",
+    next_attempt_at_ms AS "nextAttemptAtMs" FROM context_summarizer WHERE id = 1`.pipe(
+    Effect.flatMap(decodeHealth),
+    Effect.map((rows) => Option.fromNullable(rows[0])),
+    Effect.mapError(failed("read the summary model's health")),
+    Effect.withSpan("kern.context.summarizer.getHealth")
+  )
+
+  const setHealth: SegmentStoreShape["setHealth"] = (health) =>
+    sql`INSERT INTO context_summarizer
+      (id, summarizer, consecutive_failures, last_error, last_failure_at_ms, last_success_at_ms, next_attempt_at_ms)
+      VALUES (1, ${health.summarizer}, ${health.consecutiveFailures}, ${health.lastError}, ${health.lastFailureAtMs}, ${health.lastSuccessAtMs},
+        ${health.nextAttemptAtMs})
+      ON CONFLICT (id) DO UPDATE SET summarizer = excluded.summarizer, consecutive_failures = excluded.consecutive_failures,
+        last_error = excluded.last_error, last_failure_at_ms = excluded.last_failure_at_ms,
+        last_success_at_ms = excluded.last_success_at_ms, next_attempt_at_ms = excluded.next_attempt_at_ms`.pipe(
+      Effect.asVoid,
+      Effect.mapError(failed("store the summary model's health")),
+      Effect.withSpan("kern.context.summarizer.setHealth", { attributes: { failures: health.consecutiveFailures } })
+    )
+
+  return SegmentStore.of({
+    list,
+    insert,
+    insertParent,
+    setSummary,
+    clear,
+    getCut,
+    setCut,
+    getCalibration,
+    setCalibration,
+    getHealth,
+    setHealth
+  })
 })
 
-/** The segment tree, cuts and calibrations in kern.db (migration 0700_context). */
+/** The segment tree, cuts and calibrations in kern.db (migration 0700_context), the summarizer's health (0850). */
 export const layer: Layer.Layer<SegmentStore, never, SqlClient.SqlClient> = Layer.effect(SegmentStore, make)

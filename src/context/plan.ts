@@ -21,16 +21,23 @@ export interface Composition {
  */
 export interface SessionState {
   readonly segments: ReadonlyArray<Segment>
+  /** Where the raw window starts. */
   readonly cut: number
+  /**
+   * Where the session is held (and read) from, as stored: the cut, or the end of the summarized messages when the
+   * fallback cut is past it (the summaries still need the messages in between).
+   */
+  readonly held: number
   /** Ends of the L0 segments, ascending. */
   readonly l0Ends: ReadonlyArray<number>
   readonly coveredEnd: number
   readonly composition?: Composition | undefined
 }
 
-export const makeState = (segments: ReadonlyArray<Segment>, cut: number): SessionState => ({
+export const makeState = (segments: ReadonlyArray<Segment>, cut: number, held: number = cut): SessionState => ({
   segments,
   cut,
+  held,
   l0Ends: segments.filter((s) => s.level === 0).map((s) => s.end).sort((a, b) => a - b),
   coveredEnd: coveredEnd(segments)
 })
@@ -45,6 +52,12 @@ export interface PlanInput {
   /** The model's count over ours. */
   readonly ratio: number
   readonly count: TokenCounter
+  /**
+   * When the plan would exceed maxContextTokens because too few messages are summarized, cut the raw window at user
+   * messages past them instead (they stay in the session file and recall). Off only to learn whether the summaries
+   * must catch up first.
+   */
+  readonly fallback: boolean
 }
 
 /** The context of the next model call, as planned: where the raw window starts and the summaries standing for the rest. */
@@ -62,6 +75,8 @@ export interface ContextPlan {
   readonly estimate: number
   /** The composition, for the state to keep. */
   readonly composition: Composition | undefined
+  /** The raw window starts past the summarized messages: those in between are only in the session file and recall. */
+  readonly fallback: boolean
 }
 
 const sumFrom = (values: ReadonlyArray<number>, from: number): number => {
@@ -90,10 +105,23 @@ const compose = (state: SessionState, cut: number, budget: number, count: TokenC
   return { key, chosen: composed.chosen, uncovered: composed.uncovered, block, tokens: block === "" ? 0 : count(block) }
 }
 
+/** The absolute indices of the held user messages: where a cut at user messages may go. */
+const userMessages = (window: HeldWindow): ReadonlyArray<number> => {
+  const users: Array<number> = []
+  window.isUser.forEach((isUser, i) => {
+    if (isUser) users.push(window.base + i)
+  })
+  return users
+}
+
 /**
  * Plans the context: the budget, the cut (kept while the raw window fits, else moved to an L0 segment end within the
  * summarized prefix and back to a user message; with summaries off, to any user message), and the summaries for
  * what is before the cut.
+ *
+ * The hard limit holds whatever the summaries do: when that plan exceeds maxContextTokens (the summaries lag or
+ * fail) and `fallback` is on, the cut goes to a user message past the summarized prefix, the raw messages getting
+ * what the summaries there are leave of the conversation's budget.
  */
 export const planContext = (input: PlanInput): ContextPlan => {
   const { config, count, state, window } = input
@@ -102,31 +130,49 @@ export const planContext = (input: PlanInput): ContextPlan => {
   const end = window.base + window.tokens.length
   // A stored cut past the session's end means the file was rewritten behind kern: the window starts over.
   const current = state.cut > end ? window.base : Math.max(state.cut, window.base)
-  const summariesOn = config.summaryBudget > 0
-  let cut: number
-  if (summariesOn) {
-    cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: state.l0Ends, coveredEnd: state.coveredEnd })
-  } else {
+  const made = (cut: number, composition: Composition | undefined): ContextPlan => {
+    const rawTokens = sumFrom(window.tokens, cut - window.base)
+    const summaryTokens = composition?.tokens ?? 0
+    return {
+      budget,
+      cut,
+      chosen: composition?.chosen ?? [],
+      uncovered: composition?.uncovered ?? [],
+      block: composition?.block ?? "",
+      systemTokens,
+      summaryTokens,
+      rawTokens,
+      estimate: systemTokens + input.toolsTokens + summaryTokens + rawTokens,
+      composition,
+      fallback: config.summaryBudget > 0 && cut > state.coveredEnd
+    }
+  }
+  if (config.summaryBudget <= 0) {
     // Without summaries the window is cut at any user message: the session file and recall keep the rest.
-    const users: Array<number> = []
-    window.isUser.forEach((isUser, i) => {
-      if (isUser) users.push(window.base + i)
-    })
-    cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: users, coveredEnd: end })
+    return made(chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: userMessages(window), coveredEnd: end }), undefined)
   }
-  const composition = cut > 0 && summariesOn ? compose(state, cut, budget.summary, count) : undefined
-  const rawTokens = sumFrom(window.tokens, cut - window.base)
-  const summaryTokens = composition?.tokens ?? 0
-  return {
-    budget,
-    cut,
-    chosen: composition?.chosen ?? [],
-    uncovered: composition?.uncovered ?? [],
-    block: composition?.block ?? "",
-    systemTokens,
-    summaryTokens,
-    rawTokens,
-    estimate: systemTokens + input.toolsTokens + summaryTokens + rawTokens,
-    composition
-  }
+  const cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: state.l0Ends, coveredEnd: state.coveredEnd })
+  const planned = made(cut, cut > 0 ? compose(state, cut, budget.summary, count) : undefined)
+  if (!input.fallback || planned.estimate * input.ratio <= config.maxContextTokens) return planned
+  // What the summaries there are cost, whatever the cut (by composeHistory's measure, never under their count): the
+  // raw window gets the rest of the conversation's budget.
+  const summaries = composeHistory(state.segments, end, budget.summary).tokens
+  const fallbackCut = chooseCut({
+    ...window,
+    cut: current,
+    rawBudget: budget.conversation - summaries,
+    segmentEnds: userMessages(window),
+    coveredEnd: end
+  })
+  return made(fallbackCut, fallbackCut > 0 ? compose(state, fallbackCut, summaries, count) : undefined)
+}
+
+/**
+ * Where a session is held from: the cut, or, when the fallback cut is past the summarized messages, the user message
+ * at or before their end (the summaries still need what follows; a turn is not parted from its start).
+ */
+export const holdFrom = (window: HeldWindow, cut: number, coveredEnd: number): number => {
+  if (cut <= coveredEnd) return cut
+  for (let i = coveredEnd; i > window.base; i--) if (window.isUser[i - window.base] === true) return i
+  return window.base
 }

@@ -8,6 +8,7 @@ import { type NewSegment, type Segment, summaryTargetTokens } from "./Segment.js
 import { planSegments, segmentationDue, turnEdgeSimilarity } from "./segmentation.js"
 import type { SegmentStoreShape } from "./SegmentStore.js"
 import { sentText } from "./sentText.js"
+import type { SummaryGate } from "./SummaryGate.js"
 import type { SegmentSummarizerShape } from "./Summarizer.js"
 
 /** Summaries written at once. */
@@ -19,6 +20,8 @@ const turnSampleChars = 2_000
 export interface PassDeps {
   readonly store: SegmentStoreShape
   readonly summarizer: SegmentSummarizerShape
+  /** Whether a summary may be asked for now, and what each outcome teaches it (the backoff of a failing model). */
+  readonly gate: Pick<SummaryGate, "admission" | "succeeded" | "failed">
   readonly embedder: EmbedderShape
   readonly count: TokenCounter
   readonly maxToolResultChars: number
@@ -100,14 +103,19 @@ const segmentNew = (
     return yield* deps.store.insert(sessionId, fresh)
   })
 
-/** Writes the summary of one segment; a failure leaves it without one, for a later pass to retry. */
+/**
+ * Writes the summary of one segment, when the gate lets a summary be asked for; a failure leaves it without one, for
+ * a later pass to retry, and closes the gate for the backoff. Answers whether the summary was written.
+ */
 const summarizeOne = (deps: PassDeps, history: SessionHistory, segment: Segment, children: ReadonlyArray<Segment>) =>
   Effect.gen(function*() {
+    if ((yield* deps.gate.admission) === "closed") return false
     const first = yield* history.first
     if (segment.level === 0 && segment.start < first) {
-      return yield* Effect.logWarning(
+      yield* Effect.logWarning(
         `kern: segment ${segment.start}-${segment.end - 1} is before the messages held; \`kern segments rebuild\` summarizes it`
       )
+      return false
     }
     const text = yield* deps.summarizer.summarize({
       level: segment.level,
@@ -116,10 +124,18 @@ const summarizeOne = (deps: PassDeps, history: SessionHistory, segment: Segment,
       ...(segment.level === 0 ? { messages: history.slice(segment.start, segment.end) } : { children }),
       targetTokens: summaryTargetTokens(segment.tokens)
     })
+    yield* deps.gate.succeeded
     yield* deps.store.setSummary(segment.id, text, deps.count(text))
+    return true
   }).pipe(
     Effect.catchTag("SummarizeError", (error) =>
-      Effect.logWarning(`kern: segment ${segment.start}-${segment.end - 1} not summarized (retried after a later turn): ${error.message}`))
+      Effect.zipRight(
+        deps.gate.failed(error.message),
+        Effect.as(
+          Effect.logDebug(`kern: segment ${segment.start}-${segment.end - 1} not summarized (retried later): ${error.message}`),
+          false
+        )
+      ))
   )
 
 /**
@@ -139,14 +155,22 @@ export const segmentPass = (
     if (added.length > 0) segments = yield* deps.store.list(sessionId)
     const childrenOf = (parent: Segment) => segments.filter((segment) => segment.parentId === parent.id)
     const pending = segments.filter((segment) => segment.summary === null)
-    if (pending.length > 0) {
+    const admitted = pending.length === 0 ? "closed" : yield* deps.gate.admission
+    if (admitted !== "closed") {
       const done = yield* Ref.make(0)
-      yield* deps.progress(`summarizing ${pending.length} segment${pending.length === 1 ? "" : "s"} of the conversation…`)
-      yield* Effect.forEach(pending, (segment) =>
-        Effect.zipRight(
+      const one = (segment: Segment) =>
+        Effect.tap(
           summarizeOne(deps, history, segment, childrenOf(segment)),
-          Effect.flatMap(Ref.updateAndGet(done, (n) => n + 1), (n) => deps.progress(`summarized ${n} of ${pending.length}`))
-        ), { concurrency: summaryConcurrency, discard: true })
+          (written) =>
+            written
+              ? Effect.flatMap(Ref.updateAndGet(done, (n) => n + 1), (n) => deps.progress(`summarized ${n} of ${pending.length}`))
+              : Effect.void
+        )
+      yield* deps.progress(`summarizing ${pending.length} segment${pending.length === 1 ? "" : "s"} of the conversation…`)
+      // A model that failed before is asked once, alone: only when it answers are the others asked for.
+      const probed = admitted === "probe" ? yield* one(pending[0]!) : true
+      const rest = admitted === "probe" ? pending.slice(1) : pending
+      if (probed) yield* Effect.forEach(rest, one, { concurrency: summaryConcurrency, discard: true })
       segments = yield* deps.store.list(sessionId)
     }
     for (;;) {

@@ -83,8 +83,9 @@ may edit it, but you normally leave it alone.
   with no restart. Where a file quotes one of these tags, its \`<\` is shown as \`&lt;\`.
 - **Long conversations.** The conversation is kept inside the context window (\`maxContextTokens\`): older messages
   are trimmed from the front and appear as summaries in \`conversation_summary\`, each naming the messages it
-  covers. Nothing is lost: the full history stays in the session files, and \`recall\` searches it and loads any
-  messages whole. A tool result longer than \`maxToolResultChars\` is cut in the context with a note saying how to
+  covers. While the summaries lag (the summary model failing), older messages may be trimmed before a summary stands
+  for them, so the conversation can seem to start mid-way. Nothing is lost:
+  the full history stays in the session files, and \`recall\` searches it and loads any messages whole. A tool result longer than \`maxToolResultChars\` is cut in the context with a note saying how to
   get all of it (\`retrieve_tool_output\` with its artifact id, or \`recall\`).
 - **Notes.** Only \`notes/YYYY-MM-DD.md\` are daily notes. A previous day's note is history: write and edit refuse
   to change it. Write today's.

@@ -16,6 +16,7 @@ import dropSessionCounts from "./migrations/0600_drop_session_counts.js"
 import context from "./migrations/0700_context.js"
 import replyPlaceholders from "./migrations/0830_reply_placeholders.js"
 import browserSessions from "./migrations/0840_browser_sessions.js"
+import summarizerHealth from "./migrations/0850_summarizer_health.js"
 import recallInt8Vectors from "./migrations/0860_recall_int8_vectors.js"
 
 /**
@@ -40,5 +41,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0700_context": context,
   "0830_reply_placeholders": replyPlaceholders,
   "0840_browser_sessions": browserSessions,
+  "0850_summarizer_health": summarizerHealth,
   "0860_recall_int8_vectors": recallInt8Vectors
 }

@@ -9,7 +9,7 @@ export interface SessionFigures {
   readonly bytes: number
 }
 
-/** The context of the last model call, in tokens (src/context/ContextWindow.ts ContextBreakdown). */
+/** The context of the last model call, in tokens (src/context/breakdown.ts ContextBreakdown). */
 export interface ContextFigures {
   readonly maxContextTokens: number
   readonly system: number

@@ -1,6 +1,6 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, TestClock } from "effect"
 import type { SessionHistory } from "../../src/agent/SessionHistory.js"
 import { AgentConfig } from "../../src/config/AgentConfig.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
@@ -92,6 +92,15 @@ const covered = (injected: ReadonlyArray<Segment>, cut: number) => {
   return next >= cut
 }
 
+/** 160 turns after a background pass whose summaries failed (the outage on): the summary model is waiting. */
+const afterFailedPass = Effect.gen(function*() {
+  const context = yield* ContextWindow
+  const history = yield* historyOf(conversation(160))
+  yield* context.afterTurn("s1", history)
+  yield* context.settled()
+  return { context, history }
+})
+
 describe("ContextWindow", () => {
   it.scoped("after turns: L0 segments cut at a topic shift, summarized, rolled up by tens; the cut never passes them", () =>
     Effect.gen(function*() {
@@ -150,29 +159,55 @@ describe("ContextWindow", () => {
       expect(l1[0]!.summary).toContain("L1 messages")
     }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
 
-  it.scoped("a failed summary leaves the segment unsummarized (the cut stops before it) and a later pass retries it", () => {
+  it.scoped("a failing summary model: the window is cut at user messages to fit (said once), no summary is asked for during the backoff, and the summaries catch up after it", () => {
     const outage: Outage = { on: true }
     return Effect.gen(function*() {
-      const context = yield* ContextWindow
-      const history = yield* historyOf(conversation(160))
-      yield* context.afterTurn("s1", history)
-      yield* context.settled()
+      const { context, history } = yield* afterFailedPass
       const before = yield* context.segments("s1")
       const first = before.find((s) => s.level === 0 && s.start === 0)!
       expect(first.summary).toBeNull()
-      // Nothing is covered from message 0, so nothing may be trimmed: the turn summarizes the overflow itself
-      // (and fails again here), and the raw window overshoots rather than losing messages.
+      // Nothing is covered from message 0, and the summary model is waiting out its backoff: the turn does not
+      // summarize (nor wait) but cuts the raw window at a user message, within the window, and says so once.
       const progress: Array<string> = []
       const prepared = yield* prepare(history, progress)
-      expect(prepared.breakdown.cut).toBe(0)
-      expect(progress.some((line) => line.includes("outgrew the context window"))).toBe(true)
+      expect(prepared.breakdown.fallback).toBe(true)
+      expect(prepared.breakdown.cut).toBeGreaterThan(0)
+      expect(prepared.breakdown.cut % 4).toBe(0)
+      expect(prepared.breakdown.tokens.total).toBeLessThanOrEqual(20_000)
+      expect(progress.some((line) => line.includes("outgrew the context window"))).toBe(false)
+      expect(progress.filter((line) => line.includes("cut at user messages"))).toHaveLength(1)
+      yield* prepare(history, progress)
+      expect(progress.filter((line) => line.includes("cut at user messages"))).toHaveLength(1)
+      const status = yield* context.summaryStatus("s1", 640)
+      expect(status).toMatchObject({ state: "failing", consecutiveFailures: 1, fallbackCut: true, lagMessages: 640 })
+      expect(status.lastError).toContain("told to fail")
+      // The model is back, but the backoff holds until its time: still no summary.
       outage.on = false
+      yield* context.afterTurn("s1", history)
+      yield* context.settled()
+      expect((yield* context.segments("s1")).find((s) => s.id === first.id)!.summary).toBeNull()
+      yield* TestClock.adjust("30 seconds")
       yield* context.afterTurn("s1", history)
       yield* context.settled()
       const after = yield* context.segments("s1")
       expect(after.find((s) => s.id === first.id)!.summary).not.toBeNull()
       const again = yield* prepare(history)
+      expect(again.breakdown.fallback).toBe(false)
       expect(again.breakdown.cut).toBeGreaterThan(0)
+      expect(covered(again.breakdown.injected, again.breakdown.cut)).toBe(true)
+      expect(yield* context.summaryStatus("s1", 640)).toMatchObject({ state: "ok", consecutiveFailures: 0, fallbackCut: false })
+    }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
+  })
+
+  it.scoped("`kern segments rebuild` tries a failing summary model at once, whatever its wait", () => {
+    const outage: Outage = { on: true }
+    return Effect.gen(function*() {
+      const { context, history } = yield* afterFailedPass
+      expect((yield* context.summaryStatus("s1", 640)).state).toBe("failing")
+      outage.on = false
+      const rebuilt = yield* context.rebuild("s1", history, () => Effect.void)
+      expect(rebuilt.filter((s) => s.level === 0).every((s) => s.summary !== null)).toBe(true)
+      expect((yield* context.summaryStatus("s1", 640)).state).toBe("ok")
     }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
   })
 

@@ -106,6 +106,11 @@ export interface FakeModelServerShape {
   readonly modelRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Scripts `/embeddings` (see EmbeddingScript). */
   readonly embeddings: (script: EmbeddingScript) => Effect.Effect<void>
+  /**
+   * Every request for `model` (the body's `model`, e.g. the agent's `summaryModel`) gets `reply` instead of taking
+   * one from the queue, until set again (`undefined`: back to the queue): a summary model that fails on every call.
+   */
+  readonly answerModel: (model: string, reply: FakeReply | undefined) => Effect.Effect<void>
   /** Waits (without timers) until at least `count` requests have arrived. */
   readonly awaitRequests: (count: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
 }
@@ -184,6 +189,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
   const queue = yield* Ref.make<ReadonlyArray<FakeReply>>([])
   const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
   const embeddingScript = yield* Ref.make<EmbeddingScript>({})
+  const byModel = yield* Ref.make<ReadonlyMap<string, FakeReply>>(new Map())
 
   const nextReply = Ref.modify(queue, (replies): [Option.Option<FakeReply>, ReadonlyArray<FakeReply>] =>
     Arr.isNonEmptyReadonlyArray(replies)
@@ -194,7 +200,8 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
   const answer = (path: string, body: Record<string, unknown>, count: number) =>
     Effect.gen(function*() {
       const model = typeof body["model"] === "string" ? body["model"] : "fake-model"
-      const scripted = yield* nextReply
+      const fixed = (yield* Ref.get(byModel)).get(model)
+      const scripted = fixed !== undefined ? Option.some(fixed) : yield* nextReply
       const reply = Option.isNone(scripted) && serverOptions.fallback !== undefined ? Option.some(serverOptions.fallback) : scripted
       if (Option.isNone(reply)) {
         return HttpServerResponse.text(errorJson(500, "fake model server: no scripted reply left"), {
@@ -280,6 +287,13 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     requests: SubscriptionRef.get(recorded),
     modelRequests: Effect.map(SubscriptionRef.get(recorded), (all) => all.filter((r) => r.path !== "/embeddings")),
     embeddings: (script) => Ref.set(embeddingScript, script),
+    answerModel: (model, reply) =>
+      Ref.update(byModel, (map) => {
+        const next = new Map(map)
+        if (reply === undefined) next.delete(model)
+        else next.set(model, reply)
+        return next
+      }),
     awaitRequests: (count) =>
       recorded.changes.pipe(
         Stream.filter((rs) => rs.length >= count),

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
 
@@ -135,7 +136,9 @@ export const StatusResponse = Schema.Struct({
     detail: Schema.String,
     /** ISO time it got to that state. */
     since: Schema.String
-  }))
+  })),
+  /** The summary model's state and the current session's lag behind it (optional: older agents do not send it). */
+  summarizer: Schema.optional(SummarizerStatus)
 })
 export type StatusResponse = typeof StatusResponse.Type
 

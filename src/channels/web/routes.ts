@@ -169,7 +169,8 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
         state: channel.state,
         detail: channel.detail,
         since: isoAt(channel.sinceMs)
-      }))
+      })),
+      summarizer: yield* context.summaryStatus(live.sessionId, live.messages)
     })
   })
 

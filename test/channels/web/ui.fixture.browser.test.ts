@@ -140,7 +140,18 @@ describe("web UI against a scripted server", () => {
         channels: [
           { interface: "telegram", state: "connected", detail: "", since: at },
           { interface: "slack", state: "reconnecting", detail: "socket closed", since: at }
-        ]
+        ],
+        summarizer: {
+          state: "failing",
+          lastSuccessAt: null,
+          consecutiveFailures: 3,
+          lastError: "the summary model failed on messages 0–243: HTTP 404: model not found",
+          lastFailureAt: at,
+          nextAttemptAt: at,
+          sessionId: "s-current",
+          lagMessages: 120,
+          fallbackCut: true
+        }
       }
     },
     "/approvals": { body: { approvals: [] } },
@@ -576,6 +587,16 @@ describe("web UI against a scripted server", () => {
     const channels = page.getByRole("list", { name: "Chat channels" })
     await channels.getByText("telegram: connected", { exact: true }).waitFor()
     await channels.getByText("slack: reconnecting (socket closed)", { exact: true }).waitFor()
+  })
+
+  it("shows a failing summarizer in the header: its failures, the fallback cut, and the last error on hover", async () => {
+    const badge = page.getByRole("status", { name: /summaries failing/ })
+    await badge.getByText("summaries failing (3×), fallback cut", { exact: true }).waitFor()
+    const details = await badge.getAttribute("title")
+    expect(details).toContain("last error: the summary model failed on messages 0–243: HTTP 404: model not found")
+    expect(details).toContain("no summary yet")
+    expect(details).toContain("120 messages not summarized yet")
+    expect(details).toContain("cut at user messages")
   })
 
   it("asks about the oldest approval first; a 404 moves on and says why, a 403 stays with its error", async () => {

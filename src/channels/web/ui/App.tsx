@@ -27,6 +27,27 @@ const Channels = ({ store }: { readonly store: Store }) => {
   )
 }
 
+/** The summaries, when they are not well: failing (and since when it waits), or the fallback cut in effect. */
+const Summaries = ({ store }: { readonly store: Store }) => {
+  const s = store.summarizer.value
+  if (s === undefined || (s.state !== "failing" && !s.fallbackCut)) return null
+  const text = s.state === "failing"
+    ? `summaries failing (${s.consecutiveFailures}×)`
+    : "summaries catching up"
+  const details = [
+    s.lastError === undefined ? undefined : `last error: ${s.lastError}`,
+    s.lastSuccessAt === undefined ? "no summary yet" : `last summary: ${s.lastSuccessAt}`,
+    s.nextAttemptAt === undefined ? undefined : `next attempt after ${s.nextAttemptAt}`,
+    `${s.lagMessages} messages not summarized yet`,
+    s.fallbackCut ? "older messages are cut at user messages to fit the context window (recall keeps them)" : undefined
+  ].filter((line) => line !== undefined).join("\n")
+  return (
+    <span class={`summaries summaries-${s.state}`} role="status" title={details} aria-label={`${text}. ${details}`}>
+      {text}{s.fallbackCut ? ", fallback cut" : ""}
+    </span>
+  )
+}
+
 export const App = ({ store }: { readonly store: Store }) => {
   const [memory, setMemory] = useState(false)
   const memoryButton = useRef<HTMLButtonElement>(null)
@@ -53,6 +74,7 @@ export const App = ({ store }: { readonly store: Store }) => {
           {connectionText[state]}
         </span>
         <Channels store={store} />
+        <Summaries store={store} />
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>
       </header>
       {store.problem.value !== undefined && <p class="problem" role="alert">{store.problem.value}</p>}

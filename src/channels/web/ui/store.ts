@@ -6,7 +6,18 @@ import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } fro
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
-import { type ChannelState, decodeApprovals, decodeChannels, decodeEvent, eventTypes, isObject, type ServerEvent, str } from "./wire.js"
+import {
+  type ChannelState,
+  decodeApprovals,
+  decodeChannels,
+  decodeEvent,
+  decodeSummarizer,
+  eventTypes,
+  isObject,
+  type ServerEvent,
+  str,
+  type SummarizerState
+} from "./wire.js"
 
 export type Connection = "connecting" | "connected" | "reconnecting" | "back" | "offline" | "logged-out"
 
@@ -29,6 +40,7 @@ export const makeStore = () => {
   const agentName = signal<string | undefined>(undefined)
   const approvals = signal<ApprovalsState>(noApprovals)
   const channels = signal<ReadonlyArray<ChannelState>>([])
+  const summarizer = signal<SummarizerState | undefined>(undefined)
   let historyGeneration = 0
   let approvalsGeneration = 0
 
@@ -76,6 +88,7 @@ export const makeStore = () => {
     batch(() => {
       agentName.value = str(status, "name")
       channels.value = decodeChannels(status)
+      summarizer.value = decodeSummarizer(status)
     })
   }
 
@@ -117,9 +130,11 @@ export const makeStore = () => {
     let backTimer: ReturnType<typeof setTimeout> | undefined
     let reopenTimer: ReturnType<typeof setTimeout> | undefined
     let everOpen = false
-    // Chat channels come and go on their own: their states are asked again now and then while there are any.
+    // Chat channels come and go on their own, and a failing summarizer recovers on its own: their states are asked
+    // again now and then while there are channels or the summaries are not well.
+    const summariesUnwell = () => summarizer.value !== undefined && (summarizer.value.state === "failing" || summarizer.value.fallbackCut)
     const statusTimer = setInterval(() => {
-      if (channels.value.length > 0) void loadStatus()
+      if (channels.value.length > 0 || summariesUnwell()) void loadStatus()
     }, statusMillis)
 
     // Events that arrive together (a replay, a fast stream of deltas) are folded in one go: one render and one
@@ -138,6 +153,8 @@ export const makeStore = () => {
       })
       // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()
+      // A turn may have found the summaries failing (or caught up): the header says so.
+      if (events.some((event) => event.type === "finish")) void loadStatus()
     }
     const onMessage = (message: MessageEvent<string>) => {
       const event = decodeEvent(message.data)
@@ -220,6 +237,7 @@ export const makeStore = () => {
     agentName,
     approvals,
     channels,
+    summarizer,
     loadHistory,
     loadOlder,
     loadStatus,

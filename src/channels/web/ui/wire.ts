@@ -228,6 +228,38 @@ export const decodeChannels = (status: JsonObject): ReadonlyArray<ChannelState> 
     return [{ interface: iface, state, detail: str(u, "detail") ?? "", since: str(u, "since") ?? "" }]
   })
 
+/** The summarizer's state, as GET /status gives it under `summarizer` (absent from older agents). */
+export interface SummarizerState {
+  readonly state: "ok" | "failing" | "off"
+  readonly consecutiveFailures: number
+  readonly lastError: string | undefined
+  readonly lastSuccessAt: string | undefined
+  readonly nextAttemptAt: string | undefined
+  readonly lagMessages: number
+  readonly fallbackCut: boolean
+}
+
+const summarizerStates = ["ok", "failing", "off"] as const
+
+export const decodeSummarizer = (status: JsonObject): SummarizerState | undefined => {
+  const u = status["summarizer"]
+  if (!isObject(u)) return undefined
+  const state = summarizerStates.find((s) => s === str(u, "state"))
+  const consecutiveFailures = num(u, "consecutiveFailures")
+  const lagMessages = num(u, "lagMessages")
+  const fallbackCut = bool(u, "fallbackCut")
+  if (state === undefined || consecutiveFailures === undefined || lagMessages === undefined || fallbackCut === undefined) return undefined
+  return {
+    state,
+    consecutiveFailures,
+    lastError: str(u, "lastError"),
+    lastSuccessAt: str(u, "lastSuccessAt"),
+    nextAttemptAt: str(u, "nextAttemptAt"),
+    lagMessages,
+    fallbackCut
+  }
+}
+
 /** The failure's tag (ProviderFailed, WatchdogFired, …) when the error event carries one. */
 export const failureTag = (failure: unknown): string | undefined =>
   isObject(failure) ? str(failure, "_tag") : typeof failure === "string" ? failure : undefined
