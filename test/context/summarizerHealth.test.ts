@@ -75,9 +75,9 @@ describe("the summarizer's backoff", () => {
 
 describe("the last error as the status shows it", () => {
   const secrets = [
-    { name: "LONG_TOKEN", value: "tok-0123456789abcdef-0123456789" },
-    { name: "OPENAI_API_KEY", value: "sk-proj-abcdefghijklmnop" },
-    { name: "SHORT_TOKEN", value: "tok-0123456789abcdef" }
+    { name: "LONG_TOKEN", value: "tok-0123456789abcdef-0123456789", origin: "agent" as const },
+    { name: "OPENAI_API_KEY", value: "sk-proj-abcdefghijklmnop", origin: "agent" as const },
+    { name: "SHORT_TOKEN", value: "tok-0123456789abcdef", origin: "agent" as const }
   ]
   const corpus: ReadonlyArray<string> = [
     "Incorrect API key provided: sk-proj-abcdefghijklmnop",
