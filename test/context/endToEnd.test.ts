@@ -1,46 +1,16 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Effect, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import { openActiveSession } from "../../src/agent/activeSession.js"
-import { MessageQueue } from "../../src/agent/MessageQueue.js"
-import type { TurnEvent } from "../../src/agent/TurnEvent.js"
-import { TurnRunner } from "../../src/agent/TurnRunner.js"
-import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { SegmentStore } from "../../src/context/SegmentStore.js"
 import { Recall } from "../../src/recall/Recall.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
+import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const maxContextTokens = 30_000
-
-const runtime = (dir: string) =>
-  agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
-    Layer.provide(Layer.succeed(ProcessEnv, { OPENAI_API_KEY: "sk-test" })),
-    Layer.provide(NodeContext.layer)
-  )
-
-/** One operator turn on the active session, with its events. */
-const turn = (text: string) =>
-  Effect.scoped(Effect.gen(function*() {
-    const queue = yield* MessageQueue
-    const runner = yield* TurnRunner
-    const context = yield* ContextWindow
-    const { session } = yield* openActiveSession()
-    const first = yield* session.history.first
-    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text })
-    const message = yield* queue.next
-    const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
-    const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
-    yield* context.settled()
-    return { outcome, events: yield* Ref.get(events), loadedFrom: first, sessionId: session.id }
-  }))
 
 /** The request of the turn that carries `text` (summaries are requests of their own, without tools). */
 const turnRequest = (requests: ReadonlyArray<RecordedRequest>, text: string) =>
@@ -82,7 +52,7 @@ describe("context, end to end", () => {
       })
       writeSessionFixture(dir, 20_000)
 
-      const first = yield* turn("what did we decide about DNS?").pipe(Effect.provide(runtime(dir)))
+      const first = yield* operatorTurn("what did we decide about DNS?").pipe(Effect.provide(testRuntime(dir)))
       expect(first.outcome.failure).toBeUndefined()
       // Nothing was summarized before: the turn summarized the overflow itself, and said so.
       expect(first.events.some((e) => e.type === "context" && e.text.includes("summarizing older messages first"))).toBe(true)
@@ -98,14 +68,14 @@ describe("context, end to end", () => {
       // Summaries were made by the summary model (requests without tools), and rolled up.
       expect(requests.filter((r) => r.path === "/responses" && !JSON.stringify(r.body).includes("\"tools\"")).length).toBeGreaterThan(10)
 
-      const segments = yield* Effect.flatMap(SegmentStore, (store) => store.list(first.sessionId)).pipe(Effect.provide(runtime(dir)))
+      const segments = yield* Effect.flatMap(SegmentStore, (store) => store.list(first.sessionId)).pipe(Effect.provide(testRuntime(dir)))
       expect(segments.some((s) => s.level === 1)).toBe(true)
-      const cut = yield* Effect.flatMap(SegmentStore, (store) => store.getCut(first.sessionId)).pipe(Effect.provide(runtime(dir)))
+      const cut = yield* Effect.flatMap(SegmentStore, (store) => store.getCut(first.sessionId)).pipe(Effect.provide(testRuntime(dir)))
       expect(Option.isSome(cut)).toBe(true)
 
       // A new process: the session is read from the cut on (only the window is held) and nothing is summarized again.
       const before = (yield* server.requests).length
-      const second = yield* turn("and the DHCP range?").pipe(Effect.provide(runtime(dir)))
+      const second = yield* operatorTurn("and the DHCP range?").pipe(Effect.provide(testRuntime(dir)))
       expect(second.outcome.failure).toBeUndefined()
       expect(second.loadedFrom).toBe(Option.getOrThrow(cut).messageIndex)
       expect(second.loadedFrom).toBeGreaterThan(19_000)
@@ -145,8 +115,8 @@ describe("auto-recall, now that the context trims", () => {
       const result = yield* Effect.gen(function*() {
         // As the running agent's backfill leaves it: every chunk indexed and embedded.
         yield* Effect.flatMap(Recall, (recall) => recall.backfill)
-        return yield* turn("where is the spare key, under which flowerpot?")
-      }).pipe(Effect.provide(runtime(dir)))
+        return yield* operatorTurn("where is the spare key, under which flowerpot?")
+      }).pipe(Effect.provide(testRuntime(dir)))
       expect(result.outcome.failure).toBeUndefined()
       const recalled = result.events.find((e) => e.type === "recall")
       expect(recalled).toBeDefined()

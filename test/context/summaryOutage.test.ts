@@ -1,47 +1,19 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Ref, TestClock } from "effect"
+import { Duration, Effect, TestClock } from "effect"
 import * as NodePath from "node:path"
-import { openActiveSession } from "../../src/agent/activeSession.js"
-import { MessageQueue } from "../../src/agent/MessageQueue.js"
-import type { TurnEvent } from "../../src/agent/TurnEvent.js"
-import { TurnRunner } from "../../src/agent/TurnRunner.js"
-import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { summaryConcurrency } from "../../src/context/segmentPass.js"
 import { backoffDelay } from "../../src/context/summarizerHealth.js"
 import { messageOverheadTokens } from "../../src/context/sentText.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
+import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const maxContextTokens = 20_000
 const turns = 33
 /** The operator's pace: the time between two turns, on the TestClock. */
 const pace = Duration.seconds(10)
-
-const runtime = (dir: string) =>
-  agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
-    Layer.provide(Layer.succeed(ProcessEnv, { OPENAI_API_KEY: "sk-test" })),
-    Layer.provide(NodeContext.layer)
-  )
-
-/** One operator turn on the active session, its background context work awaited. */
-const turn = (text: string) =>
-  Effect.scoped(Effect.gen(function*() {
-    const queue = yield* MessageQueue
-    const runner = yield* TurnRunner
-    const context = yield* ContextWindow
-    const { session } = yield* openActiveSession()
-    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text })
-    const message = yield* queue.next
-    const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
-    const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
-    yield* context.settled()
-    return { outcome, events: yield* Ref.get(events), sessionId: session.id, messages: yield* session.history.size }
-  }))
 
 interface ResponsesItem {
   readonly role?: string
@@ -127,7 +99,7 @@ describe("a failing summary model", () => {
         const notices: Array<string> = []
         let last = { sessionId: "", messages: 0 }
         for (let i = 0; i < turns; i++) {
-          const done = yield* turn(`turn ${i}: what changed on the router?`)
+          const done = yield* operatorTurn(`turn ${i}: what changed on the router?`)
           expect(done.outcome.failure).toBeUndefined()
           notices.push(...done.events.flatMap((e) => (e.type === "context" && e.text.includes("cut at user messages") ? [e.text] : [])))
           last = { sessionId: done.sessionId, messages: done.messages }
@@ -152,21 +124,21 @@ describe("a failing summary model", () => {
         expect(status.lastError).toContain("not found")
         expect(status.lagMessages).toBeGreaterThan(400)
         return status
-      }).pipe(Effect.provide(runtime(dir)))
+      }).pipe(Effect.provide(testRuntime(dir)))
 
       // A restart: kern.db kept the backoff and where the raw window starts, so the new process asks for no summary
       // before the wait is over, stays within the window, and does not announce the fallback again.
       const before = (yield* server.modelRequests).length
       const restarted = yield* Effect.gen(function*() {
         const context = yield* ContextWindow
-        const done = yield* turn("after the restart: anything new?")
+        const done = yield* operatorTurn("after the restart: anything new?")
         expect(done.outcome.failure).toBeUndefined()
         expect(done.events.some((e) => e.type === "context")).toBe(false)
         const requests = (yield* server.modelRequests).slice(before)
         expect(requests.map(modelOf)).toEqual(["test-model"])
         expect(requestTokens(requests[0]!, context.count)).toBeLessThanOrEqual(maxContextTokens)
         return yield* context.summaryStatus(done.sessionId, done.messages)
-      }).pipe(Effect.provide(runtime(dir)))
+      }).pipe(Effect.provide(testRuntime(dir)))
       expect(restarted).toMatchObject({ state: "failing", consecutiveFailures: failing.consecutiveFailures, fallbackCut: true })
 
       yield* Effect.gen(function*() {
@@ -174,8 +146,8 @@ describe("a failing summary model", () => {
         // The model is back: after its wait, the next turn's background pass probes it, then catches up.
         yield* server.answerModel("summary-model", undefined)
         yield* TestClock.adjust(backoffDelay(failing.consecutiveFailures))
-        yield* turn("and the DNS?")
-        const after = yield* turn("anything else?")
+        yield* operatorTurn("and the DNS?")
+        const after = yield* operatorTurn("anything else?")
         expect(after.outcome.failure).toBeUndefined()
         const recovered = yield* context.summaryStatus(after.sessionId, after.messages)
         expect(recovered).toMatchObject({ state: "ok", consecutiveFailures: 0, fallbackCut: false })
@@ -183,6 +155,6 @@ describe("a failing summary model", () => {
         const lastRequest = (yield* server.modelRequests).filter((r) => modelOf(r) === "test-model").at(-1)!
         expect(textOf((lastRequest.body as ResponsesBody).input[0]?.content)).toContain("<conversation_summary>")
         expect(requestTokens(lastRequest, context.count)).toBeLessThanOrEqual(maxContextTokens)
-      }).pipe(Effect.provide(runtime(dir)))
+      }).pipe(Effect.provide(testRuntime(dir)))
     }), 300_000)
 })

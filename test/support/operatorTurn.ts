@@ -1,0 +1,36 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Layer, Ref } from "effect"
+import { openActiveSession } from "../../src/agent/activeSession.js"
+import { MessageQueue } from "../../src/agent/MessageQueue.js"
+import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import { TurnRunner } from "../../src/agent/TurnRunner.js"
+import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { ContextWindow } from "../../src/context/ContextWindow.js"
+
+/** The agent's runtime on `dir`, in this process, with only an OpenAI key in its environment. */
+export const testRuntime = (dir: string) =>
+  agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 }).pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, { OPENAI_API_KEY: "sk-test" })),
+    Layer.provide(NodeContext.layer)
+  )
+
+/**
+ * One operator turn on the active session, as the runtime runs it from its queue, with its background context work
+ * awaited: the turn's outcome and events, the session, where its history was loaded from and its size after the turn.
+ */
+export const operatorTurn = (text: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const queue = yield* MessageQueue
+    const runner = yield* TurnRunner
+    const context = yield* ContextWindow
+    const { session } = yield* openActiveSession()
+    const loadedFrom = yield* session.history.first
+    yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text })
+    const message = yield* queue.next
+    const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
+    const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
+    yield* queue.endTurn
+    yield* context.settled()
+    return { outcome, events: yield* Ref.get(events), loadedFrom, sessionId: session.id, messages: yield* session.history.size }
+  }))
