@@ -14,6 +14,8 @@ export interface HttpClientState {
   /** Replies the client got, by marker: live from the event stream, or read back from /history after a reconnect. */
   readonly live: ReadonlyMap<string, number>
   readonly recovered: ReadonlySet<string>
+  /** The `error` events of turns, by turn id: what the client was told when a turn failed. */
+  readonly errors: ReadonlyMap<string, string>
   readonly reconnects: number
 }
 
@@ -25,7 +27,7 @@ const markersIn = (text: string) => [...text.matchAll(markerPattern)].map((m) =>
  */
 export const makeHttpClient = (address: () => { readonly base: string; readonly token: string }) =>
   Effect.gen(function*() {
-    const state = yield* Ref.make<HttpClientState>({ outcomes: new Map(), live: new Map(), recovered: new Set(), reconnects: 0 })
+    const state = yield* Ref.make<HttpClientState>({ outcomes: new Map(), live: new Map(), recovered: new Set(), errors: new Map(), reconnects: 0 })
     const headers = () => ({ authorization: `Bearer ${address().token}`, "content-type": "application/json" })
 
     /** One POST; a refused connection (nothing listens: the agent is down or starting) is tried again, as it was surely not taken. */
@@ -105,8 +107,12 @@ export const makeHttpClient = (address: () => { readonly base: string; readonly 
               buffer = buffer.slice(end + 2)
               const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n")
               if (data !== "") {
-                const event = JSON.parse(data) as { type?: string; reply?: string }
+                const event = JSON.parse(data) as { type?: string; reply?: string; turnId?: string; message?: string }
                 if (event.type === "finish" && typeof event.reply === "string") Effect.runSync(sawReply(event.reply))
+                if (event.type === "error" && typeof event.turnId === "string") {
+                  const { turnId, message } = event
+                  Effect.runSync(Ref.update(state, (s) => ({ ...s, errors: new Map([...s.errors, [turnId, message ?? ""]]) })))
+                }
               }
               end = buffer.indexOf("\n\n")
             }

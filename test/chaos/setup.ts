@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as FakeSlack from "../support/fakeSlack.js"
@@ -7,7 +7,7 @@ import { makeChaosAgent, pairSlack, pairTelegram } from "./chaosAgent.js"
 import { makeEchoModel } from "./echoModel.js"
 import { makeHttpClient } from "./httpClient.js"
 import { makeSlackSender } from "./slackSender.js"
-import { problems, readSessions, rowOf, table } from "./tally.js"
+import { problems, readSessions, rowOf, table, toldTexts } from "./tally.js"
 import { channelViews, makeTraffic, type Peers, slackUsers, telegramUsers } from "./traffic.js"
 
 export const say = (line: string) => Effect.sync(() => process.stdout.write(`${line}\n`))
@@ -16,7 +16,7 @@ export const say = (line: string) => Effect.sync(() => process.stdout.write(`${l
  * The fakes, an agent folder on them, the agent started, its Telegram and Slack users paired (as people do: a code,
  * `kern pair`), and the traffic ready to send. `prepare` runs on the folder before the first start.
  */
-export const setUp = (options: { readonly maxThinkMs: number; readonly prepare?: (dir: string) => Effect.Effect<void> }) =>
+export const setUp = (options: { readonly maxThinkMs: number; readonly prepare?: (dir: string) => Effect.Effect<void, never, Scope.Scope> }) =>
   Effect.gen(function*() {
     const model = yield* makeEchoModel(options.maxThinkMs)
     const telegram = yield* FakeTelegram.make()
@@ -86,6 +86,7 @@ export const report = (run: Run, title: string) =>
     yield* say(`\n${title}\n\n${table(rows)}\n`)
     yield* say(`http: ${[...http.live.keys()].filter((m) => m.includes("-ht-")).length} replies seen live on /events, ${[...http.recovered].filter((m) => m.includes("-ht-") && !http.live.has(m)).length} read back from /history after a reconnect; ${[...http.outcomes.values()].filter((o) => o._tag === "NoAnswer").length} POSTs got no answer`)
     yield* say(`slack: ${yield* run.peers.slackSender.redeliveries} envelopes sent again (not acknowledged in time, or the socket died)`)
+    for (const told of toldTexts(views)) yield* say(`told: ${told}`)
     for (const problem of found) yield* say(`PROBLEM ${problem}`)
     // What the peers saw, beside the agent folder: where a problem's story is read.
     const evidence = NodePath.join(NodePath.dirname(run.agent.dir), "peers.jsonl")
@@ -101,8 +102,8 @@ export const report = (run: Run, title: string) =>
   })
 
 /**
- * While traffic runs: when the sessions have not grown for 8 s although messages were sent meanwhile, says so with
- * what the agent's /status answers (or that it does not answer): a stalled agent is a finding, not a slow one.
+ * While traffic runs: when the sessions have not grown for 8 s while the agent is up and has messages waiting, says
+ * so with its /status: a stalled agent is a finding, not a slow one.
  */
 export const watchStalls = (run: Run) =>
   Effect.forkScoped(Effect.gen(function*() {
@@ -124,9 +125,17 @@ export const watchStalls = (run: Run) =>
       const { base, token } = run.agent.http()
       const status = yield* Effect.promise(() =>
         fetch(`${base}/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3_000) })
-          .then((r) => r.text())
-          .catch((error: unknown) => `no answer: ${String(error)}`)
+          .then((r) => r.json() as Promise<RuntimeStatus & { runtime?: { uptimeMs?: number } }>)
+          .catch(() => undefined)
       )
-      yield* say(`STALL: no session line for 8 s at ${new Date().toISOString()}; /status: ${status.slice(0, 600)}`)
+      // Down or starting (a kill's gap) is no stall; up for 8 s with work waiting and nothing written is.
+      const runtime = status?.runtime
+      if (runtime === undefined || runtime === null || (runtime.uptimeMs ?? 0) < 8_000) {
+        reported = false
+        continue
+      }
+      if ((runtime.inbox ?? 0) + (runtime.queued ?? 0) > 0) {
+        yield* say(`STALL: up ${runtime.uptimeMs} ms, no session line for 8 s at ${new Date().toISOString()}: ${JSON.stringify(runtime)}`)
+      }
     }
   }))

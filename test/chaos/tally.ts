@@ -102,7 +102,8 @@ export const rowOf = (view: ChannelView, sessions: SessionCounts): Row => {
   const refused = notStored.filter((m) => view.refused.has(m))
   const unexplained = notStored.filter((m) => !view.refused.has(m))
   const lostCount = view.refused.size > 0 || view.name === "http" ? unexplained.length : Math.max(0, unexplained.length - failures)
-  const staleTexts = view.others.filter((t) => classifyOther(t) === "stale")
+  // The HTTP client's "others" are the errors it was told; only a chat keeps placeholders.
+  const staleTexts = view.name === "http" ? [] : view.others.filter((t) => classifyOther(t) === "stale")
   return {
     channel: view.name,
     sent: view.sent.length,
@@ -171,3 +172,11 @@ export const problems = (rows: ReadonlyArray<Row>, sessions: SessionCounts): Rea
   ]),
   ...(sessions.unreadable > 0 ? [`${sessions.unreadable} unreadable session lines`] : [])
 ]
+
+/** What the users of each channel were told when their message failed: each distinct text, with how often. */
+export const toldTexts = (views: ReadonlyArray<ChannelView>): ReadonlyArray<string> =>
+  views.flatMap((view) => {
+    const counts = new Map<string, number>()
+    for (const text of view.others) if (classifyOther(text) === "failure") counts.set(text, (counts.get(text) ?? 0) + 1)
+    return [...counts].map(([text, n]) => `${view.name} (${n}×): ${text}`)
+  })

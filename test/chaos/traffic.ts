@@ -2,7 +2,7 @@ import { Effect, Ref } from "effect"
 import type { FakeSlack } from "../support/fakeSlack.js"
 import type { FakeTelegram, FakeUser } from "../support/fakeTelegram.js"
 import { markerPattern } from "./echoModel.js"
-import type { HttpClient } from "./httpClient.js"
+import type { HttpClient, PostOutcome } from "./httpClient.js"
 import type { SlackSender } from "./slackSender.js"
 import type { ChannelView } from "./tally.js"
 
@@ -78,10 +78,15 @@ export const channelViews = (peers: Peers, sent: Sent) =>
     const http = yield* peers.http.state
     const httpDelivered = new Map<string, number>(http.live)
     for (const m of http.recovered) if (!httpDelivered.has(m)) httpDelivered.set(m, 1)
-    const refused = new Set([...http.outcomes].filter(([, o]) => o._tag !== "Accepted").map(([m]) => m))
+    // Refused: an error answer to the POST, no answer at all, or an `error` event for its turn (the turn failed).
+    const told = (o: PostOutcome) => o._tag !== "Accepted" || http.errors.has(o.turnId)
+    const refused = new Set([...http.outcomes].filter(([, o]) => told(o)).map(([m]) => m))
+    const httpTexts = [...http.outcomes.values()].flatMap((o) =>
+      o._tag === "Refused" ? [`${o.status} ${o.error}`] : o._tag === "Accepted" && http.errors.has(o.turnId) ? [http.errors.get(o.turnId) ?? ""] : []
+    )
     return [
       replyView("telegram", sent.tg, telegramTexts),
       replyView("slack", sent.sl, slackTexts),
-      { name: "http", sent: sent.ht, refused, delivered: httpDelivered, others: [] }
+      { name: "http", sent: sent.ht, refused, delivered: httpDelivered, others: httpTexts }
     ] satisfies ReadonlyArray<ChannelView>
   })
