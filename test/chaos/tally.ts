@@ -52,7 +52,7 @@ export const readSessions = (sessionsDir: string): SessionCounts => {
 export const classifyOther = (text: string): "interrupted" | "failure" | "pairing" | "stale" =>
   text.includes("kern stopped before this turn finished")
     ? "interrupted"
-    : /disk full|could not answer that|not recorded/i.test(text)
+    : /disk (is )?full|could not (answer|take) that|not recorded/i.test(text)
     ? "failure"
     : text.includes("kern pair")
     ? "pairing"
