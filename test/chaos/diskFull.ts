@@ -59,8 +59,15 @@ export const runDiskFull = (target: DiskFullTarget, phaseSeconds: number) =>
     const again = yield* drain(run)
     const late = [...readSessions(sessionsDir).stored.keys()].filter((marker) => !before.has(marker))
     const { found } = yield* report(run, `disk-full run (${target} on a tiny tmpfs), ${phaseSeconds} s per phase`)
-    if (late.length > 0) yield* say(`PROBLEM ${late.length} messages taken only after the restart (their users were told they failed): ${late.slice(0, 10).join(", ")}`)
+    if (late.length > 0) {
+      const perChannel = ["tg", "sl", "ht"].map((kind) => `${kind} ${late.filter((m) => m.includes(`-${kind}-`)).length}`).join(", ")
+      yield* say(`PROBLEM ${late.length} messages taken only after the restart (${perChannel}): ${late.slice(0, 10).join(", ")}`)
+    }
     yield* run.agent.stop
+    // The tiny disk goes with the run: what was on it (the log, kern.db, the sessions) is kept beside the folder.
+    const kept = NodePath.join(NodePath.dirname(run.agent.dir), "tiny-disk-at-end")
+    NodeFs.cpSync(mountPoint, kept, { recursive: true })
+    yield* say(`the tiny disk's files: ${kept}`)
     return found.length === 0 && late.length === 0 && drained && again ? 0 : 1
   }))
 
