@@ -156,11 +156,13 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
 
     /**
      * A turn that could not be written (the session file, a full disk): the turn did not happen, and its channel is
-     * told why in one line (an error event, then done), not left waiting. The runtime goes on with the next message.
+     * told why in one line (an error event, then done), not left waiting. The message leaves the inbox: its sender was
+     * told it was not recorded (send it again), so no restart answers it late. The runtime goes on with the next one.
      */
     const failedTurn = (message: QueuedMessage, error: SessionError) =>
       Effect.gen(function*() {
         yield* Effect.logError(`kern: a turn failed: ${error.message}`)
+        yield* recorded(message)
         const failure = new SessionNotWritten({ reason: error.reason ?? "io", message: error.message })
         yield* PubSub.publish(events, { message, event: { type: "error", message: error.message, failure: encodeFailure(failure) } })
         yield* PubSub.publish(events, { message, event: { type: "done", reply: "", delivered: false, steps: 0 } })

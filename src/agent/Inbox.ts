@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { diskFullText, isDiskFull, storageProblem } from "../storage/diskFull.js"
@@ -74,7 +75,7 @@ export const makeSql = Effect.gen(function*() {
       const [entry] = yield* decodeRows(rows)
       if (entry === undefined) return yield* new InboxError({ message: "the inbox did not return the stored message" })
       return entry
-    }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.inbox.add"))
+    }).pipe(transaction(sql), Effect.mapError(failed("write")), Effect.withSpan("kern.inbox.add"))
 
   const cursor = (key: string) =>
     sql`SELECT value FROM channel_cursors WHERE key = ${key}`.pipe(

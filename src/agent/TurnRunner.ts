@@ -68,8 +68,9 @@ export interface TurnOutcome {
 // (test/session/unvalidatedRecords.test.ts holds that): validating each again on construction is work for nothing.
 const checked = true
 
-const envelopeOf = (message: QueuedMessage, at: string) =>
-  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at, turn: message.turnId }, checked)
+/** `turn` is the turn the message belongs to: the one it starts, or the running one it is injected into. */
+const envelopeOf = (message: QueuedMessage, at: string, turn: string) =>
+  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at, turn }, checked)
 
 const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string) => number) => {
   const { toolIdOf, toolkit } = toolkitFor(tools)
@@ -178,7 +179,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           Effect.map(now, (at) =>
             new UserMessage({
               text: queued.text,
-              envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone)),
+              envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), message.turnId),
               ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
               at
             }, checked))

@@ -1,12 +1,25 @@
 import { operatorUserId, type QueuedMessage } from "../agent/MessageQueue.js"
+import type { TurnFailure } from "../agent/TurnFailure.js"
 
 /** What a person who is not the operator reads when their turn failed: no configuration, key name, file or path. */
 export const apology = "Sorry, I could not answer that: something went wrong on my side. The operator has the details."
 
+/** What they read when their message could not be recorded for want of disk space: what to do, still no path. */
+export const diskFullApology = "Sorry, I could not take that message: my disk is full. Please send it again later."
+
 /**
  * The text a chat shows for a failed turn: the failure itself for the operator, a short apology for anyone else
- * (a paired Telegram or Slack user must not learn `check FAKE_KEY in .kern/.env`). The operator sees the detail in
- * the terminal, the web UI and the log.
+ * (a paired Telegram or Slack user must not learn `check FAKE_KEY in .kern/.env`), which says when the disk is full
+ * (the message was not taken; sending it again later works). The operator sees the detail in the terminal, the web
+ * UI and the log.
  */
-export const failureTextFor = (message: Pick<QueuedMessage, "userId">, detail: string): string =>
-  message.userId === operatorUserId ? detail : apology
+export const failureTextFor = (
+  message: Pick<QueuedMessage, "userId">,
+  detail: string,
+  failure?: typeof TurnFailure.Encoded
+): string =>
+  message.userId === operatorUserId
+    ? detail
+    : failure?._tag === "SessionNotWritten" && failure.reason === "disk-full"
+    ? diskFullApology
+    : apology

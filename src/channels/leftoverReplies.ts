@@ -5,20 +5,21 @@ import { SessionStore } from "../session/SessionStore.js"
 import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
 
 /**
- * The reply a turn saved in the session: its last assistant message, when that one called no tools (the turn was
- * done) and is a reply to deliver (text, not NO_REPLY). None when the turn never got that far.
+ * The reply a turn saved in the session: the turn's own last assistant message, when that one called no tools (the
+ * turn was done) and is a reply to deliver (text, not NO_REPLY). None when the turn never got that far. The turn ends
+ * at the first user message of another turn (a message injected into it carries its turn id), so a later turn's
+ * reply, maybe another person's on another channel, is never taken for this one's.
  */
 export const savedReply = (messages: ReadonlyArray<SessionMessage>, turnId: string): Option.Option<string> => {
   const start = messages.findIndex((m) => m instanceof UserMessage && m.envelope?.turn === turnId)
   if (start === -1) return Option.none()
-  // Read before this process runs a turn, so what follows the turn's message is the turn (and what it took in).
-  let last: AssistantMessage | undefined
   for (const message of messages.slice(start + 1)) {
-    if (message instanceof AssistantMessage) last = message
+    if (message instanceof UserMessage && message.envelope?.turn !== turnId) return Option.none()
+    if (message instanceof AssistantMessage && message.toolCalls.length === 0) {
+      return message.text.trim() !== "" && !isNoReply(message.text) ? Option.some(message.text) : Option.none()
+    }
   }
-  return last !== undefined && last.toolCalls.length === 0 && last.text.trim() !== "" && !isNoReply(last.text)
-    ? Option.some(last.text)
-    : Option.none()
+  return Option.none()
 }
 
 /** What a placeholder says when its turn ended with the process that ran it. */

@@ -43,11 +43,25 @@ const backgroundLogger = Logger.make(({ cause, date, logLevel, message }) => {
   process.stderr.write(`${date.toISOString()} ${logLevel.label} ${withCause}\n`)
 })
 
+/**
+ * A log line that cannot be written (the log's disk is full) is dropped, and the agent goes on: Node reports a failed
+ * write to stderr as an 'error' event, and one nobody listens to ends the process. There is nowhere left to say it.
+ */
+const survivableStderr = Layer.scopedDiscard(Effect.acquireRelease(
+  Effect.sync(() => {
+    const dropped = () => {}
+    process.stderr.on("error", dropped)
+    return dropped
+  }),
+  (dropped) => Effect.sync(() => process.stderr.off("error", dropped))
+))
+
 /** The background agent logs only through backgroundLogger (runMain installs the pretty one by default). */
 const backgroundLogging = Layer.mergeAll(
   Logger.remove(Logger.defaultLogger),
   Logger.remove(Logger.prettyLoggerDefault),
-  Logger.add(backgroundLogger)
+  Logger.add(backgroundLogger),
+  survivableStderr
 )
 
 /**

@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { ContextCut, type NewSegment, Segment, SegmentStoreError } from "./Segment.js"
@@ -86,7 +87,7 @@ export const make = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       return yield* Effect.forEach(segments, (segment) => insertRow(sessionId, segment, now))
     }).pipe(
-      sql.withTransaction,
+      transaction(sql),
       Effect.mapError(failed(`store ${segments.length} new segments of session ${sessionId}`)),
       Effect.withSpan("kern.context.segments.insert", { attributes: { sessionId, count: segments.length } })
     )
@@ -106,7 +107,7 @@ export const make = Effect.gen(function*() {
       yield* sql`UPDATE context_segments SET parent_id = ${stored.id} WHERE id IN ${sql.in(childIds)}`
       return stored
     }).pipe(
-      sql.withTransaction,
+      transaction(sql),
       Effect.mapError((error) =>
         error._tag === "SegmentStoreError" ? error : failed(`store a level ${parent.level} segment of session ${sessionId}`)(error)
       ),
@@ -133,7 +134,7 @@ export const make = Effect.gen(function*() {
       yield* sql`DELETE FROM context_segments WHERE session_id = ${sessionId}`
       yield* sql`DELETE FROM context_cuts WHERE session_id = ${sessionId}`
     }).pipe(
-      sql.withTransaction,
+      transaction(sql),
       Effect.mapError(failed(`forget the segments and cut of session ${sessionId}`)),
       Effect.withSpan("kern.context.segments.clear", { attributes: { sessionId } })
     )

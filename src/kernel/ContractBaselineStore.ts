@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import type { ToolSpec } from "./contracts.js"
@@ -87,7 +88,7 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
       }).pipe(Effect.mapError(fail), Effect.withSpan("kern.kernel.baseline.approve"))
 
     const snapshot = (surface: string, specs: ReadonlyArray<ToolSpec>, approvedBy: string) =>
-      sql.withTransaction(
+      transaction(sql)(
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           yield* sql`DELETE FROM contract_baselines WHERE surface = ${surface}`

@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
@@ -130,7 +131,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
     const flush = flushing.withPermits(1)(Effect.gen(function*() {
       const pending = yield* Ref.get(kept)
       if (pending.length === 0) return
-      yield* sql.withTransaction(Effect.forEach(pending, insert, { discard: true }))
+      yield* transaction(sql)(Effect.forEach(pending, insert, { discard: true }))
       yield* Ref.update(kept, (events) => events.slice(pending.length))
       const lost = yield* Ref.getAndSet(dropped, 0)
       yield* Effect.logWarning(

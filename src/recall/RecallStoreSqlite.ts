@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -127,7 +128,7 @@ export const make = Effect.gen(function*() {
       yield* deleteChunks(sql.and([sql`session_id = ${sessionId}`]))
       yield* sql`DELETE FROM recall_messages WHERE session_id = ${sessionId}`
       yield* sql`DELETE FROM recall_sessions WHERE session_id = ${sessionId}`
-    }).pipe(sql.withTransaction, Effect.mapError(failed("reset a session in")), Effect.withSpan("kern.recall.store.resetSession"))
+    }).pipe(transaction(sql), Effect.mapError(failed("reset a session in")), Effect.withSpan("kern.recall.store.resetSession"))
 
   const appendMessages = (state: SessionState, messages: ReadonlyArray<IndexedMessage>) =>
     Effect.gen(function*() {
@@ -145,7 +146,7 @@ export const make = Effect.gen(function*() {
       yield* sql`INSERT INTO recall_sessions ${sql.insert({ ...state })}
         ON CONFLICT (session_id) DO UPDATE SET dev = excluded.dev, ino = excluded.ino, offset = excluded.offset,
         messages = excluded.messages, chunked = excluded.chunked`
-    }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.appendMessages"))
+    }).pipe(transaction(sql), Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.appendMessages"))
 
   const messageRows = (rows: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     Effect.map(decoded(MessageRow)(rows), (list) =>
@@ -160,7 +161,7 @@ export const make = Effect.gen(function*() {
     Effect.zipRight(
       insertChunks(chunks),
       sql`UPDATE recall_sessions SET chunked = ${chunked} WHERE session_id = ${sessionId}`
-    ).pipe(sql.withTransaction, Effect.asVoid, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.addChunks"))
+    ).pipe(transaction(sql), Effect.asVoid, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.addChunks"))
 
   const fileHashes = sql<{ readonly path: string; readonly hash: string }>`SELECT path, hash FROM recall_files`.pipe(
     Effect.map((rows) => new Map(rows.map((row) => [row.path, row.hash]))),
@@ -177,7 +178,7 @@ export const make = Effect.gen(function*() {
       yield* insertChunks(chunks)
       yield* sql`INSERT INTO recall_files (path, hash) VALUES (${path}, ${hash})
         ON CONFLICT (path) DO UPDATE SET hash = excluded.hash`
-    }).pipe(sql.withTransaction, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
+    }).pipe(transaction(sql), Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
 
   const unembedded = (limit: number, newestFirst = false) =>
     (newestFirst
@@ -207,7 +208,7 @@ export const make = Effect.gen(function*() {
       // A vec0 table's dimension is part of its declaration, so it is SQL text: an integer, truncated to be sure.
       yield* sql.unsafe(`CREATE VIRTUAL TABLE recall_vec USING vec0(
         chunk_id integer primary key, bits bit[${Math.trunc(space.dimension)}], start_ms integer, end_ms integer)`)
-    }).pipe(sql.withTransaction, Effect.mapError(failed("reset the vectors of")), Effect.withSpan("kern.recall.store.resetVectors"))
+    }).pipe(transaction(sql), Effect.mapError(failed("reset the vectors of")), Effect.withSpan("kern.recall.store.resetVectors"))
 
   const putVectors = (_dimension: number, vectors: ReadonlyArray<ChunkVector>) =>
     Effect.forEach(vectors, (v) =>
@@ -220,7 +221,7 @@ export const make = Effect.gen(function*() {
           VALUES (${BigInt(v.id)}, vec_quantize_binary(${blob}), ${BigInt(Math.trunc(v.startMs))}, ${BigInt(Math.trunc(v.endMs))})`
         yield* sql`UPDATE recall_chunks SET embedded = 1 WHERE id = ${v.id}`
       }), { discard: true }).pipe(
-      sql.withTransaction,
+      transaction(sql),
       Effect.mapError(failed("write vectors to")),
       Effect.withSpan("kern.recall.store.putVectors")
     )

@@ -6,7 +6,10 @@ export class Envelope extends Schema.Class<Envelope>("Envelope")({
   channel: Schema.String,
   userId: Schema.String,
   time: Schema.String,
-  /** The turn the message started (its inbox id): how a restart finds the reply of a turn it must still deliver. */
+  /**
+   * The turn the message belongs to: the one it started (its own id), or the running turn it was injected into. How
+   * a restart finds the reply of a turn it must still deliver, and where that turn ends.
+   */
   turn: Schema.optional(Schema.String)
 }) {}
 

@@ -117,8 +117,11 @@ const createWhole = (file: string, content: string) =>
         Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.succeed(false))
       )))
 
-/** Replaces `file` with one holding `content` in one step: the name never stops existing, so no creator slips in. */
-const replaceWhole = (file: string, content: string) =>
+/**
+ * Replaces `file` with one holding `content` in one step: the name never stops existing, so no creator slips in, and
+ * a reader sees the old content or the new, never an empty or half-written file.
+ */
+export const replaceWhole = (file: string, content: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => withTemp(file, content, (temp) => fs.rename(temp, file)))
 
 /** The file's content, or none when it does not exist. */

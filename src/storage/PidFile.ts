@@ -1,8 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import { LockHolder } from "./LockFile.js"
+import { LockHolder, replaceWhole } from "./LockFile.js"
 import { orIfMissing } from "./missingFile.js"
-import { privateFileMode } from "./privateFiles.js"
 import { processRunning, readProcessStat } from "./processState.js"
 
 /**
@@ -32,11 +31,12 @@ export const read = (file: string) =>
     return Option.map(Schema.decodeOption(BarePid)(text), (pid): PidRecord => ({ pid, holder: Option.none() }))
   }).pipe(Effect.withSpan("kern.storage.PidFile.read"))
 
+/**
+ * Writes the record in one step (`kern start` writes it, then the agent its own): `kern stop`, `kern status` and the
+ * clients reading it meanwhile find the old record or the new, never an empty file that says no agent runs.
+ */
 export const write = (file: string, holder: LockHolder) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, `${encodeHolder(holder)}\n`, { mode: privateFileMode })
-  }).pipe(Effect.withSpan("kern.storage.PidFile.write"))
+  replaceWhole(file, `${encodeHolder(holder)}\n`).pipe(Effect.withSpan("kern.storage.PidFile.write"))
 
 /** What the recorded pid names now. */
 export type Check =

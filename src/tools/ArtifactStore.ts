@@ -1,3 +1,4 @@
+import { transaction } from "../storage/transaction.js"
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
@@ -53,7 +54,7 @@ export class ArtifactStore extends Effect.Service<ArtifactStore>()("kern/tools/A
       }
       let lines = 1
       for (let i = 0; i < input.text.length; i++) if (input.text.charCodeAt(i) === 10) lines++
-      const earlier = yield* sql.withTransaction(Effect.gen(function*() {
+      const earlier = yield* transaction(sql)(Effect.gen(function*() {
         yield* sql`INSERT INTO tool_artifacts (artifact_id, sha256, bytes, lines, created_at_ms)
           VALUES (${artifactId}, ${sha256}, ${data.byteLength}, ${lines}, ${now}) ON CONFLICT DO NOTHING`
         const seen = yield* sql`SELECT tool_id FROM tool_artifact_uses

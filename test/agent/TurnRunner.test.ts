@@ -126,6 +126,10 @@ describe("TurnRunner", () => {
         expect(events.find((e) => e.type === "done")).toMatchObject({ delivered: false })
         expect(events.some((e) => e.type === "injected" && e.text.startsWith("second"))).toBe(true)
         expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "user", "assistant"])
+        // The injected message belongs to the running turn: a restart reads the turn as one (leftoverReplies.ts).
+        const [first, , , injected] = messages
+        expect(first?._tag === "user" ? first.envelope?.turn : undefined).toBeDefined()
+        expect(injected?._tag === "user" ? injected.envelope?.turn : undefined).toBe(first?._tag === "user" ? first.envelope?.turn : "")
         const second = JSON.stringify((yield* server.requests)[1]!.body)
         expect(second).toContain("second, sent while you were busy")
       })))

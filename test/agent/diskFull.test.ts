@@ -48,6 +48,8 @@ describe("a full disk during a turn", () => {
       expect(error?.type === "error" ? error.failure : undefined).toMatchObject({ _tag: "SessionNotWritten", reason: "disk-full" })
       expect(error?.type === "error" ? error.message : "").toMatch(/disk full/)
       expect((yield* server.modelRequests).length).toBe(0)
+      // Refused, and told so: it leaves the inbox, so no restart answers it late.
+      expect((yield* runtime.status).inbox).toBe(0)
 
       NodeFs.rmSync(filler)
       yield* server.reply(FakeReply.text("answered"))

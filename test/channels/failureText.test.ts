@@ -55,6 +55,19 @@ describe("a failed turn, told to a chat user", () => {
     }
   })
 
+  it("a message refused for a full disk says so to anyone (send it again later), still naming no path", () => {
+    const detail = "could not append to /home/op/agent/.kern/sessions/x.jsonl: disk full (no space left on the device); the message was not recorded: free some space and send it again"
+    const failure = { _tag: "SessionNotWritten", reason: "disk-full", message: detail } as const
+    expect(failureTextFor({ userId: "operator" }, detail, failure)).toBe(detail)
+    for (const userId of ["42", "U1"]) {
+      const text = failureTextFor({ userId }, detail, failure)
+      expect(text).toMatch(/disk is full/)
+      expect(text).toMatch(/send it again/)
+      expect(text).not.toMatch(configWords)
+    }
+    expect(failureTextFor({ userId: "42" }, detail, { ...failure, reason: "io" })).toBe(apology)
+  })
+
   it.live("Telegram: a paired user's chat shows the apology, never the failure's detail", () =>
     Effect.scoped(Effect.gen(function*() {
       const telegram = yield* makeFakeTelegram()

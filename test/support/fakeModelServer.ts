@@ -174,8 +174,11 @@ const stringInputs = (input: unknown): Array<string> =>
 export interface FakeServerOptions {
   /** Keep request bodies (default true); a benchmark sending 18 MB prompts turns it off. */
   readonly record?: boolean
-  /** The answer when no scripted reply is left (default: a 500 saying so). */
-  readonly fallback?: FakeReply
+  /**
+   * The answer when no scripted reply is left (default: a 500 saying so); a function makes it from the request's
+   * JSON body (a model that echoes what it was asked).
+   */
+  readonly fallback?: FakeReply | ((body: Record<string, unknown>) => FakeReply)
   /**
    * Also speak Anthropic's Messages API at `POST /messages` (the Anthropic client's `/v1/messages` below the root).
    * Off by default: without it that path is a 404, which some tests rely on.
@@ -202,7 +205,10 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
       const model = typeof body["model"] === "string" ? body["model"] : "fake-model"
       const fixed = (yield* Ref.get(byModel)).get(model)
       const scripted = fixed !== undefined ? Option.some(fixed) : yield* nextReply
-      const reply = Option.isNone(scripted) && serverOptions.fallback !== undefined ? Option.some(serverOptions.fallback) : scripted
+      const fallback = serverOptions.fallback
+      const reply = Option.isNone(scripted) && fallback !== undefined
+        ? Option.some(typeof fallback === "function" ? fallback(body) : fallback)
+        : scripted
       if (Option.isNone(reply)) {
         return HttpServerResponse.text(errorJson(500, "fake model server: no scripted reply left"), {
           status: 500,

@@ -203,7 +203,7 @@ export const make = (
             live.filter.flush()
             return yield* change((view) => ({ ...view, text: "", tool: event.name }))
           case "error":
-            return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message) }))
+            return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message, event.failure) }))
           case "done":
             turns.delete(message.turnId)
             return yield* change((view) => ({ ...view, final: { reply: event.reply, delivered: event.delivered } }))

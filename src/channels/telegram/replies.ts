@@ -181,7 +181,7 @@ export const makeReplies = (
           case "step":
             return yield* Ref.update(turn.view, (v) => ({ ...v, newStep: true }))
           case "error":
-            return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message) }))
+            return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message, e.failure) }))
           case "done": {
             turns.delete(event.message.turnId)
             const rest = turn.filter.end(e.reply)

@@ -2,11 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option } from "effect"
 import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
-import { make as makeFakeTelegram } from "../../support/fakeTelegram.js"
+import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 import { interruptedText } from "../../../src/channels/leftoverReplies.js"
 import { agentFolder, awaitPlaceholders, pair, startAgent } from "./harness.js"
 
 const alice = { id: 42, first_name: "Alice" }
+const bob = { id: 43, first_name: "Bob" }
 
 describe("Telegram channel across restarts", () => {
   it.scopedLive("a kill between receiving an update and queueing it loses nothing: the next start takes it again, once", () =>
@@ -153,5 +154,30 @@ describe("Telegram channel across restarts", () => {
       expect(edits).toHaveLength(2)
       expect((yield* telegram.chat(alice.id)).map((m) => m.text)).toEqual(["The saved answer."])
       expect((yield* model.modelRequests).length).toBe(1)
+    }))
+
+  it.scopedLive("a saved reply left undelivered by a kill goes to its own chat: a later turn's reply (another person's) is never taken for it", () =>
+    Effect.gen(function*() {
+      const model = yield* makeFakeModel
+      const telegram = yield* makeFakeTelegram()
+      const dir = agentFolder(model)
+      const first = yield* startAgent(dir, telegram)
+      yield* pair(first, alice)
+      yield* pair(first, bob)
+      yield* model.reply(FakeReply.text("For Alice only."), FakeReply.text("For Bob only."))
+      // Alice's reply waits out a long rate limit; Bob's turn runs after hers and reaches him; then the agent dies.
+      yield* telegram.fail("editMessageText", Failures.rateLimited(600))
+      yield* telegram.message({ from: alice, text: "alice asks" })
+      yield* telegram.awaitCalls("editMessageText", 1)
+      yield* telegram.message({ from: bob, text: "bob asks" })
+      yield* telegram.awaitChat(bob.id, (messages) => messages.some((m) => m.text === "For Bob only."))
+      yield* first.stop
+      expect((yield* telegram.chat(alice.id)).map((m) => m.text)).toEqual(["…"])
+
+      const second = yield* startAgent(dir, telegram)
+      const chat = yield* telegram.awaitChat(alice.id, (messages) => messages.every((m) => m.text !== "…"))
+      yield* second.stop
+      expect(chat.map((m) => m.text)).toEqual(["For Alice only."])
+      expect((yield* telegram.chat(bob.id)).map((m) => m.text)).toEqual(["For Bob only."])
     }))
 })
