@@ -4,7 +4,7 @@ import * as NodePath from "node:path"
 import { processRunning } from "../../src/storage/processState.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { recordedPid, pidFileOf } from "../support/backgroundAgent.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import type { FakeSlack } from "../support/fakeSlack.js"
 import type { FakeTelegram, FakeUser } from "../support/fakeTelegram.js"
 import setupBuild from "../support/globalSetup.js"
@@ -36,7 +36,7 @@ export const makeChaosAgent = (modelURL: string, telegram: FakeTelegram, slack: 
       SLACK_APP_TOKEN: slack.appToken,
       SLACK_API_URL: slack.apiUrl
     }
-    const kern = (args: ReadonlyArray<string>) => Effect.promise(() => runKernAsync([...args, dir], { env }))
+    const kern = (args: ReadonlyArray<string>) => Effect.promise(() => runKern([...args, dir], { env }))
     const running = () => NodeFs.existsSync(pidFileOf(dir)) && processRunning(recordedPid(dir))
     const start = Effect.gen(function*() {
       const result = yield* kern(["start"])

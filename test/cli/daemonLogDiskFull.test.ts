@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import { processRunning } from "../../src/storage/processState.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { killedAtEnd, recordedPid } from "../support/backgroundAgent.js"
-import { runKernAsync } from "../support/cli.js"
+import { runKern } from "../support/cli.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
 import { fillDisk, tinyDisk } from "../support/tinyDisk.js"
@@ -31,7 +31,7 @@ describe("the background agent's log on a full disk", () => {
       yield* tinyDisk(logs)
       yield* killedAtEnd(dir)
       const env = { OPENROUTER_API_KEY: "sk-test", TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.root }
-      const started = yield* Effect.promise(() => runKernAsync(["start", dir], { env }))
+      const started = yield* Effect.promise(() => runKern(["start", dir], { env }))
       expect(started.status, started.stderr).toBe(0)
       const pid = recordedPid(dir)
       yield* telegram.awaitCalls("getUpdates", 1)
@@ -47,6 +47,6 @@ describe("the background agent's log on a full disk", () => {
       }
       expect(processRunning(pid)).toBe(true)
       NodeFs.rmSync(NodePath.join(logs, "filler"))
-      expect((yield* Effect.promise(() => runKernAsync(["stop", dir], { env }))).status).toBe(0)
+      expect((yield* Effect.promise(() => runKern(["stop", dir], { env }))).status).toBe(0)
     })), 120_000)
 })
