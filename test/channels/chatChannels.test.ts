@@ -6,6 +6,7 @@ import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
 import * as FakeSlack from "../support/fakeSlack.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
+import { fakePeersEnv } from "../support/fakePeers.js"
 
 const alice = { id: 42, first_name: "Alice" }
 
@@ -16,14 +17,7 @@ describe("chat channels in kern run", () => {
       const telegram = yield* makeFakeTelegram()
       const slack = yield* FakeSlack.make()
       const dir = initAgentWithModel(model.baseURL, { recall: false, heartbeatInterval: 0 })
-      const env = {
-        OPENROUTER_API_KEY: "sk-test",
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.root,
-        SLACK_BOT_TOKEN: slack.botToken,
-        SLACK_APP_TOKEN: slack.appToken,
-        SLACK_API_URL: slack.apiUrl
-      }
+      const env = fakePeersEnv(telegram, slack)
       let child: ChildProcess | undefined
       yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
       const done = runKern(["run", dir], { env, stdin: true, onSpawn: (spawned) => (child = spawned) })

@@ -8,6 +8,7 @@ import { runKern } from "../support/cli.js"
 import type { FakeSlack } from "../support/fakeSlack.js"
 import type { FakeTelegram, FakeUser } from "../support/fakeTelegram.js"
 import setupBuild from "../support/globalSetup.js"
+import { fakePeersEnv } from "../support/fakePeers.js"
 
 /** A background agent (`kern start`) on the fakes, which the chaos runs kill and start again. */
 export interface ChaosAgent {
@@ -28,14 +29,7 @@ export const makeChaosAgent = (modelURL: string, telegram: FakeTelegram, slack: 
   Effect.gen(function*() {
     yield* Effect.sync(setupBuild)
     const dir = initAgentWithModel(modelURL, { recall: false, heartbeatInterval: 0, autoCommit: false, ...config })
-    const env = {
-      OPENROUTER_API_KEY: "sk-test",
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.root,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_APP_TOKEN: slack.appToken,
-      SLACK_API_URL: slack.apiUrl
-    }
+    const env = fakePeersEnv(telegram, slack)
     const kern = (args: ReadonlyArray<string>) => Effect.promise(() => runKern([...args, dir], { env }))
     const running = () => NodeFs.existsSync(pidFileOf(dir)) && processRunning(recordedPid(dir))
     const start = Effect.gen(function*() {
