@@ -7,7 +7,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { breakdownOf } from "../context/breakdown.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { makeState, planContext } from "../context/plan.js"
-import type { Segment } from "../context/Segment.js"
+import { rawWindowStart, type Segment } from "../context/Segment.js"
 import { SegmentStore } from "../context/SegmentStore.js"
 import { admission, healthOf, summarizerOf } from "../context/summarizerHealth.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
@@ -93,7 +93,7 @@ const inspect = (requested: Option.Option<string>) =>
     const ratio = Option.getOrElse(yield* segments.getCalibration(config.model ?? "").pipe(Effect.mapError(failed)), () => 1)
     const state = makeState(
       yield* segments.list(id).pipe(Effect.mapError(failed)),
-      Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex }),
+      rawWindowStart(cut),
       Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
     )
     // As the turn plans: the fallback cut where it would summarize first, only while the summary model is failing.

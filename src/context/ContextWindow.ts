@@ -10,7 +10,7 @@ import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
 import { breakdownOf, type ContextBreakdown } from "./breakdown.js"
 import { type Composition, type ContextPlan, holdFrom, makeState, planContext, type SessionState } from "./plan.js"
-import { ContextCut, type Segment } from "./Segment.js"
+import { ContextCut, rawWindowStart, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { SegmentSummarizer } from "./Summarizer.js"
@@ -87,7 +87,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         const segments = yield* store.list(sessionId).pipe(Effect.catchAll(warned<ReadonlyArray<Segment>>([])))
         const cut = yield* store.getCut(sessionId).pipe(Effect.catchAll(warned(Option.none<ContextCut>())))
         const held = Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
-        const state = makeState(segments, Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex }), held)
+        const state = makeState(segments, rawWindowStart(cut), held)
         yield* Ref.update(states, (map) => new Map(map).set(sessionId, state))
         // A fallback that outlived the last run was announced then: it is not again.
         if (state.cut > state.coveredEnd) yield* Ref.update(fallbacks, (set) => new Set(set).add(sessionId))

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 
 /**
  * A span of a session's messages and, once the summary model has written it, its summary. Level 0 (L0) segments
@@ -63,6 +63,10 @@ export class ContextCut extends Schema.Class<ContextCut>("ContextCut")({
    */
   rawStart: Schema.optionalWith(Schema.Number, { nullable: true })
 }) {}
+
+/** Where a session's raw window starts: its cut's `rawStart`, else the cut itself, else the first message. */
+export const rawWindowStart = (cut: Option.Option<ContextCut>): number =>
+  Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex })
 
 /** The summary a segment should be written to: about a tenth of its tokens, within 200–1,500. */
 export const summaryTargetTokens = (tokens: number): number => Math.min(1_500, Math.max(200, Math.round(tokens / 10)))

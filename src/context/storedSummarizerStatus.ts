@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { coveredEnd } from "./plan.js"
 import type { KernConfig } from "../config/schema.js"
-import type { SegmentStoreError } from "./Segment.js"
+import { rawWindowStart, type SegmentStoreError } from "./Segment.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { healthOf, summarizerOf } from "./summarizerHealth.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
@@ -23,6 +23,6 @@ export const storedSummarizerStatus = (
     const { id, messages } = session.value
     const covered = coveredEnd(yield* store.list(id))
     const cut = yield* store.getCut(id)
-    const rawStart = Option.match(cut, { onNone: () => 0, onSome: (c) => c.rawStart ?? c.messageIndex })
+    const rawStart = rawWindowStart(cut)
     return summarizerStatus({ enabled: config.summaryBudget > 0, health, sessionId: id, messages, coveredEnd: covered, fallback: rawStart > covered })
   }).pipe(Effect.withSpan("kern.context.summarizer.storedStatus"))
