@@ -29,6 +29,7 @@ export default defineConfig({
     // The pool reads isolation from here, not from a project: the parallel files share their worker's modules.
     poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     globalSetup: ["test/support/globalSetup.ts"],
+    setupFiles: ["test/support/sharedItGuard.ts"],
     projects: [
       {
         extends: true,

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
@@ -36,7 +36,7 @@ const StoredRows = Schema.Array(Schema.Struct({ chunkId: Schema.Number, embeddin
 
 const storeLayer = RecallStoreSqlite.layer.pipe(Layer.provideMerge(Database.layerMemory))
 
-layer(storeLayer)("recall vectors in kern.db", (it) => {
+describe("recall vectors in kern.db", () => {
   it.effect("are stored as int8 with a scale (a quarter of float32's bytes) and rank as the exact float32 search", () =>
     Effect.gen(function*() {
       const store = yield* RecallStore
@@ -88,5 +88,5 @@ layer(storeLayer)("recall vectors in kern.db", (it) => {
       const windowed = yield* store.vectorSearch(queries[0]!, limit * 20, { afterMs: 50_000, beforeMs: 59_000 })
       expect(windowed.length).toBeGreaterThan(0)
       expect(windowed.every((r) => { const i = rows.findIndex((row) => row.id === r.id); return i >= 50 && i <= 59 })).toBe(true)
-    }))
+    }).pipe(Effect.provide(storeLayer)))
 })
