@@ -118,6 +118,7 @@ const segmentTree = [
 ]
 const segmentsAnswer: SegmentsResponse = { sessionId: "s-current", messages: 120, cut: 110, segments: segmentTree }
 const contextSegmentsAnswer: ContextSegmentsResponse = {
+  request: "next",
   sessionId: "s-current",
   messages: 120,
   cut: 110,
@@ -179,6 +180,7 @@ describe("web UI against a scripted server", () => {
     "/notes/summary": { body: { summary: { text: "# This week\n- shipped the **web UI**", sources: ["notes/2026-11-22.md"], fresh: true } } },
     "/context/system": {
       body: {
+        request: "next",
         sections: [
           { kind: "preamble", source: "kern", text: "You are kern.", chars: 13, tokens: 4 },
           { kind: "file", source: "AGENTS.md", text: agentsSection, chars: agentsSection.length, tokens: 31 },
