@@ -464,6 +464,8 @@ describe("web UI against a scripted server", () => {
       // The header: the session's figures, what the cut means, and the next request's tokens as bars.
       await dialog.getByText("messages 0–109 summarized, 110… raw (10 messages)", { exact: false }).waitFor()
       await dialog.getByText("120 messages", { exact: false }).waitFor()
+      // Labelled as the server labels the figures: a preview of the next request, before the message that starts it.
+      await dialog.getByRole("heading", { name: "Next request (before its message): 24,000 of 100,000 tokens" }).waitFor()
       for (const [part, tokens] of [["system", "6,200"], ["tools", "3,400"], ["summary", "2,300"], ["raw", "12,100"], ["total", "24,000"]]) {
         await dialog.getByRole("img", { name: `${part}: ${tokens} of 100,000 tokens` }).waitFor()
       }
