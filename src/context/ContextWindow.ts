@@ -232,7 +232,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
      * messages from the cut, and its breakdown. The turn sends it (`send`); a preview builds the same request without
      * touching the history's live prompt, which a running model call may be reading.
      */
-    const requestOf = (input: Omit<PrepareInput, "progress">, planned: ContextPlan, ratio: number, use: "send" | "preview") =>
+    const requestOf = (input: PreviewInput, planned: ContextPlan, ratio: number, use: "send" | "preview") =>
       Effect.gen(function*() {
         const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
         const prompt = yield* (use === "send" ? input.history.prompt(system, planned.cut) : input.history.promptCopy(system, planned.cut))
