@@ -132,4 +132,15 @@ export class SessionHistory {
       const start = i < this.records.length ? this.promptIndex[i]! : this.promptMessages.length
       return Prompt.fromMessages([this.promptMessages[0]!, ...this.promptMessages.slice(start)])
     })
+
+  /**
+   * The same prompt as `prompt`, in a fresh array that leaves the live one alone: for an inspection, which may run
+   * while a model call reads the live prompt.
+   */
+  readonly promptCopy = (system: string, from?: number): Effect.Effect<Prompt.Prompt> =>
+    Effect.sync(() => {
+      const i = from === undefined ? 0 : from - this.base
+      const start = i <= 0 || this.records.length === 0 ? 1 : i < this.records.length ? this.promptIndex[i]! : this.promptMessages.length
+      return Prompt.fromMessages([systemMessage(system), ...this.promptMessages.slice(start)])
+    })
 }

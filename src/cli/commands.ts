@@ -239,8 +239,9 @@ const sessionOption = Options.text("session").pipe(
 const contextShow = Command.make("show", { dir: dirArg, dirFlag: dirOption, session: sessionOption, json: jsonOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./context.js"), (m) => m.show(resolved)))).pipe(
     Command.withDescription(
-      "What the model gets on the next turn: the system prompt by section with token counts, the budget, the raw " +
-        "window and where it is cut, and the summaries standing for the messages before it (works while the agent runs)."
+      "The next request, as the next turn would build it before its own message: the system prompt by section with " +
+        "token counts, the budget, the raw window and where it is cut, and the summaries standing for the messages " +
+        "before it (works while the agent runs)."
     )
   )
 

@@ -1,22 +1,16 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Clock, Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import * as Layers from "../agent/layers.js"
-import { SessionHistory } from "../agent/SessionHistory.js"
-import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { breakdownOf } from "../context/breakdown.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { makeState, planContext } from "../context/plan.js"
-import { rawWindowStart, type Segment } from "../context/Segment.js"
-import { SegmentStore } from "../context/SegmentStore.js"
-import { admission, healthOf, summarizerOf } from "../context/summarizerHealth.js"
+import { nextRequest } from "../context/nextRequest.js"
+import type { Segment } from "../context/Segment.js"
+import * as Summarizer from "../context/Summarizer.js"
+import type { SystemSection } from "../agent/systemPrompt.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
-import { toolDefinitionsTokens } from "../context/toolTokens.js"
-import { toolkitFor } from "../kernel/aiTools.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
-import { Tokenizer } from "../model/tokenizer.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
@@ -46,10 +40,11 @@ const failed = (error: { readonly message: string }) => new CommandFailed({ mess
 const inspectLayer = (dir: string) => {
   const kernel = Layers.kernelAgentLayer(dir, stderr)
   const notes = NotesSummary.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.orElse(() => NotesSummary.layerNone))
+  // The context plans from the summaries there are: it makes none here.
+  const context = ContextWindow.Default.pipe(Layer.provide(Summarizer.layerInspectOnly), Layer.provideMerge(SegmentStoreSqlite.layer))
   return Layer.mergeAll(
-    SegmentStoreSqlite.layer,
+    context,
     SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)),
-    Tokenizer.Default,
     notes
   ).pipe(Layer.provideMerge(kernel))
 }
@@ -67,53 +62,42 @@ const number = (n: number) => n.toLocaleString("en-US")
 
 const range = (segment: Pick<Segment, "start" | "end">) => `${number(segment.start)}–${number(segment.end - 1)}`
 
-/** What the next model call of the session would get, planned as the turn plans it (nothing moved or written). */
+/**
+ * The request the operator's next turn in the session would send (before its own message): ContextWindow.preview,
+ * which plans and builds it as the turn does, with nothing moved or written.
+ */
 const inspect = (requested: Option.Option<string>) =>
   Effect.gen(function*() {
-    const loaded = yield* AgentConfig
-    const { config } = loaded
+    const { config } = yield* AgentConfig
     const id = yield* sessionId(requested)
-    const segments = yield* SegmentStore
     const store = yield* SessionStore
-    const count = yield* Effect.flatMap(Tokenizer, (tokenizer) => tokenizer.counter)
-    const cut = yield* segments.getCut(id).pipe(Effect.mapError(failed))
-    const from = Option.getOrUndefined(Option.filter(cut, (c) => c.messageIndex > 0 && c.byteOffset > 0))
-    const session = yield* store.load(id, from).pipe(Effect.mapError(failed))
-    const history = yield* SessionHistory.make(session.messages, {
+    const context = yield* ContextWindow
+    const from = yield* context.cutOf(id)
+    const history = yield* context.historyOf(yield* store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)))
+    const request = yield* nextRequest({
       sessionId: id,
-      base: session.firstIndex,
-      maxToolResultChars: config.maxToolResultChars,
-      count
+      history,
+      tools: yield* (yield* ToolRegistry).listTools,
+      files: yield* makeFileCache,
+      modelId: config.model ?? ""
     })
-    const tools = yield* (yield* ToolRegistry).listTools
-    const toolsTokens = toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count)
-    const files = yield* makeFileCache
-    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools) })
-    const system = renderSystemPrompt(sections)
-    const ratio = Option.getOrElse(yield* segments.getCalibration(config.model ?? "").pipe(Effect.mapError(failed)), () => 1)
-    const state = makeState(
-      yield* segments.list(id).pipe(Effect.mapError(failed)),
-      rawWindowStart(cut),
-      Option.match(cut, { onNone: () => 0, onSome: (c) => c.messageIndex })
-    )
-    // As the turn plans: the fallback cut where it would summarize first, only while the summary model is failing.
-    const health = healthOf(yield* segments.getHealth.pipe(Effect.mapError(failed)), summarizerOf(config))
-    const fallback = admission(health, yield* Clock.currentTimeMillis) !== "open"
-    const planned = planContext({ config, state, window: yield* history.window, system, toolsTokens, ratio, count, fallback })
-    const breakdown = breakdownOf(id, yield* history.size, planned, toolsTokens, ratio)
-    return { breakdown, sections, segments: state.segments, count, model: config.model ?? "" }
+    return { ...request, segments: yield* context.segments(id), count: context.count, model: config.model ?? "" }
   })
 
 const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: string) => number) =>
   sections.map((section) => [section.kind, section.source, number(count(section.text))])
 
-/** `kern context show`: the system prompt by section with token counts, the raw window, the cut and the summaries in use. */
+/**
+ * `kern context show`: the next request (before its turn's message), as the turn would build it: the system prompt by
+ * section with token counts, the raw window, the cut and the summaries in use.
+ */
 export const show = (args: ContextArgs) =>
   Effect.gen(function*() {
     const { breakdown, count, model, sections } = yield* inspect(args.session)
     const { budget, tokens } = breakdown
     if (args.json) {
       return yield* Console.log(JSON.stringify({
+        request: "next",
         ...breakdown,
         model,
         system: sections.map((section) => ({ ...section, tokens: count(section.text) }))
@@ -122,7 +106,8 @@ export const show = (args: ContextArgs) =>
     const lines = [
       `session ${breakdown.sessionId}: ${number(breakdown.messages)} messages, model ${model || "(none)"}` +
       (breakdown.calibration === 1 ? "" : ` (counts corrected ×${breakdown.calibration.toFixed(2)})`),
-      `context: ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — system ${number(tokens.system)}, ` +
+      `next request (before its message): ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — ` +
+      `system ${number(tokens.system)}, ` +
       `tools ${number(tokens.tools)}, summaries ${number(tokens.summary)}, raw messages ${number(tokens.raw)}`,
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
       ...(tokens.total * breakdown.calibration > budget.maxContextTokens

@@ -32,11 +32,20 @@ export interface PrepareInput {
 }
 
 export interface Prepared {
+  /** The system prompt as sent: with the conversation summary when messages are trimmed. */
+  readonly system: string
+  /** The rendered `<conversation_summary>` in it; "" when nothing is trimmed. */
+  readonly conversationSummary: string
   readonly prompt: Prompt.Prompt
   readonly breakdown: ContextBreakdown
   /** The whole request as we count it, before the calibration (what the provider's count is compared with). */
   readonly estimate: number
 }
+
+export type PreviewInput = Omit<PrepareInput, "progress">
+
+/** The request the next model call would send: what the turn sends, planned the same way, with nothing moved. */
+export type Preview = Prepared
 
 /**
  * A report this far from our count is not a tokenizer's difference but a proxy's zero, a count of the uncached part
@@ -219,6 +228,19 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count, fallback }))
 
     /**
+     * The request a plan makes: the system prompt with the conversation summary when messages are trimmed, the raw
+     * messages from the cut, and its breakdown. The turn sends it (`send`); a preview builds the same request without
+     * touching the history's live prompt, which a running model call may be reading.
+     */
+    const requestOf = (input: PreviewInput, planned: ContextPlan, ratio: number, use: "send" | "preview") =>
+      Effect.gen(function*() {
+        const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
+        const prompt = yield* (use === "send" ? input.history.prompt(system, planned.cut) : input.history.promptCopy(system, planned.cut))
+        const breakdown = breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
+        return { system, conversationSummary: planned.block, prompt, breakdown, estimate: planned.estimate } satisfies Prepared
+      })
+
+    /**
      * The prompt of the next model call: the system prompt with the conversation summary when messages are trimmed,
      * then the raw messages from the cut. When the request would still exceed maxContextTokens (the summaries lag
      * behind), the overflow is segmented and summarized first, in the turn, with a progress line, while the summary
@@ -246,24 +268,23 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         const from = holdFrom(yield* input.history.window, planned.cut, summariesOn ? state.coveredEnd : planned.cut)
         yield* moveCut(input.sessionId, input.history, state, planned.cut, from)
         yield* keep(input.sessionId, state, planned.cut, from, planned.composition)
-        const system = planned.block === "" ? input.system : `${input.system}${sectionSeparator}${planned.block}`
-        const prompt = yield* input.history.prompt(system, planned.cut)
-        const breakdown = breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
-        yield* Ref.update(lastBreakdowns, (map) => new Map(map).set(input.sessionId, breakdown))
-        return { prompt, breakdown, estimate: planned.estimate }
+        const request = yield* requestOf(input, planned, ratio, "send")
+        yield* Ref.update(lastBreakdowns, (map) => new Map(map).set(input.sessionId, request.breakdown))
+        return request
       }).pipe(Effect.withSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
 
     /**
-     * The context the next model call would get, planned as `prepare` plans it, with nothing moved or summarized (so
-     * with the fallback cut where prepare would summarize first only while the summary model is not failing).
+     * The request the next model call would send, planned as `prepare` plans it, with nothing moved or summarized (so
+     * with the fallback cut where prepare would summarize first only while the summary model is not failing): the
+     * web UI's and `kern context show`'s "next request", built by the same `requestOf` as the turn's.
      */
-    const inspect = (input: Omit<PrepareInput, "progress">) =>
+    const preview = (input: PreviewInput): Effect.Effect<Preview> =>
       Effect.gen(function*() {
         const ratio = yield* calibrationOf(input.modelId)
         const fallback = (yield* gate.admission) !== "open"
         const planned = yield* plan({ ...input, progress: () => Effect.void }, yield* stateOf(input.sessionId), ratio, fallback)
-        return breakdownOf(input.sessionId, yield* input.history.size, planned, input.toolsTokens, ratio)
-      })
+        return yield* requestOf(input, planned, ratio, "preview")
+      }).pipe(Effect.withSpan("kern.context.preview", { attributes: { sessionId: input.sessionId } }))
 
     /**
      * After a turn: segments, summaries and rollups in the background; the turn never waits for them. While the
@@ -322,7 +343,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
 
     return {
       prepare,
-      inspect,
+      preview,
       afterTurn,
       settled,
       calibrate,

@@ -84,6 +84,14 @@ export const layerModel: Layer.Layer<SegmentSummarizer, never, LanguageModel.Lan
 export const layer: Layer.Layer<SegmentSummarizer, ModelConfigMissing, AgentConfig | HttpClient.HttpClient> = layerModel
   .pipe(Layer.provide(Provider.summaryLayer))
 
+/**
+ * No summarizer: for read-only inspections (`kern context show`), which plan the next request from the summaries
+ * there are and never make one.
+ */
+export const layerInspectOnly: Layer.Layer<SegmentSummarizer> = Layer.succeed(SegmentSummarizer, {
+  summarize: () => Effect.fail(new SummarizeError({ message: "a read-only inspection makes no summaries: the running agent does" }))
+})
+
 const firstWords = (text: string, words: number) => text.trim().split(/\s+/).slice(0, words).join(" ")
 
 const messageText = (message: SessionMessage): string => {

@@ -61,18 +61,22 @@ describe("kern context show, kern segments list|rebuild", () => {
       const shown = (yield* kern(["context", "show", "--json"], { dir, env }))
       expect(shown.status, shown.stderr).toBe(0)
       const context = JSON.parse(shown.stdout) as {
+        request: string
         cut: number
         tokens: { total: number }
         injected: ReadonlyArray<{ level: number }>
         system: ReadonlyArray<{ kind: string; tokens: number }>
       }
+      expect(context.request).toBe("next")
       expect(context.cut).toBeGreaterThan(0)
       expect(context.tokens.total).toBeLessThanOrEqual(20_000)
       expect(context.injected.length).toBeGreaterThan(0)
       expect(context.system.map((s) => s.kind)).toEqual(expect.arrayContaining(["preamble", "file", "tools"]))
       expect(context.system.every((s) => s.tokens > 0)).toBe(true)
       const text = (yield* kern(["context", "show"], { dir, env }))
-      expect(text.stdout).toMatch(/context: [\d,]+ of 20,000 tokens — system [\d,]+, tools [\d,]+, summaries [\d,]+, raw messages [\d,]+/)
+      expect(text.stdout).toMatch(
+        /next request \(before its message\): [\d,]+ of 20,000 tokens — system [\d,]+, tools [\d,]+, summaries [\d,]+, raw messages [\d,]+/
+      )
       expect(text.stdout).toContain("conversation summary:")
       expect(text.stdout).toMatch(/raw window: messages [\d,]+–2,999; 0–[\d,]+ are summarized/)
 

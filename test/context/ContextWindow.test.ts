@@ -102,6 +102,26 @@ const afterFailedPass = Effect.gen(function*() {
 })
 
 describe("ContextWindow", () => {
+  it.scoped("preview: the request prepare then sends, message for message and token for token, with nothing moved", () =>
+    Effect.gen(function*() {
+      const context = yield* ContextWindow
+      const history = yield* historyOf(conversation(160))
+      yield* context.afterTurn("s1", history)
+      yield* context.settled()
+      const input = { sessionId: "s1", history, system: "You are a test agent.", toolsTokens: 500, modelId: "test-model" }
+      const preview = yield* context.preview(input)
+      expect(preview.breakdown.cut).toBeGreaterThan(0)
+      // A look only: the cut is not stored, the history still holds every message.
+      expect(yield* Effect.flatMap(SegmentStore, (store) => store.getCut("s1"))).toEqual(Option.none())
+      expect(yield* history.first).toBe(0)
+      const prepared = yield* prepare(history)
+      expect(preview.breakdown).toEqual(prepared.breakdown)
+      expect(preview.estimate).toBe(prepared.estimate)
+      expect(preview.system).toBe(prepared.system)
+      expect(preview.conversationSummary).not.toBe("")
+      expect(preview.prompt.content).toEqual(prepared.prompt.content)
+    }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
+
   it.scoped("after turns: L0 segments cut at a topic shift, summarized, rolled up by tens; the cut never passes them", () =>
     Effect.gen(function*() {
       const context = yield* ContextWindow

@@ -232,8 +232,16 @@ export const SystemSection = Schema.Struct({
 })
 export type SystemSection = typeof SystemSection.Type
 
-/** GET /context/system: the system prompt of the operator's next turn, by section. */
+/**
+ * Which request a context figure describes: `next`, a preview of the request the operator's next turn would send
+ * (before that turn's own message), planned and built as the turn builds it; `last`, one that was sent.
+ */
+export const ContextRequest = Schema.Literal("next", "last")
+export type ContextRequest = typeof ContextRequest.Type
+
+/** GET /context/system: the system prompt of the operator's next request, by section. */
 export const SystemPromptResponse = Schema.Struct({
+  request: ContextRequest,
   sections: Schema.Array(SystemSection),
   /** Characters of the whole prompt as the model gets it (sections and their separators). */
   totalChars: Schema.Number,
@@ -284,8 +292,9 @@ export const SegmentsResponse = Schema.Struct({
 })
 export type SegmentsResponse = typeof SegmentsResponse.Type
 
-/** GET /context/segments: what composeHistory injects now, with the context's token breakdown. */
+/** GET /context/segments: the next request's summaries and token breakdown (`request` says which request). */
 export const ContextSegmentsResponse = Schema.Struct({
+  request: ContextRequest,
   sessionId: Schema.String,
   messages: Schema.Number,
   cut: Schema.Number,

@@ -2,9 +2,8 @@ import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { agentZone } from "../../agent/envelope.js"
-import { type PromptTool, renderSystemPrompt, systemSectionsFrom } from "../../agent/systemPrompt.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
-import { uncachedFiles } from "../../memory/fileCache.js"
+import type { NextRequest } from "../../context/nextRequest.js"
 import type { TokenCounter } from "../../model/tokenizer.js"
 import type { SessionMessage } from "../../session/messages.js"
 import { orIfMissing } from "../../storage/missingFile.js"
@@ -86,20 +85,18 @@ export const sessionActivity = (path: string, id: string) =>
   }).pipe(Effect.withSpan("kern.web.activity"))
 
 /**
- * The system prompt as the next turn gets it, section by section with its size in characters and tokens: `tools`
- * are the ones that turn is offered (the operator's: every registered tool).
+ * The system prompt of a request, section by section with its size in characters and tokens, and the whole as sent
+ * (`system`: the sections joined).
  */
-export const systemSections = (tools: ReadonlyArray<PromptTool>, count: TokenCounter, conversationSummary?: string) => Effect.gen(function*() {
-  // Read afresh: this is an inspection, and the turn runner's cache is its own.
-  const prompt = yield* Effect.flatMap(uncachedFiles, (files) => systemSectionsFrom(files, { tools, conversationSummary }))
-  const sections: Array<SystemSection> = prompt.map((section) => ({
-    ...section,
-    chars: section.text.length,
-    tokens: count(section.text)
-  }))
-  const whole = renderSystemPrompt(prompt)
-  return { sections, totalChars: whole.length, totalTokens: count(whole) } satisfies SystemPromptResponse
-}).pipe(Effect.withSpan("kern.web.systemPrompt"))
+export const systemSections = (
+  request: Pick<NextRequest, "sections" | "system">,
+  count: TokenCounter
+): SystemPromptResponse => ({
+  request: "next",
+  sections: request.sections.map((section): SystemSection => ({ ...section, chars: section.text.length, tokens: count(section.text) })),
+  totalChars: request.system.length,
+  totalTokens: count(request.system)
+})
 
 /** Bytes of kern.db and its WAL. */
 export const databaseBytes = (dbFile: string) =>

@@ -12,12 +12,10 @@ import { heartbeatInterface } from "../../agent/MessageQueue.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { providerProblems } from "../../config/providers.js"
 import { usageTotals } from "../../kernel/usageTotals.js"
-import { promptToolsOf, sectionSeparator } from "../../agent/systemPrompt.js"
-import { renderConversationSummary } from "../../context/composeHistory.js"
-import type { ContextWindow } from "../../context/ContextWindow.js"
+import { ContextWindow } from "../../context/ContextWindow.js"
+import { nextRequest } from "../../context/nextRequest.js"
 import type { Segment } from "../../context/Segment.js"
-import { toolDefinitionsTokens } from "../../context/toolTokens.js"
-import { toolkitFor } from "../../kernel/aiTools.js"
+import { uncachedFiles } from "../../memory/fileCache.js"
 import type { ToolRegistry } from "../../kernel/ToolRegistry.js"
 import { NotesSummary } from "../../memory/NotesSummary.js"
 import type { Tokenizer } from "../../model/tokenizer.js"
@@ -89,7 +87,7 @@ const readBody = <A, I>(schema: Schema.Schema<A, I>, limit: number) =>
   })
 
 export const makeRouter = (services: RouteServices, options: { readonly bodyLimitBytes: number }) => {
-  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, tokenizer, context, server } = services
+  const { runtime, hub, config: loaded, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, context, server } = services
   const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(AgentConfig, loaded),
@@ -228,38 +226,27 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     ))
   })
 
-  /** The conversation summary of the current session's last model call, when messages were trimmed. */
-  const conversationSummary = Effect.gen(function*() {
+  /**
+   * The request the operator's next turn would send in the current session (before its own message), planned and
+   * built as the turn builds it (ContextWindow.preview), memory files read afresh.
+   */
+  const next = Effect.gen(function*() {
     const session = yield* runtime.currentSession
-    const last = yield* context.lastBreakdown(session.id)
-    return Option.isSome(last) && last.value.injected.length > 0 ? renderConversationSummary(last.value.injected) : undefined
+    return yield* provide(nextRequest({
+      sessionId: session.id,
+      history: session.history,
+      tools: yield* registry.listTools,
+      files: yield* uncachedFiles,
+      modelId: config.model ?? ""
+    })).pipe(Effect.provideService(ContextWindow, context))
   })
 
   const contextSystem = Effect.gen(function*() {
-    const tools = promptToolsOf(yield* registry.listTools)
-    const count = yield* tokenizer.counter
-    return yield* json(Api.SystemPromptResponse)(yield* provide(systemSections(tools, count, yield* conversationSummary)))
+    const request = yield* next
+    return yield* json(Api.SystemPromptResponse)(systemSections(request, context.count))
   })
 
-  /**
-   * The current session's context: the last model call's, or (before any in this process) the one the operator's
-   * next turn would get, planned without moving anything.
-   */
-  const currentBreakdown = Effect.gen(function*() {
-    const session = yield* runtime.currentSession
-    const last = yield* context.lastBreakdown(session.id)
-    if (Option.isSome(last)) return last.value
-    const tools = yield* registry.listTools
-    const count = yield* tokenizer.counter
-    const system = yield* provide(systemSections(promptToolsOf(tools), count))
-    return yield* context.inspect({
-      sessionId: session.id,
-      history: session.history,
-      system: system.sections.map((section) => section.text).join(sectionSeparator),
-      toolsTokens: toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count),
-      modelId: loaded.config.model ?? ""
-    })
-  })
+  const currentBreakdown = Effect.map(next, (request) => request.breakdown)
 
   const segmentInfo = (injected: ReadonlySet<number>) => (segment: Segment): Api.SegmentInfo => ({
     id: segment.id,
@@ -279,6 +266,7 @@ export const makeRouter = (services: RouteServices, options: { readonly bodyLimi
     const breakdown = yield* currentBreakdown
     const injected = new Set(breakdown.injected.map((segment) => segment.id))
     return yield* json(Api.ContextSegmentsResponse)({
+      request: "next",
       sessionId: breakdown.sessionId,
       messages: breakdown.messages,
       cut: breakdown.cut,

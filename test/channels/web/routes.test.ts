@@ -93,14 +93,15 @@ describe("HTTP API: routes", () => {
       // Before any turn: planned as the next turn would be, nothing summarized yet, so nothing may be cut.
       const before = yield* request(`${base}/context/segments`, { headers: bearer })
       expect(before.status).toBe(200)
-      expect(before.json).toMatchObject({ messages: 2_000, cut: 0, injected: [], budget: { maxContextTokens } })
+      expect(before.json).toMatchObject({ request: "next", messages: 2_000, cut: 0, injected: [], budget: { maxContextTokens } })
       const events = yield* client.events()
       const { turnId } = yield* client.send({ text: "what changed on the router?" })
       yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
 
-      // As of the turn's model call: its question was in, its answer not yet.
+      // The next request: the turn's question and answer are in it.
       const after = (yield* request(`${base}/context/segments`, { headers: bearer })).json as ContextSegmentsResponse
-      expect(after.messages).toBe(2_001)
+      expect(after.request).toBe("next")
+      expect(after.messages).toBe(2_002)
       expect(after.cut).toBeGreaterThan(0)
       expect(after.injected.length).toBeGreaterThan(0)
       expect(after.injected.every((segment) => segment.inContext && segment.summary !== null)).toBe(true)
@@ -116,7 +117,7 @@ describe("HTTP API: routes", () => {
       expect(l0[0]!.start).toBe(0)
       expect(segments.segments.filter((s) => s.inContext).map((s) => s.id).sort()).toEqual(after.injected.map((s) => s.id).sort())
 
-      // The system prompt shows the summary the model got.
+      // The system prompt shows the summary the next request carries.
       const system = (yield* request(`${base}/context/system`, { headers: bearer })).json as SystemPromptResponse
       expect(system.sections.at(-1)).toMatchObject({ kind: "conversation-summary" })
       expect(system.sections.at(-1)!.text).toContain("<conversation_summary>")

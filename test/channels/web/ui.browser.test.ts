@@ -138,10 +138,10 @@ describe("web UI end to end", () => {
         await dialog.locator(".raw-list").getByText("which markdown files are here?").waitFor()
         await screenshot(page, "e2e-03-sessions")
 
-        // A short conversation: nothing segmented yet, everything raw; the token breakdown of the last request shows.
+        // A short conversation: nothing segmented yet, everything raw; the token breakdown of the next request shows.
         await tab("Segments").click()
         await dialog.getByText(/No segments yet/).waitFor()
-        await dialog.getByText(/Next request: [\d,]+ of 100,000 tokens/).waitFor()
+        await dialog.getByText(/Next request \(before its message\): [\d,]+ of 100,000 tokens/).waitFor()
         await screenshot(page, "e2e-04-segments")
 
         await tab("Notes").click()

@@ -118,6 +118,7 @@ const segmentTree = [
 ]
 const segmentsAnswer: SegmentsResponse = { sessionId: "s-current", messages: 120, cut: 110, segments: segmentTree }
 const contextSegmentsAnswer: ContextSegmentsResponse = {
+  request: "next",
   sessionId: "s-current",
   messages: 120,
   cut: 110,
@@ -179,6 +180,7 @@ describe("web UI against a scripted server", () => {
     "/notes/summary": { body: { summary: { text: "# This week\n- shipped the **web UI**", sources: ["notes/2026-11-22.md"], fresh: true } } },
     "/context/system": {
       body: {
+        request: "next",
         sections: [
           { kind: "preamble", source: "kern", text: "You are kern.", chars: 13, tokens: 4 },
           { kind: "file", source: "AGENTS.md", text: agentsSection, chars: agentsSection.length, tokens: 31 },
@@ -462,6 +464,8 @@ describe("web UI against a scripted server", () => {
       // The header: the session's figures, what the cut means, and the next request's tokens as bars.
       await dialog.getByText("messages 0–109 summarized, 110… raw (10 messages)", { exact: false }).waitFor()
       await dialog.getByText("120 messages", { exact: false }).waitFor()
+      // Labelled as the server labels the figures: a preview of the next request, before the message that starts it.
+      await dialog.getByRole("heading", { name: "Next request (before its message): 24,000 of 100,000 tokens" }).waitFor()
       for (const [part, tokens] of [["system", "6,200"], ["tools", "3,400"], ["summary", "2,300"], ["raw", "12,100"], ["total", "24,000"]]) {
         await dialog.getByRole("img", { name: `${part}: ${tokens} of 100,000 tokens` }).waitFor()
       }

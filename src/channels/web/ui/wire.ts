@@ -303,7 +303,10 @@ export const decodeSegments = (u: Json | undefined): SegmentsResponse | undefine
 }
 
 /** GET /context/segments' answer; undefined when it is not one. Segments that do not decode are left out. */
-export const decodeContextSegments = (u: Json | undefined): ContextSegmentsResponse | undefined => {
+/** GET /context/segments as the UI reads it: `request` is absent from an older server. */
+export type RequestFigures = Omit<ContextSegmentsResponse, "request"> & { readonly request: ContextSegmentsResponse["request"] | undefined }
+
+export const decodeContextSegments = (u: Json | undefined): RequestFigures | undefined => {
   if (!isObject(u) || !Array.isArray(u["injected"])) return undefined
   const sessionId = str(u, "sessionId")
   const messages = num(u, "messages")
@@ -325,7 +328,10 @@ export const decodeContextSegments = (u: Json | undefined): ContextSegmentsRespo
     maxContextTokens === undefined || summaryBudget === undefined || rawBudget === undefined || system === undefined ||
     tools === undefined || summary === undefined || raw === undefined || total === undefined
   ) return undefined
+  const request = str(u, "request")
   return {
+    // An older server does not say which request its figures are of.
+    request: request === "next" || request === "last" ? request : undefined,
     sessionId,
     messages,
     cut,

@@ -2,7 +2,7 @@ import type { SystemSection } from "../../api.js"
 import { arr, decodeContextSegments, isObject, type Json, num, str } from "../wire.js"
 import { Bar } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
-import { TokenBreakdown } from "./TokenBreakdown.js"
+import { RequestBreakdown } from "./TokenBreakdown.js"
 import { useLoaded } from "./useLoaded.js"
 import { approxTokens, type Element, parseElement, splitTagged, summaryFields } from "./xmlSections.js"
 
@@ -17,6 +17,8 @@ interface Section {
 }
 
 interface SystemPrompt {
+  /** Which request the prompt is of (absent from an older server). */
+  readonly request: "next" | "last" | undefined
   readonly sections: ReadonlyArray<Section>
   readonly totalChars: number
   readonly totalTokens: number
@@ -34,7 +36,14 @@ const decodeSystem = (u: Json | undefined): SystemPrompt | undefined => {
   })
   const totalChars = num(u, "totalChars") ?? sections.reduce((n, s) => n + s.chars, 0)
   const totalTokens = num(u, "totalTokens")
-  return { sections, totalChars, totalTokens: totalTokens ?? approxTokens(totalChars), counted: totalTokens !== undefined }
+  const request = str(u, "request")
+  return {
+    request: request === "next" || request === "last" ? request : undefined,
+    sections,
+    totalChars,
+    totalTokens: totalTokens ?? approxTokens(totalChars),
+    counted: totalTokens !== undefined
+  }
 }
 
 const kindLabels: Readonly<Record<SystemSection["kind"], string>> = {
@@ -96,17 +105,15 @@ const SectionView = ({ section, max }: { readonly section: Section; readonly max
   )
 }
 
-/** Seed 003's Context view: the next request's token breakdown, and the system prompt section by section. */
+/** Seed 003's Context view: the next request's token breakdown (as the server labels it), and the system prompt section by section. */
 export const ContextTab = () => {
   const { loaded: system } = useLoaded("/context/system", decodeSystem)
   const { loaded: context } = useLoaded("/context/segments", decodeContextSegments)
   return (
     <div class="context">
       <h3>Breakdown</h3>
-      {context?._tag === "NotBuilt"
-        ? <p class="muted">This server does not report the context's token breakdown.</p>
-        : <LoadedView loaded={context} what="token breakdown">{(c) => <TokenBreakdown context={c} />}</LoadedView>}
-      <h3>System prompt</h3>
+      <RequestBreakdown context={context} />
+      <h3>{system?._tag === "Ok" && system.value.request === "next" ? "System prompt of the next request" : "System prompt"}</h3>
       <LoadedView loaded={system} what="system prompt">
         {({ counted, sections, totalChars, totalTokens }) => {
           const max = Math.max(1, ...sections.map((s) => s.tokens))

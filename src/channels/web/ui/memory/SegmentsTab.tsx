@@ -1,29 +1,11 @@
 import { useMemo, useState } from "preact/hooks"
-import type { ContextSegmentsResponse, SegmentsResponse } from "../../api.js"
-import type { Loaded } from "../http.js"
+import type { SegmentsResponse } from "../../api.js"
 import { decodeContextSegments, decodeSegments } from "../wire.js"
 import { LoadedView } from "./LoadedView.js"
 import { SegmentNode } from "./SegmentNode.js"
 import { buildTree, cutLine } from "./segmentTree.js"
-import { TokenBreakdown } from "./TokenBreakdown.js"
+import { RequestBreakdown } from "./TokenBreakdown.js"
 import { useLoaded } from "./useLoaded.js"
-
-/** The context's breakdown under the tree's header; an older server without it gets one quiet line, not a second 501 box. */
-const ContextFigures = ({ context }: { readonly context: Loaded<ContextSegmentsResponse> | undefined }) =>
-  context?._tag === "NotBuilt"
-    ? <p class="muted">This server does not report the context's token breakdown.</p>
-    : (
-      <LoadedView loaded={context} what="token breakdown">
-        {(c) => (
-          <>
-            <h4>
-              Next request: {c.tokens.total.toLocaleString()} of {c.budget.maxContextTokens.toLocaleString()} tokens
-            </h4>
-            <TokenBreakdown context={c} />
-          </>
-        )}
-      </LoadedView>
-    )
 
 const Tree = ({ tree, onlyInContext }: { readonly tree: SegmentsResponse; readonly onlyInContext: boolean }) => {
   const { roots, children, inContext } = useMemo(() => buildTree(tree.segments), [tree])
@@ -59,7 +41,7 @@ export const SegmentsTab = () => {
                 <span class="session-id">{tree.sessionId}</span> · {tree.messages.toLocaleString()} messages ·{" "}
                 {cutLine(tree.messages, tree.cut)} · {tree.segments.filter((s) => s.inContext).length} summaries in context
               </p>
-              <ContextFigures context={context} />
+              <RequestBreakdown context={context} />
             </div>
             <div class="toolbar" role="radiogroup" aria-label="Which segments">
               <label>

@@ -1,13 +1,31 @@
-import type { ContextSegmentsResponse } from "../../api.js"
+import type { Loaded } from "../http.js"
+import type { RequestFigures } from "../wire.js"
 import { Bar } from "./Bars.js"
+import { LoadedView } from "./LoadedView.js"
 
 const n = (x: number) => x.toLocaleString()
 
 /**
- * The next request's tokens by part, each bar against maxContextTokens so that the bars add up to the total one; the
+ * What the figures are, said as the server labels them: a preview of the next request (before the message that
+ * starts its turn), or a request that was sent; an older server does not say, so neither does the heading.
+ */
+export const requestHeading = (context: Pick<RequestFigures, "request" | "tokens" | "budget">) => {
+  const of = `${n(context.tokens.total)} of ${n(context.budget.maxContextTokens)} tokens`
+  switch (context.request) {
+    case "next":
+      return `Next request (before its message): ${of}`
+    case "last":
+      return `Last request: ${of}`
+    default:
+      return `Context: ${of}`
+  }
+}
+
+/**
+ * A request's tokens by part, each bar against maxContextTokens so that the bars add up to the total one; the
  * summary and raw parts say their own budget too, since either may overshoot it (raw waits for the summarizer).
  */
-export const TokenBreakdown = ({ context }: { readonly context: ContextSegmentsResponse }) => {
+export const TokenBreakdown = ({ context }: { readonly context: RequestFigures }) => {
   const max = context.budget.maxContextTokens
   const rows: ReadonlyArray<readonly [string, number, number | undefined]> = [
     ["system", context.tokens.system, undefined],
@@ -40,3 +58,18 @@ export const TokenBreakdown = ({ context }: { readonly context: ContextSegmentsR
     </dl>
   )
 }
+
+/** A request's heading and breakdown; an older server without them gets one quiet line, not a second 501 box. */
+export const RequestBreakdown = ({ context }: { readonly context: Loaded<RequestFigures> | undefined }) =>
+  context?._tag === "NotBuilt"
+    ? <p class="muted">This server does not report the context's token breakdown.</p>
+    : (
+      <LoadedView loaded={context} what="token breakdown">
+        {(c) => (
+          <>
+            <h4>{requestHeading(c)}</h4>
+            <TokenBreakdown context={c} />
+          </>
+        )}
+      </LoadedView>
+    )

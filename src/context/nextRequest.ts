@@ -1,0 +1,57 @@
+import { Effect } from "effect"
+import type { SessionHistory } from "../agent/SessionHistory.js"
+import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
+import { toolkitFor } from "../kernel/aiTools.js"
+import type { RegisteredTool } from "../kernel/ToolRegistry.js"
+import type { FileCache } from "../memory/fileCache.js"
+import type { TokenCounter } from "../model/tokenizer.js"
+import { ContextWindow, type Preview } from "./ContextWindow.js"
+import { toolDefinitionsTokens } from "./toolTokens.js"
+
+/**
+ * What a request carries besides the conversation, for the tools offered: the system prompt (without its
+ * conversation summary) by section, and the tool definitions' tokens. The turn's system prompt and toolkit are made
+ * by the same functions (agent/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
+ */
+export const requestParts = (tools: ReadonlyArray<RegisteredTool>, files: FileCache, count: TokenCounter) =>
+  Effect.gen(function*() {
+    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools) })
+    return {
+      sections,
+      system: renderSystemPrompt(sections),
+      toolsTokens: toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count)
+    }
+  })
+
+export interface NextRequest extends Preview {
+  /** The system prompt as sent, by section, its conversation summary last when messages are trimmed. */
+  readonly sections: ReadonlyArray<SystemSection>
+}
+
+/**
+ * The request the operator's next turn would send in a session (offered every registered tool), before that turn's
+ * own message: what `GET /context/*` and `kern context show` report, planned and built by `ContextWindow.preview`
+ * as the turn plans and builds its request, with nothing moved or summarized.
+ */
+export const nextRequest = (input: {
+  readonly sessionId: string
+  readonly history: SessionHistory
+  readonly tools: ReadonlyArray<RegisteredTool>
+  readonly files: FileCache
+  readonly modelId: string
+}) =>
+  Effect.gen(function*() {
+    const context = yield* ContextWindow
+    const parts = yield* requestParts(input.tools, input.files, context.count)
+    const preview = yield* context.preview({
+      sessionId: input.sessionId,
+      history: input.history,
+      system: parts.system,
+      toolsTokens: parts.toolsTokens,
+      modelId: input.modelId
+    })
+    const sections: ReadonlyArray<SystemSection> = preview.conversationSummary === ""
+      ? parts.sections
+      : [...parts.sections, { kind: "conversation-summary", source: "conversation", text: preview.conversationSummary }]
+    return { ...preview, sections } satisfies NextRequest
+  }).pipe(Effect.withSpan("kern.context.nextRequest"))
