@@ -1,6 +1,6 @@
 import type { Prompt } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { envelopeLine, quotedMarker } from "../../src/agent/envelope.js"
+import { envelopeLine, quotedMarker } from "../../src/session/envelope.js"
 import { appendPromptMessage } from "../../src/agent/prompt.js"
 import { sentText } from "../../src/context/sentText.js"
 import { Envelope, UserMessage } from "../../src/session/messages.js"

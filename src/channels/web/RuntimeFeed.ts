@@ -3,7 +3,7 @@ import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../age
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../../agent/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../Channel.js"
-import { makeReplyFilter } from "../../agent/envelope.js"
+import { makeReplyFilter } from "../../session/envelope.js"
 import { noUsage, type TurnUsage } from "../../agent/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
 import { EventHub } from "./EventHub.js"

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as NodePath from "node:path"
-import { agentZone } from "../../agent/envelope.js"
+import { agentZone } from "../../session/envelope.js"
 import { type PromptTool, renderSystemPrompt, systemSectionsFrom } from "../../agent/systemPrompt.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { uncachedFiles } from "../../memory/fileCache.js"
