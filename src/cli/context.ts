@@ -1,7 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import * as Layers from "../agent/layers.js"
-import { SessionHistory } from "../agent/SessionHistory.js"
+import { SessionHistory } from "../context/SessionHistory.js"
 import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { breakdownOf } from "../context/breakdown.js"
