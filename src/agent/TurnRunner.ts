@@ -34,7 +34,7 @@ import { redactingEmit } from "./redactEvents.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../channels/Channel.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
-import { buildSystemPromptFrom, type PromptTool, promptToolsOf } from "./systemPrompt.js"
+import { buildSystemPromptFrom, type PromptTool, promptToolsOf } from "../context/systemPrompt.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
