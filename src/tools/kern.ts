@@ -1,5 +1,5 @@
 import { Effect, Option, Schema } from "effect"
-import { usageTotals } from "../kernel/usageTotals.js"
+import { usageTotals } from "../session/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
