@@ -74,7 +74,7 @@ export { composeHistory, renderConversationSummary } from "./context/composeHist
 export { cacheBreakpoints, promptCachingApplies, withCacheBreakpoints } from "./context/caching.js"
 
 // Channels: the registry chat channels join, approvals, and the Telegram and Slack layers over a running agent.
-export * as Channels from "./channels/Channel.js"
+export * as Channels from "./tools/Channels.js"
 export * as Approvals from "./agent/Approvals.js"
 export * as ChatChannels from "./channels/chatChannels.js"
 export * as TelegramChannel from "./channels/telegram/TelegramChannel.js"

@@ -9,7 +9,7 @@ import { approvalInfo } from "./approvalInfo.js"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
 import type { QueuedMessage } from "../agent/MessageQueue.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
-import { Channels } from "./Channel.js"
+import { Channels } from "../tools/Channels.js"
 import { formatEvent, formatOutgoing, helpText } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 

@@ -22,7 +22,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
-import { chatChannelTokens } from "../channels/Channel.js"
+import { chatChannelTokens } from "../tools/Channels.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
