@@ -13,8 +13,8 @@
 // (src/channels/web/ui) is its own bundle with its own tsconfig and is left out.
 //
 // Imports are read with TypeScript's own pre-processor (static, `export … from`, `import type`, `import("…")` calls and
-// types), so comments, strings and regular expressions never count. Run: `node scripts/importGraph.mjs` (exit 1 on
-// a violation); `npm run check` runs it.
+// types), so comments, strings and regular expressions never count. Run: `node scripts/importGraph.mjs [srcDir]` (exit 1
+// on a violation); `npm run check` runs it.
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,7 +38,7 @@ export const excluded = ["channels/web/ui"]
 const sourceFile = /\.tsx?$/
 
 const listFiles = (root, dir, skip) =>
-  readdirSync(NodePath.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+  readdirSync(NodePath.join(root, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((entry) => {
     const path = dir === "" ? entry.name : `${dir}/${entry.name}`
     if (skip.includes(path)) return []
     if (entry.isDirectory()) return listFiles(root, path, skip)
@@ -137,6 +137,7 @@ export const check = (graph, order = layers) => {
 }
 
 const where = (edge) => `src/${edge.from}:${edge.line} → src/${edge.to}`
+const named = (folder) => (folder === "." ? "src/*.ts" : folder)
 
 /** The report a person reads: one line per violation, grouped. */
 export const describe = (result, order = layers) => {
@@ -144,17 +145,17 @@ export const describe = (result, order = layers) => {
   for (const folder of result.unplaced) {
     lines.push(`unplaced folder: src/${folder} has no layer (add it to \`layers\` in scripts/importGraph.mjs)`)
   }
-  for (const edge of result.upward) lines.push(`upward import (${edge.fromFolder} → ${edge.toFolder}): ${where(edge)}`)
+  for (const edge of result.upward) lines.push(`upward import (${named(edge.fromFolder)} → ${named(edge.toFolder)}): ${where(edge)}`)
   for (const cycle of result.cycles) {
-    lines.push(`folder cycle: ${cycle.folders.join(" ↔ ")}`)
+    lines.push(`folder cycle: ${cycle.folders.map(named).join(" ↔ ")}`)
     for (const edge of cycle.edges) lines.push(`  ${where(edge)}`)
   }
-  if (result.ok) lines.push(`imports one-way: ${order.map((tier) => tier.join(", ")).join(" ← ")}`)
+  if (result.ok) lines.push(`imports one-way: ${order.map((tier) => tier.map(named).join(", ")).join(" ← ")}`)
   return lines.join("\n")
 }
 
 const main = () => {
-  const root = fileURLToPath(new URL("../src/", import.meta.url))
+  const root = process.argv[2] ?? fileURLToPath(new URL("../src/", import.meta.url))
   const result = check(readGraph(root))
   const report = describe(result)
   if (result.ok) {
