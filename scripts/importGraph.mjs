@@ -2,11 +2,13 @@
 // a lower layer, or another folder of its own layer, never a higher one, and no two folders may reach each other
 // (a cycle between folders, even within one layer). Lowest first:
 //
-//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← turn ← agent, runtime ← channels ← cli
+//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← turn ← agent, runtime
+//   ← channels ← cli ← src/*.ts
 //
-// `agent` holds one turn and the long-lived runtime until it is split into src/turn and src/runtime (both placed already,
-// so the split needs no change here). `users` is who may do what (the users file, pairing): built on the config, kern.db
-// and the kernel's tool scopes, asked by the tools, the turn and the channels, asking nothing of them. The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli.
+// `agent` holds one turn and the long-lived runtime until it is split into src/turn and src/runtime (both placed
+// already, so the split needs no change here). `users` is who may do what (the users file, pairing): built on the
+// config, kern.db and the kernel's tool scopes, asked by the tools, the turn and the channels, asking nothing of them.
+// The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli.
 // A folder that is not placed is reported too, so a new subsystem is given its place on purpose.
 //
 // Type-only imports count: they are coupling all the same (a moved type drags its folder along). The web UI
