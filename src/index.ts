@@ -45,7 +45,7 @@ export { NotAnAgentFolder } from "./config/errors.js"
 export * from "./session/messages.js"
 export * as SessionIndex from "./session/SessionIndex.js"
 export { type OpenedSession, SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"
-export { SessionHistory } from "./agent/SessionHistory.js"
+export { SessionHistory } from "./context/SessionHistory.js"
 export { AgenticRuntime } from "./agent/AgenticRuntime.js"
 export { AgentRuntime, type RuntimeEvent } from "./agent/AgentRuntime.js"
 export * as AgentLive from "./agent/AgentLive.js"
@@ -74,7 +74,7 @@ export { composeHistory, renderConversationSummary } from "./context/composeHist
 export { cacheBreakpoints, promptCachingApplies, withCacheBreakpoints } from "./context/caching.js"
 
 // Channels: the registry chat channels join, approvals, and the Telegram and Slack layers over a running agent.
-export * as Channels from "./channels/Channel.js"
+export * as Channels from "./tools/Channels.js"
 export * as Approvals from "./agent/Approvals.js"
 export * as ChatChannels from "./channels/chatChannels.js"
 export * as TelegramChannel from "./channels/telegram/TelegramChannel.js"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { localIso } from "./envelope.js"
+import { localIso } from "../session/envelope.js"
 
 export const HeartbeatOutcome = Schema.Literal("ran", "skipped", "failed")
 export type HeartbeatOutcome = typeof HeartbeatOutcome.Type

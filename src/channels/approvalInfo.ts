@@ -1,5 +1,5 @@
 import type { PendingApproval } from "../agent/Approvals.js"
-import { isoAt } from "../agent/envelope.js"
+import { isoAt } from "../session/envelope.js"
 import type { PendingApprovalInfo } from "./web/api.js"
 
 /** A waiting approval as clients see it (GET /approvals, the `approval` event, the terminal): flat, times in ISO. */

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { isNoReply } from "../agent/envelope.js"
+import { isNoReply } from "../session/envelope.js"
 import { AssistantMessage, type SessionMessage, UserMessage } from "../session/messages.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"

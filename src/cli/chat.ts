@@ -1,7 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Duration, Effect, Option, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
-import { makeReplyFilter } from "../agent/envelope.js"
+import { makeReplyFilter } from "../session/envelope.js"
 import type { TurnEvent } from "../agent/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"

@@ -8,7 +8,7 @@ import { summarizerLine } from "../context/summarizerStatus.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { providerProblems } from "../config/providers.js"
-import { usageTotals } from "../kernel/usageTotals.js"
+import { usageTotals } from "../session/usageTotals.js"
 import * as LockFile from "../storage/LockFile.js"
 import { orIfMissing } from "../storage/missingFile.js"
 import * as Database from "../storage/Database.js"
@@ -22,7 +22,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
-import { chatChannelTokens } from "../channels/Channel.js"
+import { chatChannelTokens } from "../tools/Channels.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))

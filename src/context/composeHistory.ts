@@ -1,4 +1,4 @@
-import { escapeSectionText, sectionTags } from "../agent/systemPrompt.js"
+import { escapeSectionText, sectionTags } from "./systemPrompt.js"
 import type { Segment } from "./Segment.js"
 
 /** A range of messages, `start` inclusive, `end` exclusive. */

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import type { SessionHistory } from "../agent/SessionHistory.js"
-import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "../agent/systemPrompt.js"
+import type { SessionHistory } from "./SessionHistory.js"
+import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "./systemPrompt.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import type { FileCache } from "../memory/fileCache.js"
@@ -11,7 +11,7 @@ import { toolDefinitionsTokens } from "./toolTokens.js"
 /**
  * What a request carries besides the conversation, for the tools offered: the system prompt (without its
  * conversation summary) by section, and the tool definitions' tokens. The turn's system prompt and toolkit are made
- * by the same functions (agent/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
+ * by the same functions (context/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
  */
 export const requestParts = (tools: ReadonlyArray<RegisteredTool>, files: FileCache, count: TokenCounter) =>
   Effect.gen(function*() {

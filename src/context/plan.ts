@@ -1,4 +1,4 @@
-import type { HeldWindow } from "../agent/SessionHistory.js"
+import type { HeldWindow } from "./SessionHistory.js"
 import type { KernConfig } from "../config/schema.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import { type ContextBudget, contextBudget } from "./budget.js"

@@ -1,5 +1,5 @@
 import { Effect, Option, Ref } from "effect"
-import type { SessionHistory } from "../agent/SessionHistory.js"
+import type { SessionHistory } from "./SessionHistory.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import type { EmbedderShape } from "../recall/Embedder.js"
 import type { SessionMessage } from "../session/messages.js"

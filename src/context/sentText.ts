@@ -1,4 +1,4 @@
-import { envelopedText } from "../agent/envelope.js"
+import { envelopedText } from "../session/envelope.js"
 import { type SessionMessage, valueText } from "../session/messages.js"
 
 /** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */

@@ -65,7 +65,7 @@ const assistantMessage = (message: Prompt.AssistantMessage): WireMessage | undef
 
 /**
  * Wire messages already made and serialized, per prompt message. kern's turn passes the same `Prompt.Message`
- * values from step to step and turn to turn (agent/SessionHistory.ts), so with this a step converts and serializes
+ * values from step to step and turn to turn (context/SessionHistory.ts), so with this a step converts and serializes
  * only the messages that are new, and the body is joined from the rest: a 1,000-message history costs a join, not
  * a conversion and a JSON.stringify of everything. Weakly held: a message no prompt uses any more is forgotten with
  * it. Tools are kept the same way (their JSON Schema is rendered and serialized once).

@@ -5,7 +5,7 @@ import { Clock, Effect, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { privateModes } from "../storage/privateFiles.js"
-import { atomicWrite } from "./atomicWrite.js"
+import { atomicWrite } from "../storage/atomicWrite.js"
 import { Workspace } from "./Workspace.js"
 
 export const ArtifactId = Schema.String.pipe(Schema.pattern(/^art_[0-9a-f]{24}$/), Schema.brand("ArtifactId"))

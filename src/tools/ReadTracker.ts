@@ -1,21 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
-import * as NodeCrypto from "node:crypto"
 import { toolFailure } from "../kernel/ToolFailure.js"
-
-/** What a read saw of a file: enough to tell later whether it changed. */
-export const FileSnapshot = Schema.Struct({
-  size: Schema.Number,
-  sha256: Schema.String
-})
-export type FileSnapshot = typeof FileSnapshot.Type
-
-export const snapshotOf = (bytes: Uint8Array): FileSnapshot => ({
-  size: bytes.byteLength,
-  sha256: NodeCrypto.createHash("sha256").update(bytes).digest("hex")
-})
-
-export const sameSnapshot = (a: FileSnapshot, b: FileSnapshot): boolean => a.size === b.size && a.sha256 === b.sha256
+import { FileSnapshot } from "../storage/fileSnapshot.js"
 
 const Key = Schema.Struct({ sessionId: Schema.String, path: Schema.String })
 

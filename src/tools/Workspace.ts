@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, type DateTime, Effect, Layer } from "effect"
-import { agentZone } from "../agent/envelope.js"
+import { agentZone } from "../session/envelope.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"

@@ -1,5 +1,5 @@
 import { Effect, Option, PubSub, Schema } from "effect"
-import { Channels } from "../channels/Channel.js"
+import { Channels } from "./Channels.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { PairingStore, userKey } from "../users/PairingStore.js"
 import type { ToolMetadata } from "./toolMetadata.js"

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
 import { orIfAbsent, readAgentText } from "../storage/agentFiles.js"
-import { atomicWrite } from "../tools/atomicWrite.js"
+import { atomicWrite } from "../storage/atomicWrite.js"
 import { effectiveScope, type Pairing, PairingStore, userKey } from "./PairingStore.js"
 
 export const usersBegin = "<!-- kern:users:begin — generated from kern.db by kern; edits between these lines are replaced -->"

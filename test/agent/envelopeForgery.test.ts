@@ -1,7 +1,7 @@
 import type { Prompt } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { envelopeLine, quotedMarker } from "../../src/agent/envelope.js"
-import { appendPromptMessage } from "../../src/agent/prompt.js"
+import { envelopeLine, quotedMarker } from "../../src/session/envelope.js"
+import { appendPromptMessage } from "../../src/context/prompt.js"
 import { sentText } from "../../src/context/sentText.js"
 import { Envelope, UserMessage } from "../../src/session/messages.js"
 

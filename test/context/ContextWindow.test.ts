@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
-import type { SessionHistory } from "../../src/agent/SessionHistory.js"
+import type { SessionHistory } from "../../src/context/SessionHistory.js"
 import { AgentConfig } from "../../src/config/AgentConfig.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { coveredEnd } from "../../src/context/plan.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SessionHistory } from "../../src/agent/SessionHistory.js"
+import { SessionHistory } from "../../src/context/SessionHistory.js"
 import { toolResultInContext } from "../../src/context/sentText.js"
 import { AssistantMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 

@@ -1,7 +1,7 @@
 import { Prompt } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { toPromptMessages } from "../../src/agent/prompt.js"
+import { toPromptMessages } from "../../src/context/prompt.js"
 import { selectAutoRecall, withRecallBlock } from "../../src/recall/autoRecall.js"
 import * as Embedder from "../../src/recall/Embedder.js"
 import { Recall } from "../../src/recall/Recall.js"

@@ -5,7 +5,7 @@ import { Context, Duration, Effect, Either, Exit, Layer, Logger, LogLevel, Optio
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { buildSystemPrompt, buildSystemPromptFrom } from "../../src/agent/systemPrompt.js"
+import { buildSystemPrompt, buildSystemPromptFrom } from "../../src/context/systemPrompt.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { makeFileCache } from "../../src/memory/fileCache.js"

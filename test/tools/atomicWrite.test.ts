@@ -4,8 +4,8 @@ import { Effect } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { atomicWrite } from "../../src/tools/atomicWrite.js"
-import { snapshotOf } from "../../src/tools/ReadTracker.js"
+import { atomicWrite } from "../../src/storage/atomicWrite.js"
+import { snapshotOf } from "../../src/storage/fileSnapshot.js"
 import { makeWorkspace } from "./support.js"
 
 const fixture = NodePath.join(import.meta.dirname, "fixtures", "atomicWriter.ts")

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
-import { ChannelError, type ChannelState, ChannelStatus } from "../../src/channels/Channel.js"
+import { ChannelError, type ChannelState, ChannelStatus } from "../../src/tools/Channels.js"
 import type { AgentEvent } from "../../src/channels/web/api.js"
 import * as Database from "../../src/storage/Database.js"
 import { PairingStore } from "../../src/users/PairingStore.js"

@@ -1,7 +1,7 @@
 import { Socket } from "@effect/platform"
 import { Duration, Effect, Either, Option, Queue, Ref } from "effect"
 import { jsonDepthExceeded, tooDeep } from "../../config/json.js"
-import type { ChannelState } from "../Channel.js"
+import type { ChannelState } from "../../tools/Channels.js"
 import type { SlackApi } from "./SlackApi.js"
 import { SlackApiError } from "./SlackApi.js"
 import { ConnectionsOpen, decodeFrame } from "./wire.js"

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
-import { makeReplyFilter } from "../../agent/envelope.js"
+import { makeReplyFilter } from "../../session/envelope.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import type { BotApi } from "./api.js"

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as NodePath from "node:path"
-import { agentZone } from "../../agent/envelope.js"
+import { agentZone } from "../../session/envelope.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import type { NextRequest } from "../../context/nextRequest.js"
 import type { TokenCounter } from "../../model/tokenizer.js"

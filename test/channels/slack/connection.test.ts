@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Fiber, Option, TestClock } from "effect"
-import type { ChannelsShape, ChannelState } from "../../../src/channels/Channel.js"
+import type { ChannelsShape, ChannelState } from "../../../src/tools/Channels.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import * as FakeSlack from "../../support/fakeSlack.js"
 import { advanceUntil, agentFolder, pairUser, startSlackAgent } from "./harness.js"

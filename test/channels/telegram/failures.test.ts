@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Option, TestClock } from "effect"
-import type { ChannelStatus } from "../../../src/channels/Channel.js"
+import type { ChannelStatus } from "../../../src/tools/Channels.js"
 import { make as makeFakeModel } from "../../support/fakeModelServer.js"
 import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 import { agentFolder, type RunningAgent, startAgent } from "./harness.js"

@@ -1,8 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
-import { orIfMissing } from "../storage/missingFile.js"
+import { orIfMissing } from "./missingFile.js"
 import type { PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Random } from "effect"
-import { type FileSnapshot, sameSnapshot, snapshotOf } from "./ReadTracker.js"
+import { type FileSnapshot, sameSnapshot, snapshotOf } from "./fileSnapshot.js"
 
 /** The target no longer held what the writer based its new content on when the rename was due. */
 export class TargetChanged extends Data.TaggedError("TargetChanged")<{ readonly path: string }> {}

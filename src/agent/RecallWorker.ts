@@ -1,6 +1,6 @@
 import { Effect, Layer, Queue } from "effect"
-import { AgentRuntime } from "../agent/AgentRuntime.js"
-import { Recall } from "./Recall.js"
+import { Recall } from "../recall/Recall.js"
+import { AgentRuntime } from "./AgentRuntime.js"
 
 /** A pass that fails (kern.db unreadable, say) is logged; the worker waits for the next turn to try again. */
 const logged = <A, E extends { readonly message: string }>(effect: Effect.Effect<A, E>) =>

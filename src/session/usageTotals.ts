@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { Usage } from "../session/messages.js"
+import { Usage } from "./messages.js"
 
 /** Usage summed over an agent's finished turns. */
 export const UsageTotals = Schema.Struct({ turns: Schema.Number, ...Usage.fields })

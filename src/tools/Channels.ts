@@ -61,7 +61,10 @@ export interface ChannelsShape {
   readonly outgoing: PubSub.PubSub<Outgoing>
 }
 
-/** The chat channels that are running: each channel's layer registers itself here while it is up. */
+/**
+ * The chat channels that are running: each channel's layer registers itself here while it is up. The registry sits with
+ * the tools that send through it and report on it (message, kern); src/channels registers into it.
+ */
 export class Channels extends Context.Tag("kern/channels/Channels")<Channels, ChannelsShape>() {}
 
 export const make = Effect.gen(function*() {

@@ -15,7 +15,7 @@ import {
   sectionTags,
   type SystemPromptOptions,
   systemSectionsFrom
-} from "../../src/agent/systemPrompt.js"
+} from "../../src/context/systemPrompt.js"
 import { splitTagged } from "../../src/channels/web/ui/memory/xmlSections.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"

@@ -1,6 +1,6 @@
 import { Prompt } from "@effect/ai"
 import { Effect } from "effect"
-import { messageOverheadTokens, sentText, toolResultInContext } from "../context/sentText.js"
+import { messageOverheadTokens, sentText, toolResultInContext } from "./sentText.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import type { SessionMessage } from "../session/messages.js"
 import type { LinePosition } from "../session/parse.js"

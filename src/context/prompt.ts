@@ -1,6 +1,6 @@
 import { Prompt } from "@effect/ai"
 import type { SessionMessage } from "../session/messages.js"
-import { envelopedText } from "./envelope.js"
+import { envelopedText } from "../session/envelope.js"
 
 // One frozen empty options object for every part and message kern makes: nothing writes to it.
 const noOptions: Prompt.ProviderOptions = Object.freeze({})
