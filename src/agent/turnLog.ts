@@ -22,9 +22,9 @@ const tokens = (usage: TurnUsage) =>
   `${usage.inputTokens} in / ${usage.outputTokens} out tokens, ${Number(usage.costUsdCents.toFixed(4))}¢`
 
 /**
- * A turn logged from start to end: annotated with its turn, session, channel and user, inside a `turn` log span; its
+ * A turn logged from start to end: annotated with its turn, session, channel and user, inside an `inTurn` log span; its
  * end says how it ended, how long it took, its steps, tokens and cost (a warning when it ended without an answer, an
- * error when it could not run).
+ * error when it could not run). The span says how far into the turn each line is (`turn` is already its id).
  */
 export const loggedTurn = (message: QueuedMessage, sessionId: string) =>
 <E, R>(turn: Effect.Effect<TurnOutcome, E, R>): Effect.Effect<TurnOutcome, E, R> =>
@@ -55,7 +55,7 @@ export const loggedTurn = (message: QueuedMessage, sessionId: string) =>
           })
         )
       }))
-  }).pipe(Effect.withLogSpan("turn"), Effect.annotateLogs(turnAnnotations(message, sessionId)))
+  }).pipe(Effect.withLogSpan("inTurn"), Effect.annotateLogs(turnAnnotations(message, sessionId)))
 
 /** One model step of a turn, at debug: its tokens, its wait and how many tool calls it asked for. */
 export const logModelStep = (step: number, usage: TurnUsage, ms: number, calls: number) =>

@@ -112,7 +112,7 @@ describe("the background agent's log", () => {
       expect(ended?.annotations).toMatchObject({ ...inTurn, outcome: "ok", steps: 2, inputTokens: 24, outputTokens: 14 })
       expect(typeof ended?.annotations["durationMs"]).toBe("number")
       expect(typeof ended?.annotations["costUsdCents"]).toBe("number")
-      expect(typeof ended?.spans["turn"]).toBe("number")
+      expect(typeof ended?.spans["inTurn"]).toBe("number")
     })), 120_000)
 
   it.live("no known secret reaches the log file: not in a message, an annotation at any depth, a cause or an error", () =>
@@ -147,7 +147,7 @@ describe("the background agent's log", () => {
       NodeFs.writeFileSync(logFile(dir), "2026-01-01T00:00:00.000Z INFO serving http://127.0.0.1:1 (pid 1)\n    at old (file.js:1)\n")
       yield* Effect.gen(function*() {
         yield* Effect.logInfo("turn ended in 12 ms").pipe(Effect.annotateLogs({ turn: "q1-1", channel: "telegram:42" }))
-        yield* Effect.logDebug("tool read ok in 3 ms").pipe(Effect.annotateLogs({ tool: "read", durationMs: 3 }), Effect.withLogSpan("turn"))
+        yield* Effect.logDebug("tool read ok in 3 ms").pipe(Effect.annotateLogs({ tool: "read", durationMs: 3 }), Effect.withLogSpan("inTurn"))
         yield* Effect.logWarning("model provider failed; retrying in 1s")
       }).pipe(Effect.provide(logTo(dir)))
 
@@ -161,7 +161,7 @@ describe("the background agent's log", () => {
       expect(shown).toHaveLength(4)
 
       const debug = yield* Effect.promise(() => runKernIn(["logs", dir, "--level", "debug"], { env }))
-      expect(debug.stdout).toMatch(/DEBUG tool read ok in 3 ms tool=read durationMs=3 turn=\d+ms/)
+      expect(debug.stdout).toMatch(/DEBUG tool read ok in 3 ms tool=read durationMs=3 inTurn=\d+ms/)
 
       const json = yield* Effect.promise(() => runKernIn(["logs", dir, "--json", "--level", "debug"], { env }))
       expect(json.status, json.stderr).toBe(0)
@@ -170,7 +170,7 @@ describe("the background agent's log", () => {
       expect(decoded[0]).toMatchObject({ time: "2026-01-01T00:00:00.000Z", message: "serving http://127.0.0.1:1 (pid 1)", annotations: {} })
       expect(decoded[1]?.time).toBeUndefined()
       expect(decoded[2]?.annotations).toEqual({ turn: "q1-1", channel: "telegram:42" })
-      expect(decoded[3]?.spans["turn"]).toBeTypeOf("number")
+      expect(decoded[3]?.spans["inTurn"]).toBeTypeOf("number")
       const warnOnly = yield* Effect.promise(() => runKernIn(["logs", dir, "--json", "--level", "warn"], { env }))
       expect(warnOnly.stdout.trim().split("\n")).toHaveLength(1)
     }))
