@@ -200,7 +200,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
      * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
      */
     const skipped = (nowMs: number, reason: string) =>
-      Effect.zipRight(heartbeatLog.record(nowMs, "skipped", reason), PubSub.publish(heartbeats, { outcome: "skipped", reason }))
+      Effect.all([
+        Effect.logDebug(`heartbeat skipped: ${reason}`),
+        heartbeatLog.record(nowMs, "skipped", reason),
+        PubSub.publish(heartbeats, { outcome: "skipped", reason })
+      ], { discard: true })
 
     const tick = (nowMs: number) =>
       Effect.gen(function*() {
@@ -228,6 +232,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
           userId: "system",
           text: heartbeatPrompt(yield* today(zone), knowledge)
         })
+        yield* Effect.logInfo("heartbeat: a heartbeat turn is queued").pipe(Effect.annotateLogs({ turn: queued.turnId }))
         yield* PubSub.publish(heartbeats, { outcome: "sent", reason: "a heartbeat turn is queued", turnId: queued.turnId })
       }).pipe(Effect.withSpan("kern.heartbeat.tick"))
 
