@@ -18,6 +18,7 @@ import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage }
 import { noUsage, type TurnEvent } from "./TurnEvent.js"
 import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
 import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
+import { turnAnnotations } from "./turnLog.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
 export interface RuntimeEvent {
@@ -131,7 +132,13 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
      * channel passes its cursor, moved in the same transaction (Inbox.add).
      */
     const submit = (message: NewMessage, cursor?: Cursor) =>
-      Effect.zipLeft(enqueue(message, cursor), Ref.set(activity, true))
+      Effect.zipLeft(enqueue(message, cursor), Ref.set(activity, true)).pipe(
+        Effect.tap((queued) =>
+          Effect.logDebug(`message received (${message.text.length} characters), queued`).pipe(
+            Effect.annotateLogs({ turn: queued.turnId, channel: `${message.interface}:${message.channel}`, user: message.userId })
+          )
+        )
+      )
 
     /**
      * A recorded message leaves the inbox. If that fails (kern.db busy) it is tried again after each turn, and a
@@ -182,7 +189,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         Effect.ensuring(queue.endTurn),
         Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void),
         Effect.tap(() => Effect.all([Ref.update(turns, (n) => n + 1), memory.afterTurn, retryRemovals], { discard: true })),
-        Effect.catchAll((error) => failedTurn(message, error))
+        Effect.catchAll((error) => failedTurn(message, error)),
+        Effect.annotateLogs(turnAnnotations(message, session.id))
       )
     })
 
@@ -192,7 +200,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
      * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
      */
     const skipped = (nowMs: number, reason: string) =>
-      Effect.zipRight(heartbeatLog.record(nowMs, "skipped", reason), PubSub.publish(heartbeats, { outcome: "skipped", reason }))
+      Effect.all([
+        Effect.logDebug(`heartbeat skipped: ${reason}`),
+        heartbeatLog.record(nowMs, "skipped", reason),
+        PubSub.publish(heartbeats, { outcome: "skipped", reason })
+      ], { discard: true })
 
     const tick = (nowMs: number) =>
       Effect.gen(function*() {
@@ -220,6 +232,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
           userId: "system",
           text: heartbeatPrompt(yield* today(zone), knowledge)
         })
+        yield* Effect.logInfo("heartbeat: a heartbeat turn is queued").pipe(Effect.annotateLogs({ turn: queued.turnId }))
         yield* PubSub.publish(heartbeats, { outcome: "sent", reason: "a heartbeat turn is queued", turnId: queued.turnId })
       }).pipe(Effect.withSpan("kern.heartbeat.tick"))
 

@@ -128,6 +128,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const origin = request.origin ?? { interface: "terminal", channel: "terminal", userId: "operator" }
       if (origin.interface === heartbeatInterface) {
+        yield* Effect.logInfo(`approval of ${request.spec.toolId} refused: a heartbeat turn has nobody to ask`).pipe(
+          Effect.annotateLogs({ tool: request.spec.toolId, outcome: "denied", by: "policy:deny" })
+        )
         return { approved: false, by: "policy:deny", reason: "a heartbeat turn has nobody to ask" }
       }
       const id = `apr_${yield* randomHex(8)}`
@@ -145,6 +148,9 @@ export const make = Effect.gen(function*() {
       const answer = yield* Deferred.make<ApprovalResolution>()
       yield* Ref.update(waiting, (all) => new Map(all).set(id, { pending, answer, request }))
       yield* PubSub.publish(requests, pending)
+      yield* Effect.logInfo(`approval ${id} asked: ${request.spec.toolId} (${request.reason}), from ${origin.interface}:${origin.userId}`).pipe(
+        Effect.annotateLogs({ approval: id })
+      )
       const resolution = yield* Deferred.await(answer).pipe(
         Effect.timeoutTo({
           duration: timeout,
@@ -167,6 +173,9 @@ export const make = Effect.gen(function*() {
           return next
         }))
       )
+      yield* Effect.logInfo(`approval ${id} ${resolution.outcome === "timeout" ? "timed out (denied)" : `${resolution.outcome} by ${resolution.by}`}`).pipe(
+        Effect.annotateLogs({ approval: id, outcome: resolution.outcome, by: resolution.by, waitedMs: resolution.atMs - now })
+      )
       return {
         approved: resolution.approved,
         by: resolution.by,
@@ -176,7 +185,7 @@ export const make = Effect.gen(function*() {
           ? `approved by ${resolution.by}`
           : `denied by ${resolution.by}`
       }
-    }).pipe(Effect.withSpan("kern.approvals.ask"))
+    }).pipe(Effect.annotateLogs({ tool: request.spec.toolId }), Effect.withSpan("kern.approvals.ask"))
 
   const approverName = (by: Approver): Effect.Effect<string, ApprovalError> =>
     by._tag === "LocalOperator"

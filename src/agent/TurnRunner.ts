@@ -35,6 +35,7 @@ import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } 
 import { pairedInterfaces } from "../tools/Channels.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
 import { buildSystemPromptFrom, type PromptTool, promptToolsOf } from "../context/systemPrompt.js"
+import { loggedTurn, logModelStep } from "./turnLog.js"
 import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
 
@@ -258,12 +259,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
           const result = yield* Effect.either(
             modelStep({ ...turnModel, prices, prompt, toolkit: offered, toolIdOf, emit })
           )
-          modelMs += Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
+          const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
+          modelMs += stepMs
           if (result._tag === "Left") {
             failure = modelStepFailure(result.left)
             break
           }
           const { calls, text } = result.right
+          yield* logModelStep(step, result.right.usage, stepMs, calls.length)
           usage = addUsage(usage, result.right.usage)
           yield* context.calibrate(turnModel.modelId, prepared.estimate, result.right.usage.inputTokens)
           yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
@@ -308,7 +311,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRun
         yield* context.afterTurn(session.id, session.history)
         yield* emit({ type: "done", reply, delivered, steps })
         return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { failure }) } satisfies TurnOutcome
-      }).pipe(Effect.withSpan("kern.agent.turn"))
+      }).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
 
     return { run } as const
   })

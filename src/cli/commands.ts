@@ -320,11 +320,16 @@ const logs = Command.make("logs", {
     )
   ),
   level: Options.choice("level", ["debug", "info", "warn", "error"]).pipe(
-    Options.withDescription("only lines at this level or above"),
+    Options.withDescription("only lines at this level or above (default info; debug adds each tool call and model step)"),
     Options.optional
+  ),
+  json: Options.boolean("json").pipe(
+    Options.withDescription("one JSON object per line: time, level, message, annotations (turn, session, channel, user, tool…), spans")
   )
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.logs(resolved)))).pipe(
-  Command.withDescription("The background agent's log (.kern/logs/kern.log).")
+  Command.withDescription(
+    "The background agent's log (.kern/logs/kern.log): turns, tool calls, approvals, provider retries, summaries and channels, with where each happened."
+  )
 )
 
 const open = Command.make("open", { dir: dirArg, dirFlag: dirOption }, (args) =>

@@ -12,7 +12,8 @@ import * as LockFile from "../storage/LockFile.js"
 import * as PidFile from "../storage/PidFile.js"
 import { privateDirMode, privateFileMode } from "../storage/privateFiles.js"
 import { processRunning } from "../storage/processState.js"
-import { daemonFiles, filterLevel, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
+import { daemonFiles, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
+import { atLevel, type LogLine, readLines, renderJson, renderText } from "./logRecord.js"
 import { CommandFailed } from "./errors.js"
 
 export interface DaemonArgs {
@@ -97,7 +98,7 @@ const startIn = (args: DaemonArgs) =>
         return yield* Console.log(`${loaded.config.name} runs in the background: pid ${pid}, ${up.value.client.baseUrl} (kern open logs a browser in)`)
       }
       if (!processRunning(pid) || (yield* Clock.currentTimeMillis) > deadline) {
-        const said = (yield* logFrom(logFile, offset)).trim()
+        const said = readLines((yield* logFrom(logFile, offset)).trim().split("\n")).lines.map(renderText).join("\n").trim()
         if (processRunning(pid)) yield* signal(pid, "SIGTERM")
         yield* fs.remove(pidFile, { force: true })
         return yield* new CommandFailed({
@@ -174,23 +175,30 @@ export interface LogsArgs extends DaemonArgs {
   readonly follow: boolean
   readonly lines: number
   readonly level: Option.Option<Level>
+  /** One JSON object per line (time, level, message, annotations, spans) instead of text. */
+  readonly json?: boolean | undefined
 }
 
-/** `kern logs`: the last lines of the background agent's log, at a level or above; `-f` follows it. */
+/**
+ * `kern logs`: the last lines of the background agent's log at a level or above (info unless `--level` says), as text
+ * or (`--json`) one JSON record per line; `-f` follows it.
+ */
 export const logs = (args: LogsArgs) =>
   Effect.gen(function*() {
     const loaded = yield* agentFolder(args.dir)
     const { logFile } = daemonFiles(loaded.paths)
-    const level = Option.getOrUndefined(args.level)
+    const level = Option.getOrElse(args.level, (): Level => "info")
+    const render = args.json === true ? renderJson : renderText
+    const print = (lines: ReadonlyArray<LogLine>) => lines.length === 0 ? Effect.void : Console.log(lines.map(render).join("\n"))
     const all = (yield* logFrom(logFile, 0)).split("\n")
     if (all.at(-1) === "") all.pop()
-    const { kept } = filterLevel(all, level)
+    const read = readLines(all)
+    const kept = atLevel(read.lines, level)
     // slice(-0) is the whole array: -n 0 means none of the old lines (with -f, only what comes next).
-    const shown = args.lines === 0 ? [] : kept.slice(-args.lines)
-    if (shown.length > 0) yield* Console.log(shown.join("\n"))
+    yield* print(args.lines === 0 ? [] : kept.slice(-args.lines))
     if (!args.follow) return
     let offset = yield* logSize(logFile)
-    let carried = 1
+    let carried = read.carried
     let partial = ""
     for (;;) {
       yield* Effect.sleep(Duration.millis(250))
@@ -202,9 +210,9 @@ export const logs = (args: LogsArgs) =>
       offset = size
       const lines = text.split("\n")
       partial = lines.pop() ?? ""
-      const filtered = filterLevel(lines, level, carried)
-      carried = filtered.carried
-      if (filtered.kept.length > 0) yield* Console.log(filtered.kept.join("\n"))
+      const next = readLines(lines, carried)
+      carried = next.carried
+      yield* print(atLevel(next.lines, level))
     }
   })
 

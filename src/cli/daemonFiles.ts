@@ -50,23 +50,3 @@ export const logFrom = (logFile: string, offset: number) =>
 
 export const Level = Schema.Literal("debug", "info", "warn", "error")
 export type Level = typeof Level.Type
-
-const rank: Record<string, number> = { DEBUG: 0, TRACE: 0, INFO: 1, WARN: 2, WARNING: 2, ERROR: 3, FATAL: 3 }
-const levelPattern = /^\S+ (TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) /
-
-/**
- * The lines at or above a level. A log line starts `<ISO time> <LEVEL> `; lines without one (a stack trace, output
- * from before the logger) belong to the line above.
- */
-export const filterLevel = (lines: ReadonlyArray<string>, level: Level | undefined, carried = 1): { readonly kept: ReadonlyArray<string>; readonly carried: number } => {
-  if (level === undefined) return { kept: lines, carried }
-  const min = rank[level.toUpperCase()] ?? 0
-  let current = carried
-  const kept: Array<string> = []
-  for (const line of lines) {
-    const match = levelPattern.exec(line)
-    if (match?.[1] !== undefined) current = rank[match[1]] ?? 1
-    if (current >= min) kept.push(line)
-  }
-  return { kept, carried: current }
-}

@@ -4,6 +4,8 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Usage from "@effect/cli/Usage"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Effect from "effect/Effect"
 import pkg from "../../package.json" with { type: "json" }
 import { commandDocs, commands } from "./commands.js"
@@ -66,5 +68,7 @@ export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly col
   if (helpWanted) {
     return Console.log(renderHelp(path, commandDocs, `v${pkg.version}`, { color: options.color })).pipe(Effect.as(0))
   }
-  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report))
+  // In the foreground stdout is the command's output (a reply, --json): only warnings and errors are logged there. The
+  // background agent's log file takes everything from debug on (fileLogger.ts), inside this.
+  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report), Logger.withMinimumLogLevel(LogLevel.Warning))
 }

@@ -1,20 +1,22 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Console, Duration, Effect, Layer, Logger, Option, Schedule } from "effect"
+import { Console, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { AgentRuntime } from "../agent/AgentRuntime.js"
 import { runTerminal } from "../channels/Terminal.js"
 import { attach } from "../channels/web/remoteTerminal.js"
 import { reachRunning } from "../channels/web/running.js"
-import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
+import { baseUrl, prepareServer, type ServerSettings } from "../channels/web/serverSetup.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import * as ChatChannels from "../channels/chatChannels.js"
-import { loadConfig } from "../config/AgentConfig.js"
+import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as Layers from "../agent/layers.js"
 import { runningAgentLayer } from "./agentLayer.js"
 import * as LockFile from "../storage/LockFile.js"
 import * as PidFile from "../storage/PidFile.js"
 import { daemonFiles, rotateLog } from "./daemonFiles.js"
+import { jsonLineLogging } from "./fileLogger.js"
 
 export interface RunArgs {
   readonly dir: string
@@ -32,17 +34,6 @@ const stderr = (line: string) => Console.error(`kern: ${line}`)
 /** Serves the queue with no terminal: the server keeps the process alive until SIGTERM/SIGINT. */
 const serveInBackground = Effect.flatMap(AgentRuntime, (runtime) => runtime.serve)
 
-const show = (value: unknown): string =>
-  typeof value === "string" ? value : Cause.isCause(value) ? Cause.pretty(value) : value instanceof Error ? value.message : JSON.stringify(value) ?? String(value)
-
-/** Log lines as `kern logs --level` reads them: `<ISO time> <LEVEL> <message>`, to stderr (the log file). */
-const backgroundLogger = Logger.make(({ cause, date, logLevel, message }) => {
-  const parts = Array.isArray(message) ? message : [message]
-  const text = parts.map(show).join(" ")
-  const withCause = Cause.isEmpty(cause) ? text : `${text}\n${Cause.pretty(cause)}`
-  process.stderr.write(`${date.toISOString()} ${logLevel.label} ${withCause}\n`)
-})
-
 /**
  * A log line that cannot be written (the log's disk is full) is dropped, and the agent goes on: Node reports a failed
  * write to stderr as an 'error' event, and one nobody listens to ends the process. There is nowhere left to say it.
@@ -56,13 +47,15 @@ const survivableStderr = Layer.scopedDiscard(Effect.acquireRelease(
   (dropped) => Effect.sync(() => process.stderr.off("error", dropped))
 ))
 
-/** The background agent logs only through backgroundLogger (runMain installs the pretty one by default). */
-const backgroundLogging = Layer.mergeAll(
-  Logger.remove(Logger.defaultLogger),
-  Logger.remove(Logger.prettyLoggerDefault),
-  Logger.add(backgroundLogger),
-  survivableStderr
-)
+/**
+ * The background agent's log: JSON lines on stderr (the log file, .kern/logs/kern.log), every known secret of the
+ * folder redacted; `kern logs` renders them.
+ */
+const backgroundLogging = (loaded: LoadedConfig, settings: ServerSettings) => {
+  // The token prepareServer may have just made is a secret of the folder too.
+  const { secrets } = KnownSecrets.fromConfig({ ...loaded, env: { ...loaded.env, KERN_AUTH_TOKEN: settings.token } })
+  return Layer.merge(jsonLineLogging(secrets, (line) => process.stderr.write(line)), survivableStderr)
+}
 
 /**
  * The background agent's housekeeping: its pid in `.kern/agent.pid` while it runs (removed when it stops, unless a
@@ -100,6 +93,11 @@ export const run = (args: ServeArgs) =>
     const loaded = yield* loadConfig(args.dir)
     if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir: args.dir })
     const settings = yield* prepareServer(loaded)
+    return yield* serve(args, settings).pipe(Effect.provide(args.background ? backgroundLogging(loaded, settings) : Layer.empty))
+  })
+
+const serve = (args: ServeArgs, settings: ServerSettings) =>
+  Effect.gen(function*() {
     const command = args.background ? "kern start" : "kern run"
     const report = args.background ? (line: string) => Effect.logWarning(line) : stderr
     const server = WebServer.layer({ ...settings, command, report })
@@ -118,7 +116,7 @@ export const run = (args: ServeArgs) =>
       yield* Effect.logInfo(`serving ${baseUrl(settings)} (pid ${process.pid})`)
       yield* serveInBackground
     })).pipe(Effect.provide(agent))
-  }).pipe(Effect.provide(args.background ? backgroundLogging : Layer.empty))
+  })
 
 /**
  * `kern tui`: the interactive terminal. Attached over HTTP when the agent runs (Ctrl-C leaves it running); otherwise

@@ -1,4 +1,4 @@
-import { Effect, Option, Ref } from "effect"
+import { Clock, Effect, LogLevel, Option, Ref } from "effect"
 import type { SessionHistory } from "./SessionHistory.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import type { EmbedderShape } from "../recall/Embedder.js"
@@ -125,7 +125,11 @@ const summarizeOne = (deps: PassDeps, history: SessionHistory, segment: Segment,
       targetTokens: summaryTargetTokens(segment.tokens)
     })
     yield* deps.gate.succeeded
-    yield* deps.store.setSummary(segment.id, text, deps.count(text))
+    const tokens = deps.count(text)
+    yield* deps.store.setSummary(segment.id, text, tokens)
+    yield* Effect.logDebug(`context: summarized segment L${segment.level} ${segment.start}-${segment.end - 1} in ${tokens} tokens`).pipe(
+      Effect.annotateLogs({ segment: segment.id, level: segment.level, summaryTokens: tokens })
+    )
     return true
   }).pipe(
     Effect.catchTag("SummarizeError", (error) =>
@@ -150,6 +154,9 @@ export const segmentPass = (
   options: { readonly force: boolean }
 ) =>
   Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    let rolledUp = 0
+    let summarized = 0
     let segments = yield* deps.store.list(sessionId)
     const added = yield* segmentNew(deps, sessionId, history, segments, options.force)
     if (added.length > 0) segments = yield* deps.store.list(sessionId)
@@ -171,6 +178,7 @@ export const segmentPass = (
       const probed = admitted === "probe" ? yield* one(pending[0]!) : true
       const rest = admitted === "probe" ? pending.slice(1) : pending
       if (probed) yield* Effect.forEach(rest, one, { concurrency: summaryConcurrency, discard: true })
+      summarized = yield* Ref.get(done)
       segments = yield* deps.store.list(sessionId)
     }
     for (;;) {
@@ -189,9 +197,22 @@ export const segmentPass = (
           summaryTokens: 0
         }, children.map((child) => child.id))
         yield* summarizeOne(deps, history, parent, children)
+        rolledUp++
       }
       // A parent whose summary failed stays unsummarized, so it does not roll up again: the loop ends.
       segments = yield* deps.store.list(sessionId)
+    }
+    if (added.length > 0 || pending.length > 0 || rolledUp > 0) {
+      const durationMs = (yield* Clock.currentTimeMillis) - started
+      const left = admitted === "closed" ? 0 : pending.length - summarized
+      // A pass that only finds the summaries paused (the model failing) is noise after every turn: debug.
+      const level = left > 0 ? LogLevel.Warning : added.length + summarized + rolledUp > 0 ? LogLevel.Info : LogLevel.Debug
+      yield* Effect.logWithLevel(
+        level,
+        `context: summarizer pass in ${durationMs} ms: ${added.length} new segment(s), ${summarized} of ${pending.length} summarized` +
+          `${left > 0 ? ` (${left} left for a later pass)` : admitted === "closed" && pending.length > 0 ? " (summaries paused after failures)" : ""}` +
+          `${rolledUp > 0 ? `, ${rolledUp} rolled up` : ""}`
+      ).pipe(Effect.annotateLogs({ session: sessionId, durationMs, newSegments: added.length, summarized, pending: pending.length, rolledUp }))
     }
     return segments
   }).pipe(Effect.withSpan("kern.context.segmentPass", { attributes: { sessionId } }))

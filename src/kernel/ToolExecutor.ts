@@ -15,6 +15,7 @@ import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegi
 import { type PolicyDecision, ToolPolicy } from "./ToolPolicy.js"
 import { allowsTool, requiredScope } from "./toolScope.js"
 import { makeToolMetrics } from "./toolMetrics.js"
+import { logToolCall, toolOutcome } from "./toolLog.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
 /** How the executor checks contracts, and which baseline surface it compares against. */
@@ -162,7 +163,17 @@ export const make = Effect.gen(function*() {
         ? Effect.zipRight(ctx.budget.addLatencyMs(latencyMs), recordCall(call.toolId, end.errorCode ?? "OK", latencyMs))
         : ctx.budget.addLatencyMs(latencyMs)
       : recordCall(call.toolId, end.errorCode ?? "OK")
-    return Effect.as(audited ? Effect.zipRight(record, account) : account, result)
+    const logged = logToolCall({
+      toolId: call.toolId,
+      outcome: toolOutcome({ refused: !ran, success: end.success, errorCode: end.errorCode }),
+      durationMs: latencyMs,
+      args: call.args,
+      errorCode: end.errorCode,
+      errorMessage: end.errorMessage,
+      retries: end.retries ?? 0,
+      approvedBy: end.approvedBy
+    }, secrets)
+    return Effect.as(Effect.zipRight(logged, audited ? Effect.zipRight(record, account) : account), result)
   }
 
   /** A call refused before it ran. */

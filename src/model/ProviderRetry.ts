@@ -8,6 +8,14 @@ export const maxRetryAfterSeconds = 60
 const shouldRetry = (error: ProviderError): boolean =>
   error.retryable && (error.retryAfterSeconds ?? 0) <= maxRetryAfterSeconds
 
+/** A provider failure about to be retried, with how long kern waits first. */
+const logRetry = (error: ProviderError, delay: Duration.Duration) => {
+  const waitMs = Math.round(Duration.toMillis(delay))
+  return Effect.logWarning(`model provider failed (${error.message}); retrying in ${Duration.format(Duration.millis(waitMs))}`).pipe(
+    Effect.annotateLogs({ provider: error.reason, ...(error.status === undefined ? {} : { status: error.status }), waitMs })
+  )
+}
+
 /**
  * Retries network failures, 429 and 5xx: 4 attempts in all, exponential from 1 s with jitter, never sooner than
  * the provider's `Retry-After`. Driven by Clock, so TestClock controls it in tests.
@@ -20,7 +28,9 @@ export const providerRetrySchedule: Schedule.Schedule<ProviderError, ProviderErr
   Schedule.intersect(Schedule.recurs(3)),
   Schedule.whileInput(shouldRetry),
   Schedule.passthrough,
-  Schedule.modifyDelay((error, delay) => Duration.max(delay, Duration.seconds(error.retryAfterSeconds ?? 0)))
+  Schedule.modifyDelay((error, delay) => Duration.max(delay, Duration.seconds(error.retryAfterSeconds ?? 0))),
+  // Called only when the schedule goes on: each retry is one warning with the wait, in the caller's fiber (its turn).
+  Schedule.modifyDelayEffect((error, delay) => Effect.as(logRetry(error, delay), delay))
 )
 
 /** Applies `providerRetrySchedule` to a model call that fails with ProviderError. */

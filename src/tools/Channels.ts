@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer, Option, PubSub, Ref, Schema, type Scope } from "effect"
+import { Clock, Context, Effect, Layer, LogLevel, Option, PubSub, Ref, Schema, type Scope } from "effect"
 
 /** kern's chat channels, each with the variables it needs set to run (its layer stays off without them). */
 export const chatChannelTokens = {
@@ -89,6 +89,22 @@ export const make = Effect.gen(function*() {
 
 export const layer: Layer.Layer<Channels> = Layer.effect(Channels, make)
 
+/** A channel's connects and drops, one line each as its state changes (its retries are logged where they happen). */
+const logTransition = (iface: string, old: ChannelStatus, now: ChannelStatus) => {
+  const { detail, state } = now
+  const why = detail === "" ? "" : `: ${detail}`
+  const line = state === "connected"
+    ? old.state === "connecting" ? `${iface}: connected` : `${iface}: connected again`
+    : state === "reconnecting"
+    ? `${iface}: connection dropped${why}`
+    : state === "stopped"
+    ? `${iface}: stopped${why}`
+    : `${iface}: connecting`
+  return Effect.logWithLevel(state === "connected" || state === "connecting" ? LogLevel.Info : LogLevel.Warning, line).pipe(
+    Effect.annotateLogs({ channel: iface, state, was: old.state, wasForMs: now.sinceMs - old.sinceMs })
+  )
+}
+
 /** A channel's status cell: set as it connects, fails and retries; read by `kern status`. */
 export const makeStatusCell = (iface: string) =>
   Effect.gen(function*() {
@@ -96,7 +112,10 @@ export const makeStatusCell = (iface: string) =>
     const cell = yield* Ref.make(new ChannelStatus({ interface: iface, state: "connecting", detail: "", sinceMs: now }))
     const set = (state: ChannelState, detail = "") =>
       Effect.flatMap(Clock.currentTimeMillis, (sinceMs) =>
-        Ref.update(cell, (old) =>
-          old.state === state && old.detail === detail ? old : new ChannelStatus({ interface: iface, state, detail, sinceMs })))
+        Ref.modify(cell, (old) => {
+          if (old.state === state && old.detail === detail) return [Effect.void, old] as const
+          const now = new ChannelStatus({ interface: iface, state, detail, sinceMs })
+          return [old.state === state ? Effect.void : logTransition(iface, old, now), now] as const
+        })).pipe(Effect.flatten)
     return { get: Ref.get(cell), set } as const
   })

@@ -3,7 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { filterLevel, logFrom, rotateLog } from "../../src/cli/daemonFiles.js"
+import { logFrom, rotateLog } from "../../src/cli/daemonFiles.js"
+import { atLevel, readLines, renderText } from "../../src/cli/logRecord.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 describe("the background agent's log", () => {
@@ -40,12 +41,14 @@ describe("the background agent's log", () => {
       "2026-01-01T00:00:03.000Z DEBUG detail",
       "plain line"
     ]
-    expect(filterLevel(lines, "warn").kept).toEqual(lines.slice(1, 4))
-    expect(filterLevel(lines, "error").kept).toEqual(lines.slice(2, 4))
-    expect(filterLevel(lines, "debug").kept).toEqual(lines)
-    expect(filterLevel(lines, undefined).kept).toEqual(lines)
+    const kept = (level: string | undefined, carried?: string, from = lines) =>
+      atLevel(readLines(from, carried).lines, level).map(renderText)
+    expect(kept("warn")).toEqual(lines.slice(1, 4))
+    expect(kept("error")).toEqual(lines.slice(2, 4))
+    expect(kept("debug")).toEqual(lines)
+    expect(kept(undefined)).toEqual(lines)
     // Following a log: a continuation at the start of a read belongs to the level carried from the read before.
-    expect(filterLevel(["  continued"], "error", 3).kept).toEqual(["  continued"])
-    expect(filterLevel(["  continued"], "error", 1).kept).toEqual([])
+    expect(kept("error", "ERROR", ["  continued"])).toEqual(["  continued"])
+    expect(kept("error", "INFO", ["  continued"])).toEqual([])
   })
 })

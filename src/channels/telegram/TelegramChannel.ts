@@ -121,7 +121,8 @@ export const layer: Layer.Layer<
               chatId: inbound.chatId,
               displayName: inbound.displayName
             })
-            yield* Effect.logInfo(`kern: telegram: ${inbound.displayName || inbound.userId} asks to pair: kern pair ${pairing.code}`)
+            // A warning: the operator has something to do, and the foreground shows warnings only.
+            yield* Effect.logWarning(`kern: telegram: ${inbound.displayName || inbound.userId} asks to pair: kern pair ${pairing.code}`)
             yield* sendChunk(api, inbound.chatId, pairingText(pairing.code)).pipe(refusedIsDone("send a pairing code"))
           }
           return yield* skip(update)

@@ -20,7 +20,14 @@ export const eventFrame = (event: AgentEvent): string =>
 export const parseLastEventId = (header: string | undefined): Option.Option<number> =>
   header !== undefined && /^\d{1,16}$/.test(header.trim()) ? Option.some(Number(header.trim())) : Option.none()
 
-/** The SSE body for one client: what it missed, then live events, with keepalive comments on the Clock. */
+const webLog = (line: string) => Effect.logDebug(line).pipe(Effect.annotateLogs({ channel: "web" }))
+
+const resumed = (lastId: Option.Option<number>) => Option.match(lastId, { onNone: () => "", onSome: (id) => ` (resuming after event ${id})` })
+
+/**
+ * The SSE body for one client: what it missed, then live events, with keepalive comments on the Clock. Its connect
+ * and its end are debug lines (a browser tab comes and goes often).
+ */
 export const sseFrames = (hub: EventHub, lastId: Option.Option<number>) =>
   Effect.map(hub.subscribe(lastId), (events) =>
     Stream.concat(
@@ -30,4 +37,6 @@ export const sseFrames = (hub: EventHub, lastId: Option.Option<number>) =>
         Stream.fromSchedule(Schedule.spaced(keepaliveInterval)).pipe(Stream.as(keepaliveFrame)),
         { haltStrategy: "left" }
       )
-    ))
+    ).pipe(Stream.ensuring(webLog("web: an event stream client left")))).pipe(
+      Effect.tap(() => webLog(`web: an event stream client connected${resumed(lastId)}`))
+    )
