@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, LogLevel } from "effect"
+import { Clock, Effect, Exit } from "effect"
 import type { QueuedMessage } from "./MessageQueue.js"
 import type { TurnUsage } from "./TurnEvent.js"
 import type { TurnOutcome } from "./TurnRunner.js"
@@ -44,7 +44,9 @@ export const loggedTurn = (message: QueuedMessage, sessionId: string) =>
         const text = outcome.failure === undefined
           ? `turn ended in ${durationMs} ms: ${outcome.steps} step(s), ${tokens(outcome.usage)}`
           : `turn ended without an answer in ${durationMs} ms (${outcome.failure.message}): ${outcome.steps} step(s), ${tokens(outcome.usage)}`
-        return Effect.logWithLevel(outcome.failure === undefined ? LogLevel.Info : LogLevel.Warning, text).pipe(
+        // Info either way: the turn's failure is the channel's to show (a foreground command prints it once, on stderr);
+        // in the log its `outcome` names it.
+        return Effect.logInfo(text).pipe(
           Effect.annotateLogs({
             outcome: how,
             durationMs,

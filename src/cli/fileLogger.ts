@@ -1,6 +1,7 @@
 import { Cause, HashMap, Layer, List, Logger, LogLevel } from "effect"
 import type { KnownSecret } from "../config/KnownSecrets.js"
 import { redactSecrets, redactSecretsInText } from "../kernel/secretGuard.js"
+import { foregroundLogger } from "./foregroundLogger.js"
 import { encodeRecord, LogRecord } from "./logRecord.js"
 
 /** A value of an annotation longer than this is cut (after redaction, so no part of a secret is ever left). */
@@ -60,13 +61,14 @@ export const jsonLineLogger = (secrets: ReadonlyArray<KnownSecret>, write: (line
   Logger.make((options) => write(`${encodeRecord(toRecord(options, secrets))}\n`))
 
 /**
- * The background agent logs only through the JSON line logger (runMain installs the pretty one by default), from
+ * The background agent logs only through the JSON line logger (runMain installs the pretty one by default, the foreground its own on stderr), from
  * debug on: `kern logs` shows info and above, `--level debug` the chatty lines (each tool call, each model step).
  */
 export const jsonLineLogging = (secrets: ReadonlyArray<KnownSecret>, write: (line: string) => void) =>
   Layer.mergeAll(
     Logger.remove(Logger.defaultLogger),
     Logger.remove(Logger.prettyLoggerDefault),
+    Logger.remove(foregroundLogger),
     Logger.add(jsonLineLogger(secrets, write)),
     Logger.minimumLogLevel(LogLevel.Debug)
   )

@@ -4,11 +4,10 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Usage from "@effect/cli/Usage"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Effect from "effect/Effect"
 import pkg from "../../package.json" with { type: "json" }
 import { commandDocs, commands } from "./commands.js"
+import { foregroundLogging } from "./foregroundLogger.js"
 import { failureReport } from "./errors.js"
 import { commandPath, renderHelp } from "./help.js"
 
@@ -68,7 +67,7 @@ export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly col
   if (helpWanted) {
     return Console.log(renderHelp(path, commandDocs, `v${pkg.version}`, { color: options.color })).pipe(Effect.as(0))
   }
-  // In the foreground stdout is the command's output (a reply, --json): only warnings and errors are logged there. The
-  // background agent's log file takes everything from debug on (fileLogger.ts), inside this.
-  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report), Logger.withMinimumLogLevel(LogLevel.Warning))
+  // In the foreground only warnings and errors are logged, on stderr (foregroundLogger.ts). The background agent's
+  // log file takes everything from debug on (fileLogger.ts), inside this.
+  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report), Effect.provide(foregroundLogging))
 }
