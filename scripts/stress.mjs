@@ -12,7 +12,8 @@ const maxSeconds = 3 * 60 * 60
 const generators = Array.from({ length: loads }, () =>
   spawn("timeout", [String(maxSeconds), "yes"], { stdio: ["ignore", "ignore", "ignore"] }))
 const stopLoads = () => {
-  for (const child of generators) child.kill("SIGKILL")
+  // SIGTERM, which `timeout` passes on to its `yes` (a SIGKILL would end `timeout` alone and leave `yes` running).
+  for (const child of generators) child.kill("SIGTERM")
 }
 process.on("exit", stopLoads)
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
