@@ -7,7 +7,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import pkg from "../../package.json" with { type: "json" }
 import { commandDocs, commands } from "./commands.js"
-import { foregroundLogging } from "./foregroundLogger.js"
+import { withForegroundLogging } from "./foregroundLogger.js"
 import { failureReport } from "./errors.js"
 import { commandPath, renderHelp } from "./help.js"
 
@@ -69,5 +69,5 @@ export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly col
   }
   // In the foreground only warnings and errors are logged, on stderr (foregroundLogger.ts). The background agent's
   // log file takes everything from debug on (fileLogger.ts), inside this.
-  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report), Effect.provide(foregroundLogging))
+  return cli(["node", "kern", ...argv]).pipe(Effect.as(0), Effect.catchAll(report), withForegroundLogging)
 }
