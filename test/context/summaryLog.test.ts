@@ -1,34 +1,18 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as NodePath from "node:path"
 import { jsonLineLogging } from "../../src/cli/fileLogger.js"
 import { type LogRecord, readLines } from "../../src/cli/logRecord.js"
 import { FakeReply, makeWith } from "../support/fakeModelServer.js"
 import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
-import { writeSessionFixture } from "../support/sessionFixture.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { summaryModelAgent } from "./summaryAgent.js"
 
 /** A turn on a session over its window: the turn summarizes first; what the log says about it. */
 const turnOnLongSession = (failing: boolean) =>
   Effect.scoped(Effect.gen(function*() {
     const server = yield* makeWith({ fallback: FakeReply.text("The router keeps DHCP on .100-.200.") })
     if (failing) yield* server.answerModel("summary-model", FakeReply.error(404, { body: JSON.stringify({ error: { message: "no such model" } }) }))
-    const dir = NodePath.join(makeTempDir(), "agent")
-    writeFiles(dir, {
-      ".kern/config.json": JSON.stringify({
-        provider: "openai",
-        model: "test-model",
-        summaryModel: "summary-model",
-        baseURL: server.baseURL,
-        maxContextTokens: 20_000,
-        embeddingModel: false,
-        recall: false,
-        heartbeatInterval: 0,
-        autoCommit: false
-      })
-    })
-    writeSessionFixture(dir, 400)
+    const dir = summaryModelAgent(server.baseURL)
     const lines: Array<string> = []
     const done = yield* operatorTurn("what changed?").pipe(
       Effect.provide(testRuntime(dir)),

@@ -1,16 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import * as NodePath from "node:path"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { summaryConcurrency } from "../../src/context/segmentPass.js"
 import { backoffDelay } from "../../src/context/summarizerHealth.js"
 import { messageOverheadTokens } from "../../src/context/sentText.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
-import { writeSessionFixture } from "../support/sessionFixture.js"
 import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { summaryAgentMaxContextTokens, summaryModelAgent } from "./summaryAgent.js"
 
-const maxContextTokens = 20_000
+const maxContextTokens = summaryAgentMaxContextTokens
 const turns = 33
 /** The operator's pace: the time between two turns, on the TestClock. */
 const pace = Duration.seconds(10)
@@ -76,23 +74,8 @@ describe("a failing summary model", () => {
       const server = yield* makeWith({ fallback: FakeReply.text(answer) })
       // The summary model is misconfigured: every summary request fails.
       yield* server.answerModel("summary-model", FakeReply.error(404, { body: JSON.stringify({ error: { message: "model summary-model not found" } }) }))
-      const dir = NodePath.join(makeTempDir(), "agent")
-      writeFiles(dir, {
-        ".kern/config.json": JSON.stringify({
-          provider: "openai",
-          model: "test-model",
-          summaryModel: "summary-model",
-          baseURL: server.baseURL,
-          maxContextTokens,
-          embeddingModel: false,
-          recall: false,
-          heartbeatInterval: 0,
-          autoCommit: false
-        }),
-        "IDENTITY.md": "# IDENTITY.md\nI am the test agent.\n"
-      })
       // ~30k tokens already: over the window from the first turn.
-      writeSessionFixture(dir, 400)
+      const dir = summaryModelAgent(server.baseURL, { "IDENTITY.md": "# IDENTITY.md\nI am the test agent.\n" })
 
       const failing = yield* Effect.gen(function*() {
         const context = yield* ContextWindow
