@@ -1,5 +1,4 @@
 import { type EmbeddingModel, LanguageModel } from "@effect/ai"
-import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
@@ -12,8 +11,6 @@ import {
   resolveEmbeddingSettings,
   resolveModelSettings
 } from "./ModelSettings.js"
-import * as OpenAiResponses from "./OpenAiResponses.js"
-import { retryingClient } from "./ProviderRetry.js"
 
 export interface ModelLayerOptions {
   /** Retry 429, 5xx and network failures per HTTP request (default true). */
@@ -25,21 +22,13 @@ const LanguageModelTag = LanguageModel.LanguageModel
 /** OpenRouter attributes requests to apps by this header; other servers ignore it. */
 const openRouterHeaders = { "X-Title": "kern" }
 
-const anthropicLayer = (settings: ModelSettings, options: ModelLayerOptions) =>
-  AnthropicLanguageModel.layer({ model: settings.model }).pipe(
-    Layer.provide(AnthropicClient.layer({
-      apiKey: Option.getOrUndefined(settings.apiKey),
-      // The Anthropic client appends /v1/messages itself.
-      apiUrl: settings.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
-      ...(options.retry === false ? {} : {
-        transformClient: retryingClient({
-          provider: settings.provider,
-          baseURL: settings.baseURL,
-          keyEnv: settings.keyEnv
-        })
-      })
-    }))
-  )
+/**
+ * The provider SDKs (@effect/ai-openai with its tokenizer data, @effect/ai-anthropic) are imported when a model that
+ * speaks their protocol is built, not when kern starts: most agents speak Chat Completions through kern's own model,
+ * and a command line that loads no SDK starts in a fraction of the time.
+ */
+const openAiResponses = Effect.promise(() => import("./OpenAiResponses.js"))
+const anthropicMessages = Effect.promise(() => import("./AnthropicMessages.js"))
 
 /**
  * The LanguageModel for resolved settings: the Responses API through @effect/ai-openai, Chat Completions through
@@ -61,9 +50,9 @@ export const languageModelLayer = (
         retry: options.retry
       })
     case "responses":
-      return OpenAiResponses.languageModelLayer(settings, options)
+      return Layer.unwrapEffect(Effect.map(openAiResponses, (module) => module.languageModelLayer(settings, options)))
     case "anthropic":
-      return anthropicLayer(settings, options)
+      return Layer.unwrapEffect(Effect.map(anthropicMessages, (module) => module.languageModelLayer(settings, options)))
   }
 }
 
@@ -132,7 +121,8 @@ export const embeddingLayerFromConfig = (
               ".kern/config.json (or false to turn embeddings off)"
           })
         ),
-      onSome: (settings) => OpenAiResponses.embeddingModelLayer(settings, options)
+      onSome: (settings) =>
+        Layer.unwrapEffect(Effect.map(openAiResponses, (module) => module.embeddingModelLayer(settings, options)))
     })
   })
 
