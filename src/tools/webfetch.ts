@@ -1,6 +1,5 @@
 import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Either, Schema, Stream } from "effect"
-import { NodeHtmlMarkdown } from "node-html-markdown"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { refusal } from "./addressPolicy.js"
 import { findAddressRefusal, GuardedHttpClient } from "./guardedHttpClient.js"
@@ -96,11 +95,15 @@ const decode = (body: Uint8Array, contentType: string): string => {
 const isTextual = (contentType: string) =>
   contentType === "" || /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ld\+json|rss\+xml|atom\+xml)|[^;]*\+json|[^;]*\+xml)/i.test(contentType)
 
-const render = (body: Uint8Array, contentType: string, raw: boolean): string => {
-  if (!isTextual(contentType)) return `[binary content (${contentType}), ${body.byteLength} bytes, not shown]`
+/** HTML as Markdown; the converter is loaded by the first page that needs it, not by every kern that starts. */
+const htmlToMarkdown = (html: string) =>
+  Effect.map(Effect.promise(() => import("node-html-markdown")), ({ NodeHtmlMarkdown }) => NodeHtmlMarkdown.translate(html))
+
+const render = (body: Uint8Array, contentType: string, raw: boolean): Effect.Effect<string> => {
+  if (!isTextual(contentType)) return Effect.succeed(`[binary content (${contentType}), ${body.byteLength} bytes, not shown]`)
   const text = decode(body, contentType)
   const html = /html/i.test(contentType) || (contentType === "" && /^\s*<(!doctype html|html)/i.test(text))
-  return html && !raw ? NodeHtmlMarkdown.translate(text) : text
+  return html && !raw ? htmlToMarkdown(text) : Effect.succeed(text)
 }
 
 /** GET a public URL, following up to 5 redirects (each hop checked), the body capped at 5 MB and 50,000 characters. */
@@ -133,7 +136,7 @@ export const webfetch = Effect.fn("kern.tools.webfetch")(function*(args: Webfetc
       const { body, bytes, overLimit } = yield* readCapped(response, webfetchMaxDownloadBytes).pipe(
         Effect.mapError((error) => toolFailure("NETWORK_ERROR", `could not read the body of ${url.href}: ${error.message}`, true))
       )
-      const rendered = render(body, contentType, args.raw === true)
+      const rendered = yield* render(body, contentType, args.raw === true)
       const cut = rendered.length > webfetchMaxChars
       const notes = [
         ...(overLimit ? [`[download stopped at ${webfetchMaxDownloadBytes} bytes]`] : []),
