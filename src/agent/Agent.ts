@@ -7,12 +7,12 @@ import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { openActiveSession } from "./activeSession.js"
-import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "./layers.js"
-import { MessageQueue } from "./MessageQueue.js"
-import type { TurnEvent } from "./TurnEvent.js"
-import type { TurnFailure } from "./TurnFailure.js"
-import { type TurnOutcome, TurnRunner } from "./TurnRunner.js"
+import { openActiveSession } from "../runtime/activeSession.js"
+import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
+import { MessageQueue } from "../turn/MessageQueue.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnFailure } from "../turn/TurnFailure.js"
+import { type TurnOutcome, TurnRunner } from "../turn/TurnRunner.js"
 
 /**
  * One agent, embedded: the library's single entry. `Agent.layer({ dir })` builds the whole runtime (config, kern.db,

@@ -14,11 +14,11 @@ import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
 import * as InboxSql from "./Inbox.js"
 import { type Cursor, Inbox } from "./Inbox.js"
-import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
-import { noUsage, type TurnEvent } from "./TurnEvent.js"
-import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
-import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
-import { turnAnnotations } from "./turnLog.js"
+import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
+import { noUsage, type TurnEvent } from "../turn/TurnEvent.js"
+import { encodeFailure, SessionNotWritten } from "../turn/TurnFailure.js"
+import { type ActiveSession, type TurnOutcome, TurnRunner } from "../turn/TurnRunner.js"
+import { turnAnnotations } from "../turn/turnLog.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
 export interface RuntimeEvent {
@@ -45,7 +45,7 @@ interface OpenSession {
  * memory committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the runtime's, so `/new` closes the old
  * file and shutting down closes (and syncs) the current one.
  */
-export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/AgentRuntime", {
+export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/AgentRuntime", {
   dependencies: [HeartbeatLog.Default, InboxSql.layerSql],
   scoped: Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig

@@ -86,7 +86,7 @@ const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string)
 }
 
 /** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
-export class TurnRunner extends Effect.Service<TurnRunner>()("kern/agent/TurnRunner", {
+export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunner", {
   effect: Effect.gen(function*() {
     const loaded = yield* AgentConfig
     const { config } = loaded
