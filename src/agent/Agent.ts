@@ -11,7 +11,7 @@ import { MessageQueue } from "../turn/MessageQueue.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import type { TurnFailure } from "../turn/TurnFailure.js"
 import { makeRunTurn } from "../turn/runTurn.js"
-import type { TurnOutcome } from "../turn/TurnRunner.js"
+import type { TurnOutcome } from "../turn/turnTally.js"
 
 /**
  * One agent, embedded: the library's single entry. `Agent.layer({ dir })` builds the whole runtime (config, kern.db,

@@ -16,7 +16,8 @@ import { type Cursor, Inbox } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
 import { makeRunTurn } from "../turn/runTurn.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
-import type { ActiveSession, TurnOutcome } from "../turn/TurnRunner.js"
+import type { ActiveSession } from "../turn/TurnRunner.js"
+import type { TurnOutcome } from "../turn/turnTally.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
 export interface RuntimeEvent {

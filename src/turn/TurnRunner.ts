@@ -1,10 +1,7 @@
-import { LanguageModel, Prompt, type Toolkit } from "@effect/ai"
-import { FileSystem } from "@effect/platform"
-import { Clock, DateTime, Effect, Option, Ref } from "effect"
+import { LanguageModel } from "@effect/ai"
+import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
-import { toolkitFor } from "../kernel/aiTools.js"
-import { makeFileCache } from "../memory/fileCache.js"
 import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
@@ -14,30 +11,25 @@ import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
-import { NotesSummary } from "../memory/NotesSummary.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
 import { redactMessage } from "../session/redactMessage.js"
-import type { SessionWriter } from "../session/SessionStore.js"
-import { ContextStats } from "../tools/ContextStats.js"
+import type { SessionError, SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
-import { promptCachingApplies, withCacheBreakpoints } from "../context/caching.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { toolDefinitionsTokens } from "../context/toolTokens.js"
-import { withRecallBlock } from "../recall/autoRecall.js"
-import type { AutoRecall } from "../recall/autoRecall.js"
-import { Recall } from "../recall/Recall.js"
-import { agentZone, isNoReply, localIso } from "../session/envelope.js"
-import { modelStep } from "./modelStep.js"
+import { agentZone, localIso } from "../session/envelope.js"
+import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
 import { redactingEmit } from "./redactEvents.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
-import { buildSystemPromptFrom, type PromptTool, promptToolsOf } from "../context/systemPrompt.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
-import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
-import { budgetFailure, encodeFailure, modelStepFailure, stepLimit, type TurnFailure } from "./TurnFailure.js"
+import { makeStepPrompt } from "./turnPrompt.js"
+import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
+import { noUsage, type TurnEvent } from "./TurnEvent.js"
+import { budgetFailure, encodeFailure, modelStepFailure } from "./TurnFailure.js"
+import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
 
 /** The session a turn writes to: its file and the messages so far. */
 export interface ActiveSession {
@@ -54,17 +46,6 @@ export interface TurnInput {
   readonly recorded?: ((message: QueuedMessage) => Effect.Effect<void>) | undefined
 }
 
-export interface TurnOutcome {
-  readonly reply: string
-  readonly delivered: boolean
-  readonly steps: number
-  readonly usage: TurnUsage
-  /** Time spent waiting on the model (all steps), in milliseconds: the rest of the turn is kern's own. */
-  readonly modelMs: number
-  /** Why the turn ended without the model's final answer; absent when it finished. */
-  readonly failure?: TurnFailure
-}
-
 // The turn's records are built from values already of their types, and their classes have no refinements
 // (test/session/unvalidatedRecords.test.ts holds that): validating each again on construction is work for nothing.
 const checked = true
@@ -73,23 +54,25 @@ const checked = true
 const envelopeOf = (message: QueuedMessage, at: string, turn: string) =>
   new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at, turn }, checked)
 
-const makeToolkit = (tools: ReadonlyArray<RegisteredTool>, count: (text: string) => number) => {
-  const { toolIdOf, toolkit } = toolkitFor(tools)
-  const withHandler: Toolkit.WithHandler<any> = {
-    tools: toolkit.tools,
-    // Tool calls are resolved by the kernel's executor, never by @effect/ai.
-    handle: () => Effect.die("kern resolves tool calls through its executor")
-  }
-  const tokens = toolDefinitionsTokens(Object.values(toolkit.tools), count)
-  const promptTools = promptToolsOf(tools)
-  return { toolIdOf, withHandler, tokens, promptTools }
+/** What every step of one turn works with, made once as the turn starts. */
+interface Turn {
+  readonly message: QueuedMessage
+  readonly session: ActiveSession
+  /** The caller's emit, with every known secret redacted. */
+  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  readonly recorded: (message: QueuedMessage) => Effect.Effect<void>
+  readonly ctx: RunContextData
+  /** Where the context window starts, for the tools that read the session (the cut of the last prepared prompt). */
+  readonly windowStart: Ref.Ref<number>
+  readonly tools: ReadonlyArray<RegisteredTool>
+  readonly kit: TurnToolkit
+  readonly model: Context.Tag.Service<HeartbeatModel>
 }
 
 /** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
 export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunner", {
   effect: Effect.gen(function*() {
-    const loaded = yield* AgentConfig
-    const { config } = loaded
+    const { config } = yield* AgentConfig
     const model = yield* LanguageModel.LanguageModel
     const heartbeat = yield* HeartbeatModel
     const registry = yield* ToolRegistry
@@ -98,40 +81,17 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const compactor = yield* OutputCompactor
     const queue = yield* MessageQueue
     const pairings = yield* PairingStore
-    const fs = yield* FileSystem.FileSystem
     const { secrets } = yield* KnownSecrets
     // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
     const zone = agentZone(config.timezone)
     const prices = priceTable(config.prices)
-    const summaries = yield* NotesSummary
-    const recall = yield* Recall
     const context = yield* ContextWindow
-    const contextStats = yield* ContextStats
-    // Memory files are read again only when they change.
-    const files = yield* makeFileCache
-    const systemPrompt = (tools: ReadonlyArray<PromptTool>) =>
-      buildSystemPromptFrom(files, { tools }).pipe(
-        Effect.provideService(AgentConfig, loaded),
-        Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.provideService(NotesSummary, summaries)
-      )
+    const stepPrompt = yield* makeStepPrompt
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
 
-    // Building a toolkit renders every tool's JSON Schema: do it again only when the offered tools change (one
-    // toolkit per scope users have, at most three).
-    const toolkitCache = yield* Ref.make(new Map<string, ReturnType<typeof makeToolkit>>())
-    const count = context.count
-    const toolkitOf = (tools: ReadonlyArray<RegisteredTool>) =>
-      Ref.modify(toolkitCache, (cached) => {
-        const key = tools.map((tool) => tool.fingerprint).join(",")
-        const hit = cached.get(key)
-        if (hit !== undefined) return [hit, cached]
-        const value = makeToolkit(tools, count)
-        const next = new Map(cached.size >= 8 ? [] : cached)
-        return [value, next.set(key, value)]
-      })
+    const toolkitOf = yield* makeToolkitCache(context.count)
 
     /**
      * The most a message's user may use. A chat channel's user (Telegram, Slack) gets their paired scope, or nothing
@@ -146,12 +106,34 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
         )
 
-    const run = (input: TurnInput) =>
+    const now = Effect.map(DateTime.now, DateTime.formatIso)
+
+    // The line's place in the file goes with the message: the context's cut is stored as one, so a restart reads the
+    // session from there. No known secret reaches the session or the history sent to the model, whoever wrote it.
+    const append = (session: ActiveSession, raw: SessionMessage) =>
+      Effect.gen(function*() {
+        const entry = redactMessage(raw, secrets)
+        const before = yield* session.writer.stats
+        yield* session.writer.append(entry)
+        yield* session.history.append(entry, { byteOffset: before.bytes, linesBefore: before.messages })
+      })
+
+    /** A message of the turn (its own, or one injected) into the session; then a durable one leaves the inbox. */
+    const recordUser = (turn: Turn, queued: QueuedMessage) =>
+      Effect.gen(function*() {
+        yield* append(turn.session, new UserMessage({
+          text: queued.text,
+          envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), turn.message.turnId),
+          ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
+          at: yield* now
+        }, checked))
+        yield* turn.recorded(queued)
+      })
+
+    /** The turn's run context, the tools its user may be offered and its model (a heartbeat's may be cheaper). */
+    const openTurn = (input: TurnInput) =>
       Effect.gen(function*() {
         const { message, session } = input
-        // No known secret leaves the turn, whoever wrote it: not in an event, the session or the history sent to the model.
-        const emit = redactingEmit(input.emit, secrets)
-        const recorded = input.recorded ?? (() => Effect.void)
         const toolScope = yield* scopeOf(message)
         const windowStart = yield* Ref.make(0)
         const ctx = yield* makeRunContext({
@@ -166,151 +148,136 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           origin: { interface: message.interface, channel: message.channel, userId: message.userId },
           ...(toolScope === undefined ? {} : { toolScope })
         })
-        // The line's place in the file goes with the message: the context's cut is stored as one, so a restart
-        // reads the session from there.
-        const append = (raw: SessionMessage) =>
-          Effect.gen(function*() {
-            const entry = redactMessage(raw, secrets)
-            const before = yield* session.writer.stats
-            yield* session.writer.append(entry)
-            yield* session.history.append(entry, { byteOffset: before.bytes, linesBefore: before.messages })
-          })
-        const now = Effect.map(DateTime.now, DateTime.formatIso)
-        const userMessage = (queued: QueuedMessage) =>
-          Effect.map(now, (at) =>
-            new UserMessage({
-              text: queued.text,
-              envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), message.turnId),
-              ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
-              at
-            }, checked))
-
-        yield* audit(ctx, "kernel.run.started", "ok", { interface: message.interface, channel: message.channel })
-        yield* append(yield* userMessage(message))
-        yield* recorded(message)
-
         // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.
         const registered = yield* registry.listTools
         const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
-        const { promptTools, toolIdOf, tokens: toolsTokens, withHandler } = yield* toolkitOf(tools)
-        let recalled: AutoRecall | undefined
+        const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
+        return {
+          message,
+          session,
+          emit: redactingEmit(input.emit, secrets),
+          recorded: input.recorded ?? (() => Effect.void),
+          ctx,
+          windowStart,
+          tools,
+          kit: yield* toolkitOf(tools),
+          model: turnModel
+        } satisfies Turn
+      })
 
-        // A heartbeat may run on a cheaper model (`heartbeatModel`).
-        const turnModel = message.interface === heartbeatInterface
-          ? heartbeat
-          : { model, modelId: config.model ?? "" }
-        const cachingOn = promptCachingApplies(config.provider, turnModel.modelId)
-        let usage = noUsage
-        let modelMs = 0
-        let reply = ""
-        let steps = 0
-        let failure: TurnFailure | undefined
-        for (let step = 1; step <= config.maxSteps; step++) {
-          steps = step
-          if (step > 1) {
-            for (const injected of yield* queue.takeInjectable) {
-              yield* append(yield* userMessage(injected))
-              yield* recorded(injected)
-              yield* emit({ type: "injected", text: injected.text, message: injected })
-            }
-          }
-          yield* emit({ type: "step", step })
-          const budgetUsage = yield* ctx.budget.usage
-          const exhausted = budgetFailure(ctx.budget.limits, budgetUsage)
-          if (exhausted !== undefined) {
-            failure = exhausted
-            yield* audit(ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
-            break
-          }
-          const prepared = yield* context.prepare({
-            sessionId: session.id,
-            history: session.history,
-            system: yield* systemPrompt(promptTools),
-            toolsTokens,
-            modelId: turnModel.modelId,
-            progress: (text) => emit({ type: "context", text })
-          })
-          yield* Ref.set(windowStart, prepared.breakdown.cut)
-          yield* contextStats.setActiveContextTokens(session.id, prepared.breakdown.tokens.total)
-          if (step === 1) {
-            // Auto-recall, once a turn, when messages were trimmed from the context: what is still raw (the cut on)
-            // is never recalled again.
-            const { cut, messages } = prepared.breakdown
-            recalled = yield* recall.autoRecall(
-              { enabled: config.autoRecall, trimmed: cut > 0, maxDistance: config.autoRecallMaxDistance, maxTokens: config.autoRecallTokens },
-              message.text,
-              [{ sessionId: session.id, messageStart: cut, messageEnd: Math.max(cut, messages - 1) }]
-            )
-            if (recalled !== undefined) {
-              yield* emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
-            }
-          }
-          // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
-          const messages = recalled === undefined ? prepared.prompt.content : withRecallBlock(prepared.prompt.content, recalled.block)
-          // Anthropic caches only what is marked: the system prompt, a mid-history message and the last user message.
-          const prompt = cachingOn
-            ? Prompt.fromMessages(withCacheBreakpoints(messages))
-            : recalled === undefined
-            ? prepared.prompt
-            : Prompt.fromMessages(messages)
-          // The last step may only answer: no tools are offered.
-          const offered = step < config.maxSteps && tools.length > 0 ? withHandler : undefined
-          const modelStart = yield* Clock.currentTimeNanos
-          const result = yield* Effect.either(
-            modelStep({ ...turnModel, prices, prompt, toolkit: offered, toolIdOf, emit })
-          )
-          const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
-          modelMs += stepMs
-          if (result._tag === "Left") {
-            failure = modelStepFailure(result.left)
-            break
-          }
-          const { calls, text } = result.right
-          yield* logModelStep(step, result.right.usage, stepMs, calls.length)
-          usage = addUsage(usage, result.right.usage)
-          yield* context.calibrate(turnModel.modelId, prepared.estimate, result.right.usage.inputTokens)
-          yield* ctx.budget.addPromptTokens(result.right.usage.inputTokens)
-          yield* ctx.budget.addCostUsdCents(result.right.usage.costUsdCents)
-          yield* append(new AssistantMessage({ text, toolCalls: calls, usage: result.right.usage, at: yield* now }, checked))
-          reply = redactSecretsInText(text, secrets)
-          if (calls.length === 0) break
-          yield* Effect.forEach(calls, (call) =>
-            Effect.gen(function*() {
-              const started = yield* Clock.currentTimeMillis
-              const toolResult = yield* executor.executeIn(ctx, call.name, call.params)
-              const compacted = yield* compactor.compact({
-                sessionId: session.id,
-                toolId: call.name,
-                text: toolResultText(toolResult),
-                isError: !toolResult.success
-              }).pipe(Effect.catchAll((error) => Effect.succeed({ text: `${toolResultText(toolResult)}\n[not stored: ${error.message}]` })))
-              yield* append(new ToolResultMessage({
-                toolCallId: call.id,
-                toolName: call.name,
-                isError: !toolResult.success,
-                result: compacted.text,
-                at: yield* now
-              }, checked))
-              const durationMs = (yield* Clock.currentTimeMillis) - started
-              yield* emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
-            }), { concurrency: "unbounded", discard: true })
-          if (step === config.maxSteps) failure = stepLimit(config.maxSteps)
+    /** The turn's channel's messages that arrived since the last step, into the session and shown. */
+    const injectArrived = (turn: Turn) =>
+      Effect.flatMap(queue.takeInjectable, (arrived) =>
+        Effect.forEach(arrived, (injected) =>
+          Effect.zipRight(recordUser(turn, injected), turn.emit({ type: "injected", text: injected.text, message: injected })), {
+          discard: true
+        }))
+
+    /** The model's answer counted (budget, calibration) and in the session. */
+    const recordAnswer = (turn: Turn, step: number, answer: StepResult, estimate: number, stepMs: number) =>
+      Effect.gen(function*() {
+        yield* logModelStep(step, answer.usage, stepMs, answer.calls.length)
+        yield* context.calibrate(turn.model.modelId, estimate, answer.usage.inputTokens)
+        yield* turn.ctx.budget.addPromptTokens(answer.usage.inputTokens)
+        yield* turn.ctx.budget.addCostUsdCents(answer.usage.costUsdCents)
+        yield* append(turn.session, new AssistantMessage({ text: answer.text, toolCalls: answer.calls, usage: answer.usage, at: yield* now }, checked))
+      })
+
+    /** One tool call through the kernel; its result, compacted, into the session and shown. */
+    const runToolCall = (turn: Turn, call: StepCall) =>
+      Effect.gen(function*() {
+        const started = yield* Clock.currentTimeMillis
+        const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
+        const compacted = yield* compactor.compact({
+          sessionId: turn.session.id,
+          toolId: call.name,
+          text: toolResultText(toolResult),
+          isError: !toolResult.success
+        }).pipe(Effect.catchAll((error) => Effect.succeed({ text: `${toolResultText(toolResult)}\n[not stored: ${error.message}]` })))
+        yield* append(turn.session, new ToolResultMessage({
+          toolCallId: call.id,
+          toolName: call.name,
+          isError: !toolResult.success,
+          result: compacted.text,
+          at: yield* now
+        }, checked))
+        const durationMs = (yield* Clock.currentTimeMillis) - started
+        yield* turn.emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
+      })
+
+    /** One model step: stopped by the budget, or the model streamed and its tool calls run; the tally after it. */
+    const runStep = (turn: Turn, before: TurnTally): Effect.Effect<TurnTally, SessionError> =>
+      Effect.gen(function*() {
+        const tally = nextStep(before)
+        if (tally.step > 1) yield* injectArrived(turn)
+        yield* turn.emit({ type: "step", step: tally.step })
+        const budgetUsage = yield* turn.ctx.budget.usage
+        const exhausted = budgetFailure(turn.ctx.budget.limits, budgetUsage)
+        if (exhausted !== undefined) {
+          yield* audit(turn.ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
+          return stopped(tally, exhausted)
         }
-        if (usage !== noUsage) yield* emit({ type: "usage", ...usage })
+        const { estimate, prompt, recalled } = yield* stepPrompt({
+          sessionId: turn.session.id,
+          history: turn.session.history,
+          kit: turn.kit,
+          modelId: turn.model.modelId,
+          query: turn.message.text,
+          emit: turn.emit,
+          windowStart: turn.windowStart,
+          firstStep: tally.step === 1,
+          recalled: tally.recalled
+        })
+        // The last step may only answer: no tools are offered.
+        const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined
+        const modelStart = yield* Clock.currentTimeNanos
+        const result = yield* Effect.either(
+          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit })
+        )
+        const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
+        const withRecall = withRecalled(tally, recalled)
+        if (Either.isLeft(result)) return stopped(withRecall, modelStepFailure(result.left), stepMs)
+        const answer = result.right
+        yield* recordAnswer(turn, tally.step, answer, estimate, stepMs)
+        const reply = redactSecretsInText(answer.text, secrets)
+        if (answer.calls.length > 0) {
+          yield* Effect.forEach(answer.calls, (call) => runToolCall(turn, call), { concurrency: "unbounded", discard: true })
+        }
+        return answered(withRecall, { usage: answer.usage, modelMs: stepMs, reply, calls: answer.calls.length, maxSteps: config.maxSteps })
+      })
+
+    /** How the turn ended, reported (usage, error, audit, done); the context's own work on it goes on in the background. */
+    const finishTurn = (turn: Turn, tally: TurnTally) =>
+      Effect.gen(function*() {
+        const outcome = outcomeOf(tally)
+        const { failure, usage } = outcome
+        if (usage !== noUsage) yield* turn.emit({ type: "usage", ...usage })
         const encoded = failure === undefined ? undefined : encodeFailure(failure)
-        if (failure !== undefined && encoded !== undefined) yield* emit({ type: "error", message: failure.message, failure: encoded })
-        const delivered = reply.trim() !== "" && !isNoReply(reply)
-        yield* audit(ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
+        if (failure !== undefined && encoded !== undefined) yield* turn.emit({ type: "error", message: failure.message, failure: encoded })
+        yield* audit(turn.ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
           kind: "turn",
           usage,
-          steps,
+          steps: outcome.steps,
           error: failure?.message ?? null,
           failure: encoded ?? null
         })
         // Segments and summaries of what the turn added, in the background: the reply is not held up for them.
-        yield* context.afterTurn(session.id, session.history)
-        yield* emit({ type: "done", reply, delivered, steps })
-        return { reply, delivered, steps, usage, modelMs, ...(failure === undefined ? {} : { failure }) } satisfies TurnOutcome
+        yield* context.afterTurn(turn.session.id, turn.session.history)
+        yield* turn.emit({ type: "done", reply: outcome.reply, delivered: outcome.delivered, steps: outcome.steps })
+        return outcome
+      })
+
+    /** One agent turn: the message recorded, then model steps (each with its tool calls) up to maxSteps. */
+    const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
+      Effect.gen(function*() {
+        const turn = yield* openTurn(input)
+        yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
+        yield* recordUser(turn, input.message)
+        const tally = yield* Effect.iterate(beginTally, {
+          while: (tally) => !tally.ended && tally.step < config.maxSteps,
+          body: (tally) => runStep(turn, tally)
+        })
+        return yield* finishTurn(turn, tally)
       }).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
 
     return { run } as const

@@ -4,7 +4,8 @@ import type { SessionError } from "../session/SessionStore.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
 import { noUsage, type TurnEvent } from "./TurnEvent.js"
 import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
-import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
+import { type ActiveSession, TurnRunner } from "./TurnRunner.js"
+import type { TurnOutcome } from "./turnTally.js"
 import { turnAnnotations } from "./turnLog.js"
 
 /** What a caller of runTurn supplies: where the turn writes, where its events go, and its own bookkeeping. */
