@@ -5,8 +5,8 @@
 //   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← turn ← agent, runtime
 //   ← channels ← cli ← src/*.ts
 //
-// `agent` holds one turn and the long-lived runtime until it is split into src/turn and src/runtime (both placed
-// already, so the split needs no change here). `users` is who may do what (the users file, pairing): built on the
+// `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
+// `agent` the library's Agent, built on the runtime's layers (so runtime never imports agent). `users` is who may do what (the users file, pairing): built on the
 // config, kern.db and the kernel's tool scopes, asked by the tools, the turn and the channels, asking nothing of them.
 // The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli.
 // A folder that is not placed is reported too, so a new subsystem is given its place on purpose.

@@ -38,7 +38,7 @@ export { fromAiError, ProviderError } from "./model/ProviderError.js"
 
 // The agent, embedded: Agent.layer({ dir, env }) and Agent.send(text).
 export * as Agent from "./agent/Agent.js"
-export * as TurnFailure from "./agent/TurnFailure.js"
+export * as TurnFailure from "./turn/TurnFailure.js"
 export { NotAnAgentFolder } from "./config/errors.js"
 
 // Sessions and the agent loop.
@@ -46,15 +46,15 @@ export * from "./session/messages.js"
 export * as SessionIndex from "./session/SessionIndex.js"
 export { type OpenedSession, SessionError, SessionStore, type SessionWriter } from "./session/SessionStore.js"
 export { SessionHistory } from "./context/SessionHistory.js"
-export { AgenticRuntime } from "./agent/AgenticRuntime.js"
-export { AgentRuntime, type RuntimeEvent } from "./agent/AgentRuntime.js"
-export * as AgentLive from "./agent/AgentLive.js"
-export * as AgentLock from "./agent/AgentLock.js"
+export { AgenticRuntime } from "./turn/AgenticRuntime.js"
+export { AgentRuntime, type RuntimeEvent } from "./runtime/AgentRuntime.js"
+export * as AgentLive from "./runtime/AgentLive.js"
+export * as AgentLock from "./runtime/AgentLock.js"
 export * as LockFile from "./storage/LockFile.js"
-export { MessageQueue, type QueuedMessage } from "./agent/MessageQueue.js"
-export { Inbox, InboxEntry, InboxError } from "./agent/Inbox.js"
-export type { TurnEvent } from "./agent/TurnEvent.js"
-export { type ActiveSession, TurnRunner } from "./agent/TurnRunner.js"
+export { MessageQueue, type QueuedMessage } from "./turn/MessageQueue.js"
+export { Inbox, InboxEntry, InboxError } from "./runtime/Inbox.js"
+export type { TurnEvent } from "./turn/TurnEvent.js"
+export { type ActiveSession, TurnRunner } from "./turn/TurnRunner.js"
 
 // Recall: the index of past conversations.
 export { Recall, RecallError } from "./recall/Recall.js"
@@ -75,7 +75,7 @@ export { cacheBreakpoints, promptCachingApplies, withCacheBreakpoints } from "./
 
 // Channels: the registry chat channels join, approvals, and the Telegram and Slack layers over a running agent.
 export * as Channels from "./tools/Channels.js"
-export * as Approvals from "./agent/Approvals.js"
+export * as Approvals from "./runtime/Approvals.js"
 export * as ChatChannels from "./channels/chatChannels.js"
 export * as TelegramChannel from "./channels/telegram/TelegramChannel.js"
 export * as SlackChannel from "./channels/slack/SlackChannel.js"

@@ -2,17 +2,16 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Context, Effect, Layer } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
-import type { SessionError } from "../session/SessionStore.js"
-import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { openActiveSession } from "./activeSession.js"
-import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "./layers.js"
-import { MessageQueue } from "./MessageQueue.js"
-import type { TurnEvent } from "./TurnEvent.js"
-import type { TurnFailure } from "./TurnFailure.js"
-import { type TurnOutcome, TurnRunner } from "./TurnRunner.js"
+import { openActiveSession } from "../runtime/activeSession.js"
+import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
+import { MessageQueue } from "../turn/MessageQueue.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnFailure } from "../turn/TurnFailure.js"
+import { makeRunTurn } from "../turn/runTurn.js"
+import type { TurnOutcome } from "../turn/turnTally.js"
 
 /**
  * One agent, embedded: the library's single entry. `Agent.layer({ dir })` builds the whole runtime (config, kern.db,
@@ -34,10 +33,10 @@ export interface AgentService {
   readonly sessionId: string
   /**
    * Runs one turn for `text`; turns from several fibers run one after another, in order. A turn that ends without
-   * the model's answer fails with its TurnFailure (provider, watchdog, budget, step limit); what it did is still in
-   * the session.
+   * the model's answer fails with its TurnFailure (provider, watchdog, budget, step limit, a session that could not
+   * be written); what it did is still in the session, and `onEvent` saw its error and done events.
    */
-  readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, TurnFailure | SessionError>
+  readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, TurnFailure>
 }
 
 export class Agent extends Context.Tag("kern/agent/Agent")<Agent, AgentService>() {}
@@ -61,9 +60,8 @@ export interface AgentOptions {
  */
 export const make = (options: { readonly newSession?: boolean | undefined; readonly report?: Report | undefined } = {}) =>
   Effect.gen(function*() {
-    const runner = yield* TurnRunner
+    const runTurn = yield* makeRunTurn
     const queue = yield* MessageQueue
-    const memory = yield* MemoryCommits
     const summary = yield* NotesSummary
     const report = options.report ?? logReport
     const { problems, session } = yield* openActiveSession({ fresh: options.newSession === true })
@@ -94,12 +92,8 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
             userId: options.userId ?? "operator",
             text
           })
-          const message = yield* queue.next
-          const emit = options.onEvent ?? (() => Effect.void)
-          const outcome = yield* runner.run({ message, session, emit }).pipe(
-            Effect.ensuring(queue.endTurn),
-            Effect.tap(() => memory.afterTurn)
-          )
+          const onEvent = options.onEvent ?? (() => Effect.void)
+          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (_message, event) => onEvent(event) })
           if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)
           return outcome
         })

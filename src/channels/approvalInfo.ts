@@ -1,4 +1,4 @@
-import type { PendingApproval } from "../agent/Approvals.js"
+import type { PendingApproval } from "../runtime/Approvals.js"
 import { isoAt } from "../session/envelope.js"
 import type { PendingApprovalInfo } from "./web/api.js"
 

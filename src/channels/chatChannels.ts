@@ -1,5 +1,5 @@
 import { Layer } from "effect"
-import * as InboxSql from "../agent/Inbox.js"
+import * as InboxSql from "../runtime/Inbox.js"
 import * as SlackChannel from "./slack/SlackChannel.js"
 import * as TelegramChannel from "./telegram/TelegramChannel.js"
 

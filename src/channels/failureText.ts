@@ -1,5 +1,5 @@
-import { operatorUserId, type QueuedMessage } from "../agent/MessageQueue.js"
-import type { TurnFailure } from "../agent/TurnFailure.js"
+import { operatorUserId, type QueuedMessage } from "../turn/MessageQueue.js"
+import type { TurnFailure } from "../turn/TurnFailure.js"
 
 /** What a person who is not the operator reads when their turn failed: no configuration, key name, file or path. */
 export const apology = "Sorry, I could not answer that: something went wrong on my side. The operator has the details."

@@ -1,4 +1,4 @@
-import type { TurnEvent } from "../agent/TurnEvent.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
 import { rawArgumentsOf } from "../kernel/toolArgs.js"
 
 const keyArgs = ["path", "command", "pattern", "url", "query", "task", "artifactId", "action"] as const

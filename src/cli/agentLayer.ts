@@ -1,5 +1,5 @@
 import { Console } from "effect"
-import * as Layers from "../agent/layers.js"
+import * as Layers from "../runtime/layers.js"
 
 // The agent's layers as the CLI uses them: notices (config warnings, the lock's waiting line) go to stderr.
 

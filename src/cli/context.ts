@@ -1,6 +1,6 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option } from "effect"
-import * as Layers from "../agent/layers.js"
+import * as Layers from "../runtime/layers.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { nextRequest } from "../context/nextRequest.js"

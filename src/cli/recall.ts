@@ -1,6 +1,6 @@
 import type { FileSystem } from "@effect/platform"
 import { Console, Duration, Effect, Layer, Option, Schema } from "effect"
-import * as AgentLock from "../agent/AgentLock.js"
+import * as AgentLock from "../runtime/AgentLock.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { embeddingLine, indexLine, searchText } from "../recall/format.js"

@@ -1,5 +1,5 @@
 import { Console, Effect, Layer } from "effect"
-import * as Layers from "../agent/layers.js"
+import * as Layers from "../runtime/layers.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
 import * as Database from "../storage/Database.js"

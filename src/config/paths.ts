@@ -12,7 +12,7 @@ export interface AgentPaths {
   readonly sessionCountsDir: string
   readonly artifactsDir: string
   readonly logsDir: string
-  /** Held by the one runtime that writes the folder (src/agent/AgentLock.ts). */
+  /** Held by the one runtime that writes the folder (src/runtime/AgentLock.ts). */
   readonly lockFile: string
   /** The background agent `kern start` launched (src/storage/PidFile.ts). */
   readonly pidFile: string

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Agent from "../../src/agent/Agent.js"
-import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as NodePath from "node:path"
-import { HeartbeatLog } from "../../src/agent/HeartbeatLog.js"
+import { HeartbeatLog } from "../../src/runtime/HeartbeatLog.js"
 import * as Database from "../../src/storage/Database.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { runKernIn } from "../support/inProcessCli.js"

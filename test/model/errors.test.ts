@@ -1,5 +1,5 @@
 import { type AiError, LanguageModel, Prompt } from "@effect/ai"
-import { modelStep, watchdogTimeout } from "../../src/agent/modelStep.js"
+import { modelStep, watchdogTimeout } from "../../src/turn/modelStep.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Stream, TestClock } from "effect"
 import { fromAiError } from "../../src/model/ProviderError.js"

@@ -1,5 +1,5 @@
 import { Effect, PubSub, Queue, Ref, type Scope } from "effect"
-import type { ApprovalResolution, ApprovalsShape, PendingApproval } from "../../agent/Approvals.js"
+import type { ApprovalResolution, ApprovalsShape, PendingApproval } from "../../runtime/Approvals.js"
 import { requestMessage, resolvedMessage } from "./approvalMessages.js"
 import { slackInterface } from "./Replies.js"
 import type { SlackApi, SlackApiError } from "./SlackApi.js"

@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, FiberMap, Option, Queue, Ref, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
-import type { RuntimeEvent } from "../../agent/AgentRuntime.js"
+import type { RuntimeEvent } from "../../runtime/AgentRuntime.js"
 import { makeReplyFilter } from "../../session/envelope.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"

@@ -1,4 +1,4 @@
-import type { ApprovalResolution, PendingApproval } from "../../agent/Approvals.js"
+import type { ApprovalResolution, PendingApproval } from "../../runtime/Approvals.js"
 import { escapeSlack } from "./mrkdwn.js"
 
 export const approveAction = "kern_approve"

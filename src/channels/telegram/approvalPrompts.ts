@@ -1,6 +1,6 @@
 import { Effect, Ref } from "effect"
-import type { ApprovalResolution, ApprovalsShape, PendingApproval } from "../../agent/Approvals.js"
-import { channelUser } from "../../agent/Approvals.js"
+import type { ApprovalResolution, ApprovalsShape, PendingApproval } from "../../runtime/Approvals.js"
+import { channelUser } from "../../runtime/Approvals.js"
 import type { BotApi, CallbackQuery, InlineKeyboard } from "./api.js"
 import { editChunk, sendChunk } from "./deliver.js"
 import { escapeHtml } from "./markdown.js"

@@ -1,10 +1,10 @@
 import { Effect, Layer, PubSub, Stream } from "effect"
-import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../agent/AgentRuntime.js"
-import { type ApprovalResolution, Approvals, type PendingApproval } from "../../agent/Approvals.js"
+import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../runtime/AgentRuntime.js"
+import { type ApprovalResolution, Approvals, type PendingApproval } from "../../runtime/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../../tools/Channels.js"
 import { makeReplyFilter } from "../../session/envelope.js"
-import { noUsage, type TurnUsage } from "../../agent/TurnEvent.js"
+import { noUsage, type TurnUsage } from "../../turn/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
 import { EventHub } from "./EventHub.js"
 

@@ -1,4 +1,4 @@
-import type { TurnEvent } from "../../agent/TurnEvent.js"
+import type { TurnEvent } from "../../turn/TurnEvent.js"
 import type { AgentEvent } from "./api.js"
 
 /**

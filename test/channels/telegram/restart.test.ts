@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option } from "effect"
-import { AgentRuntime } from "../../../src/agent/AgentRuntime.js"
+import { AgentRuntime } from "../../../src/runtime/AgentRuntime.js"
 import { FakeReply, make as makeFakeModel } from "../../support/fakeModelServer.js"
 import { Failures, make as makeFakeTelegram } from "../../support/fakeTelegram.js"
 import { interruptedText } from "../../../src/channels/leftoverReplies.js"

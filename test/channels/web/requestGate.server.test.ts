@@ -1,7 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer } from "effect"
-import { HeartbeatLog } from "../../../src/agent/HeartbeatLog.js"
+import { HeartbeatLog } from "../../../src/runtime/HeartbeatLog.js"
 import { BrowserSessions } from "../../../src/channels/web/BrowserSessions.js"
 import * as WebServer from "../../../src/channels/web/WebServer.js"
 import { Tokenizer } from "../../../src/model/tokenizer.js"

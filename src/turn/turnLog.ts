@@ -1,7 +1,7 @@
 import { Clock, Effect, Exit } from "effect"
 import type { QueuedMessage } from "./MessageQueue.js"
 import type { TurnUsage } from "./TurnEvent.js"
-import type { TurnOutcome } from "./TurnRunner.js"
+import type { TurnOutcome } from "./turnTally.js"
 
 /** Where a turn happens, on every line it logs (its tool calls, approvals, provider retries included). */
 export const turnAnnotations = (message: QueuedMessage, sessionId: string) => ({

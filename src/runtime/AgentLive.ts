@@ -1,8 +1,8 @@
 import { Layer } from "effect"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
-import { MessageQueue } from "./MessageQueue.js"
-import { TurnRunner } from "./TurnRunner.js"
+import { MessageQueue } from "../turn/MessageQueue.js"
+import { TurnRunner } from "../turn/TurnRunner.js"
 
 /** The agent's loop services over a kernel, tools and a model: queue, sessions and the turn runner. */
 export const layer = TurnRunner.Default.pipe(

@@ -50,7 +50,7 @@ export const ruleCritique = (steps: ReadonlyArray<StepArtifact>, why: string): C
  * kernel's executor (policy, budget, retries, audit), and the model judges the results. Runs in the caller's
  * RunContext: its budget bounds the steps and `metadata.dryRun` stops after planning.
  */
-export class AgenticRuntime extends Effect.Service<AgenticRuntime>()("kern/agent/AgenticRuntime", {
+export class AgenticRuntime extends Effect.Service<AgenticRuntime>()("kern/turn/AgenticRuntime", {
   effect: Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
     const registry = yield* ToolRegistry

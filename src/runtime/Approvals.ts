@@ -6,7 +6,7 @@ import { EventLog, recordOrWarn } from "../kernel/EventLog.js"
 import { argsDigest } from "../kernel/fingerprint.js"
 import { randomHex } from "../kernel/RunContext.js"
 import { PairingStore } from "../users/PairingStore.js"
-import { heartbeatInterface } from "./MessageQueue.js"
+import { heartbeatInterface } from "../turn/MessageQueue.js"
 
 export class ApprovalOrigin extends Schema.Class<ApprovalOrigin>("ApprovalOrigin")({
   interface: Schema.String,
@@ -71,7 +71,7 @@ export interface ApprovalsShape {
  * allowed, decides.
  * The decision, who made it and when are recorded in the EventLog.
  */
-export class Approvals extends Context.Tag("kern/agent/Approvals")<Approvals, ApprovalsShape>() {}
+export class Approvals extends Context.Tag("kern/runtime/Approvals")<Approvals, ApprovalsShape>() {}
 
 interface Waiting {
   readonly pending: PendingApproval

@@ -1,7 +1,7 @@
 import { LanguageModel, Prompt, type Response } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Option, Stream, TestClock } from "effect"
-import { modelStep } from "../../src/agent/modelStep.js"
+import { modelStep } from "../../src/turn/modelStep.js"
 import { systemMessage } from "../../src/context/prompt.js"
 
 const text = (delta: string): Response.StreamPartEncoded => ({ type: "text-delta", id: "t", delta })

@@ -1,27 +1,15 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub, Queue } from "effect"
+import { Context, Effect, Fiber, Layer, PubSub } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { AgentRuntime, type RuntimeEvent } from "../../src/agent/AgentRuntime.js"
-import type { TurnEvent } from "../../src/agent/TurnEvent.js"
+import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { turnEvents } from "../support/runtimeTurn.js"
 import { fillDisk, tinyDisk } from "../support/tinyDisk.js"
-
-/** The events of one turn, up to its done. */
-const turnEvents = (events: Queue.Dequeue<RuntimeEvent>, turnId: string) =>
-  Effect.gen(function*() {
-    const seen: Array<TurnEvent> = []
-    for (;;) {
-      const { event, message } = yield* Queue.take(events)
-      if (message.turnId !== turnId) continue
-      seen.push(event)
-      if (event.type === "done") return seen
-    }
-  }).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error(`turn ${turnId} never finished`) }))
 
 describe("a full disk during a turn", () => {
   it.scopedLive("the turn ends with one clear disk-full error, the session keeps only whole lines, and the next message is answered", () =>

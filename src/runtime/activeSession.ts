@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { SessionStore } from "../session/SessionStore.js"
-import type { ActiveSession } from "./TurnRunner.js"
+import type { ActiveSession } from "../turn/TurnRunner.js"
 
 /**
  * Opens the newest session for appending (repairing it first, or setting it aside when it is not a session), or

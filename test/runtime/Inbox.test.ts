@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import * as NodePath from "node:path"
-import { Inbox, layerSql } from "../../src/agent/Inbox.js"
+import { Inbox, layerSql } from "../../src/runtime/Inbox.js"
 import * as Database from "../../src/storage/Database.js"
 import { makeTempDir } from "../support/tempDir.js"
 

@@ -16,7 +16,7 @@ export class HeartbeatState extends Schema.Class<HeartbeatState>("HeartbeatState
 const decodeRows = Schema.decodeUnknown(Schema.Array(HeartbeatState))
 
 /** The heartbeat's record in kern.db (one row). A failure to write it is logged: the heartbeat goes on. */
-export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/agent/HeartbeatLog", {
+export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/HeartbeatLog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const logged = <A, E, R>(what: string) => (effect: Effect.Effect<A, E, R>) =>

@@ -1,7 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref, Schema } from "effect"
-import { AgenticRunError, AgenticRuntime, budgetExhausted } from "../../src/agent/AgenticRuntime.js"
+import { AgenticRunError, AgenticRuntime, budgetExhausted } from "../../src/turn/AgenticRuntime.js"
 import { EventLog } from "../../src/kernel/EventLog.js"
 import type { RunContextOptions } from "../../src/kernel/RunContext.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"

@@ -4,7 +4,6 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { knowledgeReport, needsCare } from "../memory/knowledge.js"
 import { makeSkippedFiles } from "../storage/agentFiles.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { MemoryCommits } from "../memory/MemoryCommits.js"
 import { today } from "../memory/notes.js"
 import { agentZone } from "../session/envelope.js"
 import { heartbeatPrompt, heartbeatText, withinActiveHours } from "./heartbeat.js"
@@ -14,11 +13,11 @@ import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
 import * as InboxSql from "./Inbox.js"
 import { type Cursor, Inbox } from "./Inbox.js"
-import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "./MessageQueue.js"
-import { noUsage, type TurnEvent } from "./TurnEvent.js"
-import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
-import { type ActiveSession, type TurnOutcome, TurnRunner } from "./TurnRunner.js"
-import { turnAnnotations } from "./turnLog.js"
+import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
+import { makeRunTurn } from "../turn/runTurn.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { ActiveSession } from "../turn/TurnRunner.js"
+import type { TurnOutcome } from "../turn/turnTally.js"
 
 /** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
 export interface RuntimeEvent {
@@ -45,16 +44,15 @@ interface OpenSession {
  * memory committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the runtime's, so `/new` closes the old
  * file and shutting down closes (and syncs) the current one.
  */
-export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/AgentRuntime", {
+export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/AgentRuntime", {
   dependencies: [HeartbeatLog.Default, InboxSql.layerSql],
   scoped: Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig
     const heartbeatLog = yield* HeartbeatLog
     const fs = yield* FileSystem.FileSystem
     const queue = yield* MessageQueue
-    const runner = yield* TurnRunner
+    const runTurn = yield* makeRunTurn
     const store = yield* SessionStore
-    const memory = yield* MemoryCommits
     const context = yield* ContextWindow
     const inbox = yield* Inbox
     const events = yield* PubSub.unbounded<RuntimeEvent>()
@@ -147,7 +145,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
     const recorded = (message: QueuedMessage) => message.inboxId === undefined ? Effect.void : removeRecorded(message.inboxId)
 
     /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
-    const heartbeatDone = (turnId: string, outcome: Exit.Exit<TurnOutcome, unknown>) =>
+    const heartbeatDone = (turnId: string, outcome: Exit.Exit<TurnOutcome>) =>
       Effect.gen(function*() {
         const now = (yield* Ref.getAndSet(heartbeatSentAt, undefined)) ?? (yield* Clock.currentTimeMillis)
         if (Exit.isSuccess(outcome) && outcome.value.failure === undefined) {
@@ -161,37 +159,22 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/agent/Age
         }
       })
 
-    /**
-     * A turn that could not be written (the session file, a full disk): the turn did not happen, and its channel is
-     * told why in one line (an error event, then done), not left waiting. The message leaves the inbox: its sender was
-     * told it was not recorded (send it again), so no restart answers it late. The runtime goes on with the next one.
-     */
-    const failedTurn = (message: QueuedMessage, error: SessionError) =>
-      Effect.gen(function*() {
-        yield* Effect.logError(`kern: a turn failed: ${error.message}`)
-        yield* recorded(message)
-        const failure = new SessionNotWritten({ reason: error.reason ?? "io", message: error.message })
-        yield* PubSub.publish(events, { message, event: { type: "error", message: error.message, failure: encodeFailure(failure) } })
-        yield* PubSub.publish(events, { message, event: { type: "done", reply: "", delivered: false, steps: 0 } })
-        return { reply: "", delivered: false, steps: 0, modelMs: 0, usage: noUsage, failure } satisfies TurnOutcome
-      })
+    /** The runtime's bookkeeping after each turn: a heartbeat's outcome, the count of turns run, late inbox removals. */
+    const ended = (message: QueuedMessage, exit: Exit.Exit<TurnOutcome>) =>
+      Effect.zipRight(
+        message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void,
+        // A turn whose session could not be written did not happen; an interrupted one leaves the rest to a restart.
+        Exit.isSuccess(exit)
+          ? Effect.zipRight(exit.value.failure?._tag === "SessionNotWritten" ? Effect.void : Ref.update(turns, (n) => n + 1), retryRemovals)
+          : Effect.void
+      )
 
     /** Runs the next queued message's turn, publishing its events. */
-    const step: Effect.Effect<TurnOutcome> = Effect.gen(function*() {
-      const message = yield* queue.next
-      const { session } = yield* SynchronizedRef.get(current)
-      return yield* runner.run({
-        message,
-        session,
-        emit: (event) => PubSub.publish(events, { message, event }),
-        recorded
-      }).pipe(
-        Effect.ensuring(queue.endTurn),
-        Effect.onExit((exit) => message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void),
-        Effect.tap(() => Effect.all([Ref.update(turns, (n) => n + 1), memory.afterTurn, retryRemovals], { discard: true })),
-        Effect.catchAll((error) => failedTurn(message, error)),
-        Effect.annotateLogs(turnAnnotations(message, session.id))
-      )
+    const step: Effect.Effect<TurnOutcome> = runTurn({
+      session: Effect.map(SynchronizedRef.get(current), (open) => open.session),
+      emit: (message, event) => PubSub.publish(events, { message, event }),
+      recorded,
+      ended
     })
 
     /**

@@ -2,7 +2,7 @@ import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { diskFullText, isDiskFull, storageProblem } from "../storage/diskFull.js"
-import type { NewMessage } from "./MessageQueue.js"
+import type { NewMessage } from "../turn/MessageQueue.js"
 
 /** A message accepted by a channel and not yet recorded in a session. */
 export class InboxEntry extends Schema.Class<InboxEntry>("InboxEntry")({
@@ -48,7 +48,7 @@ export interface InboxShape {
  * message leaves it only when its turn has appended it to the session, and a runtime starting replays what is left,
  * in order. Ids only grow: they are the turn ids clients follow.
  */
-export class Inbox extends Context.Tag("kern/agent/Inbox")<Inbox, InboxShape>() {}
+export class Inbox extends Context.Tag("kern/runtime/Inbox")<Inbox, InboxShape>() {}
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(InboxEntry))
 const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))

@@ -49,7 +49,7 @@ export interface AgentLockShape {
   readonly hold: (options: HoldOptions) => Effect.Effect<void, AgentBusy | LockFile.LockFileError, Scope.Scope>
 }
 
-export class AgentLock extends Context.Tag("kern/agent/AgentLock")<AgentLock, AgentLockShape>() {}
+export class AgentLock extends Context.Tag("kern/runtime/AgentLock")<AgentLock, AgentLockShape>() {}
 
 const pollInterval = Duration.millis(100)
 

@@ -46,7 +46,7 @@ interface State {
  * the active one; during the turn, `takeInjectable` removes the active channel's newer messages (to inject at the
  * next step) while other channels keep their place in line.
  */
-export class MessageQueue extends Effect.Service<MessageQueue>()("kern/agent/MessageQueue", {
+export class MessageQueue extends Effect.Service<MessageQueue>()("kern/turn/MessageQueue", {
   effect: Effect.gen(function*() {
     const state = yield* TRef.make<State>({ pending: [], active: Option.none(), inTurn: false, nextId: 1 })
     // Turn ids of messages that are not in the inbox must not repeat those of an earlier process.

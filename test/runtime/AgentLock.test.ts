@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option, Ref, Scope, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as AgentLock from "../../src/agent/AgentLock.js"
+import * as AgentLock from "../../src/runtime/AgentLock.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const lockOf = Effect.gen(function*() {

@@ -1,0 +1,285 @@
+import { LanguageModel } from "@effect/ai"
+import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
+import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
+import type { DecisionKey } from "../kernel/namespaces.js"
+import { toolResultText } from "../kernel/resultText.js"
+import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
+import { redactSecretsInText } from "../kernel/secretGuard.js"
+import { ToolExecutor } from "../kernel/ToolExecutor.js"
+import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import { PairingStore } from "../users/PairingStore.js"
+import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
+import { priceTable } from "../model/pricing.js"
+import { HeartbeatModel } from "../model/HeartbeatModel.js"
+import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
+import { redactMessage } from "../session/redactMessage.js"
+import type { SessionError, SessionWriter } from "../session/SessionStore.js"
+import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { ContextWindow } from "../context/ContextWindow.js"
+import { agentZone, localIso } from "../session/envelope.js"
+import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
+import { redactingEmit } from "./redactEvents.js"
+import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
+import { pairedInterfaces } from "../tools/Channels.js"
+import type { SessionHistory } from "../context/SessionHistory.js"
+import { loggedTurn, logModelStep } from "./turnLog.js"
+import { makeStepPrompt } from "./turnPrompt.js"
+import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
+import { noUsage, type TurnEvent } from "./TurnEvent.js"
+import { budgetFailure, encodeFailure, modelStepFailure } from "./TurnFailure.js"
+import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
+
+/** The session a turn writes to: its file and the messages so far. */
+export interface ActiveSession {
+  readonly id: string
+  readonly writer: SessionWriter
+  readonly history: SessionHistory
+}
+
+export interface TurnInput {
+  readonly message: QueuedMessage
+  readonly session: ActiveSession
+  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  /** Called once a message of the turn (its own, or one injected) is in the session: a durable one leaves the inbox. */
+  readonly recorded?: ((message: QueuedMessage) => Effect.Effect<void>) | undefined
+}
+
+// The turn's records are built from values already of their types, and their classes have no refinements
+// (test/session/unvalidatedRecords.test.ts holds that): validating each again on construction is work for nothing.
+const checked = true
+
+/** `turn` is the turn the message belongs to: the one it starts, or the running one it is injected into. */
+const envelopeOf = (message: QueuedMessage, at: string, turn: string) =>
+  new Envelope({ interface: message.interface, channel: message.channel, userId: message.userId, time: at, turn }, checked)
+
+/** What every step of one turn works with, made once as the turn starts. */
+interface Turn {
+  readonly message: QueuedMessage
+  readonly session: ActiveSession
+  /** The caller's emit, with every known secret redacted. */
+  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  readonly recorded: (message: QueuedMessage) => Effect.Effect<void>
+  readonly ctx: RunContextData
+  /** Where the context window starts, for the tools that read the session (the cut of the last prepared prompt). */
+  readonly windowStart: Ref.Ref<number>
+  readonly tools: ReadonlyArray<RegisteredTool>
+  readonly kit: TurnToolkit
+  readonly model: Context.Tag.Service<HeartbeatModel>
+}
+
+/** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
+export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunner", {
+  effect: Effect.gen(function*() {
+    const { config } = yield* AgentConfig
+    const model = yield* LanguageModel.LanguageModel
+    const heartbeat = yield* HeartbeatModel
+    const registry = yield* ToolRegistry
+    const executor = yield* ToolExecutor
+    const eventLog = yield* EventLog
+    const compactor = yield* OutputCompactor
+    const queue = yield* MessageQueue
+    const pairings = yield* PairingStore
+    const { secrets } = yield* KnownSecrets
+    // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
+    const zone = agentZone(config.timezone)
+    const prices = priceTable(config.prices)
+    const context = yield* ContextWindow
+    const stepPrompt = yield* makeStepPrompt
+
+    const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
+      recordRunEvent(eventLog, ctx, decisionKey, status, detail)
+
+    const toolkitOf = yield* makeToolkitCache(context.count)
+
+    /**
+     * The most a message's user may use. A chat channel's user (Telegram, Slack) gets their paired scope, or nothing
+     * when they are not paired (or the lookup fails); the operator (terminal, web, CLI, HTTP API, an embedding app's
+     * own interfaces) and the heartbeat get whatever is registered (the config's toolScope).
+     */
+    const scopeOf = (message: QueuedMessage): Effect.Effect<RunToolScope | undefined> =>
+      message.userId === operatorUserId || !pairedInterfaces.has(message.interface)
+        ? Effect.succeed(undefined)
+        : pairings.scopeFor(message.interface, message.userId, config.toolScope).pipe(
+          Effect.map(Option.getOrElse((): RunToolScope => "none")),
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
+        )
+
+    const now = Effect.map(DateTime.now, DateTime.formatIso)
+
+    // The line's place in the file goes with the message: the context's cut is stored as one, so a restart reads the
+    // session from there. No known secret reaches the session or the history sent to the model, whoever wrote it.
+    const append = (session: ActiveSession, raw: SessionMessage) =>
+      Effect.gen(function*() {
+        const entry = redactMessage(raw, secrets)
+        const before = yield* session.writer.stats
+        yield* session.writer.append(entry)
+        yield* session.history.append(entry, { byteOffset: before.bytes, linesBefore: before.messages })
+      })
+
+    /** A message of the turn (its own, or one injected) into the session; then a durable one leaves the inbox. */
+    const recordUser = (turn: Turn, queued: QueuedMessage) =>
+      Effect.gen(function*() {
+        yield* append(turn.session, new UserMessage({
+          text: queued.text,
+          envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), turn.message.turnId),
+          ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
+          at: yield* now
+        }, checked))
+        yield* turn.recorded(queued)
+      })
+
+    /** The turn's run context, the tools its user may be offered and its model (a heartbeat's may be cheaper). */
+    const openTurn = (input: TurnInput) =>
+      Effect.gen(function*() {
+        const { message, session } = input
+        const toolScope = yield* scopeOf(message)
+        const windowStart = yield* Ref.make(0)
+        const ctx = yield* makeRunContext({
+          windowStart,
+          sessionId: session.id,
+          userSid: message.userId,
+          agentName: config.name,
+          intent: message.text.slice(0, 200),
+          safetyMode: config.safetyMode,
+          // The config's per-turn caps are the kernel's own keys.
+          budget: config.budget,
+          origin: { interface: message.interface, channel: message.channel, userId: message.userId },
+          ...(toolScope === undefined ? {} : { toolScope })
+        })
+        // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.
+        const registered = yield* registry.listTools
+        const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
+        const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
+        return {
+          message,
+          session,
+          emit: redactingEmit(input.emit, secrets),
+          recorded: input.recorded ?? (() => Effect.void),
+          ctx,
+          windowStart,
+          tools,
+          kit: yield* toolkitOf(tools),
+          model: turnModel
+        } satisfies Turn
+      })
+
+    /** The turn's channel's messages that arrived since the last step, into the session and shown. */
+    const injectArrived = (turn: Turn) =>
+      Effect.flatMap(queue.takeInjectable, (arrived) =>
+        Effect.forEach(arrived, (injected) =>
+          Effect.zipRight(recordUser(turn, injected), turn.emit({ type: "injected", text: injected.text, message: injected })), {
+          discard: true
+        }))
+
+    /** The model's answer counted (budget, calibration) and in the session. */
+    const recordAnswer = (turn: Turn, step: number, answer: StepResult, estimate: number, stepMs: number) =>
+      Effect.gen(function*() {
+        yield* logModelStep(step, answer.usage, stepMs, answer.calls.length)
+        yield* context.calibrate(turn.model.modelId, estimate, answer.usage.inputTokens)
+        yield* turn.ctx.budget.addPromptTokens(answer.usage.inputTokens)
+        yield* turn.ctx.budget.addCostUsdCents(answer.usage.costUsdCents)
+        yield* append(turn.session, new AssistantMessage({ text: answer.text, toolCalls: answer.calls, usage: answer.usage, at: yield* now }, checked))
+      })
+
+    /** One tool call through the kernel; its result, compacted, into the session and shown. */
+    const runToolCall = (turn: Turn, call: StepCall) =>
+      Effect.gen(function*() {
+        const started = yield* Clock.currentTimeMillis
+        const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
+        const compacted = yield* compactor.compact({
+          sessionId: turn.session.id,
+          toolId: call.name,
+          text: toolResultText(toolResult),
+          isError: !toolResult.success
+        }).pipe(Effect.catchAll((error) => Effect.succeed({ text: `${toolResultText(toolResult)}\n[not stored: ${error.message}]` })))
+        yield* append(turn.session, new ToolResultMessage({
+          toolCallId: call.id,
+          toolName: call.name,
+          isError: !toolResult.success,
+          result: compacted.text,
+          at: yield* now
+        }, checked))
+        const durationMs = (yield* Clock.currentTimeMillis) - started
+        yield* turn.emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
+      })
+
+    /** One model step: stopped by the budget, or the model streamed and its tool calls run; the tally after it. */
+    const runStep = (turn: Turn, before: TurnTally): Effect.Effect<TurnTally, SessionError> =>
+      Effect.gen(function*() {
+        const tally = nextStep(before)
+        if (tally.step > 1) yield* injectArrived(turn)
+        yield* turn.emit({ type: "step", step: tally.step })
+        const budgetUsage = yield* turn.ctx.budget.usage
+        const exhausted = budgetFailure(turn.ctx.budget.limits, budgetUsage)
+        if (exhausted !== undefined) {
+          yield* audit(turn.ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
+          return stopped(tally, exhausted)
+        }
+        const { estimate, prompt, recalled } = yield* stepPrompt({
+          sessionId: turn.session.id,
+          history: turn.session.history,
+          kit: turn.kit,
+          modelId: turn.model.modelId,
+          query: turn.message.text,
+          emit: turn.emit,
+          windowStart: turn.windowStart,
+          firstStep: tally.step === 1,
+          recalled: tally.recalled
+        })
+        // The last step may only answer: no tools are offered.
+        const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined
+        const modelStart = yield* Clock.currentTimeNanos
+        const result = yield* Effect.either(
+          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit })
+        )
+        const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
+        const withRecall = withRecalled(tally, recalled)
+        if (Either.isLeft(result)) return stopped(withRecall, modelStepFailure(result.left), stepMs)
+        const answer = result.right
+        yield* recordAnswer(turn, tally.step, answer, estimate, stepMs)
+        const reply = redactSecretsInText(answer.text, secrets)
+        if (answer.calls.length > 0) {
+          yield* Effect.forEach(answer.calls, (call) => runToolCall(turn, call), { concurrency: "unbounded", discard: true })
+        }
+        return answered(withRecall, { usage: answer.usage, modelMs: stepMs, reply, calls: answer.calls.length, maxSteps: config.maxSteps })
+      })
+
+    /** How the turn ended, reported (usage, error, audit, done); the context's own work on it goes on in the background. */
+    const finishTurn = (turn: Turn, tally: TurnTally) =>
+      Effect.gen(function*() {
+        const outcome = outcomeOf(tally)
+        const { failure, usage } = outcome
+        if (usage !== noUsage) yield* turn.emit({ type: "usage", ...usage })
+        const encoded = failure === undefined ? undefined : encodeFailure(failure)
+        if (failure !== undefined && encoded !== undefined) yield* turn.emit({ type: "error", message: failure.message, failure: encoded })
+        yield* audit(turn.ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
+          kind: "turn",
+          usage,
+          steps: outcome.steps,
+          error: failure?.message ?? null,
+          failure: encoded ?? null
+        })
+        // Segments and summaries of what the turn added, in the background: the reply is not held up for them.
+        yield* context.afterTurn(turn.session.id, turn.session.history)
+        yield* turn.emit({ type: "done", reply: outcome.reply, delivered: outcome.delivered, steps: outcome.steps })
+        return outcome
+      })
+
+    /** One agent turn: the message recorded, then model steps (each with its tool calls) up to maxSteps. */
+    const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
+      Effect.gen(function*() {
+        const turn = yield* openTurn(input)
+        yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
+        yield* recordUser(turn, input.message)
+        const tally = yield* Effect.iterate(beginTally, {
+          while: (tally) => !tally.ended && tally.step < config.maxSteps,
+          body: (tally) => runStep(turn, tally)
+        })
+        return yield* finishTurn(turn, tally)
+      }).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
+
+    return { run } as const
+  })
+}) {}
