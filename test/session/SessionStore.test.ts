@@ -223,6 +223,28 @@ describe("SessionStore counts in .kern/session-counts", () => {
       assert.strictEqual(NodeFs.readFileSync(NodePath.join(NodePath.dirname(record), ".gitignore"), "utf8"), "*\n")
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 
+  it.scoped("a record rewritten in place and met half written (its counts torn from its check) is counted again", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const id = yield* store.create
+      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => Effect.zipRight(writer.append(user("one")), writer.append(user("two")))))
+      const record = SessionIndex.recordFile(NodePath.join(store.dir, "..", "session-counts"), id)
+      const whole = NodeFs.readFileSync(record, "utf8")
+      // The older write's count with the newer write's size and mtime: valid JSON, matching the file, and wrong.
+      const torn = whole.replace("\"messages\":2", "\"messages\":1")
+      assert.notStrictEqual(torn, whole)
+      for (const damaged of [torn, torn.trimEnd(), `${whole.slice(0, 40)}${torn.slice(40)}`]) {
+        NodeFs.writeFileSync(record, damaged)
+        assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [2])
+        assert.strictEqual(NodeFs.readFileSync(record, "utf8"), whole)
+      }
+      // A longer leftover (a record of an older kern, or a longer createdAt) is cut off, not left as a tail.
+      NodeFs.writeFileSync(record, `${whole}${"x".repeat(300)}`)
+      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => writer.append(user("three"))))
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
+      assert.deepStrictEqual((yield* (yield* SessionIndex.SessionIndex).all).map((r) => r.messages), [3])
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
   it.effect("the index of a folder with no sessions yet is empty", () =>
     Effect.map(SessionIndex.make(NodePath.join(makeTempDir(), "none")).all, (records) => assert.deepStrictEqual(records, [])))
 })
