@@ -6,7 +6,6 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { modelToolName } from "../kernel/aiTools.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
-import { listNotes } from "../memory/notes.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfAbsent } from "../storage/agentFiles.js"
 
@@ -68,11 +67,11 @@ export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
   const unreadable = (file: string) => (error: PlatformError) =>
     Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
   const notesDir = NodePath.join(paths.dir, "notes")
-  // Read together: each is a round trip to the file system's thread pool.
-  const [texts, notes] = yield* Effect.all([
-    Effect.forEach(memoryFiles, (name) => read(NodePath.join(paths.dir, name)), { concurrency: "unbounded" }),
-    listNotes(paths.dir).pipe(Effect.catchAll((error) => Effect.as(unreadable(notesDir)(error), [] as Array<string>)))
-  ], { concurrency: "unbounded" })
+  // One after another: an unchanged file costs one stat (the door's reads are synchronous too), less than a fiber.
+  const texts = yield* Effect.forEach(memoryFiles, (name) => read(NodePath.join(paths.dir, name)))
+  const notes = yield* files.notes(paths.dir).pipe(
+    Effect.catchAll((error) => Effect.as(unreadable(notesDir)(error), [] as ReadonlyArray<string>))
+  )
   const items: Array<MemoryItem> = []
   memoryFiles.forEach((name, index) => {
     const text = texts[index] ?? ""

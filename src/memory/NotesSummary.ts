@@ -8,8 +8,7 @@ import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as Provider from "../model/Provider.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
-import { makeSkippedFiles, readAgentText } from "../storage/agentFiles.js"
-import { listNotes } from "./notes.js"
+import { makeFileCache } from "./fileCache.js"
 
 /** How many notes before the latest the summary covers. */
 export const summarizedNotes = 5
@@ -48,7 +47,18 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const model = yield* LanguageModel.LanguageModel
   const running = yield* Ref.make(false)
-  const skipped = yield* makeSkippedFiles()
+  // The notes are read again, and hashed again, only when they change: `current` runs on every model call.
+  const files = yield* makeFileCache
+  const hashes = yield* Ref.make<ReadonlyMap<string, { readonly text: string; readonly hash: string }>>(new Map())
+  const hashesOf = (notes: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
+    Ref.modify(hashes, (known) => {
+      const next = new Map<string, { readonly text: string; readonly hash: string }>()
+      for (const { name, text } of notes) {
+        const hit = known.get(name)
+        next.set(name, hit !== undefined && hit.text === text ? hit : { text, hash: sha256(text) })
+      }
+      return [[...next.values()].map((entry) => entry.hash), next]
+    })
   const background = yield* FiberSet.make()
   const dir = paths.dir
 
@@ -56,6 +66,11 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(decodeRows),
     Effect.map((rows) => Option.fromNullable(rows[0]))
   )
+  // The row as last read or written here: kern.db is asked again only when the notes moved past it.
+  const known = yield* Ref.make(Option.none<typeof Row.Type>())
+  const storedFor = (key: string) =>
+    Effect.flatMap(Ref.get(known), (row) =>
+      Option.isSome(row) && row.value.cacheKey === key ? Effect.succeed(row) : Effect.tap(stored, (fresh) => Ref.set(known, fresh)))
 
   const generate = (key: string, notes: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
     Effect.gen(function*() {
@@ -68,6 +83,7 @@ export const make = Effect.gen(function*() {
         VALUES (1, ${key}, ${sources}, ${text}, ${now})
         ON CONFLICT (id) DO UPDATE SET cache_key = excluded.cache_key, sources = excluded.sources,
           summary = excluded.summary, created_at_ms = excluded.created_at_ms`
+      yield* Ref.set(known, Option.some({ cacheKey: key, sources, summary: text }))
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`kern: the notes summary could not be made (retried on a later turn): ${error.message}`)),
       Effect.ensuring(Ref.set(running, false)),
@@ -77,17 +93,17 @@ export const make = Effect.gen(function*() {
   /** The summary to show now: the cached one (fresh or stale), none before there are notes to summarize. */
   /** The notes a summary covers now and the cache key they make; none before there are two notes. */
   const coveredNotes = Effect.gen(function*() {
-    const names = yield* listNotes(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    const names = yield* files.notes(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
     if (names.length < 2) return Option.none()
     const covered = names.slice(-1 - summarizedNotes, -1)
     // Through the door: a note that links into .kern/ or out of the folder, or a FIFO, is left out of the summary.
     const notes = (yield* Effect.forEach(covered, (name) =>
-      readAgentText(NodePath.join("notes", name), { roots: [dir] }).pipe(
-        Effect.tap(() => skipped.readFine(`notes/${name}`)),
+      files.readString(NodePath.join("notes", name), dir).pipe(
+        Effect.tap(() => files.skipped.readFine(`notes/${name}`)),
         Effect.map((text) => [{ name: `notes/${name}`, text }]),
-        Effect.catchAll((error) => Effect.as(skipped.skip("the notes summary", error), []))
+        Effect.catchAll((error) => Effect.as(files.skipped.skip("the notes summary", error), []))
       ))).flat()
-    const key = `${names.at(-1)}:${notes.map((note) => sha256(note.text)).join(",")}`
+    const key = `${names.at(-1)}:${(yield* hashesOf(notes)).join(",")}`
     return Option.some({ key, notes })
   })
 
@@ -95,7 +111,7 @@ export const make = Effect.gen(function*() {
     const covered = yield* coveredNotes
     if (Option.isNone(covered)) return Option.none()
     const { key, notes } = covered.value
-    const row = yield* stored
+    const row = yield* storedFor(key)
     if (Option.isSome(row) && row.value.cacheKey === key) {
       return Option.some({ text: row.value.summary, sources: notes.map((n) => n.name), fresh: true })
     }

@@ -1,5 +1,6 @@
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import { parseJsonWith } from "../config/json.js"
+import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -32,9 +33,18 @@ const suffix = ".json"
 /** The record of session `sessionId` (`.kern/session-counts/<id>.json`). */
 export const recordFile = (countsDir: string, sessionId: string) => NodePath.join(countsDir, `${sessionId}${suffix}`)
 
-const RecordJson = parseJsonWith(SessionRecord.pipe(Schema.omit("sessionId")))
+/** A record on disk: the counts and a check of them, which a record torn by a concurrent write or a crash fails. */
+const RecordJson = parseJsonWith(Schema.Struct({ ...SessionRecord.fields, check: Schema.String }).pipe(Schema.omit("sessionId")))
 const decodeRecord = Schema.decodeUnknownEither(RecordJson)
 const encodeRecord = Schema.encodeSync(RecordJson)
+
+type Counts = Omit<SessionRecord, "sessionId">
+
+const checkOf = (counts: Counts): string =>
+  createHash("sha256").update(`${counts.createdAt}\n${counts.messages}\n${counts.bytes}\n${counts.mtimeMs}`).digest("hex").slice(0, 16)
+
+/** A record is written at this length (padded with spaces, which JSON allows), so a shorter one leaves no tail behind. */
+const recordWidth = 256
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -42,9 +52,11 @@ const isMissing = (error: unknown) => typeof error === "object" && error !== nul
 
 /**
  * Records as small files, one per session, so reading the counts needs neither kern.db nor SQLite (`kern sessions
- * list` starts in a fraction of the time). A record is replaced whole (a temporary file renamed over it), so a reader
- * never sees half of one; one that is missing or unreadable is left out, and SessionStore counts that session again
- * from its file, as it does for a record that no longer matches the file's size and mtime.
+ * list` starts in a fraction of the time). A record is rewritten in place on every append (a temporary file renamed
+ * over it cost ~2 ms of CPU an append, most of a turn's file work), so a reader may meet one half written: each
+ * carries a check of its counts, and one that fails it, like one that is missing or unreadable, is left out, and
+ * SessionStore counts that session again from its file, as it does for a record that no longer matches the file's
+ * size and mtime.
  */
 export const make = (countsDir: string): SessionIndexShape => {
   const failed = (what: string) => (error: unknown) =>
@@ -60,7 +72,22 @@ export const make = (countsDir: string): SessionIndexShape => {
       throw error
     }
     const decoded = decodeRecord(text)
-    return Either.isRight(decoded) ? new SessionRecord({ sessionId, ...decoded.right }) : undefined
+    if (Either.isLeft(decoded)) return undefined
+    const { check, ...counts } = decoded.right
+    return check === checkOf(counts) ? new SessionRecord({ sessionId, ...counts }) : undefined
+  }
+
+  /** Writes `text` over the record file in place (created when absent), cutting off any longer old content. */
+  const writeInPlace = (file: string, text: string) => {
+    const fd = NodeFs.openSync(file, NodeFs.constants.O_WRONLY | NodeFs.constants.O_CREAT, privateModes.file)
+    try {
+      const bytes = Buffer.from(text, "utf8")
+      let offset = 0
+      while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset, offset)
+      if (NodeFs.fstatSync(fd).size > bytes.length) NodeFs.ftruncateSync(fd, bytes.length)
+    } finally {
+      NodeFs.closeSync(fd)
+    }
   }
 
   const all = Effect.try({
@@ -82,19 +109,17 @@ export const make = (countsDir: string): SessionIndexShape => {
       try: () => {
         const { sessionId, ...counts } = record
         const file = recordFile(countsDir, sessionId)
-        const temp = `${file}.${process.pid}.tmp`
-        const text = encodeRecord(counts)
+        const text = encodeRecord({ ...counts, check: checkOf(counts) }).padEnd(recordWidth)
         try {
-          NodeFs.writeFileSync(temp, text, { mode: privateModes.file })
+          writeInPlace(file, text)
         } catch (error) {
           if (!isMissing(error)) throw error
           NodeFs.mkdirSync(countsDir, { recursive: true, mode: privateModes.dir })
           // Derived data, never the agent's history: the folder keeps itself out of git, whatever the folder's
           // own .gitignore (made by an older kern) says.
           NodeFs.writeFileSync(NodePath.join(countsDir, ".gitignore"), "*\n", { mode: privateModes.file })
-          NodeFs.writeFileSync(temp, text, { mode: privateModes.file })
+          writeInPlace(file, text)
         }
-        NodeFs.renameSync(temp, file)
       },
       catch: failed("write")
     })

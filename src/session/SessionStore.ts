@@ -207,7 +207,9 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
           Effect.try({
             try: () => {
               writeAllSync(fd, line)
-              return Math.floor(NodeFs.fstatSync(fd).mtimeMs)
+              // In whole milliseconds as Node's Date has them (rounded), which is how a list stats the file: a
+              // floor would miss it half the time, and the session would be counted again from its file.
+              return NodeFs.fstatSync(fd).mtime.getTime()
             },
             catch: (error) => error
           }).pipe(Effect.catchAll((error) => {

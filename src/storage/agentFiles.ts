@@ -91,6 +91,9 @@ export interface AgentFile {
   readonly path: string
   readonly size: number
   readonly mtimeMs: number
+  /** Which file it is (device and inode): a name that later leads elsewhere leads to another. */
+  readonly dev: number
+  readonly ino: number
 }
 
 export interface AgentFileBytes extends AgentFile {
@@ -202,7 +205,7 @@ const openerFor = (options: AgentFileOptions) => {
       if (!stat.isFile()) return fail("not-regular", kindOf(stat))
       if (stat.nlink > 1) return fail("hard-link", String(stat.nlink))
       if (stat.size > maxBytes) return fail("too-large", `${formatSize(stat.size)}, over ${formatSize(maxBytes)}`)
-      const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs }
+      const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs, dev: stat.dev, ino: stat.ino }
       if (!read) return Either.right({ ...file, bytes: new Uint8Array(0) })
       // One byte past the cap: a file that grew after fstat is seen to be too large, not cut silently.
       const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
@@ -247,6 +250,24 @@ export const inspectAgentFile = (path: string, options: AgentFileOptions): Effec
   Effect.suspend(() => openerFor(options)(path, false)).pipe(
     Effect.withSpan("kern.storage.agentFile.inspect", { attributes: { path } })
   )
+
+/**
+ * Whether `path` (absolute, or relative to `root`) still names the file the door let through as `seen`,
+ * with its size and mtime: the same inode, a regular file with one name. One stat instead of the door's realpaths,
+ * open, readlink and fstat, for a reader that keeps what it read and asks every turn whether it changed (the memory
+ * file cache). Keeping the text is safe whatever the path leads to now: a swapped link, a FIFO or a device is
+ * another inode, a new hard link a second name, an edit a new mtime or size, and each sends the reader back through
+ * the door; the same inode unchanged holds only what the door already let through.
+ */
+export const unchangedAgentFile = (path: string, root: string, seen: AgentFile): boolean => {
+  try {
+    const stat = NodeFs.statSync(NodePath.resolve(root, path), { throwIfNoEntry: false })
+    return stat !== undefined && stat.isFile() && stat.nlink === 1 && stat.dev === seen.dev && stat.ino === seen.ino &&
+      stat.size === seen.size && stat.mtimeMs === seen.mtimeMs
+  } catch {
+    return false
+  }
+}
 
 /** `fallback` when the file does not exist; refused and unreadable files still fail. */
 export const orIfAbsent = <B>(fallback: () => B) =>

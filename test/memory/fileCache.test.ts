@@ -4,6 +4,8 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { makeFileCache } from "../../src/memory/fileCache.js"
+import { isRefusal } from "../../src/storage/agentFiles.js"
+import { fileAttacks, leaked, makeOutside, plantSecrets, releaseFifos } from "../support/linkCorpus.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const hourAgo = () => new Date(Date.now() - 3_600_000)
@@ -83,5 +85,62 @@ describe("memory file cache", () => {
       expect(missing.reason).toBe("missing")
       NodeFs.writeFileSync(file, "now here")
       expect(yield* files.readString(file, NodePath.dirname(file))).toBe("now here")
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.live("a kept file swapped for any attack of the corpus, with the size and mtime it had, goes back through the door and is refused", () =>
+    Effect.gen(function*() {
+      const outside = makeOutside()
+      for (const attack of fileAttacks) {
+        const dir = NodePath.join(makeTempDir(), "agent")
+        NodeFs.mkdirSync(dir)
+        plantSecrets(dir)
+        // What the attack's path will stat as (links followed): the kept file is made to look the same.
+        const probe = NodePath.join(dir, "probe.md")
+        if (!attack.plant(dir, outside, probe)) continue
+        const looks = NodeFs.statSync(probe)
+        NodeFs.rmSync(probe)
+        const file = NodePath.join(dir, "AGENTS.md")
+        const size = looks.isFile() && looks.size <= 64 * 1024 ? looks.size : 5
+        NodeFs.writeFileSync(file, "legit".padEnd(size, "."))
+        const old = hourAgo()
+        NodeFs.utimesSync(file, old, old)
+        const files = yield* makeFileCache
+        expect(yield* files.readString(file, dir)).toBe("legit".padEnd(size, "."))
+        NodeFs.rmSync(file)
+        attack.plant(dir, outside, file)
+        // Through the link (or on the hard link's file): the mtime the kept text had.
+        if (NodeFs.statSync(file).isFile()) NodeFs.utimesSync(file, old, old)
+        const result = yield* Effect.either(files.readString(file, dir))
+        releaseFifos(dir)
+        if (result._tag === "Right") expect.fail(`${attack.name}: kept text or a read came back: ${leaked(result.right).join(", ") || result.right}`)
+        expect(isRefusal(result.left), `${attack.name}: ${result.left.message}`).toBe(true)
+      }
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.live("the notes listing is kept while notes/ is unchanged, and made again when a note is added or removed", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const notes = NodePath.join(dir, "notes")
+      NodeFs.mkdirSync(notes)
+      NodeFs.writeFileSync(NodePath.join(notes, "2026-01-01.md"), "one")
+      const old = hourAgo()
+      NodeFs.utimesSync(notes, old, old)
+      const files = yield* makeFileCache
+      expect(yield* files.notes(dir)).toEqual(["2026-01-01.md"])
+      // The folder's mtime put back: unchanged as far as a stat can tell, so the kept listing comes back.
+      NodeFs.writeFileSync(NodePath.join(notes, "2026-01-02.md"), "two")
+      NodeFs.utimesSync(notes, old, old)
+      expect(yield* files.notes(dir)).toEqual(["2026-01-01.md"])
+      // A note added (the folder's mtime moves): listed again.
+      NodeFs.writeFileSync(NodePath.join(notes, "2026-01-03.md"), "three")
+      expect(yield* files.notes(dir)).toEqual(["2026-01-01.md", "2026-01-02.md", "2026-01-03.md"])
+      NodeFs.rmSync(NodePath.join(notes, "2026-01-01.md"))
+      expect(yield* files.notes(dir)).toEqual(["2026-01-02.md", "2026-01-03.md"])
+      // notes/ swapped for another folder with the same mtime: another inode, listed again.
+      NodeFs.renameSync(notes, NodePath.join(dir, "old-notes"))
+      NodeFs.mkdirSync(notes)
+      NodeFs.writeFileSync(NodePath.join(notes, "2026-02-01.md"), "new")
+      NodeFs.utimesSync(notes, old, old)
+      expect(yield* files.notes(dir)).toEqual(["2026-02-01.md"])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

@@ -173,19 +173,34 @@ describe("SessionStore, files it did not write", () => {
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 })
 
+/** A session of two messages, its count record's path and the record as written. */
+const sessionOfTwo = Effect.gen(function*() {
+  const store = yield* SessionStore
+  const id = yield* store.create
+  yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => Effect.zipRight(writer.append(user("one")), writer.append(user("two")))))
+  const record = SessionIndex.recordFile(NodePath.join(store.dir, "..", "session-counts"), id)
+  return { store, id, record, whole: NodeFs.readFileSync(record, "utf8") }
+})
+
 describe("SessionStore counts in .kern/session-counts", () => {
   it.scoped("list reads counts from the index, kept on append, without reading the files", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore
       const { writer } = yield* store.openActive()
-      for (let i = 0; i < 3; i++) yield* writer.append(user(`m${i}`))
       const path = writer.path
-      assert.deepStrictEqual((yield* store.list).map((s) => [s.messages, s.bytes]), [[3, NodeFs.statSync(path).size]])
+      const records = SessionIndex.make(NodePath.join(store.dir, "..", "session-counts"))
+      for (let i = 0; i < 20; i++) {
+        yield* writer.append(user(`m${i}`))
+        // The record's mtime is the file's as a list stats it (whole milliseconds, rounded as Node's Date has them).
+        const [record] = yield* records.all
+        assert.strictEqual(record?.mtimeMs, NodeFs.statSync(path).mtime.getTime())
+      }
+      assert.deepStrictEqual((yield* store.list).map((s) => [s.messages, s.bytes]), [[20, NodeFs.statSync(path).size]])
       // Same size, same mtime, other bytes: a list that read the file would see the garbage.
       const { mtime, size } = NodeFs.statSync(path)
       NodeFs.writeFileSync(path, "x".repeat(size))
       NodeFs.utimesSync(path, mtime, mtime)
-      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [20])
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 
   it.scoped("the count is rebuilt from the file when the file changed behind kern's back, or the record is missing", () =>
@@ -206,11 +221,7 @@ describe("SessionStore counts in .kern/session-counts", () => {
 
   it.scoped("a damaged or half-written count record is counted again from the session and written whole", () =>
     Effect.gen(function*() {
-      const store = yield* SessionStore
-      const id = yield* store.create
-      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => Effect.zipRight(writer.append(user("one")), writer.append(user("two")))))
-      const record = SessionIndex.recordFile(NodePath.join(store.dir, "..", "session-counts"), id)
-      const whole = NodeFs.readFileSync(record, "utf8")
+      const { store, id, record, whole } = yield* sessionOfTwo
       assert.deepStrictEqual(JSON.parse(whole).messages, 2)
       for (const damaged of ["", whole.slice(0, 20), "{\"messages\":\"two\"}", "not json"]) {
         NodeFs.writeFileSync(record, damaged)
@@ -221,6 +232,24 @@ describe("SessionStore counts in .kern/session-counts", () => {
       NodeFs.writeFileSync(`${record}.123.tmp`, "{")
       assert.deepStrictEqual((yield* (yield* SessionIndex.SessionIndex).all).map((r) => r.sessionId), [id])
       assert.strictEqual(NodeFs.readFileSync(NodePath.join(NodePath.dirname(record), ".gitignore"), "utf8"), "*\n")
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
+  it.scoped("a record rewritten in place and met half written (its counts torn from its check) is counted again", () =>
+    Effect.gen(function*() {
+      const { store, id, record, whole } = yield* sessionOfTwo
+      // The older write's count with the newer write's size and mtime: valid JSON, matching the file, and wrong.
+      const torn = whole.replace("\"messages\":2", "\"messages\":1")
+      assert.notStrictEqual(torn, whole)
+      for (const damaged of [torn, torn.trimEnd(), `${whole.slice(0, 40)}${torn.slice(40)}`]) {
+        NodeFs.writeFileSync(record, damaged)
+        assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [2])
+        assert.strictEqual(NodeFs.readFileSync(record, "utf8"), whole)
+      }
+      // A longer leftover (a record of an older kern, or a longer createdAt) is cut off, not left as a tail.
+      NodeFs.writeFileSync(record, `${whole}${"x".repeat(300)}`)
+      yield* Effect.scoped(Effect.flatMap(store.open(id), ({ writer }) => writer.append(user("three"))))
+      assert.deepStrictEqual((yield* store.list).map((s) => s.messages), [3])
+      assert.deepStrictEqual((yield* (yield* SessionIndex.SessionIndex).all).map((r) => r.messages), [3])
     }).pipe(Effect.provide(storeLayer(agentDir()))))
 
   it.effect("the index of a folder with no sessions yet is empty", () =>
