@@ -1,7 +1,6 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Duration, Effect, Option, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
-import { makeReplyFilter } from "../session/envelope.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
@@ -30,24 +29,18 @@ const short = (value: unknown): string => {
 }
 
 /** Human output: the reply streamed to stdout (never a NO_REPLY), a line per tool call and result on stderr. */
-const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnEvent): Effect.Effect<void> => {
+const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
   switch (event.type) {
     case "text":
-      return show(process.stdout, filter.push(event.delta))
+      return show(process.stdout, event.delta)
     case "tool-call":
-      // The text before a call is not the reply: what the filter held is printed before the call's line.
-      return Effect.zipRight(
-        show(process.stdout, filter.flush()),
-        show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
-      )
+      return show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
     case "tool-result":
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "context":
       return show(process.stderr, `kern: ${event.text}\n`)
-    case "done": {
-      const rest = filter.end(event.reply)
-      return show(process.stdout, event.delivered ? `${rest}\n` : rest)
-    }
+    case "done":
+      return event.delivered ? show(process.stdout, "\n") : Effect.void
     default:
       return Effect.void
   }
@@ -57,7 +50,7 @@ const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnE
 const eventPrinter = (json: boolean) =>
   json
     ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
-    : humanEvent(makeReplyFilter())
+    : humanEvent
 
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
 const inProcess = (args: ChatArgs) =>

@@ -3,26 +3,24 @@ import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../run
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../../runtime/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../../tools/Channels.js"
-import { makeReplyFilter } from "../../session/envelope.js"
 import { noUsage, type TurnUsage } from "../../turn/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
 import { EventHub } from "./EventHub.js"
 
 interface TurnState {
-  readonly filter: ReturnType<typeof makeReplyFilter>
   usage: TurnUsage
 }
 
 /**
- * Turns the runtime's turn events into the API's events. Per turn, the reply's text goes through the same filter the
- * terminal uses, so no client ever sees a trailing NO_REPLY; the usage is carried into `finish`.
+ * Turns the runtime's turn events into the API's events (the turn took out a NO_REPLY marker at the source); the usage
+ * is carried into `finish`.
  */
 export const makeTranslator = () => {
   const turns = new Map<string, TurnState>()
   const turnOf = (turnId: string): TurnState => {
     const existing = turns.get(turnId)
     if (existing !== undefined) return existing
-    const created = { filter: makeReplyFilter(), usage: noUsage }
+    const created = { usage: noUsage }
     turns.set(turnId, created)
     return created
   }
@@ -43,18 +41,10 @@ export const makeTranslator = () => {
           userId: message.userId
         }, thinking]
       }
-      case "text": {
-        const delta = turnOf(turnId).filter.push(event.delta)
-        return delta === "" ? [] : [{ type: "text-delta", turnId, delta }]
-      }
-      case "tool-call": {
-        // The text before a call is not the reply: what the filter held goes out before the call, not after it.
-        const held = turnOf(turnId).filter.flush()
-        return [
-          ...(held === "" ? [] : [{ type: "text-delta", turnId, delta: held } as const]),
-          { type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }
-        ]
-      }
+      case "text":
+        return [{ type: "text-delta", turnId, delta: event.delta }]
+      case "tool-call":
+        return [{ type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }]
       case "tool-result":
         return [{
           type: "tool-result",
@@ -91,9 +81,7 @@ export const makeTranslator = () => {
       case "done": {
         const state = turnOf(turnId)
         turns.delete(turnId)
-        const rest = state.filter.end(event.reply)
         return [
-          ...(rest === "" ? [] : [{ type: "text-delta", turnId, delta: rest } as const]),
           { type: "finish", turnId, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
           ...(event.delivered
             ? [{ type: "outgoing", turnId, text: event.reply, interface: message.interface, channel: message.channel } as const]
