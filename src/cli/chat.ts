@@ -1,7 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Duration, Effect, Option, Stream } from "effect"
+import { Console, Duration, Effect, Option, Schema, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import { type TurnEvent, TurnEventLine, type TurnIds } from "../turn/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
 import { asTurnEvents, makeTurnFollower } from "../channels/web/follow.js"
@@ -46,10 +46,18 @@ const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
   }
 }
 
+/** One `--json` line: the event with its turn and conversation ids, encoded by the one Schema (TurnEventLine). */
+const jsonLine = (line: TurnEventLine) =>
+  Schema.encode(TurnEventLine)(line).pipe(
+    // The line was built from a TurnEvent the turn emitted: one that does not encode is kern's bug, not the user's.
+    Effect.orDie,
+    Effect.flatMap((encoded) => write(process.stdout, `${JSON.stringify(encoded)}\n`))
+  )
+
 /** `--json` lines, or the human output. */
 const eventPrinter = (json: boolean) =>
   json
-    ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
+    ? (event: TurnEvent, ids: TurnIds) => event.type === "step" ? Effect.void : jsonLine({ ...event, ...ids })
     : humanEvent
 
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
@@ -82,9 +90,19 @@ const throughAgent = (client: AgentClient, args: ChatArgs) =>
           if (event.type === "finish") finished = true
           if (event.type === "error") {
             failure = event.message
-            if (args.json) yield* write(process.stdout, `${JSON.stringify({ type: "error", message: event.message, failure: event.failure })}\n`)
+            if (args.json) {
+              const { turnId, conversationId } = event
+              const line = { type: "error", turnId, conversationId, message: event.message, failure: event.failure }
+              yield* Schema.decodeUnknown(TurnEventLine)(line).pipe(
+                Effect.mapError(() => new CommandFailed({ message: `the agent sent a turn failure kern cannot read: ${JSON.stringify(event.failure)}` })),
+                Effect.flatMap(jsonLine)
+              )
+            }
           }
-          for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent)
+          if ("conversationId" in event && event.conversationId !== undefined) {
+            const ids = { turnId: event.turnId ?? turnId, conversationId: event.conversationId }
+            for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent, ids)
+          }
         })
       )
     )

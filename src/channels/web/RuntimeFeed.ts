@@ -3,7 +3,7 @@ import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../run
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../../runtime/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../../tools/Channels.js"
-import { noUsage, type TurnUsage } from "../../turn/TurnEvent.js"
+import { noUsage, turnIdsOf, type TurnUsage } from "../../turn/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
 import { EventHub } from "./EventHub.js"
 
@@ -26,14 +26,15 @@ export const makeTranslator = () => {
   }
   return ({ event, message }: RuntimeEvent): ReadonlyArray<AgentEventInput> => {
     const turnId = message.turnId
+    const ids = turnIdsOf(message)
     switch (event.type) {
       case "step": {
-        const thinking: AgentEventInput = { type: "thinking", turnId, step: event.step }
+        const thinking: AgentEventInput = { type: "thinking", ...ids, step: event.step }
         if (event.step !== 1) return [thinking]
         turnOf(turnId)
         return [{
           type: "incoming",
-          turnId,
+          ...ids,
           messageId: turnId,
           text: message.text,
           interface: message.interface,
@@ -42,13 +43,13 @@ export const makeTranslator = () => {
         }, thinking]
       }
       case "text":
-        return [{ type: "text-delta", turnId, delta: event.delta }]
+        return [{ type: "text-delta", ...ids, delta: event.delta }]
       case "tool-call":
-        return [{ type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }]
+        return [{ type: "tool-call", ...ids, id: event.id, name: event.name, params: event.params }]
       case "tool-result":
         return [{
           type: "tool-result",
-          turnId,
+          ...ids,
           id: event.id,
           name: event.name,
           isError: event.isError,
@@ -58,7 +59,7 @@ export const makeTranslator = () => {
       case "injected":
         return [{
           type: "incoming",
-          turnId,
+          ...ids,
           messageId: event.message.turnId,
           text: event.message.text,
           interface: event.message.interface,
@@ -75,16 +76,16 @@ export const makeTranslator = () => {
         // stream's `thinking` already says the turn is at work.
         return []
       case "recall":
-        return [{ type: "recall", turnId, query: event.query, hits: event.hits.length, tokens: event.tokens }]
+        return [{ type: "recall", ...ids, query: event.query, hits: event.hits.length, tokens: event.tokens }]
       case "error":
-        return [{ type: "error", turnId, message: event.message, failure: event.failure }]
+        return [{ type: "error", ...ids, message: event.message, failure: event.failure }]
       case "done": {
         const state = turnOf(turnId)
         turns.delete(turnId)
         return [
-          { type: "finish", turnId, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
+          { type: "finish", ...ids, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
           ...(event.delivered
-            ? [{ type: "outgoing", turnId, text: event.reply, interface: message.interface, channel: message.channel } as const]
+            ? [{ type: "outgoing", ...ids, text: event.reply, interface: message.interface, channel: message.channel } as const]
             : [])
         ]
       }
