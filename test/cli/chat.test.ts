@@ -179,13 +179,19 @@ describe("kern chat", () => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
-      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"))
+      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"), FakeReply.text("Noted.\nNO_REPLY"))
       const silent = yield* Effect.promise(() => runKern(["chat", "-m", "[heartbeat]"], { cwd: dir, env }))
       expect(silent.status).toBe(0)
       expect(silent.stdout).toBe("")
       const partial = yield* Effect.promise(() => runKern(["chat", "-m", "save it"], { cwd: dir, env }))
       expect(partial.stdout).toBe("Saved it to notes.")
       expect(partial.stdout).not.toContain("NO_REPLY")
+      // --json prints the events as the turn emitted them: the marker (or a prefix of it) is in no line either.
+      const json = yield* Effect.promise(() => runKern(["chat", "-m", "note it", "--json"], { cwd: dir, env }))
+      expect(json.status).toBe(0)
+      expect(json.stdout).not.toMatch(/NO_RE/)
+      const lines = json.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1)).toMatchObject({ type: "done", reply: "Noted.", delivered: false })
     })))
 
   it("no API key or no model: exit 2 with one message naming what to set", async () => {
