@@ -250,7 +250,8 @@ describe("kern start / status / chat / stop", () => {
       expect((yield* kern(["start"], dir)).status).toBe(0)
       const pid = recordedPid(dir)
       const { base, token } = settings(dir)
-      yield* server.reply(FakeReply.text("Hi from the agent."), FakeReply.text("Answer for the web."))
+      // The first reply ends in NO_REPLY: the attached terminal shows what came before it, never the marker.
+      yield* server.reply(FakeReply.text("Hi from the agent.\nNO_REPLY"), FakeReply.text("Answer for the web."))
       let child: import("node:child_process").ChildProcess | undefined
       let out = ""
       const done = Effect.promise(() =>
@@ -272,6 +273,7 @@ describe("kern start / status / chat / stop", () => {
       )
       while (!out.includes("Answer for the web.")) yield* Effect.sleep("50 millis")
       expect(out).toContain("[web web] from the browser")
+      expect(out).not.toMatch(/NO_RE/)
       child!.stdin!.write("/quit\n")
       const result = yield* Fiber.join(fiber)
       expect(result.status, result.stderr).toBe(0)
