@@ -8,7 +8,7 @@ import { ContextWindow } from "../context/ContextWindow.js"
 import { openActiveSession } from "../runtime/activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
 import { MessageQueue } from "../turn/MessageQueue.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import { type TurnEvent, type TurnIds, turnIdsOf } from "../turn/TurnEvent.js"
 import type { TurnFailure } from "../turn/TurnFailure.js"
 import { makeRunTurn } from "../turn/runTurn.js"
 import type { TurnOutcome } from "../turn/turnTally.js"
@@ -24,8 +24,11 @@ export interface SendOptions {
   readonly userId?: string | undefined
   readonly interface?: string | undefined
   readonly channel?: string | undefined
-  /** Each event of the turn as it happens (text deltas, tool calls and results, usage, errors, done). */
-  readonly onEvent?: ((event: TurnEvent) => Effect.Effect<void>) | undefined
+  /**
+   * Each event of the turn as it happens (text deltas, tool calls and results, usage, errors, done), with the ids of
+   * its turn and conversation.
+   */
+  readonly onEvent?: ((event: TurnEvent, ids: TurnIds) => Effect.Effect<void>) | undefined
 }
 
 export interface AgentService {
@@ -93,7 +96,7 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
             text
           })
           const onEvent = options.onEvent ?? (() => Effect.void)
-          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (_message, event) => onEvent(event) })
+          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (message, event) => onEvent(event, turnIdsOf(message)) })
           if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)
           return outcome
         })

@@ -3,11 +3,10 @@ import * as NodeReadline from "node:readline"
 import { Writable } from "node:stream"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { agentZone, localIso, makeReplyFilter } from "../session/envelope.js"
+import { agentZone, localIso } from "../session/envelope.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { approvalInfo } from "./approvalInfo.js"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
-import type { QueuedMessage } from "../turn/MessageQueue.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import { Channels } from "../tools/Channels.js"
 import { formatEvent, formatOutgoing, helpText } from "./terminalFormat.js"
@@ -83,27 +82,15 @@ export const runTerminal = (options: TerminalOptions) =>
       input.gate.open = !tty
     })
     const subscription = yield* PubSub.subscribe(runtime.events)
-    // One reply filter per turn, so a NO_REPLY never reaches the screen.
-    const filters = new Map<number, ReturnType<typeof makeReplyFilter>>()
-    const filterFor = (id: number) => {
-      const existing = filters.get(id)
-      if (existing !== undefined) return existing
-      const created = makeReplyFilter()
-      filters.set(id, created)
-      return created
-    }
-    const show = (message: QueuedMessage, event: TurnEvent): string => {
-      if (event.type === "text") return filterFor(message.id).push(event.delta)
-      // The text before a call is not the reply: what the filter held is shown before the call's line.
-      if (event.type === "tool-call") return filterFor(message.id).flush() + formatEvent(event)
+    // The turn took out a NO_REPLY marker at the source: text is shown as it comes.
+    const show = (event: TurnEvent): string => {
+      if (event.type === "text") return event.delta
       if (event.type !== "done") return formatEvent(event)
-      const rest = filterFor(message.id).end(event.reply)
-      filters.delete(message.id)
-      return event.delivered ? rest + formatEvent(event) : rest
+      return event.delivered ? formatEvent(event) : ""
     }
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(subscription), ({ event, message }) =>
       Effect.zipRight(
-        write(neutralizeControls(show(message, event))),
+        write(neutralizeControls(show(event))),
         event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
       ))))
     // Approvals: every one waiting is shown here (this is the operator's console), oldest answered first by y / n.

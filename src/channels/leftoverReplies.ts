@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
-import { isNoReply } from "../session/envelope.js"
 import { AssistantMessage, type SessionMessage, UserMessage } from "../session/messages.js"
 import { SessionStore } from "../session/SessionStore.js"
+import { isDeliverable } from "../turn/replyFilter.js"
 import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
 
 /**
@@ -16,7 +16,7 @@ export const savedReply = (messages: ReadonlyArray<SessionMessage>, turnId: stri
   for (const message of messages.slice(start + 1)) {
     if (message instanceof UserMessage && message.envelope?.turn !== turnId) return Option.none()
     if (message instanceof AssistantMessage && message.toolCalls.length === 0) {
-      return message.text.trim() !== "" && !isNoReply(message.text) ? Option.some(message.text) : Option.none()
+      return isDeliverable(message.text) ? Option.some(message.text) : Option.none()
     }
   }
   return Option.none()

@@ -1,8 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Duration, Effect, Option, Stream } from "effect"
+import { Console, Duration, Effect, Option, Schema, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
-import { makeReplyFilter } from "../session/envelope.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import { type TurnEvent, TurnEventLine, type TurnIds } from "../turn/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
 import { asTurnEvents, makeTurnFollower } from "../channels/web/follow.js"
@@ -30,34 +29,36 @@ const short = (value: unknown): string => {
 }
 
 /** Human output: the reply streamed to stdout (never a NO_REPLY), a line per tool call and result on stderr. */
-const humanEvent = (filter: ReturnType<typeof makeReplyFilter>) => (event: TurnEvent): Effect.Effect<void> => {
+const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
   switch (event.type) {
     case "text":
-      return show(process.stdout, filter.push(event.delta))
+      return show(process.stdout, event.delta)
     case "tool-call":
-      // The text before a call is not the reply: what the filter held is printed before the call's line.
-      return Effect.zipRight(
-        show(process.stdout, filter.flush()),
-        show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
-      )
+      return show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
     case "tool-result":
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "context":
       return show(process.stderr, `kern: ${event.text}\n`)
-    case "done": {
-      const rest = filter.end(event.reply)
-      return show(process.stdout, event.delivered ? `${rest}\n` : rest)
-    }
+    case "done":
+      return event.delivered ? show(process.stdout, "\n") : Effect.void
     default:
       return Effect.void
   }
 }
 
+/** One `--json` line: the event with its turn and conversation ids, encoded by the one Schema (TurnEventLine). */
+const jsonLine = (line: TurnEventLine) =>
+  Schema.encode(TurnEventLine)(line).pipe(
+    // The line was built from a TurnEvent the turn emitted: one that does not encode is kern's bug, not the user's.
+    Effect.orDie,
+    Effect.flatMap((encoded) => write(process.stdout, `${JSON.stringify(encoded)}\n`))
+  )
+
 /** `--json` lines, or the human output. */
 const eventPrinter = (json: boolean) =>
   json
-    ? (event: TurnEvent) => event.type === "step" ? Effect.void : write(process.stdout, `${JSON.stringify(event)}\n`)
-    : humanEvent(makeReplyFilter())
+    ? (event: TurnEvent, ids: TurnIds) => event.type === "step" ? Effect.void : jsonLine({ ...event, ...ids })
+    : humanEvent
 
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
 const inProcess = (args: ChatArgs) =>
@@ -89,9 +90,19 @@ const throughAgent = (client: AgentClient, args: ChatArgs) =>
           if (event.type === "finish") finished = true
           if (event.type === "error") {
             failure = event.message
-            if (args.json) yield* write(process.stdout, `${JSON.stringify({ type: "error", message: event.message, failure: event.failure })}\n`)
+            if (args.json) {
+              const { turnId, conversationId } = event
+              const line = { type: "error", turnId, conversationId, message: event.message, failure: event.failure }
+              yield* Schema.decodeUnknown(TurnEventLine)(line).pipe(
+                Effect.mapError(() => new CommandFailed({ message: `the agent sent a turn failure kern cannot read: ${JSON.stringify(event.failure)}` })),
+                Effect.flatMap(jsonLine)
+              )
+            }
           }
-          for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent)
+          if ("conversationId" in event && event.conversationId !== undefined) {
+            const ids = { turnId: event.turnId ?? turnId, conversationId: event.conversationId }
+            for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent, ids)
+          }
         })
       )
     )

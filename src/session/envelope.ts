@@ -63,38 +63,3 @@ export const envelopedText = (
 
 /** A reply that is, or ends with, NO_REPLY is not delivered to anyone. */
 export const isNoReply = (text: string): boolean => /(^|\s)NO_REPLY\s*$/.test(text.trim())
-
-const holdBack = "NO_REPLY".length + 2
-
-/**
- * Streams a reply's text while keeping a trailing `NO_REPLY` from ever being shown: the last few characters are
- * held until the turn ends, then shown unless they are the marker. State is per turn (one filter per reply).
- */
-export const makeReplyFilter = () => {
-  let held = ""
-  return {
-    /** The part of the text that can be shown now. */
-    push: (delta: string): string => {
-      held += delta
-      if (held.length <= holdBack) return ""
-      const shown = held.slice(0, held.length - holdBack)
-      held = held.slice(held.length - holdBack)
-      return shown
-    },
-    /**
-     * What is held, once a tool call follows the text: that text is not the turn's reply, so it is shown now, before
-     * the call (a trailing marker still never is).
-     */
-    flush: (): string => {
-      const rest = held.replace(/(^|\s)NO_REPLY\s*$/, "$1")
-      held = ""
-      return rest
-    },
-    /** What is left to show when the turn ends with `reply`. */
-    end: (reply: string): string => {
-      const rest = isNoReply(reply) ? held.replace(/\s*NO_REPLY\s*$/, "") : held
-      held = ""
-      return rest
-    }
-  }
-}

@@ -1,19 +1,21 @@
-import { Clock, Effect, Option, STM, TRef } from "effect"
+import { Clock, Effect, Option, Schema, STM, TRef } from "effect"
 
 /** A message waiting for the agent, from any channel. */
-export interface QueuedMessage {
-  readonly id: number
-  readonly interface: string
+/** A message waiting for (or taken by) a turn. */
+export const QueuedMessage = Schema.Struct({
+  id: Schema.Number,
+  interface: Schema.String,
   /** The conversation it belongs to (a chat id, "terminal", "web:<session>"). */
-  readonly channel: string
-  readonly userId: string
-  readonly text: string
-  readonly receivedAtMs: number
+  channel: Schema.String,
+  userId: Schema.String,
+  text: Schema.String,
+  receivedAtMs: Schema.Number,
   /** What clients follow the turn by: the inbox id for a durable message, else one made by the queue. */
-  readonly turnId: string
+  turnId: Schema.String,
   /** The message's row in the durable inbox, removed once the turn has recorded it. */
-  readonly inboxId?: number | undefined
-}
+  inboxId: Schema.optional(Schema.Number)
+})
+export type QueuedMessage = typeof QueuedMessage.Type
 
 export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs" | "turnId" | "inboxId">
 

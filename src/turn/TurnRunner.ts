@@ -21,6 +21,7 @@ import { ContextWindow } from "../context/ContextWindow.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
 import { redactingEmit } from "./redactEvents.js"
+import { noReplyEmit } from "./replyFilter.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
@@ -155,7 +156,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         return {
           message,
           session,
-          emit: redactingEmit(input.emit, secrets),
+          // The marker is taken out before secrets are: the redactor sees (and flushes) only text that is shown.
+          emit: noReplyEmit(redactingEmit(input.emit, secrets)),
           recorded: input.recorded ?? (() => Effect.void),
           ctx,
           windowStart,

@@ -1,7 +1,7 @@
 import type { AutoRecall } from "../recall/autoRecall.js"
-import { isNoReply } from "../session/envelope.js"
 import { addUsage, noUsage, type TurnUsage } from "./TurnEvent.js"
 import { stepLimit, type TurnFailure } from "./TurnFailure.js"
+import { isDeliverable } from "./replyFilter.js"
 
 export interface TurnOutcome {
   readonly reply: string
@@ -76,7 +76,7 @@ export const answered = (
 /** The turn's outcome: delivered when the reply says something (not empty, not NO_REPLY). */
 export const outcomeOf = (tally: TurnTally): TurnOutcome => ({
   reply: tally.reply,
-  delivered: tally.reply.trim() !== "" && !isNoReply(tally.reply),
+  delivered: isDeliverable(tally.reply),
   steps: tally.step,
   usage: tally.usage,
   modelMs: tally.modelMs,

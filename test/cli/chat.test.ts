@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -8,6 +8,7 @@ import { runKern } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
+import { TurnEventLine } from "../../src/turn/TurnEvent.js"
 
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
@@ -138,6 +139,13 @@ describe("kern chat", () => {
       expect(types[types.length - 1]).toBe("done")
       expect(events.find((e: { type: string }) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
       expect(events[events.length - 1]).toMatchObject({ reply: "Five files.", delivered: true, steps: 2 })
+      // Every line is one event of the one family, with its turn and conversation (the operator's terminal).
+      const turnId = events[0].turnId
+      expect(turnId).toEqual(expect.any(String))
+      for (const event of events) {
+        expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag, JSON.stringify(event)).toBe("Right")
+        expect(event).toMatchObject({ turnId, conversationId: "cli:terminal" })
+      }
     })))
 
   it.live("--json prints a failed turn's failure as data: its tag, reason and status", () =>
@@ -151,6 +159,7 @@ describe("kern chat", () => {
       expect(events.find((e: { type: string }) => e.type === "error")).toMatchObject({
         failure: { _tag: "ProviderFailed", reason: "auth", status: 401 }
       })
+      for (const event of events) expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag).toBe("Right")
     })))
 
   it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
@@ -170,13 +179,19 @@ describe("kern chat", () => {
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
-      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"))
+      yield* server.reply(FakeReply.text("NO_REPLY"), FakeReply.text("Saved it to notes.\nNO_REPLY"), FakeReply.text("Noted.\nNO_REPLY"))
       const silent = yield* Effect.promise(() => runKern(["chat", "-m", "[heartbeat]"], { cwd: dir, env }))
       expect(silent.status).toBe(0)
       expect(silent.stdout).toBe("")
       const partial = yield* Effect.promise(() => runKern(["chat", "-m", "save it"], { cwd: dir, env }))
       expect(partial.stdout).toBe("Saved it to notes.")
       expect(partial.stdout).not.toContain("NO_REPLY")
+      // --json prints the events as the turn emitted them: the marker (or a prefix of it) is in no line either.
+      const json = yield* Effect.promise(() => runKern(["chat", "-m", "note it", "--json"], { cwd: dir, env }))
+      expect(json.status).toBe(0)
+      expect(json.stdout).not.toMatch(/NO_RE/)
+      const lines = json.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(lines.at(-1)).toMatchObject({ type: "done", reply: "Noted.", delivered: false })
     })))
 
   it("no API key or no model: exit 2 with one message naming what to set", async () => {

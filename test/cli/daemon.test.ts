@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
@@ -8,6 +8,7 @@ import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { recordedPid } from "../support/backgroundAgent.js"
 import { processRunning } from "../../src/storage/processState.js"
+import { TurnEventLine } from "../../src/turn/TurnEvent.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -75,6 +76,11 @@ describe("kern start / status / chat / stop", () => {
       const events = chat.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string })
       expect(events[0]).toMatchObject({ type: "tool-call", name: "glob" })
       expect(events.at(-1)).toMatchObject({ type: "done", reply: "Hello from the background.", delivered: true, steps: 2 })
+      // Through the running agent, the same lines as a one-shot chat: the one Schema, with turn and conversation ids.
+      for (const event of events) {
+        expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag, JSON.stringify(event)).toBe("Right")
+        expect(event).toMatchObject({ turnId: expect.any(String), conversationId: "cli:terminal" })
+      }
       // The background agent ran the turn: the chat process never held the folder.
       const user = sessionMessages(dir).find((m) => m._tag === "user" && m.text === "hi there")
       expect(user?.envelope?.interface).toBe("cli")
@@ -244,7 +250,8 @@ describe("kern start / status / chat / stop", () => {
       expect((yield* kern(["start"], dir)).status).toBe(0)
       const pid = recordedPid(dir)
       const { base, token } = settings(dir)
-      yield* server.reply(FakeReply.text("Hi from the agent."), FakeReply.text("Answer for the web."))
+      // The first reply ends in NO_REPLY: the attached terminal shows what came before it, never the marker.
+      yield* server.reply(FakeReply.text("Hi from the agent.\nNO_REPLY"), FakeReply.text("Answer for the web."))
       let child: import("node:child_process").ChildProcess | undefined
       let out = ""
       const done = Effect.promise(() =>
@@ -266,6 +273,7 @@ describe("kern start / status / chat / stop", () => {
       )
       while (!out.includes("Answer for the web.")) yield* Effect.sleep("50 millis")
       expect(out).toContain("[web web] from the browser")
+      expect(out).not.toMatch(/NO_RE/)
       child!.stdin!.write("/quit\n")
       const result = yield* Fiber.join(fiber)
       expect(result.status, result.stderr).toBe(0)

@@ -49,6 +49,26 @@ describe("kern tui", () => {
     })))
 })
 
+describe("kern tui and NO_REPLY", () => {
+  it.live("a reply ending in NO_REPLY shows what came before it, never the marker or a prefix of it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text("Noted it.\nNO_REPLY"), FakeReply.text("NO_REPLY"), FakeReply.text("Second answer."))
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKern(["tui"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const input = child!.stdin!
+      input.write("save it\nquiet\nand now?\n")
+      yield* Effect.promise(() => stdoutShows(child!, "Second answer.\n> "))
+      input.end()
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain("Noted it.")
+      expect(result.stdout).not.toMatch(/NO_RE/)
+    })))
+})
+
 describe("kern tui and escape sequences", () => {
   it.live("a reply's control sequences are shown, not obeyed", () =>
     Effect.scoped(Effect.gen(function*() {

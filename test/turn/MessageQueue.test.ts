@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { envelopeLine, isNoReply, localIso, makeReplyFilter } from "../../src/session/envelope.js"
+import { envelopeLine, isNoReply, localIso } from "../../src/session/envelope.js"
+import { makeReplyFilter } from "../../src/turn/replyFilter.js"
 import { heartbeatInterface, MessageQueue } from "../../src/turn/MessageQueue.js"
 
 const msg = (channel: string, text: string, iface = "telegram") => ({ interface: iface, channel, userId: "u1", text })

@@ -71,7 +71,8 @@ describe("TurnRunner", () => {
         expect(types.slice(0, 2)).toEqual(["tool-call", "tool-call"])
         expect(types.filter((t) => t === "tool-result")).toHaveLength(2)
         expect(types.indexOf("text")).toBeGreaterThan(types.lastIndexOf("tool-result"))
-        expect(types.slice(-2)).toEqual(["usage", "done"])
+        // The reply's last characters (a possible NO_REPLY) are held until the turn knows its reply.
+        expect(types.slice(-3)).toEqual(["usage", "text", "done"])
         expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "tool", "assistant"])
         const requests = yield* server.requests
         expect(requests.map((r) => r.path)).toEqual(["/responses", "/responses"])
@@ -132,6 +133,34 @@ describe("TurnRunner", () => {
         expect(injected?._tag === "user" ? injected.envelope?.turn : undefined).toBe(first?._tag === "user" ? first.envelope?.turn : "")
         const second = JSON.stringify((yield* server.requests)[1]!.body)
         expect(second).toContain("second, sent while you were busy")
+      })))
+
+  it.live("NO_REPLY is taken out at the source: no text delta, no prefix of the marker, and done's reply without it", () =>
+    withAgent((server) => ({ baseURL: server.baseURL }), (server) =>
+      Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([{ id: "c1", name: "glob", args: { pattern: "*.md" } }], { text: "Looking. NO_REPLY" }),
+          FakeReply.text("Saved the note.\nNO_REPLY"),
+          FakeReply.text("NO_REPLY"),
+          FakeReply.text("I will answer NO_REPLY later, here it is.")
+        )
+        const shown = (events: ReadonlyArray<TurnEvent>) => events.flatMap((e) => e.type === "text" ? [e.delta] : []).join("")
+        const first = yield* turn("save it")
+        const text = shown(first.events)
+        expect(text).toBe("Looking. Saved the note.")
+        for (const event of first.events) expect(JSON.stringify(event)).not.toMatch(/NO_RE/)
+        expect(first.events.find((e) => e.type === "done")).toMatchObject({ reply: "Saved the note.", delivered: false })
+        // The text before the tool call went out before the call, not after it.
+        const types = first.events.map((e) => e.type)
+        expect(types.indexOf("text")).toBeLessThan(types.indexOf("tool-call"))
+        const bare = yield* turn("nothing to say")
+        expect(bare.events.filter((e) => e.type === "text")).toEqual([])
+        expect(bare.events.find((e) => e.type === "done")).toMatchObject({ reply: "", delivered: false })
+        // The marker in the middle of a reply is text like any other.
+        const middle = yield* turn("later")
+        expect(shown(middle.events)).toBe("I will answer NO_REPLY later, here it is.")
+        // The session keeps what the model said, marker and all.
+        expect(first.messages.at(-1)).toMatchObject({ _tag: "assistant", text: "Saved the note.\nNO_REPLY" })
       })))
 
   it.live("an Anthropic model through OpenRouter: cache_control on the system prompt and the last user message; others unmarked", () =>

@@ -1,7 +1,6 @@
 import { Clock, Duration, Effect, FiberMap, Option, Queue, Ref, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../runtime/AgentRuntime.js"
-import { makeReplyFilter } from "../../session/envelope.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import { escapeSlack, toMrkdwn } from "./mrkdwn.js"
@@ -159,7 +158,6 @@ export const finishPlaceholder = (api: SlackApi) => (placeholder: Placeholder, r
 interface Live {
   readonly view: Ref.Ref<View>
   readonly wake: Queue.Queue<void>
-  readonly filter: ReturnType<typeof makeReplyFilter>
 }
 
 /**
@@ -178,8 +176,7 @@ export const make = (
       Effect.gen(function*() {
         const live: Live = {
           view: yield* Ref.make<View>({ text: "", tool: undefined, error: undefined, final: undefined }),
-          wake: yield* Queue.sliding<void>(1),
-          filter: makeReplyFilter()
+          wake: yield* Queue.sliding<void>(1)
         }
         turns.set(turnId, live)
         yield* FiberMap.run(workers, turnId, streamTurn(api, placeholders, turnId, channel, live.view, live.wake))
@@ -194,13 +191,10 @@ export const make = (
         switch (event.type) {
           case "step":
             return yield* change((view) => view)
-          case "text": {
-            const shown = live.filter.push(event.delta)
-            return shown === "" ? undefined : yield* change((view) => ({ ...view, text: view.text + shown, tool: undefined }))
-          }
+          case "text":
+            return yield* change((view) => ({ ...view, text: view.text + event.delta, tool: undefined }))
           case "tool-call":
             // The text before a call is not the reply: the tool's line replaces it.
-            live.filter.flush()
             return yield* change((view) => ({ ...view, text: "", tool: event.name }))
           case "error":
             return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message, event.failure) }))

@@ -1,7 +1,6 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
 import type { RuntimeEvent } from "../../runtime/AgentRuntime.js"
-import { makeReplyFilter } from "../../session/envelope.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import type { BotApi } from "./api.js"
@@ -118,7 +117,6 @@ const streamReply = (
 interface Turn {
   readonly view: Ref.Ref<View>
   readonly changed: Queue.Queue<void>
-  readonly filter: ReturnType<typeof makeReplyFilter>
 }
 
 const update = (turn: Turn, f: (view: View) => View) => Effect.zipRight(Ref.update(turn.view, f), Queue.offer(turn.changed, undefined))
@@ -149,8 +147,7 @@ export const makeReplies = (
             finished: false,
             delivered: false
           }),
-          changed: yield* Queue.sliding<void>(1),
-          filter: makeReplyFilter()
+          changed: yield* Queue.sliding<void>(1)
         }
         turns.set(event.message.turnId, turn)
         yield* FiberSet.run(writers, streamReply(api, placeholders, event.message.turnId, event.message.channel, turn.view, turn.changed))
@@ -172,10 +169,8 @@ export const makeReplies = (
         const e = event.event
         switch (e.type) {
           case "text":
-            return yield* addText(turn, turn.filter.push(e.delta))
+            return yield* addText(turn, e.delta)
           case "tool-call": {
-            // The text before a call is shown before it (a trailing NO_REPLY still is not).
-            yield* addText(turn, turn.filter.flush())
             return yield* update(turn, (v) => ({ ...v, tools: v.newStep ? [e.name] : [...v.tools, e.name], afterTool: true, newStep: false }))
           }
           case "step":
@@ -184,10 +179,8 @@ export const makeReplies = (
             return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message, e.failure) }))
           case "done": {
             turns.delete(event.message.turnId)
-            const rest = turn.filter.end(e.reply)
             return yield* update(turn, (v) => ({
               ...v,
-              text: v.text + (v.afterTool && v.text.trim() !== "" && rest !== "" ? "\n\n" : "") + rest,
               tools: [],
               finished: true,
               delivered: e.delivered

@@ -3,39 +3,38 @@ import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../../run
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../../runtime/Approvals.js"
 import { approvalInfo } from "../approvalInfo.js"
 import { Channels, type Outgoing } from "../../tools/Channels.js"
-import { makeReplyFilter } from "../../session/envelope.js"
-import { noUsage, type TurnUsage } from "../../turn/TurnEvent.js"
+import { noUsage, turnIdsOf, type TurnUsage } from "../../turn/TurnEvent.js"
 import type { AgentEventInput } from "./api.js"
 import { EventHub } from "./EventHub.js"
 
 interface TurnState {
-  readonly filter: ReturnType<typeof makeReplyFilter>
   usage: TurnUsage
 }
 
 /**
- * Turns the runtime's turn events into the API's events. Per turn, the reply's text goes through the same filter the
- * terminal uses, so no client ever sees a trailing NO_REPLY; the usage is carried into `finish`.
+ * Turns the runtime's turn events into the API's events (the turn took out a NO_REPLY marker at the source); the usage
+ * is carried into `finish`.
  */
 export const makeTranslator = () => {
   const turns = new Map<string, TurnState>()
   const turnOf = (turnId: string): TurnState => {
     const existing = turns.get(turnId)
     if (existing !== undefined) return existing
-    const created = { filter: makeReplyFilter(), usage: noUsage }
+    const created = { usage: noUsage }
     turns.set(turnId, created)
     return created
   }
   return ({ event, message }: RuntimeEvent): ReadonlyArray<AgentEventInput> => {
     const turnId = message.turnId
+    const ids = turnIdsOf(message)
     switch (event.type) {
       case "step": {
-        const thinking: AgentEventInput = { type: "thinking", turnId, step: event.step }
+        const thinking: AgentEventInput = { type: "thinking", ...ids, step: event.step }
         if (event.step !== 1) return [thinking]
         turnOf(turnId)
         return [{
           type: "incoming",
-          turnId,
+          ...ids,
           messageId: turnId,
           text: message.text,
           interface: message.interface,
@@ -43,22 +42,14 @@ export const makeTranslator = () => {
           userId: message.userId
         }, thinking]
       }
-      case "text": {
-        const delta = turnOf(turnId).filter.push(event.delta)
-        return delta === "" ? [] : [{ type: "text-delta", turnId, delta }]
-      }
-      case "tool-call": {
-        // The text before a call is not the reply: what the filter held goes out before the call, not after it.
-        const held = turnOf(turnId).filter.flush()
-        return [
-          ...(held === "" ? [] : [{ type: "text-delta", turnId, delta: held } as const]),
-          { type: "tool-call", turnId, id: event.id, name: event.name, params: event.params }
-        ]
-      }
+      case "text":
+        return [{ type: "text-delta", ...ids, delta: event.delta }]
+      case "tool-call":
+        return [{ type: "tool-call", ...ids, id: event.id, name: event.name, params: event.params }]
       case "tool-result":
         return [{
           type: "tool-result",
-          turnId,
+          ...ids,
           id: event.id,
           name: event.name,
           isError: event.isError,
@@ -68,7 +59,7 @@ export const makeTranslator = () => {
       case "injected":
         return [{
           type: "incoming",
-          turnId,
+          ...ids,
           messageId: event.message.turnId,
           text: event.message.text,
           interface: event.message.interface,
@@ -85,18 +76,16 @@ export const makeTranslator = () => {
         // stream's `thinking` already says the turn is at work.
         return []
       case "recall":
-        return [{ type: "recall", turnId, query: event.query, hits: event.hits.length, tokens: event.tokens }]
+        return [{ type: "recall", ...ids, query: event.query, hits: event.hits.length, tokens: event.tokens }]
       case "error":
-        return [{ type: "error", turnId, message: event.message, failure: event.failure }]
+        return [{ type: "error", ...ids, message: event.message, failure: event.failure }]
       case "done": {
         const state = turnOf(turnId)
         turns.delete(turnId)
-        const rest = state.filter.end(event.reply)
         return [
-          ...(rest === "" ? [] : [{ type: "text-delta", turnId, delta: rest } as const]),
-          { type: "finish", turnId, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
+          { type: "finish", ...ids, reply: event.reply, steps: event.steps, usage: state.usage, delivered: event.delivered },
           ...(event.delivered
-            ? [{ type: "outgoing", turnId, text: event.reply, interface: message.interface, channel: message.channel } as const]
+            ? [{ type: "outgoing", ...ids, text: event.reply, interface: message.interface, channel: message.channel } as const]
             : [])
         ]
       }

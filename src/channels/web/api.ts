@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
+import { TurnIds } from "../../turn/TurnEvent.js"
 
 // GET /recall/stats answers RecallStats, GET /recall/search a SearchResult: recall's own schemas.
 export { RecallStats, SearchResult }
@@ -354,7 +355,7 @@ const base = {
 export const IncomingEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("incoming"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   /** The id the message was accepted under (POST /message's turnId); differs from turnId when it was injected. */
   messageId: Schema.String,
   text: Schema.String,
@@ -364,14 +365,14 @@ export const IncomingEvent = Schema.Struct({
 })
 
 /** The model is working on a step of the turn. */
-export const ThinkingEvent = Schema.Struct({ ...base, type: Schema.Literal("thinking"), turnId: Schema.String, step: Schema.Number })
+export const ThinkingEvent = Schema.Struct({ ...base, type: Schema.Literal("thinking"), ...TurnIds.fields, step: Schema.Number })
 
-export const TextDeltaEvent = Schema.Struct({ ...base, type: Schema.Literal("text-delta"), turnId: Schema.String, delta: Schema.String })
+export const TextDeltaEvent = Schema.Struct({ ...base, type: Schema.Literal("text-delta"), ...TurnIds.fields, delta: Schema.String })
 
 export const ToolCallEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("tool-call"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   id: Schema.String,
   name: Schema.String,
   params: Schema.Unknown
@@ -380,7 +381,7 @@ export const ToolCallEvent = Schema.Struct({
 export const ToolResultEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("tool-result"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   id: Schema.String,
   name: Schema.String,
   isError: Schema.Boolean,
@@ -393,7 +394,7 @@ export const ToolResultEvent = Schema.Struct({
 export const RecallEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("recall"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   query: Schema.String,
   hits: Schema.Number,
   tokens: Schema.Number
@@ -402,7 +403,7 @@ export const RecallEvent = Schema.Struct({
 export const FinishEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("finish"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   reply: Schema.String,
   steps: Schema.Number,
   usage: Usage,
@@ -413,7 +414,7 @@ export const FinishEvent = Schema.Struct({
 export const ErrorEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("error"),
-  turnId: Schema.String,
+  ...TurnIds.fields,
   message: Schema.String,
   /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
   failure: Schema.Unknown
@@ -424,6 +425,7 @@ export const OutgoingEvent = Schema.Struct({
   ...base,
   type: Schema.Literal("outgoing"),
   turnId: Schema.optional(Schema.String),
+  conversationId: Schema.optional(Schema.String),
   text: Schema.String,
   interface: Schema.String,
   channel: Schema.optional(Schema.String)

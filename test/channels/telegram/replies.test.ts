@@ -2,6 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, TestClock } from "effect"
 import type { QueuedMessage } from "../../../src/turn/MessageQueue.js"
+import { noReplyEmit } from "../../../src/turn/replyFilter.js"
 import type { TurnEvent } from "../../../src/turn/TurnEvent.js"
 import * as Api from "../../../src/channels/telegram/api.js"
 import { makeReplies } from "../../../src/channels/telegram/replies.js"
@@ -43,7 +44,8 @@ const setup = Effect.gen(function*() {
   const api = yield* Api.make({ root: telegram.root, token: telegram.token }).pipe(Effect.provide(http))
   const placeholders = yield* Layer.build(ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory)))
   const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
-  const emit = (turnId: string) => (event: TurnEvent) => handle({ message: message(turnId), event })
+  // Events as a turn emits them: through the source's NO_REPLY filter (src/turn/replyFilter.ts), nothing else.
+  const emit = (turnId: string) => noReplyEmit((event: TurnEvent) => handle({ message: message(turnId), event }))
   return { telegram, emit }
 })
 

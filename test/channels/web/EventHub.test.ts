@@ -4,7 +4,7 @@ import type { AgentEvent } from "../../../src/channels/web/api.js"
 import { EventHub, replayCapacity } from "../../../src/channels/web/EventHub.js"
 import { eventFrame, keepaliveFrame, openFrame, parseLastEventId, sseFrames } from "../../../src/channels/web/sse.js"
 
-const delta = (turnId: string, text: string) => ({ type: "text-delta", turnId, delta: text }) as const
+const delta = (turnId: string, text: string) => ({ type: "text-delta", turnId, conversationId: "web:1", delta: text }) as const
 
 /** Takes `n` items of a stream forked into the test's scope. */
 const collect = <A>(stream: Stream.Stream<A>) =>
@@ -24,7 +24,7 @@ describe("EventHub", () => {
       expect(b.seq).toBe(a.seq + 1)
       const got = yield* take(2)
       expect(got.map((e) => e.seq)).toEqual([a.seq, b.seq])
-      expect(got[0]).toMatchObject({ type: "text-delta", turnId: "1", delta: "a" })
+      expect(got[0]).toMatchObject({ type: "text-delta", turnId: "1", conversationId: "web:1", delta: "a" })
     }).pipe(Effect.provide(EventHub.Default)))
 
   it.scoped("Last-Event-ID: a reconnecting client gets exactly what it missed, then live events", () =>

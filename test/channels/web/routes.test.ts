@@ -171,6 +171,8 @@ describe("HTTP API: routes", () => {
       const types = mine.map((e) => e.type).filter((type, i, all) => type !== "text-delta" || all[i - 1] !== "text-delta")
       expect(types).toEqual(["incoming", "thinking", "tool-call", "tool-result", "thinking", "text-delta", "finish", "outgoing"])
       expect(mine[0]).toMatchObject({ type: "incoming", text: "list the files", interface: "web", channel: "web", messageId: turnId })
+      // Each frame decoded with the one Schema (the client skips one that does not), and names its turn and conversation.
+      for (const event of mine) expect(event).toMatchObject({ turnId, conversationId: "web:web" })
       expect(mine.find((e) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
       const result = mine.find((e) => e.type === "tool-result")
       expect(result).toMatchObject({ name: "glob", isError: false, durationMs: expect.any(Number) })

@@ -248,19 +248,20 @@ describe("web UI against a scripted server", () => {
     // Accepted, not yet taken in by a turn: on screen at once, marked queued until its incoming event.
     const mine = page.locator("article.msg-user", { hasText: "what is in the logs?" })
     await mine.getByText("queued").waitFor()
-    fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "what is in the logs?", interface: "web", channel: "web" })
+    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "what is in the logs?", interface: "web", channel: "web" })
     await mine.getByText("queued").waitFor({ state: "detached" })
-    fixture.emit({ type: "thinking", turnId, step: 1 })
+    fixture.emit({ type: "thinking", turnId, conversationId: "web:web", step: 1 })
     await page.getByLabel("Thinking").waitFor()
-    fixture.emit({ type: "text-delta", turnId, delta: "Let me **look" })
-    fixture.emit({ type: "text-delta", turnId, delta: "** at them." })
-    fixture.emit({ type: "tool-call", turnId, id: "call-1", name: "bash", params: { command: "tail -n 2 app.log" } })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "Let me **look" })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "** at them." })
+    fixture.emit({ type: "tool-call", turnId, conversationId: "web:web", id: "call-1", name: "bash", params: { command: "tail -n 2 app.log" } })
     await page.locator(".tool-running .tool-name", { hasText: "bash" }).waitFor()
-    fixture.emit({ type: "tool-result", turnId, id: "call-1", name: "bash", isError: false, text: compacted, durationMs: 1234 })
-    fixture.emit({ type: "text-delta", turnId, delta: "\n\nTwo lines <img src=x onerror=\"document.title='pwned'\">." })
+    fixture.emit({ type: "tool-result", turnId, conversationId: "web:web", id: "call-1", name: "bash", isError: false, text: compacted, durationMs: 1234 })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "\n\nTwo lines <img src=x onerror=\"document.title='pwned'\">." })
     fixture.emit({
       type: "finish",
       turnId,
+      conversationId: "web:web",
       reply: "Two lines.",
       steps: 2,
       usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 },
@@ -287,10 +288,10 @@ describe("web UI against a scripted server", () => {
   })
 
   it("shows messages of other channels and a recall block as they arrive", async () => {
-    fixture.emit({ type: "incoming", turnId: "tg-1", messageId: "tg-1", text: "hello from the phone", interface: "telegram", channel: "12345" })
-    fixture.emit({ type: "recall", turnId: "tg-1", query: "phone", hits: 3, tokens: 420 })
-    fixture.emit({ type: "text-delta", turnId: "tg-1", delta: "Hi!" })
-    fixture.emit({ type: "finish", turnId: "tg-1", reply: "Hi!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+    fixture.emit({ type: "incoming", turnId: "tg-1", conversationId: "web:1", messageId: "tg-1", text: "hello from the phone", interface: "telegram", channel: "12345" })
+    fixture.emit({ type: "recall", turnId: "tg-1", conversationId: "web:1", query: "phone", hits: 3, tokens: 420 })
+    fixture.emit({ type: "text-delta", turnId: "tg-1", conversationId: "web:1", delta: "Hi!" })
+    fixture.emit({ type: "finish", turnId: "tg-1", conversationId: "web:1", reply: "Hi!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     fixture.emit({ type: "outgoing", turnId: "tg-1", text: "Hi!", interface: "telegram", channel: "12345" })
     await page.locator(".msg-other", { hasText: "hello from the phone" }).getByText("telegram · 12345").waitFor()
     await page.getByText(/Recalled 3 passages of past conversation \(~420\s+tokens\)/).waitFor()
@@ -299,17 +300,17 @@ describe("web UI against a scripted server", () => {
 
   it("keeps every character once when the stream drops mid-reply and comes back", async () => {
     const turnId = "turn-drop"
-    fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "count to six", interface: "web" })
-    fixture.emit({ type: "text-delta", turnId, delta: "one two " })
+    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "count to six", interface: "web" })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "one two " })
     const reply = page.locator("article", { hasText: "one two" })
     await reply.waitFor()
     const streamsBefore = fixture.lastEventIds.length
     fixture.dropStreams()
     await page.getByText("connection lost, reconnecting…").waitFor()
     // Said while the page was away: it must come from the replay, once.
-    fixture.emit({ type: "text-delta", turnId, delta: "three four " })
-    fixture.emit({ type: "text-delta", turnId, delta: "five six" })
-    const last = fixture.emit({ type: "finish", turnId, reply: "one two three four five six", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "three four " })
+    fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "five six" })
+    const last = fixture.emit({ type: "finish", turnId, conversationId: "web:web", reply: "one two three four five six", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     await page.getByText("back online").waitFor({ timeout: 20_000 })
     await expect.poll(async () => (await reply.locator(".md").textContent())?.trim()).toBe("one two three four five six")
     expect(fixture.lastEventIds.length).toBe(streamsBefore + 1)
@@ -678,9 +679,9 @@ describe("web UI against a scripted server", () => {
     // One reply per attack: in one reply, an unclosed `<style>` would swallow every attack after it untested.
     attacks.forEach((attack, i) => {
       const turnId = `turn-hostile-${i}`
-      fixture.emit({ type: "incoming", turnId, messageId: turnId, text: "say something nasty", interface: "web" })
-      fixture.emit({ type: "text-delta", turnId, delta: `${attack}\n\nhostile reply ${i} ends` })
-      fixture.emit({ type: "finish", turnId, reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+      fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "say something nasty", interface: "web" })
+      fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: `${attack}\n\nhostile reply ${i} ends` })
+      fixture.emit({ type: "finish", turnId, conversationId: "web:web", reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     })
     await page.locator(`article.msg-done`, { hasText: `hostile reply ${attacks.length - 1} ends` }).waitFor()
     await page.locator(`article.msg-done`, { hasText: "cover" }).waitFor()

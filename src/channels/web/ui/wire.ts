@@ -126,6 +126,9 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
   const at = str(u, "at")
   if (seq === undefined || type === undefined || at === undefined) return undefined
   const turnId = str(u, "turnId")
+  const conversationId = str(u, "conversationId")
+  // Every event of a turn names its turn and its conversation (src/turn/TurnEvent.ts's TurnIds).
+  const ids = turnId === undefined || conversationId === undefined ? undefined : { turnId, conversationId }
   const id = str(u, "id")
   const name = str(u, "name")
   const text = str(u, "text")
@@ -135,12 +138,12 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
     case "incoming": {
       const messageId = str(u, "messageId") ?? turnId
       const userId = str(u, "userId")
-      if (turnId === undefined || text === undefined || iface === undefined || messageId === undefined) return undefined
+      if (ids === undefined || text === undefined || iface === undefined || messageId === undefined) return undefined
       return {
         type,
         seq,
         at,
-        turnId,
+        ...ids,
         messageId,
         text,
         interface: iface,
@@ -149,35 +152,35 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       }
     }
     case "thinking":
-      return turnId === undefined ? undefined : { type, seq, at, turnId, step: num(u, "step") ?? 0 }
+      return ids === undefined ? undefined : { type, seq, at, ...ids, step: num(u, "step") ?? 0 }
     case "text-delta": {
       const delta = str(u, "delta")
-      return turnId === undefined || delta === undefined ? undefined : { type, seq, at, turnId, delta }
+      return ids === undefined || delta === undefined ? undefined : { type, seq, at, ...ids, delta }
     }
     case "tool-call":
-      if (turnId === undefined || id === undefined || name === undefined) return undefined
-      return { type, seq, at, turnId, id, name, params: u["params"] ?? null }
+      if (ids === undefined || id === undefined || name === undefined) return undefined
+      return { type, seq, at, ...ids, id, name, params: u["params"] ?? null }
     case "tool-result":
-      if (turnId === undefined || id === undefined || name === undefined || text === undefined) return undefined
-      return { type, seq, at, turnId, id, name, isError: bool(u, "isError") ?? false, text, durationMs: num(u, "durationMs") ?? 0 }
+      if (ids === undefined || id === undefined || name === undefined || text === undefined) return undefined
+      return { type, seq, at, ...ids, id, name, isError: bool(u, "isError") ?? false, text, durationMs: num(u, "durationMs") ?? 0 }
     case "recall":
-      if (turnId === undefined) return undefined
-      return { type, seq, at, turnId, query: str(u, "query") ?? "", hits: num(u, "hits") ?? 0, tokens: num(u, "tokens") ?? 0 }
+      if (ids === undefined) return undefined
+      return { type, seq, at, ...ids, query: str(u, "query") ?? "", hits: num(u, "hits") ?? 0, tokens: num(u, "tokens") ?? 0 }
     case "finish":
-      if (turnId === undefined) return undefined
+      if (ids === undefined) return undefined
       return {
         type,
         seq,
         at,
-        turnId,
+        ...ids,
         reply: str(u, "reply") ?? "",
         steps: num(u, "steps") ?? 0,
         usage: usageOf(obj(u, "usage")),
         delivered: bool(u, "delivered") ?? true
       }
     case "error":
-      if (turnId === undefined) return undefined
-      return { type, seq, at, turnId, message: str(u, "message") ?? "the turn failed", failure: u["failure"] ?? null }
+      if (ids === undefined) return undefined
+      return { type, seq, at, ...ids, message: str(u, "message") ?? "the turn failed", failure: u["failure"] ?? null }
     case "outgoing":
       if (text === undefined || iface === undefined) return undefined
       return {
@@ -187,6 +190,7 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
         text,
         interface: iface,
         ...(turnId === undefined ? {} : { turnId }),
+        ...(conversationId === undefined ? {} : { conversationId }),
         ...(channel === undefined ? {} : { channel })
       }
     case "heartbeat": {

@@ -31,13 +31,13 @@ const textOf = (item: Item | undefined) =>
   item?.kind === "assistant" ? item.parts.flatMap((p) => p.kind === "text" ? [p.text] : []).join("") : undefined
 
 const turn = numbered([
-  { type: "incoming", turnId: "t1", messageId: "t1", text: "hi", interface: "web" },
-  { type: "thinking", turnId: "t1", step: 1 },
-  { type: "text-delta", turnId: "t1", delta: "Hel" },
-  { type: "tool-call", turnId: "t1", id: "c1", name: "read", params: { path: "a" } },
-  { type: "tool-result", turnId: "t1", id: "c1", name: "read", isError: false, text: "A", durationMs: 5 },
-  { type: "text-delta", turnId: "t1", delta: "lo" },
-  { type: "finish", turnId: "t1", reply: "lo", steps: 2, usage, delivered: true },
+  { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "hi", interface: "web" },
+  { type: "thinking", turnId: "t1", conversationId: "web:1", step: 1 },
+  { type: "text-delta", turnId: "t1", conversationId: "web:1", delta: "Hel" },
+  { type: "tool-call", turnId: "t1", conversationId: "web:1", id: "c1", name: "read", params: { path: "a" } },
+  { type: "tool-result", turnId: "t1", conversationId: "web:1", id: "c1", name: "read", isError: false, text: "A", durationMs: 5 },
+  { type: "text-delta", turnId: "t1", conversationId: "web:1", delta: "lo" },
+  { type: "finish", turnId: "t1", conversationId: "web:1", reply: "lo", steps: 2, usage, delivered: true },
   { type: "outgoing", turnId: "t1", text: "lo", interface: "web" }
 ])
 
@@ -63,7 +63,7 @@ describe("chat state", () => {
     const seen = fold(emptyChat, turn)
     const reset = fold(seen, numbered([
       { type: "reset", missedFrom: 9 },
-      { type: "incoming", turnId: "t9", messageId: "t9", text: "again", interface: "web" }
+      { type: "incoming", turnId: "t9", conversationId: "web:1", messageId: "t9", text: "again", interface: "web" }
     ], 1000))
     expect(reset.stale).toBe(true)
     expect(reset.items.map((i) => i.kind)).toEqual(["user", "assistant", "user"])
@@ -71,9 +71,9 @@ describe("chat state", () => {
 
   it("notes where another channel's reply went instead of showing it twice; shows a message-tool send", () => {
     const state = fold(emptyChat, numbered([
-      { type: "incoming", turnId: "t2", messageId: "t2", text: "hey", interface: "telegram", channel: "42" },
-      { type: "text-delta", turnId: "t2", delta: "yo" },
-      { type: "finish", turnId: "t2", reply: "yo", steps: 1, usage, delivered: true },
+      { type: "incoming", turnId: "t2", conversationId: "web:1", messageId: "t2", text: "hey", interface: "telegram", channel: "42" },
+      { type: "text-delta", turnId: "t2", conversationId: "web:1", delta: "yo" },
+      { type: "finish", turnId: "t2", conversationId: "web:1", reply: "yo", steps: 1, usage, delivered: true },
       { type: "outgoing", turnId: "t2", text: "yo", interface: "telegram", channel: "42" },
       { type: "outgoing", text: "reminder", interface: "slack", channel: "C1" }
     ]))
@@ -83,15 +83,15 @@ describe("chat state", () => {
 
   it("keeps an injected message apart from the turn that took it in", () => {
     const state = fold(emptyChat, numbered([
-      { type: "incoming", turnId: "t1", messageId: "t1", text: "first", interface: "web" },
-      { type: "text-delta", turnId: "t1", delta: "working" },
-      { type: "incoming", turnId: "t1", messageId: "m2", text: "also this", interface: "web" }
+      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "first", interface: "web" },
+      { type: "text-delta", turnId: "t1", conversationId: "web:1", delta: "working" },
+      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "m2", text: "also this", interface: "web" }
     ]))
     expect(state.items.map((i) => i.kind === "user" ? i.text : i.kind)).toEqual(["first", "assistant", "also this"])
   })
 
   it("shows a sent message at once as queued, once, whether its 202 or its incoming event comes first", () => {
-    const incoming = numbered([{ type: "incoming", turnId: "t7", messageId: "m7", text: "later", interface: "web" }])
+    const incoming = numbered([{ type: "incoming", turnId: "t7", conversationId: "web:1", messageId: "m7", text: "later", interface: "web" }])
     const sentFirst = addSent(emptyChat, { messageId: "m7", text: "later", at })
     expect(sentFirst.items).toMatchObject([{ kind: "user", text: "later", queued: true }])
     // A reload while it waits keeps it.
@@ -102,7 +102,7 @@ describe("chat state", () => {
   })
 
   it("fills the reply from finish when the page joined after the deltas", () => {
-    const state = fold(emptyChat, numbered([{ type: "finish", turnId: "t3", reply: "late **reply**", steps: 1, usage, delivered: true }]))
+    const state = fold(emptyChat, numbered([{ type: "finish", turnId: "t3", conversationId: "web:1", reply: "late **reply**", steps: 1, usage, delivered: true }]))
     expect(textOf(state.items[0])).toBe("late **reply**")
   })
 
@@ -110,8 +110,8 @@ describe("chat state", () => {
     const live = fold(emptyChat, [
       ...turn,
       ...numbered([
-        { type: "incoming", turnId: "t5", messageId: "t5", text: "running", interface: "web" },
-        { type: "text-delta", turnId: "t5", delta: "par" }
+        { type: "incoming", turnId: "t5", conversationId: "web:1", messageId: "t5", text: "running", interface: "web" },
+        { type: "text-delta", turnId: "t5", conversationId: "web:1", delta: "par" }
       ], 9)
     ])
     const page = itemsFromMessages([{ _tag: "user", text: "hi", at }, { _tag: "assistant", text: "Hello", toolCalls: [], at }], "h")
@@ -134,10 +134,10 @@ describe("a page loaded while a turn runs", () => {
 
   it("goes on in the recorded steps' item instead of showing the turn twice", () => {
     const state = fold({ ...emptyChat, items: recorded?.items ?? [] }, numbered([
-      { type: "tool-result", turnId: "t9", id: "c1", name: "bash", isError: false, text: "built", durationMs: 5 },
-      { type: "thinking", turnId: "t9", step: 2 },
-      { type: "text-delta", turnId: "t9", delta: "Done." },
-      { type: "finish", turnId: "t9", reply: "Done.", steps: 2, usage, delivered: true }
+      { type: "tool-result", turnId: "t9", conversationId: "web:1", id: "c1", name: "bash", isError: false, text: "built", durationMs: 5 },
+      { type: "thinking", turnId: "t9", conversationId: "web:1", step: 2 },
+      { type: "text-delta", turnId: "t9", conversationId: "web:1", delta: "Done." },
+      { type: "finish", turnId: "t9", conversationId: "web:1", reply: "Done.", steps: 2, usage, delivered: true }
     ]))
     expect(state.items.map((i) => i.kind)).toEqual(["user", "assistant"])
     const reply = state.items[1]
@@ -156,8 +156,8 @@ describe("a page loaded while a turn runs", () => {
       nextBefore: null
     }, "h3")
     const state = fold({ ...emptyChat, items: finished?.items ?? [] }, numbered([
-      { type: "incoming", turnId: "t10", messageId: "t10", text: "again", interface: "web" },
-      { type: "text-delta", turnId: "t10", delta: "Hi again" }
+      { type: "incoming", turnId: "t10", conversationId: "web:1", messageId: "t10", text: "again", interface: "web" },
+      { type: "text-delta", turnId: "t10", conversationId: "web:1", delta: "Hi again" }
     ]))
     expect(state.items.map((i) => i.kind === "user" ? i.text : textOf(i))).toEqual(["hi", "Hello", "again", "Hi again"])
   })
@@ -199,9 +199,9 @@ describe("wire", () => {
       const frame of [
         "not json",
         "[]",
-        JSON.stringify({ type: "text-delta", turnId: "t", delta: "x", at }), // no seq
-        JSON.stringify({ seq: 1, type: "text-delta", turnId: "t", delta: 5, at }),
-        JSON.stringify({ seq: 1, type: "tool-call", turnId: "t", at }), // no id, name
+        JSON.stringify({ type: "text-delta", turnId: "t", conversationId: "web:1", delta: "x", at }), // no seq
+        JSON.stringify({ seq: 1, type: "text-delta", turnId: "t", conversationId: "web:1", delta: 5, at }),
+        JSON.stringify({ seq: 1, type: "tool-call", turnId: "t", conversationId: "web:1", at }), // no id, name
         JSON.stringify({ seq: 1, type: "heartbeat", outcome: "exploded", reason: "", at }),
         JSON.stringify({ seq: 1, type: "surprise", at })
       ]
