@@ -156,8 +156,10 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         return {
           message,
           session,
-          // The marker is taken out before secrets are: the redactor sees (and flushes) only text that is shown.
-          emit: noReplyEmit(redactingEmit(input.emit, secrets)),
+          // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
+          // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
+          // step's other events (usage), before which the redactor lets go of what it holds.
+          emit: redactingEmit(noReplyEmit(input.emit), secrets),
           recorded: input.recorded ?? (() => Effect.void),
           ctx,
           windowStart,
