@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Option, Schedule, Stream } from "effect"
+import { Chunk, Effect, Option, Schedule, Schema, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import type { AgentEvent, ContextSegmentsResponse, SegmentsResponse, SystemPromptResponse } from "../../../src/channels/web/api.js"
+import { AgentEvent, type ContextSegmentsResponse, type SegmentsResponse, type SystemPromptResponse } from "../../../src/channels/web/api.js"
+import { decodeEvent } from "../../../src/channels/web/ui/wire.js"
 import { makeTurnFollower } from "../../../src/channels/web/follow.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
 import { builtinTools } from "../../../src/tools/builtins.js"
@@ -173,6 +174,8 @@ describe("HTTP API: routes", () => {
       expect(mine[0]).toMatchObject({ type: "incoming", text: "list the files", interface: "web", channel: "web", messageId: turnId })
       // Each frame decoded with the one Schema (the client skips one that does not), and names its turn and conversation.
       for (const event of mine) expect(event).toMatchObject({ turnId, conversationId: "web:web" })
+      // The web UI's decoder reads every frame of the stream as the Schema does.
+      for (const event of seen) expect(decodeEvent(JSON.stringify(Schema.encodeSync(AgentEvent)(event)))).toEqual(event)
       expect(mine.find((e) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
       const result = mine.find((e) => e.type === "tool-result")
       expect(result).toMatchObject({ name: "glob", isError: false, durationMs: expect.any(Number) })
