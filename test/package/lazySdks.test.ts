@@ -51,10 +51,11 @@ describe("the built kern loads the provider SDKs only for a model that speaks th
     const all = NodeFs.readdirSync(testDist).filter((file) => file.endsWith(".js"))
     const lazyModules = all.filter(sdkModule)
     expect(lazyModules).toHaveLength(2)
+    const sources = new Map(all.map((file) => [file, importsOf(file).source]))
+    const reachable = lazyModules.flatMap((file) => [...loadedWithout(file, () => false)])
     for (const marker of markers) {
-      const holders = all.filter((file) => importsOf(file).source.includes(marker))
+      const holders = all.filter((file) => sources.get(file)!.includes(marker))
       expect(holders).toHaveLength(1)
-      const reachable = lazyModules.flatMap((file) => [...loadedWithout(file, () => false)])
       expect(reachable).toContain(holders[0])
     }
   })
