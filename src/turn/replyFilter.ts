@@ -4,12 +4,14 @@ import type { TurnEvent } from "./TurnEvent.js"
 
 const marker = /(^|\s)NO_REPLY\s*$/
 const holdBack = "NO_REPLY".length + 2
+/** The marker with the space before it, as it is taken off the end of a reply. */
+const trailingMarker = /\s*NO_REPLY\s*$/
 
 /** A reply that says something to someone: not empty, not NO_REPLY (the turn's `delivered`, a leftover's reply). */
 export const isDeliverable = (reply: string): boolean => reply.trim() !== "" && !isNoReply(reply)
 
 /** A reply as it may be shown or sent: a trailing NO_REPLY marker removed (what is left may be empty). */
-export const withoutNoReply = (reply: string): string => isNoReply(reply) ? reply.replace(/\s*NO_REPLY\s*$/, "") : reply
+export const withoutNoReply = (reply: string): string => isNoReply(reply) ? reply.replace(trailingMarker, "") : reply
 
 /**
  * Streams a reply's text while keeping a trailing `NO_REPLY` from ever being shown: the last few characters are
@@ -37,7 +39,7 @@ export const makeReplyFilter = () => {
     },
     /** What is left to show when the turn ends with `reply`. */
     end: (reply: string): string => {
-      const rest = isNoReply(reply) ? held.replace(/\s*NO_REPLY\s*$/, "") : held
+      const rest = isNoReply(reply) ? held.replace(trailingMarker, "") : held
       held = ""
       return rest
     }
