@@ -5,8 +5,10 @@ import { defineConfig } from "vitest/config"
  * each worker imports effect and kern once instead of once a file, which was most of the suite's time.
  *
  * Files whose subject is a set of real processes racing each other (locks, signals, kill -9, the daemon, the terminal,
- * loads of 250,000 messages): they run after the rest, one at a time, so that each has the machine to itself and none
- * slows the others. Everything else runs two files at a time (this is a 2-core machine).
+ * loads of 250,000 messages): they run after the rest, in a group of their own, so that the in-process files never
+ * share the machine with their bursts of processes. Within the group, as everywhere, two files run at a time (this is a
+ * 2-core machine): each file works in folders of its own and waits for conditions, never for time, so two of them side
+ * by side only take longer. On a machine other work keeps busy, two files at a time also get twice the share of it.
  */
 const alone = [
   "test/cli/daemon.test.ts",
@@ -41,8 +43,7 @@ export default defineConfig({
           name: "alone",
           include: alone,
           exclude: excluded,
-          sequence: { groupOrder: 1 },
-          poolOptions: { forks: { singleFork: true } }
+          sequence: { groupOrder: 1 }
         }
       }
     ]
