@@ -1,18 +1,13 @@
-import { FileSystem } from "@effect/platform"
-import { Clock, Duration, Effect, ExecutionStrategy, Exit, PubSub, Ref, Scope, SynchronizedRef } from "effect"
-import { AgentConfig } from "../config/AgentConfig.js"
-import { knowledgeReport, needsCare } from "../memory/knowledge.js"
-import { makeSkippedFiles } from "../storage/agentFiles.js"
+import { Clock, Deferred, Effect, ExecutionStrategy, Exit, HashSet, Option, PubSub, Ref, Scope, SynchronizedRef } from "effect"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { today } from "../memory/notes.js"
-import { agentZone } from "../session/envelope.js"
-import { heartbeatPrompt, heartbeatText, withinActiveHours } from "./heartbeat.js"
-import { HeartbeatLog } from "./HeartbeatLog.js"
+import { heartbeatText } from "./heartbeat.js"
+import { HeartbeatSchedule } from "./HeartbeatSchedule.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
+import { Conversations, type Delivery, layerDurable as durableConversations } from "./Conversations.js"
 import * as InboxSql from "./Inbox.js"
-import { type Cursor, Inbox } from "./Inbox.js"
+import { type Cursor, Inbox, InboxError, type InboxEntry } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
 import { makeRunTurn } from "../turn/runTurn.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
@@ -25,12 +20,7 @@ export interface RuntimeEvent {
   readonly event: TurnEvent
 }
 
-/** What a heartbeat tick did (sent a heartbeat turn, or skipped), and how a heartbeat turn ended. */
-export interface HeartbeatNotice {
-  readonly outcome: "sent" | "skipped" | "ran" | "failed"
-  readonly reason: string
-  readonly turnId?: string | undefined
-}
+export type { HeartbeatNotice } from "./HeartbeatSchedule.js"
 
 export { heartbeatText }
 
@@ -40,23 +30,22 @@ interface OpenSession {
 }
 
 /**
- * The long-running agent: one turn at a time from the queue, every turn's events published to all channels, the
- * memory committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the runtime's, so `/new` closes the old
- * file and shutting down closes (and syncs) the current one.
+ * The long-running agent: messages reach the conversation through its durable door (Conversations: an Entity of the
+ * cluster over kern.db), one turn at a time from the queue, every turn's events published to all channels, the memory
+ * committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the
+ * runtime's, so `/new` closes the old file and shutting down closes (and syncs) the current one.
  */
 export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/AgentRuntime", {
-  dependencies: [HeartbeatLog.Default, InboxSql.layerSql],
+  dependencies: [HeartbeatSchedule.Default, InboxSql.layerSql, durableConversations],
   scoped: Effect.gen(function*() {
-    const { config, paths } = yield* AgentConfig
-    const heartbeatLog = yield* HeartbeatLog
-    const fs = yield* FileSystem.FileSystem
+    const heartbeat = yield* HeartbeatSchedule
     const queue = yield* MessageQueue
     const runTurn = yield* makeRunTurn
     const store = yield* SessionStore
     const context = yield* ContextWindow
     const inbox = yield* Inbox
+    const conversations = yield* Conversations
     const events = yield* PubSub.unbounded<RuntimeEvent>()
-    const heartbeats = yield* PubSub.unbounded<HeartbeatNotice>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
     const runtimeScope = yield* Effect.scope
@@ -80,19 +69,6 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const newSession = SynchronizedRef.updateAndGetEffect(current, (old) =>
       Effect.zipLeft(openIn(true), Scope.close(old.scope, Exit.void))).pipe(Effect.map((open) => open.session.id))
 
-    const zone = agentZone(config.timezone)
-    /** When the heartbeat that is queued or running was sent: the next tick is skipped rather than piled up. */
-    const heartbeatSentAt = yield* Ref.make<number | undefined>(undefined)
-    /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
-    const activity = yield* Ref.make(true)
-    // A knowledge file the door refuses is reported once, not at every heartbeat.
-    const skippedKnowledge = yield* makeSkippedFiles()
-
-    // Inbox order is queue order: storing and queueing a message is one step.
-    const accepting = yield* Effect.makeSemaphore(1)
-    const enqueue = (message: NewMessage, cursor?: Cursor) =>
-      accepting.withPermits(1)(Effect.flatMap(inbox.add(message, cursor), (entry) => queue.offer(message, { inboxId: entry.id, receivedAtMs: entry.receivedAtMs })))
-
     /** Inbox rows whose message is in a session but whose removal failed (kern.db busy): removed again later. */
     const unremoved = yield* Ref.make<ReadonlySet<number>>(new Set())
     const removeRecorded = (id: number) =>
@@ -107,65 +83,128 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
       )
     const retryRemovals = Effect.flatMap(Ref.get(unremoved), (ids) => Effect.forEach(ids, removeRecorded, { discard: true }))
 
-    // What an earlier process accepted and never recorded is answered first, in order. A message the session already
-    // holds (its removal from the inbox failed, or the process died between the two) was answered: it only leaves.
-    const inSession = new Set<number>()
-    for (const message of yield* (yield* SynchronizedRef.get(current)).session.history.messages) {
-      if (message._tag === "user" && message.inboxId !== undefined) inSession.add(message.inboxId)
-    }
-    for (const entry of yield* inbox.pending) {
-      if (inSession.has(entry.id)) {
-        yield* removeRecorded(entry.id)
-        continue
-      }
-      yield* queue.offer(
-        { interface: entry.interface, channel: entry.channel, userId: entry.userId, text: entry.text },
-        { inboxId: entry.id, receivedAtMs: entry.receivedAtMs }
+    /** The inbox ids the session holds (from its context cut on, and every message recorded since). */
+    const inSession = yield* Ref.make(HashSet.fromIterable(
+      (yield* (yield* SynchronizedRef.get(current)).session.history.messages).flatMap((message) =>
+        message._tag === "user" && message.inboxId !== undefined ? [message.inboxId] : []
       )
-    }
+    ))
+    /** Who waits for a message: its sender until it is queued (none: it was already recorded), its handler until it is recorded. */
+    const queuedWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<Option.Option<QueuedMessage>>>>(new Map())
+    const recordedWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<void>>>(new Map())
+    const without = <V>(id: number) => (waits: ReadonlyMap<number, V>) => new Map([...waits].filter(([other]) => other !== id))
+    const told = (id: number, queued: Option.Option<QueuedMessage>) =>
+      Effect.flatMap(Ref.getAndUpdate(queuedWaits, without(id)), (waits) => {
+        const waiting = waits.get(id)
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, queued)
+      })
+
+    /**
+     * What a conversation does with a message handed to it (durably, by the conversations' door), the one place that
+     * keeps a message from being answered twice: one the session already holds (a redelivery after a crash: its turn
+     * had recorded it) only leaves the inbox; one already queued in this process is waited for; any other is queued.
+     * Completes once the message is recorded in the session.
+     */
+    const receive = (delivery: Delivery): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (HashSet.has(yield* Ref.get(inSession), delivery.id)) {
+          yield* removeRecorded(delivery.id)
+          return yield* told(delivery.id, Option.none())
+        }
+        const recordedNow = yield* Deferred.make<void>()
+        const already = yield* Ref.modify(recordedWaits, (waits): readonly [Deferred.Deferred<void> | undefined, ReadonlyMap<number, Deferred.Deferred<void>>] => {
+          const waiting = waits.get(delivery.id)
+          return waiting === undefined ? [undefined, new Map([...waits, [delivery.id, recordedNow]])] : [waiting, waits]
+        })
+        if (already !== undefined) return yield* Deferred.await(already)
+        const queued = yield* queue.offer(
+          { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text },
+          { inboxId: delivery.id, receivedAtMs: delivery.receivedAtMs }
+        )
+        yield* told(delivery.id, Option.some(queued))
+        yield* Deferred.await(recordedNow)
+      }).pipe(Effect.withSpan("kern.runtime.receive"))
+
+    /** Waits for the message `id` to be queued (or found recorded) by the conversation. */
+    const awaitQueued = (id: number) =>
+      Effect.flatMap(Deferred.make<Option.Option<QueuedMessage>>(), (queued) =>
+        Effect.as(Ref.update(queuedWaits, (waits) => new Map([...waits, [id, queued]])), Deferred.await(queued)))
+
+    // What an earlier process accepted and never recorded is answered first, in order. Its waits are set before the
+    // door opens: the journal may deliver some of it at once (one message all the same, whoever hands it over), and a
+    // message the session holds only leaves the inbox.
+    const pending = yield* inbox.pending
+    const replayed = yield* Effect.forEach(pending, (entry) => awaitQueued(entry.id))
+
+    const door = yield* conversations.open(receive)
+
+    /**
+     * Hands an inbox row to its conversation. Should the door fail (kern.db busy), the message is received here
+     * directly: it is in the inbox all the same.
+     */
+    const handOver = (entry: InboxEntry) =>
+      door.deliver(entry).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(Effect.logWarning(`kern: ${error.message}; it is answered all the same`), Effect.forkIn(receive(entry), runtimeScope))
+        )
+      )
+
+    yield* Effect.forEach(pending, handOver, { discard: true })
+    yield* Effect.all(replayed, { discard: true })
+
+    // Inbox order is queue order: storing a message and handing it over is one step.
+    const accepting = yield* Effect.makeSemaphore(1)
 
     /**
      * Accepts a message from a channel: once this succeeds it is in kern.db's inbox (it survives a crash and is
      * answered after a restart) and queued. The queued message carries the turn id its events will have. A chat
      * channel passes its cursor, moved in the same transaction (Inbox.add).
      */
-    const submit = (message: NewMessage, cursor?: Cursor) =>
-      Effect.zipLeft(enqueue(message, cursor), Ref.set(activity, true)).pipe(
-        Effect.tap((queued) =>
-          Effect.logDebug(`message received (${message.text.length} characters), queued`).pipe(
-            Effect.annotateLogs({ turn: queued.turnId, channel: `${message.interface}:${message.channel}`, user: message.userId })
-          )
+    const submit = (message: NewMessage, cursor?: Cursor): Effect.Effect<QueuedMessage, InboxError> =>
+      Effect.gen(function*() {
+        const [entry, queued] = yield* accepting.withPermits(1)(Effect.gen(function*() {
+          const entry = yield* inbox.add(message, cursor)
+          const queued = yield* awaitQueued(entry.id)
+          yield* handOver(entry)
+          return [entry, queued] as const
+        }))
+        yield* heartbeat.messageArrived
+        const taken = yield* queued
+        // A new inbox id is in no session: the conversation queues it.
+        if (Option.isNone(taken)) return yield* new InboxError({ message: `message ${entry.id} was taken as recorded` })
+        yield* Effect.logDebug(`message received (${message.text.length} characters), queued`).pipe(
+          Effect.annotateLogs({ turn: taken.value.turnId, channel: `${message.interface}:${message.channel}`, user: message.userId })
         )
-      )
+        return taken.value
+      })
 
     /**
-     * A recorded message leaves the inbox. If that fails (kern.db busy) it is tried again after each turn, and a
-     * restart finds its id in the session line: it is never answered twice, nor lost.
+     * A recorded message leaves the inbox and its handler is told. If the removal fails (kern.db busy) it is tried
+     * again after each turn, and a restart finds its id in the session line: it is never answered twice, nor lost.
      */
-    const recorded = (message: QueuedMessage) => message.inboxId === undefined ? Effect.void : removeRecorded(message.inboxId)
-
-    /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
-    const heartbeatDone = (turnId: string, outcome: Exit.Exit<TurnOutcome>) =>
-      Effect.gen(function*() {
-        const now = (yield* Ref.getAndSet(heartbeatSentAt, undefined)) ?? (yield* Clock.currentTimeMillis)
-        if (Exit.isSuccess(outcome) && outcome.value.failure === undefined) {
-          const reason = outcome.value.delivered ? "the agent sent a message" : "nothing to report"
-          yield* heartbeatLog.record(now, "ran", reason)
-          yield* PubSub.publish(heartbeats, { outcome: "ran", reason, turnId })
-        } else {
-          const reason = Exit.isSuccess(outcome) ? outcome.value.failure?.message ?? "" : "the turn failed"
-          yield* heartbeatLog.record(now, "failed", reason)
-          yield* PubSub.publish(heartbeats, { outcome: "failed", reason, turnId })
-        }
+    const recorded = (message: QueuedMessage) => {
+      const id = message.inboxId
+      if (id === undefined) return Effect.void
+      return Effect.gen(function*() {
+        yield* Ref.update(inSession, HashSet.add(id))
+        yield* removeRecorded(id)
+        const waits = yield* Ref.getAndUpdate(recordedWaits, without(id))
+        const waiting = waits.get(id)
+        if (waiting !== undefined) yield* Deferred.succeed(waiting, undefined)
       })
+    }
 
     /** The runtime's bookkeeping after each turn: a heartbeat's outcome, the count of turns run, late inbox removals. */
     const ended = (message: QueuedMessage, exit: Exit.Exit<TurnOutcome>) =>
       Effect.zipRight(
-        message.interface === heartbeatInterface ? heartbeatDone(message.turnId, exit) : Effect.void,
+        message.interface === heartbeatInterface ? heartbeat.turnEnded(message.turnId, exit) : Effect.void,
         // A turn whose session could not be written did not happen; an interrupted one leaves the rest to a restart.
         Exit.isSuccess(exit)
-          ? Effect.zipRight(exit.value.failure?._tag === "SessionNotWritten" ? Effect.void : Ref.update(turns, (n) => n + 1), retryRemovals)
+          ? Effect.all([
+            exit.value.failure?._tag === "SessionNotWritten" ? Effect.void : Ref.update(turns, (n) => n + 1),
+            retryRemovals,
+            door.prune
+          ], { discard: true })
           : Effect.void
       )
 
@@ -177,72 +216,9 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
       ended
     })
 
-    /**
-     * One heartbeat tick: skipped outside activeHours, while the last heartbeat is queued or running (they never pile
-     * up), and when nothing happened since the last one (no message, knowledge in order): no model call then.
-     * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
-     */
-    const skipped = (nowMs: number, reason: string) =>
-      Effect.all([
-        Effect.logDebug(`heartbeat skipped: ${reason}`),
-        heartbeatLog.record(nowMs, "skipped", reason),
-        PubSub.publish(heartbeats, { outcome: "skipped", reason })
-      ], { discard: true })
-
-    const tick = (nowMs: number) =>
-      Effect.gen(function*() {
-        if (!withinActiveHours(config.activeHours, nowMs, zone)) {
-          return yield* skipped(nowMs, `outside activeHours (${config.activeHours})`)
-        }
-        if ((yield* Ref.get(heartbeatSentAt)) !== undefined) {
-          return yield* skipped(nowMs, "the previous heartbeat is still queued or running")
-        }
-        const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays, skippedKnowledge).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
-          Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning(`kern: could not check knowledge/: ${error.message}`), { stale: [], unindexed: [] })
-          )
-        )
-        if (!(yield* Ref.get(activity)) && !needsCare(knowledge)) {
-          return yield* skipped(nowMs, "nothing happened since the last heartbeat")
-        }
-        yield* Ref.set(heartbeatSentAt, nowMs)
-        yield* Ref.set(activity, false)
-        // A heartbeat is not durable: a restart makes a new one when it is due.
-        const queued = yield* queue.offer({
-          interface: heartbeatInterface,
-          channel: "heartbeat",
-          userId: "system",
-          text: heartbeatPrompt(yield* today(zone), knowledge)
-        })
-        yield* Effect.logInfo("heartbeat: a heartbeat turn is queued").pipe(Effect.annotateLogs({ turn: queued.turnId }))
-        yield* PubSub.publish(heartbeats, { outcome: "sent", reason: "a heartbeat turn is queued", turnId: queued.turnId })
-      }).pipe(Effect.withSpan("kern.heartbeat.tick"))
-
-    const intervalMs = config.heartbeatInterval * 60_000
-
-    /**
-     * The heartbeat: a tick every heartbeatInterval minutes, the next one due an interval after the last one fired,
-     * so a tick that comes late (a suspended machine) fires once, not once per interval missed.
-     */
-    const heartbeat = intervalMs === 0 ? Effect.never : Effect.gen(function*() {
-      let next = (yield* Clock.currentTimeMillis) + intervalMs
-      yield* heartbeatLog.setNext(next)
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        if (now < next) {
-          yield* Effect.sleep(Duration.millis(next - now))
-          continue
-        }
-        yield* tick(now)
-        next = now + intervalMs
-        yield* heartbeatLog.setNext(next)
-      }
-    }).pipe(Effect.ensuring(heartbeatLog.setNext(null)))
-
     /** Serves the queue until interrupted. */
     const serve = Effect.zipRight(
-      Effect.forkScoped(heartbeat),
+      Effect.forkScoped(heartbeat.run),
       Effect.forever(step)
     ).pipe(Effect.scoped)
 
@@ -260,6 +236,6 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
 
     const currentSession = Effect.map(SynchronizedRef.get(current), (open) => open.session)
 
-    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events, heartbeats, startedAtMs } as const
+    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events, heartbeats: heartbeat.notices, startedAtMs } as const
   })
 }) {}
