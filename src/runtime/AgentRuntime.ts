@@ -69,11 +69,40 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const newSession = SynchronizedRef.updateAndGetEffect(current, (old) =>
       Effect.zipLeft(openIn(true), Scope.close(old.scope, Exit.void))).pipe(Effect.map((open) => open.session.id))
 
+    /** The inbox ids the session holds (from its context cut on, and every message recorded since). */
+    const inSession = yield* Ref.make(HashSet.fromIterable(
+      (yield* (yield* SynchronizedRef.get(current)).session.history.messages).flatMap((message) =>
+        message._tag === "user" && message.inboxId !== undefined ? [message.inboxId] : []
+      )
+    ))
+    /**
+     * Who waits for a message: its sender until it is queued (none: it was already recorded), its conversation's
+     * handler until it is recorded and out of the inbox.
+     */
+    const queuedWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<Option.Option<QueuedMessage>>>>(new Map())
+    const doneWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<void>>>(new Map())
+    const without = <V>(id: number) => (waits: ReadonlyMap<number, V>) => new Map([...waits].filter(([other]) => other !== id))
+    const told = (id: number, queued: Option.Option<QueuedMessage>) =>
+      Effect.flatMap(Ref.getAndUpdate(queuedWaits, without(id)), (waits) => {
+        const waiting = waits.get(id)
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, queued)
+      })
+    const done = (id: number) =>
+      Effect.flatMap(Ref.getAndUpdate(doneWaits, without(id)), (waits) => {
+        const waiting = waits.get(id)
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, undefined)
+      })
+
     /** Inbox rows whose message is in a session but whose removal failed (kern.db busy): removed again later. */
     const unremoved = yield* Ref.make<ReadonlySet<number>>(new Set())
+    /**
+     * A recorded message leaves the inbox, and only then is its handler done: while kern.db is busy nothing more is
+     * written for it (the journal's reply would wait for the same lock), and a restart finds it in the session.
+     */
     const removeRecorded = (id: number) =>
       inbox.remove(id).pipe(
         Effect.zipRight(Ref.update(unremoved, (ids) => new Set([...ids].filter((other) => other !== id)))),
+        Effect.zipRight(done(id)),
         Effect.catchAll((error) =>
           Effect.zipRight(
             Ref.update(unremoved, (ids) => new Set([...ids, id])),
@@ -83,46 +112,31 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
       )
     const retryRemovals = Effect.flatMap(Ref.get(unremoved), (ids) => Effect.forEach(ids, removeRecorded, { discard: true }))
 
-    /** The inbox ids the session holds (from its context cut on, and every message recorded since). */
-    const inSession = yield* Ref.make(HashSet.fromIterable(
-      (yield* (yield* SynchronizedRef.get(current)).session.history.messages).flatMap((message) =>
-        message._tag === "user" && message.inboxId !== undefined ? [message.inboxId] : []
-      )
-    ))
-    /** Who waits for a message: its sender until it is queued (none: it was already recorded), its handler until it is recorded. */
-    const queuedWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<Option.Option<QueuedMessage>>>>(new Map())
-    const recordedWaits = yield* Ref.make<ReadonlyMap<number, Deferred.Deferred<void>>>(new Map())
-    const without = <V>(id: number) => (waits: ReadonlyMap<number, V>) => new Map([...waits].filter(([other]) => other !== id))
-    const told = (id: number, queued: Option.Option<QueuedMessage>) =>
-      Effect.flatMap(Ref.getAndUpdate(queuedWaits, without(id)), (waits) => {
-        const waiting = waits.get(id)
-        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, queued)
-      })
-
     /**
      * What a conversation does with a message handed to it (durably, by the conversations' door), the one place that
      * keeps a message from being answered twice: one the session already holds (a redelivery after a crash: its turn
-     * had recorded it) only leaves the inbox; one already queued in this process is waited for; any other is queued.
-     * Completes once the message is recorded in the session.
+     * had recorded it) only leaves the inbox; one already in hand in this process is waited for; any other is queued.
+     * Completes once the message is in the session and out of the inbox.
      */
     const receive = (delivery: Delivery): Effect.Effect<void> =>
       Effect.gen(function*() {
-        if (HashSet.has(yield* Ref.get(inSession), delivery.id)) {
-          yield* removeRecorded(delivery.id)
-          return yield* told(delivery.id, Option.none())
-        }
-        const recordedNow = yield* Deferred.make<void>()
-        const already = yield* Ref.modify(recordedWaits, (waits): readonly [Deferred.Deferred<void> | undefined, ReadonlyMap<number, Deferred.Deferred<void>>] => {
+        const mine = yield* Deferred.make<void>()
+        const already = yield* Ref.modify(doneWaits, (waits): readonly [Deferred.Deferred<void> | undefined, ReadonlyMap<number, Deferred.Deferred<void>>] => {
           const waiting = waits.get(delivery.id)
-          return waiting === undefined ? [undefined, new Map([...waits, [delivery.id, recordedNow]])] : [waiting, waits]
+          return waiting === undefined ? [undefined, new Map([...waits, [delivery.id, mine]])] : [waiting, waits]
         })
         if (already !== undefined) return yield* Deferred.await(already)
-        const queued = yield* queue.offer(
-          { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text },
-          { inboxId: delivery.id, receivedAtMs: delivery.receivedAtMs }
-        )
-        yield* told(delivery.id, Option.some(queued))
-        yield* Deferred.await(recordedNow)
+        if (HashSet.has(yield* Ref.get(inSession), delivery.id)) {
+          yield* removeRecorded(delivery.id)
+          yield* told(delivery.id, Option.none())
+        } else {
+          const queued = yield* queue.offer(
+            { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text },
+            { inboxId: delivery.id, receivedAtMs: delivery.receivedAtMs }
+          )
+          yield* told(delivery.id, Option.some(queued))
+        }
+        yield* Deferred.await(mine)
       }).pipe(Effect.withSpan("kern.runtime.receive"))
 
     /** Waits for the message `id` to be queued (or found recorded) by the conversation. */
@@ -178,20 +192,10 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
         return taken.value
       })
 
-    /**
-     * A recorded message leaves the inbox and its handler is told. If the removal fails (kern.db busy) it is tried
-     * again after each turn, and a restart finds its id in the session line: it is never answered twice, nor lost.
-     */
+    /** A message of a turn is in the session: it leaves the inbox (see removeRecorded). */
     const recorded = (message: QueuedMessage) => {
       const id = message.inboxId
-      if (id === undefined) return Effect.void
-      return Effect.gen(function*() {
-        yield* Ref.update(inSession, HashSet.add(id))
-        yield* removeRecorded(id)
-        const waits = yield* Ref.getAndUpdate(recordedWaits, without(id))
-        const waiting = waits.get(id)
-        if (waiting !== undefined) yield* Deferred.succeed(waiting, undefined)
-      })
+      return id === undefined ? Effect.void : Effect.zipRight(Ref.update(inSession, HashSet.add(id)), removeRecorded(id))
     }
 
     /** The runtime's bookkeeping after each turn: a heartbeat's outcome, the count of turns run, late inbox removals. */

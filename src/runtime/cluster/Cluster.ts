@@ -24,6 +24,11 @@ export const shardingConfig: ShardingConfig.ShardingConfig["Type"] = {
   // send announced (messages of an earlier process are read when the shards are taken at start) and the resolution of
   // a message's DeliverAt, which kern does not use yet. Each poll is one query on kern.db: 5 s costs nothing idle.
   entityMessagePollInterval: Duration.seconds(5),
+  // The shard locks are this process's by the agent lock already: refreshing them is bookkeeping, and a refresh waits
+  // for kern.db's write lock (up to its busy timeout, retried five times) while another process holds it, with the
+  // event loop stopped meanwhile. Once a minute (the default is every 10 s); the locks expire after three.
+  shardLockRefreshInterval: Duration.minutes(1),
+  shardLockExpiration: Duration.minutes(3),
   // A conversation's handler holds no state of its own (the turn's is in the session file, synced by the runtime's
   // scope): an entity stopping does not wait for handlers that are waiting for a turn; their messages stay in the
   // journal, unanswered, and reach the conversation again after the restart.

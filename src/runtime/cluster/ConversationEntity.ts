@@ -1,6 +1,7 @@
 import { ClusterSchema, Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Layer } from "effect"
 import { transaction } from "../../storage/transaction.js"
 import { conversationIdOf, Conversations, type Delivery, DeliveryError } from "../Conversations.js"
@@ -40,13 +41,19 @@ export const layer = Layer.effect(
     const clock = Clock.make()
     const processed = sql.onDialectOrElse({ sqlite: () => sql.literal("1"), orElse: () => sql.literal("TRUE") })
 
-    /** Messages whose handler completed (processed, with their reply) are forgotten: the journal holds only what is pending. */
-    const prune = Effect.zipRight(
-      sql`DELETE FROM ${sql(repliesTable)} WHERE request_id IN (
-        SELECT id FROM ${sql(messagesTable)} WHERE entity_type = ${Conversation.type} AND processed = ${processed})`,
-      sql`DELETE FROM ${sql(messagesTable)} WHERE entity_type = ${Conversation.type} AND processed = ${processed}`
-    ).pipe(
-      transaction(sql),
+    const done = sql`${sql(messagesTable)} WHERE entity_type = ${Conversation.type} AND processed = ${processed}`
+    /**
+     * Messages whose handler completed (processed, with their reply) are forgotten: the journal holds only what is
+     * pending. A read first: nothing is written when there is nothing to forget (kern.db may be locked by another
+     * process, and a write waits for it).
+     */
+    const prune: Effect.Effect<void> = sql`SELECT 1 AS found FROM ${done} LIMIT 1`.pipe(
+      Effect.flatMap((rows): Effect.Effect<void, SqlError> =>
+        rows.length === 0 ? Effect.void : Effect.zipRight(
+          sql`DELETE FROM ${sql(repliesTable)} WHERE request_id IN (SELECT id FROM ${done})`,
+          sql`DELETE FROM ${done}`
+        ).pipe(transaction(sql), Effect.asVoid)
+      ),
       Effect.catchAll((error) => Effect.logWarning(`kern: could not prune the conversations' journal in kern.db: ${error.message}`)),
       Effect.withSpan("kern.conversations.prune")
     )
