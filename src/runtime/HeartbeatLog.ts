@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { localIso } from "../session/envelope.js"
 
 export const HeartbeatOutcome = Schema.Literal("ran", "skipped", "failed")
@@ -14,6 +14,7 @@ export class HeartbeatState extends Schema.Class<HeartbeatState>("HeartbeatState
 }) {}
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(HeartbeatState))
+const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ dueAtMs: Schema.NullOr(Schema.Number) })))
 
 /** The heartbeat's record in kern.db (one row). A failure to write it is logged: the heartbeat goes on. */
 export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/HeartbeatLog", {
@@ -34,16 +35,34 @@ export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/H
         sql`UPDATE heartbeat_state SET last_at_ms = ${atMs}, outcome = ${outcome}, reason = ${reason} WHERE id = 1`
       ).pipe(logged("outcome"), Effect.withSpan("kern.heartbeat.record"))
 
-    /** When the next tick is due (NULL: no runtime is ticking). */
+    /**
+     * When the next tick is due (NULL: no runtime is ticking). The due time itself stays when the runtime stops: the
+     * next runtime keeps it (`due`).
+     */
     const setNext = (nextAtMs: number | null) =>
-      Effect.zipRight(ensureRow, sql`UPDATE heartbeat_state SET next_at_ms = ${nextAtMs} WHERE id = 1`).pipe(logged("next time"))
+      Effect.zipRight(
+        ensureRow,
+        nextAtMs === null
+          ? sql`UPDATE heartbeat_state SET next_at_ms = NULL WHERE id = 1`
+          : sql`UPDATE heartbeat_state SET next_at_ms = ${nextAtMs}, due_at_ms = ${nextAtMs} WHERE id = 1`
+      ).pipe(logged("next time"), Effect.withSpan("kern.heartbeat.setNext"))
+
+    /** When the next tick is due as the last runtime scheduled it; none before the first, or when it cannot be read. */
+    const due = sql`SELECT due_at_ms FROM heartbeat_state WHERE id = 1`.pipe(
+      Effect.flatMap(decodeDue),
+      Effect.map((rows) => Option.fromNullable(rows[0]?.dueAtMs)),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("kern: could not read when the heartbeat is due; it is due an interval from now", error), Option.none())
+      ),
+      Effect.withSpan("kern.heartbeat.due")
+    )
 
     const state = sql`SELECT last_at_ms, outcome, reason, next_at_ms FROM heartbeat_state WHERE id = 1`.pipe(
       Effect.flatMap(decodeRows),
       Effect.map((rows) => rows[0] ?? new HeartbeatState({ lastAtMs: null, outcome: null, reason: "", nextAtMs: null }))
     )
 
-    return { record, setNext, state } as const
+    return { record, setNext, due, state } as const
   })
 }) {}
 

@@ -44,6 +44,17 @@ interface State {
 }
 
 /**
+ * `pending` with `queued` placed last, except before the durable messages stored in the inbox after it: messages
+ * handed over concurrently (the conversation's handlers run side by side) still line up in the order the inbox took
+ * them.
+ */
+const inInboxOrder = (pending: ReadonlyArray<QueuedMessage>, queued: QueuedMessage): ReadonlyArray<QueuedMessage> => {
+  const inboxId = queued.inboxId
+  const later = inboxId === undefined ? -1 : pending.findIndex((m) => m.inboxId !== undefined && m.inboxId > inboxId)
+  return later === -1 ? [...pending, queued] : [...pending.slice(0, later), queued, ...pending.slice(later)]
+}
+
+/**
  * One FIFO per agent. Turns are strictly serialized: `next` hands out one message at a time and makes its channel
  * the active one; during the turn, `takeInjectable` removes the active channel's newer messages (to inject at the
  * next step) while other channels keep their place in line.
@@ -60,7 +71,7 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/turn/Mess
           const queued: QueuedMessage = durable === undefined
             ? { ...message, id: s.nextId, receivedAtMs: now, turnId: `q${epoch}-${s.nextId}` }
             : { ...message, id: s.nextId, receivedAtMs: durable.receivedAtMs, turnId: String(durable.inboxId), inboxId: durable.inboxId }
-          return [queued, { ...s, pending: [...s.pending, queued], nextId: s.nextId + 1 }]
+          return [queued, { ...s, pending: inInboxOrder(s.pending, queued), nextId: s.nextId + 1 }]
         })))
 
     /** Waits for the oldest message and starts its turn. */

@@ -1,7 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, DateTime, Effect, Fiber, Layer, PubSub, Queue, TestClock } from "effect"
+import { Chunk, Context, DateTime, Effect, Exit, Fiber, Layer, PubSub, Queue, Scope, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -20,9 +20,16 @@ const minute = 60_000
 const hour = 60 * minute
 
 /** A running AgentRuntime over a fake model, on the TestClock; `state` reads the heartbeat's record in kern.db. */
-const started = (config: Record<string, unknown>, files: Record<string, string> = {}, at?: string) =>
+const started = (
+  config: Record<string, unknown>,
+  files: Record<string, string> = {},
+  at?: string,
+  restartable?: { readonly scope: Scope.Scope; readonly replies: ReadonlyArray<FakeReply> }
+) =>
   Effect.gen(function*() {
     const server = yield* makeFakeServer
+    const scope = restartable?.scope
+    if (restartable !== undefined) yield* server.reply(...restartable.replies)
     const dir = at ?? NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, {
       ".kern/config.json": JSON.stringify({
@@ -40,13 +47,13 @@ const started = (config: Record<string, unknown>, files: Record<string, string> 
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
       Layer.provide(NodeContext.layer)
     )
-    const context = yield* Layer.build(layer)
+    const context = yield* (scope === undefined ? Layer.build(layer) : Layer.buildWithScope(layer, scope))
     const runtime = Context.get(context, AgentRuntime)
     const state = Effect.flatMap(HeartbeatLog, (log) => log.state).pipe(
       Effect.provide(HeartbeatLog.Default),
       Effect.provideService(SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))
     )
-    const serving = yield* Effect.fork(runtime.serve)
+    const serving = yield* (scope === undefined ? Effect.fork(runtime.serve) : Effect.forkIn(runtime.serve, scope))
     if (config["heartbeatInterval"] !== 0) while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
     return { server, runtime, state, serving, dir }
   })
@@ -208,6 +215,46 @@ describe("heartbeat", () => {
       yield* server.awaitRequests(1)
       yield* settle(runtime)
       expect(yield* state).toMatchObject({ lastAtMs: 8 * hour, outcome: "ran" })
+    }))
+
+  it.scoped("the next tick is kept across a restart, and one missed while the agent was down fires once", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      /** A runtime in a scope of its own, once its heartbeat has said when it is next due. */
+      const run = (...replies: ReadonlyArray<FakeReply>) => Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
+        while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
+        return { ...agent, stop: Effect.zipRight(Fiber.interrupt(agent.serving), Scope.close(scope, Exit.void)) }
+      })
+
+      const first = yield* run()
+      expect((yield* first.state).nextAtMs).toBe(30 * minute)
+      yield* TestClock.adjust("20 minutes")
+      yield* first.stop
+
+      // Restarted 20 minutes in: the tick is still due at 30, not 30 minutes from now.
+      const second = yield* run(FakeReply.text("NO_REPLY"))
+      expect((yield* second.state).nextAtMs).toBe(30 * minute)
+      yield* TestClock.adjust("10 minutes")
+      yield* second.server.awaitRequests(1)
+      yield* settle(second.runtime)
+      while ((yield* second.state).nextAtMs !== 60 * minute) yield* Effect.yieldNow()
+      yield* second.stop
+
+      // Down from 30 minutes to 150 (the ticks due at 60, 90, 120 and 150 missed): one tick at the start, then every 30.
+      yield* TestClock.adjust("2 hours")
+      const third = yield* run(FakeReply.text("NO_REPLY"), FakeReply.text("NO_REPLY"))
+      yield* third.server.awaitRequests(1)
+      yield* settle(third.runtime)
+      const fired = yield* third.state
+      expect(fired).toMatchObject({ outcome: "ran" })
+      expect(fired.lastAtMs! - 150 * minute).toBeLessThan(minute)
+      while ((yield* third.state).nextAtMs !== fired.lastAtMs! + 30 * minute) yield* Effect.yieldNow()
+      yield* TestClock.adjust("29 minutes")
+      yield* settle(third.runtime)
+      expect((yield* heartbeatsSent(third.server)).length).toBe(1)
+      yield* third.stop
     }))
 
   it.scoped("the runtime commits the memory files a turn changed", () =>

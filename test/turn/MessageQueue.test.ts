@@ -61,6 +61,23 @@ describe("MessageQueue", () => {
       assert.deepStrictEqual(yield* queue.takeInjectable, [])
     }).pipe(Effect.provide(MessageQueue.Default)))
 
+  it.effect("messages of the inbox line up in the inbox's order, however their hand-overs race", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      const durable = (inboxId: number) => queue.offer(msg("a", `m${inboxId}`), { inboxId, receivedAtMs: inboxId })
+      yield* durable(3)
+      yield* queue.offer({ interface: heartbeatInterface, channel: "heartbeat", userId: "system", text: "[heartbeat]" })
+      yield* durable(1)
+      yield* durable(4)
+      yield* durable(2)
+      const order: Array<string> = []
+      while ((yield* queue.size) > 0) {
+        order.push((yield* queue.next).text)
+        yield* queue.endTurn
+      }
+      assert.deepStrictEqual(order, ["m1", "m2", "m3", "[heartbeat]", "m4"])
+    }).pipe(Effect.provide(MessageQueue.Default)))
+
   it.effect("next waits until a message arrives", () =>
     Effect.gen(function*() {
       const queue = yield* MessageQueue

@@ -1,0 +1,131 @@
+import { FileSystem } from "@effect/platform"
+import { Clock, Duration, Effect, Exit, Option, PubSub, Ref } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { knowledgeReport, needsCare } from "../memory/knowledge.js"
+import { today } from "../memory/notes.js"
+import { agentZone } from "../session/envelope.js"
+import { makeSkippedFiles } from "../storage/agentFiles.js"
+import { heartbeatInterface, MessageQueue } from "../turn/MessageQueue.js"
+import type { TurnOutcome } from "../turn/turnTally.js"
+import { heartbeatPrompt, withinActiveHours } from "./heartbeat.js"
+import { HeartbeatLog } from "./HeartbeatLog.js"
+
+/** What a heartbeat tick did (sent a heartbeat turn, or skipped), and how a heartbeat turn ended. */
+export interface HeartbeatNotice {
+  readonly outcome: "sent" | "skipped" | "ran" | "failed"
+  readonly reason: string
+  readonly turnId?: string | undefined
+}
+
+/**
+ * The running agent's heartbeat: a `[heartbeat]` message in the queue every heartbeatInterval minutes, unless there is
+ * no reason for one; what each tick did is recorded in kern.db (HeartbeatLog) and published to the channels. The
+ * runtime runs it while it serves, tells it when a message arrives and when a heartbeat's turn ends.
+ */
+export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern/runtime/HeartbeatSchedule", {
+  dependencies: [HeartbeatLog.Default],
+  effect: Effect.gen(function*() {
+    const { config, paths } = yield* AgentConfig
+    const heartbeatLog = yield* HeartbeatLog
+    const fs = yield* FileSystem.FileSystem
+    const queue = yield* MessageQueue
+    const notices = yield* PubSub.unbounded<HeartbeatNotice>()
+    const zone = agentZone(config.timezone)
+    /** When the heartbeat that is queued or running was sent: the next tick is skipped rather than piled up. */
+    const heartbeatSentAt = yield* Ref.make<number | undefined>(undefined)
+    /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
+    const activity = yield* Ref.make(true)
+    // A knowledge file the door refuses is reported once, not at every heartbeat.
+    const skippedKnowledge = yield* makeSkippedFiles()
+
+    /** A message arrived: the next heartbeat has something to save. */
+    const messageArrived = Ref.set(activity, true)
+
+    /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
+    const turnEnded = (turnId: string, outcome: Exit.Exit<TurnOutcome>) =>
+      Effect.gen(function*() {
+        const now = (yield* Ref.getAndSet(heartbeatSentAt, undefined)) ?? (yield* Clock.currentTimeMillis)
+        if (Exit.isSuccess(outcome) && outcome.value.failure === undefined) {
+          const reason = outcome.value.delivered ? "the agent sent a message" : "nothing to report"
+          yield* heartbeatLog.record(now, "ran", reason)
+          yield* PubSub.publish(notices, { outcome: "ran", reason, turnId })
+        } else {
+          const reason = Exit.isSuccess(outcome) ? outcome.value.failure?.message ?? "" : "the turn failed"
+          yield* heartbeatLog.record(now, "failed", reason)
+          yield* PubSub.publish(notices, { outcome: "failed", reason, turnId })
+        }
+      })
+
+    /**
+     * One heartbeat tick: skipped outside activeHours, while the last heartbeat is queued or running (they never pile
+     * up), and when nothing happened since the last one (no message, knowledge in order): no model call then.
+     * Otherwise the `[heartbeat]` message goes in the queue, naming the knowledge that needs care.
+     */
+    const skipped = (nowMs: number, reason: string) =>
+      Effect.all([
+        Effect.logDebug(`heartbeat skipped: ${reason}`),
+        heartbeatLog.record(nowMs, "skipped", reason),
+        PubSub.publish(notices, { outcome: "skipped", reason })
+      ], { discard: true })
+
+    const tick = (nowMs: number) =>
+      Effect.gen(function*() {
+        if (!withinActiveHours(config.activeHours, nowMs, zone)) {
+          return yield* skipped(nowMs, `outside activeHours (${config.activeHours})`)
+        }
+        if ((yield* Ref.get(heartbeatSentAt)) !== undefined) {
+          return yield* skipped(nowMs, "the previous heartbeat is still queued or running")
+        }
+        const knowledge = yield* knowledgeReport(paths.dir, config.staleKnowledgeDays, skippedKnowledge).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.catchAll((error) =>
+            Effect.as(Effect.logWarning(`kern: could not check knowledge/: ${error.message}`), { stale: [], unindexed: [] })
+          )
+        )
+        if (!(yield* Ref.get(activity)) && !needsCare(knowledge)) {
+          return yield* skipped(nowMs, "nothing happened since the last heartbeat")
+        }
+        yield* Ref.set(heartbeatSentAt, nowMs)
+        yield* Ref.set(activity, false)
+        // A heartbeat is not durable: a restart makes a new one when it is due.
+        const queued = yield* queue.offer({
+          interface: heartbeatInterface,
+          channel: "heartbeat",
+          userId: "system",
+          text: heartbeatPrompt(yield* today(zone), knowledge)
+        })
+        yield* Effect.logInfo("heartbeat: a heartbeat turn is queued").pipe(Effect.annotateLogs({ turn: queued.turnId }))
+        yield* PubSub.publish(notices, { outcome: "sent", reason: "a heartbeat turn is queued", turnId: queued.turnId })
+      }).pipe(Effect.withSpan("kern.heartbeat.tick"))
+
+    const intervalMs = config.heartbeatInterval * 60_000
+
+    /**
+     * The heartbeat: a tick every heartbeatInterval minutes, the next one due an interval after the last one fired,
+     * so a tick that comes late (a suspended machine, an agent that was down) fires once, not once per interval
+     * missed. The due time is kept in kern.db (HeartbeatLog): a restart does not start the interval over.
+     */
+    const run = intervalMs === 0 ? Effect.never : Effect.gen(function*() {
+      // The tick the last runtime scheduled stays due across a restart (one missed while the agent was down fires
+      // once, now); none, or one further off than an interval (the interval was shortened), is due an interval from now.
+      const start = yield* Clock.currentTimeMillis
+      let next = Option.match(yield* heartbeatLog.due, {
+        onNone: () => start + intervalMs,
+        onSome: (due) => due <= start + intervalMs ? due : start + intervalMs
+      })
+      yield* heartbeatLog.setNext(next)
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (now < next) {
+          yield* Effect.sleep(Duration.millis(next - now))
+          continue
+        }
+        yield* tick(now)
+        next = now + intervalMs
+        yield* heartbeatLog.setNext(next)
+      }
+    }).pipe(Effect.ensuring(heartbeatLog.setNext(null)))
+
+    return { notices, messageArrived, turnEnded, run } as const
+  })
+}) {}
