@@ -88,7 +88,7 @@ const redactUnknown = (value: unknown, secrets: ReadonlyArray<KnownSecret>, dept
 }
 
 /** A secret as it appears inside JSON text: the escaped form of the value, without its quotes. */
-const jsonForm = (value: string): string => JSON.stringify(value).slice(1, -1)
+export const jsonForm = (value: string): string => JSON.stringify(value).slice(1, -1)
 
 /**
  * JSON text with every known secret replaced in its strings and keys; the same text when none is there. The text is

@@ -25,6 +25,9 @@ const tool = (id: string, result: string): Prompt.Message =>
     content: [Prompt.makePart("tool-result", { id, name: "read_file", isFailure: false, result, providerExecuted: false })]
   })
 
+/** The body's text: what the server reads. */
+const text = (body: Uint8Array) => new TextDecoder().decode(body)
+
 const options = (messages: ReadonlyArray<Prompt.Message>, withTools: boolean): LanguageModel.ProviderOptions => ({
   prompt: Prompt.fromMessages(messages),
   tools: withTools ? [ReadFile, Add] : [],
@@ -44,7 +47,7 @@ describe("Chat Completions request body", () => {
   it.effect("is the JSON of model, messages, tools, tool choice and the extra fields, in that order", () =>
     Effect.gen(function*() {
       const messages = [system("You are kern."), user("hi \"there\"\n"), assistant("", []), assistant("ok", [{ id: "c1", name: "read_file" }]), tool("c1", "x")]
-      const body = yield* toRequestBody("m", options(messages, true), makeWireCache(), { stream: true })
+      const body = text(yield* toRequestBody("m", options(messages, true), makeWireCache(), { stream: true }))
       const parsed = JSON.parse(body)
       expect(Object.keys(parsed)).toEqual(["model", "messages", "tools", "tool_choice", "stream"])
       expect(parsed.model).toBe("m")
@@ -52,7 +55,7 @@ describe("Chat Completions request body", () => {
       expect(parsed.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool"])
       expect(parsed.messages[1]).toEqual({ role: "user", content: "hi \"there\"\n" })
       expect(parsed.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["read_file", "add"])
-      const bare = JSON.parse(yield* toRequestBody("m", options([user("x")], false)))
+      const bare = JSON.parse(text(yield* toRequestBody("m", options([user("x")], false))))
       expect(bare).toEqual({ model: "m", messages: [{ role: "user", content: "x" }] })
     }))
 
@@ -64,8 +67,8 @@ describe("Chat Completions request body", () => {
           const history: Array<Prompt.Message> = [system("s")]
           for (const step of steps) {
             history.push(...step)
-            const cached = Effect.runSync(toRequestBody("m", options(history, withTools), cache))
-            const fresh = Effect.runSync(toRequestBody("m", options(history, withTools)))
+            const cached = text(Effect.runSync(toRequestBody("m", options(history, withTools), cache)))
+            const fresh = text(Effect.runSync(toRequestBody("m", options(history, withTools))))
             expect(cached).toBe(fresh)
             expect(() => JSON.parse(cached)).not.toThrow()
           }
@@ -139,7 +142,7 @@ describe("Chat Completions request body, tools joined from their cached JSON", (
                 responseFormat: json ? { type: "json", objectName: "answer", schema: Answer } : { type: "text" },
                 span: undefined as never
               }
-              expect(Effect.runSync(toRequestBody("m", options, cache, extra))).toBe(referenceBody(options, extra))
+              expect(text(Effect.runSync(toRequestBody("m", options, cache, extra)))).toBe(referenceBody(options, extra))
             }
           }
         ),
