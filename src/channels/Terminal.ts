@@ -7,9 +7,8 @@ import { agentZone, localIso } from "../session/envelope.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { approvalInfo } from "./approvalInfo.js"
 import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "./approvalPrompt.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
 import { Channels } from "../tools/Channels.js"
-import { formatEvent, formatOutgoing, helpText } from "./terminalFormat.js"
+import { formatOutgoing, helpText, showEvent } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 
 export interface TerminalOptions {
@@ -82,23 +81,18 @@ export const runTerminal = (options: TerminalOptions) =>
       input.gate.open = !tty
     })
     const subscription = yield* PubSub.subscribe(runtime.events)
+    const zone = agentZone(config.timezone)
     // The turn took out a NO_REPLY marker at the source: text is shown as it comes.
-    const show = (event: TurnEvent): string => {
-      if (event.type === "text") return event.delta
-      if (event.type !== "done") return formatEvent(event)
-      return event.delivered ? formatEvent(event) : ""
-    }
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(subscription), ({ event, message }) =>
       Effect.zipRight(
-        write(neutralizeControls(show(event))),
-        event.type === "done" && message.interface === "terminal" ? prompt : Effect.void
+        write(neutralizeControls(showEvent(event, zone))),
+        event.type === "finish" && message.interface === "terminal" ? prompt : Effect.void
       ))))
     // Approvals: every one waiting is shown here (this is the operator's console), oldest answered first by y / n.
     const approvals = yield* Approvals
     const asked = yield* PubSub.subscribe(approvals.requests)
     const answered = yield* PubSub.subscribe(approvals.resolved)
     const waiting = yield* Ref.make<ReadonlyArray<string>>([])
-    const zone = agentZone(config.timezone)
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(asked), (pending) =>
       Effect.zipRight(
         Ref.update(waiting, (ids) => [...ids, pending.id]),

@@ -1,43 +1,18 @@
-import { Console, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
+import { Console, type DateTime, Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import * as NodeReadline from "node:readline"
-import { formatApprovalRequest, formatApprovalResolved, parseApprovalAnswer } from "../approvalPrompt.js"
-import { formatEvent, formatOutgoing, helpText } from "../terminalFormat.js"
+import { formatApprovalRequest, parseApprovalAnswer } from "../approvalPrompt.js"
+import { helpText, showEvent } from "../terminalFormat.js"
 import { neutralizeControls } from "../terminalSafe.js"
-import type { AgentEvent } from "./api.js"
 import type { AgentClient } from "./client.js"
-import { asTurnEvents } from "./follow.js"
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(neutralizeControls(text)))
-
-/** How the attached terminal shows an event of any channel: other channels' messages as they arrive, every reply. */
-export const showEvent = (event: AgentEvent, ownTurns: ReadonlySet<string>): string => {
-  switch (event.type) {
-    case "incoming":
-      return ownTurns.has(event.messageId) ? "" : `\n[${event.interface}${event.channel === undefined ? "" : ` ${event.channel}`}] ${event.text}\n`
-    case "error":
-      return `\nkern: ${event.message}\n`
-    case "heartbeat":
-      return event.outcome === "sent" ? "\n[heartbeat]\n" : ""
-    case "reset":
-      return "\n(some events were missed while disconnected)\n"
-    case "approval":
-      return formatApprovalRequest({ ...event, expires: event.expiresAt.slice(11, 19) + " UTC" })
-    case "approval-resolved":
-      return formatApprovalResolved(event)
-    case "outgoing":
-      // A turn's reply is on screen already; a send of the message tool is not.
-      return event.turnId === undefined ? formatOutgoing(event) : ""
-    default:
-      return asTurnEvents(event).map(formatEvent).join("")
-  }
-}
 
 /**
  * `kern tui` attached to the running agent over HTTP: lines typed are posted as operator messages, every turn of
  * every channel is shown live, and a dropped connection is resumed from the last event seen. Leaving (Ctrl-C, Ctrl-D,
  * /quit) leaves the agent running.
  */
-export const attach = (client: AgentClient, name: string) =>
+export const attach = (client: AgentClient, name: string, zone: DateTime.TimeZone) =>
   Effect.scoped(Effect.gen(function*() {
     const tty = process.stdin.isTTY === true && process.stdout.isTTY === true
     const rl = yield* Effect.acquireRelease(
@@ -59,7 +34,6 @@ export const attach = (client: AgentClient, name: string) =>
         )),
       Effect.catchAll((error) => Console.error(`kern: could not list approvals: ${error.message}`))
     )
-    const ownTurns = yield* Ref.make<ReadonlySet<string>>(new Set())
 
     const follow = Effect.gen(function*() {
       const resumeFrom = yield* Ref.get(lastSeq)
@@ -70,7 +44,7 @@ export const attach = (client: AgentClient, name: string) =>
           if (event.type !== "reset") yield* Ref.set(lastSeq, Option.some(event.seq))
           if (event.type === "approval") yield* Ref.update(waiting, (ids) => ids.includes(event.id) ? ids : [...ids, event.id])
           if (event.type === "approval-resolved") yield* Ref.update(waiting, (ids) => ids.filter((id) => id !== event.id))
-          yield* write(showEvent(event, yield* Ref.get(ownTurns)))
+          yield* write(showEvent(event, zone))
           if (event.type === "finish") yield* prompt
         }))
     }).pipe(Effect.scoped)
@@ -126,7 +100,7 @@ export const attach = (client: AgentClient, name: string) =>
         }
       }
       return client.send({ text, interface: "terminal", channel: "terminal" }).pipe(
-        Effect.flatMap(({ turnId }) => Ref.update(ownTurns, (all) => new Set([...all, turnId]))),
+        Effect.asVoid,
         Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt)),
         Effect.as(true)
       )
