@@ -53,7 +53,8 @@ export * as AgentLock from "./runtime/AgentLock.js"
 export * as LockFile from "./storage/LockFile.js"
 export { MessageQueue, type QueuedMessage } from "./turn/MessageQueue.js"
 export { Inbox, InboxEntry, InboxError } from "./runtime/Inbox.js"
-export { TurnEvent, TurnEventLine, TurnIds } from "./turn/TurnEvent.js"
+export { TurnEvent, TurnIds } from "./turn/TurnEvent.js"
+export { AgentEvent, AgentEventInput } from "./channels/AgentEvent.js"
 export { type ActiveSession, TurnRunner } from "./turn/TurnRunner.js"
 
 // Recall: the index of past conversations.

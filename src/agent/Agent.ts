@@ -8,7 +8,7 @@ import { ContextWindow } from "../context/ContextWindow.js"
 import { openActiveSession } from "../runtime/activeSession.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
 import { MessageQueue } from "../turn/MessageQueue.js"
-import { type TurnEvent, type TurnIds, turnIdsOf } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
 import type { TurnFailure } from "../turn/TurnFailure.js"
 import { makeRunTurn } from "../turn/runTurn.js"
 import type { TurnOutcome } from "../turn/turnTally.js"
@@ -25,10 +25,10 @@ export interface SendOptions {
   readonly interface?: string | undefined
   readonly channel?: string | undefined
   /**
-   * Each event of the turn as it happens (text deltas, tool calls and results, usage, errors, done), with the ids of
-   * its turn and conversation.
+   * Each event of the turn as it happens (its message, steps, text deltas, tool calls and results, errors, finish with
+   * the usage), each naming its turn and conversation: the events `GET /events` streams for a running agent's turns.
    */
-  readonly onEvent?: ((event: TurnEvent, ids: TurnIds) => Effect.Effect<void>) | undefined
+  readonly onEvent?: ((event: TurnEvent) => Effect.Effect<void>) | undefined
 }
 
 export interface AgentService {
@@ -37,7 +37,7 @@ export interface AgentService {
   /**
    * Runs one turn for `text`; turns from several fibers run one after another, in order. A turn that ends without
    * the model's answer fails with its TurnFailure (provider, watchdog, budget, step limit, a session that could not
-   * be written); what it did is still in the session, and `onEvent` saw its error and done events.
+   * be written); what it did is still in the session, and `onEvent` saw its error and finish events.
    */
   readonly send: (text: string, options?: SendOptions) => Effect.Effect<TurnOutcome, TurnFailure>
 }
@@ -96,7 +96,7 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
             text
           })
           const onEvent = options.onEvent ?? (() => Effect.void)
-          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (message, event) => onEvent(event, turnIdsOf(message)) })
+          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (_message, event) => onEvent(event) })
           if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)
           return outcome
         })

@@ -1,6 +1,6 @@
 import type { PendingApproval } from "../runtime/Approvals.js"
 import { isoAt } from "../session/envelope.js"
-import type { PendingApprovalInfo } from "./web/api.js"
+import type { PendingApprovalInfo } from "./AgentEvent.js"
 
 /** A waiting approval as clients see it (GET /approvals, the `approval` event, the terminal): flat, times in ISO. */
 export const approvalInfo = (pending: PendingApproval): PendingApprovalInfo => ({

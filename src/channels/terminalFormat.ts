@@ -1,4 +1,8 @@
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { DateTime } from "effect"
+import { localIso } from "../session/envelope.js"
+import { heartbeatInterface } from "../turn/MessageQueue.js"
+import type { AgentEventInput } from "./AgentEvent.js"
+import { formatApprovalRequest, formatApprovalResolved } from "./approvalPrompt.js"
 import { rawArgumentsOf } from "../kernel/toolArgs.js"
 
 const keyArgs = ["path", "command", "pattern", "url", "query", "task", "artifactId", "action"] as const
@@ -22,28 +26,50 @@ export const keyArgument = (params: unknown): string => {
   return json === "{}" ? "" : clipLine(json)
 }
 
-/** How the terminal shows a turn event: streamed text as is, a line per tool call and failed result. */
-export const formatEvent = (event: TurnEvent): string => {
+/** The conversation the operator's terminal speaks in, in this process or attached to a running agent. */
+export const terminalConversation = { interface: "terminal", channel: "terminal" } as const
+
+const fromTerminal = (event: { readonly interface: string; readonly channel: string }) =>
+  event.interface === terminalConversation.interface && event.channel === terminalConversation.channel
+
+/**
+ * How the terminal shows an event of the agent, whatever channel its turn came from: other channels' messages as they
+ * arrive, the terminal's own message when it joined a running turn, streamed text as is, a line per tool call and
+ * failed result, every failure, approvals, and the message tool's sends (a turn's reply is on screen already).
+ */
+export const showEvent = (event: AgentEventInput, zone: DateTime.TimeZone): string => {
   switch (event.type) {
-    case "text":
+    case "incoming":
+      if (fromTerminal(event)) return event.messageId === event.turnId ? "" : `\n  (+ ${event.text})\n`
+      // A heartbeat's prompt is the agent's own; its `heartbeat` event says it began.
+      if (event.interface === heartbeatInterface) return ""
+      return `\n[${event.interface} ${event.channel}] ${event.text}\n`
+    case "thinking":
+      return ""
+    case "text-delta":
       return event.delta
     case "tool-call":
       return `\n  → ${event.name} ${keyArgument(event.params)}\n`
     case "tool-result":
       return event.isError ? `  ✗ ${event.name}: ${event.text.split("\n")[0] ?? ""}\n` : ""
-    case "injected":
-      return `\n  (+ ${event.text})\n`
-    case "error":
-      return `\nkern: ${event.message}\n`
-    case "done":
-      return event.reply === "" || event.reply.endsWith("\n") ? "" : "\n"
-    case "usage":
-    case "step":
-      return ""
+    case "recall":
+      return `  (recalled ${event.hits} passage${event.hits === 1 ? "" : "s"} of earlier conversations, ${event.tokens} tokens)\n`
     case "context":
       return `  (${event.text})\n`
-    case "recall":
-      return `  (recalled ${event.hits.length} earlier conversation${event.hits.length === 1 ? "" : "s"}, ${event.tokens} tokens)\n`
+    case "error":
+      return `\nkern: ${event.message}\n`
+    case "finish":
+      return event.reply === "" || event.reply.endsWith("\n") ? "" : "\n"
+    case "outgoing":
+      return event.turnId === undefined ? formatOutgoing(event) : ""
+    case "heartbeat":
+      return event.outcome === "sent" ? "\n[heartbeat]\n" : ""
+    case "approval":
+      return formatApprovalRequest({ ...event, expires: localIso(Date.parse(event.expiresAt), zone).slice(11, 19) })
+    case "approval-resolved":
+      return formatApprovalResolved(event)
+    case "reset":
+      return "\n(some events were missed while disconnected)\n"
   }
 }
 

@@ -1,10 +1,10 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Duration, Effect, Option, Schema, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
-import { type TurnEvent, TurnEventLine, type TurnIds } from "../turn/TurnEvent.js"
+import { isTurnEvent, TurnEvent } from "../turn/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
-import { asTurnEvents, makeTurnFollower } from "../channels/web/follow.js"
+import { makeTurnFollower } from "../channels/web/follow.js"
 import { reachRunning } from "../channels/web/running.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
@@ -31,7 +31,7 @@ const short = (value: unknown): string => {
 /** Human output: the reply streamed to stdout (never a NO_REPLY), a line per tool call and result on stderr. */
 const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
   switch (event.type) {
-    case "text":
+    case "text-delta":
       return show(process.stdout, event.delta)
     case "tool-call":
       return show(process.stderr, `\n→ ${event.name} ${short(event.params)}\n`)
@@ -39,26 +39,26 @@ const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "context":
       return show(process.stderr, `kern: ${event.text}\n`)
-    case "done":
+    case "finish":
       return event.delivered ? show(process.stdout, "\n") : Effect.void
     default:
       return Effect.void
   }
 }
 
-/** One `--json` line: the event with its turn and conversation ids, encoded by the one Schema (TurnEventLine). */
-const jsonLine = (line: TurnEventLine) =>
-  Schema.encode(TurnEventLine)(line).pipe(
-    // The line was built from a TurnEvent the turn emitted: one that does not encode is kern's bug, not the user's.
+/**
+ * One `--json` line: the turn's event as it was made, encoded by its Schema. Through a running agent, the event came
+ * over `GET /events`: the Schema leaves out what the stream added (`seq`, `at`), so the lines are the same.
+ */
+const jsonLine = (event: TurnEvent) =>
+  Schema.encode(TurnEvent)(event).pipe(
+    // The event was decoded or made as a TurnEvent: one that does not encode is kern's bug, not the user's.
     Effect.orDie,
     Effect.flatMap((encoded) => write(process.stdout, `${JSON.stringify(encoded)}\n`))
   )
 
 /** `--json` lines, or the human output. */
-const eventPrinter = (json: boolean) =>
-  json
-    ? (event: TurnEvent, ids: TurnIds) => event.type === "step" ? Effect.void : jsonLine({ ...event, ...ids })
-    : humanEvent
+const eventPrinter = (json: boolean): (event: TurnEvent) => Effect.Effect<void> => json ? jsonLine : humanEvent
 
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
 const inProcess = (args: ChatArgs) =>
@@ -71,7 +71,7 @@ const inProcess = (args: ChatArgs) =>
 
 /**
  * The turn through the running agent: subscribed to its events first, then the message posted, then its turn's
- * events printed as the in-process chat prints them, until it finishes.
+ * events printed as the in-process chat prints them (they are the same events), until it finishes.
  */
 const throughAgent = (client: AgentClient, args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
@@ -84,27 +84,13 @@ const throughAgent = (client: AgentClient, args: ChatArgs) =>
     let finished = false
     yield* events.pipe(
       Stream.filter(mine),
+      Stream.filter(isTurnEvent),
       Stream.takeUntil((event) => event.type === "finish"),
-      Stream.runForEach((event) =>
-        Effect.gen(function*() {
-          if (event.type === "finish") finished = true
-          if (event.type === "error") {
-            failure = event.message
-            if (args.json) {
-              const { turnId, conversationId } = event
-              const line = { type: "error", turnId, conversationId, message: event.message, failure: event.failure }
-              yield* Schema.decodeUnknown(TurnEventLine)(line).pipe(
-                Effect.mapError(() => new CommandFailed({ message: `the agent sent a turn failure kern cannot read: ${JSON.stringify(event.failure)}` })),
-                Effect.flatMap(jsonLine)
-              )
-            }
-          }
-          if ("conversationId" in event && event.conversationId !== undefined) {
-            const ids = { turnId: event.turnId ?? turnId, conversationId: event.conversationId }
-            for (const turnEvent of asTurnEvents(event)) yield* print(turnEvent, ids)
-          }
-        })
-      )
+      Stream.runForEach((event) => {
+        if (event.type === "finish") finished = true
+        if (event.type === "error") failure = event.message
+        return print(event)
+      })
     )
     if (!finished) return yield* new CommandFailed({ message: `the connection to the agent ended before turn ${turnId} finished; it goes on in the background` })
     if (failure !== undefined) return yield* new CommandFailed({ message: failure })

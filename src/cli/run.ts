@@ -12,6 +12,7 @@ import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as Layers from "../runtime/layers.js"
+import { agentZone } from "../session/envelope.js"
 import { runningAgentLayer } from "./agentLayer.js"
 import * as LockFile from "../storage/LockFile.js"
 import * as PidFile from "../storage/PidFile.js"
@@ -126,7 +127,7 @@ export const tui = (args: RunArgs) =>
   Effect.gen(function*() {
     const loaded = yield* loadConfig(args.dir)
     const up = loaded.fileExists ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: stderr }) : Option.none()
-    if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name)
+    if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name, agentZone(loaded.config.timezone))
     yield* runTerminal({ interactive: true }).pipe(
       Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
     )

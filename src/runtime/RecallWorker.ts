@@ -21,7 +21,7 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
     for (;;) {
       const first = yield* Queue.take(turns)
       const rest = yield* Queue.takeAll(turns)
-      const done = first.event.type === "done" || [...rest].some((e) => e.event.type === "done")
+      const done = first.event.type === "finish" || [...rest].some((e) => e.event.type === "finish")
       if (done) yield* logged(recall.sync)
     }
   })

@@ -28,7 +28,7 @@ import type { SessionHistory } from "../context/SessionHistory.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
-import { noUsage, type TurnEvent } from "./TurnEvent.js"
+import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
 
@@ -59,8 +59,8 @@ const envelopeOf = (message: QueuedMessage, at: string, turn: string) =>
 interface Turn {
   readonly message: QueuedMessage
   readonly session: ActiveSession
-  /** The caller's emit, with every known secret redacted. */
-  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  /** The caller's emit: each event named with the turn's ids, every known secret redacted, NO_REPLY held back. */
+  readonly emit: (event: TurnEventBody) => Effect.Effect<void>
   readonly recorded: (message: QueuedMessage) => Effect.Effect<void>
   readonly ctx: RunContextData
   /** Where the context window starts, for the tools that read the session (the cut of the last prepared prompt). */
@@ -153,13 +153,15 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         const registered = yield* registry.listTools
         const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
+        // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
+        // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
+        // turn's other events (the next step's thinking), before which the redactor lets go of what it holds.
+        const filtered = redactingEmit(noReplyEmit(input.emit), secrets)
+        const ids = turnIdsOf(message)
         return {
           message,
           session,
-          // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
-          // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
-          // step's other events (usage), before which the redactor lets go of what it holds.
-          emit: redactingEmit(noReplyEmit(input.emit), secrets),
+          emit: (event: TurnEventBody) => filtered({ ...event, ...ids }),
           recorded: input.recorded ?? (() => Effect.void),
           ctx,
           windowStart,
@@ -173,7 +175,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const injectArrived = (turn: Turn) =>
       Effect.flatMap(queue.takeInjectable, (arrived) =>
         Effect.forEach(arrived, (injected) =>
-          Effect.zipRight(recordUser(turn, injected), turn.emit({ type: "injected", text: injected.text, message: injected })), {
+          Effect.zipRight(recordUser(turn, injected), turn.emit(incomingOf(injected))), {
           discard: true
         }))
 
@@ -214,7 +216,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       Effect.gen(function*() {
         const tally = nextStep(before)
         if (tally.step > 1) yield* injectArrived(turn)
-        yield* turn.emit({ type: "step", step: tally.step })
+        yield* turn.emit({ type: "thinking", step: tally.step })
         const budgetUsage = yield* turn.ctx.budget.usage
         const exhausted = budgetFailure(turn.ctx.budget.limits, budgetUsage)
         if (exhausted !== undefined) {
@@ -250,12 +252,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         return answered(withRecall, { usage: answer.usage, modelMs: stepMs, reply, calls: answer.calls.length, maxSteps: config.maxSteps })
       })
 
-    /** How the turn ended, reported (usage, error, audit, done); the context's own work on it goes on in the background. */
+    /** How the turn ended, reported (error, audit, finish); the context's own work on it goes on in the background. */
     const finishTurn = (turn: Turn, tally: TurnTally) =>
       Effect.gen(function*() {
         const outcome = outcomeOf(tally)
         const { failure, usage } = outcome
-        if (usage !== noUsage) yield* turn.emit({ type: "usage", ...usage })
         const encoded = failure === undefined ? undefined : encodeFailure(failure)
         if (failure !== undefined && encoded !== undefined) yield* turn.emit({ type: "error", message: failure.message, failure: encoded })
         yield* audit(turn.ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
@@ -267,7 +268,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         })
         // Segments and summaries of what the turn added, in the background: the reply is not held up for them.
         yield* context.afterTurn(turn.session.id, turn.session.history)
-        yield* turn.emit({ type: "done", reply: outcome.reply, delivered: outcome.delivered, steps: outcome.steps })
+        yield* turn.emit({ type: "finish", reply: outcome.reply, steps: outcome.steps, usage, delivered: outcome.delivered })
         return outcome
       })
 
@@ -275,6 +276,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
       Effect.gen(function*() {
         const turn = yield* openTurn(input)
+        // The turn's first event: what a channel knows the turn by (its conversation, its user).
+        yield* turn.emit(incomingOf(input.message))
         yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
         yield* recordUser(turn, input.message)
         const tally = yield* Effect.iterate(beginTally, {

@@ -6,7 +6,7 @@ import { partsRunnerOf } from "../model/partsRunner.js"
 import { fromAiError, ProviderError } from "../model/ProviderError.js"
 import { providerRetrySchedule } from "../model/ProviderRetry.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
-import { addUsage, noUsage, type TurnEvent, type TurnUsage } from "./TurnEvent.js"
+import { addUsage, noUsage, type TurnEventBody, type TurnUsage } from "./TurnEvent.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
 export const watchdogTimeout = "5 minutes"
@@ -71,7 +71,8 @@ export interface ModelStepOptions {
   readonly prompt: Prompt.Prompt
   readonly toolkit: Toolkit.WithHandler<any> | undefined
   readonly toolIdOf: (name: string) => string | undefined
-  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  /** The step's events; the turn names them with its ids. */
+  readonly emit: (event: TurnEventBody) => Effect.Effect<void>
 }
 
 /** One model call, streamed: text deltas and tool calls are reported as they arrive. */
@@ -95,7 +96,7 @@ export const modelStep = (options: ModelStepOptions) =>
         case "text-delta": {
           const delta = typeof part.delta === "string" ? part.delta : ""
           text += delta
-          return options.emit({ type: "text", delta })
+          return options.emit({ type: "text-delta", delta })
         }
         case "tool-call": {
           const rawName = String(part.name)

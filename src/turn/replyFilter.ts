@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { isNoReply } from "../session/envelope.js"
-import type { TurnEvent } from "./TurnEvent.js"
+import { idsOf, type TurnEvent, type TurnIds } from "./TurnEvent.js"
 
 const marker = /(^|\s)NO_REPLY\s*$/
 const holdBack = "NO_REPLY".length + 2
@@ -49,20 +49,21 @@ export const makeReplyFilter = () => {
 /**
  * The turn's events with the NO_REPLY marker taken out at the source, so no consumer (terminal, web, SSE, Telegram,
  * Slack, `kern chat`, `--json`) filters it: streamed text holds back a possible marker prefix until the next tool call
- * or the turn's end, and `done` carries the reply without the marker (`delivered` false says nothing is to be sent).
+ * or the turn's end, and `finish` carries the reply without the marker (`delivered` false says nothing is to be sent).
  */
 export const noReplyEmit = (emit: (event: TurnEvent) => Effect.Effect<void>): (event: TurnEvent) => Effect.Effect<void> => {
   const filter = makeReplyFilter()
-  const text = (delta: string) => delta === "" ? Effect.void : emit({ type: "text", delta })
+  // What was held back goes out as the text of the turn of the event that lets it go.
+  const text = (ids: TurnIds, delta: string) => delta === "" ? Effect.void : emit({ type: "text-delta", ...idsOf(ids), delta })
   return (event) =>
     Effect.suspend(() => {
       switch (event.type) {
-        case "text":
-          return text(filter.push(event.delta))
+        case "text-delta":
+          return text(event, filter.push(event.delta))
         case "tool-call":
-          return Effect.zipRight(text(filter.flush()), emit(event))
-        case "done":
-          return Effect.zipRight(text(filter.end(event.reply)), emit({ ...event, reply: withoutNoReply(event.reply) }))
+          return Effect.zipRight(text(event, filter.flush()), emit(event))
+        case "finish":
+          return Effect.zipRight(text(event, filter.end(event.reply)), emit({ ...event, reply: withoutNoReply(event.reply) }))
         default:
           return emit(event)
       }

@@ -2,7 +2,7 @@ import { Effect, type Exit } from "effect"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
-import { noUsage, type TurnEvent } from "./TurnEvent.js"
+import { noUsage, type TurnEvent, turnIdsOf } from "./TurnEvent.js"
 import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
 import { type ActiveSession, TurnRunner } from "./TurnRunner.js"
 import type { TurnOutcome } from "./turnTally.js"
@@ -12,7 +12,7 @@ import { turnAnnotations } from "./turnLog.js"
 export interface TurnDriving {
   /** The session the turn writes to, read once its message is taken (the runtime's `/new` may have changed it). */
   readonly session: Effect.Effect<ActiveSession>
-  /** Each event of the turn, with the message that started it. */
+  /** Each event of the turn (named with its turn and conversation), with the message that started it. */
   readonly emit: (message: QueuedMessage, event: TurnEvent) => Effect.Effect<void>
   /** A message of the turn is in the session (or was refused and told so): a durable one leaves the inbox. */
   readonly recorded?: ((message: QueuedMessage) => Effect.Effect<void>) | undefined
@@ -22,7 +22,7 @@ export interface TurnDriving {
 
 /**
  * A turn that could not be written (the session file, a full disk): the turn did not happen, and its channel is told
- * why in one line (an error event, then done), not left waiting. The message counts as recorded: its sender was told
+ * why in one line (an error event, then finish), not left waiting. The message counts as recorded: its sender was told
  * it was not (send it again), so no restart answers it late.
  */
 const notWritten = (
@@ -35,8 +35,9 @@ const notWritten = (
     yield* Effect.logError(`kern: a turn failed: ${error.message}`)
     yield* recorded(message)
     const failure = new SessionNotWritten({ reason: error.reason ?? "io", message: error.message })
-    yield* emit({ type: "error", message: error.message, failure: encodeFailure(failure) })
-    yield* emit({ type: "done", reply: "", delivered: false, steps: 0 })
+    const ids = turnIdsOf(message)
+    yield* emit({ type: "error", ...ids, message: error.message, failure: encodeFailure(failure) })
+    yield* emit({ type: "finish", ...ids, reply: "", steps: 0, usage: noUsage, delivered: false })
     return { reply: "", delivered: false, steps: 0, modelMs: 0, usage: noUsage, failure } satisfies TurnOutcome
   })
 

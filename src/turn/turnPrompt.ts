@@ -11,7 +11,7 @@ import { NotesSummary } from "../memory/NotesSummary.js"
 import { type AutoRecall, withRecallBlock } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextStats } from "../tools/ContextStats.js"
-import type { TurnEvent } from "./TurnEvent.js"
+import type { TurnEventBody } from "./TurnEvent.js"
 import type { TurnToolkit } from "./turnToolkit.js"
 
 /** What a step's prompt is made for. */
@@ -22,7 +22,7 @@ export interface StepPromptInput {
   readonly modelId: string
   /** The turn's message: what auto-recall searches for. */
   readonly query: string
-  readonly emit: (event: TurnEvent) => Effect.Effect<void>
+  readonly emit: (event: TurnEventBody) => Effect.Effect<void>
   /** Set to where the prepared window starts, for the tools that read the session. */
   readonly windowStart: Ref.Ref<number>
   /** Auto-recall runs at the first step; the later ones carry what it found. */
@@ -62,7 +62,7 @@ export const makeStepPrompt = Effect.gen(function*() {
         [{ sessionId: input.sessionId, messageStart: cut, messageEnd: Math.max(cut, messages - 1) }]
       )
       if (recalled !== undefined) {
-        yield* input.emit({ type: "recall", query: recalled.query, hits: recalled.hits, tokens: recalled.tokens })
+        yield* input.emit({ type: "recall", query: recalled.query, hits: recalled.hits.length, tokens: recalled.tokens })
       }
       return recalled
     })

@@ -26,7 +26,7 @@ describe("Agent (the library entry)", () => {
       expect(first.steps).toBe(2)
       expect(second.reply).toBe("Second.")
       expect(events).toContain("tool-call")
-      expect(events.at(-1)).toBe("done")
+      expect(events.at(-1)).toBe("finish")
       // The second turn saw the first: one session, turns one after another.
       const requests = yield* server.requests
       expect(JSON.stringify(requests[2]?.body)).toContain("I read it.")

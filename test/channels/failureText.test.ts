@@ -2,7 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import type { QueuedMessage } from "../../src/turn/MessageQueue.js"
-import type { TurnEvent } from "../../src/turn/TurnEvent.js"
+import { incomingOf, noUsage, type TurnEvent, turnIdsOf } from "../../src/turn/TurnEvent.js"
 import { apology, failureTextFor } from "../../src/channels/failureText.js"
 import * as ReplyPlaceholders from "../../src/channels/ReplyPlaceholders.js"
 import * as SlackApi from "../../src/channels/slack/SlackApi.js"
@@ -27,11 +27,17 @@ const failures: ReadonlyArray<string> = [
 /** What a failure text must not name. */
 const configWords = /FAKE_KEY|OPENROUTER_API_KEY|\.kern|\.env|config\.json|maxSteps|maxCostUsdCents|baseURL|127\.0\.0\.1|\/home\//
 
-const errorEvents = (detail: string): ReadonlyArray<TurnEvent> => [
-  { type: "step", step: 1 },
-  { type: "error", message: detail, failure: { _tag: "ProviderFailed", reason: "auth", message: detail } },
-  { type: "done", reply: "", delivered: false, steps: 1 }
-]
+const errorEvents = (detail: string, message: QueuedMessage): ReadonlyArray<TurnEvent> => {
+  const ids = turnIdsOf(message)
+  return [
+    incomingEvent(message),
+    { type: "thinking", ...ids, step: 1 },
+    { type: "error", ...ids, message: detail, failure: { _tag: "ProviderFailed", reason: "auth", message: detail } },
+    { type: "finish", ...ids, reply: "", steps: 1, usage: noUsage, delivered: false }
+  ]
+}
+
+const incomingEvent = (message: QueuedMessage): TurnEvent => ({ ...incomingOf(message), ...turnIdsOf(message) })
 
 const queued = (iface: string, channel: string, userId: string, turnId: string): QueuedMessage => ({
   id: Number(turnId),
@@ -76,7 +82,8 @@ describe("a failed turn, told to a chat user", () => {
       const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
       for (const [i, detail] of failures.entries()) {
         const chatId = 100 + i
-        for (const event of errorEvents(detail)) yield* handle({ message: queued("telegram", String(chatId), String(chatId), String(i + 1)), event })
+        const message = queued("telegram", String(chatId), String(chatId), String(i + 1))
+        for (const event of errorEvents(detail, message)) yield* handle({ message, event })
         const shownText = Effect.map(telegram.chat(chatId), (messages) => messages.map((m) => m.text).join("\n"))
         yield* Effect.repeat(shownText, { until: (text) => text.includes("⚠"), schedule: Schedule.spaced("50 millis") }).pipe(
           Effect.timeout(Duration.seconds(30))
@@ -95,7 +102,8 @@ describe("a failed turn, told to a chat user", () => {
       const api = yield* SlackApi.make({ apiUrl: slack.apiUrl, botToken: slack.botToken, appToken: slack.appToken }).pipe(Effect.provide(http))
       const handle = yield* SlackReplies.make(api).pipe(Effect.provide(placeholders))
       for (const [i, detail] of failures.entries()) {
-        for (const event of errorEvents(detail)) yield* handle({ message: queued("slack", `DU${i}`, `U${i}`, String(i + 1)), event })
+        const message = queued("slack", `DU${i}`, `U${i}`, String(i + 1))
+        for (const event of errorEvents(detail, message)) yield* handle({ message, event })
         const shown = yield* slack.awaitAnyCall((call) => String(call.body["channel"]) === `DU${i}` && String(call.body["text"]).includes(":warning:")).pipe(
           Effect.timeout(Duration.seconds(30))
         )

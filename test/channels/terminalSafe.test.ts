@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { neutralizeControls } from "../../src/channels/terminalSafe.js"
-import { formatEvent } from "../../src/channels/terminalFormat.js"
+import { showEvent } from "../../src/channels/terminalFormat.js"
+import { DateTime } from "effect"
 
 /** Text a model, a tool or a fetched page could put in front of the operator's terminal. */
 const attacks: ReadonlyArray<readonly [string, string, string]> = [
@@ -49,15 +50,19 @@ describe("terminal text", () => {
   })
 
   it("the terminal's lines for streamed text, tool calls, failed results and errors carry no raw control", () => {
+    const ids = { turnId: "1", conversationId: "web:web" }
+    const zone = DateTime.zoneUnsafeMakeNamed("UTC")
     const events = [
-      formatEvent({ type: "text", delta: "\x1b]52;c;ZXZpbA==\x07hi" }),
-      formatEvent({ type: "tool-call", id: "c1", name: "bash", params: { command: "echo \x1b[2J" } }),
-      formatEvent({ type: "tool-result", id: "c1", name: "bash", isError: true, text: "boom \x1b]0;title\x07", durationMs: 1 }),
-      formatEvent({
+      showEvent({ type: "text-delta", ...ids, delta: "\x1b]52;c;ZXZpbA==\x07hi" }, zone),
+      showEvent({ type: "tool-call", ...ids, id: "c1", name: "bash", params: { command: "echo \x1b[2J" } }, zone),
+      showEvent({ type: "tool-result", ...ids, id: "c1", name: "bash", isError: true, text: "boom \x1b]0;title\x07", durationMs: 1 }, zone),
+      showEvent({
         type: "error",
+        ...ids,
         message: "provider said \u009b2J",
         failure: { _tag: "ProviderFailed", reason: "provider", message: "provider said \u009b2J" }
-      })
+      }, zone),
+      showEvent({ type: "incoming", ...ids, messageId: "1", text: "\x1b[2Jhi", interface: "web", channel: "web", userId: "operator" }, zone)
     ]
     for (const line of events) assert.notMatch(neutralizeControls(line), rawControl)
     assert.strictEqual(neutralizeControls(events[2] ?? ""), "  ✗ bash: boom ^[]0;title^G\n")

@@ -8,7 +8,7 @@ import { runKern } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
-import { TurnEventLine } from "../../src/turn/TurnEvent.js"
+import { TurnEvent } from "../../src/turn/TurnEvent.js"
 
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
@@ -132,19 +132,19 @@ describe("kern chat", () => {
       const result = yield* Effect.promise(() => runKern(["chat", "-m", "list", "--json"], { cwd: dir, env }))
       expect(result.status).toBe(0)
       const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
-      const types = events.map((e: { type: string }) => e.type)
-      expect(types[0]).toBe("tool-call")
-      expect(types).toContain("tool-result")
-      expect(types).toContain("usage")
-      expect(types[types.length - 1]).toBe("done")
+      // The events GET /events streams for a turn (test/cli/daemon.test.ts: the same lines through a running agent).
+      const types = events.map((e: { type: string }) => e.type).filter((type: string, i: number, all: Array<string>) => type !== "text-delta" || all[i - 1] !== "text-delta")
+      expect(types).toEqual(["incoming", "thinking", "tool-call", "tool-result", "thinking", "text-delta", "finish"])
+      expect(events[0]).toEqual({ type: "incoming", turnId: events[0].turnId, conversationId: "cli:terminal", messageId: events[0].turnId, text: "list", interface: "cli", channel: "terminal", userId: "operator" })
       expect(events.find((e: { type: string }) => e.type === "tool-call")).toMatchObject({ name: "glob", params: { pattern: "*.md" } })
-      expect(events[events.length - 1]).toMatchObject({ reply: "Five files.", delivered: true, steps: 2 })
+      expect(events[events.length - 1]).toMatchObject({ reply: "Five files.", delivered: true, steps: 2, usage: { inputTokens: expect.any(Number) } })
       // Every line is one event of the one family, with its turn and conversation (the operator's terminal).
       const turnId = events[0].turnId
       expect(turnId).toEqual(expect.any(String))
       for (const event of events) {
-        expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag, JSON.stringify(event)).toBe("Right")
+        expect(Schema.decodeUnknownEither(TurnEvent)(event)._tag, JSON.stringify(event)).toBe("Right")
         expect(event).toMatchObject({ turnId, conversationId: "cli:terminal" })
+        expect(event).not.toHaveProperty("seq")
       }
     })))
 
@@ -159,7 +159,7 @@ describe("kern chat", () => {
       expect(events.find((e: { type: string }) => e.type === "error")).toMatchObject({
         failure: { _tag: "ProviderFailed", reason: "auth", status: 401 }
       })
-      for (const event of events) expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag).toBe("Right")
+      for (const event of events) expect(Schema.decodeUnknownEither(TurnEvent)(event)._tag).toBe("Right")
     })))
 
   it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
@@ -191,7 +191,7 @@ describe("kern chat", () => {
       expect(json.status).toBe(0)
       expect(json.stdout).not.toMatch(/NO_RE/)
       const lines = json.stdout.trim().split("\n").map((line) => JSON.parse(line))
-      expect(lines.at(-1)).toMatchObject({ type: "done", reply: "Noted.", delivered: false })
+      expect(lines.at(-1)).toMatchObject({ type: "finish", reply: "Noted.", delivered: false })
     })))
 
   it("no API key or no model: exit 2 with one message naming what to set", async () => {

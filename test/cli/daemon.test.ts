@@ -8,7 +8,7 @@ import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { recordedPid } from "../support/backgroundAgent.js"
 import { processRunning } from "../../src/storage/processState.js"
-import { TurnEventLine } from "../../src/turn/TurnEvent.js"
+import { TurnEvent } from "../../src/turn/TurnEvent.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 
@@ -73,13 +73,18 @@ describe("kern start / status / chat / stop", () => {
       )
       const chat = yield* kern(["chat", "-m", "hi there", "--json"], dir)
       expect(chat.status, chat.stderr).toBe(0)
-      const events = chat.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string })
-      expect(events[0]).toMatchObject({ type: "tool-call", name: "glob" })
-      expect(events.at(-1)).toMatchObject({ type: "done", reply: "Hello from the background.", delivered: true, steps: 2 })
-      // Through the running agent, the same lines as a one-shot chat: the one Schema, with turn and conversation ids.
+      const events = chat.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string; turnId: string })
+      // Through the running agent, the same lines as a one-shot chat (test/cli/chat.test.ts): the turn's events as it
+      // emitted them, without what the stream added (seq, at).
+      const types = events.map((e) => e.type).filter((type, i, all) => type !== "text-delta" || all[i - 1] !== "text-delta")
+      expect(types).toEqual(["incoming", "thinking", "tool-call", "tool-result", "thinking", "text-delta", "finish"])
+      expect(events[0]).toEqual({ type: "incoming", turnId: events[0]!.turnId, conversationId: "cli:terminal", messageId: events[0]!.turnId, text: "hi there", interface: "cli", channel: "terminal", userId: "operator" })
+      expect(events.find((e) => e.type === "tool-call")).toMatchObject({ name: "glob" })
+      expect(events.at(-1)).toMatchObject({ type: "finish", reply: "Hello from the background.", delivered: true, steps: 2 })
       for (const event of events) {
-        expect(Schema.decodeUnknownEither(TurnEventLine)(event)._tag, JSON.stringify(event)).toBe("Right")
-        expect(event).toMatchObject({ turnId: expect.any(String), conversationId: "cli:terminal" })
+        expect(Schema.decodeUnknownEither(TurnEvent)(event)._tag, JSON.stringify(event)).toBe("Right")
+        expect(event).toMatchObject({ turnId: events[0]!.turnId, conversationId: "cli:terminal" })
+        expect(event).not.toHaveProperty("seq")
       }
       // The background agent ran the turn: the chat process never held the folder.
       const user = sessionMessages(dir).find((m) => m._tag === "user" && m.text === "hi there")

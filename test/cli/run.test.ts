@@ -134,6 +134,39 @@ describe("kern run", () => {
     })))
 })
 
+describe("kern run: one terminal for every channel", () => {
+  it.live("a message from the web shows with its channel, then its reply, as the attached terminal shows them", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      yield* server.reply(FakeReply.text("Noted."), FakeReply.text("Answer for the web."))
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKern(["run"], { cwd: dir, env, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      const answered = stdoutShows(child!, "Answer for the web.")
+      child!.stdin!.write("hello\n")
+      yield* Effect.promise(() => stdoutShows(child!, "Noted."))
+      // Where the agent listens and its token, as every client finds them.
+      const { address } = JSON.parse(NodeFs.readFileSync(NodePath.join(dir, ".kern/agent.lock"), "utf8")) as { address: string }
+      const token = /KERN_AUTH_TOKEN=(\S+)/.exec(NodeFs.readFileSync(NodePath.join(dir, ".kern/.env"), "utf8"))?.[1] ?? ""
+      const posted = yield* Effect.promise(() =>
+        fetch(`${address}/message`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ text: "from the browser" })
+        })
+      )
+      expect(posted.status).toBe(202)
+      yield* Effect.promise(() => answered)
+      child!.stdin!.end()
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBe(0)
+      expect(result.stdout).toContain("[web web] from the browser\nAnswer for the web.")
+      // The terminal's own message is not echoed back as a channel's.
+      expect(result.stdout).not.toContain("[terminal terminal]")
+    })))
+})
+
 describe("kern tui on a terminal", () => {
   it.live("typing while a reply streams never lands inside it; Ctrl-C says what was not sent", () =>
     Effect.scoped(Effect.gen(function*() {

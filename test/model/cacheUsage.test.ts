@@ -180,9 +180,10 @@ describe("a turn's usage with cache reads and writes", () => {
         Effect.gen(function*() {
           yield* server.reply(FakeReply.text("Nothing since yesterday.", { usage: cacheUsage }))
           const { events, messages } = yield* turn("what changed?")
-          const usage = events.find((e) => e.type === "usage")
+          const finish = events.find((e) => e.type === "finish")
+          const usage = finish?.type === "finish" ? finish.usage : undefined
           expect(usage).toMatchObject({ inputTokens: 10_000, cachedInputTokens: 6_000, cacheWriteTokens: 3_000, outputTokens: 500 })
-          expect(usage?.type === "usage" ? usage.costUsdCents : -1).toBeCloseTo(configCents, 10)
+          expect(usage?.costUsdCents ?? -1).toBeCloseTo(configCents, 10)
           const answer = messages.find((m) => m._tag === "assistant")
           expect(answer?._tag === "assistant" ? answer.usage : undefined).toMatchObject({ cacheWriteTokens: 3_000 })
           const totals = yield* usageTotals

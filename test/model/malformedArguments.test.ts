@@ -1,13 +1,13 @@
 import { LanguageModel, type Toolkit } from "@effect/ai"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref } from "effect"
+import { DateTime, Effect, Layer, Ref } from "effect"
 import * as NodePath from "node:path"
 import { openActiveSession } from "../../src/runtime/activeSession.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { TurnRunner } from "../../src/turn/TurnRunner.js"
-import { formatEvent } from "../../src/channels/terminalFormat.js"
+import { showEvent } from "../../src/channels/terminalFormat.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { toolkitFor } from "../../src/kernel/aiTools.js"
 import { rawArgumentsKey } from "../../src/kernel/toolArgs.js"
@@ -87,7 +87,7 @@ for (const provider of ["openai", "openrouter"] as const) {
         const next = JSON.stringify(requests[1]!.body)
         expect(next.match(/VALIDATION_ERROR/g)?.length).toBe(malformed.length)
         // The terminal shows the arguments as the model sent them.
-        const lines = events.filter((e) => e.type === "tool-call").map(formatEvent)
+        const lines = events.filter((e) => e.type === "tool-call").map((e) => showEvent(e, DateTime.zoneUnsafeMakeNamed("UTC")))
         expect(lines[0]).toContain("read {\"path\": \"notes.md\"")
         expect(lines[2]).toContain("read [\"notes.md\"]")
         expect(lines[3]).toContain("read \"notes.md\"")

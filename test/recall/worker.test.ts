@@ -50,7 +50,7 @@ describe("recall in the running agent", () => {
       yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "when does the ferry leave?" })
       for (;;) {
         const { event } = yield* Queue.take(events)
-        if (event.type === "done") break
+        if (event.type === "finish") break
       }
       // The turn is over while the backfill still waits on the embedder: it never waited for indexing.
       expect((yield* recall.stats).backfillRunning).toBe(true)

@@ -36,7 +36,7 @@ describe("AgentRuntime", () => {
       while (done === undefined) {
         const { event, message } = yield* Queue.take(events)
         expect(message.interface).toBe("heartbeat")
-        if (event.type === "done") done = event
+        if (event.type === "finish") done = event
       }
       expect(done.delivered).toBe(false)
       yield* Fiber.interrupt(serving)

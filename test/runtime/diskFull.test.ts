@@ -43,7 +43,7 @@ describe("a full disk during a turn", () => {
       yield* server.reply(FakeReply.text("answered"))
       const next = yield* runtime.submit({ interface: "web", channel: "web", userId: "operator", text: "after space was freed" })
       const done = (yield* turnEvents(events, next.turnId)).at(-1)
-      expect(done).toMatchObject({ type: "done", reply: "answered" })
+      expect(done).toMatchObject({ type: "finish", reply: "answered" })
       yield* Fiber.interrupt(serving)
 
       const session = yield* runtime.currentSession

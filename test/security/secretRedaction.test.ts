@@ -62,10 +62,10 @@ describe("no known secret is stored or sent, whoever wrote it", () => {
       expect(outcome.reply).toContain("[redacted:SLACK_BOT_TOKEN]")
       holdsNoSecret("the events", JSON.stringify(events))
       // The streamed text, joined, is the redacted reply: nothing held back is lost, no prefix of a secret shown.
-      const streamed = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("")
+      const streamed = events.flatMap((e) => (e.type === "text-delta" ? [e.delta] : [])).join("")
       expect(streamed).toBe(`Reading with [redacted:SLACK_BOT_TOKEN] now.${outcome.reply}`)
       for (const event of events) {
-        if (event.type !== "text") continue
+        if (event.type !== "text-delta") continue
         for (const secret of secrets) expect(secret.startsWith(event.delta.slice(-6)) && event.delta.length >= 6).toBe(false)
       }
       for (const file of sessionFiles(dir)) holdsNoSecret("the session file", file)

@@ -2,7 +2,7 @@ import { Effect, Queue } from "effect"
 import type { RuntimeEvent } from "../../src/runtime/AgentRuntime.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 
-/** The events of one turn of a running agent, read from a subscription to its events, up to its done. */
+/** The events of one turn of a running agent, read from a subscription to its events, up to its finish. */
 export const turnEvents = (events: Queue.Dequeue<RuntimeEvent>, turnId: string) =>
   Effect.gen(function*() {
     const seen: Array<TurnEvent> = []
@@ -10,6 +10,6 @@ export const turnEvents = (events: Queue.Dequeue<RuntimeEvent>, turnId: string) 
       const { event, message } = yield* Queue.take(events)
       if (message.turnId !== turnId) continue
       seen.push(event)
-      if (event.type === "done") return seen
+      if (event.type === "finish") return seen
     }
   }).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error(`turn ${turnId} never finished`) }))

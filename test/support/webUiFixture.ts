@@ -130,7 +130,7 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
     url: `http://127.0.0.1:${port}`,
     ticket,
     emit: (input) => {
-      const event = { ...input, seq: events.length + 1, at: new Date().toISOString() } as AgentEvent
+      const event: AgentEvent = { ...input, seq: events.length + 1, at: new Date().toISOString() }
       events.push(event)
       for (const res of streams) send(res, event)
       return event

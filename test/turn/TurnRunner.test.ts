@@ -65,14 +65,19 @@ describe("TurnRunner", () => {
         const { events, messages, outcome } = yield* turn("write a")
         expect(outcome).toMatchObject({ reply: "Wrote notes/a.md.", delivered: true, steps: 2 })
         expect(NodeFs.readFileSync(NodePath.join(dir, "notes/a.md"), "utf8")).toBe("alpha\n")
-        // A step event opens each model step.
-        expect(events.flatMap((e) => e.type === "step" ? [e.step] : [])).toEqual([1, 2])
-        const types = events.map((e) => e.type).filter((type) => type !== "step")
+        // The message comes in first; a thinking event opens each model step.
+        expect(events[0]).toMatchObject({ type: "incoming", text: "write a", interface: "web", channel: "web:1", userId: "u1" })
+        expect(events.flatMap((e) => e.type === "thinking" ? [e.step] : [])).toEqual([1, 2])
+        // Every event names the turn and its conversation.
+        const turnId = events[0]?.turnId
+        for (const event of events) expect(event).toMatchObject({ turnId, conversationId: "web:web:1" })
+        const types = events.map((e) => e.type).filter((type) => type !== "thinking" && type !== "incoming")
         expect(types.slice(0, 2)).toEqual(["tool-call", "tool-call"])
         expect(types.filter((t) => t === "tool-result")).toHaveLength(2)
-        expect(types.indexOf("text")).toBeGreaterThan(types.lastIndexOf("tool-result"))
+        expect(types.indexOf("text-delta")).toBeGreaterThan(types.lastIndexOf("tool-result"))
         // The reply's last characters (a possible NO_REPLY) are held until the turn knows its reply.
-        expect(types.slice(-3)).toEqual(["usage", "text", "done"])
+        expect(types.slice(-2)).toEqual(["text-delta", "finish"])
+        expect(events.at(-1)).toMatchObject({ reply: "Wrote notes/a.md.", steps: 2, delivered: true, usage: { inputTokens: expect.any(Number) } })
         expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "tool", "assistant"])
         const requests = yield* server.requests
         expect(requests.map((r) => r.path)).toEqual(["/responses", "/responses"])
@@ -124,8 +129,11 @@ describe("TurnRunner", () => {
         )
         const { events, messages, outcome } = yield* turn("first", "second, sent while you were busy")
         expect(outcome.delivered).toBe(false)
-        expect(events.find((e) => e.type === "done")).toMatchObject({ delivered: false })
-        expect(events.some((e) => e.type === "injected" && e.text.startsWith("second"))).toBe(true)
+        expect(events.find((e) => e.type === "finish")).toMatchObject({ delivered: false })
+        // The injected message comes in to the running turn, under the id it was queued with.
+        const injectedEvent = events.find((e) => e.type === "incoming" && e.text.startsWith("second"))
+        expect(injectedEvent).toMatchObject({ turnId: events[0]?.turnId, conversationId: "web:web:1" })
+        expect(injectedEvent?.type === "incoming" ? injectedEvent.messageId : undefined).not.toBe(events[0]?.turnId)
         expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "tool", "user", "assistant"])
         // The injected message belongs to the running turn: a restart reads the turn as one (leftoverReplies.ts).
         const [first, , , injected] = messages
@@ -135,7 +143,7 @@ describe("TurnRunner", () => {
         expect(second).toContain("second, sent while you were busy")
       })))
 
-  it.live("NO_REPLY is taken out at the source: no text delta, no prefix of the marker, and done's reply without it", () =>
+  it.live("NO_REPLY is taken out at the source: no text delta, no prefix of the marker, and finish's reply without it", () =>
     withAgent((server) => ({ baseURL: server.baseURL }), (server) =>
       Effect.gen(function*() {
         yield* server.reply(
@@ -144,18 +152,20 @@ describe("TurnRunner", () => {
           FakeReply.text("NO_REPLY"),
           FakeReply.text("I will answer NO_REPLY later, here it is.")
         )
-        const shown = (events: ReadonlyArray<TurnEvent>) => events.flatMap((e) => e.type === "text" ? [e.delta] : []).join("")
+        const shown = (events: ReadonlyArray<TurnEvent>) => events.flatMap((e) => e.type === "text-delta" ? [e.delta] : []).join("")
         const first = yield* turn("save it")
         const text = shown(first.events)
         expect(text).toBe("Looking. Saved the note.")
         for (const event of first.events) expect(JSON.stringify(event)).not.toMatch(/NO_RE/)
-        expect(first.events.find((e) => e.type === "done")).toMatchObject({ reply: "Saved the note.", delivered: false })
+        expect(first.events.find((e) => e.type === "finish")).toMatchObject({ reply: "Saved the note.", delivered: false })
         // The text before the tool call went out before the call, not after it.
         const types = first.events.map((e) => e.type)
-        expect(types.indexOf("text")).toBeLessThan(types.indexOf("tool-call"))
+        expect(types.indexOf("text-delta")).toBeLessThan(types.indexOf("tool-call"))
+        // Text the filter held back goes out named with its turn.
+        for (const event of first.events) expect(event).toMatchObject({ turnId: first.events[0]?.turnId })
         const bare = yield* turn("nothing to say")
-        expect(bare.events.filter((e) => e.type === "text")).toEqual([])
-        expect(bare.events.find((e) => e.type === "done")).toMatchObject({ reply: "", delivered: false })
+        expect(bare.events.filter((e) => e.type === "text-delta")).toEqual([])
+        expect(bare.events.find((e) => e.type === "finish")).toMatchObject({ reply: "", delivered: false })
         // The marker in the middle of a reply is text like any other.
         const middle = yield* turn("later")
         expect(shown(middle.events)).toBe("I will answer NO_REPLY later, here it is.")
@@ -225,9 +235,9 @@ describe("TurnRunner, prices and the watchdog", () => {
       Effect.gen(function*() {
         yield* server.reply(FakeReply.text("ok", { usage: { input: 12, output: 7, cached: 0 } }))
         const { events } = yield* turn("price check")
-        const usage = events.find((e) => e.type === "usage")
+        const finish = events.find((e) => e.type === "finish")
         // (12 × $100 + 7 × $200) per million tokens = $0.0026 = 0.26¢
-        expect(usage?.type === "usage" ? usage.costUsdCents : -1).toBeCloseTo(0.26, 6)
+        expect(finish?.type === "finish" ? finish.usage.costUsdCents : -1).toBeCloseTo(0.26, 6)
       })))
 
   it.scoped("a model stream that sends nothing for 5 minutes is stopped by the watchdog, on the Clock", () =>

@@ -80,7 +80,7 @@ const throughRuntime = (baseURL: string, reply: Effect.Effect<void>) =>
     return {
       failure: error?.type === "error" ? { _tag: error.failure._tag, reason: "reason" in error.failure ? error.failure.reason : undefined } : undefined,
       events,
-      nextReply: done?.type === "done" ? done.reply : ""
+      nextReply: done?.type === "finish" ? done.reply : ""
     } satisfies Ended
   })
 
@@ -92,10 +92,11 @@ describe("runTurn: the one driver of a turn", () => {
       const drivers = { agent: throughAgent, runtime: throughRuntime }
       for (const [name, drive] of Object.entries(drivers)) {
         const ended = yield* drive(server.baseURL, reply)
-        // One clear failure as a value (never a raw SessionError), and the caller sees the turn's error and done.
+        // One clear failure as a value (never a raw SessionError), and the caller sees the turn's error and finish.
         expect(ended.failure, name).toEqual({ _tag: "SessionNotWritten", reason: "disk-full" })
-        expect(ended.events.map((event) => event.type), name).toEqual(["error", "done"])
-        expect(ended.events[1], name).toMatchObject({ type: "done", reply: "", delivered: false, steps: 0 })
+        expect(ended.events.map((event) => event.type), name).toEqual(["incoming", "error", "finish"])
+        expect(ended.events[2], name).toMatchObject({ type: "finish", reply: "", delivered: false, steps: 0 })
+        for (const event of ended.events) expect(event, name).toMatchObject({ turnId: ended.events[0]?.turnId, conversationId: "library:library" })
         // The agent goes on: the next message is answered once there is room.
         expect(ended.nextReply, name).toBe("answered")
       }

@@ -189,16 +189,16 @@ export const make = (
         const live = turns.get(message.turnId) ?? (yield* start(message.turnId, message.channel))
         const change = (f: (view: View) => View) => Effect.zipRight(Ref.update(live.view, f), Queue.offer(live.wake, undefined))
         switch (event.type) {
-          case "step":
+          case "thinking":
             return yield* change((view) => view)
-          case "text":
+          case "text-delta":
             return yield* change((view) => ({ ...view, text: view.text + event.delta, tool: undefined }))
           case "tool-call":
             // The text before a call is not the reply: the tool's line replaces it.
             return yield* change((view) => ({ ...view, text: "", tool: event.name }))
           case "error":
             return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message, event.failure) }))
-          case "done":
+          case "finish":
             turns.delete(message.turnId)
             return yield* change((view) => ({ ...view, final: { reply: event.reply, delivered: event.delivered } }))
           default:

@@ -168,16 +168,16 @@ export const makeReplies = (
         const turn = yield* turnOf(event)
         const e = event.event
         switch (e.type) {
-          case "text":
+          case "text-delta":
             return yield* addText(turn, e.delta)
           case "tool-call": {
             return yield* update(turn, (v) => ({ ...v, tools: v.newStep ? [e.name] : [...v.tools, e.name], afterTool: true, newStep: false }))
           }
-          case "step":
+          case "thinking":
             return yield* Ref.update(turn.view, (v) => ({ ...v, newStep: true }))
           case "error":
             return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message, e.failure) }))
-          case "done": {
+          case "finish": {
             turns.delete(event.message.turnId)
             return yield* update(turn, (v) => ({
               ...v,

@@ -17,8 +17,9 @@ interface HubState {
 }
 
 /**
- * Every event of the agent, numbered: one sequence per server, starting from the start time in microseconds, so a
- * client's Last-Event-ID from an earlier process is always older than anything this one has (it gets a reset).
+ * Every event of the agent, numbered: each as its source made it, with only `seq` and `at` added. One sequence per
+ * server, starting from the start time in microseconds, so a client's Last-Event-ID from an earlier process is always
+ * older than anything this one has (it gets a reset).
  * Publishing and subscribing take the same lock, so a new subscriber's replay and its live events neither overlap
  * nor leave a gap.
  */
@@ -34,8 +35,7 @@ export class EventHub extends Effect.Service<EventHub>()("kern/channels/web/Even
       lock.withPermits(1)(Effect.gen(function*() {
         const at = DateTime.formatIso(yield* DateTime.now)
         const event = yield* Ref.modify(state, (s): readonly [AgentEvent, HubState] => {
-          // The input is one member of the union; numbering it keeps it that member.
-          const numbered = { ...input, seq: s.next, at } as AgentEvent
+          const numbered: AgentEvent = { ...input, seq: s.next, at }
           const buffer = s.buffer.length >= replayCapacity ? [...s.buffer.slice(1 - replayCapacity), numbered] : [...s.buffer, numbered]
           return [numbered, { next: s.next + 1, buffer }]
         })

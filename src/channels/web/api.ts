@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
-import { TurnIds } from "../../turn/TurnEvent.js"
+import { PendingApprovalInfo } from "../AgentEvent.js"
 
 // GET /recall/stats answers RecallStats, GET /recall/search a SearchResult: recall's own schemas.
 export { RecallStats, SearchResult }
@@ -343,158 +343,33 @@ export type NotesSummaryResponse = typeof NotesSummaryResponse.Type
 // ---------------------------------------------------------------------------------------------------------------
 // GET /events (SSE): `id: <seq>`, `event: <type>`, `data: <one of these as JSON>`; `Last-Event-ID` resumes.
 // Keepalive comments (`: keepalive`) every 15 s. When the replay buffer no longer holds what a client missed, the
-// first event it gets is a `reset` (reload state from the routes above).
+// first event it gets is a `reset` (reload state from the routes above). The events are the turn's own
+// (src/turn/TurnEvent.ts) and the agent's (src/channels/AgentEvent.ts), with the hub's `seq` and `at`.
 
-const base = {
-  /** Sequence number, increasing by one per event of this server. */
-  seq: Schema.Number,
-  /** ISO time the event happened. */
-  at: Schema.String
-}
-
-export const IncomingEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("incoming"),
-  ...TurnIds.fields,
-  /** The id the message was accepted under (POST /message's turnId); differs from turnId when it was injected. */
-  messageId: Schema.String,
-  text: Schema.String,
-  interface: Schema.String,
-  channel: Schema.optional(Schema.String),
-  userId: Schema.optional(Schema.String)
-})
-
-/** The model is working on a step of the turn. */
-export const ThinkingEvent = Schema.Struct({ ...base, type: Schema.Literal("thinking"), ...TurnIds.fields, step: Schema.Number })
-
-export const TextDeltaEvent = Schema.Struct({ ...base, type: Schema.Literal("text-delta"), ...TurnIds.fields, delta: Schema.String })
-
-export const ToolCallEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("tool-call"),
-  ...TurnIds.fields,
-  id: Schema.String,
-  name: Schema.String,
-  params: Schema.Unknown
-})
-
-export const ToolResultEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("tool-result"),
-  ...TurnIds.fields,
-  id: Schema.String,
-  name: Schema.String,
-  isError: Schema.Boolean,
-  /** The result as the model got it (compacted output ends with a note naming the stored artifact). */
-  text: Schema.String,
-  durationMs: Schema.Number
-})
-
-/** Auto-recall put past conversation into the turn's context. */
-export const RecallEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("recall"),
-  ...TurnIds.fields,
-  query: Schema.String,
-  hits: Schema.Number,
-  tokens: Schema.Number
-})
-
-export const FinishEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("finish"),
-  ...TurnIds.fields,
-  reply: Schema.String,
-  steps: Schema.Number,
-  usage: Usage,
-  /** false when the reply was empty or NO_REPLY: nothing was said to anyone. */
-  delivered: Schema.Boolean
-})
-
-export const ErrorEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("error"),
-  ...TurnIds.fields,
-  message: Schema.String,
-  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
-  failure: Schema.Unknown
-})
-
-/** The agent said something to someone (a turn's delivered reply, or the message tool). */
-export const OutgoingEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("outgoing"),
-  turnId: Schema.optional(Schema.String),
-  conversationId: Schema.optional(Schema.String),
-  text: Schema.String,
-  interface: Schema.String,
-  channel: Schema.optional(Schema.String)
-})
-
-/** A tool call waiting for approval: the call in full, where its turn came from, and when it is denied unanswered. */
-export const PendingApprovalInfo = Schema.Struct({
-  id: Schema.String,
-  toolId: Schema.String,
-  /** The call's arguments in full. */
-  args: Schema.Unknown,
-  reason: Schema.String,
-  interface: Schema.String,
-  channel: Schema.String,
-  userId: Schema.String,
-  requestedAt: Schema.String,
-  /** ISO time after which the call is denied. */
-  expiresAt: Schema.String
-})
-export type PendingApprovalInfo = typeof PendingApprovalInfo.Type
-
-/** A DESTRUCTIVE call waits for a person: POST /approvals/:id answers it. */
-export const ApprovalEvent = Schema.Struct({ ...base, type: Schema.Literal("approval"), ...PendingApprovalInfo.fields })
-
-/** An approval was answered (by `operator` or a chat operator such as `telegram:42`) or timed out. */
-export const ApprovalResolvedEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("approval-resolved"),
-  id: Schema.String,
-  approved: Schema.Boolean,
-  outcome: Schema.Literal("approved", "denied", "timeout"),
-  by: Schema.String
-})
-
-/** A heartbeat tick: sent (queued a heartbeat turn) or skipped, and how a heartbeat turn ended (ran, failed). */
-export const HeartbeatEvent = Schema.Struct({
-  ...base,
-  type: Schema.Literal("heartbeat"),
-  turnId: Schema.optional(Schema.String),
-  outcome: Schema.Literal("sent", "skipped", "ran", "failed"),
-  reason: Schema.String
-})
-
-/** The client resumed from a Last-Event-ID older than the replay buffer: some events are lost; reload state. */
-export const ResetEvent = Schema.Struct({ ...base, type: Schema.Literal("reset"), missedFrom: Schema.Number })
-
-export const AgentEvent = Schema.Union(
-  IncomingEvent,
-  ThinkingEvent,
-  TextDeltaEvent,
-  ToolCallEvent,
-  ToolResultEvent,
-  RecallEvent,
-  FinishEvent,
-  ErrorEvent,
-  OutgoingEvent,
-  HeartbeatEvent,
+export {
+  AgentEvent,
+  AgentEventInput,
+  AgentEventJson,
+  type AgentEventType,
   ApprovalEvent,
   ApprovalResolvedEvent,
+  EventStamp,
+  HeartbeatEvent,
+  OutgoingEvent,
+  PendingApprovalInfo,
   ResetEvent
-)
-export type AgentEvent = typeof AgentEvent.Type
-export type AgentEventType = AgentEvent["type"]
-
-/** An event before the hub numbers and stamps it. */
-export type AgentEventInput = AgentEvent extends infer E ? E extends AgentEvent ? Omit<E, "seq" | "at"> : never : never
-
-/** SSE frames carry the event as JSON in `data:`. */
-export const AgentEventJson = Schema.parseJson(AgentEvent)
+} from "../AgentEvent.js"
+export {
+  ContextEvent,
+  ErrorEvent,
+  FinishEvent,
+  IncomingEvent,
+  RecallEvent,
+  TextDeltaEvent,
+  ThinkingEvent,
+  ToolCallEvent,
+  ToolResultEvent
+} from "../../turn/TurnEvent.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // GET /approvals, POST /approvals/:id

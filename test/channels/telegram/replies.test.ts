@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, TestClock } from "effect"
 import type { QueuedMessage } from "../../../src/turn/MessageQueue.js"
 import { noReplyEmit } from "../../../src/turn/replyFilter.js"
-import type { TurnEvent } from "../../../src/turn/TurnEvent.js"
+import { noUsage, type TurnEvent, type TurnEventBody, turnIdsOf } from "../../../src/turn/TurnEvent.js"
 import * as Api from "../../../src/channels/telegram/api.js"
 import { makeReplies } from "../../../src/channels/telegram/replies.js"
 import * as ReplyPlaceholders from "../../../src/channels/ReplyPlaceholders.js"
@@ -45,7 +45,10 @@ const setup = Effect.gen(function*() {
   const placeholders = yield* Layer.build(ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory)))
   const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
   // Events as a turn emits them: through the source's NO_REPLY filter (src/turn/replyFilter.ts), nothing else.
-  const emit = (turnId: string) => noReplyEmit((event: TurnEvent) => handle({ message: message(turnId), event }))
+  const emit = (turnId: string) => {
+    const filtered = noReplyEmit((event: TurnEvent) => handle({ message: message(turnId), event }))
+    return (event: TurnEventBody) => filtered({ ...event, ...turnIdsOf(message(turnId)) })
+  }
   return { telegram, emit }
 })
 
@@ -54,11 +57,11 @@ describe("Telegram replies", () => {
     Effect.gen(function*() {
       const { telegram, emit } = yield* setup
       const turn = emit("1")
-      yield* turn({ type: "step", step: 1 })
+      yield* turn({ type: "thinking", step: 1 })
       yield* telegram.awaitCalls("sendMessage", 1)
       yield* telegram.awaitCalls("sendChatAction", 1)
 
-      yield* turn({ type: "text", delta: "Here is the first part of the answer, " })
+      yield* turn({ type: "text-delta", delta: "Here is the first part of the answer, " })
       yield* sleepingUntil(1000)
       yield* TestClock.adjust(999)
       yield* settle
@@ -68,7 +71,7 @@ describe("Telegram replies", () => {
       // The filter holds the last characters back (a NO_REPLY might end them).
       expect(first!.body["text"]).toBe("Here is the first part of th")
 
-      yield* turn({ type: "text", delta: "and more" })
+      yield* turn({ type: "text-delta", delta: "and more" })
       yield* turn({ type: "tool-call", id: "c1", name: "bash", params: { command: "ls" } })
       yield* sleepingUntil(2000)
       yield* TestClock.adjust(500)
@@ -85,9 +88,9 @@ describe("Telegram replies", () => {
       yield* telegram.awaitCalls("sendChatAction", 2)
 
       yield* turn({ type: "tool-result", id: "c1", name: "bash", isError: false, text: "a b", durationMs: 5 })
-      yield* turn({ type: "step", step: 2 })
-      yield* turn({ type: "text", delta: "The result is **42**." })
-      yield* turn({ type: "done", reply: "The result is **42**.", delivered: true, steps: 2 })
+      yield* turn({ type: "thinking", step: 2 })
+      yield* turn({ type: "text-delta", delta: "The result is **42**." })
+      yield* turn({ type: "finish", reply: "The result is **42**.", steps: 2, usage: noUsage, delivered: true })
       yield* telegram.awaitCalls("editMessageText", 3)
       const [chat] = yield* telegram.chat(42)
       expect(chat!.text).toBe("Here is the first part of the answer, and more\n\nThe result is <b>42</b>.")
@@ -104,21 +107,21 @@ describe("Telegram replies", () => {
     Effect.gen(function*() {
       const { telegram, emit } = yield* setup
       const silent = emit("1")
-      yield* silent({ type: "step", step: 1 })
+      yield* silent({ type: "thinking", step: 1 })
       yield* telegram.awaitCalls("sendMessage", 1)
-      yield* silent({ type: "text", delta: "NO_REPLY" })
-      yield* silent({ type: "done", reply: "NO_REPLY", delivered: false, steps: 1 })
+      yield* silent({ type: "text-delta", delta: "NO_REPLY" })
+      yield* silent({ type: "finish", reply: "NO_REPLY", steps: 1, usage: noUsage, delivered: false })
       yield* TestClock.adjust(1000)
       yield* telegram.awaitCalls("deleteMessage", 1)
       expect(yield* telegram.chat(42)).toEqual([])
       expect(yield* telegram.calls("editMessageText")).toEqual([])
 
       const spoken = emit("2")
-      yield* spoken({ type: "step", step: 1 })
+      yield* spoken({ type: "thinking", step: 1 })
       yield* telegram.awaitCalls("sendMessage", 2)
       yield* telegram.fail("editMessageText", Failures.cantParse)
-      yield* spoken({ type: "text", delta: "Use **care** & <tags>" })
-      yield* spoken({ type: "done", reply: "Use **care** & <tags>", delivered: true, steps: 1 })
+      yield* spoken({ type: "text-delta", delta: "Use **care** & <tags>" })
+      yield* spoken({ type: "finish", reply: "Use **care** & <tags>", steps: 1, usage: noUsage, delivered: true })
       yield* TestClock.adjust(1000)
       const edits = yield* telegram.awaitCalls("editMessageText", 2)
       expect(edits.map((e) => [e.body["text"], e.body["parse_mode"]])).toEqual([

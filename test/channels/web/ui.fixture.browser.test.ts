@@ -248,7 +248,7 @@ describe("web UI against a scripted server", () => {
     // Accepted, not yet taken in by a turn: on screen at once, marked queued until its incoming event.
     const mine = page.locator("article.msg-user", { hasText: "what is in the logs?" })
     await mine.getByText("queued").waitFor()
-    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "what is in the logs?", interface: "web", channel: "web" })
+    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "what is in the logs?", interface: "web", channel: "web", userId: "operator" })
     await mine.getByText("queued").waitFor({ state: "detached" })
     fixture.emit({ type: "thinking", turnId, conversationId: "web:web", step: 1 })
     await page.getByLabel("Thinking").waitFor()
@@ -288,7 +288,7 @@ describe("web UI against a scripted server", () => {
   })
 
   it("shows messages of other channels and a recall block as they arrive", async () => {
-    fixture.emit({ type: "incoming", turnId: "tg-1", conversationId: "web:1", messageId: "tg-1", text: "hello from the phone", interface: "telegram", channel: "12345" })
+    fixture.emit({ type: "incoming", turnId: "tg-1", conversationId: "web:1", messageId: "tg-1", text: "hello from the phone", interface: "telegram", channel: "12345", userId: "12345" })
     fixture.emit({ type: "recall", turnId: "tg-1", conversationId: "web:1", query: "phone", hits: 3, tokens: 420 })
     fixture.emit({ type: "text-delta", turnId: "tg-1", conversationId: "web:1", delta: "Hi!" })
     fixture.emit({ type: "finish", turnId: "tg-1", conversationId: "web:1", reply: "Hi!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
@@ -300,7 +300,7 @@ describe("web UI against a scripted server", () => {
 
   it("keeps every character once when the stream drops mid-reply and comes back", async () => {
     const turnId = "turn-drop"
-    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "count to six", interface: "web" })
+    fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "count to six", interface: "web", channel: "web", userId: "operator" })
     fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: "one two " })
     const reply = page.locator("article", { hasText: "one two" })
     await reply.waitFor()
@@ -679,7 +679,7 @@ describe("web UI against a scripted server", () => {
     // One reply per attack: in one reply, an unclosed `<style>` would swallow every attack after it untested.
     attacks.forEach((attack, i) => {
       const turnId = `turn-hostile-${i}`
-      fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "say something nasty", interface: "web" })
+      fixture.emit({ type: "incoming", turnId, conversationId: "web:web", messageId: turnId, text: "say something nasty", interface: "web", channel: "web", userId: "operator" })
       fixture.emit({ type: "text-delta", turnId, conversationId: "web:web", delta: `${attack}\n\nhostile reply ${i} ends` })
       fixture.emit({ type: "finish", turnId, conversationId: "web:web", reply: "", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
     })

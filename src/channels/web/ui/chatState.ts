@@ -140,6 +140,8 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         at: event.at
       }]
     case "thinking":
+    // The context's own work (summarizing an overflow) is the turn at work, as a step is.
+    case "context":
       return updateAssistant(state, event.turnId, event.at, (a) => a)
     case "text-delta":
       return updateAssistant(state, event.turnId, event.at, (a) => ({

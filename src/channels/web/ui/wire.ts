@@ -6,6 +6,7 @@ import type {
   AgentEvent,
   AgentEventType,
   ContextSegmentsResponse,
+  ErrorEvent,
   PendingApprovalInfo,
   SegmentInfo,
   SegmentsResponse,
@@ -46,7 +47,10 @@ export const parseJson = (text: string): Json | undefined => {
   }
 }
 
-/** The events of `GET /events`, as api.ts's Schemas describe them (types only: nothing of Effect is bundled). */
+/**
+ * The events of `GET /events`, as their Schemas describe them (src/turn/TurnEvent.ts for a turn's, AgentEvent.ts for
+ * the agent's own; types only: nothing of Effect is bundled).
+ */
 export type ServerEvent = AgentEvent
 
 export const eventTypes: ReadonlyArray<AgentEventType> = [
@@ -56,6 +60,7 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "tool-call",
   "tool-result",
   "recall",
+  "context",
   "finish",
   "error",
   "outgoing",
@@ -117,6 +122,69 @@ export const decodeApprovals = (u: Json | undefined): ReadonlyArray<PendingAppro
   })
 }
 
+/** Why a turn failed, as the error event carries it (src/turn/TurnFailure.ts, encoded). */
+export type TurnFailure = typeof ErrorEvent.Type["failure"]
+type FailureOf<Tag extends TurnFailure["_tag"]> = Extract<TurnFailure, { readonly _tag: Tag }>
+
+const providerReasons = ["network", "auth", "rate_limit", "billing", "provider", "no_output"] as const
+const budgetCaps = ["maxToolCalls", "maxPromptTokens", "maxLatencyMs", "maxCostUsdCents"] as const
+const notWrittenReasons = ["disk-full", "io"] as const
+// Each list names every value its Schema allows: one the server adds and the UI does not know breaks the build.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
+export const failureLiteralsComplete: [
+  Same<typeof providerReasons[number], FailureOf<"ProviderFailed">["reason"]>,
+  Same<typeof budgetCaps[number], FailureOf<"BudgetExhausted">["cap"]>,
+  Same<typeof notWrittenReasons[number], FailureOf<"SessionNotWritten">["reason"]>
+] = [true, true, true]
+
+const oneOf = <T extends string>(all: ReadonlyArray<T>, s: string | undefined): T | undefined => all.find((x) => x === s)
+
+/** A failure as the Schema encodes it; undefined when its tag is unknown or a field is missing or mistyped. */
+export const decodeFailure = (u: Json | undefined): TurnFailure | undefined => {
+  if (!isObject(u)) return undefined
+  const message = str(u, "message")
+  if (message === undefined) return undefined
+  switch (str(u, "_tag")) {
+    case "ProviderFailed": {
+      const reason = oneOf(providerReasons, str(u, "reason"))
+      const status = num(u, "status")
+      const retryAfterSeconds = num(u, "retryAfterSeconds")
+      if (reason === undefined) return undefined
+      return {
+        _tag: "ProviderFailed",
+        reason,
+        message,
+        ...(status === undefined ? {} : { status }),
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds })
+      }
+    }
+    case "WatchdogFired":
+      return { _tag: "WatchdogFired", message }
+    case "BudgetExhausted": {
+      const cap = oneOf(budgetCaps, str(u, "cap"))
+      const limit = num(u, "limit")
+      const toolCallsUsed = num(u, "toolCallsUsed")
+      const promptTokensUsed = num(u, "promptTokensUsed")
+      const costUsdCentsUsed = num(u, "costUsdCentsUsed")
+      if (
+        cap === undefined || limit === undefined || toolCallsUsed === undefined || promptTokensUsed === undefined ||
+        costUsdCentsUsed === undefined
+      ) return undefined
+      return { _tag: "BudgetExhausted", cap, limit, toolCallsUsed, promptTokensUsed, costUsdCentsUsed, message }
+    }
+    case "StepLimitReached": {
+      const maxSteps = num(u, "maxSteps")
+      return maxSteps === undefined ? undefined : { _tag: "StepLimitReached", maxSteps, message }
+    }
+    case "SessionNotWritten": {
+      const reason = oneOf(notWrittenReasons, str(u, "reason"))
+      return reason === undefined ? undefined : { _tag: "SessionNotWritten", reason, message }
+    }
+    default:
+      return undefined
+  }
+}
+
 /** Decodes one SSE frame's data; undefined when it is not a kern event (a required field missing or mistyped). */
 export const decodeEvent = (data: string): ServerEvent | undefined => {
   const u = parseJson(data)
@@ -136,20 +204,13 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
   const channel = str(u, "channel")
   switch (type) {
     case "incoming": {
-      const messageId = str(u, "messageId") ?? turnId
+      const messageId = str(u, "messageId")
       const userId = str(u, "userId")
-      if (ids === undefined || text === undefined || iface === undefined || messageId === undefined) return undefined
-      return {
-        type,
-        seq,
-        at,
-        ...ids,
-        messageId,
-        text,
-        interface: iface,
-        ...(channel === undefined ? {} : { channel }),
-        ...(userId === undefined ? {} : { userId })
-      }
+      if (
+        ids === undefined || text === undefined || iface === undefined || messageId === undefined || channel === undefined ||
+        userId === undefined
+      ) return undefined
+      return { type, seq, at, ...ids, messageId, text, interface: iface, channel, userId }
     }
     case "thinking":
       return ids === undefined ? undefined : { type, seq, at, ...ids, step: num(u, "step") ?? 0 }
@@ -166,6 +227,8 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
     case "recall":
       if (ids === undefined) return undefined
       return { type, seq, at, ...ids, query: str(u, "query") ?? "", hits: num(u, "hits") ?? 0, tokens: num(u, "tokens") ?? 0 }
+    case "context":
+      return ids === undefined || text === undefined ? undefined : { type, seq, at, ...ids, text }
     case "finish":
       if (ids === undefined) return undefined
       return {
@@ -178,9 +241,11 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
         usage: usageOf(obj(u, "usage")),
         delivered: bool(u, "delivered") ?? true
       }
-    case "error":
-      if (ids === undefined) return undefined
-      return { type, seq, at, ...ids, message: str(u, "message") ?? "the turn failed", failure: u["failure"] ?? null }
+    case "error": {
+      const failure = decodeFailure(u["failure"])
+      if (ids === undefined || failure === undefined) return undefined
+      return { type, seq, at, ...ids, message: str(u, "message") ?? failure.message, failure }
+    }
     case "outgoing":
       if (text === undefined || iface === undefined) return undefined
       return {
@@ -264,9 +329,8 @@ export const decodeSummarizer = (status: JsonObject): SummarizerState | undefine
   }
 }
 
-/** The failure's tag (ProviderFailed, WatchdogFired, …) when the error event carries one. */
-export const failureTag = (failure: unknown): string | undefined =>
-  isObject(failure) ? str(failure, "_tag") : typeof failure === "string" ? failure : undefined
+/** The failure's tag (ProviderFailed, WatchdogFired, …) an error event carries. */
+export const failureTag = (failure: TurnFailure): string => failure._tag
 
 /** One segment of GET /segments or /context/segments; undefined when a field is missing or mistyped. */
 export const decodeSegment = (u: JsonObject): SegmentInfo | undefined => {

@@ -31,7 +31,7 @@ const textOf = (item: Item | undefined) =>
   item?.kind === "assistant" ? item.parts.flatMap((p) => p.kind === "text" ? [p.text] : []).join("") : undefined
 
 const turn = numbered([
-  { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "hi", interface: "web" },
+  { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "hi", interface: "web", channel: "1", userId: "operator" },
   { type: "thinking", turnId: "t1", conversationId: "web:1", step: 1 },
   { type: "text-delta", turnId: "t1", conversationId: "web:1", delta: "Hel" },
   { type: "tool-call", turnId: "t1", conversationId: "web:1", id: "c1", name: "read", params: { path: "a" } },
@@ -63,7 +63,7 @@ describe("chat state", () => {
     const seen = fold(emptyChat, turn)
     const reset = fold(seen, numbered([
       { type: "reset", missedFrom: 9 },
-      { type: "incoming", turnId: "t9", conversationId: "web:1", messageId: "t9", text: "again", interface: "web" }
+      { type: "incoming", turnId: "t9", conversationId: "web:1", messageId: "t9", text: "again", interface: "web", channel: "1", userId: "operator" }
     ], 1000))
     expect(reset.stale).toBe(true)
     expect(reset.items.map((i) => i.kind)).toEqual(["user", "assistant", "user"])
@@ -71,7 +71,7 @@ describe("chat state", () => {
 
   it("notes where another channel's reply went instead of showing it twice; shows a message-tool send", () => {
     const state = fold(emptyChat, numbered([
-      { type: "incoming", turnId: "t2", conversationId: "web:1", messageId: "t2", text: "hey", interface: "telegram", channel: "42" },
+      { type: "incoming", turnId: "t2", conversationId: "web:1", messageId: "t2", text: "hey", interface: "telegram", channel: "42", userId: "42" },
       { type: "text-delta", turnId: "t2", conversationId: "web:1", delta: "yo" },
       { type: "finish", turnId: "t2", conversationId: "web:1", reply: "yo", steps: 1, usage, delivered: true },
       { type: "outgoing", turnId: "t2", text: "yo", interface: "telegram", channel: "42" },
@@ -83,15 +83,15 @@ describe("chat state", () => {
 
   it("keeps an injected message apart from the turn that took it in", () => {
     const state = fold(emptyChat, numbered([
-      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "first", interface: "web" },
+      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "t1", text: "first", interface: "web", channel: "1", userId: "operator" },
       { type: "text-delta", turnId: "t1", conversationId: "web:1", delta: "working" },
-      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "m2", text: "also this", interface: "web" }
+      { type: "incoming", turnId: "t1", conversationId: "web:1", messageId: "m2", text: "also this", interface: "web", channel: "1", userId: "operator" }
     ]))
     expect(state.items.map((i) => i.kind === "user" ? i.text : i.kind)).toEqual(["first", "assistant", "also this"])
   })
 
   it("shows a sent message at once as queued, once, whether its 202 or its incoming event comes first", () => {
-    const incoming = numbered([{ type: "incoming", turnId: "t7", conversationId: "web:1", messageId: "m7", text: "later", interface: "web" }])
+    const incoming = numbered([{ type: "incoming", turnId: "t7", conversationId: "web:1", messageId: "m7", text: "later", interface: "web", channel: "1", userId: "operator" }])
     const sentFirst = addSent(emptyChat, { messageId: "m7", text: "later", at })
     expect(sentFirst.items).toMatchObject([{ kind: "user", text: "later", queued: true }])
     // A reload while it waits keeps it.
@@ -110,7 +110,7 @@ describe("chat state", () => {
     const live = fold(emptyChat, [
       ...turn,
       ...numbered([
-        { type: "incoming", turnId: "t5", conversationId: "web:1", messageId: "t5", text: "running", interface: "web" },
+        { type: "incoming", turnId: "t5", conversationId: "web:1", messageId: "t5", text: "running", interface: "web", channel: "1", userId: "operator" },
         { type: "text-delta", turnId: "t5", conversationId: "web:1", delta: "par" }
       ], 9)
     ])
@@ -156,7 +156,7 @@ describe("a page loaded while a turn runs", () => {
       nextBefore: null
     }, "h3")
     const state = fold({ ...emptyChat, items: finished?.items ?? [] }, numbered([
-      { type: "incoming", turnId: "t10", conversationId: "web:1", messageId: "t10", text: "again", interface: "web" },
+      { type: "incoming", turnId: "t10", conversationId: "web:1", messageId: "t10", text: "again", interface: "web", channel: "1", userId: "operator" },
       { type: "text-delta", turnId: "t10", conversationId: "web:1", delta: "Hi again" }
     ]))
     expect(state.items.map((i) => i.kind === "user" ? i.text : textOf(i))).toEqual(["hi", "Hello", "again", "Hi again"])
@@ -203,6 +203,10 @@ describe("wire", () => {
         JSON.stringify({ seq: 1, type: "text-delta", turnId: "t", conversationId: "web:1", delta: 5, at }),
         JSON.stringify({ seq: 1, type: "tool-call", turnId: "t", conversationId: "web:1", at }), // no id, name
         JSON.stringify({ seq: 1, type: "heartbeat", outcome: "exploded", reason: "", at }),
+        // A failure the Schema does not know, or missing the fields of its kind.
+        JSON.stringify({ seq: 1, type: "error", turnId: "t", conversationId: "web:1", message: "x", failure: { _tag: "Gremlins", message: "x" }, at }),
+        JSON.stringify({ seq: 1, type: "error", turnId: "t", conversationId: "web:1", message: "x", failure: { _tag: "StepLimitReached", message: "x" }, at }),
+        JSON.stringify({ seq: 1, type: "incoming", turnId: "t", conversationId: "web:1", messageId: "t", text: "hi", interface: "web", at }),
         JSON.stringify({ seq: 1, type: "surprise", at })
       ]
     ) expect(decodeEvent(frame), frame).toBeUndefined()

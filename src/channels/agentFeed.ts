@@ -1,0 +1,74 @@
+import { Effect, PubSub, type Scope, Stream } from "effect"
+import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../runtime/AgentRuntime.js"
+import { type ApprovalResolution, Approvals, type PendingApproval } from "../runtime/Approvals.js"
+import { Channels, type Outgoing } from "../tools/Channels.js"
+import type { AgentEventInput } from "./AgentEvent.js"
+import { approvalInfo } from "./approvalInfo.js"
+
+/**
+ * A turn's event as it is, and after a `finish` that said something, the reply as sent to the conversation it came
+ * from (`outgoing`, as the message tool's sends are).
+ */
+const turnEvents = ({ event, message }: RuntimeEvent): ReadonlyArray<AgentEventInput> =>
+  event.type === "finish" && event.delivered
+    ? [event, {
+      type: "outgoing",
+      turnId: event.turnId,
+      conversationId: event.conversationId,
+      text: event.reply,
+      interface: message.interface,
+      channel: message.channel
+    }]
+    : [event]
+
+const heartbeatEvent = (notice: HeartbeatNotice): AgentEventInput => ({
+  type: "heartbeat",
+  outcome: notice.outcome,
+  reason: notice.reason,
+  ...(notice.turnId === undefined ? {} : { turnId: notice.turnId })
+})
+
+const approvalEvent = (pending: PendingApproval): AgentEventInput => ({ type: "approval", ...approvalInfo(pending) })
+
+const resolvedEvent = (resolution: ApprovalResolution): AgentEventInput => ({
+  type: "approval-resolved",
+  id: resolution.id,
+  approved: resolution.approved,
+  outcome: resolution.outcome,
+  by: resolution.by
+})
+
+const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
+  type: "outgoing",
+  text: sent.text,
+  interface: sent.interface,
+  channel: sent.channel
+})
+
+/**
+ * Everything the running agent reports, as one stream of its events: every turn (whatever channel it came from:
+ * terminal, HTTP, heartbeat, chat channels), the heartbeat's ticks, approvals asked and answered, and what the message
+ * tool sent. Subscribed when this runs, in the caller's scope, so nothing after that is missed; the web's event hub
+ * and the local terminal follow it.
+ */
+export const agentFeed: Effect.Effect<
+  Stream.Stream<AgentEventInput>,
+  never,
+  AgentRuntime | Approvals | Channels | Scope.Scope
+> = Effect.gen(function*() {
+  const runtime = yield* AgentRuntime
+  const approvals = yield* Approvals
+  const channels = yield* Channels
+  const turns = yield* PubSub.subscribe(runtime.events)
+  const heartbeats = yield* PubSub.subscribe(runtime.heartbeats)
+  const asked = yield* PubSub.subscribe(approvals.requests)
+  const answered = yield* PubSub.subscribe(approvals.resolved)
+  const sent = yield* PubSub.subscribe(channels.outgoing)
+  return Stream.mergeAll([
+    Stream.fromQueue(turns).pipe(Stream.mapConcat(turnEvents)),
+    Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent)),
+    Stream.fromQueue(asked).pipe(Stream.map(approvalEvent)),
+    Stream.fromQueue(answered).pipe(Stream.map(resolvedEvent)),
+    Stream.fromQueue(sent).pipe(Stream.map(outgoingEvent))
+  ], { concurrency: "unbounded" })
+})
