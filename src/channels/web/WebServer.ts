@@ -1,33 +1,33 @@
-import { FileSystem, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import * as NodeHttp from "node:http"
 import { AgentRuntime } from "../../runtime/AgentRuntime.js"
-import { Approvals } from "../../runtime/Approvals.js"
-import { isoAt } from "../../session/envelope.js"
-import { Channels } from "../../tools/Channels.js"
 import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
-import { AgentConfig } from "../../config/AgentConfig.js"
 import { KnownSecrets } from "../../config/KnownSecrets.js"
-import { ContextWindow } from "../../context/ContextWindow.js"
-import { ToolRegistry } from "../../kernel/ToolRegistry.js"
-import { NotesSummary } from "../../memory/NotesSummary.js"
 import { redactHttpBody } from "../../model/redactHttpBody.js"
 import { Tokenizer } from "../../model/tokenizer.js"
-import { Recall } from "../../recall/Recall.js"
-import { SessionStore } from "../../session/SessionStore.js"
-import * as Api from "./api.js"
-import { ApiError, errorResponse } from "./ApiError.js"
-import { cookieName, makeLogins, ticketTtlMs } from "./auth.js"
+import { apiErrorResponse, badRequest, errorResponse } from "./ApiError.js"
+import { makeLogins, ticketTtlMs } from "./auth.js"
+import * as Authorization from "./Authorization.js"
 import { BrowserSessions } from "./BrowserSessions.js"
 import { EventHub } from "./EventHub.js"
-import { authenticate, corsHeaders, guarded as guardedBy, type GuardSettings, Principal, securityHeaders, withHeaders } from "./guard.js"
+import { authenticate, corsHeaders, type GuardSettings, securityHeaders, withHeaders } from "./guard.js"
+import * as Approvals from "./handlers/approvals.js"
+import * as Auth from "./handlers/auth.js"
+import * as Context from "./handlers/context.js"
+import * as Conversation from "./handlers/conversation.js"
+import * as Notes from "./handlers/notes.js"
+import * as Open from "./handlers/open.js"
+import * as Recall from "./handlers/recall.js"
+import * as Sessions from "./handlers/sessions.js"
+import * as Status from "./handlers/status.js"
+import { KernApi } from "./KernApi.js"
 import { headerValues, hostNames, hostRefusal, targetProblem } from "./requestGate.js"
-import { makeRouter } from "./routes.js"
 import * as RuntimeFeed from "./RuntimeFeed.js"
 import { baseUrl, exposedWarning, isLoopback, ServerSetupError, type ServerSettings } from "./serverSetup.js"
+import { BrowserLogins, ServerInfo } from "./ServerInfo.js"
 import { asset, defaultWebRoot, indexPage } from "./static.js"
 
 /** Request bodies beyond this are refused with 413. */
@@ -50,99 +50,79 @@ const ownOrigins = (host: string, port: number): ReadonlyArray<string> => {
   return [baseUrl({ host, port }), ...names.map((name) => `http://${name}:${port}`)]
 }
 
-/** The cookie lives as long as the session may: a browser restart keeps it, the server decides when it ends. */
-const sessionCookie = (id: string, maxAgeMs: number) =>
-  `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
-
 const pathOf = (target: string): string => {
   const queryAt = target.indexOf("?")
   return queryAt === -1 ? target : target.slice(0, queryAt)
 }
 
+/** Every group of KernApi, implemented. */
+const groups = Layer.mergeAll(
+  Open.layer,
+  Auth.layer,
+  Conversation.layer,
+  Status.layer,
+  Sessions.layer,
+  Context.layer,
+  Recall.layer,
+  Approvals.layer,
+  Notes.layer
+)
+
+/** The UI's files: open (they hold no data), raw routes on the API's router; nothing outside `assets/` is reachable. */
+const webFiles = (webRoot: string) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      yield* router.get("/", indexPage(webRoot))
+      yield* router.get("/index.html", indexPage(webRoot))
+      yield* router.get("/assets/*", Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => asset(webRoot, pathOf(request.url))))
+    })
+  )
+
+/** A query or path parameter that did not decode: 400 naming it, as every bad input is answered. */
+const decodeErrorsNamed = HttpApiBuilder.middleware(KernApi, (app) =>
+  Effect.catchAllCause(app, (cause) => {
+    const failure = Cause.squash(cause)
+    if (!(failure instanceof HttpApiError.HttpApiDecodeError)) return Effect.failCause(cause)
+    const issue = failure.issues[0]
+    const field = String(issue?.path[0] ?? "request")
+    return Effect.fail(badRequest(field, `${field}: ${issue?.message ?? failure.message}`))
+  }))
+
 /**
- * The server's routes, in two routers: `open` (the health check, the login exchange, the UI's files: they hold no
- * data) and `guarded`, every route of which passes the guard (bearer token, or a ticket-made session cookie with a
- * trusted Origin for writes) before its handler runs. Authentication is part of the route the router finds, so it is
- * decided on exactly the path that route serves.
+ * The routes as KernApi declares them, each group implemented with the services it needs, behind the Authorization
+ * middleware (bearer token, or a ticket-made session cookie with a trusted Origin for writes); and the UI's files.
+ * Authentication is part of the route the router finds, so it is decided on exactly the path that route serves.
  */
 export const makeRoutes = (options: WebServerOptions) =>
   Effect.gen(function*() {
     const runtime = yield* AgentRuntime
-    const hub = yield* EventHub
-    const config = yield* AgentConfig
-    const fs = yield* FileSystem.FileSystem
-    const sql = yield* SqlClient.SqlClient
-    const sessions = yield* SessionStore
-    const summaries = yield* NotesSummary
-    const heartbeatLog = yield* HeartbeatLog
-    const recall = yield* Recall
-    const approvals = yield* Approvals
-    const channels = yield* Channels
-    const registry = yield* ToolRegistry
-    const tokenizer = yield* Tokenizer
-    const context = yield* ContextWindow
     const logins = yield* makeLogins({ ticketTtlMs: options.ticketTtlMs ?? ticketTtlMs })
-    const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes
-    const webRoot = options.webRoot ?? defaultWebRoot()
-    const startedAtMs = runtime.startedAtMs
     const guard: GuardSettings = {
       token: options.token,
       logins,
       trustedOrigins: new Set([...ownOrigins(options.host, options.port), ...options.corsOrigins]),
       corsOrigins: new Set(options.corsOrigins)
     }
-    const api = makeRouter(
-      { runtime, hub, config, fs, sql, sessions, summaries, heartbeatLog, recall, approvals, channels, registry, tokenizer, context, server: { host: options.host, port: options.port, command: options.command, startedAtMs } },
-      { bodyLimitBytes }
-    )
-    const base = baseUrl(options)
-
-    const ticket = Effect.gen(function*() {
-      // A browser session must not mint more logins: only the token holder (the CLI) may.
-      if ((yield* Principal) !== "token") return yield* new ApiError({ status: 403, error: "tickets are issued to the bearer token only" })
-      const issued = yield* logins.issue
-      return yield* HttpServerResponse.schemaJson(Api.TicketResponse)({
-        ticket: issued.ticket,
-        url: `${base}/auth?ticket=${issued.ticket}`,
-        expiresAt: isoAt(issued.expiresAtMs)
-      }).pipe(Effect.orDie)
+    const server = ServerInfo.of({
+      host: options.host,
+      port: options.port,
+      command: options.command,
+      startedAtMs: runtime.startedAtMs,
+      baseUrl: baseUrl(options),
+      bodyLimitBytes: options.bodyLimitBytes ?? defaultBodyLimitBytes
     })
-
-    const login = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const presented = new URL(request.url, "http://kern").searchParams.get("ticket")
-      if (presented === null || presented === "") return yield* new ApiError({ status: 400, error: "ticket: missing", field: "ticket" })
-      const session = yield* logins.redeem(presented).pipe(Effect.mapError((error) => new ApiError({ status: 500, error: error.message })))
-      if (session === undefined) {
-        return yield* new ApiError({ status: 401, error: "this login link is used or expired: run `kern open` for a new one" })
-      }
-      return HttpServerResponse.empty({
-        status: 303,
-        headers: { location: "/", "set-cookie": sessionCookie(session, logins.limits.maxAgeMs), "cache-control": "no-store" }
-      })
-    })
-
-    const assetFile = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => asset(webRoot, pathOf(request.url)))
-
-    const bodyCap = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const length = Number(request.headers["content-length"] ?? "0")
-      if (Number.isFinite(length) && length > bodyLimitBytes) {
-        return yield* new ApiError({ status: 413, error: `the body is larger than ${bodyLimitBytes} bytes` })
-      }
-    })
-
-    const open = api.open.pipe(
-      HttpRouter.get("/auth", login),
-      HttpRouter.get("/", indexPage(webRoot)),
-      HttpRouter.get("/index.html", indexPage(webRoot)),
-      HttpRouter.get("/assets/*", assetFile)
+    const api = HttpApiBuilder.api(KernApi).pipe(
+      Layer.provide(groups),
+      Layer.provide(Layer.mergeAll(Authorization.layer(guard), Authorization.bodyLimitLayer(server.bodyLimitBytes)))
     )
-    const guarded = api.guarded.pipe(
-      HttpRouter.post("/auth/ticket", ticket),
-      HttpRouter.use((handler) => guardedBy(guard)(Effect.zipRight(bodyCap, handler)))
+    const routes = yield* Layer.build(
+      Layer.mergeAll(api, webFiles(options.webRoot ?? defaultWebRoot()), decodeErrorsNamed, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer).pipe(
+        Layer.provide(Layer.succeed(ServerInfo, server)),
+        Layer.provide(Layer.succeed(BrowserLogins, logins))
+      )
     )
-    return { open, guarded, guard } as const
+    const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(routes))
+    return { app, guard } as const
   })
 
 /**
@@ -155,43 +135,46 @@ export const makeApp = (options: WebServerOptions) =>
   Effect.gen(function*() {
     const routes = yield* makeRoutes(options)
     const { secrets } = yield* KnownSecrets
-    const router = HttpRouter.concat(routes.open, routes.guarded)
     const hosts = hostNames(options.host)
 
-    const gate = (request: HttpServerRequest.HttpServerRequest): ApiError | undefined => {
+    const gate = (request: HttpServerRequest.HttpServerRequest) => {
       const target = targetProblem(request.url)
-      if (target !== undefined) return new ApiError({ status: 400, error: `the request target is not in canonical form: ${target}` })
+      if (target !== undefined) return errorResponse(400, { error: `the request target is not in canonical form: ${target}` })
       const host = hostRefusal(hosts, headerValues(NodeHttpServerRequest.toIncomingMessage(request).rawHeaders, "host"))
-      return host === undefined ? undefined : new ApiError(host)
+      return host === undefined ? undefined : errorResponse(host.status, host)
     }
 
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const refused = gate(request)
-      if (refused !== undefined) return withHeaders(errorResponse(refused), securityHeaders)
+      if (refused !== undefined) return withHeaders(refused, securityHeaders)
       const cors = corsHeaders(routes.guard, request.headers["origin"])
       if (request.method === "OPTIONS") {
         const response = Object.keys(cors).length > 0
           ? HttpServerResponse.empty({ status: 204 })
-          : errorResponse(new ApiError({ status: 403, error: "cross-origin requests are off (corsOrigins)" }))
+          : errorResponse(403, { error: "cross-origin requests are off (corsOrigins)" })
         return withHeaders(response, { ...securityHeaders, ...cors })
       }
-      const notFound = HttpServerResponse.unsafeJson({ error: `no route ${request.method} ${pathOf(request.url)}` }, { status: 404 })
-      const response = yield* router.pipe(
-        // An unknown route is told apart from a known one only to whom the guard lets in.
-        Effect.catchTag("RouteNotFound", () => Effect.as(authenticate(routes.guard), notFound)),
-        Effect.catchTag("ApiError", (error) => Effect.succeed(errorResponse(error))),
-        Effect.catchAllCause((cause) =>
-          Effect.as(
+      const notFound = errorResponse(404, { error: `no route ${request.method} ${pathOf(request.url)}` })
+      // The API's router is typed as if it never failed; it does fail with RouteNotFound for an unknown route.
+      const response = yield* routes.app.pipe(
+        Effect.catchAllCause((cause) => {
+          // An unknown route is told apart from a known one only to whom the guard lets in.
+          if (Cause.squash(cause) instanceof HttpServerError.RouteNotFound) {
+            return authenticate(routes.guard).pipe(Effect.as(notFound), Effect.catchAll((error) => Effect.succeed(apiErrorResponse(error))))
+          }
+          return Effect.as(
             Effect.logError(`kern: ${request.method} ${request.url} failed`, cause),
-            HttpServerResponse.unsafeJson({ error: "internal error (see the agent's log)" }, { status: 500 })
+            errorResponse(500, { error: "internal error (see the agent's log)" })
           )
-        )
+        })
       )
       // The one door out: no answer carries a known secret, whatever route built it (/history of a session written
       // before redaction, /recall/search over its chunks, the event stream).
       const body = redactHttpBody(response.body, secrets)
-      return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), { ...securityHeaders, ...cors })
+      // A body refused unread (Content-Length over the cap) is never drained: the connection goes with it.
+      const close = response.status === 413 ? { connection: "close" } : {}
+      return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), { ...securityHeaders, ...cors, ...close })
     })
     return app
   })

@@ -8,8 +8,9 @@ import { PendingApprovalInfo } from "../AgentEvent.js"
 export { RecallStats, SearchResult }
 
 /**
- * The HTTP API's wire shapes: every route's request and response and every `/events` event, as Schemas. The server
- * decodes requests and encodes responses with them; the web UI and `kern chat`/`kern tui` decode with the same ones.
+ * The HTTP API's wire shapes: every route's request and response and every `/events` event, as Schemas. KernApi.ts
+ * puts them together into the routes (with their parameters, errors and auth), from which the server and the CLI's
+ * client derive; the web UI's decoders are tested against the same ones.
  * Changes here are additive only: clients built against an older version keep working.
  *
  * Auth: `Authorization: Bearer <KERN_AUTH_TOKEN>` on every route but `/health` and `/auth`; a browser logs in with
@@ -386,29 +387,3 @@ export const ApprovalDecisionResponse = Schema.Struct({
   outcome: Schema.Literal("approved", "denied", "timeout"),
   by: Schema.String
 })
-
-// ---------------------------------------------------------------------------------------------------------------
-// Routes, for clients and for the 404/405 answer
-
-export const routes = {
-  health: { method: "GET", path: "/health", response: HealthResponse },
-  ticket: { method: "POST", path: "/auth/ticket", response: TicketResponse },
-  auth: { method: "GET", path: "/auth" },
-  events: { method: "GET", path: "/events" },
-  message: { method: "POST", path: "/message", request: MessageRequest, response: MessageAccepted },
-  status: { method: "GET", path: "/status", response: StatusResponse },
-  history: { method: "GET", path: "/history", query: HistoryQuery, response: HistoryResponse },
-  sessions: { method: "GET", path: "/sessions", response: SessionsResponse },
-  newSession: { method: "POST", path: "/sessions", response: NewSessionResponse },
-  activity: { method: "GET", path: "/sessions/:id/activity", response: ActivityResponse },
-  contextSystem: { method: "GET", path: "/context/system", response: SystemPromptResponse },
-  contextSegments: { method: "GET", path: "/context/segments", response: ContextSegmentsResponse },
-  segments: { method: "GET", path: "/segments", query: SegmentsQuery, response: SegmentsResponse },
-  recallStats: { method: "GET", path: "/recall/stats", response: RecallStats },
-  recallSearch: { method: "GET", path: "/recall/search", query: RecallSearchQuery, response: SearchResult },
-  usage: { method: "GET", path: "/usage", response: UsageResponse },
-  notesSummary: { method: "GET", path: "/notes/summary", response: NotesSummaryResponse },
-  notesSummaryRegenerate: { method: "POST", path: "/notes/summary", response: NotesSummaryResponse },
-  approvals: { method: "GET", path: "/approvals", response: ApprovalsResponse },
-  approve: { method: "POST", path: "/approvals/:id", request: ApprovalDecisionRequest, response: ApprovalDecisionResponse }
-} as const

@@ -1,6 +1,8 @@
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Deferred, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
+import { HttpApiClient, HttpApiError, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Deferred, Duration, Effect, Option, ParseResult, Queue, Schema, Stream, Take } from "effect"
 import * as Api from "./api.js"
+import { type ApiError, apiErrorStatus } from "./ApiError.js"
+import { KernApi } from "./KernApi.js"
 
 /** Talking to a running agent failed: not running, refused, or it answered something unexpected. */
 export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", {
@@ -16,54 +18,67 @@ export interface ClientSettings {
 
 const ErrorBody = Schema.parseJson(Api.ErrorResponse)
 
+/** What a call of the derived client can fail with: a declared error, a transport failure, an answer that does not decode. */
+type CallError = ApiError | HttpApiError.HttpApiDecodeError | HttpClientError.HttpClientError | ParseResult.ParseError
+
 /**
  * A client of one running agent's HTTP API: what `kern chat`, `kern tui`, `kern open`, `kern start` and
- * `kern status` use when the agent runs in the background. Every call carries the bearer token.
+ * `kern status` use when the agent runs in the background. Its calls are derived from KernApi (HttpApiClient), so a
+ * route, body or answer that changes on the server changes here too; only the event stream is read by hand. Every
+ * call carries the bearer token.
  */
 export const make = (settings: ClientSettings) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
-    const url = (path: string) => `${settings.baseUrl}${path}`
     const authorized = (request: HttpClientRequest.HttpClientRequest) => HttpClientRequest.bearerToken(request, settings.token)
+    const api = yield* HttpApiClient.make(KernApi, {
+      baseUrl: settings.baseUrl,
+      transformClient: HttpClient.mapRequest(authorized)
+    })
 
     const unreachable = (error: { readonly message: string }) =>
       new ClientError({ reason: "unreachable", message: `the agent at ${settings.baseUrl} does not answer: ${error.message}` })
 
-    /** The answer decoded, or the server's JSON error as a ClientError. */
-    const expect = <A, I>(schema: Schema.Schema<A, I>) => (response: HttpClientResponse.HttpClientResponse) =>
-      Effect.gen(function*() {
-        const text = yield* response.text.pipe(Effect.mapError(unreachable))
-        if (response.status >= 200 && response.status < 300) {
-          return yield* Schema.decode(Schema.parseJson(schema))(text).pipe(
-            Effect.mapError((error) => new ClientError({ reason: "unexpected", message: `unexpected answer from ${settings.baseUrl}: ${error.message}` }))
-          )
-        }
-        const body = Schema.decodeOption(ErrorBody)(text)
-        const detail = Option.match(body, { onNone: () => text.slice(0, 200), onSome: (b) => b.error })
-        return yield* new ClientError({ reason: "refused", message: `${response.status}: ${detail}` })
-      })
+    /** A non-2xx answer as the server's own `{ error }`, or the start of its text. */
+    const refusedBy = (response: HttpClientResponse.HttpClientResponse) =>
+      response.text.pipe(
+        Effect.orElseSucceed(() => ""),
+        Effect.map((text) => {
+          const detail = Option.match(Schema.decodeOption(ErrorBody)(text), { onNone: () => text.slice(0, 200), onSome: (b) => b.error })
+          return new ClientError({ reason: "refused", message: `${response.status}: ${detail}` })
+        })
+      )
 
-    const call = <A, I>(request: HttpClientRequest.HttpClientRequest, schema: Schema.Schema<A, I>, timeout = Duration.seconds(10)) =>
-      http.execute(authorized(request)).pipe(
-        Effect.mapError(unreachable),
-        Effect.flatMap(expect(schema)),
-        Effect.scoped,
+    const clientError = (error: CallError): Effect.Effect<ClientError> => {
+      switch (error._tag) {
+        case "RequestError":
+          return Effect.succeed(unreachable(error))
+        case "ResponseError":
+          // A status the contract does not declare for this route.
+          return refusedBy(error.response)
+        case "ParseError":
+          return Effect.succeed(new ClientError({ reason: "unexpected", message: `unexpected answer from ${settings.baseUrl}: ${error.message}` }))
+        case "HttpApiDecodeError":
+          return Effect.succeed(new ClientError({ reason: "refused", message: `400: ${error.message}` }))
+        default:
+          return Effect.succeed(new ClientError({ reason: "refused", message: `${apiErrorStatus(error)}: ${error.error}` }))
+      }
+    }
+
+    const call = <A>(name: string, effect: Effect.Effect<A, CallError>, timeout = Duration.seconds(10)) =>
+      effect.pipe(
+        Effect.catchAll((error) => Effect.flatMap(clientError(error), Effect.fail)),
         Effect.timeoutFail({ duration: timeout, onTimeout: () => unreachable({ message: `no answer in ${Duration.format(timeout)}` }) }),
-        Effect.withSpan("kern.web.client.call", { attributes: { url: request.url } })
+        Effect.withSpan("kern.web.client.call", { attributes: { route: name, baseUrl: settings.baseUrl } })
       )
 
-    const health = call(HttpClientRequest.get(url("/health")), Api.HealthResponse, Duration.seconds(2))
-    const status = call(HttpClientRequest.get(url("/status")), Api.StatusResponse)
-    const ticket = call(HttpClientRequest.post(url("/auth/ticket")), Api.TicketResponse)
-    const newSession = call(HttpClientRequest.post(url("/sessions")), Api.NewSessionResponse)
-    const approvals = call(HttpClientRequest.get(url("/approvals")), Api.ApprovalsResponse)
-    const decide = (id: string, approved: boolean) =>
-      call(
-        HttpClientRequest.post(url(`/approvals/${encodeURIComponent(id)}`)).pipe(HttpClientRequest.bodyUnsafeJson({ approved })),
-        Api.ApprovalDecisionResponse
-      )
-    const send = (message: Api.MessageRequest) =>
-      call(HttpClientRequest.post(url("/message")).pipe(HttpClientRequest.bodyUnsafeJson(message)), Api.MessageAccepted)
+    const health = call("health", api.open.health(), Duration.seconds(2))
+    const status = call("status", api.status.status())
+    const ticket = call("ticket", api.auth.ticket())
+    const newSession = call("newSession", api.sessions.create())
+    const approvals = call("approvals", api.approvals.list())
+    const decide = (id: string, approved: boolean) => call("decide", api.approvals.decide({ path: { id }, payload: { approved } }))
+    const send = (message: Api.MessageRequest) => call("send", api.conversation.send({ payload: message }))
 
     /**
      * Subscribes to `/events` and returns once the server has the subscription (its `: connected` comment), so a
@@ -73,13 +88,13 @@ export const make = (settings: ClientSettings) =>
       Effect.gen(function*() {
         const queue = yield* Effect.acquireRelease(Queue.unbounded<Take.Take<Api.AgentEvent, ClientError>>(), Queue.shutdown)
         const connected = yield* Deferred.make<void, ClientError>()
-        const request = HttpClientRequest.get(url("/events")).pipe(
+        const request = HttpClientRequest.get(`${settings.baseUrl}/events`).pipe(
           HttpClientRequest.setHeader("accept", "text/event-stream"),
           Option.match(lastId, { onNone: () => (r: HttpClientRequest.HttpClientRequest) => r, onSome: (id) => HttpClientRequest.setHeader("last-event-id", String(id)) })
         )
         const frames = Stream.unwrapScoped(Effect.gen(function*() {
           const response = yield* http.execute(authorized(request)).pipe(Effect.mapError(unreachable))
-          if (response.status !== 200) return yield* expect(Schema.Unknown)(response).pipe(Effect.as(Stream.empty))
+          if (response.status !== 200) return yield* Effect.flatMap(refusedBy(response), Effect.fail)
           return response.stream.pipe(Stream.mapError(unreachable), Stream.decodeText(), Stream.splitLines)
         }))
         const pump = frames.pipe(

@@ -1,6 +1,6 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect } from "effect"
-import { ApiError } from "./ApiError.js"
+import { Forbidden, serverError, Unauthorized } from "./ApiError.js"
 import { bearerOf, cookieName, cookieOf, type Logins, secretMatches } from "./auth.js"
 
 /** Headers on every answer: no script but our own files, no framing, no sniffing, no referrer. */
@@ -31,42 +31,34 @@ export class Principal extends Context.Tag("kern/channels/web/Principal")<Princi
 /**
  * Who is asking: the bearer token (scripts, the CLI) or a browser session cookie; never a token in the URL. A
  * cookie-authenticated request that changes state must come from a trusted Origin, so another site cannot make the
- * browser post on the operator's behalf.
+ * browser post on the operator's behalf. The one decision of who may call: the API's Authorization middleware makes
+ * it for every route it serves, and an unknown route is told apart from a known one only after it.
  */
 export const authenticate = (settings: GuardSettings) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const url = new URL(request.url, "http://kern")
     if (credentialParams.some((name) => url.searchParams.has(name))) {
-      return yield* new ApiError({ status: 401, error: "credentials are never accepted in the URL: send Authorization: Bearer <token>" })
+      return yield* new Unauthorized({ error: "credentials are never accepted in the URL: send Authorization: Bearer <token>" })
     }
     const bearer = bearerOf(request.headers["authorization"])
     if (bearer !== undefined) {
       if (secretMatches(settings.token, bearer)) return "token" as const
-      return yield* new ApiError({ status: 401, error: "wrong token" })
+      return yield* new Unauthorized({ error: "wrong token" })
     }
     const cookie = cookieOf(request.headers["cookie"], cookieName)
-    const live = cookie === undefined ? false : yield* settings.logins.isSession(cookie).pipe(
-      Effect.mapError((error) => new ApiError({ status: 500, error: error.message }))
-    )
+    const live = cookie === undefined ? false : yield* settings.logins.isSession(cookie).pipe(Effect.mapError(serverError))
     if (!live) {
-      return yield* new ApiError({ status: 401, error: "not logged in: send Authorization: Bearer <token>, or log in with `kern open`" })
+      return yield* new Unauthorized({ error: "not logged in: send Authorization: Bearer <token>, or log in with `kern open`" })
     }
     if (request.method !== "GET" && request.method !== "HEAD") {
       const origin = request.headers["origin"]
       if (origin === undefined || !settings.trustedOrigins.has(origin)) {
-        return yield* new ApiError({ status: 403, error: "a browser request that changes state must come from the agent's own page (Origin)" })
+        return yield* new Forbidden({ error: "a browser request that changes state must come from the agent's own page (Origin)" })
       }
     }
     return "cookie" as const
   })
-
-/**
- * A route's handler behind the guard: it runs only once the request is authenticated, with its Principal. Applied to
- * every route of the guarded router, so the decision is made for the route the router found, on the path it serves.
- */
-export const guarded = (settings: GuardSettings) => <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.flatMap(authenticate(settings), (principal) => Effect.provideService(handler, Principal, principal))
 
 /** CORS headers for an allowed origin; none otherwise (the browser then refuses the answer to a foreign page). */
 export const corsHeaders = (settings: GuardSettings, origin: string | undefined): Record<string, string> =>

@@ -1,29 +1,42 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import { HttpApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer } from "effect"
-import { HeartbeatLog } from "../../../src/runtime/HeartbeatLog.js"
-import { BrowserSessions } from "../../../src/channels/web/BrowserSessions.js"
-import * as WebServer from "../../../src/channels/web/WebServer.js"
-import { Tokenizer } from "../../../src/model/tokenizer.js"
+import { Effect } from "effect"
+import { Authorization } from "../../../src/channels/web/Authorization.js"
+import { KernApi } from "../../../src/channels/web/KernApi.js"
 import { startServer, token } from "./harness.js"
 import { nonCanonical, rawRequest } from "./rawHttp.js"
 
-type Server = Effect.Effect.Success<ReturnType<typeof startServer>>
+interface Route {
+  readonly method: string
+  readonly path: string
+}
 
-/** The server's guarded routes, read from the router it serves (not a list kept here). */
-const guardedRoutes = (server: Server) =>
-  WebServer.makeRoutes({ host: "127.0.0.1", port: server.port, token, corsOrigins: [], command: "kern test" }).pipe(
-    Effect.provide(Layer.mergeAll(HeartbeatLog.Default, Tokenizer.Default, BrowserSessions.Default)),
-    Effect.provide(server.context),
-    Effect.provide(NodeContext.layer),
-    Effect.map((routes) => Chunk.toReadonlyArray(routes.guarded.routes).map((route) => ({ method: route.method, path: route.path })))
-  )
+/** The server's routes, read from the contract its router is built from (not a list kept here), by who may call them. */
+const contractRoutes = (): { readonly guarded: ReadonlyArray<Route>; readonly open: ReadonlyArray<Route> } => {
+  const guarded: Array<Route> = []
+  const open: Array<Route> = []
+  HttpApi.reflect(KernApi, {
+    onGroup: () => undefined,
+    onEndpoint: ({ endpoint, middleware }) => {
+      ;([...middleware].some((m) => m.key === Authorization.key) ? guarded : open).push({ method: endpoint.method, path: endpoint.path })
+    }
+  })
+  return { guarded, open }
+}
+
+describe("HTTP: who may call a route is part of the route", () => {
+  it("every route of the contract carries the Authorization middleware but the health check and the login exchange", () => {
+    const { guarded, open } = contractRoutes()
+    expect(open).toEqual([{ method: "GET", path: "/health" }, { method: "GET", path: "/auth" }])
+    expect(guarded.length).toBeGreaterThanOrEqual(18)
+  })
+})
 
 describe("HTTP: one path, one decision", () => {
   it.live("every guarded route, spelled in any non-canonical form, is answered 400 with no data, token or not", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* startServer({ sessionMessages: 4 })
-      const routes = yield* guardedRoutes(server)
+      const routes = contractRoutes().guarded
       const gets = routes.filter((route) => route.method === "GET").map((route) => route.path)
       // The router's own list: the ones an attacker went for are in it, and nothing open is.
       expect(gets).toEqual(expect.arrayContaining(["/events", "/history", "/recall/search", "/sessions/:id/activity", "/status"]))

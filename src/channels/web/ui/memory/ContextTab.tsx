@@ -1,50 +1,11 @@
 import type { SystemSection } from "../../api.js"
-import { arr, decodeContextSegments, isObject, type Json, num, str } from "../wire.js"
+import { decodeContextSegments } from "../wire.js"
 import { Bar } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
 import { RequestBreakdown } from "./TokenBreakdown.js"
+import { decodeSystem, type Section } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
 import { approxTokens, type Element, parseElement, splitTagged, summaryFields } from "./xmlSections.js"
-
-interface Section {
-  readonly kind: string
-  readonly source: string
-  readonly text: string
-  readonly chars: number
-  readonly tokens: number
-  /** Counted by the server's tokenizer, not estimated here from characters. */
-  readonly counted: boolean
-}
-
-interface SystemPrompt {
-  /** Which request the prompt is of (absent from an older server). */
-  readonly request: "next" | "last" | undefined
-  readonly sections: ReadonlyArray<Section>
-  readonly totalChars: number
-  readonly totalTokens: number
-  readonly counted: boolean
-}
-
-/** GET /context/system; an older server without token counts gets estimates from characters. */
-const decodeSystem = (u: Json | undefined): SystemPrompt | undefined => {
-  if (!isObject(u)) return undefined
-  const sections = arr(u, "sections").filter(isObject).map((s): Section => {
-    const text = str(s, "text") ?? ""
-    const chars = num(s, "chars") ?? text.length
-    const tokens = num(s, "tokens")
-    return { kind: str(s, "kind") ?? "section", source: str(s, "source") ?? "", text, chars, tokens: tokens ?? approxTokens(chars), counted: tokens !== undefined }
-  })
-  const totalChars = num(u, "totalChars") ?? sections.reduce((n, s) => n + s.chars, 0)
-  const totalTokens = num(u, "totalTokens")
-  const request = str(u, "request")
-  return {
-    request: request === "next" || request === "last" ? request : undefined,
-    sections,
-    totalChars,
-    totalTokens: totalTokens ?? approxTokens(totalChars),
-    counted: totalTokens !== undefined
-  }
-}
 
 const kindLabels: Readonly<Record<SystemSection["kind"], string>> = {
   preamble: "preamble",

@@ -1,29 +1,9 @@
 import { useState } from "preact/hooks"
 import { postJson } from "../http.js"
 import { Markdown } from "../Markdown.js"
-import { arr, isObject, type Json, obj, str } from "../wire.js"
 import { LoadedView } from "./LoadedView.js"
+import { decodeSummary } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
-
-interface Summary {
-  readonly text: string
-  readonly sources: ReadonlyArray<string>
-  readonly fresh: boolean
-}
-
-/** `{ summary: null }` is a valid answer (nothing summarized yet): it decodes to null, not to a failure. */
-const decodeSummary = (u: Json | undefined): { readonly summary: Summary | null } | undefined => {
-  if (!isObject(u) || !("summary" in u)) return undefined
-  const s = obj(u, "summary")
-  if (s === undefined) return { summary: null }
-  return {
-    summary: {
-      text: str(s, "text") ?? "",
-      sources: arr(s, "sources").filter((x): x is string => typeof x === "string"),
-      fresh: s["fresh"] === true
-    }
-  }
-}
 
 export const NotesTab = () => {
   const { loaded, set } = useLoaded("/notes/summary", decodeSummary)

@@ -1,39 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { getJson, mapLoaded, query } from "../http.js"
-import { arr, isObject, type Json, type JsonObject, num, str } from "../wire.js"
+import { decodePage, type Raw } from "./responses.js"
 
 /** Messages per page: small, since one message (a tool's output) can be large. */
 const pageSize = 20
 /** Characters of a message shown before "show all". */
 const previewChars = 1500
-
-interface Raw {
-  readonly index: number
-  readonly role: string
-  readonly at: string
-  readonly text: string
-}
-
-const messageText = (m: JsonObject): string => {
-  const text = str(m, "text")
-  const calls = arr(m, "toolCalls").filter(isObject).map((c) => `→ ${str(c, "name") ?? "tool"}(${JSON.stringify(c["params"] ?? null)})`)
-  if (text !== undefined) return [text, ...calls].filter((s) => s.length > 0).join("\n")
-  const result = m["result"]
-  return typeof result === "string" ? result : JSON.stringify(result ?? null, null, 2)
-}
-
-const decodePage = (u: Json | undefined): { readonly messages: ReadonlyArray<Raw>; readonly before: number | undefined } | undefined => {
-  if (!isObject(u)) return undefined
-  const messages = arr(u, "messages").filter(isObject).flatMap((entry): ReadonlyArray<Raw> => {
-    const m = entry["message"]
-    const index = num(entry, "index")
-    if (!isObject(m) || index === undefined) return []
-    const role = str(m, "_tag") ?? "?"
-    return [{ index, role: role === "tool" ? `tool ${str(m, "toolName") ?? ""}` : role, at: str(m, "at") ?? "", text: messageText(m) }]
-  })
-  const next = u["nextBefore"]
-  return { messages: messages.slice().reverse(), before: typeof next === "number" ? next : undefined }
-}
 
 const RawMessage = ({ message }: { readonly message: Raw }) => {
   const [full, setFull] = useState(false)

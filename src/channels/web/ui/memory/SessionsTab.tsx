@@ -1,50 +1,9 @@
 import { useState } from "preact/hooks"
-import { arr, isObject, type Json, num, obj, str } from "../wire.js"
 import { Bar, Columns } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
 import { RawMessages } from "./RawMessages.js"
+import { decodeActivity, decodeSessions } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
-
-interface Session {
-  readonly id: string
-  readonly createdAt: string
-  readonly modifiedAt: string
-  readonly messages: number
-  readonly bytes: number
-  readonly current: boolean
-}
-
-const decodeSessions = (u: Json | undefined): ReadonlyArray<Session> | undefined => {
-  if (!isObject(u)) return undefined
-  const current = str(u, "currentSessionId")
-  return arr(u, "sessions").filter(isObject).map((s) => ({
-    id: str(s, "id") ?? "?",
-    createdAt: str(s, "createdAt") ?? "",
-    modifiedAt: str(s, "modifiedAt") ?? "",
-    messages: num(s, "messages") ?? 0,
-    bytes: num(s, "bytes") ?? 0,
-    current: s["current"] === true || str(s, "id") === current
-  })).reverse()
-}
-
-interface Activity {
-  readonly total: number
-  readonly roles: { readonly user: number; readonly assistant: number; readonly tool: number }
-  readonly daily: ReadonlyArray<{ readonly label: string; readonly count: number }>
-  readonly hourly: ReadonlyArray<{ readonly label: string; readonly count: number }>
-}
-
-const decodeActivity = (u: Json | undefined): Activity | undefined => {
-  if (!isObject(u)) return undefined
-  const roles = obj(u, "roles")
-  return {
-    total: num(u, "total") ?? 0,
-    roles: { user: (roles && num(roles, "user")) ?? 0, assistant: (roles && num(roles, "assistant")) ?? 0, tool: (roles && num(roles, "tool")) ?? 0 },
-    // The last 30 active days keep the chart readable on a phone.
-    daily: arr(u, "daily").filter(isObject).slice(-30).map((d) => ({ label: (str(d, "date") ?? "").slice(5), count: num(d, "count") ?? 0 })),
-    hourly: arr(u, "hourly").filter(isObject).map((h) => ({ label: String(num(h, "hour") ?? 0), count: num(h, "count") ?? 0 }))
-  }
-}
 
 const kb = (bytes: number) => bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1048576).toFixed(1)} MB`
 

@@ -1,0 +1,35 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { AgentConfig } from "../../../config/AgentConfig.js"
+import { isoAt } from "../../../session/envelope.js"
+import { badRequest, serverError, Unauthorized } from "../ApiError.js"
+import { cookieName } from "../auth.js"
+import { KernApi } from "../KernApi.js"
+import { BrowserLogins, ServerInfo } from "../ServerInfo.js"
+
+/** The cookie lives as long as the session may: a browser restart keeps it, the server decides when it ends. */
+const sessionCookie = (id: string, maxAgeMs: number) =>
+  `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
+
+/** The health check (it holds no data) and the exchange of a one-time login ticket for a browser session. */
+export const layer = HttpApiBuilder.group(KernApi, "open", (handlers) =>
+  Effect.gen(function*() {
+    const { config } = yield* AgentConfig
+    const server = yield* ServerInfo
+    const logins = yield* BrowserLogins
+    return handlers
+      .handle("health", () => Effect.succeed({ ok: true as const, name: config.name, pid: process.pid, startedAt: isoAt(server.startedAtMs) }))
+      .handle("login", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const presented = urlParams.ticket
+          if (presented === undefined || presented === "") return yield* badRequest("ticket", "ticket: missing")
+          const session = yield* logins.redeem(presented).pipe(Effect.mapError(serverError))
+          if (session === undefined) {
+            return yield* new Unauthorized({ error: "this login link is used or expired: run `kern open` for a new one" })
+          }
+          return HttpServerResponse.empty({
+            status: 303,
+            headers: { location: "/", "set-cookie": sessionCookie(session, logins.limits.maxAgeMs), "cache-control": "no-store" }
+          })
+        }))
+  }))

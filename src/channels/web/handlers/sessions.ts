@@ -1,0 +1,40 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AgentConfig } from "../../../config/AgentConfig.js"
+import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
+import { SessionStore } from "../../../session/SessionStore.js"
+import { serverError } from "../ApiError.js"
+import { historyPage, sessionActivity, sessionFile } from "../inspect.js"
+import { KernApi } from "../KernApi.js"
+
+/** The sessions, a new one, a session's activity and its messages a page at a time. */
+export const layer = HttpApiBuilder.group(KernApi, "sessions", (handlers) =>
+  Effect.gen(function*() {
+    const { paths } = yield* AgentConfig
+    const runtime = yield* AgentRuntime
+    const sessions = yield* SessionStore
+    return handlers
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const current = (yield* runtime.currentSession).id
+          const all = yield* sessions.list.pipe(Effect.mapError(serverError))
+          return {
+            currentSessionId: current,
+            sessions: all.map((s) => ({ id: s.id, createdAt: s.createdAt, messages: s.messages, bytes: s.bytes, modifiedAt: s.updatedAt, current: s.id === current }))
+          }
+        }))
+      .handle("create", () => Effect.map(runtime.newSession.pipe(Effect.mapError(serverError)), (sessionId) => ({ sessionId })))
+      .handle("activity", ({ path }) =>
+        Effect.gen(function*() {
+          const file = yield* sessionFile(paths.sessionsDir, path.id)
+          return yield* sessionActivity(file, path.id).pipe(Effect.catchTag("SystemError", "BadArgument", serverError))
+        }))
+      .handle("history", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const id = urlParams.session ?? (yield* runtime.currentSession).id
+          const file = yield* sessionFile(paths.sessionsDir, id, "session")
+          return yield* historyPage(file, id, urlParams.limit ?? 50, urlParams.before).pipe(
+            Effect.catchTag("SystemError", "BadArgument", serverError)
+          )
+        }))
+  }))

@@ -1,0 +1,173 @@
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Schedule, Schema, Stream } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { KernApi } from "../../../../src/channels/web/KernApi.js"
+import { decodeHistory } from "../../../../src/channels/web/ui/historyItems.js"
+import {
+  decodeActivity,
+  decodeHits,
+  decodePage,
+  decodeSessions,
+  decodeStats,
+  decodeSummary,
+  decodeSystem
+} from "../../../../src/channels/web/ui/memory/responses.js"
+import {
+  decodeApprovals,
+  decodeContextSegments,
+  decodeSegments,
+  decodeSummarizer,
+  isObject,
+  type Json
+} from "../../../../src/channels/web/ui/wire.js"
+import { FakeReply } from "../../../support/fakeModelServer.js"
+import { startServer, token } from "../harness.js"
+
+/**
+ * The web UI's decoders of the routes' answers, run on real answers of a real server as KernApi's schemas put them on
+ * the wire: each answer is fetched with the client derived from KernApi (decoded with the route's success schema),
+ * encoded again with that schema, and given to the UI's decoder as JSON. What the decoder makes of it must be what the
+ * answer says, field by field, so a field renamed on either side (the schema or the decoder) fails here.
+ */
+
+type Server = Effect.Effect.Success<ReturnType<typeof startServer>>
+
+const clientOf = (server: Server) =>
+  Effect.gen(function*() {
+    const http = yield* Layer.build(NodeHttpClient.layerUndici)
+    return yield* HttpApiClient.make(KernApi, {
+      baseUrl: server.base,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+    }).pipe(Effect.provide(http))
+  })
+
+/** The answer as the server puts it on the wire: encoded with the route's success schema in KernApi, as JSON. */
+const onWire = (group: string, endpoint: string) => (value: unknown) => {
+  const schema = KernApi.groups[group]?.endpoints[endpoint]?.successSchema
+  if (schema === undefined) return Effect.die(`KernApi has no ${group}.${endpoint}`)
+  return Effect.map(Schema.encodeUnknown(Schema.make(schema.ast))(value), (encoded): Json => JSON.parse(JSON.stringify(encoded)))
+}
+
+const finished = (server: Server, text: string) =>
+  Effect.gen(function*() {
+    const events = yield* server.client.events()
+    const { turnId } = yield* server.client.send({ text })
+    yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
+  })
+
+describe("the web UI's decoders, on answers encoded with KernApi's schemas", () => {
+  it.live("sessions, activity, history, the system prompt, the context's figures, the segment tree, the notes summary, the summarizer", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* startServer({
+        sessionMessages: 2_000,
+        config: { maxContextTokens: 12_000, recall: false, embeddingModel: false },
+        model: { fallback: FakeReply.text("We checked the router: the DHCP range moved and DNS is on the pi.") }
+      })
+      const api = yield* clientOf(server)
+      yield* finished(server, "what changed on the router?")
+
+      const sessions = yield* api.sessions.list()
+      expect(decodeSessions(yield* onWire("sessions", "list")(sessions))).toEqual(
+        sessions.sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, modifiedAt: s.modifiedAt, messages: s.messages, bytes: s.bytes, current: s.current })).reverse()
+      )
+
+      const activity = yield* api.sessions.activity({ path: { id: sessions.currentSessionId } })
+      expect(activity.total).toBeGreaterThan(0)
+      expect(decodeActivity(yield* onWire("sessions", "activity")(activity))).toEqual({
+        total: activity.total,
+        roles: activity.roles,
+        daily: activity.daily.slice(-30).map((d) => ({ label: d.date.slice(5), count: d.count })),
+        hourly: activity.hourly.map((h) => ({ label: String(h.hour), count: h.count }))
+      })
+
+      const history = yield* api.sessions.history({ urlParams: { limit: 3 } })
+      expect(history.nextBefore).not.toBeNull()
+      const historyJson = yield* onWire("sessions", "history")(history)
+      expect(decodePage(historyJson)).toMatchObject({
+        before: history.nextBefore,
+        messages: history.messages.map(({ index, message }) => ({
+          index,
+          at: message.at,
+          role: message._tag === "tool" ? `tool ${message.toolName}` : message._tag
+        })).reverse()
+      })
+      const question = history.messages.find((m) => m.message._tag === "user")
+      expect(question).toBeDefined()
+      const page = decodeHistory(historyJson, "h")
+      expect(page?.before).toBe(String(history.nextBefore))
+      expect(JSON.stringify(page?.items)).toContain("what changed on the router?")
+
+      const system = yield* api.context.system()
+      expect(decodeSystem(yield* onWire("context", "system")(system))).toEqual({
+        request: system.request,
+        sections: system.sections.map((s) => ({ kind: s.kind, source: s.source, text: s.text, chars: s.chars, tokens: s.tokens, counted: true })),
+        totalChars: system.totalChars,
+        totalTokens: system.totalTokens,
+        counted: true
+      })
+
+      const next = yield* api.context.next()
+      expect(next.injected.length).toBeGreaterThan(0)
+      expect(decodeContextSegments(yield* onWire("context", "next")(next))).toEqual(next)
+
+      const tree = yield* api.context.segments({ urlParams: {} })
+      expect(tree.segments.length).toBeGreaterThan(0)
+      expect(decodeSegments(yield* onWire("context", "segments")(tree))).toEqual(tree)
+
+      NodeFs.mkdirSync(NodePath.join(server.dir, "notes"), { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(server.dir, "notes/2026-01-01.md"), "fed the heron\n")
+      NodeFs.writeFileSync(NodePath.join(server.dir, "notes/2026-01-02.md"), "today\n")
+      const summary = yield* api.notes.regenerate()
+      expect(summary.summary).not.toBeNull()
+      expect(decodeSummary(yield* onWire("notes", "regenerate")(summary))).toEqual(summary)
+
+      const status = yield* api.status.status()
+      const summarizer = status.summarizer
+      expect(summarizer).toBeDefined()
+      const statusJson = yield* onWire("status", "status")(status)
+      expect(isObject(statusJson) ? decodeSummarizer(statusJson) : undefined).toEqual(summarizer && {
+        state: summarizer.state,
+        consecutiveFailures: summarizer.consecutiveFailures,
+        lastError: summarizer.lastError ?? undefined,
+        lastSuccessAt: summarizer.lastSuccessAt ?? undefined,
+        nextAttemptAt: summarizer.nextAttemptAt ?? undefined,
+        lagMessages: summarizer.lagMessages,
+        fallbackCut: summarizer.fallbackCut
+      })
+    })), 120_000)
+
+  it.live("recall's figures and hits, the approvals waiting", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* startServer({ config: { approvalMode: "ask" } })
+      const api = yield* clientOf(server)
+      yield* server.model.reply(FakeReply.text("The heron nests by the old mill."))
+      yield* finished(server, "where does the heron nest?")
+      // The running agent indexes a turn in the background once it is done: the search catches up within moments.
+      const found = yield* api.recall.search({ urlParams: { q: "heron mill", limit: 3 } }).pipe(
+        Effect.filterOrFail((result) => result.hits.length > 0),
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(100))))
+      )
+      expect(decodeHits(yield* onWire("recall", "search")(found))).toMatchObject(found.hits.map((hit) => ({
+        text: hit.text,
+        range: hit.sessionId === undefined ? undefined : { session: hit.sessionId, start: hit.messageStart, end: hit.messageEnd }
+      })))
+      const stats = yield* api.recall.stats()
+      expect(stats.messages).toBeGreaterThan(0)
+      expect(decodeStats(yield* onWire("recall", "stats")(stats))).toEqual(expect.arrayContaining([
+        ["messages", stats.messages.toLocaleString()],
+        ["chunks", stats.chunks.toLocaleString()],
+        ["sessions", stats.sessions.toLocaleString()]
+      ]))
+
+      yield* server.model.reply(FakeReply.toolCalls([{ id: "call_1", name: "bash", args: { command: "touch approved.marker" } }]))
+      const events = yield* server.client.events()
+      yield* server.client.send({ text: "make the marker" })
+      yield* events.pipe(Stream.takeUntil((e) => e.type === "approval"), Stream.runDrain)
+      const waiting = yield* api.approvals.list()
+      expect(waiting.approvals).toHaveLength(1)
+      expect(decodeApprovals(yield* onWire("approvals", "list")(waiting))).toEqual(waiting.approvals)
+    })), 120_000)
+})
