@@ -87,3 +87,24 @@ export const nonCanonical = (path: string): ReadonlyArray<string> => {
     `http://127.0.0.1${path}`
   ]
 }
+
+/**
+ * A response body read as raw text, as it comes off the socket: `readUntil(done)` reads on until the text read by this
+ * call satisfies `done` (or the stream ends) and returns that text; `cancel` lets the stream go.
+ */
+export const rawBodyReader = (response: Response) => {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  const readUntil = (done: (text: string) => boolean) =>
+    Effect.promise(async () => {
+      let text = ""
+      while (!done(text)) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += decoder.decode(chunk.value, { stream: true })
+      }
+      return text
+    })
+  const cancel = Effect.promise(() => reader.cancel())
+  return { readUntil, cancel } as const
+}

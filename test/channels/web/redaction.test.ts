@@ -4,6 +4,7 @@ import { AssistantMessage, SessionHeader, UserMessage } from "../../../src/sessi
 import { lineOf } from "../../../src/session/SessionStore.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
 import { bearer, request, startServer } from "./harness.js"
+import { rawBodyReader } from "./rawHttp.js"
 
 const secret = "tok_live_7Qx9Vb2Lm4Np8Rs6Tw1Yz3"
 const sid = "20260101-100000-000-aaaa"
@@ -55,18 +56,7 @@ describe("HTTP answers carry no known secret", () => {
       // What an authenticated client reads, as raw as it comes off the socket, until the turn's finish.
       const response = yield* Effect.promise(() => fetch(`${base}/events`, { headers: bearer }))
       expect(response.status).toBe(200)
-      const reader = response.body!.getReader()
-      const decoder = new TextDecoder()
-      const readUntil = (done: (text: string) => boolean) =>
-        Effect.promise(async () => {
-          let text = ""
-          while (!done(text)) {
-            const chunk = await reader.read()
-            if (chunk.done) break
-            text += decoder.decode(chunk.value, { stream: true })
-          }
-          return text
-        })
+      const { readUntil, cancel } = rawBodyReader(response)
       const opened = yield* readUntil((text) => text.includes(": connected"))
       const reading = yield* Effect.fork(readUntil((text) => text.includes("event: finish")))
       const posted = yield* request(`${base}/message`, {
@@ -76,7 +66,7 @@ describe("HTTP answers carry no known secret", () => {
       })
       expect(posted.status).toBe(202)
       const streamed = opened + (yield* Fiber.join(reading))
-      yield* Effect.promise(() => reader.cancel())
+      yield* cancel
 
       for (const value of known) expect(streamed.includes(value), `the stream holds ${value.slice(0, 8)}…`).toBe(false)
       const events = streamed.split("\n").filter((line) => line.startsWith("data: ")).map((line) =>

@@ -4,6 +4,7 @@ import { AgentEventJson } from "../../../../src/channels/web/api.js"
 import { decodeEvent, eventTypes } from "../../../../src/channels/web/ui/wire.js"
 import { FakeReply } from "../../../support/fakeModelServer.js"
 import { bearer, request, startServer } from "../harness.js"
+import { rawBodyReader } from "../rawHttp.js"
 
 const decodeWithSchema = Schema.decodeUnknownSync(AgentEventJson)
 
@@ -18,18 +19,7 @@ describe("the web UI's event decoder and the Schema", () => {
       )
       // The stream as raw as it comes off the socket, until both turns have finished.
       const response = yield* Effect.promise(() => fetch(`${base}/events`, { headers: bearer }))
-      const reader = response.body!.getReader()
-      const decoder = new TextDecoder()
-      const readUntil = (done: (text: string) => boolean) =>
-        Effect.promise(async () => {
-          let text = ""
-          while (!done(text)) {
-            const chunk = await reader.read()
-            if (chunk.done) break
-            text += decoder.decode(chunk.value, { stream: true })
-          }
-          return text
-        })
+      const { readUntil, cancel } = rawBodyReader(response)
       yield* readUntil((text) => text.includes(": connected"))
       const post = (text: string) =>
         request(`${base}/message`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ text }) })
@@ -41,7 +31,7 @@ describe("the web UI's event decoder and the Schema", () => {
           return yield* Fiber.join(reading)
         })
       const streamed = (yield* turn("list the files")) + (yield* turn("and again"))
-      yield* Effect.promise(() => reader.cancel())
+      yield* cancel
 
       const frames = streamed.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6))
       const types = new Set<string>()
