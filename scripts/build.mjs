@@ -2,22 +2,31 @@
 // main.ts imports lazily, so `kern --help` loads only the CLI definition.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
+import { fingerprint } from "./buildInputs.mjs"
 import { shipped } from "./esbuild-options.mjs"
 
 // `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc.
 // `--out DIR` builds a kern of its own into DIR (DIR/bin/kern.js and DIR/dist/) and leaves the repo's dist/ alone: the
 // tests and the benchmarks run such a copy, so a `kern` started from the repo meanwhile never finds its build missing.
+// `--if-changed` builds only when the sources changed since the last build into the same place (dist/inputs.sha256):
+// npm's prepare uses it, because `npm link` and `npx` run prepare again in the checkout `npm install` just built.
 const withTypes = process.argv.includes("--types")
 const outFlag = process.argv.indexOf("--out")
 const root = new URL("../", import.meta.url)
 const out = outFlag === -1 ? root : pathToFileURL(`${NodePath.resolve(process.argv[outFlag + 1] ?? "")}/`)
 const separate = out.href !== root.href
 const dist = new URL("dist/", out)
+const stamp = new URL("inputs.sha256", dist)
+const inputs = fingerprint(fileURLToPath(root), withTypes ? "with types" : "")
+if (process.argv.includes("--if-changed") && (await readFile(stamp, "utf8").catch(() => "")) === inputs) {
+  console.log(`kern: the build in ${fileURLToPath(dist)} is up to date with the sources`)
+  process.exit(0)
+}
 const entries = await readdir(dist).catch(() => [])
 await Promise.all(
   entries.filter((name) => withTypes || name !== "types").map((name) => rm(new URL(name, dist), { recursive: true, force: true }))
@@ -92,3 +101,5 @@ if (withTypes && !separate) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { stdio: "inherit", cwd: new URL("..", import.meta.url) })
 }
+
+await writeFile(stamp, inputs)
