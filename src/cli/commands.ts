@@ -6,8 +6,9 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
+import { pairingCodeProblem, userIdProblem } from "../users/userNames.js"
 import { withDir } from "./dirs.js"
-import type { CommandDoc } from "./help.js"
+import { type CommandDoc, plainUsage } from "./help.js"
 
 // This module only describes the command line; each handler's module is imported when its command runs, so that
 // `kern --help` loads nothing else.
@@ -337,8 +338,15 @@ const open = Command.make("open", { dir: dirArg, dirFlag: dirOption }, (args) =>
     Command.withDescription("Print a one-time login URL for the web UI (valid 60 s) and open it on a desktop.")
   )
 
+/** An argument whose shape is checked as the command line is read: a mistake there is a usage error (exit 2). */
+const shapedText = (name: string, problem: (value: string) => string | undefined) =>
+  Args.text({ name }).pipe(Args.mapEffect((value) => {
+    const wrong = problem(value)
+    return wrong === undefined ? Effect.succeed(value) : Effect.fail(HelpDoc.p(wrong))
+  }))
+
 const pair = Command.make("pair", {
-  code: Args.text({ name: "code" }).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
+  code: shapedText("code", pairingCodeProblem).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
   dir: dirArg,
   dirFlag: dirOption
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.pair(resolved)))).pipe(
@@ -359,7 +367,7 @@ const deny = Command.make("deny", { id: approvalIdArg, dir: dirArg, dirFlag: dir
     Command.withDescription("Refuse a destructive tool call the running agent waits on; the model is told it was denied.")
   )
 
-const userIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
+const userIdArg = shapedText("id", userIdProblem).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
 
 const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.promote(resolved)))).pipe(
@@ -397,7 +405,7 @@ export const commands = kern
 
 const doc = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>, description: string): CommandDoc => ({
   description,
-  usage: () => Command.getUsage(command),
+  usage: () => plainUsage(Command.getUsage(command)),
   help: (config) => Command.getHelp(command, config)
 })
 
