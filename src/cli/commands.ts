@@ -227,9 +227,35 @@ const recallReindex = Command.make("reindex", { dir: dirArg, dirFlag: dirOption,
     Command.withDescription("Rebuild the recall index from the session files and knowledge/notes (progress on stderr).")
   )
 
+/** `12-20` (inclusive) or `12`: the message range a recall hit names. */
+const messageRange = Args.text({ name: "messages" }).pipe(
+  Args.mapEffect((text) => {
+    const match = /^(\d+)(?:-(\d+))?$/.exec(text.trim())
+    const start = match === null ? Number.NaN : Number(match[1])
+    const end = match?.[2] === undefined ? start : Number(match[2])
+    return Number.isSafeInteger(start) && Number.isSafeInteger(end) && end >= start
+      ? Effect.succeed({ start, end })
+      : Effect.fail(HelpDoc.p(`"${text}" is not a message range: write it as a hit names it, e.g. 12-20, or one message, e.g. 12`))
+  }),
+  Args.withDescription("the messages, as a hit names them: 12-20 (both included), or one message: 12")
+)
+
+const recallShow = Command.make("show", {
+  session: Args.text({ name: "session" }).pipe(Args.withDescription("the session a hit names")),
+  messages: messageRange,
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./recall.js"), (m) => m.show(resolved)))).pipe(
+  Command.withDescription(
+    "Print in full the messages a search hit names (kern recall search prints this command under every hit it cuts " +
+      "short); works while the agent runs."
+  )
+)
+
 const recall = Command.make("recall").pipe(
-  Command.withDescription("The index of every past conversation: search it, see its state, rebuild it."),
-  Command.withSubcommands([recallSearch, recallStats, recallReindex])
+  Command.withDescription("The index of every past conversation: search it, read what a hit names, see its state, rebuild it."),
+  Command.withSubcommands([recallSearch, recallShow, recallStats, recallReindex])
 )
 
 const sessionOption = Options.text("session").pipe(
@@ -426,6 +452,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "sessions list": doc(sessionsList, "The sessions, oldest first."),
   recall: doc(recall, "Search past conversations; the index's state."),
   "recall search": doc(recallSearch, "Search past conversations and files."),
+  "recall show": doc(recallShow, "The messages a search hit names, in full."),
   "recall stats": doc(recallStats, "What the recall index holds."),
   "recall reindex": doc(recallReindex, "Rebuild the recall index."),
   context: doc(context, "The context window the model is sent."),
