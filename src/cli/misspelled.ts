@@ -70,6 +70,7 @@ export const misspelled = (
   const flags = doc === undefined || children.length > 0 && doc.runsAlone !== true ? [] : flagsOf(doc.usage())
   const known: ReadonlyArray<Flag> = [...builtIns, ...flags]
   const depth = path === "" ? 0 : path.split(" ").length
+  const command = path === "" ? "kern" : `kern ${path}`
   let positionals = 0
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -78,12 +79,11 @@ export const misspelled = (
       const name = arg.includes("=") ? arg.slice(0, arg.indexOf("=")) : arg
       const flag = known.find((candidate) => candidate.names.includes(name))
       if (flag === undefined) {
-        // A group has no flags of its own: its flags are its commands'.
-        if (children.length > 0 && doc?.runsAlone !== true) continue
+        // A group has no flags of its own but the built-in ones (`kern --verison`).
         const guess = didYouMean(name, known.flatMap((candidate) => candidate.names.filter((n) => n.startsWith("--"))))
         return guess === undefined
-          ? `unknown option '${name}' for kern ${named(path, "").trim()} (a folder whose name starts with '-' can be given as ./${arg})`
-          : `unknown option '${name}' for kern ${named(path, "").trim()}: did you mean ${guess}?`
+          ? `unknown option '${name}' for ${command}${flags.length === 0 ? "" : ` (a folder whose name starts with '-' can be given as ./${arg})`}`
+          : `unknown option '${name}' for ${command}: did you mean ${guess}?`
       }
       const value = !flag.takesValue ? undefined : arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : argv[++i]
       const choices = flag.choices

@@ -45,6 +45,7 @@ describe("usage mistakes: exit 2, one message, the command's usage", () => {
       [["users", "promot", "telegram:1"], "kern: unknown command 'kern users promot': did you mean 'kern users promote'?"],
       [["kernel", "tols"], "kern: unknown command 'kern kernel tols': did you mean 'kern kernel tools'?"],
       [["frobnicate"], "kern: unknown command 'kern frobnicate'"],
+      [["--verison"], "kern: unknown option '--verison' for kern: did you mean --version?"],
       [["status", "--jsn"], "kern: unknown option '--jsn' for kern status: did you mean --json?"],
       [["chat", "--mesage", "hi"], "kern: unknown option '--mesage' for kern chat: did you mean --message?"],
       [["logs", "--level", "bogus"], `kern: --level must be one of debug, info, warn, error, not "bogus"`],
