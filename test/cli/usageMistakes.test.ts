@@ -133,6 +133,15 @@ describe("small wording", () => {
     expect((await runKernIn(["users", "scope", "--help"])).stdout).toContain("kern users scope [--dir text] <id> read|write|full [<dir>]")
   })
 
+  it("a count of one reads in the singular (one helper, config/counted.ts): tools, like the recall index line", async () => {
+    const dir = initAgentFolder(["--model", "m"])
+    writeFiles(dir, { "one.txt": "hello\n" })
+    const outline = await runKernIn(["kernel", "exec", "read", dir, "--args", JSON.stringify({ path: "one.txt", mode: "outline" })])
+    expect(outline.stdout).toContain("one.txt: no outline for this file type (1 line)")
+    const structure = await runKernIn(["kernel", "exec", "summarize_file_structure", dir, "--args", JSON.stringify({ path: "one.txt" })])
+    expect(structure.stdout).toContain("one.txt: 1 line, 6 B")
+  })
+
   it("every column of kern sessions list has a heading", async () => {
     const dir = initAgentFolder(["--model", "m"])
     writeFiles(dir, {
