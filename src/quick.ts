@@ -21,7 +21,7 @@ interface ListArgs {
   readonly json: boolean
 }
 
-/** The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json]` in any order; otherwise none. */
+/** The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json]` in any order (one folder); otherwise none. */
 export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined => {
   let dir: Option.Option<string> = Option.none()
   let dirFlag: Option.Option<string> = Option.none()
@@ -34,6 +34,8 @@ export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined
     } else if (!arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
     else return undefined
   }
+  // Two folders is a usage mistake: the full CLI explains it, with the command's usage.
+  if (Option.isSome(dir) && Option.isSome(dirFlag) && dir.value !== dirFlag.value) return undefined
   return { dir, dirFlag, json }
 }
 

@@ -1,4 +1,5 @@
 import { Effect, Fiber, Schedule } from "effect"
+import { counted } from "../config/counted.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
@@ -32,8 +33,8 @@ export const runTerminal = (options: TerminalOptions) =>
       status: Effect.map(runtime.status, (s) =>
         [
           `agent:    ${config.name} (${config.provider}/${config.model ?? "no model"})`,
-          `session:  ${s.sessionId} (${s.messages} messages)`,
-          `queue:    ${s.queued} waiting, ${s.turns} turns since start`,
+          `session:  ${s.sessionId} (${counted(s.messages, "message")})`,
+          `queue:    ${s.queued} waiting, ${counted(s.turns, "turn")} since start`,
           `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
         ].join("\n")),
       newSession: runtime.newSession,

@@ -26,7 +26,7 @@ const decide = (approved: boolean) => (args: DecideArgs) =>
       })
     }
     const answer = yield* up.value.client.decide(args.id, approved).pipe(
-      Effect.catchTag("ClientError", (error) => Effect.fail(new CommandFailed({ message: `${args.id}: ${error.message}` })))
+      Effect.catchTag("ClientError", (error) => Effect.fail(new CommandFailed({ message: error.message })))
     )
     yield* Console.log(
       args.json ? JSON.stringify(answer) : `${answer.id} ${answer.approved ? "approved" : "denied"} (by ${answer.by})`

@@ -6,8 +6,9 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
+import { pairingCodeProblem, userIdProblem } from "../users/userNames.js"
 import { withDir } from "./dirs.js"
-import type { CommandDoc } from "./help.js"
+import { type CommandDoc, plainUsage } from "./help.js"
 
 // This module only describes the command line; each handler's module is imported when its command runs, so that
 // `kern --help` loads nothing else.
@@ -226,9 +227,35 @@ const recallReindex = Command.make("reindex", { dir: dirArg, dirFlag: dirOption,
     Command.withDescription("Rebuild the recall index from the session files and knowledge/notes (progress on stderr).")
   )
 
+/** `12-20` (inclusive) or `12`: the message range a recall hit names. */
+const messageRange = Args.text({ name: "messages" }).pipe(
+  Args.mapEffect((text) => {
+    const match = /^(\d+)(?:-(\d+))?$/.exec(text.trim())
+    const start = match === null ? Number.NaN : Number(match[1])
+    const end = match?.[2] === undefined ? start : Number(match[2])
+    return Number.isSafeInteger(start) && Number.isSafeInteger(end) && end >= start
+      ? Effect.succeed({ start, end })
+      : Effect.fail(HelpDoc.p(`"${text}" is not a message range: write it as a hit names it, e.g. 12-20, or one message, e.g. 12`))
+  }),
+  Args.withDescription("the messages, as a hit names them: 12-20 (both included), or one message: 12")
+)
+
+const recallShow = Command.make("show", {
+  session: Args.text({ name: "session" }).pipe(Args.withDescription("the session a hit names")),
+  messages: messageRange,
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./recall.js"), (m) => m.show(resolved)))).pipe(
+  Command.withDescription(
+    "Print in full the messages a search hit names (kern recall search prints this command under every hit it cuts " +
+      "short); works while the agent runs."
+  )
+)
+
 const recall = Command.make("recall").pipe(
-  Command.withDescription("The index of every past conversation: search it, see its state, rebuild it."),
-  Command.withSubcommands([recallSearch, recallStats, recallReindex])
+  Command.withDescription("The index of every past conversation: search it, read what a hit names, see its state, rebuild it."),
+  Command.withSubcommands([recallSearch, recallShow, recallStats, recallReindex])
 )
 
 const sessionOption = Options.text("session").pipe(
@@ -337,8 +364,15 @@ const open = Command.make("open", { dir: dirArg, dirFlag: dirOption }, (args) =>
     Command.withDescription("Print a one-time login URL for the web UI (valid 60 s) and open it on a desktop.")
   )
 
+/** An argument whose shape is checked as the command line is read: a mistake there is a usage error (exit 2). */
+const shapedText = (name: string, problem: (value: string) => string | undefined) =>
+  Args.text({ name }).pipe(Args.mapEffect((value) => {
+    const wrong = problem(value)
+    return wrong === undefined ? Effect.succeed(value) : Effect.fail(HelpDoc.p(wrong))
+  }))
+
 const pair = Command.make("pair", {
-  code: Args.text({ name: "code" }).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
+  code: shapedText("code", pairingCodeProblem).pipe(Args.withDescription("the code the user was given, e.g. KERN-7QX4")),
   dir: dirArg,
   dirFlag: dirOption
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.pair(resolved)))).pipe(
@@ -359,7 +393,7 @@ const deny = Command.make("deny", { id: approvalIdArg, dir: dirArg, dirFlag: dir
     Command.withDescription("Refuse a destructive tool call the running agent waits on; the model is told it was denied.")
   )
 
-const userIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
+const userIdArg = shapedText("id", userIdProblem).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
 
 const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.promote(resolved)))).pipe(
@@ -397,7 +431,7 @@ export const commands = kern
 
 const doc = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>, description: string): CommandDoc => ({
   description,
-  usage: () => Command.getUsage(command),
+  usage: () => plainUsage(Command.getUsage(command)),
   help: (config) => Command.getHelp(command, config)
 })
 
@@ -418,6 +452,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "sessions list": doc(sessionsList, "The sessions, oldest first."),
   recall: doc(recall, "Search past conversations; the index's state."),
   "recall search": doc(recallSearch, "Search past conversations and files."),
+  "recall show": doc(recallShow, "The messages a search hit names, in full."),
   "recall stats": doc(recallStats, "What the recall index holds."),
   "recall reindex": doc(recallReindex, "Rebuild the recall index."),
   context: doc(context, "The context window the model is sent."),

@@ -15,6 +15,7 @@ import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { CommandFailed } from "./errors.js"
+import { counted } from "../config/counted.js"
 import { table } from "./table.js"
 
 export interface ContextArgs {
@@ -189,15 +190,21 @@ export const rebuild = (args: RebuildArgs) =>
     const id = yield* sessionId(args.session)
     const session = yield* store.load(id).pipe(Effect.mapError(failed))
     const history = yield* context.historyOf(session)
-    yield* Console.error(`kern: rebuilding the segments of session ${id} (${number(session.messages.length)} messages)`)
+    yield* Console.error(
+      `kern: rebuilding the segments of session ${id} (${counted(session.messages.length, "message", "messages", number(session.messages.length))})`
+    )
     const segments = yield* context.rebuild(id, history, (line) => Console.error(`kern: ${line}`)).pipe(Effect.mapError(failed))
     const unsummarized = segments.filter((s) => s.summary === null).length
     const levels = Math.max(-1, ...segments.map((s) => s.level)) + 1
     yield* Console.log(
-      `${segments.filter((s) => s.level === 0).length} segments, ${levels} level${levels === 1 ? "" : "s"}` +
+      `${counted(segments.filter((s) => s.level === 0).length, "segment")}, ${counted(levels, "level")}` +
         (unsummarized === 0 ? "" : `; ${unsummarized} not summarized (the next turn retries them)`)
     )
-    if (unsummarized > 0) return yield* new CommandFailed({ message: `${unsummarized} segments could not be summarized` })
+    if (unsummarized > 0) return yield* new CommandFailed({ message: `${counted(unsummarized, "segment")} could not be summarized` })
   }).pipe(
-    Effect.provide(agentRuntimeLayer(args.dir, { command: "kern segments rebuild", waitSeconds: args.wait }))
+    Effect.provide(agentRuntimeLayer(args.dir, {
+      command: "kern segments rebuild",
+      waitSeconds: args.wait,
+      whileAgentRuns: "stop it (kern stop, or Ctrl-C where it runs), run kern segments rebuild, then start it again"
+    }))
   )

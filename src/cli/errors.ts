@@ -24,11 +24,14 @@ export const exitCodeFor = (error: { readonly _tag?: string; readonly reason?: u
   return error._tag !== undefined && usageTags.has(error._tag) ? 2 : 1
 }
 
-/** What a failed command prints on stderr (`kern: <message>`), and its exit code. */
-export const failureReport = (error: unknown): { readonly line: string; readonly code: 1 | 2 } => {
+/**
+ * What a failed command prints on stderr (`kern: <message>`), its exit code, and whether the command's usage line
+ * follows (a mistake in the command line, not in the folder or its configuration).
+ */
+export const failureReport = (error: unknown): { readonly line: string; readonly code: 1 | 2; readonly usage: boolean } => {
   const tagged = typeof error === "object" && error !== null ? (error as { _tag?: string; reason?: unknown }) : {}
   const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
     ? String((error as { message: unknown }).message)
     : String(error)
-  return { line: `kern: ${message}`, code: exitCodeFor(tagged) }
+  return { line: `kern: ${message}`, code: exitCodeFor(tagged), usage: tagged._tag === "UsageError" }
 }

@@ -2,6 +2,7 @@ import * as CliConfig from "@effect/cli/CliConfig"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import type * as Span from "@effect/cli/HelpDoc/Span"
 import * as Usage from "@effect/cli/Usage"
+import * as Option from "effect/Option"
 
 // @effect/cli's own help prints `$ chat`, colours whatever the terminal, and pads every entry with generic
 // sentences; kern renders the same documentation itself, as a user reads it.
@@ -83,6 +84,29 @@ const collect = (doc: HelpDoc.HelpDoc, sections: Sections, header: { current: st
     }
     default:
       return
+  }
+}
+
+/**
+ * A usage as kern prints it: a positional argument that takes one of a few words is those words (`read|write|full`),
+ * not its name followed by them (`<scope> read | write | full`, which reads as four arguments).
+ */
+export const plainUsage = (usage: Usage.Usage): Usage.Usage => {
+  switch (usage._tag) {
+    case "Named":
+      return usage.names.every((name) => name.startsWith("<")) && Option.isSome(usage.acceptedValues)
+        ? Usage.named([usage.acceptedValues.value.split(" | ").join("|")], Option.none())
+        : usage
+    case "Optional":
+      return Usage.optional(plainUsage(usage.usage))
+    case "Repeated":
+      return Usage.repeated(plainUsage(usage.usage))
+    case "Alternation":
+      return Usage.alternation(plainUsage(usage.left), plainUsage(usage.right))
+    case "Concat":
+      return Usage.concat(plainUsage(usage.left), plainUsage(usage.right))
+    default:
+      return usage
   }
 }
 

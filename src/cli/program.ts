@@ -10,6 +10,7 @@ import { commandDocs, commands } from "./commands.js"
 import { withForegroundLogging } from "./foregroundLogger.js"
 import { failureReport } from "./errors.js"
 import { commandPath, renderHelp } from "./help.js"
+import { misspelled } from "./misspelled.js"
 
 const cli = Command.run(commands, {
   name: "kern",
@@ -51,19 +52,23 @@ export const kernProgram = (argv: ReadonlyArray<string>, options: { readonly col
     return `Usage: ${lines.join("\n       ")}  (kern ${path} --help for more)`
   }
 
+  // Every usage mistake ends here, whichever command made it: what was wrong, the command's usage, exit 2.
   const report = (error: unknown): Effect.Effect<number> => {
     if (ValidationError.isValidationError(error)) {
       // @effect/cli has already printed what was wrong; add the usage, once.
       return Effect.as(Console.error(usageFor()), 2)
     }
-    const { code, line } = failureReport(error)
-    return Effect.as(Console.error(line), code)
+    const { code, line, usage } = failureReport(error)
+    return Effect.as(Console.error(usage ? `${line}\n${usageFor()}` : line), code)
   }
 
   if (argv.includes("--wizard")) {
     // @effect/cli's wizard reads a terminal that scripts do not have; kern does not offer it.
     return Console.error(`kern: unknown option --wizard\n${usageFor()}`).pipe(Effect.as(2))
   }
+  const unknown = helpWanted ? undefined : misspelled(argv, path, commandDocs)
+  if (unknown !== undefined) return Console.error(`kern: ${unknown}\n${usageFor()}`).pipe(Effect.as(2))
+  if (path === "" && argv[0] === "--version") return Console.log(`v${pkg.version}`).pipe(Effect.as(0))
   if (helpWanted) {
     return Console.log(renderHelp(path, commandDocs, `v${pkg.version}`, { color: options.color })).pipe(Effect.as(0))
   }

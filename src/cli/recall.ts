@@ -1,15 +1,17 @@
 import type { FileSystem } from "@effect/platform"
+import * as NodePath from "node:path"
 import { Console, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as AgentLock from "../runtime/AgentLock.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
-import { embeddingLine, indexLine, searchText } from "../recall/format.js"
+import { embeddingLine, indexLine, loadText, searchText, type WholeHit } from "../recall/format.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import * as RecallLayers from "../recall/layers.js"
 import { Recall } from "../recall/Recall.js"
-import { RecallStats, SearchResult } from "../recall/schema.js"
+import { LoadResult, RecallStats, SearchResult } from "../recall/schema.js"
 import * as Database from "../storage/Database.js"
 import * as LockFile from "../storage/LockFile.js"
+import { counted } from "../config/counted.js"
 import { CommandFailed, UsageError } from "./errors.js"
 
 export interface RecallSearchArgs {
@@ -18,6 +20,13 @@ export interface RecallSearchArgs {
   readonly limit: Option.Option<number>
   readonly after: Option.Option<string>
   readonly before: Option.Option<string>
+  readonly json: boolean
+}
+
+export interface RecallShowArgs {
+  readonly dir: string
+  readonly session: string
+  readonly messages: { readonly start: number; readonly end: number }
   readonly json: boolean
 }
 
@@ -72,9 +81,34 @@ export const search = (args: RecallSearchArgs) =>
         ...Option.match(args.after, { onNone: () => ({}), onSome: (after) => ({ after }) }),
         ...Option.match(args.before, { onNone: () => ({}), onSome: (before) => ({ before }) })
       }).pipe(Effect.mapError(failed))
-      yield* Console.log(args.json ? JSON.stringify(encodeSearch(result)) : searchText(result))
+      yield* Console.log(args.json ? JSON.stringify(encodeSearch(result)) : searchText(result, commandWholeHit(args.dir)))
     }))
   })
+
+/** A word as a shell takes it: as is when it is plain, else in single quotes. */
+const shellWord = (word: string) => (/^[\w./:@%+=-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)
+
+/** For a terminal: the command that prints a cut hit whole (the folder named as the search named it). */
+const commandWholeHit = (dir: string): WholeHit => (hit) =>
+  hit.source === "session"
+    ? `kern recall show ${shellWord(hit.sessionId ?? "")} ${hit.messageStart}-${hit.messageEnd}${dir === "." ? "" : ` ${shellWord(dir)}`} prints them whole`
+    : `the whole file is ${NodePath.join(dir, hit.path ?? "")}`
+
+const encodeLoad = Schema.encodeSync(LoadResult)
+
+/** `kern recall show <session> <start>-<end>`: the messages a hit names, whole, from the index (read-only). */
+export const show = (args: RecallShowArgs) =>
+  readOnly(args.dir, Effect.gen(function*() {
+    const recall = yield* Recall
+    if (!recall.enabled) return yield* off(args.dir)
+    const result = yield* recall.load({
+      sessionId: args.session,
+      messageStart: args.messages.start,
+      messageEnd: args.messages.end,
+      maxChars: Number.MAX_SAFE_INTEGER
+    }).pipe(Effect.mapError(failed))
+    yield* Console.log(args.json ? JSON.stringify(encodeLoad(result)) : loadText(result, args.messages.end))
+  }))
 
 /** Whether a live process holds the folder (its backfill, if noted, is then real). */
 const holderAlive = Effect.flatMap(AgentConfig.AgentConfig, ({ paths }) =>
@@ -101,17 +135,19 @@ export const reindex = (args: RecallReindexArgs) =>
     const messages = yield* recall.reindex((p) =>
       Console.error(
         p.chunking === undefined
-          ? `kern: recall: ${p.sessionsDone}/${p.sessions} sessions, ${p.messages} messages`
+          ? `kern: recall: ${p.sessionsDone}/${p.sessions} sessions, ${counted(p.messages, "message")}`
           : `kern: recall: session ${p.sessionsDone + 1}/${p.sessions}: ${p.chunking.chunked}/${p.chunking.of} messages chunked`
       )
     ).pipe(Effect.mapError(failed))
     const figures = yield* recall.stats.pipe(Effect.mapError(failed))
-    yield* Console.error(`kern: recall: indexed ${messages} messages`)
+    yield* Console.error(`kern: recall: indexed ${counted(messages, "message")}`)
     yield* Console.log(`index:      ${indexLine(figures)}\nembeddings: ${embeddingLine(figures)}`)
   }).pipe(
     Effect.provide(recallLayer),
     Effect.provide(AgentLock.layerHeld({
       command: "kern recall reindex",
+      whileAgentRuns: "it keeps the index current itself as messages come in; for a full rebuild, stop it (kern stop, " +
+        "or Ctrl-C where it runs), run kern recall reindex, then start it again",
       wait: Duration.seconds(args.wait),
       report: (line) => Console.error(`kern: ${line}`)
     })),

@@ -23,7 +23,7 @@ const print = (json: boolean) =>
     if (json) return yield* Console.log(JSON.stringify(sessions))
     if (sessions.length === 0) return yield* Console.log("no sessions yet")
     yield* Console.log(table(
-      ["session", "messages", "size", "updated", ""],
+      ["session", "messages", "size", "updated", "state"],
       sessions.map((s) => [s.id, String(s.messages), `${s.bytes} B`, s.updatedAt, s.active ? "active" : ""])
     ))
   })

@@ -16,6 +16,8 @@ import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
+import { CommandFailed } from "./errors.js"
+import { counted } from "../config/counted.js"
 import { HeartbeatLog, heartbeatStatus } from "../runtime/HeartbeatLog.js"
 import { findRunning } from "../channels/web/running.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -108,7 +110,7 @@ export const run = (args: StatusArgs) =>
       approvals,
       summarizer
     }
-    if (args.json) return yield* Console.log(JSON.stringify(status))
+    if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
     const lines = [
       `name:      ${status.name}`,
       `folder:    ${status.dir}`,
@@ -119,7 +121,7 @@ export const run = (args: StatusArgs) =>
       `database:  ${formatBytes(dbBytes)}`,
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
-        : `usage:     ${usage.turns} turns, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
+        : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [`approvals: ${approvals} waiting (kern approve <id> / kern deny <id>)`]),
@@ -128,7 +130,12 @@ export const run = (args: StatusArgs) =>
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
     yield* Console.log(lines.join("\n"))
+    yield* problemsExit(problems, "above")
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+
+/** Scripts can rely on the exit code (`kern status && kern start`): 1 whenever a problem is listed. */
+const problemsExit = (problems: ReadonlyArray<string>, where: string) =>
+  problems.length === 0 ? Effect.void : Effect.fail(new CommandFailed({ message: `${counted(problems.length, "problem")} listed ${where}` }))
 
 const encodeRecall = Schema.encodeSync(RecallStats)
 

@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { didYouMean } from "./didYouMean.js"
 import { parseJsonText } from "./json.js"
 import { ConfigError } from "./errors.js"
 import {
@@ -41,17 +42,45 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const valueAt = (raw: Record<string, unknown>, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>((at, key) => (Array.isArray(at) ? at[Number(key)] : isRecord(at) ? at[String(key)] : undefined), raw)
 
-const unknownKeyWarnings = (source: string, raw: Record<string, unknown>): Array<string> => {
-  const warnings = Object.keys(raw)
-    .filter((key) => !knownKeys.has(key))
-    .map((key) => `${source}: unknown key "${key}" ignored`)
+/**
+ * The settings whose default is the permissive one (or a spending cap): a misspelling of one would leave the agent
+ * less guarded than its owner wrote (`"aprovalMode": "ask"` kept bash auto-approved), so it stops kern instead of
+ * being ignored with a warning. The budget's own keys are all caps.
+ */
+const safetyKeys: ReadonlySet<string> = new Set([
+  "approvalMode",
+  "safetyMode",
+  "toolScope",
+  "contractEnforcement",
+  "workspaceGuard",
+  "budget",
+  ...[...knownBudgetKeys].map((key) => `budget.${key}`)
+])
+
+/** Unknown keys as warnings (with the key meant, when one is close), or the error for a misspelt safety setting. */
+const unknownKeys = (source: string, raw: Record<string, unknown>): Either.Either<Array<string>, ConfigError> => {
   const budget = raw["budget"]
-  if (isRecord(budget)) {
-    for (const key of Object.keys(budget)) {
-      if (!knownBudgetKeys.has(key)) warnings.push(`${source}: unknown key "budget.${key}" ignored`)
+  const unknown = [
+    ...Object.keys(raw).filter((key) => !knownKeys.has(key)).map((key) => ({ key, known: knownKeys, prefix: "" })),
+    ...(isRecord(budget) ? Object.keys(budget) : [])
+      .filter((key) => !knownBudgetKeys.has(key))
+      .map((key) => ({ key, known: knownBudgetKeys, prefix: "budget." }))
+  ]
+  const warnings: Array<string> = []
+  for (const { key, known, prefix } of unknown) {
+    const meant = didYouMean(key, known)
+    if (meant !== undefined && safetyKeys.has(`${prefix}${meant}`)) {
+      return Either.left(new ConfigError({
+        source,
+        key: `${prefix}${key}`,
+        didYouMean: `${prefix}${meant}`,
+        expected: `A misspelt safety setting is not ignored: kern does not run this agent until it is fixed.`,
+        found: "an unknown key"
+      }))
     }
+    warnings.push(`${source}: unknown key "${prefix}${key}" ignored${meant === undefined ? "" : ` (did you mean "${prefix}${meant}"?)`}`)
   }
-  return warnings
+  return Either.right(warnings)
 }
 
 /**
@@ -66,7 +95,9 @@ export const decodeConfigFile = (
   if (!isRecord(raw)) {
     return Either.left(new ConfigError({ source, expected: "a JSON object of settings", found: describe(raw) }))
   }
-  const warnings = unknownKeyWarnings(source, raw)
+  const checked = unknownKeys(source, raw)
+  if (Either.isLeft(checked)) return Either.left(checked.left)
+  const warnings = checked.right
   const known = Object.fromEntries(Object.entries(raw).filter(([key]) => knownKeys.has(key)))
   return Schema.decodeUnknownEither(KernConfigFile)(known, { onExcessProperty: "ignore" }).pipe(
     Either.mapLeft((error) => {

@@ -5,9 +5,14 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   source: Schema.String,
   key: Schema.optional(Schema.String),
   expected: Schema.String,
-  found: Schema.String
+  found: Schema.String,
+  /** For a key kern does not know: the known one it most likely misspells. */
+  didYouMean: Schema.optional(Schema.String)
 }) {
   override get message(): string {
+    if (this.didYouMean !== undefined) {
+      return `${this.source}: unknown key "${this.key ?? ""}": did you mean "${this.didYouMean}"? ${this.expected}`
+    }
     const where = this.key === undefined ? this.source : `${this.source}: key "${this.key}"`
     return `${where}: expected ${this.expected}, found ${this.found}`
   }

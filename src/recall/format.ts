@@ -1,12 +1,23 @@
-import type { LoadResult, RecallStats, SearchResult } from "./schema.js"
+import { counted } from "../config/counted.js"
+import type { LoadResult, RecallHit, RecallStats, SearchResult } from "./schema.js"
 
 /** Characters of a hit shown in a search listing; a load gives the messages whole. */
 export const previewChars = 1_200
 
 const minute = (iso: string) => iso.slice(0, 16).replace("T", " ")
 
+/** How the reader of a search listing gets the whole of a hit that was cut: a tool call, or a command to run. */
+export type WholeHit = (hit: RecallHit) => string
+
+/** For the model: the tools it has that read the rest (recall's load mode, read for a file). */
+export const toolWholeHit: WholeHit = (hit) =>
+  hit.source === "session"
+    ? `recall { "mode": "load", "sessionId": ${JSON.stringify(hit.sessionId)}, "messageStart": ${hit.messageStart}, ` +
+      `"messageEnd": ${hit.messageEnd} } reads the messages whole`
+    : `read { "path": ${JSON.stringify(hit.path)} } reads the file`
+
 /** Search hits as text for a model or a terminal: where, when, how near, and the chunk (previewed). */
-export const searchText = (result: SearchResult): string => {
+export const searchText = (result: SearchResult, whole: WholeHit): string => {
   if (result.hits.length === 0) return `No past conversation or file matches "${result.query}".`
   const lines = result.hits.map((hit, i) => {
     const where = hit.source === "session"
@@ -15,7 +26,7 @@ export const searchText = (result: SearchResult): string => {
     const when = hit.startedAt === hit.endedAt ? minute(hit.startedAt) : `${minute(hit.startedAt)} → ${minute(hit.endedAt)}`
     const distance = hit.distance === null ? "" : `, distance ${hit.distance.toFixed(3)}`
     const preview = hit.text.length > previewChars
-      ? `${hit.text.slice(0, previewChars)}… [${hit.text.length - previewChars} more characters: load the messages]`
+      ? `${hit.text.slice(0, previewChars)}… [${counted(hit.text.length - previewChars, "more character", "more characters")}: ${whole(hit)}]`
       : hit.text
     return `${i + 1}. ${where} (${when}${distance})\n${preview}`
   })
@@ -40,7 +51,8 @@ export const embeddingLine = (stats: RecallStats): string =>
 
 /** The index in one line: what is indexed, over which dates, whether a backfill runs. */
 export const indexLine = (stats: RecallStats): string =>
-  `${stats.messages} messages in ${stats.chunks} chunks from ${stats.sessions} sessions, ${stats.files} files` +
+  `${counted(stats.messages, "message")} in ${counted(stats.chunks, "chunk")} from ${counted(stats.sessions, "session")}, ` +
+  counted(stats.files, "file") +
   (stats.from === null ? "" : `, ${stats.from.slice(0, 10)} to ${(stats.to ?? stats.from).slice(0, 10)}`) +
-  (stats.unembedded > 0 && stats.embedding.mode === "vectors" ? `, ${stats.unembedded} chunks waiting for vectors` : "") +
+  (stats.unembedded > 0 && stats.embedding.mode === "vectors" ? `, ${counted(stats.unembedded, "chunk")} waiting for vectors` : "") +
   (stats.backfillRunning ? "; backfill running" : "")

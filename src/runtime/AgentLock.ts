@@ -29,6 +29,31 @@ export class AgentBusy extends Schema.TaggedError<AgentBusy>()("AgentBusy", {
   }
 }
 
+/**
+ * The folder is held by a running agent, which lets go only when it is stopped, and the command that wanted it cannot
+ * wait that long (a rebuild of what the agent uses).
+ */
+export class AgentRunning extends Schema.TaggedError<AgentRunning>()("AgentRunning", {
+  dir: Schema.String,
+  pid: Schema.Int,
+  holder: Schema.String,
+  since: Schema.String,
+  command: Schema.String,
+  advice: Schema.String
+}) {
+  override get message(): string {
+    return `${this.command} needs the agent folder to itself, and the agent in ${this.dir} runs (pid ${this.pid}, ` +
+      `${this.holder} since ${this.since}) until it is stopped: ${this.advice}`
+  }
+}
+
+/** The holders that run until stopped (the agent itself), as opposed to one command that ends on its own. */
+const agentCommands: ReadonlySet<string> = new Set(["kern run", "kern start", "kern tui", "kern serve"])
+
+/** Whether `holder` is a running agent: it serves the HTTP API, or is one of the commands that run the agent. */
+export const runsUntilStopped = (holder: LockFile.LockHolder): boolean =>
+  holder.address !== undefined || agentCommands.has(holder.command)
+
 export interface HoldOptions {
   /** What holds the folder, for the messages of those who wait (`kern chat`). */
   readonly command: string
@@ -38,6 +63,11 @@ export interface HoldOptions {
   readonly report: (line: string) => Effect.Effect<void>
   /** Where this runtime's HTTP API listens, when it serves one (`http://127.0.0.1:4800`). */
   readonly address?: string | undefined
+  /**
+   * Set by a command that must not wait for a running agent (it would wait until someone stops it): such a holder is
+   * refused at once with AgentRunning and this advice. Unset, every holder is waited for.
+   */
+  readonly whileAgentRuns?: string | undefined
 }
 
 export interface AgentLockShape {
@@ -46,7 +76,7 @@ export interface AgentLockShape {
   /** The runtime holding the folder now, if any; a lock left by a dead process reads as none. */
   readonly holder: Effect.Effect<Option.Option<LockFile.LockHolder>, LockFile.LockFileError>
   /** Holds the folder until the scope closes, waiting for a current holder to let go. */
-  readonly hold: (options: HoldOptions) => Effect.Effect<void, AgentBusy | LockFile.LockFileError, Scope.Scope>
+  readonly hold: (options: HoldOptions) => Effect.Effect<void, AgentBusy | AgentRunning | LockFile.LockFileError, Scope.Scope>
 }
 
 export class AgentLock extends Context.Tag("kern/runtime/AgentLock")<AgentLock, AgentLockShape>() {}
@@ -85,6 +115,19 @@ export const make = (dir: string, kernDir: string, file: string) =>
       hold: (options) =>
         Effect.gen(function*() {
           const me = yield* LockFile.currentHolder(options.command, options.address)
+          if (options.whileAgentRuns !== undefined) {
+            const current = yield* LockFile.readHolder(file)
+            if (Option.isSome(current) && runsUntilStopped(current.value)) {
+              return yield* new AgentRunning({
+                dir,
+                pid: current.value.pid,
+                holder: current.value.command,
+                since: current.value.startedAt,
+                command: options.command,
+                advice: options.whileAgentRuns
+              })
+            }
+          }
           yield* fs.makeDirectory(kernDir, { recursive: true, mode: privateDirMode }).pipe(
             Effect.mapError((error) => new LockFile.LockFileError({ file, detail: error.message }))
           )
@@ -122,7 +165,7 @@ export const layer: Layer.Layer<AgentLock, never, AgentConfig | FileSystem.FileS
 /** The lock of the loaded agent folder, held for the layer's lifetime: what every turn runner builds on. */
 export const layerHeld = (options: HoldOptions): Layer.Layer<
   AgentLock,
-  AgentBusy | LockFile.LockFileError,
+  AgentBusy | AgentRunning | LockFile.LockFileError,
   AgentConfig | FileSystem.FileSystem
 > =>
   Layer.scoped(

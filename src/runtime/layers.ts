@@ -75,6 +75,8 @@ export interface HoldFolder {
   readonly report?: Report | undefined
   /** Where the runtime's HTTP API listens, recorded in the lock for clients to find (kern run, kern start). */
   readonly address?: string | undefined
+  /** For a command that must not wait for a running agent: the advice it is refused with (AgentLock.HoldOptions). */
+  readonly whileAgentRuns?: string | undefined
 }
 
 /** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
@@ -83,7 +85,8 @@ const heldLockLayer = (hold: HoldFolder) =>
     command: hold.command,
     wait: Duration.seconds(hold.waitSeconds),
     report: hold.report ?? logReport,
-    address: hold.address
+    address: hold.address,
+    whileAgentRuns: hold.whileAgentRuns
   })
 
 /** An agent folder by its path, or a config the caller already loaded. */

@@ -2,6 +2,7 @@ import { Effect, Schema } from "effect"
 import { ContextStats, estimateTokens } from "./ContextStats.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { ToolSession } from "./ToolSession.js"
+import { counted } from "../config/counted.js"
 
 export const ContextBudgetStatsArgs = Schema.Struct({})
 export type ContextBudgetStatsArgs = typeof ContextBudgetStatsArgs.Type
@@ -43,8 +44,8 @@ export const contextBudgetStats = Effect.fn("kern.tools.context_budget_stats")(f
   }
   const text = [
     `active context: ${out.activeContextTokens} tokens`,
-    `compaction: ${out.compactions} outputs, saved ${out.savedByCompactionBytes} bytes (~${out.savedByCompactionTokens} tokens)`,
-    `duplicate replacement: ${out.duplicates} outputs, saved ${out.savedByDuplicatesBytes} bytes (~${out.savedByDuplicatesTokens} tokens)`
+    `compaction: ${counted(out.compactions, "output")}, saved ${out.savedByCompactionBytes} bytes (~${out.savedByCompactionTokens} tokens)`,
+    `duplicate replacement: ${counted(out.duplicates, "output")}, saved ${out.savedByDuplicatesBytes} bytes (~${out.savedByDuplicatesTokens} tokens)`
   ].join("\n")
   return { ...out, text } satisfies ContextBudgetStatsOutput
 })

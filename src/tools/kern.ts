@@ -15,6 +15,7 @@ import { Channels } from "./Channels.js"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
+import { counted } from "../config/counted.js"
 
 export const kernActions = ["status", "config", "env", "users", "logs"] as const
 
@@ -120,7 +121,7 @@ const status = (loaded: LoadedConfig) =>
           tokens: `${figures.total} of ${figures.maxContextTokens} (system ${figures.system}, tools ${figures.tools}, ` +
             `summaries ${figures.summary}, raw messages ${figures.raw})`,
           window: figures.cut === 0
-            ? `all ${figures.messages} messages raw (nothing trimmed)`
+            ? `all ${counted(figures.messages, "message")} raw (nothing trimmed)`
             : `messages ${figures.cut}-${figures.messages - 1} raw, 0-${figures.cut - 1} stand as ${figures.summaries} ` +
               "summaries (recall loads them whole)",
           ...figures

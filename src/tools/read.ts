@@ -11,6 +11,7 @@ import { binaryKind, formatBytes, isBinary, numberLine, splitLines } from "./tex
 import type { ToolMetadata } from "./toolMetadata.js"
 import { ToolSession } from "./ToolSession.js"
 import { Workspace } from "./Workspace.js"
+import { counted } from "../config/counted.js"
 
 export const ReadArgs = Schema.Struct({
   path: Schema.String.annotations({ description: "File or directory to read, relative to the agent folder or absolute" }),
@@ -94,22 +95,22 @@ const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Arr
   if (args.mode === "full" && large) {
     return Effect.fail(toolFailure(
       "VALIDATION_ERROR",
-      `${display} is ${formatBytes(bytes.byteLength)} (${total} lines), over the 256 KB limit for a full read; ` +
+      `${display} is ${formatBytes(bytes.byteLength)} (${counted(total, "line")}), over the 256 KB limit for a full read; ` +
         `use mode "outline" to find what you need, then read it with offset and limit`
     ))
   }
   if (args.mode === "outline") {
     const entries = outlineOf(path, lines)
     const text = entries === undefined
-      ? `${display}: no outline for this file type (${total} lines); use mode "preview" or read a range`
+      ? `${display}: no outline for this file type (${counted(total, "line")}); use mode "preview" or read a range`
       : entries.length === 0
-      ? `${display}: no symbols found (${total} lines)`
-      : `${display} (${total} lines)\n${formatOutline(entries)}`
+      ? `${display}: no symbols found (${counted(total, "line")})`
+      : `${display} (${counted(total, "line")})\n${formatOutline(entries)}`
     return Effect.succeed({ path: display, kind: "file", totalLines: total, text })
   }
   if (total === 0) return Effect.succeed({ path: display, kind: "file", totalLines: 0, text: `${display} is empty` })
   if (args.offset > total) {
-    return Effect.fail(toolFailure("VALIDATION_ERROR", `offset ${args.offset} is past the end of ${display} (${total} lines)`))
+    return Effect.fail(toolFailure("VALIDATION_ERROR", `offset ${args.offset} is past the end of ${display} (${counted(total, "line")})`))
   }
   const budget = args.maxBytes ?? (args.mode === "full" ? fullReadMaxBytes * 2 : defaultBudget)
   const last = args.mode === "full"

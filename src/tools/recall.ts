@@ -2,7 +2,7 @@ import { Effect, Ref, Schema } from "effect"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { Recall, type RecallError } from "../recall/Recall.js"
-import { loadText, searchText } from "../recall/format.js"
+import { loadText, searchText, toolWholeHit } from "../recall/format.js"
 import { RecallDate } from "../recall/schema.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 
@@ -74,5 +74,5 @@ export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs)
     ...(args.before === undefined ? {} : { before: args.before }),
     exclude
   }).pipe(Effect.mapError(failure))
-  return { ...result, text: searchText(result) }
+  return { ...result, text: searchText(result, toolWholeHit) }
 })

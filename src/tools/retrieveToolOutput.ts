@@ -4,6 +4,7 @@ import { ArtifactStore } from "./ArtifactStore.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
 import { numberLine, splitLines } from "./textFile.js"
 import type { ToolMetadata } from "./toolMetadata.js"
+import { counted } from "../config/counted.js"
 
 export const RetrieveToolOutputArgs = Schema.Struct({
   artifactId: Schema.String.pipe(Schema.minLength(1)).annotations({
@@ -74,7 +75,7 @@ export const retrieveToolOutput = Effect.fn("kern.tools.retrieve_tool_output")(f
   const next = args.offset - 1 + out.length
   const nextOffset = next < candidates.length ? next + 1 : undefined
   const unit = args.grep === undefined ? "lines" : "matching lines"
-  const header = `${args.artifactId}: ${lines.length} lines` +
+  const header = `${args.artifactId}: ${counted(lines.length, "line")}` +
     (args.grep === undefined ? "" : `, ${candidates.length} matching ${JSON.stringify(args.grep)}`)
   const footer = nextOffset === undefined ? [] : [`[${candidates.length - next} more ${unit}; continue with offset ${nextOffset}]`]
   const text = [header, ...(out.length === 0 ? [`(no ${unit} from offset ${args.offset})`] : out), ...footer].join("\n")

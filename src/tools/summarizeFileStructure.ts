@@ -7,6 +7,7 @@ import { readMaxFileBytes } from "./read.js"
 import { formatBytes, isBinary, splitLines } from "./textFile.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { Workspace } from "./Workspace.js"
+import { counted } from "../config/counted.js"
 
 export const SummarizeFileStructureArgs = Schema.Struct({
   path: Schema.String.annotations({ description: "The source or Markdown file to outline" })
@@ -45,7 +46,7 @@ export const summarizeFileStructure = Effect.fn("kern.tools.summarize_file_struc
   if (isBinary(bytes)) return yield* toolFailure("VALIDATION_ERROR", `${file.display} is a binary file`)
   const lines = splitLines(new TextDecoder("utf-8").decode(bytes))
   const entries = outlineOf(file.path, lines)
-  const header = `${file.display}: ${lines.length} lines, ${formatBytes(bytes.byteLength)}`
+  const header = `${file.display}: ${counted(lines.length, "line")}, ${formatBytes(bytes.byteLength)}`
   const body = entries === undefined
     ? "no outline for this file type; read it with mode \"preview\""
     : entries.length === 0

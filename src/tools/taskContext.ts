@@ -1,5 +1,6 @@
 /** Pure ranking and bundling for context_for_task: keywords from a task, file scores, excerpts within a budget. */
 import { formatOutline, outlineOf } from "./outline.js"
+import { counted } from "../config/counted.js"
 
 const stopWords = new Set([
   "the", "and", "for", "with", "that", "this", "from", "into", "what", "when", "where", "which", "how", "why", "are",
@@ -71,7 +72,7 @@ export const bundle = (
   for (const file of ranked) {
     const outline = outlineOf(file.path, file.lines)
     const section = [
-      `\n## ${file.path} (${file.lines.length} lines, score ${file.score})`,
+      `\n## ${file.path} (${counted(file.lines.length, "line")}, score ${file.score})`,
       ...(outline !== undefined && outline.length > 0 ? [`outline:\n${formatOutline(outline.slice(0, 10))}`] : []),
       excerpts(file.lines, keywords, 6)
     ].filter((part) => part !== "").join("\n")

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Random, Schema } from "effect"
 import { ToolScope } from "../config/schema.js"
 import { narrowerScope } from "../kernel/toolScope.js"
+import { codeAlphabet, normalizeCode, pairingCodeProblem, splitUserId, userIdProblem } from "./userNames.js"
 
 export const UserRole = Schema.Literal("operator", "user")
 export type UserRole = typeof UserRole.Type
@@ -29,9 +30,7 @@ export class PairingError extends Schema.TaggedError<PairingError>()("PairingErr
   message: Schema.String
 }) {}
 
-/** `KERN-` and four letters or digits, without the ones people confuse (0/O, 1/I). */
-export const codePattern = /^KERN-[A-HJ-NP-Z2-9]{4}$/
-export const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+export { codeAlphabet, codePattern } from "./userNames.js"
 /** A pending code works for a day; after that the user gets a new one when they write again. */
 export const codeLifetimeMs = 24 * 60 * 60 * 1000
 
@@ -119,10 +118,9 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
     /** Approves a pending, unexpired code; approving an approved one again is a no-op that says so. */
     const approve = (rawCode: string, approvedBy: string) =>
       Effect.gen(function*() {
-        const code = rawCode.trim().toUpperCase()
-        if (!codePattern.test(code)) {
-          return yield* new PairingError({ reason: "invalid_code", message: `"${rawCode}" is not a pairing code (they look like KERN-7QX4)` })
-        }
+        const code = normalizeCode(rawCode)
+        const problem = pairingCodeProblem(rawCode)
+        if (problem !== undefined) return yield* new PairingError({ reason: "invalid_code", message: problem })
         const found = (yield* rows(sql`SELECT * FROM pairings WHERE code = ${code}`))[0]
         if (found === undefined) {
           return yield* new PairingError({ reason: "unknown_code", message: `no pairing is waiting for code ${code}` })
@@ -143,14 +141,9 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
     /** The user named `<interface>:<user id>`. */
     const find = (id: string) =>
       Effect.gen(function*() {
-        const at = id.indexOf(":")
-        if (at <= 0 || at === id.length - 1) {
-          return yield* new PairingError({
-            reason: "invalid_id",
-            message: `"${id}" is not a user id: users are named <channel>:<id>, e.g. telegram:42 (see kern users)`
-          })
-        }
-        const found = yield* byUser(id.slice(0, at), id.slice(at + 1))
+        const parts = splitUserId(id)
+        if (parts === undefined) return yield* new PairingError({ reason: "invalid_id", message: userIdProblem(id) ?? id })
+        const found = yield* byUser(parts.channel, parts.userId)
         if (found === undefined) {
           return yield* new PairingError({ reason: "unknown_user", message: `no user ${id} (kern users lists them)` })
         }

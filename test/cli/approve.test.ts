@@ -71,7 +71,11 @@ describe("approvals on the terminal and the command line", () => {
       )
       const unknown = yield* Effect.promise(() => runKern(["deny", "apr_00000000", dir], { env }))
       expect(unknown.status).toBe(1)
-      expect(unknown.stderr).toContain("no approval apr_00000000 is waiting")
+      // The agent's own sentence, never an HTTP status.
+      expect(unknown.stderr.trim()).toBe("kern: no approval apr_00000000 is waiting (answered, timed out, or never asked)")
+      const unknownApprove = yield* Effect.promise(() => runKern(["approve", "apr_x", dir], { env }))
+      expect(unknownApprove.status).toBe(1)
+      expect(unknownApprove.stderr.trim()).toBe("kern: no approval apr_x is waiting (answered, timed out, or never asked)")
       const approved = yield* Effect.promise(() => runKern(["approve", id, dir, "--json"], { env }))
       expect(approved.stderr).toBe("")
       expect(JSON.parse(approved.stdout)).toMatchObject({ id, approved: true, outcome: "approved", by: "operator" })

@@ -150,15 +150,16 @@ describe("kern CLI", () => {
     expect(result.status).toBe(2)
     const lines = nonEmptyLines(result.stderr)
     expect(lines).toHaveLength(2)
-    expect(lines[0]).toMatch(/init.*status/)
-    expect(lines[1]).toMatch(/^Usage: kern/)
+    expect(lines[0]).toBe("kern: unknown command 'kern frobnicate'")
+    expect(lines[1]).toMatch(/^Usage: kern <init \| status/)
   })
 
   it("init without a folder is a usage error, and writes nothing", async () => {
     const cwd = makeTempDir()
     const result = await runKern(["init"], { cwd })
     expect(result.status).toBe(2)
-    expect(nonEmptyLines(result.stderr)).toEqual(["kern: init needs a folder: kern init <dir> (use `kern init .` for this one)"])
+    expect(nonEmptyLines(result.stderr)[0]).toBe("kern: init needs a folder: kern init <dir> (use `kern init .` for this one)")
+    expect(nonEmptyLines(result.stderr)[1]).toMatch(/^Usage: kern init /)
     expect(NodeFs.readdirSync(cwd)).toEqual([])
   })
 
@@ -206,11 +207,11 @@ describe("kern CLI", () => {
     ])
   })
 
-  it("unknown keys show up once each among the problems, and the command still works", async () => {
+  it("unknown keys show up once each among the problems, and the command still works (exit 1: problems are listed)", async () => {
     const cwd = makeTempDir()
     writeFiles(cwd, { "a/.kern/config.json": JSON.stringify({ colour: "blue" }) })
     const result = await runKern(["status", "a", "--json"], { cwd })
-    expect(result.status).toBe(0)
+    expect(result.status).toBe(1)
     expect(JSON.parse(result.stdout).problems).toEqual(expect.arrayContaining([expect.stringContaining("\"colour\"")]))
   })
 

@@ -98,8 +98,9 @@ describe("kern sessions list from its own bundle", () => {
   it("takes only `[dir] [--dir <dir>] [--json]`", () => {
     expect(parseListArgs([])).toMatchObject({ json: false })
     expect(parseListArgs(["a", "--json"])).toMatchObject({ dir: { _tag: "Some", value: "a" }, json: true })
-    expect(parseListArgs(["--dir", "b", "a"])).toMatchObject({ dir: { value: "a" }, dirFlag: { value: "b" } })
-    for (const declined of [["-h"], ["--dir"], ["--dir", "--json"], ["--dir=a"], ["a", "b"], ["--json", "--json"], ["--log-level", "debug"], ["--wizard"]]) {
+    expect(parseListArgs(["--dir", "a", "a"])).toMatchObject({ dir: { value: "a" }, dirFlag: { value: "a" } })
+    // Two folders is a usage mistake the full command line explains, with the usage.
+    for (const declined of [["--dir", "b", "a"], ["-h"], ["--dir"], ["--dir", "--json"], ["--dir=a"], ["a", "b"], ["--json", "--json"], ["--log-level", "debug"], ["--wizard"]]) {
       expect(parseListArgs(declined)).toBeUndefined()
     }
   })

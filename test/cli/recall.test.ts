@@ -50,7 +50,7 @@ describe("kern recall", () => {
       expect(boat.hits[0]).toMatchObject({ source: "file", path: "knowledge/boat.md" })
 
       const status = yield* kern(["status"], { dir, env })
-      expect(status.stdout).toMatch(/recall: +2 messages in 2 chunks from 1 sessions, 1 files, \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; embeddings: openai\/text-embedding-3-small, 32 dimensions/)
+      expect(status.stdout).toMatch(/recall: +2 messages in 2 chunks from 1 session, 1 file, \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; embeddings: openai\/text-embedding-3-small, 32 dimensions/)
       const statusJson = JSON.parse((yield* kern(["status", "--json"], { dir, env })).stdout)
       expect(statusJson.recall).toMatchObject({ messages: 2, chunks: 2, embedding: { dimension: 32 } })
     })))

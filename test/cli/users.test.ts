@@ -96,9 +96,9 @@ describe("kern pair / kern users", () => {
   it("mistakes are one line naming what was wrong, with exit 1 (or 2 for the command line)", async () => {
     const dir = initAgentFolder(["--model", "m"])
     const cases: ReadonlyArray<[ReadonlyArray<string>, number, string]> = [
-      [["pair", "hello", dir], 1, "\"hello\" is not a pairing code"],
+      [["pair", "hello", dir], 2, "\"hello\" is not a pairing code"],
       [["pair", "KERN-ZZZZ", dir], 1, "no pairing is waiting for code KERN-ZZZZ"],
-      [["users", "promote", "42", dir], 1, "is not a user id"],
+      [["users", "promote", "42", dir], 2, "is not a user id"],
       [["users", "revoke", "telegram:42", dir], 1, "no user telegram:42"],
       [["users", "scope", "telegram:42", "root", dir], 2, "read, write, full"]
     ]

@@ -101,6 +101,6 @@ describe("compactToolOutput and retrieve_tool_output", () => {
       assert.include(stats.out.text, "active context: 10000 tokens")
       assert.strictEqual(stats.out.compactions, 1)
       assert.strictEqual(stats.out.savedByCompactionBytes, stats.compacted.originalBytes - stats.compacted.compactedBytes)
-      assert.include(stats.out.text, "compaction: 1 outputs")
+      assert.include(stats.out.text, "compaction: 1 output,")
     }))
 })

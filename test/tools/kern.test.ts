@@ -149,7 +149,7 @@ describe("kern tool: status", () => {
       yield* Effect.flatMap(Recall, (recall) => recall.sync)
       const lines = (yield* inRun(kern({ action: "status" }))).text.split("\n")
       expect(lines).toContain("recall:")
-      expect(lines).toContain("  index: 2 messages in 1 chunks from 1 sessions, 0 files, 2026-01-05 to 2026-01-07")
+      expect(lines).toContain("  index: 2 messages in 1 chunk from 1 session, 0 files, 2026-01-05 to 2026-01-07")
       expect(lines).toContain("  embeddings: keyword-only (embeddingModel is false)")
     }).pipe(Effect.provide(layerFor(dir)))
   })

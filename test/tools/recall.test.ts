@@ -59,7 +59,14 @@ describe("recall tool", () => {
       // The current session is in the context: only the past one is offered.
       expect(text(found)).toMatch(/^1\. session 20260101-100000-000-aaaa messages 0-3 \(2026-01-10 09:00 → 2026-01-10 09:00\)/)
       expect(text(found)).not.toContain(current)
-      expect(text(found)).toContain("more characters: load the messages")
+      // The model is told which of its tools reads the rest, with the arguments to give it.
+      const more = /more characters: recall (\{.*\}) reads the messages whole\]/.exec(text(found))
+      expect(more, text(found)).not.toBeNull()
+      const loadArgs = JSON.parse(more![1]!)
+      expect(loadArgs).toEqual({ mode: "load", sessionId: past, messageStart: 0, messageEnd: 3 })
+      const followed = yield* call(loadArgs)
+      expect(followed.success, followed.errorMessage).toBe(true)
+      expect(text(followed)).toContain("[0] user (2026-01-10 09:00):\nwhat is the wifi password")
       expect(text(found)).toContain("keyword search only")
 
       const first = yield* call({ mode: "load", sessionId: past, messageStart: 0, messageEnd: 3 })

@@ -4,10 +4,14 @@ import * as Api from "./api.js"
 import { type ApiError, apiErrorStatus } from "./ApiError.js"
 import { KernApi } from "./KernApi.js"
 
-/** Talking to a running agent failed: not running, refused, or it answered something unexpected. */
+/**
+ * Talking to a running agent failed: not running, refused, or it answered something unexpected. The message is a
+ * sentence for a person (the agent's own, when it refused); the HTTP status, when there was one, is `status`.
+ */
 export class ClientError extends Schema.TaggedError<ClientError>()("ClientError", {
   reason: Schema.Literal("unreachable", "refused", "unexpected"),
-  message: Schema.String
+  message: Schema.String,
+  status: Schema.optional(Schema.Int)
 }) {}
 
 export interface ClientSettings {
@@ -44,8 +48,11 @@ export const make = (settings: ClientSettings) =>
       response.text.pipe(
         Effect.orElseSucceed(() => ""),
         Effect.map((text) => {
-          const detail = Option.match(Schema.decodeOption(ErrorBody)(text), { onNone: () => text.slice(0, 200), onSome: (b) => b.error })
-          return new ClientError({ reason: "refused", message: `${response.status}: ${detail}` })
+          const message = Option.match(Schema.decodeOption(ErrorBody)(text), {
+            onNone: () => `the agent at ${settings.baseUrl} refused the request (HTTP ${response.status}): ${text.slice(0, 200)}`,
+            onSome: (body) => body.error
+          })
+          return new ClientError({ reason: "refused", message, status: response.status })
         })
       )
 
@@ -59,9 +66,12 @@ export const make = (settings: ClientSettings) =>
         case "ParseError":
           return Effect.succeed(new ClientError({ reason: "unexpected", message: `unexpected answer from ${settings.baseUrl}: ${error.message}` }))
         case "HttpApiDecodeError":
-          return Effect.succeed(new ClientError({ reason: "refused", message: `400: ${error.message}` }))
+          return Effect.succeed(
+            new ClientError({ reason: "refused", message: `the agent could not read the request: ${error.message}`, status: 400 })
+          )
         default:
-          return Effect.succeed(new ClientError({ reason: "refused", message: `${apiErrorStatus(error)}: ${error.error}` }))
+          // The agent's own sentence ("no approval apr_… is waiting"), never a bare status.
+          return Effect.succeed(new ClientError({ reason: "refused", message: error.error, status: apiErrorStatus(error) }))
       }
     }
 

@@ -1,4 +1,5 @@
 import { Console, type DateTime, Duration, Effect, Option, Ref, Stream } from "effect"
+import { counted } from "../../config/counted.js"
 import type { AgentEventInput } from "../AgentEvent.js"
 import { terminalConversation } from "../terminalFormat.js"
 import { runTerminalLoop, type TerminalPeer } from "../terminalLoop.js"
@@ -51,8 +52,8 @@ export const attach = (client: AgentClient, name: string, zone: DateTime.TimeZon
       status: Effect.map(client.status, (s) =>
         [
           `agent:    ${s.name} (${s.provider}/${s.model ?? "no model"}) at ${client.baseUrl}, pid ${s.runtime.pid}`,
-          `session:  ${s.runtime.sessionId} (${s.runtime.messages} messages)`,
-          `queue:    ${s.runtime.queued} waiting, ${s.runtime.turns} turns since start`,
+          `session:  ${s.runtime.sessionId} (${counted(s.runtime.messages, "message")})`,
+          `queue:    ${s.runtime.queued} waiting, ${counted(s.runtime.turns, "turn")} since start`,
           `uptime:   ${Math.round(s.runtime.uptimeMs / 1000)} s`
         ].join("\n")),
       newSession: Effect.map(client.newSession, ({ sessionId }) => sessionId),
