@@ -14,6 +14,8 @@ import { testDist } from "./build.js"
 export interface WebUiFixture {
   readonly url: string
   readonly ticket: string
+  /** Another one-time login ticket (a second page logs in with its own). */
+  readonly newTicket: () => string
   /** Numbers, stamps and sends an event to every open stream (and keeps it for replay). */
   readonly emit: (event: AgentEventInput) => AgentEvent
   /** Cuts every open stream without a goodbye, as a network drop does. */

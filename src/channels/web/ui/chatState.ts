@@ -25,6 +25,8 @@ export type Item =
     readonly text: string
     readonly interface: string
     readonly channel?: string | undefined
+    /** Who wrote it on its channel (GET /users names them). */
+    readonly userId?: string | undefined
     readonly at: string
   }
   | {
@@ -137,6 +139,7 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         text: event.text,
         interface: event.interface,
         channel: event.channel,
+        userId: event.userId,
         at: event.at
       }]
     case "thinking":
