@@ -129,10 +129,13 @@ describe("web UI finish", () => {
     const row = (name: string) => page.locator("details.tool", { has: page.locator(".tool-name", { hasText: new RegExp(`^${name}$`) }) })
     const arrow = row("glob").locator("summary .tool-chevron")
     expect(await arrow.isVisible()).toBe(true)
-    expect(await arrow.evaluate("(el) => getComputedStyle(el, '::before').content")).toBe("\"▸\"")
-    const closed = await arrow.evaluate("(el) => getComputedStyle(el).transform")
+    // The glob row is the last tool row; its arrow's drawn character and its turn, as the browser computed them.
+    const style = (property: string, pseudo = "") =>
+      page.evaluate(`getComputedStyle([...document.querySelectorAll("details.tool .tool-chevron")].at(-1), ${JSON.stringify(pseudo)}).${property}`)
+    expect(await style("content", "::before")).toBe("\"▸\"")
+    const closed = await style("transform")
     await row("glob").locator("summary").click()
-    await expect.poll(() => arrow.evaluate("(el) => getComputedStyle(el).transform")).not.toBe(closed)
+    await expect.poll(() => style("transform")).not.toBe(closed)
 
     expect(await row("bash").locator(".tool-state").textContent()).toBe("denied")
     expect(await row("bash").getAttribute("class")).toContain("tool-denied")

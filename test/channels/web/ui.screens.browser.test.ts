@@ -192,6 +192,8 @@ describe("the web UI's screens, as pictures", () => {
       const outside = await browser.newPage({ viewport: { width: size.width, height: size.height } })
       await outside.goto(fixture.url)
       await outside.getByText("logged out", { exact: true }).waitFor()
+      // Nothing below can be said while logged out: the empty log does not invite it.
+      expect(await outside.getByText("Say something below", { exact: false }).count()).toBe(0)
       await shoot(outside, "login")
       await outside.close()
 
@@ -224,6 +226,7 @@ describe("the web UI's screens, as pictures", () => {
       })
       const approval = page.getByRole("alertdialog")
       await approval.getByRole("button", { name: "Deny" }).waitFor()
+      expect(await approval.locator(".approval-origin").textContent()).toBe("Ada Lovelace · slack, user U0000000001")
       await shoot(page, "approval")
       fixture.emit({ type: "approval-resolved", id: `apr_${size.name}`, approved: false, outcome: "denied", by: "web" })
       await approval.waitFor({ state: "detached" })

@@ -124,7 +124,7 @@ export const ChatLog = ({ store }: { readonly store: Store }) => {
           {store.loadingOlder.value ? "Loading older messages…" : "Load older messages"}
         </button>
       )}
-      {items.length === 0 && <p class="muted empty">No messages yet. Say something below.</p>}
+      {items.length === 0 && store.connection.value !== "logged-out" && <p class="muted empty">No messages yet. Say something below.</p>}
       {items.map((item) => <ItemView key={item.key} item={item} names={store.userNames.value} />)}
     </div>
   )

@@ -4,7 +4,9 @@ import { codeLanguage, markdownBlocks } from "../../../../src/channels/web/ui/ma
 import { regenerateFeedback } from "../../../../src/channels/web/ui/memory/regenerateFeedback.js"
 import { passage, passageChars, queryWords } from "../../../../src/channels/web/ui/memory/passage.js"
 import { deniedReason, toolState } from "../../../../src/channels/web/ui/toolState.js"
+import { approvalTexts } from "../../../../src/channels/web/ui/approvals.js"
 import { decodeUsers, senderLabel, unknownSender } from "../../../../src/channels/web/ui/userNames.js"
+import type { PendingApproval } from "../../../../src/channels/web/ui/wire.js"
 
 // The web UI's small rules, pure: code blocks apart from the markdown, a tool row's state, users by name, a recall
 // hit's passage, what Regenerate says. The browser test (ui.polish.browser.test.ts) shows them on the page.
@@ -74,6 +76,25 @@ describe("user names", () => {
     expect(unknownSender(known, { interface: "slack", userId: "U0000000001" })).toBe(false)
     expect(unknownSender(known, { interface: "slack", userId: "U0000000002" })).toBe(true)
     expect(unknownSender(known, { interface: "web", userId: "operator" })).toBe(false)
+  })
+
+  it("names the user an approval's turn came from, their id beside the name, a bidi override shown visibly", () => {
+    const approval = (iface: string, channel: string, userId: string): PendingApproval => ({
+      id: "apr_1",
+      toolId: "bash",
+      args: {},
+      reason: "bash is DESTRUCTIVE",
+      interface: iface,
+      channel,
+      userId,
+      requestedAt: "2026-11-23T08:00:00.000Z",
+      expiresAt: "2026-11-23T08:05:00.000Z"
+    })
+    const known = names ?? new Map()
+    expect(approvalTexts(approval("slack", "D0000000001", "U0000000001"), known).origin).toBe("Ada Lovelace · slack, user U0000000001")
+    expect(approvalTexts(approval("slack", "D0000000009", "U0000000009"), known).origin).toBe("slack · D0000000009, user U0000000009")
+    const tricky = decodeUsers({ users: [{ interface: "slack", userId: "U1", chatId: "D1", name: "Ada\u202egnp.exe", role: "user" }] }) ?? new Map()
+    expect(approvalTexts(approval("slack", "D1", "U1"), tricky).origin).not.toContain("\u202e")
   })
 
   it("refuses an answer that is not a user list", () => {
