@@ -295,7 +295,7 @@ describe("web UI against a scripted server", () => {
     fixture.emit({ type: "outgoing", turnId: "tg-1", text: "Hi!", interface: "telegram", channel: "12345" })
     await page.locator(".msg-other", { hasText: "hello from the phone" }).getByText("telegram · 12345").waitFor()
     await page.getByText(/Recalled 3 passages of past conversation \(~420\s+tokens\)/).waitFor()
-    await page.getByText("sent to telegram 12345").waitFor()
+    await page.getByText("sent to telegram · 12345").waitFor()
   })
 
   it("keeps every character once when the stream drops mid-reply and comes back", async () => {

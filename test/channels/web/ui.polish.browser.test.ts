@@ -42,6 +42,9 @@ const history: ReadonlyArray<Message> = [
 
 const currentSession: ReadonlyArray<Message> = history
 
+/** How long a condition may take to come true on a loaded machine (expect.poll's own default is one second). */
+const settle = { timeout: 20_000 }
+
 describe("web UI finish", () => {
   let browser: Browser
   let context: BrowserContext
@@ -119,7 +122,7 @@ describe("web UI finish", () => {
     expect(await bare.locator(".code-lang").textContent()).toBe("code")
     expect(await bare.locator("pre").textContent()).toBe("<script>window.codePwned = 1</script>")
     await bare.getByRole("button", { name: "Copy code" }).click()
-    await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe("<script>window.codePwned = 1</script>")
+    await expect.poll(() => page.evaluate("navigator.clipboard.readText()"), settle).toBe("<script>window.codePwned = 1</script>")
     expect(await page.evaluate("window.codePwned")).toBeUndefined()
     // kern's buttons sit beside the sanitized markdown, never inside it.
     expect(await page.locator(".log .md button").count()).toBe(0)
@@ -135,7 +138,7 @@ describe("web UI finish", () => {
     expect(await style("content", "::before")).toBe("\"▸\"")
     const closed = await style("transform")
     await row("glob").locator("summary").click()
-    await expect.poll(() => style("transform")).not.toBe(closed)
+    await expect.poll(() => style("transform"), settle).not.toBe(closed)
 
     expect(await row("bash").locator(".tool-state").textContent()).toBe("denied")
     expect(await row("bash").getAttribute("class")).toContain("tool-denied")
@@ -157,6 +160,11 @@ describe("web UI finish", () => {
     }
     fixture.emit({ type: "incoming", turnId: "sl-2", conversationId: "slack:D0000000002", messageId: "sl-2", text: "hello, I just paired", interface: "slack", channel: "D0000000002", userId: "U0000000002" })
     await page.locator(".msg-other", { hasText: "hello, I just paired" }).locator(".who", { hasText: "Grace Hopper · slack" }).waitFor()
+    // The reply that went back to her chat says to whom.
+    fixture.emit({ type: "text-delta", turnId: "sl-2", conversationId: "slack:D0000000002", delta: "Welcome!" })
+    fixture.emit({ type: "finish", turnId: "sl-2", conversationId: "slack:D0000000002", reply: "Welcome!", steps: 1, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, costUsdCents: 0 }, delivered: true })
+    fixture.emit({ type: "outgoing", turnId: "sl-2", text: "Welcome!", interface: "slack", channel: "D0000000002" })
+    await page.locator("article.msg-agent", { hasText: "Welcome!" }).getByText("sent to Grace Hopper · slack").waitFor()
     expect(fixture.requests.filter((r) => r.url === "/users").length).toBe(asked + 1)
   })
 
@@ -213,7 +221,7 @@ describe("web UI finish", () => {
     await hit.getByRole("button", { name: "Open in Sessions" }).click()
     expect(await dialog.getByRole("tab", { name: "Sessions" }).getAttribute("aria-selected")).toBe("true")
     const targets = dialog.locator(".raw-list .raw-target")
-    await expect.poll(() => targets.count()).toBe(2)
+    await expect.poll(() => targets.count(), settle).toBe(2)
     expect(await targets.locator(".raw-index").allTextContents()).toEqual(["#49", "#48"])
     expect(await targets.first().isVisible()).toBe(true)
     // Around the hit: a few messages after it, and older ones below.
@@ -224,16 +232,16 @@ describe("web UI finish", () => {
 
   it("stays at the end of the chat when the window goes from desktop to phone width", async () => {
     const distance = () => page.locator(".log").evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)
-    await expect.poll(distance).toBeLessThan(2)
+    await expect.poll(distance, settle).toBeLessThan(2)
     await page.setViewportSize({ width: 390, height: 844 })
-    await expect.poll(distance).toBeLessThan(2)
+    await expect.poll(distance, settle).toBeLessThan(2)
     await page.setViewportSize({ width: 1280, height: 800 })
-    await expect.poll(distance).toBeLessThan(2)
+    await expect.poll(distance, settle).toBeLessThan(2)
     await page.setViewportSize({ width: 390, height: 844 })
-    await expect.poll(distance).toBeLessThan(2)
+    await expect.poll(distance, settle).toBeLessThan(2)
     // A reader who scrolled up stays where they are.
     await page.locator(".log").evaluate((el) => el.scrollTo({ top: el.scrollHeight / 2 }))
-    await expect.poll(distance).toBeGreaterThan(500)
+    await expect.poll(distance, settle).toBeGreaterThan(500)
     await page.setViewportSize({ width: 1280, height: 800 })
     // Two frames: what a resize does to the log (the observer's scroll, if any) is done by then.
     await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")

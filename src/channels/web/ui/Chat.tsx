@@ -60,7 +60,7 @@ const ItemView = ({ item, names }: { readonly item: Item; readonly names: UserNa
           <header>
             <span class="who">Agent</span>
             <time>{time(item.at)}</time>
-            {item.deliveredTo !== undefined && <span class="tag">sent to {item.deliveredTo}</span>}
+            {item.deliveredTo !== undefined && <span class="tag">sent to {senderLabel(names, item.deliveredTo)}</span>}
           </header>
           {item.parts.map((part, i) => <PartView key={part.kind === "tool" ? part.id : i} part={part} />)}
           {working && <p class="thinking" aria-label="Thinking">thinking…</p>}
