@@ -236,6 +236,12 @@ describe("the web UI's screens, as pictures", () => {
       const tab = (name: string) => dialog.getByRole("tab", { name })
       await dialog.locator(".session.live button.session-head").click()
       await dialog.getByRole("img", { name: "Messages per hour of day" }).waitFor()
+      // The charts' labels never print over each other.
+      const overlaps = await page.evaluate(`[...document.querySelectorAll(".columns")].flatMap((chart) => {
+        const boxes = [...chart.querySelectorAll(".col-label")].map((label) => label.getBoundingClientRect())
+        return boxes.slice(1).flatMap((box, i) => box.left < boxes[i].right ? [chart.getAttribute("aria-label")] : [])
+      })`)
+      expect(overlaps).toEqual([])
       await shoot(page, "memory-sessions")
 
       await tab("Segments").click()
