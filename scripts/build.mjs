@@ -96,6 +96,7 @@ await build({
   logLevel: "warning"
 })
 await copyFile(new URL("src/channels/web/ui/index.html", root), new URL("web/index.html", dist))
+await copyFile(new URL("src/channels/web/ui/favicon.svg", root), new URL("web/assets/favicon.svg", dist))
 
 if (withTypes && !separate) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")

@@ -14,6 +14,8 @@ import { testDist } from "./build.js"
 export interface WebUiFixture {
   readonly url: string
   readonly ticket: string
+  /** Another one-time login ticket (a second page logs in with its own). */
+  readonly newTicket: () => string
   /** Numbers, stamps and sends an event to every open stream (and keeps it for replay). */
   readonly emit: (event: AgentEventInput) => AgentEvent
   /** Cuts every open stream without a goodbye, as a network drop does. */
@@ -39,7 +41,7 @@ export interface FixtureRoutes {
 }
 
 const webRoot = NodePath.join(testDist, "web")
-const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css" }
+const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml" }
 const csp = "default-src 'self'; frame-ancestors 'none'"
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -57,7 +59,7 @@ const readBody = (req: IncomingMessage): Promise<string> =>
 export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFixture> => {
   const ticket = "ticket-1"
   const cookie = "kern_session=fixture"
-  let ticketUsed = false
+  const tickets = new Set([ticket])
   const events: Array<AgentEvent> = []
   const streams = new Set<ServerResponse>()
   const lastEventIds: Array<string | undefined> = []
@@ -71,8 +73,8 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
     const url = new URL(req.url ?? "/", "http://fixture")
     const path = url.pathname
     if (path === "/auth") {
-      if (url.searchParams.get("ticket") !== ticket || ticketUsed) return json(res, 401, { error: "bad ticket" })
-      ticketUsed = true
+      const given = url.searchParams.get("ticket") ?? ""
+      if (!tickets.delete(given)) return json(res, 401, { error: "bad ticket" })
       res.writeHead(303, { location: "/", "set-cookie": `${cookie}; HttpOnly; SameSite=Strict; Path=/` })
       return res.end()
     }
@@ -129,6 +131,11 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
   return {
     url: `http://127.0.0.1:${port}`,
     ticket,
+    newTicket: () => {
+      const next = `ticket-${tickets.size + 2}-${Date.now()}`
+      tickets.add(next)
+      return next
+    },
     emit: (input) => {
       const event: AgentEvent = { ...input, seq: events.length + 1, at: new Date().toISOString() }
       events.push(event)

@@ -170,6 +170,13 @@ export class ApprovalsGroup extends HttpApiGroup.make("approvals")
 export class NotesGroup extends HttpApiGroup.make("notes")
   .add(HttpApiEndpoint.get("summary", "/notes/summary").addSuccess(Api.NotesSummaryResponse).addError(Errors.ServerError))
   .add(HttpApiEndpoint.post("regenerate", "/notes/summary").addSuccess(Api.NotesSummaryResponse).addError(Errors.ServerError))
+  .add(HttpApiEndpoint.get("daily", "/notes").addSuccess(Api.DailyNotesResponse).addError(Errors.ServerError))
+  .middleware(BodyLimit)
+  .middleware(Authorization)
+{}
+
+export class UsersGroup extends HttpApiGroup.make("users")
+  .add(HttpApiEndpoint.get("list", "/users").addSuccess(Api.UsersResponse).addError(Errors.ServerError))
   .middleware(BodyLimit)
   .middleware(Authorization)
 {}
@@ -184,6 +191,7 @@ export class KernApi extends HttpApi.make("kern")
   .add(RecallGroup)
   .add(ApprovalsGroup)
   .add(NotesGroup)
+  .add(UsersGroup)
   // A query or path parameter that does not decode is answered as every bad input is: 400 naming it.
   .addError(Errors.BadRequest)
 {}

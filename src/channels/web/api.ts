@@ -341,6 +341,37 @@ export const NotesSummaryResponse = Schema.Struct({
 })
 export type NotesSummaryResponse = typeof NotesSummaryResponse.Type
 
+// GET /notes: the latest daily notes, newest first (the summary covers the ones before the latest, so with one note
+// there is no summary, and the note is here)
+
+export const DailyNote = Schema.Struct({
+  /** `notes/YYYY-MM-DD.md`, relative to the agent folder. */
+  path: Schema.String,
+  date: Schema.String,
+  text: Schema.String
+})
+export const DailyNotesResponse = Schema.Struct({
+  notes: Schema.Array(DailyNote),
+  /** How many daily notes there are in all (`notes` holds the latest few). */
+  total: Schema.Number
+})
+export type DailyNotesResponse = typeof DailyNotesResponse.Type
+
+// GET /users: the approved channel users by name, so a client shows "Ada" rather than `slack · D0000000001`. Never a
+// pairing code. A name is the user's own words (their chat profile): a client renders it as text.
+
+export const ChannelUser = Schema.Struct({
+  interface: Schema.String,
+  userId: Schema.String,
+  /** The chat they paired from (their direct chat with the agent: a Slack DM's channel id, a Telegram chat id). */
+  chatId: Schema.String,
+  /** Their display name on the channel; "" when the channel gave none. */
+  name: Schema.String,
+  role: Schema.Literal("operator", "user")
+})
+export const UsersResponse = Schema.Struct({ users: Schema.Array(ChannelUser) })
+export type UsersResponse = typeof UsersResponse.Type
+
 // ---------------------------------------------------------------------------------------------------------------
 // GET /events (SSE): `id: <seq>`, `event: <type>`, `data: <one of these as JSON>`; `Last-Event-ID` resumes.
 // Keepalive comments (`: keepalive`) every 15 s. When the replay buffer no longer holds what a client missed, the

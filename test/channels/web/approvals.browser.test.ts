@@ -59,7 +59,7 @@ const pageErrors = (errors: ReadonlyArray<string>) =>
   errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))
 
 /** The tool block of the call with this command, once its result is in. */
-const toolBlock = (page: Page, state: "ok" | "failed", marker: string) =>
+const toolBlock = (page: Page, state: "ok" | "failed" | "denied", marker: string) =>
   page.locator(`details.tool-${state}`, { hasText: "bash" }).filter({ has: page.locator(".tool-args", { hasText: marker }) })
 
 describe("approvals in the web UI", () => {
@@ -124,7 +124,7 @@ describe("approvals in the web UI", () => {
       yield* use(async () => {
         await page.keyboard.press("Enter")
         await dialog.waitFor({ state: "detached" })
-        await toolBlock(page, "failed", marker).waitFor({ timeout: 60_000 })
+        await toolBlock(page, "denied", marker).waitFor({ timeout: 60_000 })
         await page.locator(".notice", { hasText: "bash denied by operator" }).waitFor()
         await page.locator("article.msg-done", { hasText: "Understood, I left it." }).waitFor({ timeout: 60_000 })
         await screenshot(page, "approval-03-denied")

@@ -20,7 +20,7 @@ describe("HTTP API: who may call it", () => {
     Effect.scoped(Effect.gen(function*() {
       const { base } = yield* startServer()
       expect((yield* request(`${base}/health`)).status).toBe(200)
-      for (const path of ["/status", "/history", "/sessions", "/usage", "/context/system", "/notes/summary", "/events"]) {
+      for (const path of ["/status", "/history", "/sessions", "/usage", "/context/system", "/notes/summary", "/notes", "/users", "/events"]) {
         const none = yield* request(`${base}${path}`)
         expect(none.status, path).toBe(401)
         expect(none.json).toMatchObject({ error: expect.stringContaining("not logged in") })

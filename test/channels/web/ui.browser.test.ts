@@ -147,7 +147,11 @@ describe("web UI end to end", () => {
         await tab("Notes").click()
         await dialog.getByRole("button", { name: "Regenerate" }).waitFor()
         // A new agent has no two daily notes yet: nothing to summarize, and the tab says so.
-        await dialog.getByText("No notes summary yet").waitFor()
+        await dialog.getByText("No summary yet", { exact: false }).waitFor()
+        // The real server's GET /notes answered (a new agent may have no daily note yet): loaded, not failed.
+        await dialog.getByRole("heading", { name: "Daily notes" }).waitFor()
+        await expect.poll(() => dialog.getByText("Loading daily notes", { exact: false }).count()).toBe(0)
+        expect(await dialog.locator(".notes .failed").count()).toBe(0)
         await screenshot(page, "e2e-05-notes")
 
         // Recall indexed the turn in the background: its figures show, and a search finds the tool's output.

@@ -295,7 +295,7 @@ describe("web UI against a scripted server", () => {
     fixture.emit({ type: "outgoing", turnId: "tg-1", text: "Hi!", interface: "telegram", channel: "12345" })
     await page.locator(".msg-other", { hasText: "hello from the phone" }).getByText("telegram · 12345").waitFor()
     await page.getByText(/Recalled 3 passages of past conversation \(~420\s+tokens\)/).waitFor()
-    await page.getByText("sent to telegram 12345").waitFor()
+    await page.getByText("sent to telegram · 12345").waitFor()
   })
 
   it("keeps every character once when the stream drops mid-reply and comes back", async () => {
@@ -402,7 +402,7 @@ describe("web UI against a scripted server", () => {
     await page.keyboard.press("Escape")
   })
 
-  it("shows recall once it is built: its figures, and a search whose hit pages its messages in", async () => {
+  it("shows recall once it is built: its figures, and a search whose hit opens its messages in the Sessions tab", async () => {
     json["/recall/stats"] = {
       body: {
         messages: 120,
@@ -441,12 +441,13 @@ describe("web UI against a scripted server", () => {
     await dialog.getByText("vectors (text-embedding-3-small)").waitFor()
     await dialog.getByRole("searchbox", { name: "Search past conversations" }).fill("files")
     await dialog.getByRole("searchbox", { name: "Search past conversations" }).press("Enter")
-    await dialog.getByText("user: list the files").waitFor()
-    await dialog.getByRole("button", { name: "Show messages 116–119" }).click()
-    await dialog.locator(".raw-list .raw-index", { hasText: "#116" }).waitFor()
-    // The hit's four messages, and nothing older than its first.
-    expect(await dialog.locator(".raw-list .raw").count()).toBe(4)
-    expect(fixture.requests.some((r) => r.url === "/history?session=s-current&limit=20&before=120")).toBe(true)
+    await dialog.locator(".hit-passage", { hasText: "user: list the files" }).waitFor()
+    expect(await dialog.locator(".hit-passage mark").allTextContents()).toEqual(["files"])
+    await dialog.getByRole("button", { name: "Open in Sessions" }).click()
+    // The Sessions tab, at the hit's session: its four messages marked, among the newest page around them.
+    await dialog.locator(".raw-list .raw-target .raw-index", { hasText: "#116" }).waitFor()
+    expect(await dialog.locator(".raw-list .raw-target").count()).toBe(4)
+    expect(fixture.requests.some((r) => r.url === "/history?session=s-current&limit=20&before=123")).toBe(true)
     await screenshot(page, "fixture-11-recall-built")
     // The clicked button is gone, so focus fell to the body: Esc still closes the overlay.
     await page.keyboard.press("Escape")

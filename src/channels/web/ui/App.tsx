@@ -57,6 +57,7 @@ export const App = ({ store }: { readonly store: Store }) => {
     void store.loadHistory()
     void store.loadStatus()
     void store.loadPending()
+    void store.loadUsers()
     return close
   }, [store])
 

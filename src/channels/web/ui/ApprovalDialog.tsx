@@ -76,7 +76,7 @@ export const ApprovalDialog = ({ store }: { readonly store: Store }) => {
   }
 
   const left = timeLeft(current.expiresAt, now)
-  const shown = approvalTexts(current)
+  const shown = approvalTexts(current, store.userNames.value)
   return (
     <div class="backdrop approval-backdrop">
       <div

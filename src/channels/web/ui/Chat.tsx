@@ -2,7 +2,9 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import type { Item, Part } from "./chatState.js"
 import { Markdown } from "./Markdown.js"
 import type { Store } from "./store.js"
+import { useStickToBottom } from "./stickToBottom.js"
 import { ToolBlock } from "./ToolBlock.js"
+import { senderLabel, type UserNames } from "./userNames.js"
 
 /** Within this many pixels of the bottom the log follows new text; further up, the reader is reading. */
 const followSlack = 80
@@ -11,8 +13,6 @@ const time = (at: string): string => {
   const date = new Date(at)
   return Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
 }
-
-const via = (iface: string, channel: string | undefined) => channel === undefined || channel === iface ? iface : `${iface} · ${channel}`
 
 const PartView = ({ part }: { readonly part: Part }) => {
   switch (part.kind) {
@@ -37,13 +37,13 @@ const PartView = ({ part }: { readonly part: Part }) => {
   }
 }
 
-const ItemView = ({ item }: { readonly item: Item }) => {
+const ItemView = ({ item, names }: { readonly item: Item; readonly names: UserNames }) => {
   switch (item.kind) {
     case "user":
       return (
         <article class={`msg msg-user${item.interface === "web" ? "" : " msg-other"}`} aria-label="Message">
           <header>
-            <span class="who">{item.interface === "web" ? "You" : via(item.interface, item.channel)}</span>
+            <span class="who">{item.interface === "web" ? "You" : senderLabel(names, item)}</span>
             <time>{time(item.at)}</time>
             {item.queued === true && <span class="tag">queued</span>}
           </header>
@@ -60,7 +60,7 @@ const ItemView = ({ item }: { readonly item: Item }) => {
           <header>
             <span class="who">Agent</span>
             <time>{time(item.at)}</time>
-            {item.deliveredTo !== undefined && <span class="tag">sent to {item.deliveredTo}</span>}
+            {item.deliveredTo !== undefined && <span class="tag">sent to {senderLabel(names, item.deliveredTo)}</span>}
           </header>
           {item.parts.map((part, i) => <PartView key={part.kind === "tool" ? part.id : i} part={part} />)}
           {working && <p class="thinking" aria-label="Thinking">thinking…</p>}
@@ -72,7 +72,7 @@ const ItemView = ({ item }: { readonly item: Item }) => {
       return (
         <article class="msg msg-agent msg-outgoing" aria-label="Agent message">
           <header>
-            <span class="who">Agent → {via(item.interface, item.channel)}</span>
+            <span class="who">Agent → {senderLabel(names, item)}</span>
             <time>{time(item.at)}</time>
           </header>
           <Markdown text={item.text} />
@@ -85,7 +85,7 @@ const ItemView = ({ item }: { readonly item: Item }) => {
 
 export const ChatLog = ({ store }: { readonly store: Store }) => {
   const scroller = useRef<HTMLDivElement>(null)
-  const follow = useRef(true)
+  const { follow, onScroll: followScroll } = useStickToBottom(scroller, followSlack)
   const heightBeforeOlder = useRef<number | undefined>(undefined)
   const items = store.chat.value.items
   const firstKey = items[0]?.key
@@ -113,7 +113,7 @@ export const ChatLog = ({ store }: { readonly store: Store }) => {
   const onScroll = () => {
     const el = scroller.current
     if (el === null) return
-    follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < followSlack
+    followScroll(el)
     if (el.scrollTop < followSlack) loadOlder()
   }
 
@@ -124,8 +124,8 @@ export const ChatLog = ({ store }: { readonly store: Store }) => {
           {store.loadingOlder.value ? "Loading older messages…" : "Load older messages"}
         </button>
       )}
-      {items.length === 0 && <p class="muted empty">No messages yet. Say something below.</p>}
-      {items.map((item) => <ItemView key={item.key} item={item} />)}
+      {items.length === 0 && store.connection.value !== "logged-out" && <p class="muted empty">No messages yet. Say something below.</p>}
+      {items.map((item) => <ItemView key={item.key} item={item} names={store.userNames.value} />)}
     </div>
   )
 }

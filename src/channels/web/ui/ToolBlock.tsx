@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks"
 import { compactionNote, type Part } from "./chatState.js"
+import { deniedReason, toolState } from "./toolState.js"
 
 type ToolPart = Extract<Part, { kind: "tool" }>
 
@@ -20,12 +21,14 @@ export const formatDuration = (ms: number): string => ms < 1000 ? `${Math.round(
 export const ToolBlock = ({ part }: { readonly part: ToolPart }) => {
   const [full, setFull] = useState(false)
   const result = part.result
-  const state = result === undefined ? "running" : result.isError ? "failed" : "ok"
+  const state = toolState(result)
+  const reason = deniedReason(result)
   const note = result === undefined ? undefined : compactionNote(result.text)
   const output = result === undefined ? "" : full ? result.text : result.text.slice(0, previewChars)
   return (
     <details class={`tool tool-${state}`}>
-      <summary aria-label={`Tool ${part.name}, ${state}`}>
+      <summary aria-label={`Tool ${part.name}, ${state}`} title={reason}>
+        <span class="tool-chevron" aria-hidden="true" />
         <span class="tool-name">{part.name}</span>
         <span class="tool-state">{state === "running" ? "running…" : state}</span>
         {result?.durationMs !== undefined && <span class="tool-duration">{formatDuration(result.durationMs)}</span>}

@@ -2,6 +2,7 @@
 // Pure (no DOM, no signals), so the ordering and the races between a load and the events are unit-tested under Node.
 import { neutralizeControls } from "../../terminalSafe.js"
 import type { PendingApproval, ServerEvent } from "./wire.js"
+import { noNames, senderLabel, type UserNames } from "./userNames.js"
 
 export interface ApprovalsState {
   /** Oldest first: the dialog asks about the first. */
@@ -97,8 +98,9 @@ const argsText = (args: unknown): string => {
   }
 }
 
-const originText = (a: PendingApproval): string => {
-  const where = a.channel === "" || a.channel === a.interface ? a.interface : `${a.interface} · ${a.channel}`
+/** Where the call's turn came from; a paired user by name, their id kept beside it (it is what `kern users` shows). */
+const originText = (a: PendingApproval, names: UserNames): string => {
+  const where = senderLabel(names, { interface: a.interface, channel: a.channel === "" ? undefined : a.channel, userId: a.userId })
   return a.userId === "" ? where : `${where}, user ${a.userId}`
 }
 
@@ -107,9 +109,9 @@ const originText = (a: PendingApproval): string => {
  * override in an argument would otherwise show `evil` as `live` to the person deciding (JSON escapes C0 controls,
  * not the bidi ones).
  */
-export const approvalTexts = (a: PendingApproval): ApprovalTexts => ({
+export const approvalTexts = (a: PendingApproval, names: UserNames = noNames): ApprovalTexts => ({
   toolId: neutralizeControls(a.toolId),
   reason: neutralizeControls(a.reason),
-  origin: neutralizeControls(originText(a)),
+  origin: neutralizeControls(originText(a, names)),
   args: neutralizeControls(argsText(a.args))
 })

@@ -25,6 +25,8 @@ export type Item =
     readonly text: string
     readonly interface: string
     readonly channel?: string | undefined
+    /** Who wrote it on its channel (GET /users names them). */
+    readonly userId?: string | undefined
     readonly at: string
   }
   | {
@@ -34,7 +36,8 @@ export type Item =
     readonly parts: ReadonlyArray<Part>
     readonly status: "thinking" | "streaming" | "done" | "failed"
     readonly at: string
-    readonly deliveredTo?: string | undefined
+    /** Where else the reply went (a chat channel's chat), named as the page names senders (userNames.ts). */
+    readonly deliveredTo?: { readonly interface: string; readonly channel?: string | undefined } | undefined
     /** The turn ended without saying anything (an empty reply or NO_REPLY). */
     readonly silent?: boolean | undefined
   }
@@ -137,6 +140,7 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         text: event.text,
         interface: event.interface,
         channel: event.channel,
+        userId: event.userId,
         at: event.at
       }]
     case "thinking":
@@ -194,9 +198,7 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         // The turn's reply is on screen already: say where else it went instead of showing it twice.
         return event.interface === "web" ? state.items : updateAssistant(state, turnId, event.at, (a) => ({
           ...a,
-          deliveredTo: event.channel === undefined || event.channel === event.interface
-            ? event.interface
-            : `${event.interface} ${event.channel}`
+          deliveredTo: { interface: event.interface, channel: event.channel }
         }))
       }
       return [...state.items, {

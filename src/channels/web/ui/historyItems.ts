@@ -34,6 +34,7 @@ export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: stri
         text: str(m, "text") ?? "",
         interface: (envelope && str(envelope, "interface")) ?? "web",
         channel: envelope && str(envelope, "channel"),
+        userId: envelope && str(envelope, "userId"),
         at
       })
     } else if (tag === "assistant") {

@@ -1,5 +1,6 @@
 import { render } from "preact"
 import "./app.css"
+import "./polish.css"
 import { App } from "./App.js"
 import { makeMarkdown } from "./renderMarkdown.js"
 import { MarkdownContext } from "./Markdown.js"

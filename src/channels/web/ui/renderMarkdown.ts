@@ -1,10 +1,12 @@
 // Markdown to sanitized HTML: marked renders, DOMPurify strips scripts, handlers and style attributes (the CSP would
-// block inline styles anyway), and links open in a new tab without giving it this window.
+// block inline styles anyway), and links open in a new tab without giving it this window. Top-level code blocks stay
+// apart as text (markdownBlocks.ts), for CodeBlock.tsx to draw with their label and copy button.
 import createDOMPurify from "dompurify"
 import { Marked } from "marked"
+import { type Block, markdownBlocks } from "./markdownBlocks.js"
 import { sanitizeConfig, taskCheckbox } from "./sanitizeConfig.js"
 
-export type RenderMarkdown = (text: string) => string
+export type RenderMarkdown = (text: string) => ReadonlyArray<Block>
 
 export const makeMarkdown = (window: Window & typeof globalThis): RenderMarkdown => {
   const purify = createDOMPurify(window)
@@ -25,5 +27,5 @@ export const makeMarkdown = (window: Window & typeof globalThis): RenderMarkdown
     }
   })
   const marked = new Marked({ gfm: true, breaks: true, async: false })
-  return (text) => purify.sanitize(marked.parse(text, { async: false }), sanitizeConfig)
+  return (text) => markdownBlocks(marked, text, (tokens) => purify.sanitize(marked.parser(tokens, { async: false }), sanitizeConfig))
 }

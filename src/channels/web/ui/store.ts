@@ -6,6 +6,7 @@ import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } fro
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
+import { decodeUsers, noNames, unknownSender, type UserNames, userKeyOf } from "./userNames.js"
 import {
   type ChannelState,
   decodeApprovals,
@@ -41,6 +42,9 @@ export const makeStore = () => {
   const approvals = signal<ApprovalsState>(noApprovals)
   const channels = signal<ReadonlyArray<ChannelState>>([])
   const summarizer = signal<SummarizerState | undefined>(undefined)
+  const userNames = signal<UserNames>(noNames)
+  /** Senders the names were asked again for once already: someone without a name is not asked about every time. */
+  const askedNames = new Set<string>()
   let historyGeneration = 0
   let approvalsGeneration = 0
 
@@ -90,6 +94,24 @@ export const makeStore = () => {
       channels.value = decodeChannels(status)
       summarizer.value = decodeSummarizer(status)
     })
+  }
+
+  /** The channel users' names (a server without GET /users has none: messages say their channel and chat). */
+  const loadUsers = async (): Promise<void> => {
+    const loaded = mapLoaded(await getJson("/users"), decodeUsers)
+    if (loaded._tag === "Ok") userNames.value = loaded.value
+  }
+
+  /** Asks for the names again when a message comes from someone they lack (paired since), once per sender. */
+  const nameSenders = (events: ReadonlyArray<ServerEvent>) => {
+    const unknown = events.flatMap((event) =>
+      event.type === "incoming" && unknownSender(userNames.value, event) && !askedNames.has(userKeyOf(event.interface, event.userId))
+        ? [userKeyOf(event.interface, event.userId)]
+        : []
+    )
+    if (unknown.length === 0) return
+    for (const key of unknown) askedNames.add(key)
+    void loadUsers()
   }
 
   /** What waits for a person now (on page load, and whenever the stream opens: events may have been missed). */
@@ -153,6 +175,7 @@ export const makeStore = () => {
       })
       // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()
+      nameSenders(events)
       // A turn may have found the summaries failing (or caught up): the header says so.
       if (events.some((event) => event.type === "finish")) void loadStatus()
     }
@@ -238,6 +261,8 @@ export const makeStore = () => {
     approvals,
     channels,
     summarizer,
+    userNames,
+    loadUsers,
     loadHistory,
     loadOlder,
     loadStatus,

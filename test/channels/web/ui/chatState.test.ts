@@ -78,7 +78,7 @@ describe("chat state", () => {
       { type: "outgoing", text: "reminder", interface: "slack", channel: "C1" }
     ]))
     expect(state.items.map((i) => i.kind)).toEqual(["user", "assistant", "outgoing"])
-    expect(state.items[1]?.kind === "assistant" && state.items[1].deliveredTo).toBe("telegram 42")
+    expect(state.items[1]?.kind === "assistant" && state.items[1].deliveredTo).toEqual({ interface: "telegram", channel: "42" })
   })
 
   it("keeps an injected message apart from the turn that took it in", () => {

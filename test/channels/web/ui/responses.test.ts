@@ -1,13 +1,14 @@
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schedule, Schema, Stream } from "effect"
+import { Context, Effect, Layer, Schedule, Schema, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { KernApi } from "../../../../src/channels/web/KernApi.js"
 import { decodeHistory } from "../../../../src/channels/web/ui/historyItems.js"
 import {
   decodeActivity,
+  decodeDailyNotes,
   decodeHits,
   decodePage,
   decodeSessions,
@@ -23,6 +24,8 @@ import {
   isObject,
   type Json
 } from "../../../../src/channels/web/ui/wire.js"
+import { decodeUsers, senderLabel } from "../../../../src/channels/web/ui/userNames.js"
+import { PairingStore } from "../../../../src/users/PairingStore.js"
 import { FakeReply } from "../../../support/fakeModelServer.js"
 import { startServer, token } from "../harness.js"
 
@@ -124,6 +127,22 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
       expect(summary.summary).not.toBeNull()
       expect(decodeSummary(yield* onWire("notes", "regenerate")(summary))).toEqual(summary)
 
+      const daily = yield* api.notes.daily()
+      expect(daily.notes.map((n) => n.path)).toEqual(["notes/2026-01-02.md", "notes/2026-01-01.md"])
+      expect(decodeDailyNotes(yield* onWire("notes", "daily")(daily))).toEqual(daily)
+
+      // A paired user by name (hostile, as a name may be: the page renders it as text); a pending one is not listed.
+      const pairings = Context.get(server.context, PairingStore)
+      const ada = yield* pairings.request({ interface: "slack", userId: "U0000000001", chatId: "D0000000001", displayName: "Ada <b>L</b>" })
+      yield* pairings.approve(ada.code, "test")
+      yield* pairings.request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Pending Pete" })
+      const users = yield* api.users.list()
+      expect(users.users).toEqual([{ interface: "slack", userId: "U0000000001", chatId: "D0000000001", name: "Ada <b>L</b>", role: "user" }])
+      expect(JSON.stringify(users)).not.toContain("KERN-")
+      const names = decodeUsers(yield* onWire("users", "list")(users)) ?? new Map<string, string>()
+      expect(senderLabel(names, { interface: "slack", channel: "D0000000001", userId: "U0000000001" })).toBe("Ada <b>L</b> · slack")
+      expect(senderLabel(names, { interface: "telegram", channel: "42", userId: "42" })).toBe("telegram · 42")
+
       const status = yield* api.status.status()
       const summarizer = status.summarizer
       expect(summarizer).toBeDefined()
@@ -150,9 +169,13 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
         Effect.filterOrFail((result) => result.hits.length > 0),
         Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(100))))
       )
-      expect(decodeHits(yield* onWire("recall", "search")(found))).toMatchObject(found.hits.map((hit) => ({
+      expect(decodeHits(yield* onWire("recall", "search")(found))).toEqual(found.hits.map((hit) => ({
         text: hit.text,
-        range: hit.sessionId === undefined ? undefined : { session: hit.sessionId, start: hit.messageStart, end: hit.messageEnd }
+        source: hit.source,
+        where: hit.sessionId ?? hit.path,
+        startedAt: hit.startedAt,
+        endedAt: hit.endedAt,
+        range: hit.sessionId === null ? undefined : { session: hit.sessionId, start: hit.messageStart, end: hit.messageEnd }
       })))
       const stats = yield* api.recall.stats()
       expect(stats.messages).toBeGreaterThan(0)

@@ -23,6 +23,10 @@ export const Columns = (
   const step = 10
   // At least a dozen slots wide, so that two days of activity are two bars, not two walls.
   const width = Math.max(entries.length, 12) * step
+  // A label is about 3 units a character at the labels' 5px: wider than its slot, it labels only every other (or
+  // every third…) slot, so neighbours never print over each other ("11-2211-23").
+  const longest = Math.max(0, ...entries.map((e) => e.label.length))
+  const every = Math.max(labelEvery, Math.ceil((longest * 3 + 2) / step))
   return (
     <svg class="columns" viewBox={`0 0 ${width} 60`} role="img" aria-label={label}>
       {entries.map((e, i) => {
@@ -32,7 +36,7 @@ export const Columns = (
             <rect class="col" x={i * step + 1} y={46 - h} width={step - 2} height={Math.max(h, e.count > 0 ? 1 : 0)}>
               <title>{`${e.label}: ${e.count}`}</title>
             </rect>
-            {i % labelEvery === 0 && <text class="col-label" x={i * step + step / 2} y="57" text-anchor="middle">{e.label}</text>}
+            {i % every === 0 && <text class="col-label" x={i * step + step / 2} y="57" text-anchor="middle">{e.label}</text>}
           </g>
         )
       })}

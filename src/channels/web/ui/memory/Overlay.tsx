@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks"
+import type { MessageRange } from "./responses.js"
 import { ContextTab } from "./ContextTab.js"
 import { NotesTab } from "./NotesTab.js"
 import { RecallTab } from "./RecallTab.js"
@@ -6,11 +7,11 @@ import { SegmentsTab } from "./SegmentsTab.js"
 import { SessionsTab } from "./SessionsTab.js"
 
 const tabs = [
-  { id: "sessions", label: "Sessions", view: SessionsTab },
-  { id: "segments", label: "Segments", view: SegmentsTab },
-  { id: "notes", label: "Notes", view: NotesTab },
-  { id: "recall", label: "Recall", view: RecallTab },
-  { id: "context", label: "Context", view: ContextTab }
+  { id: "sessions", label: "Sessions" },
+  { id: "segments", label: "Segments" },
+  { id: "notes", label: "Notes" },
+  { id: "recall", label: "Recall" },
+  { id: "context", label: "Context" }
 ] as const
 
 const focusable = "button:not([disabled]), [href], input, textarea, select, summary, [tabindex]:not([tabindex='-1'])"
@@ -18,6 +19,8 @@ const focusable = "button:not([disabled]), [href], input, textarea, select, summ
 /** The Memory overlay: a modal dialog; Esc closes it, Tab stays inside it, arrows move between tabs. */
 export const MemoryOverlay = ({ onClose }: { readonly onClose: () => void }) => {
   const [active, setActive] = useState(0)
+  // A recall hit opened from the Recall tab: the Sessions tab shows its session around its messages.
+  const [target, setTarget] = useState<MessageRange | undefined>(undefined)
   const dialog = useRef<HTMLDivElement>(null)
   const tabRefs = useRef<Array<HTMLButtonElement | null>>([])
 
@@ -58,7 +61,12 @@ export const MemoryOverlay = ({ onClose }: { readonly onClose: () => void }) => 
     }
   }
 
-  const View = tabs[active]?.view ?? SessionsTab
+  const openHit = (range: MessageRange) => {
+    setTarget(range)
+    select(0)
+  }
+
+  const id = tabs[active]?.id
   return (
     <div class="backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
       <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="memory-title" ref={dialog} onKeyDown={onKeyDown}>
@@ -98,7 +106,15 @@ export const MemoryOverlay = ({ onClose }: { readonly onClose: () => void }) => 
           aria-labelledby={`tab-${tabs[active]?.id}`}
           tabIndex={0}
         >
-          <View key={active} />
+          {id === "sessions"
+            ? <SessionsTab key={`sessions:${target?.session ?? ""}:${target?.start ?? ""}`} target={target} />
+            : id === "recall"
+            ? <RecallTab onOpen={openHit} />
+            : id === "segments"
+            ? <SegmentsTab />
+            : id === "notes"
+            ? <NotesTab />
+            : <ContextTab />}
         </section>
       </div>
     </div>

@@ -7,11 +7,11 @@ const pageSize = 20
 /** Characters of a message shown before "show all". */
 const previewChars = 1500
 
-const RawMessage = ({ message }: { readonly message: Raw }) => {
+const RawMessage = ({ message, target }: { readonly message: Raw; readonly target: boolean }) => {
   const [full, setFull] = useState(false)
   const long = message.text.length > previewChars
   return (
-    <li class={`raw raw-${message.role.split(" ")[0]}`}>
+    <li class={`raw raw-${message.role.split(" ")[0]}${target ? " raw-target" : ""}`} aria-current={target ? "true" : undefined}>
       <div class="raw-head">
         <span class="raw-index">#{message.index}</span> <strong>{message.role}</strong> <time>{message.at}</time>
       </div>
@@ -26,10 +26,16 @@ const RawMessage = ({ message }: { readonly message: Raw }) => {
 /**
  * A session's messages, newest first, a page at a time: the next older page loads when the end of the list scrolls
  * into view (or on the button, for keyboards), so a long session never loads whole. `before` bounds the range (a
- * segment's last message + 1); `after` stops at a segment's first message.
+ * segment's last message + 1); `after` stops at a segment's first message. `highlight` marks a recall hit's messages,
+ * scrolled into view once they load.
  */
 export const RawMessages = (
-  { session, before, after }: { readonly session: string; readonly before?: number | undefined; readonly after?: number | undefined }
+  { session, before, after, highlight }: {
+    readonly session: string
+    readonly before?: number | undefined
+    readonly after?: number | undefined
+    readonly highlight?: { readonly start: number; readonly end: number } | undefined
+  }
 ) => {
   const [messages, setMessages] = useState<ReadonlyArray<Raw>>([])
   const [cursor, setCursor] = useState<number | undefined>(before)
@@ -37,6 +43,9 @@ export const RawMessages = (
   const [loading, setLoading] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
   const sentinel = useRef<HTMLLIElement>(null)
+  const list = useRef<HTMLOListElement>(null)
+  const shownTarget = useRef(false)
+  const isTarget = (m: Raw) => highlight !== undefined && m.index >= highlight.start && m.index <= highlight.end
 
   const loadMore = async () => {
     if (loading || done) return
@@ -59,6 +68,15 @@ export const RawMessages = (
   }, [])
 
   useEffect(() => {
+    if (shownTarget.current || highlight === undefined) return
+    // The newest of the hit's messages (the list runs newest first), with the rest of the hit below it.
+    const first = list.current?.querySelector(".raw-target")
+    if (first === null || first === undefined) return
+    shownTarget.current = true
+    first.scrollIntoView({ block: "start" })
+  }, [messages])
+
+  useEffect(() => {
     const el = sentinel.current
     if (el === null || done) return
     const observer = new IntersectionObserver((entries) => {
@@ -70,8 +88,8 @@ export const RawMessages = (
 
   return (
     <div class="raw-list" aria-label="Raw messages">
-      <ol reversed>
-        {messages.map((m) => <RawMessage key={m.index} message={m} />)}
+      <ol reversed ref={list}>
+        {messages.map((m) => <RawMessage key={m.index} message={m} target={isTarget(m)} />)}
         {!done && (
           <li ref={sentinel} class="raw-more">
             <button type="button" class="link" onClick={() => void loadMore()} disabled={loading}>

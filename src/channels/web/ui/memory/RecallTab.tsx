@@ -1,20 +1,36 @@
 import { useState } from "preact/hooks"
 import { getJson, type Loaded, mapLoaded, query } from "../http.js"
 import { LoadedView } from "./LoadedView.js"
-import { RawMessages } from "./RawMessages.js"
-import { decodeHits, decodeStats, type Hit } from "./responses.js"
+import { passage } from "./passage.js"
+import { decodeHits, decodeStats, type Hit, type MessageRange } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
 
-const HitView = ({ hit }: { readonly hit: Hit }) => {
-  const [open, setOpen] = useState(false)
+const when = (at: string | undefined): string => {
+  const date = at === undefined ? undefined : new Date(at)
+  return date === undefined || Number.isNaN(date.getTime()) ? "" : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })
+}
+
+/** A hit as a search result: when, where (the conversation and its messages, or the file), the passage with the match. */
+const HitView = ({ hit, query, onOpen }: { readonly hit: Hit; readonly query: string; readonly onOpen: (range: MessageRange) => void }) => {
+  const range = hit.range
   return (
-    <li>
-      <div class="muted">{hit.meta}</div>
-      <pre class="raw-text">{hit.text}</pre>
-      {hit.range !== undefined && (
-        open
-          ? <RawMessages session={hit.range.session} before={hit.range.end + 1} after={hit.range.start} />
-          : <button type="button" class="link" onClick={() => setOpen(true)}>Show messages {hit.range.start}–{hit.range.end}</button>
+    <li class="hit">
+      <div class="hit-head">
+        <time dateTime={hit.startedAt}>{when(hit.startedAt)}</time>
+        <span class="hit-where">
+          {hit.source === "file" ? hit.where : `Conversation ${hit.where}`}
+        </span>
+        {range !== undefined && (
+          <span>{range.start === range.end ? `message ${range.start}` : `messages ${range.start}–${range.end}`}</span>
+        )}
+      </div>
+      <p class="hit-passage">
+        {passage(hit.text, query).map((piece, i) => piece.match ? <mark key={i}>{piece.text}</mark> : piece.text)}
+      </p>
+      {range !== undefined && (
+        <button type="button" class="link hit-open" onClick={() => onOpen(range)}>
+          Open in Sessions
+        </button>
       )}
     </li>
   )
@@ -22,15 +38,15 @@ const HitView = ({ hit }: { readonly hit: Hit }) => {
 
 const label = (key: string) => key.replace(/([A-Z])/g, " $1").toLowerCase()
 
-export const RecallTab = () => {
+export const RecallTab = ({ onOpen }: { readonly onOpen: (range: MessageRange) => void }) => {
   const { loaded: stats } = useLoaded("/recall/stats", decodeStats)
   const [q, setQ] = useState("")
   const [hits, setHits] = useState<Loaded<ReadonlyArray<Hit>> | undefined>(undefined)
-  const [searched, setSearched] = useState(false)
+  const [searched, setSearched] = useState<string | undefined>(undefined)
 
   const search = async () => {
     if (q.trim().length === 0) return
-    setSearched(true)
+    setSearched(q.trim())
     setHits(undefined)
     setHits(mapLoaded(await getJson(`/recall/search${query({ q: q.trim(), limit: 20 })}`), decodeHits))
   }
@@ -60,12 +76,12 @@ export const RecallTab = () => {
         <input type="search" aria-label="Search past conversations" placeholder="Search past conversations" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
         <button type="submit">Search</button>
       </form>
-      {searched && (
+      {searched !== undefined && (
         <LoadedView loaded={hits} what="search results">
           {(list) =>
             list.length === 0 ? <p class="muted">Nothing found.</p> : (
               <ol class="hits">
-                {list.map((h, i) => <HitView key={i} hit={h} />)}
+                {list.map((h, i) => <HitView key={i} hit={h} query={searched ?? ""} onOpen={onOpen} />)}
               </ol>
             )}
         </LoadedView>

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks"
 import { Bar, Columns } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
 import { RawMessages } from "./RawMessages.js"
-import { decodeActivity, decodeSessions } from "./responses.js"
+import { decodeActivity, decodeSessions, type MessageRange } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
 
 const kb = (bytes: number) => bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1048576).toFixed(1)} MB`
@@ -14,7 +14,10 @@ const duration = (from: string, to: string): string => {
   return minutes < 60 ? `${minutes} min` : minutes < 2880 ? `${Math.round(minutes / 60)} h` : `${Math.round(minutes / 1440)} days`
 }
 
-const SessionDetail = ({ id }: { readonly id: string }) => {
+/** Messages shown after a recall hit's last one, when the tab opens at it. */
+const afterHit = 3
+
+const SessionDetail = ({ id, target }: { readonly id: string; readonly target: MessageRange | undefined }) => {
   const { loaded } = useLoaded(`/sessions/${encodeURIComponent(id)}/activity`, decodeActivity)
   return (
     <div class="session-detail">
@@ -40,14 +43,17 @@ const SessionDetail = ({ id }: { readonly id: string }) => {
         )}
       </LoadedView>
       <h4>Messages</h4>
-      <RawMessages session={id} />
+      {target === undefined
+        ? <RawMessages session={id} />
+        : <RawMessages session={id} before={target.end + 1 + afterHit} highlight={target} />}
     </div>
   )
 }
 
-export const SessionsTab = () => {
+/** `target`: a recall hit's messages, opened from the Recall tab: its session opens there, around them. */
+export const SessionsTab = ({ target }: { readonly target?: MessageRange | undefined }) => {
   const { loaded } = useLoaded("/sessions", decodeSessions)
-  const [open, setOpen] = useState<string | undefined>(undefined)
+  const [open, setOpen] = useState<string | undefined>(target?.session)
   return (
     <LoadedView loaded={loaded} what="sessions">
       {(sessions) => (
@@ -67,7 +73,7 @@ export const SessionsTab = () => {
                   {s.messages} messages · {kb(s.bytes)} · {new Date(s.createdAt).toLocaleString()} · {duration(s.createdAt, s.modifiedAt)}
                 </span>
               </button>
-              {open === s.id && <SessionDetail id={s.id} />}
+              {open === s.id && <SessionDetail id={s.id} target={target?.session === s.id ? target : undefined} />}
             </li>
           ))}
         </ul>

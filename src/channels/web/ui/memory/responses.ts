@@ -90,23 +90,31 @@ export const decodeStats = (u: Json | undefined): ReadonlyArray<readonly [string
 
 export interface Hit {
   readonly text: string
-  readonly meta: string
-  /** A conversation hit's messages, to page in on demand. */
+  /** A conversation's hit, or a file's (knowledge/, notes/). */
+  readonly source: "session" | "file"
+  /** Where it is: the session of a conversation hit, the path of a file hit. */
+  readonly where: string
+  readonly startedAt: string | undefined
+  readonly endedAt: string | undefined
+  /** A conversation hit's messages, to open in the Sessions tab. */
   readonly range?: { readonly session: string; readonly start: number; readonly end: number } | undefined
 }
 
+/** GET /recall/search answers `{ query, mode, hits }`, each hit `{ source, sessionId, path, messageStart, … }`. */
 export const decodeHits = (u: Json | undefined): ReadonlyArray<Hit> | undefined => {
   const list = Array.isArray(u) ? u : isObject(u) ? arr(u, "results").length > 0 ? arr(u, "results") : arr(u, "hits") : undefined
   if (list === undefined) return undefined
   return list.filter(isObject).map((h) => {
     const session = str(h, "sessionId")
+    const path = str(h, "path")
     const start = num(h, "messageStart")
     const end = num(h, "messageEnd")
     return {
-      text: str(h, "text") ?? JSON.stringify(h),
-      meta: ["source", "sessionId", "path", "startedAt", "score", "distance"]
-        .flatMap((k) => typeof h[k] === "string" || typeof h[k] === "number" ? [`${k} ${String(h[k])}`] : [])
-        .join(" · "),
+      text: str(h, "text") ?? "",
+      source: path !== undefined && session === undefined ? "file" : "session",
+      where: session ?? path ?? "",
+      startedAt: str(h, "startedAt"),
+      endedAt: str(h, "endedAt"),
       range: session !== undefined && start !== undefined && end !== undefined ? { session, start, end } : undefined
     }
   })
@@ -182,3 +190,23 @@ export const decodeActivity = (u: Json | undefined): Activity | undefined => {
     hourly: arr(u, "hourly").filter(isObject).map((h) => ({ label: String(num(h, "hour") ?? 0), count: num(h, "count") ?? 0 }))
   }
 }
+
+export interface DailyNote {
+  readonly path: string
+  readonly date: string
+  readonly text: string
+}
+
+/** GET /notes: the latest daily notes, newest first, and how many there are in all. */
+export const decodeDailyNotes = (u: Json | undefined): { readonly notes: ReadonlyArray<DailyNote>; readonly total: number } | undefined => {
+  if (!isObject(u) || !Array.isArray(u["notes"])) return undefined
+  const notes = arr(u, "notes").filter(isObject).flatMap((n): ReadonlyArray<DailyNote> => {
+    const path = str(n, "path")
+    const text = str(n, "text")
+    return path === undefined || text === undefined ? [] : [{ path, date: str(n, "date") ?? path, text }]
+  })
+  return { notes, total: num(u, "total") ?? notes.length }
+}
+
+/** A range of a session's messages: a recall hit's, which the Sessions tab opens at. */
+export type MessageRange = NonNullable<Hit["range"]>
