@@ -11,6 +11,8 @@ import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
+import { SessionHistory } from "../context/SessionHistory.js"
+import * as InboxSql from "../runtime/Inbox.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
@@ -46,18 +48,24 @@ const inspectLayer = (dir: string) => {
   return Layer.mergeAll(
     context,
     SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)),
-    notes
+    notes,
+    InboxSql.layerSql
   ).pipe(Layer.provideMerge(kernel))
 }
 
-/** The session asked for, or the newest. */
+/** The session asked for, or the newest; none in a folder where no turn has run yet. */
 const sessionId = (requested: Option.Option<string>) =>
   Effect.gen(function*() {
-    if (Option.isSome(requested)) return requested.value
-    const active = yield* (yield* SessionStore).activeId.pipe(Effect.mapError(failed))
-    if (Option.isNone(active)) return yield* new CommandFailed({ message: "no session yet: nothing is in the context" })
-    return active.value
+    if (Option.isSome(requested)) return requested
+    return yield* (yield* SessionStore).activeId.pipe(Effect.mapError(failed))
   })
+
+/** The session asked for, or the newest, for the commands that need one. */
+const existingSession = (requested: Option.Option<string>) =>
+  Effect.flatMap(sessionId(requested), Option.match({
+    onNone: () => new CommandFailed({ message: "no session yet: no turn has run in this folder" }),
+    onSome: Effect.succeed
+  }))
 
 const number = (n: number) => n.toLocaleString("en-US")
 
@@ -70,19 +78,26 @@ const range = (segment: Pick<Segment, "start" | "end">) => `${number(segment.sta
 const inspect = (requested: Option.Option<string>) =>
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
-    const id = yield* sessionId(requested)
+    const found = yield* sessionId(requested)
     const store = yield* SessionStore
     const context = yield* ContextWindow
-    const from = yield* context.cutOf(id)
-    const history = yield* context.historyOf(yield* store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)))
+    // Before the first turn there is no session: the first request is the system prompt and the tools, no messages.
+    const history = yield* Option.match(found, {
+      onNone: () => SessionHistory.make([], { sessionId: "", maxToolResultChars: config.maxToolResultChars, count: context.count }),
+      onSome: (id) =>
+        Effect.flatMap(context.cutOf(id), (from) =>
+          Effect.flatMap(store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)), context.historyOf))
+    })
+    const id = Option.getOrElse(found, () => "")
     const request = yield* nextRequest({
       sessionId: id,
       history,
       tools: yield* (yield* ToolRegistry).listTools,
       files: yield* makeFileCache,
-      modelId: config.model ?? ""
+      modelId: config.model ?? "",
+      waiting: yield* (yield* InboxSql.Inbox).size.pipe(Effect.mapError(failed))
     })
-    return { ...request, segments: yield* context.segments(id), count: context.count, model: config.model ?? "" }
+    return { ...request, session: found, segments: yield* context.segments(id), count: context.count, model: config.model ?? "" }
   })
 
 const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: string) => number) =>
@@ -94,22 +109,28 @@ const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: strin
  */
 export const show = (args: ContextArgs) =>
   Effect.gen(function*() {
-    const { breakdown, count, model, sections } = yield* inspect(args.session)
+    const { breakdown, count, leftOut, model, sections, session } = yield* inspect(args.session)
     const { budget, tokens } = breakdown
     if (args.json) {
       return yield* Console.log(JSON.stringify({
         request: "next",
         ...breakdown,
+        sessionId: Option.getOrNull(session),
         model,
-        system: sections.map((section) => ({ ...section, tokens: count(section.text) }))
+        system: sections.map((section) => ({ ...section, tokens: count(section.text) })),
+        leftOut
       }))
     }
     const lines = [
-      `session ${breakdown.sessionId}: ${number(breakdown.messages)} messages, model ${model || "(none)"}` +
+      Option.match(session, {
+        onNone: () => "no session yet: the first turn's request is the system prompt and the tools, with no messages before its own",
+        onSome: (id) => `session ${id}: ${counted(breakdown.messages, "message", "messages", number(breakdown.messages))}`
+      }) + `, model ${model || "(none)"}` +
       (breakdown.calibration === 1 ? "" : ` (counts corrected ×${breakdown.calibration.toFixed(2)})`),
       `next request (before its message): ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — ` +
       `system ${number(tokens.system)}, ` +
       `tools ${number(tokens.tools)}, summaries ${number(tokens.summary)}, raw messages ${number(tokens.raw)}`,
+      `not in these figures: ${leftOut.join("; ")}`,
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
       ...(tokens.total * breakdown.calibration > budget.maxContextTokens
         ? ["over the window: the next turn summarizes the older messages first (or now: kern segments rebuild)"]
@@ -118,7 +139,9 @@ export const show = (args: ContextArgs) =>
         ? ["fallback cut: the summaries lag or fail, so the raw window starts past them, at a user message; the messages " +
           "in between are only in the session file and recall until the summaries catch up"]
         : []),
-      breakdown.cut === 0
+      breakdown.messages === 0
+        ? "raw window: empty (no messages yet)"
+        : breakdown.cut === 0
         ? "raw window: every message (nothing trimmed)"
         : `raw window: messages ${number(breakdown.cut)}–${number(breakdown.messages - 1)}; 0–${number(breakdown.cut - 1)} ` +
           "are summarized (the session file and recall keep them whole)",
@@ -156,6 +179,7 @@ const segmentRow = (segment: Segment, injected: ReadonlySet<number>) => [
 /** `kern segments list`: the session's segment tree, highest level first, each with its compression and whether it is in the context. */
 export const list = (args: ContextArgs) =>
   Effect.gen(function*() {
+    yield* existingSession(args.session)
     const { breakdown, segments } = yield* inspect(args.session)
     const injected = new Set(breakdown.injected.map((s) => s.id))
     if (args.json) {
@@ -187,7 +211,7 @@ export const rebuild = (args: RebuildArgs) =>
   Effect.gen(function*() {
     const store = yield* SessionStore
     const context = yield* ContextWindow
-    const id = yield* sessionId(args.session)
+    const id = yield* existingSession(args.session)
     const session = yield* store.load(id).pipe(Effect.mapError(failed))
     const history = yield* context.historyOf(session)
     yield* Console.error(

@@ -1,4 +1,6 @@
 import { Effect } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { counted } from "../config/counted.js"
 import type { SessionHistory } from "./SessionHistory.js"
 import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "./systemPrompt.js"
 import { toolkitFor } from "../kernel/aiTools.js"
@@ -26,7 +28,28 @@ export const requestParts = (tools: ReadonlyArray<RegisteredTool>, files: FileCa
 export interface NextRequest extends Preview {
   /** The system prompt as sent, by section, its conversation summary last when messages are trimmed. */
   readonly sections: ReadonlyArray<SystemSection>
+  /** What the next turn's request will hold that these figures do not, in words (see leftOutOfNext). */
+  readonly leftOut: ReadonlyArray<string>
 }
+
+/**
+ * What the next request's figures leave out, said with them wherever they are shown (`kern context show`, GET
+ * /context/*, the web UI): the next turn's own message, waiting in the inbox or not sent yet; what auto-recall adds for
+ * it, when on; and that a paired user's turn is offered only their scope's tools, where these figures count the
+ * operator's.
+ */
+export const leftOutOfNext = (
+  config: { readonly autoRecall: boolean; readonly autoRecallTokens: number },
+  waiting: number
+): ReadonlyArray<string> => [
+  waiting > 0
+    ? `the next turn's own message (${counted(waiting, "message waits", "messages wait")} in the inbox: the next turn answers the first)`
+    : "the next turn's own message",
+  ...(config.autoRecall
+    ? [`what auto-recall adds for that message once messages are trimmed (up to ${config.autoRecallTokens.toLocaleString("en-US")} tokens)`]
+    : []),
+  "a paired user's turn is offered only their scope's tools (these figures count the operator's)"
+]
 
 /**
  * The request the operator's next turn would send in a session (offered every registered tool), before that turn's
@@ -39,8 +62,11 @@ export const nextRequest = (input: {
   readonly tools: ReadonlyArray<RegisteredTool>
   readonly files: FileCache
   readonly modelId: string
+  /** Messages waiting in kern.db's inbox, not yet in the session. */
+  readonly waiting: number
 }) =>
   Effect.gen(function*() {
+    const { config } = yield* AgentConfig
     const context = yield* ContextWindow
     const parts = yield* requestParts(input.tools, input.files, context.count)
     const preview = yield* context.preview({
@@ -53,5 +79,5 @@ export const nextRequest = (input: {
     const sections: ReadonlyArray<SystemSection> = preview.conversationSummary === ""
       ? parts.sections
       : [...parts.sections, { kind: "conversation-summary", source: "conversation", text: preview.conversationSummary }]
-    return { ...preview, sections } satisfies NextRequest
+    return { ...preview, sections, leftOut: leftOutOfNext(config, input.waiting) } satisfies NextRequest
   }).pipe(Effect.withSpan("kern.context.nextRequest"))

@@ -88,6 +88,9 @@ describe("the next request: one preview for the turn, /context/* and kern contex
       expect({ messages: cli.messages, cut: cli.cut }).toEqual({ messages: web.messages, cut: web.cut })
       expect(cli.system.map((s) => s.text)).toEqual(system.sections.map((s) => s.text))
       expect([web.request, system.request, cli.request]).toEqual(["next", "next", "next"])
+      // And say alike what the figures leave out.
+      expect(web.leftOut[0]).toBe("the next turn's own message")
+      expect([system.leftOut, cli.leftOut]).toEqual([web.leftOut, web.leftOut])
 
       // The next turn: the request the model gets is the preview plus the turn's own message, nothing else.
       const question = "and does DNS still resolve the pi?"

@@ -241,9 +241,16 @@ export type SystemSection = typeof SystemSection.Type
 export const ContextRequest = Schema.Literal("next", "last")
 export type ContextRequest = typeof ContextRequest.Type
 
+/**
+ * What a `next` request's figures leave out that the next turn's request will hold, in words: its own message (and how
+ * many wait in the inbox), auto-recall's passages for it when on, and a paired user's smaller toolset.
+ */
+export const LeftOut = Schema.Array(Schema.String)
+
 /** GET /context/system: the system prompt of the operator's next request, by section. */
 export const SystemPromptResponse = Schema.Struct({
   request: ContextRequest,
+  leftOut: LeftOut,
   sections: Schema.Array(SystemSection),
   /** Characters of the whole prompt as the model gets it (sections and their separators). */
   totalChars: Schema.Number,
@@ -297,6 +304,7 @@ export type SegmentsResponse = typeof SegmentsResponse.Type
 /** GET /context/segments: the next request's summaries and token breakdown (`request` says which request). */
 export const ContextSegmentsResponse = Schema.Struct({
   request: ContextRequest,
+  leftOut: LeftOut,
   sessionId: Schema.String,
   messages: Schema.Number,
   cut: Schema.Number,

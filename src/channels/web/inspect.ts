@@ -89,10 +89,11 @@ export const sessionActivity = (path: string, id: string) =>
  * (`system`: the sections joined).
  */
 export const systemSections = (
-  request: Pick<NextRequest, "sections" | "system">,
+  request: Pick<NextRequest, "sections" | "system" | "leftOut">,
   count: TokenCounter
 ): SystemPromptResponse => ({
   request: "next",
+  leftOut: request.leftOut,
   sections: request.sections.map((section): SystemSection => ({ ...section, chars: section.text.length, tokens: count(section.text) })),
   totalChars: request.system.length,
   totalTokens: count(request.system)

@@ -119,6 +119,7 @@ const segmentTree = [
 const segmentsAnswer: SegmentsResponse = { sessionId: "s-current", messages: 120, cut: 110, segments: segmentTree }
 const contextSegmentsAnswer: ContextSegmentsResponse = {
   request: "next",
+  leftOut: ["the next turn's own message"],
   sessionId: "s-current",
   messages: 120,
   cut: 110,

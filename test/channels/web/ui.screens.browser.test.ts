@@ -92,6 +92,7 @@ const json: Record<string, { readonly status?: number; readonly body: unknown }>
   "/context/segments": {
     body: {
       request: "next",
+      leftOut: ["the next turn's own message", "a paired user's turn is offered only their scope's tools (these figures count the operator's)"],
       sessionId: "s-current",
       messages: 34,
       cut: 30,

@@ -47,11 +47,13 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
         history: session.history,
         tools: yield* registry.listTools,
         files: yield* uncachedFiles,
-        modelId: config.model ?? ""
+        modelId: config.model ?? "",
+        // The inbox's count, or none said when kern.db cannot tell (the figures stand all the same).
+        waiting: Math.max(0, (yield* runtime.status).inbox)
       })
     })
 
-    const breakdown = Effect.map(next, (request) => request.breakdown)
+    const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut }))
 
     return handlers
       .handle("system", () => Effect.map(next, (request) => systemSections(request, context.count)))
@@ -65,7 +67,8 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
             cut: current.cut,
             budget: { maxContextTokens: current.budget.maxContextTokens, summary: current.budget.summary, raw: current.budget.raw },
             tokens: current.tokens,
-            injected: current.injected.map(segmentInfo(injected))
+            injected: current.injected.map(segmentInfo(injected)),
+            leftOut: current.leftOut
           }
         }))
       // A session's segment tree (the current one by default), each segment marked when its summary is in the context.

@@ -405,6 +405,8 @@ export const decodeContextSegments = (u: Json | undefined): RequestFigures | und
     cut,
     budget: { maxContextTokens, summary: summaryBudget, raw: rawBudget },
     tokens: { system, tools, summary, raw, total },
-    injected: segmentsOf(u, "injected")
+    injected: segmentsOf(u, "injected"),
+    // What the figures leave out, in words (an older server does not say).
+    leftOut: Array.isArray(u["leftOut"]) ? u["leftOut"].filter((item): item is string => typeof item === "string") : []
   }
 }

@@ -69,6 +69,7 @@ export const RequestBreakdown = ({ context }: { readonly context: Loaded<Request
           <>
             <h4>{requestHeading(c)}</h4>
             <TokenBreakdown context={c} />
+            {c.leftOut.length === 0 ? null : <p class="muted left-out">Not in these figures: {c.leftOut.join("; ")}.</p>}
           </>
         )}
       </LoadedView>
