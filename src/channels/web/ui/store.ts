@@ -6,6 +6,7 @@ import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } fro
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
+import { sseEventName } from "../sseEventName.js"
 import {
   type ChannelState,
   decodeApprovals,
@@ -166,7 +167,7 @@ export const makeStore = () => {
     const open = (fresh: boolean) => {
       const es = new EventSource("/events")
       source = es
-      for (const type of eventTypes) es.addEventListener(type, onMessage)
+      for (const type of eventTypes) es.addEventListener(sseEventName(type), onMessage)
       es.addEventListener("message", onMessage)
       es.onopen = () => {
         clearTimeout(backTimer)
