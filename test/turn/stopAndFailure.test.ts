@@ -77,9 +77,14 @@ describe("a stopped turn", () => {
         const error = events.find((e) => e.type === "error")
         expect(error?.type === "error" ? error.failure : undefined).toEqual({ _tag: "Stopped", by: "operator", message: "stopped by the operator" })
         expect(events.at(-1)?.type).toBe("finish")
+        // What it had said is shown whole before the turn says it stopped (the reply filter lets its held text go).
+        const errorAt = events.findIndex((e) => e.type === "error")
+        const shown = events.slice(0, errorAt).map((e) => (e.type === "text-delta" ? e.delta : "")).join("")
+        expect(events.slice(errorAt).some((e) => e.type === "text-delta")).toBe(false)
         expect(messages.map((m) => m._tag)).toEqual(["user", "assistant", "turn-failed"])
         const said = messages[1]
         expect(said?._tag === "assistant" ? said.text : "").toMatch(/^Counting: one, /)
+        expect(shown).toBe(said?._tag === "assistant" ? said.text : "")
         expect(messages[2]).toMatchObject({ failure: "Stopped", message: "stopped by the operator" })
         // The file holds it too: a reload (or a restart) reads the failure back.
         const parsed = parseSession(NodeFs.readFileSync(sessionFileOf(dir)), "session")
