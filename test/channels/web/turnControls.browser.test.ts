@@ -82,8 +82,9 @@ describe("web UI: failed and stopped turns, a new conversation", () => {
         const turn = page.locator("article", { has: page.locator(".turn-error") })
         const said = (await turn.locator(".md").allTextContents()).map((t) => t.trim()).join("")
         expect(said).toBe("Here is a long story that go")
-        expect(await turn.locator(".md").last().evaluate((md) =>
-          (md.compareDocumentPosition(document.querySelector(".turn-error")!) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0)).toBe(true)
+        const errorAfterText = "(() => { const md = [...document.querySelectorAll('.md')].at(-1); " +
+          "return (md.compareDocumentPosition(document.querySelector('.turn-error')) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0 })()"
+        expect(await page.evaluate(errorAfterText)).toBe(true)
         await screenshot(page, "turn-stopped")
         await page.reload()
         await page.getByText("connected", { exact: true }).waitFor()
