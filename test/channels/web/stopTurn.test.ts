@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Schedule, Stream } from "effect"
+import * as NodeFs from "node:fs"
 import type { AgentEvent } from "../../../src/channels/web/api.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
 import { bearer, request, startServer } from "./harness.js"
@@ -72,5 +73,28 @@ describe("HTTP API: stopping a turn", () => {
       // Browsers hand an event named `error` to EventSource.onerror, the broken connection's handler.
       expect(frames).toMatch(/\nevent: turn-error\ndata: \{[^\n]*"type":"error"[^\n]*"_tag":"Stopped"/)
       expect(frames).not.toMatch(/^event: error$/m)
+    })), 120_000)
+})
+
+describe("HTTP API: stopping a turn that waits for approval", () => {
+  it.live("the call is not run, and its approval is resolved for every client (approval-resolved), not left pending", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, model, client, dir } = yield* startServer({ config: { approvalMode: "ask" } })
+      const marker = `${dir}/stop-marker`
+      yield* model.reply(FakeReply.toolCalls([{ id: "c1", name: "bash", args: { command: `touch ${marker}` } }]))
+      const events = yield* client.events()
+      yield* request(`${base}/message`, { method: "POST", headers: json, body: JSON.stringify({ text: "make the marker" }) })
+      const listed = yield* until(request(`${base}/approvals`, { headers: bearer }), (a) => (a.json as { approvals: ReadonlyArray<unknown> }).approvals.length === 1)
+      const id = (listed.json as { approvals: ReadonlyArray<{ id: string }> }).approvals[0]!.id
+      yield* request(`${base}/stop`, { method: "POST", headers: bearer })
+      const resolved = yield* events.pipe(
+        Stream.filter((e: AgentEvent) => e.type === "approval-resolved"),
+        Stream.take(1),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      expect(resolved[0]).toMatchObject({ id, approved: false, outcome: "denied", by: "the end of its turn" })
+      expect((yield* request(`${base}/approvals`, { headers: bearer })).json).toEqual({ approvals: [] })
+      expect(NodeFs.existsSync(marker)).toBe(false)
     })), 120_000)
 })
