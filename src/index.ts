@@ -56,6 +56,7 @@ export { Inbox, InboxEntry, InboxError } from "./runtime/Inbox.js"
 export { TurnEvent, TurnIds } from "./turn/TurnEvent.js"
 export { AgentEvent, AgentEventInput } from "./channels/AgentEvent.js"
 export { type ActiveSession, TurnRunner } from "./turn/TurnRunner.js"
+export { type RunningTurn, TurnStops } from "./turn/TurnStops.js"
 
 // Recall: the index of past conversations.
 export { Recall, RecallError } from "./recall/Recall.js"

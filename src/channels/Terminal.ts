@@ -5,6 +5,7 @@ import { AgentRuntime } from "../runtime/AgentRuntime.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { agentZone } from "../session/envelope.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
+import { TurnStops } from "../turn/TurnStops.js"
 import { agentFeed } from "./agentFeed.js"
 import { terminalConversation } from "./terminalFormat.js"
 import { runTerminalLoop, type TerminalOptions, type TerminalPeer } from "./terminalLoop.js"
@@ -21,6 +22,7 @@ export const runTerminal = (options: TerminalOptions) =>
     const runtime = yield* AgentRuntime
     const approvals = yield* Approvals
     const { config } = yield* AgentConfig
+    const stops = yield* TurnStops
     // Subscribed before the runtime serves a turn: the terminal sees every event of every turn.
     const events = yield* agentFeed
     const server = yield* Effect.forkScoped(runtime.serve)
@@ -38,6 +40,7 @@ export const runTerminal = (options: TerminalOptions) =>
           `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
         ].join("\n")),
       newSession: runtime.newSession,
+      stopTurns: Effect.map(stops.stopWhere(() => true, operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
       ctrlC: "stop",
       // What was sent is answered before leaving.
       leaving: Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle }).pipe(

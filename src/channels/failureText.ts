@@ -7,6 +7,9 @@ export const apology = "Sorry, I could not answer that: something went wrong on 
 /** What they read when their message could not be recorded for want of disk space: what to do, still no path. */
 export const diskFullApology = "Sorry, I could not take that message: my disk is full. Please send it again later."
 
+/** What a chat shows where a stopped turn's reply would have gone (`/stop`, or the operator's Stop). */
+export const stoppedText = "Stopped."
+
 /**
  * The text a chat shows for a failed turn: the failure itself for the operator, a short apology for anyone else
  * (a paired Telegram or Slack user must not learn `check FAKE_KEY in .kern/.env`), which says when the disk is full
@@ -20,6 +23,8 @@ export const failureTextFor = (
 ): string =>
   message.userId === operatorUserId
     ? detail
+    : failure?._tag === "Stopped"
+    ? stoppedText
     : failure?._tag === "SessionNotWritten" && failure.reason === "disk-full"
     ? diskFullApology
     : apology

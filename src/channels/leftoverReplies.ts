@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { AssistantMessage, type SessionMessage, UserMessage } from "../session/messages.js"
+import { AssistantMessage, type SessionMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { isDeliverable } from "../turn/replyFilter.js"
 import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
@@ -8,15 +8,18 @@ import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
  * The reply a turn saved in the session: the turn's own last assistant message, when that one called no tools (the
  * turn was done) and is a reply to deliver (text, not NO_REPLY). None when the turn never got that far. The turn ends
  * at the first user message of another turn (a message injected into it carries its turn id), so a later turn's
- * reply, maybe another person's on another channel, is never taken for this one's.
+ * reply, maybe another person's on another channel, is never taken for this one's. What a stopped or failed turn
+ * had said (its answer followed by its `turn-failed` entry) is not a reply to deliver.
  */
 export const savedReply = (messages: ReadonlyArray<SessionMessage>, turnId: string): Option.Option<string> => {
   const start = messages.findIndex((m) => m instanceof UserMessage && m.envelope?.turn === turnId)
   if (start === -1) return Option.none()
-  for (const message of messages.slice(start + 1)) {
+  for (let i = start + 1; i < messages.length; i++) {
+    const message = messages[i]
     if (message instanceof UserMessage && message.envelope?.turn !== turnId) return Option.none()
+    if (message instanceof TurnFailedMessage) return Option.none()
     if (message instanceof AssistantMessage && message.toolCalls.length === 0) {
-      return isDeliverable(message.text) ? Option.some(message.text) : Option.none()
+      return isDeliverable(message.text) && !(messages[i + 1] instanceof TurnFailedMessage) ? Option.some(message.text) : Option.none()
     }
   }
   return Option.none()

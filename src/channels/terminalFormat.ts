@@ -81,6 +81,7 @@ export const helpText = [
   "Type a message and press Enter. Commands:",
   "  /status   the agent, its model, session and usage",
   "  /new      start a new session",
+  "  /stop     stop the running turn (what it said so far is kept)",
   "  /approve [id], /deny [id]   answer a tool call waiting for approval (y / n answer the oldest)",
   "  /help     this list",
   "  /quit     leave (also Ctrl-D)"

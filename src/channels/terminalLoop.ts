@@ -29,6 +29,8 @@ export interface TerminalPeer {
   readonly status: Effect.Effect<string, PeerFailure>
   /** Starts a new session (`/new`): its id. */
   readonly newSession: Effect.Effect<string, PeerFailure>
+  /** Stops the running turns as the operator (`/stop`): the ids of those it stopped (none when nothing ran). */
+  readonly stopTurns: Effect.Effect<ReadonlyArray<string>, PeerFailure>
   /** Ctrl-C on a terminal: `stop` stops kern as a signal does (the agent runs here), `leave` leaves it running. */
   readonly ctrlC: "stop" | "leave"
   /** Once input ends (or /quit): what the loop waits for before it returns. */
@@ -39,6 +41,10 @@ export interface TerminalOptions {
   /** Show a prompt and a greeting (the TUI); headless, only the answers are written. */
   readonly interactive: boolean
 }
+
+/** What `/stop` says: the turn's own error line follows from the event stream. */
+export const stopText = (stopped: ReadonlyArray<string>): string =>
+  stopped.length === 0 ? "no turn is running" : `stopping ${stopped.length === 1 ? "the running turn" : `${stopped.length} running turns`}`
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text))
 
@@ -135,6 +141,8 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
           return said(peer.status)
         case "/new":
           return said(Effect.map(peer.newSession, (id) => `new session ${id}`))
+        case "/stop":
+          return said(Effect.map(peer.stopTurns, stopText))
         default:
           return said(Effect.succeed(`unknown command ${text}; /help lists them`))
       }

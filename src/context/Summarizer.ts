@@ -102,6 +102,8 @@ const messageText = (message: SessionMessage): string => {
       return message.text !== "" ? message.text : message.toolCalls.map((call) => `→ ${call.name}`).join(" ")
     case "tool":
       return `${message.toolName}: ${typeof message.result === "string" ? message.result : JSON.stringify(message.result) ?? ""}`
+    case "turn-failed":
+      return `turn failed: ${message.message}`
   }
 }
 

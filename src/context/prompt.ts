@@ -1,6 +1,7 @@
 import { Prompt } from "@effect/ai"
 import type { SessionMessage } from "../session/messages.js"
 import { envelopedText } from "../session/envelope.js"
+import { failedTurnNote } from "./failedTurnNote.js"
 
 // One frozen empty options object for every part and message kern makes: nothing writes to it.
 const noOptions: Prompt.ProviderOptions = Object.freeze({})
@@ -83,6 +84,17 @@ export const appendPromptMessage = (
       const last = out[out.length - 1]
       if (last !== undefined && last.role === "tool") out[out.length - 1] = toolMessage([...last.content, part])
       else out.push(toolMessage([part]))
+      return
+    }
+    case "turn-failed": {
+      // In the assistant's place; after what the turn said before it ended, in the same message.
+      const note = textPart(failedTurnNote(message))
+      const last = out[out.length - 1]
+      if (last !== undefined && last.role === "assistant") {
+        out[out.length - 1] = { ...last, content: [...last.content, note] }
+      } else {
+        out.push({ [Prompt.MessageTypeId]: Prompt.MessageTypeId, role: "assistant", content: [note], options: noOptions })
+      }
       return
     }
   }

@@ -1,5 +1,6 @@
 import { envelopedText } from "../session/envelope.js"
 import { type SessionMessage, valueText } from "../session/messages.js"
+import { failedTurnNote } from "./failedTurnNote.js"
 
 /** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */
 export const messageOverheadTokens = 4
@@ -41,5 +42,7 @@ export const sentText = (message: SessionMessage, maxToolResultChars: number, se
     }
     case "tool":
       return valueText(toolResultInContext(message.result, maxToolResultChars, { sessionId, index }))
+    case "turn-failed":
+      return failedTurnNote(message)
   }
 }

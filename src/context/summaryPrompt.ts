@@ -48,6 +48,8 @@ const speaker = (message: SessionMessage): string => {
       return "assistant"
     case "tool":
       return `tool ${message.toolName}${message.isError ? " (failed)" : ""}`
+    case "turn-failed":
+      return "kern"
   }
 }
 
@@ -62,6 +64,8 @@ const body = (message: SessionMessage): string => {
     }
     case "tool":
       return clip(valueText(message.result), toolResultChars - 1_000, 1_000)
+    case "turn-failed":
+      return `the turn ended without an answer: ${message.message}`
   }
 }
 

@@ -32,6 +32,8 @@ export const indexedMessage = (message: SessionMessage, index: number): IndexedM
         toolCalls: 0,
         text: valueText(message.result)
       }
+    case "turn-failed":
+      return { index, role: "kern", atMs: at, toolCalls: 0, text: `the turn ended without an answer: ${message.message}` }
   }
 }
 

@@ -3,8 +3,9 @@ import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { MessageQueue } from "../turn/MessageQueue.js"
 import { TurnRunner } from "../turn/TurnRunner.js"
+import { TurnStops } from "../turn/TurnStops.js"
 
-/** The agent's loop services over a kernel, tools and a model: queue, sessions and the turn runner. */
+/** The agent's loop services over a kernel, tools and a model: queue, sessions, the turn runner and its stops. */
 export const layer = TurnRunner.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))))
+  Layer.provideMerge(Layer.mergeAll(MessageQueue.Default, TurnStops.Default, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer))))
 )

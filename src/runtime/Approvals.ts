@@ -107,6 +107,9 @@ export const make = Effect.gen(function*() {
     })
 
   /** Settles an approval once: the first answer wins, later ones find it gone. */
+  /** Who "decided" a call whose turn ended while it waited: "denied by the end of its turn". */
+  const turnEnded = "the end of its turn"
+
   const settle = (id: string, make: (entry: Waiting, atMs: number) => ApprovalResolution) =>
     Effect.gen(function*() {
       const entry = yield* Ref.modify(waiting, (all) => {
@@ -166,12 +169,10 @@ export const make = Effect.gen(function*() {
               Deferred.await(answer)
             )
         ),
-        // A turn interrupted while it waits leaves nothing pending.
-        Effect.onInterrupt(() => Ref.update(waiting, (all) => {
-          const next = new Map(all)
-          next.delete(id)
-          return next
-        }))
+        // A turn that ends while it waits (stopped, or kern shutting down) leaves nothing pending, and says so: every
+        // dialog and chat prompt showing the call moves on.
+        Effect.onInterrupt(() =>
+          settle(id, (_, atMs) => new ApprovalResolution({ id, approved: false, outcome: "denied", by: turnEnded, atMs })))
       )
       yield* Effect.logInfo(`approval ${id} ${resolution.outcome === "timeout" ? "timed out (denied)" : `${resolution.outcome} by ${resolution.by}`}`).pipe(
         Effect.annotateLogs({ approval: id, outcome: resolution.outcome, by: resolution.by, waitedMs: resolution.atMs - now })

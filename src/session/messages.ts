@@ -70,8 +70,23 @@ export const valueText = (value: unknown): string => {
   return json === undefined ? String(value) : json
 }
 
-export const SessionMessage = Schema.Union(UserMessage, AssistantMessage, ToolResultMessage)
+/**
+ * A turn ended without the model's answer: the provider failed, the watchdog fired, a budget cap or the step limit
+ * was reached, or the operator stopped it. The failure is part of the conversation's record: GET /history shows it
+ * after a reload, and the model is told the message before it was not answered (context/failedTurnNote.ts), so it
+ * does not take that message for a new one on every later turn. Older kerns skip the line (an unknown tag).
+ */
+export class TurnFailedMessage extends Schema.TaggedClass<TurnFailedMessage>()("turn-failed", {
+  /** The failure's `_tag`, as the turn's `error` event carries it: ProviderFailed, WatchdogFired, Stopped, … */
+  failure: Schema.String,
+  message: Schema.String,
+  /** The turn that failed (its user message's `envelope.turn`). */
+  turn: Schema.optional(Schema.String),
+  at: Schema.String
+}) {}
+
+export const SessionMessage = Schema.Union(UserMessage, AssistantMessage, ToolResultMessage, TurnFailedMessage)
 export type SessionMessage = typeof SessionMessage.Type
 
-export const SessionLine = Schema.Union(SessionHeader, UserMessage, AssistantMessage, ToolResultMessage)
+export const SessionLine = Schema.Union(SessionHeader, UserMessage, AssistantMessage, ToolResultMessage, TurnFailedMessage)
 export type SessionLine = typeof SessionLine.Type

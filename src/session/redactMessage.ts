@@ -1,6 +1,6 @@
 import type { KnownSecret } from "../config/KnownSecrets.js"
 import { redactSecrets, redactSecretsInText } from "../kernel/secretGuard.js"
-import { AssistantMessage, type SessionMessage, ToolResultMessage, UserMessage } from "./messages.js"
+import { AssistantMessage, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "./messages.js"
 
 // The fields are already of their types: redacting a string keeps it one.
 const checked = true
@@ -25,6 +25,11 @@ export const redactMessage = (message: SessionMessage, secrets: ReadonlyArray<Kn
   if (message instanceof ToolResultMessage) {
     const result = redactSecrets(message.result, secrets)
     return result === message.result ? message : new ToolResultMessage({ ...message, result }, checked)
+  }
+  if (message instanceof TurnFailedMessage) {
+    // A provider's error text may quote what it was sent.
+    const text = redactSecretsInText(message.message, secrets)
+    return text === message.message ? message : new TurnFailedMessage({ ...message, message: text }, checked)
   }
   return message
 }

@@ -45,7 +45,7 @@ export const RecallEvent = event("recall", { query: Schema.String, hits: Schema.
 export const ContextEvent = event("context", { text: Schema.String })
 export const ErrorEvent = event("error", {
   message: Schema.String,
-  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten) and its fields. */
+  /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten, Stopped) and its fields. */
   // Suspended: TurnFailure reaches modelStep, which imports this module, so TurnFailure may not be defined yet here.
   failure: Schema.suspend((): Schema.Schema<typeof TurnFailure.Encoded> => Schema.encodedSchema(TurnFailure))
 })

@@ -39,8 +39,18 @@ export class SessionNotWritten extends Schema.TaggedError<SessionNotWritten>()("
   message: Schema.String
 }) {}
 
+/**
+ * Someone ended the turn (a Stop button, `/stop`, POST /turns/:turnId/stop): `by` is who, the operator or the user
+ * whose turn it was. The turn ENDS, it does not crash: what was said so far is recorded, and the message is not
+ * answered again after a restart.
+ */
+export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
+  by: Schema.String,
+  message: Schema.String
+}) {}
+
 /** Why a turn ended without the model's final answer; what `kern chat --json` prints and library callers match on. */
-export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten)
+export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten, Stopped)
 export type TurnFailure = typeof TurnFailure.Type
 
 /** A failure as plain JSON (`_tag` and fields), as `kern chat --json`, the event log and HTTP clients see it. */
@@ -75,6 +85,10 @@ export const budgetFailure = (limits: BudgetLimits, usage: BudgetUsage): BudgetE
       `${usage.promptTokensUsed} prompt tokens, ${usage.costUsdCentsUsed.toFixed(2)}¢)`
   })
 }
+
+/** The turn was stopped by `by` (a user id; `operator` for the terminal, the web UI and the HTTP API). */
+export const stoppedBy = (by: string): Stopped =>
+  new Stopped({ by, message: by === "operator" ? "stopped by the operator" : `stopped by ${by}` })
 
 export const stepLimit = (maxSteps: number): StepLimitReached =>
   new StepLimitReached({ maxSteps, message: `stopped after ${maxSteps} steps (maxSteps)` })

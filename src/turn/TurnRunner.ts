@@ -1,5 +1,5 @@
 import { LanguageModel } from "@effect/ai"
-import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
+import { Clock, type Context, DateTime, Deferred, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
@@ -13,13 +13,14 @@ import { PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
-import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../session/messages.js"
+import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
 import { redactMessage } from "../session/redactMessage.js"
 import type { SessionError, SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
+import { TurnStops } from "./TurnStops.js"
 import { redactingEmit } from "./redactEvents.js"
 import { noReplyEmit } from "./replyFilter.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
@@ -29,7 +30,7 @@ import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
-import { budgetFailure, encodeFailure, modelStepFailure } from "./TurnFailure.js"
+import { budgetFailure, encodeFailure, modelStepFailure, type Stopped, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
 
 /** The session a turn writes to: its file and the messages so far. */
@@ -68,7 +69,13 @@ interface Turn {
   readonly tools: ReadonlyArray<RegisteredTool>
   readonly kit: TurnToolkit
   readonly model: Context.Tag.Service<HeartbeatModel>
+  /** Completed when someone stops the turn (TurnStops): raced at each step as the watchdog is. */
+  readonly stop: Deferred.Deferred<Stopped>
 }
+
+/** What a call's result says when the turn was stopped before it ran, or while it ran (its processes killed). */
+const notRunText = "not run: the turn was stopped"
+const cutShortText = "stopped: the turn was stopped while this call ran (it and the processes it started were ended)"
 
 /** One agent turn: stream from the model, run its tool calls through the kernel, repeat up to maxSteps. */
 export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunner", {
@@ -88,6 +95,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const prices = priceTable(config.prices)
     const context = yield* ContextWindow
     const stepPrompt = yield* makeStepPrompt
+    const stops = yield* TurnStops
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
@@ -132,7 +140,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })
 
     /** The turn's run context, the tools its user may be offered and its model (a heartbeat's may be cheaper). */
-    const openTurn = (input: TurnInput) =>
+    const openTurn = (input: TurnInput, stop: Deferred.Deferred<Stopped>) =>
       Effect.gen(function*() {
         const { message, session } = input
         const toolScope = yield* scopeOf(message)
@@ -167,7 +175,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           windowStart,
           tools,
           kit: yield* toolkitOf(tools),
-          model: turnModel
+          model: turnModel,
+          stop
         } satisfies Turn
       })
 
@@ -190,7 +199,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })
 
     /** One tool call through the kernel; its result, compacted, into the session and shown. */
-    const runToolCall = (turn: Turn, call: StepCall) =>
+    const runToolCall = (turn: Turn, call: StepCall, recorded: Effect.Effect<void> = Effect.void) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
@@ -200,20 +209,52 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           text: toolResultText(toolResult),
           isError: !toolResult.success
         }).pipe(Effect.catchAll((error) => Effect.succeed({ text: `${toolResultText(toolResult)}\n[not stored: ${error.message}]` })))
-        yield* append(turn.session, new ToolResultMessage({
-          toolCallId: call.id,
-          toolName: call.name,
-          isError: !toolResult.success,
-          result: compacted.text,
-          at: yield* now
-        }, checked))
         const durationMs = (yield* Clock.currentTimeMillis) - started
-        yield* turn.emit({ type: "tool-result", id: call.id, name: call.name, isError: !toolResult.success, text: compacted.text, durationMs })
+        // Recorded whole or not at all: a stop that comes now must not leave the call without its one result.
+        yield* Effect.uninterruptible(Effect.all([
+          recordResult(turn, call, !toolResult.success, compacted.text, durationMs),
+          recorded
+        ], { discard: true }))
+      })
+
+    const recordResult = (turn: Turn, call: StepCall, isError: boolean, text: string, durationMs: number) =>
+      Effect.gen(function*() {
+        yield* append(turn.session, new ToolResultMessage({ toolCallId: call.id, toolName: call.name, isError, result: text, at: yield* now }, checked))
+        yield* turn.emit({ type: "tool-result", id: call.id, name: call.name, isError, text, durationMs })
+      })
+
+    /**
+     * The step's tool calls, racing the turn's stop signal: stopped, the calls still running are interrupted (the
+     * executor's tool fiber kills their processes) and each call left without a result gets one saying so, so the
+     * record stays whole. Returns who stopped the turn, if anyone did.
+     */
+    const runToolCalls = (turn: Turn, calls: ReadonlyArray<StepCall>) =>
+      Effect.gen(function*() {
+        const done = yield* Ref.make<ReadonlySet<number>>(new Set())
+        const all = Effect.forEach(calls, (call, i) => runToolCall(turn, call, Ref.update(done, (set) => new Set([...set, i]))), {
+          concurrency: "unbounded",
+          discard: true
+        })
+        const outcome = yield* Effect.raceFirst(Effect.as(all, Option.none<Stopped>()), Effect.map(Deferred.await(turn.stop), Option.some))
+        if (Option.isNone(outcome)) return outcome
+        const finished = yield* Ref.get(done)
+        yield* Effect.forEach(calls, (call, i) => finished.has(i) ? Effect.void : recordResult(turn, call, true, cutShortText, 0), { discard: true })
+        return outcome
+      })
+
+    /** The turn was stopped while the model streamed: what it had said is recorded, its calls with "not run" results. */
+    const recordStopped = (turn: Turn, partial: StepResult) =>
+      Effect.gen(function*() {
+        if (partial.text === "" && partial.calls.length === 0) return
+        yield* append(turn.session, new AssistantMessage({ text: partial.text, toolCalls: partial.calls, usage: partial.usage, at: yield* now }, checked))
+        yield* Effect.forEach(partial.calls, (call) => recordResult(turn, call, true, notRunText, 0), { discard: true })
       })
 
     /** One model step: stopped by the budget, or the model streamed and its tool calls run; the tally after it. */
     const runStep = (turn: Turn, before: TurnTally): Effect.Effect<TurnTally, SessionError> =>
       Effect.gen(function*() {
+        const asked = yield* Deferred.poll(turn.stop)
+        if (Option.isSome(asked)) return stopped(before, yield* asked.value)
         const tally = nextStep(before)
         if (tally.step > 1) yield* injectArrived(turn)
         yield* turn.emit({ type: "thinking", step: tally.step })
@@ -238,18 +279,29 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined
         const modelStart = yield* Clock.currentTimeNanos
         const result = yield* Effect.either(
-          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit })
+          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit, stop: Deferred.await(turn.stop) })
         )
         const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
         const withRecall = withRecalled(tally, recalled)
-        if (Either.isLeft(result)) return stopped(withRecall, modelStepFailure(result.left), stepMs)
+        if (Either.isLeft(result)) {
+          if (result.left._tag !== "StepStopped") return stopped(withRecall, modelStepFailure(result.left), stepMs)
+          yield* recordStopped(turn, result.left.partial)
+          const partialReply = redactSecretsInText(result.left.partial.text, secrets)
+          return stopped({ ...withRecall, reply: partialReply }, yield* Deferred.await(turn.stop), stepMs)
+        }
         const answer = result.right
         yield* recordAnswer(turn, tally.step, answer, estimate, stepMs)
         const reply = redactSecretsInText(answer.text, secrets)
-        if (answer.calls.length > 0) {
-          yield* Effect.forEach(answer.calls, (call) => runToolCall(turn, call), { concurrency: "unbounded", discard: true })
-        }
-        return answered(withRecall, { usage: answer.usage, modelMs: stepMs, reply, calls: answer.calls.length, maxSteps: config.maxSteps })
+        const after = answered(withRecall, { usage: answer.usage, modelMs: stepMs, reply, calls: answer.calls.length, maxSteps: config.maxSteps })
+        if (answer.calls.length === 0) return after
+        const stoppedBy = yield* runToolCalls(turn, answer.calls)
+        return Option.isSome(stoppedBy) ? stopped(after, stoppedBy.value) : after
+      })
+
+    /** The failure into the session: part of the conversation's record, and what tells the model the message went unanswered. */
+    const recordFailure = (turn: Turn, failure: TurnFailure) =>
+      Effect.gen(function*() {
+        yield* append(turn.session, new TurnFailedMessage({ failure: failure._tag, message: failure.message, turn: turn.message.turnId, at: yield* now }, checked))
       })
 
     /** How the turn ended, reported (error, audit, finish); the context's own work on it goes on in the background. */
@@ -258,7 +310,10 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         const outcome = outcomeOf(tally)
         const { failure, usage } = outcome
         const encoded = failure === undefined ? undefined : encodeFailure(failure)
-        if (failure !== undefined && encoded !== undefined) yield* turn.emit({ type: "error", message: failure.message, failure: encoded })
+        if (failure !== undefined && encoded !== undefined) {
+          yield* recordFailure(turn, failure)
+          yield* turn.emit({ type: "error", message: failure.message, failure: encoded })
+        }
         yield* audit(turn.ctx, "kernel.run.finished", failure === undefined ? "ok" : "error", {
           kind: "turn",
           usage,
@@ -275,7 +330,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     /** One agent turn: the message recorded, then model steps (each with its tool calls) up to maxSteps. */
     const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
       Effect.gen(function*() {
-        const turn = yield* openTurn(input)
+        // Stoppable from here to its end (TurnStops): the signal is looked at before each step and raced within it.
+        const turn = yield* openTurn(input, yield* stops.register(input.message))
         // The turn's first event: what a channel knows the turn by (its conversation, its user).
         yield* turn.emit(incomingOf(input.message))
         yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
@@ -285,7 +341,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           body: (tally) => runStep(turn, tally)
         })
         return yield* finishTurn(turn, tally)
-      }).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
+      }).pipe(Effect.scoped, loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
 
     return { run } as const
   })

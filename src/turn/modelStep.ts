@@ -1,5 +1,5 @@
 import { AiError, type LanguageModel, type Prompt, type Toolkit } from "@effect/ai"
-import { Chunk, Clock, Duration, Effect, ParseResult, Schedule, Schema, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, ParseResult, Schedule, Schema, Stream } from "effect"
 import { finishUsage } from "../model/finishUsage.js"
 import { boundedToolParams } from "../kernel/toolArgs.js"
 import { partsRunnerOf } from "../model/partsRunner.js"
@@ -17,6 +17,9 @@ export class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("Watc
     return `the model stream sent nothing for ${watchdogTimeout}; the turn was stopped`
   }
 }
+
+/** The turn was stopped while the model streamed: what the model had sent by then (its calls not run). */
+export class StepStopped extends Data.TaggedError("StepStopped")<{ readonly partial: StepResult }> {}
 
 /** What the retry schedule sees for a failure it must not retry (a watchdog stop, a stream that already showed output). */
 const notRetried = new ProviderError({ reason: "provider", message: "not retried" })
@@ -73,6 +76,8 @@ export interface ModelStepOptions {
   readonly toolIdOf: (name: string) => string | undefined
   /** The step's events; the turn names them with its ids. */
   readonly emit: (event: TurnEventBody) => Effect.Effect<void>
+  /** Completes when the turn is stopped: the step ends there, as the watchdog ends it, with what it had (StepStopped). */
+  readonly stop?: Effect.Effect<unknown> | undefined
 }
 
 /** One model call, streamed: text deltas and tool calls are reported as they arrive. */
@@ -144,6 +149,11 @@ export const modelStep = (options: ModelStepOptions) =>
         error._tag !== "WatchdogTimeout" && shownNothing() ? fromAiError(error) : notRetried
     )
     const attempt: Effect.Effect<void, AiError.AiError | WatchdogTimeout> = Effect.raceFirst(streamed, watchdog)
-    yield* Effect.retry(attempt, retryBeforeOutput)
+    const retried = Effect.retry(attempt, retryBeforeOutput)
+    const stop = options.stop
+    yield* stop === undefined ? retried : Effect.raceFirst(
+      retried,
+      Effect.flatMap(stop, () => Effect.suspend(() => Effect.fail(new StepStopped({ partial: { text, calls: [...calls], usage } }))))
+    )
     return { text, calls, usage } satisfies StepResult
   }).pipe(Effect.withSpan("kern.agent.modelStep"))

@@ -60,7 +60,9 @@ export const noReplyEmit = (emit: (event: TurnEvent) => Effect.Effect<void>): (e
       switch (event.type) {
         case "text-delta":
           return text(event, filter.push(event.delta))
+        // A tool call follows the text; or the turn ended without its answer (a stop): what it had said goes out first.
         case "tool-call":
+        case "error":
           return Effect.zipRight(text(event, filter.flush()), emit(event))
         case "finish":
           return Effect.zipRight(text(event, filter.end(event.reply)), emit({ ...event, reply: withoutNoReply(event.reply) }))

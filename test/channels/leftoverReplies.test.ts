@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
 import { savedReply } from "../../src/channels/leftoverReplies.js"
-import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
+import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../../src/session/messages.js"
 
 const at = "2026-01-01T10:00:00.000Z"
 const user = (turn: string, iface: string, text: string) =>
@@ -29,6 +29,12 @@ describe("savedReply: the reply a restart delivers to a turn's leftover placehol
     expect(reply(sameChat, "1")).toBeUndefined()
     const cutMidTools = [user("1", "slack", "alice asks"), calls("c1"), user("2", "web", "bob asks"), answer("for bob")]
     expect(reply(cutMidTools, "1")).toBeUndefined()
+  })
+
+  it("is none for a turn that was stopped or failed, even when it had said something", () => {
+    const failed = (turn: string) => new TurnFailedMessage({ failure: "Stopped", message: "stopped by the operator", turn, at })
+    expect(reply([user("1", "telegram", "alice asks"), answer("Here is the beginn"), failed("1")], "1")).toBeUndefined()
+    expect(reply([user("1", "telegram", "alice asks"), failed("1"), user("2", "web", "bob asks"), answer("for bob")], "1")).toBeUndefined()
   })
 
   it("takes a message injected into the turn (it carries the turn's id) as part of it, and the turn's last answer", () => {

@@ -162,7 +162,7 @@ describe("kern chat", () => {
       for (const event of events) expect(Schema.decodeUnknownEither(TurnEvent)(event)._tag).toBe("Right")
     })))
 
-  it.live("a provider failure ends the turn with one clear line and exit 1; the message stays in the session", () =>
+  it.live("a provider failure ends the turn with one clear line and exit 1; the message and the failure stay in the session", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
@@ -172,7 +172,8 @@ describe("kern chat", () => {
       const lines = result.stderr.trim().split("\n")
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatch(/^kern: .*(401|auth|key)/i)
-      expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user"])
+      // The failure is part of the conversation's record (README: a failed or stopped turn).
+      expect(sessionLines(dir).map((l) => l._tag)).toEqual(["session", "user", "turn-failed"])
     })))
 
   it.live("a reply that ends with NO_REPLY shows what came before it and never the marker", () =>

@@ -26,6 +26,8 @@ export type FakeReply =
     readonly delay?: Duration.DurationInput | undefined
     /** Streams only this many SSE frames, then drops the connection (a provider or proxy dying mid-answer). */
     readonly cutAfter?: number | undefined
+    /** Streams only this many SSE frames, then sends nothing more and keeps the connection open (a long answer). */
+    readonly hangAfter?: number | undefined
   }
   | {
     readonly _tag: "Failure"
@@ -41,13 +43,15 @@ interface TurnOptions {
   /** Waits before answering, on the server's Clock: under TestClock a test must adjust time past it. */
   readonly delay?: Duration.DurationInput | undefined
   readonly cutAfter?: number | undefined
+  readonly hangAfter?: number | undefined
 }
 
 const turn = (text: string, toolCalls: ReadonlyArray<FakeToolCall>, options: TurnOptions = {}): FakeReply => ({
   _tag: "Turn",
   turn: { text, toolCalls, usage: { input: 12, output: 7, cached: 0, ...options.usage } },
   delay: options.delay,
-  cutAfter: options.cutAfter
+  cutAfter: options.cutAfter,
+  hangAfter: options.hangAfter
 })
 
 export const FakeReply = {
@@ -156,9 +160,11 @@ const errorJson = (status: number, message?: string) =>
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
 const encoder = new TextEncoder()
-const sse = (frames: ReadonlyArray<string>, cutAfter?: number) =>
+const sse = (frames: ReadonlyArray<string>, cutAfter?: number, hangAfter?: number) =>
   HttpServerResponse.stream(
-    cutAfter === undefined
+    hangAfter !== undefined
+      ? Stream.fromIterable(frames.slice(0, hangAfter)).pipe(Stream.map((frame) => encoder.encode(frame)), Stream.concat(Stream.never))
+      : cutAfter === undefined
       ? Stream.fromIterable(frames).pipe(Stream.map((frame) => encoder.encode(frame)))
       : Stream.fromIterable(frames.slice(0, cutAfter)).pipe(
         Stream.map((frame) => encoder.encode(frame)),
@@ -228,20 +234,20 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
       if (path === "/responses") {
         const id = `resp_${count}`
         return stream
-          ? sse(responsesEvents(id, model, r.turn), r.cutAfter)
+          ? sse(responsesEvents(id, model, r.turn), r.cutAfter, r.hangAfter)
           : HttpServerResponse.unsafeJson(responsesBody(id, model, r.turn))
       }
       if (path === "/messages") {
         const id = `msg_${count}`
         return stream
-          ? sse(messagesEvents(id, model, r.turn), r.cutAfter)
+          ? sse(messagesEvents(id, model, r.turn), r.cutAfter, r.hangAfter)
           : HttpServerResponse.unsafeJson(messagesBody(id, model, r.turn))
       }
       const id = `chatcmpl-${count}`
       const options = body["stream_options"]
       const includeUsage = isRecord(options) && options["include_usage"] === true
       return stream
-        ? sse(chatEvents(id, model, r.turn, includeUsage), r.cutAfter)
+        ? sse(chatEvents(id, model, r.turn, includeUsage), r.cutAfter, r.hangAfter)
         : HttpServerResponse.unsafeJson(chatBody(id, model, r.turn))
     })
 

@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs"
 import type { AddressInfo } from "node:net"
 import * as NodePath from "node:path"
 import type { AgentEvent, AgentEventInput, HistoryItem } from "../../src/channels/web/api.js"
+import { sseEventName } from "../../src/channels/web/sseEventName.js"
 import { testDist } from "./build.js"
 
 /**
@@ -67,7 +68,9 @@ export const startWebUiFixture = async (routes: FixtureRoutes): Promise<WebUiFix
   const requests: Array<{ readonly method: string; readonly url: string; readonly origin: string | undefined }> = []
   let turns = 0
 
-  const send = (res: ServerResponse, event: AgentEvent) => res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
+  // Named as the server names them (a turn's error is `turn-error`, never `error`).
+  const send = (res: ServerResponse, event: AgentEvent) =>
+    res.write(`id: ${event.seq}\nevent: ${sseEventName(event.type)}\ndata: ${JSON.stringify(event)}\n\n`)
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://fixture")

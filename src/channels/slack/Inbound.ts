@@ -2,7 +2,9 @@ import { Effect, Option, Ref, Schema } from "effect"
 import type { AgentRuntime } from "../../runtime/AgentRuntime.js"
 import { type ApprovalError, type ApprovalsShape, channelUser } from "../../runtime/Approvals.js"
 import type { Cursor, InboxShape } from "../../runtime/Inbox.js"
+import type { TurnStops } from "../../turn/TurnStops.js"
 import type { PairingStore } from "../../users/PairingStore.js"
+import { chatStop, isStopCommand } from "../chatStop.js"
 import { approveAction, denyAction } from "./approvalMessages.js"
 import { unescapeSlack } from "./mrkdwn.js"
 import { slackInterface } from "./Replies.js"
@@ -49,6 +51,7 @@ export interface InboundDeps {
   readonly inbox: InboxShape
   readonly pairings: PairingStore
   readonly approvals: ApprovalsShape
+  readonly stops: TurnStops
   readonly botUserId: Effect.Effect<string>
 }
 
@@ -103,7 +106,18 @@ export const make = (deps: InboundDeps) =>
           yield* deps.inbox.setCursor(cursor)
         } else if (yield* deps.pairings.isApproved(slackInterface, taken.value.userId)) {
           const { target, userId, text } = taken.value
-          yield* deps.runtime.submit({ interface: slackInterface, channel: encodeTarget(target), userId, text }, cursor)
+          if (isStopCommand(text)) {
+            // A command to kern, not a message: answered where it was typed, never queued nor sent to the model.
+            yield* deps.inbox.setCursor(cursor)
+            const answer = yield* chatStop(deps.stops, deps.pairings, slackInterface, encodeTarget(target), userId)
+            yield* deps.api.call("chat.postMessage", {
+              channel: target.channel,
+              text: answer,
+              ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
+            }, Posted).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /stop")))
+          } else {
+            yield* deps.runtime.submit({ interface: slackInterface, channel: encodeTarget(target), userId, text }, cursor)
+          }
         } else {
           yield* deps.inbox.setCursor(cursor)
           yield* tellStranger(taken.value)

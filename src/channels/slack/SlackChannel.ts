@@ -6,6 +6,7 @@ import { Approvals } from "../../runtime/Approvals.js"
 import { Inbox } from "../../runtime/Inbox.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { PairingStore } from "../../users/PairingStore.js"
+import { TurnStops } from "../../turn/TurnStops.js"
 import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
 import * as ApprovalPosts from "./ApprovalPosts.js"
 import * as Connection from "./Connection.js"
@@ -67,6 +68,7 @@ const make = Effect.gen(function*() {
     inbox: yield* Inbox,
     pairings: yield* PairingStore,
     approvals,
+    stops: yield* TurnStops,
     // Envelopes arrive only on a connection, and connecting waits for auth.test.
     botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => ""))
   })
@@ -99,5 +101,5 @@ const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
+  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
 > = Layer.scopedDiscard(make).pipe(Layer.provide(Layer.merge(NodeSocket.layerWebSocketConstructor, ReplyPlaceholders.layerSql)))

@@ -15,6 +15,8 @@ import { escapeHtml } from "./markdown.js"
 import { finishLeftovers } from "../leftoverReplies.js"
 import * as ReplyPlaceholders from "../ReplyPlaceholders.js"
 import { SessionStore } from "../../session/SessionStore.js"
+import { TurnStops } from "../../turn/TurnStops.js"
+import { chatStop, isStopCommand } from "../chatStop.js"
 import { finishPlaceholder, makeReplies, telegramInterface } from "./replies.js"
 
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
@@ -45,7 +47,7 @@ const channelError = (error: Api.TelegramError) =>
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops
 > = Layer.scopedDiscard(Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
@@ -55,6 +57,7 @@ export const layer: Layer.Layer<
   const inbox = yield* Inbox
   const pairings = yield* PairingStore
   const approvals = yield* Approvals
+  const stops = yield* TurnStops
   const channels = yield* Channels
   const api = yield* Api.make({ root, token })
   const status = yield* makeStatusCell(telegramInterface)
@@ -108,6 +111,12 @@ export const layer: Layer.Layer<
           return yield* skip(update)
         case "Text": {
           if (yield* pairings.isApproved(telegramInterface, inbound.userId)) {
+            // `/stop` is a command to kern, not a message: answered here, never queued nor sent to the model.
+            if (isStopCommand(inbound.text)) {
+              const answer = yield* chatStop(stops, pairings, telegramInterface, inbound.chatId, inbound.userId)
+              yield* sendChunk(api, inbound.chatId, escapeHtml(answer)).pipe(refusedIsDone("answer /stop"))
+              return yield* skip(update)
+            }
             return yield* runtime.submit(
               { interface: telegramInterface, channel: inbound.chatId, userId: inbound.userId, text: inbound.text },
               cursor

@@ -23,7 +23,9 @@ const addressed = (message: Message, bot: User): boolean => {
   if (message.reply_to_message?.from?.id === bot.id) return true
   const name = bot.username
   if (name === undefined || message.text === undefined) return false
-  return new RegExp(`(^|[^A-Za-z0-9_])@${name}(?![A-Za-z0-9_])`, "i").test(message.text)
+  // `/stop@kern_bot`: how Telegram writes a command meant for one bot of a group.
+  return new RegExp(`(^|[^A-Za-z0-9_])@${name}(?![A-Za-z0-9_])`, "i").test(message.text) ||
+    new RegExp(`^/[A-Za-z0-9_]+@${name}(?![A-Za-z0-9_])`, "i").test(message.text.trim())
 }
 
 /** The group message without the bot's name, so the model reads what was said to it. */

@@ -181,6 +181,19 @@ export class UsersGroup extends HttpApiGroup.make("users")
   .middleware(Authorization)
 {}
 
+/** Stopping a running turn as the operator: one by its id (404 when it is not running), or every running turn. */
+export class TurnsGroup extends HttpApiGroup.make("turns")
+  .add(
+    HttpApiEndpoint.post("stop", "/turns/:turnId/stop")
+      .setPath(Schema.Struct({ turnId: Schema.String }))
+      .addSuccess(Api.StopResponse)
+      .addError(Errors.NotFound)
+  )
+  .add(HttpApiEndpoint.post("stopAll", "/stop").addSuccess(Api.StopResponse))
+  .middleware(BodyLimit)
+  .middleware(Authorization)
+{}
+
 export class KernApi extends HttpApi.make("kern")
   .add(OpenGroup)
   .add(AuthGroup)
@@ -192,6 +205,7 @@ export class KernApi extends HttpApi.make("kern")
   .add(ApprovalsGroup)
   .add(NotesGroup)
   .add(UsersGroup)
+  .add(TurnsGroup)
   // A query or path parameter that does not decode is answered as every bad input is: 400 naming it.
   .addError(Errors.BadRequest)
 {}

@@ -23,6 +23,7 @@ import * as Open from "./handlers/open.js"
 import * as Recall from "./handlers/recall.js"
 import * as Sessions from "./handlers/sessions.js"
 import * as Status from "./handlers/status.js"
+import * as Turns from "./handlers/turns.js"
 import * as Users from "./handlers/users.js"
 import { KernApi } from "./KernApi.js"
 import { headerValues, hostNames, hostRefusal, targetProblem } from "./requestGate.js"
@@ -67,7 +68,8 @@ const groups = Layer.mergeAll(
   Recall.layer,
   Approvals.layer,
   Notes.layer,
-  Users.layer
+  Users.layer,
+  Turns.layer
 )
 
 /** The UI's files: open (they hold no data), raw routes on the API's router; nothing outside `assets/` is reachable. */

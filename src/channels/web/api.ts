@@ -381,7 +381,7 @@ export const UsersResponse = Schema.Struct({ users: Schema.Array(ChannelUser) })
 export type UsersResponse = typeof UsersResponse.Type
 
 // ---------------------------------------------------------------------------------------------------------------
-// GET /events (SSE): `id: <seq>`, `event: <type>`, `data: <one of these as JSON>`; `Last-Event-ID` resumes.
+// GET /events (SSE): `id: <seq>`, `event: <type>` (a turn's `error` as `turn-error`: sseEventName.ts), `data: <one of these as JSON>`; `Last-Event-ID` resumes.
 // Keepalive comments (`: keepalive`) every 15 s. When the replay buffer no longer holds what a client missed, the
 // first event it gets is a `reset` (reload state from the routes above). The events are the turn's own
 // (src/turn/TurnEvent.ts) and the agent's (src/channels/AgentEvent.ts), with the hub's `seq` and `at`.
@@ -426,3 +426,10 @@ export const ApprovalDecisionResponse = Schema.Struct({
   outcome: Schema.Literal("approved", "denied", "timeout"),
   by: Schema.String
 })
+
+// ---------------------------------------------------------------------------------------------------------------
+// POST /turns/:turnId/stop, POST /stop
+
+/** The turns a stop ended (their ids): empty when nothing was running (POST /stop). */
+export const StopResponse = Schema.Struct({ stopped: Schema.Array(Schema.String) })
+export type StopResponse = typeof StopResponse.Type

@@ -86,6 +86,8 @@ export const make = (settings: ClientSettings) =>
     const status = call("status", api.status.status())
     const ticket = call("ticket", api.auth.ticket())
     const newSession = call("newSession", api.sessions.create())
+    /** Stops every running turn, as the operator: the ids of those it stopped. */
+    const stopTurns = call("stopAll", api.turns.stopAll())
     const approvals = call("approvals", api.approvals.list())
     const decide = (id: string, approved: boolean) => call("decide", api.approvals.decide({ path: { id }, payload: { approved } }))
     const send = (message: Api.MessageRequest) => call("send", api.conversation.send({ payload: message }))
@@ -126,7 +128,7 @@ export const make = (settings: ClientSettings) =>
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       })
 
-    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, send, events, approvals, decide } as const
+    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, stopTurns, send, events, approvals, decide } as const
   })
 
 export type AgentClient = Effect.Effect.Success<ReturnType<typeof make>>

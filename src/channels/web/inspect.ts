@@ -54,7 +54,8 @@ export const historyPage = (path: string, id: string, limit: number, before: num
     Effect.withSpan("kern.web.history")
   )
 
-const roleOf = (message: SessionMessage): "user" | "assistant" | "tool" => message._tag
+/** A failed turn's entry counts with the assistant's messages: it stands where the answer would have. */
+const roleOf = (message: SessionMessage): "user" | "assistant" | "tool" => message._tag === "turn-failed" ? "assistant" : message._tag
 
 /** Daily and hourly message counts in the agent's timezone, and messages per role, streaming the file once. */
 export const sessionActivity = (path: string, id: string) =>

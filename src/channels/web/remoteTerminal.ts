@@ -57,6 +57,7 @@ export const attach = (client: AgentClient, name: string, zone: DateTime.TimeZon
           `uptime:   ${Math.round(s.runtime.uptimeMs / 1000)} s`
         ].join("\n")),
       newSession: Effect.map(client.newSession, ({ sessionId }) => sessionId),
+      stopTurns: Effect.map(client.stopTurns, ({ stopped }) => stopped),
       ctrlC: "leave",
       leaving: Effect.void
     }

@@ -1,6 +1,7 @@
 import { Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
 import { type AgentEvent, AgentEventJson } from "./api.js"
 import type { EventHub } from "./EventHub.js"
+import { sseEventName } from "./sseEventName.js"
 
 /** A comment line every so often keeps proxies and browsers from closing an idle stream. */
 export const keepaliveInterval = Duration.seconds(15)
@@ -12,9 +13,12 @@ export const openFrame = ": connected\n\n"
 
 const encodeEvent = Schema.encodeSync(AgentEventJson)
 
-/** One event as an SSE frame; a reset carries no id, so the client's Last-Event-ID stays where it was. */
+/**
+ * One event as an SSE frame, named for its type (sseEventName: never `error`, which browsers take for a broken
+ * connection); a reset carries no id, so the client's Last-Event-ID stays where it was.
+ */
 export const eventFrame = (event: AgentEvent): string =>
-  `${event.type === "reset" ? "" : `id: ${event.seq}\n`}event: ${event.type}\ndata: ${encodeEvent(event)}\n\n`
+  `${event.type === "reset" ? "" : `id: ${event.seq}\n`}event: ${sseEventName(event.type)}\ndata: ${encodeEvent(event)}\n\n`
 
 /** Last-Event-ID as the browser sends it: a sequence number, or nothing usable. */
 export const parseLastEventId = (header: string | undefined): Option.Option<number> =>

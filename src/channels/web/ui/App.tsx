@@ -3,6 +3,7 @@ import { ApprovalDialog } from "./ApprovalDialog.js"
 import { ChatLog, Composer } from "./Chat.js"
 import { MemoryOverlay } from "./memory/Overlay.js"
 import type { Connection, Store } from "./store.js"
+import { TurnControls } from "./TurnControls.js"
 
 const connectionText: Record<Connection, string> = {
   connecting: "connecting…",
@@ -76,6 +77,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         </span>
         <Channels store={store} />
         <Summaries store={store} />
+        <TurnControls store={store} />
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>
       </header>
       {store.problem.value !== undefined && <p class="problem" role="alert">{store.problem.value}</p>}

@@ -67,6 +67,14 @@ export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: stri
           at
         })
       }
+    } else if (tag === "turn-failed") {
+      // The turn's failure, recorded: shown where the live error event showed it, under what the turn said.
+      const error: Part = { kind: "error", message: str(m, "message") ?? "", failure: str(m, "failure") }
+      if (last?.kind === "assistant") {
+        items[items.length - 1] = { ...last, parts: [...last.parts, error], status: "failed" }
+      } else {
+        items.push({ kind: "assistant", key, parts: [error], status: "failed", at })
+      }
     }
   })
   return items

@@ -7,6 +7,7 @@ import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeUsers, noNames, unknownSender, type UserNames, userKeyOf } from "./userNames.js"
+import { sseEventName } from "../sseEventName.js"
 import {
   type ChannelState,
   decodeApprovals,
@@ -189,7 +190,7 @@ export const makeStore = () => {
     const open = (fresh: boolean) => {
       const es = new EventSource("/events")
       source = es
-      for (const type of eventTypes) es.addEventListener(type, onMessage)
+      for (const type of eventTypes) es.addEventListener(sseEventName(type), onMessage)
       es.addEventListener("message", onMessage)
       es.onopen = () => {
         clearTimeout(backTimer)

@@ -180,6 +180,10 @@ export const decodeFailure = (u: Json | undefined): TurnFailure | undefined => {
       const reason = oneOf(notWrittenReasons, str(u, "reason"))
       return reason === undefined ? undefined : { _tag: "SessionNotWritten", reason, message }
     }
+    case "Stopped": {
+      const by = str(u, "by")
+      return by === undefined ? undefined : { _tag: "Stopped", by, message }
+    }
     default:
       return undefined
   }
