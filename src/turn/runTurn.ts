@@ -1,8 +1,8 @@
-import { Effect, type Exit, Ref } from "effect"
+import { Effect, type Exit } from "effect"
 import { MemoryCommits } from "../memory/MemoryCommits.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { MessageQueue, type QueuedMessage } from "./MessageQueue.js"
-import { incomingOf, noUsage, type TurnEvent, turnIdsOf } from "./TurnEvent.js"
+import { noUsage, type TurnEvent, turnIdsOf } from "./TurnEvent.js"
 import { encodeFailure, SessionNotWritten } from "./TurnFailure.js"
 import { type ActiveSession, TurnRunner } from "./TurnRunner.js"
 import type { TurnOutcome } from "./turnTally.js"
@@ -22,15 +22,13 @@ export interface TurnDriving {
 
 /**
  * A turn that could not be written (the session file, a full disk): the turn did not happen, and its channel is told
- * why in one line (an error event, then finish), not left waiting: after the turn's `incoming` if it had not gone
- * out yet (a channel routes the turn's events by it). The message counts as recorded: its sender was told it was not
- * (send it again), so no restart answers it late.
+ * why in one line (an error event, then finish), not left waiting. The message counts as recorded: its sender was told
+ * it was not (send it again), so no restart answers it late.
  */
 const notWritten = (
   message: QueuedMessage,
   error: SessionError,
   emit: (event: TurnEvent) => Effect.Effect<void>,
-  started: boolean,
   recorded: (message: QueuedMessage) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
@@ -38,7 +36,6 @@ const notWritten = (
     yield* recorded(message)
     const failure = new SessionNotWritten({ reason: error.reason ?? "io", message: error.message })
     const ids = turnIdsOf(message)
-    if (!started) yield* emit({ ...incomingOf(message), ...ids })
     yield* emit({ type: "error", ...ids, message: error.message, failure: encodeFailure(failure) })
     yield* emit({ type: "finish", ...ids, reply: "", steps: 0, usage: noUsage, delivered: false })
     return { reply: "", delivered: false, steps: 0, modelMs: 0, usage: noUsage, failure } satisfies TurnOutcome
@@ -57,19 +54,13 @@ export const makeRunTurn = Effect.gen(function*() {
     Effect.gen(function*() {
       const message = yield* queue.next
       const session = yield* driving.session
-      // Whether the turn's first event (`incoming`, its own message) went out.
-      const started = yield* Ref.make(false)
-      const emit = (event: TurnEvent) =>
-        Effect.zipRight(
-          event.type === "incoming" && event.messageId === message.turnId ? Ref.set(started, true) : Effect.void,
-          driving.emit(message, event)
-        )
+      const emit = (event: TurnEvent) => driving.emit(message, event)
       const recorded = driving.recorded ?? (() => Effect.void)
       const ended = driving.ended ?? (() => Effect.void)
       return yield* runner.run({ message, session, emit, recorded }).pipe(
         Effect.ensuring(queue.endTurn),
         Effect.tap(() => memory.afterTurn),
-        Effect.catchAll((error) => Effect.flatMap(Ref.get(started), (begun) => notWritten(message, error, emit, begun, recorded))),
+        Effect.catchAll((error) => notWritten(message, error, emit, recorded)),
         Effect.onExit((exit) => ended(message, exit)),
         Effect.annotateLogs(turnAnnotations(message, session.id))
       )

@@ -1,7 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, PubSub, Queue, Schema, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, PubSub, Queue, Schema, Scope, TestClock } from "effect"
 import * as NodePath from "node:path"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
@@ -133,5 +133,26 @@ describe("the running agent's serving layers", () => {
       yield* TestClock.adjust("3 hours")
       for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
       expect((yield* server.modelRequests).length).toBe(1)
+    }), 120_000)
+
+  it.scopedLive("each serving feature logs its start and its stop at debug, annotated with its name", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentDir(server, { heartbeatInterval: 30 })
+      const lines: Array<{ readonly level: string; readonly text: string; readonly feature: unknown }> = []
+      const capture = Logger.make(({ annotations, logLevel, message }) => {
+        const text = Array.isArray(message) ? message.join(" ") : String(message)
+        lines.push({ level: logLevel.label, text, feature: Option.getOrUndefined(HashMap.get(annotations, "feature")) })
+      })
+      const agent = yield* start(dir).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      yield* agent.stop
+      const features = lines.filter((line) => line.feature !== undefined).map((line) => [line.level, line.feature, line.text])
+      for (const feature of ["turn-loop", "heartbeat"]) {
+        expect(features).toContainEqual(["DEBUG", feature, `${feature} started`])
+        expect(features).toContainEqual(["DEBUG", feature, `${feature} stopped`])
+      }
     }), 120_000)
 })
