@@ -1,4 +1,4 @@
-import { Effect, Fiber, Schedule } from "effect"
+import { Context, Effect, Layer, Schedule, type Stream } from "effect"
 import { counted } from "../config/counted.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
@@ -6,16 +6,26 @@ import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { agentZone } from "../session/envelope.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
 import { TurnStops } from "../turn/TurnStops.js"
+import type { AgentEventInput } from "./AgentEvent.js"
 import { agentFeed } from "./agentFeed.js"
 import { terminalConversation } from "./terminalFormat.js"
 import { runTerminalLoop, type TerminalOptions, type TerminalPeer } from "./terminalLoop.js"
 
 export type { TerminalOptions }
 
+/** The agent's events for the local terminal, subscribed when the layer is built. */
+export class TerminalFeed extends Context.Tag("kern/channels/TerminalFeed")<TerminalFeed, Stream.Stream<AgentEventInput>>() {}
+
+/**
+ * The terminal attached to the running agent: subscribed as a channel of runningAgentLayerWith, before the agent
+ * serves a turn, so the terminal sees every event of every turn (those of messages an earlier process left too).
+ */
+export const feedLayer = Layer.scoped(TerminalFeed, agentFeed)
+
 /**
  * The terminal channel in this process: operator messages from stdin into the queue, every event of the agent on
- * stdout (the loop of terminalLoop.ts, which the attached `kern tui` shares). The agent runtime serves the queue in
- * the background for as long as this runs; at the end of input what was sent is answered before it returns.
+ * stdout (the loop of terminalLoop.ts, which the attached `kern tui` shares). The running agent (built with
+ * feedLayer attached) serves the queue meanwhile; at the end of input what was sent is answered before it returns.
  */
 export const runTerminal = (options: TerminalOptions) =>
   Effect.scoped(Effect.gen(function*() {
@@ -23,9 +33,7 @@ export const runTerminal = (options: TerminalOptions) =>
     const approvals = yield* Approvals
     const { config } = yield* AgentConfig
     const stops = yield* TurnStops
-    // Subscribed before the runtime serves a turn: the terminal sees every event of every turn.
-    const events = yield* agentFeed
-    const server = yield* Effect.forkScoped(runtime.serve)
+    const events = yield* TerminalFeed
     const peer: TerminalPeer = {
       greeting: `kern — ${config.name}. /help for commands.`,
       zone: agentZone(config.timezone),
@@ -43,9 +51,7 @@ export const runTerminal = (options: TerminalOptions) =>
       stopTurns: Effect.map(stops.stopWhere(() => true, operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
       ctrlC: "stop",
       // What was sent is answered before leaving.
-      leaving: Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle }).pipe(
-        Effect.zipRight(Fiber.interrupt(server))
-      )
+      leaving: Effect.asVoid(Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle }))
     }
     yield* runTerminalLoop(peer, options)
   }))

@@ -1,23 +1,25 @@
-import { Effect, PubSub, type Scope, Stream } from "effect"
-import { AgentRuntime, type HeartbeatNotice, type RuntimeEvent } from "../runtime/AgentRuntime.js"
+import { Effect, Option, PubSub, type Scope, Stream } from "effect"
+import { AgentRuntime, type HeartbeatNotice } from "../runtime/AgentRuntime.js"
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../runtime/Approvals.js"
 import { Channels, type Outgoing } from "../tools/Channels.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import { makeTurnOrigins, type TurnOrigin } from "../turn/turnOrigins.js"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { approvalInfo } from "./approvalInfo.js"
 
 /**
- * A turn's event as it is, and after a `finish` that said something, the reply as sent to the conversation it came
- * from (`outgoing`, as the message tool's sends are).
+ * A turn's event as it is, and after a `finish` that said something, the reply as sent to the chat the turn came
+ * from (`outgoing`, as the message tool's sends are), as the turn's `incoming` named it.
  */
-const turnEvents = ({ event, message }: RuntimeEvent): ReadonlyArray<AgentEventInput> =>
-  event.type === "finish" && event.delivered
+const turnEvents = (event: TurnEvent, origin: Option.Option<TurnOrigin>): ReadonlyArray<AgentEventInput> =>
+  event.type === "finish" && event.delivered && Option.isSome(origin)
     ? [event, {
       type: "outgoing",
       turnId: event.turnId,
       conversationId: event.conversationId,
       text: event.reply,
-      interface: message.interface,
-      channel: message.channel
+      interface: origin.value.interface,
+      channel: origin.value.channel
     }]
     : [event]
 
@@ -64,8 +66,12 @@ export const agentFeed: Effect.Effect<
   const asked = yield* PubSub.subscribe(approvals.requests)
   const answered = yield* PubSub.subscribe(approvals.resolved)
   const sent = yield* PubSub.subscribe(channels.outgoing)
+  const origins = yield* makeTurnOrigins
   return Stream.mergeAll([
-    Stream.fromQueue(turns).pipe(Stream.mapConcat(turnEvents)),
+    Stream.fromQueue(turns).pipe(
+      Stream.mapEffect((event) => Effect.map(origins.of(event), (origin) => turnEvents(event, origin))),
+      Stream.flattenIterables
+    ),
     Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent)),
     Stream.fromQueue(asked).pipe(Stream.map(approvalEvent)),
     Stream.fromQueue(answered).pipe(Stream.map(resolvedEvent)),

@@ -1,4 +1,4 @@
-import { Console } from "effect"
+import { Console, type Layer } from "effect"
 import * as Layers from "../runtime/layers.js"
 
 // The agent's layers as the CLI uses them: notices (config warnings, the lock's waiting line) go to stderr.
@@ -12,3 +12,7 @@ export const kernelAgentLayer = (dir: string) => Layers.kernelAgentLayer(dir, st
 export const agentRuntimeLayer = (dir: string, hold: HoldFolder) => Layers.agentRuntimeLayer(dir, { ...hold, report: stderr })
 
 export const runningAgentLayer = (dir: string, hold: HoldFolder) => Layers.runningAgentLayer(dir, { ...hold, report: stderr })
+
+/** The running agent with `channels` built over it before it serves a turn (Layers.runningAgentLayerWith). */
+export const runningAgentLayerWith = <A, E, R>(dir: string, hold: HoldFolder, channels: Layer.Layer<A, E, R>) =>
+  Layers.runningAgentLayerWith(dir, { ...hold, report: stderr }, channels)

@@ -1,8 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Duration, Effect, Layer, Option, Schedule } from "effect"
-import { AgentRuntime } from "../runtime/AgentRuntime.js"
-import { runTerminal } from "../channels/Terminal.js"
+import * as Terminal from "../channels/Terminal.js"
 import { attach } from "../channels/web/remoteTerminal.js"
 import { reachRunning } from "../channels/web/running.js"
 import { baseUrl, prepareServer, type ServerSettings } from "../channels/web/serverSetup.js"
@@ -13,7 +12,7 @@ import * as KnownSecrets from "../config/KnownSecrets.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import * as Layers from "../runtime/layers.js"
 import { agentZone } from "../session/envelope.js"
-import { runningAgentLayer } from "./agentLayer.js"
+import { runningAgentLayerWith } from "./agentLayer.js"
 import * as LockFile from "../storage/LockFile.js"
 import * as PidFile from "../storage/PidFile.js"
 import { daemonFiles, rotateLog } from "./daemonFiles.js"
@@ -31,9 +30,6 @@ export interface ServeArgs extends RunArgs {
 }
 
 const stderr = (line: string) => Console.error(`kern: ${line}`)
-
-/** Serves the queue with no terminal: the server keeps the process alive until SIGTERM/SIGINT. */
-const serveInBackground = Effect.flatMap(AgentRuntime, (runtime) => runtime.serve)
 
 /**
  * A log line that cannot be written (the log's disk is full) is dropped, and the agent goes on: Node reports a failed
@@ -102,21 +98,26 @@ const serve = (args: ServeArgs, settings: ServerSettings) =>
     const command = args.background ? "kern start" : "kern run"
     const report = args.background ? (line: string) => Effect.logWarning(line) : stderr
     const server = WebServer.layer({ ...settings, command, report })
-    // The HTTP API and the chat channels over the running agent; both subscribe before the runtime serves a turn.
-    const agent = Layer.merge(server, ChatChannels.layer).pipe(
-      Layer.provideMerge(Layers.runningAgentLayer(args.dir, { command, waitSeconds: args.wait, report, address: baseUrl(settings) }))
-    )
+    // The HTTP API, the chat channels (and the terminal's feed) attached to the running agent: each subscribes before
+    // the agent serves a turn. Closing the layer (a signal) stops the serving first, then everything below it.
+    const agent = <A, E, R>(terminal: Layer.Layer<A, E, R>) =>
+      Layers.runningAgentLayerWith(
+        args.dir,
+        { command, waitSeconds: args.wait, report, address: baseUrl(settings) },
+        Layer.mergeAll(server, ChatChannels.layer, terminal)
+      )
     if (!args.background) {
       const interactive = process.stdin.isTTY === true
       // On a terminal, say where the browser and other clients find this agent; headless output stays the replies.
       const notice = interactive ? stderr(`HTTP API and web UI on ${baseUrl(settings)} (kern open logs a browser in)`) : Effect.void
-      return yield* Effect.zipRight(notice, runTerminal({ interactive })).pipe(Effect.provide(agent))
+      return yield* Effect.zipRight(notice, Terminal.runTerminal({ interactive })).pipe(Effect.provide(agent(Terminal.feedLayer)))
     }
     yield* Effect.scoped(Effect.gen(function*() {
       yield* daemonHousekeeping(args.dir, baseUrl(settings))
       yield* Effect.logInfo(`serving ${baseUrl(settings)} (pid ${process.pid})`)
-      yield* serveInBackground
-    })).pipe(Effect.provide(agent))
+      // The agent serves (the layer's turn loop and heartbeat) until a signal interrupts this.
+      yield* Effect.never
+    })).pipe(Effect.provide(agent(Layer.empty)))
   })
 
 /**
@@ -128,7 +129,7 @@ export const tui = (args: RunArgs) =>
     const loaded = yield* loadConfig(args.dir)
     const up = loaded.fileExists ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: stderr }) : Option.none()
     if (Option.isSome(up)) return yield* attach(up.value.client, loaded.config.name, agentZone(loaded.config.timezone))
-    yield* runTerminal({ interactive: true }).pipe(
-      Effect.provide(runningAgentLayer(args.dir, { command: "kern tui", waitSeconds: args.wait }))
+    yield* Terminal.runTerminal({ interactive: true }).pipe(
+      Effect.provide(runningAgentLayerWith(args.dir, { command: "kern tui", waitSeconds: args.wait }, Terminal.feedLayer))
     )
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))

@@ -1,4 +1,4 @@
-import { Clock, Effect, ExecutionStrategy, Exit, PubSub, Ref, Scope, SynchronizedRef } from "effect"
+import { Clock, Effect, ExecutionStrategy, Exit, Layer, PubSub, Ref, Scope, SynchronizedRef } from "effect"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { heartbeatText } from "./heartbeat.js"
 import { HeartbeatSchedule } from "./HeartbeatSchedule.js"
@@ -15,12 +15,6 @@ import type { TurnEvent } from "../turn/TurnEvent.js"
 import type { ActiveSession } from "../turn/TurnRunner.js"
 import type { TurnOutcome } from "../turn/turnTally.js"
 
-/** A turn's event, tagged with the message that started the turn (so a channel can pick out its own replies). */
-export interface RuntimeEvent {
-  readonly message: QueuedMessage
-  readonly event: TurnEvent
-}
-
 export type { HeartbeatNotice } from "./HeartbeatSchedule.js"
 
 export { heartbeatText }
@@ -32,12 +26,15 @@ interface OpenSession {
 
 /**
  * The long-running agent: messages reach the conversation through its durable door (Conversations: an Entity of the
- * cluster over kern.db), one turn at a time from the queue, every turn's events published to all channels, the memory
- * committed after turns, and a heartbeat on the Clock. Each session is open in a scope of its own inside the
- * runtime's, so `/new` closes the old file and shutting down closes (and syncs) the current one.
+ * cluster over kern.db), one turn at a time from the queue (`step`), every turn's events published to all channels
+ * (TurnEvents: each names its turn and conversation, and a turn's first, `incoming`, says where it came from), the
+ * memory committed after turns, and the heartbeat told of messages and heartbeat turns. What serves it (the turn loop,
+ * the heartbeat's ticks) are feature layers over it (TurnLoop, HeartbeatLoop; see layers.ts). Each session is open in
+ * a scope of its own inside the runtime's, so `/new` closes the old file and shutting down closes (and syncs) the
+ * current one.
  */
 export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/AgentRuntime", {
-  dependencies: [HeartbeatSchedule.Default, InboxSql.layerSql, durableConversations],
+  dependencies: [InboxSql.layerSql, durableConversations],
   scoped: Effect.gen(function*() {
     const heartbeat = yield* HeartbeatSchedule
     const queue = yield* MessageQueue
@@ -45,7 +42,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const store = yield* SessionStore
     const context = yield* ContextWindow
     const inbox = yield* Inbox
-    const events = yield* PubSub.unbounded<RuntimeEvent>()
+    const events = yield* PubSub.unbounded<TurnEvent>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
     const runtimeScope = yield* Effect.scope
@@ -95,16 +92,10 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     /** Runs the next queued message's turn, publishing its events. */
     const step: Effect.Effect<TurnOutcome> = runTurn({
       session: Effect.map(SynchronizedRef.get(current), (open) => open.session),
-      emit: (message, event) => PubSub.publish(events, { message, event }),
+      emit: (_message, event) => PubSub.publish(events, event),
       recorded: conversation.recorded,
       ended
     })
-
-    /** Serves the queue until interrupted. */
-    const serve = Effect.zipRight(
-      Effect.forkScoped(heartbeat.run),
-      Effect.forever(step)
-    ).pipe(Effect.scoped)
 
     const status = Effect.gen(function*() {
       const { session } = yield* SynchronizedRef.get(current)
@@ -120,6 +111,9 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
 
     const currentSession = Effect.map(SynchronizedRef.get(current), (open) => open.session)
 
-    return { submit, step, serve, newSession, status, currentSession, idle: queue.idle, events, heartbeats: heartbeat.notices, startedAtMs } as const
+    return { submit, step, newSession, status, currentSession, idle: queue.idle, events, heartbeats: heartbeat.notices, startedAtMs } as const
   })
 }) {}
+
+/** The runtime with the heartbeat schedule it tells (which HeartbeatLoop runs): the same schedule for both. */
+export const layer = AgentRuntime.Default.pipe(Layer.provideMerge(HeartbeatSchedule.Default))

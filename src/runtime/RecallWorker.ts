@@ -1,6 +1,7 @@
 import { Effect, Layer, Queue } from "effect"
 import { Recall } from "../recall/Recall.js"
 import { AgentRuntime } from "./AgentRuntime.js"
+import { featureLogged } from "./featureLog.js"
 
 /** A pass that fails (kern.db unreadable, say) is logged; the worker waits for the next turn to try again. */
 const logged = <A, E extends { readonly message: string }>(effect: Effect.Effect<A, E>) =>
@@ -21,9 +22,9 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
     for (;;) {
       const first = yield* Queue.take(turns)
       const rest = yield* Queue.takeAll(turns)
-      const done = first.event.type === "finish" || [...rest].some((e) => e.event.type === "finish")
+      const done = first.type === "finish" || [...rest].some((e) => e.type === "finish")
       if (done) yield* logged(recall.sync)
     }
   })
-  yield* Effect.forkScoped(work.pipe(Effect.withSpan("kern.recall.worker")))
+  yield* Effect.forkScoped(work.pipe(Effect.withSpan("kern.recall.worker"))).pipe(featureLogged("recall-worker"))
 }))

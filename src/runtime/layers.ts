@@ -3,6 +3,9 @@ import { Context, Duration, Effect, Layer, Option } from "effect"
 import * as AgentLive from "./AgentLive.js"
 import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
+import * as AgentRuntimeLive from "./AgentRuntime.js"
+import * as HeartbeatLoop from "./HeartbeatLoop.js"
+import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
 import * as Channels from "../tools/Channels.js"
 import * as ApprovalGate from "../kernel/ApprovalGate.js"
@@ -145,11 +148,13 @@ export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
   )
 
 /**
- * The long-running agent, with the folder held: as agentRuntimeLayer, plus the AgentRuntime; the built-in tools are registered once it
- * exists, so the `kern` tool reports its live session and queue.
+ * The long-running agent, with the folder held, not yet serving: as agentRuntimeLayer, plus the AgentRuntime (whose
+ * building replays what an earlier process accepted and never recorded into the queue) and the recall worker; the
+ * built-in tools are registered once it exists, so the `kern` tool reports its live session and queue. Tests that
+ * drive turns by hand (`runtime.step`) build this; everything else builds runningAgentLayer.
  */
-export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
-  const runtime = AgentRuntime.Default.pipe(
+export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) => {
+  const runtime = AgentRuntimeLive.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report))),
     Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold, true)))
   )
@@ -169,3 +174,26 @@ export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => {
   // Recall indexes in the background: a backfill at start-up, then after each turn.
   return Layer.merge(Builtins.layerWith(liveInfo), RecallWorker.layer).pipe(Layer.provideMerge(runtime))
 }
+
+/**
+ * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop) and the
+ * heartbeat (HeartbeatLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
+ */
+export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer)
+
+/**
+ * The AgentRuntime (with its heartbeat schedule), serving, over layers the caller builds (agentRuntimeLayer and what
+ * it needs): for a program or test that assembles the agent itself. Without servingLayer, `runtime.step` runs turns.
+ */
+export const servingRuntimeLayer = servingLayer.pipe(Layer.provideMerge(AgentRuntimeLive.layer))
+
+/**
+ * The long-running agent, with the folder held, serving: runningAgentCoreLayer, then `channels` attached over it (the
+ * HTTP API, chat channels, a terminal's feed: each subscribes to the agent's events as it is built), then
+ * servingLayer, so no channel misses a turn's events, the replayed ones included.
+ */
+export const runningAgentLayerWith = <A, E, R>(source: ConfigSource, hold: HoldFolder, channels: Layer.Layer<A, E, R>) =>
+  servingLayer.pipe(Layer.provideMerge(channels.pipe(Layer.provideMerge(runningAgentCoreLayer(source, hold)))))
+
+/** The long-running agent with no channel attached, serving (see runningAgentLayerWith). */
+export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => runningAgentLayerWith(source, hold, Layer.empty)

@@ -100,7 +100,7 @@ export const turnIdsOf = (message: QueuedMessage): TurnIds => ({
 })
 
 /** The event saying `message` reached the turn (its own message, or one injected into it). */
-export const incomingOf = (message: QueuedMessage): TurnEventBody => ({
+export const incomingOf = (message: QueuedMessage): Omit<typeof IncomingEvent.Type, keyof TurnIds> => ({
   type: "incoming",
   messageId: message.turnId,
   text: message.text,

@@ -83,7 +83,7 @@ describe("a failed turn, told to a chat user", () => {
       for (const [i, detail] of failures.entries()) {
         const chatId = 100 + i
         const message = queued("telegram", String(chatId), String(chatId), String(i + 1))
-        for (const event of errorEvents(detail, message)) yield* handle({ message, event })
+        for (const event of errorEvents(detail, message)) yield* handle(event)
         const shownText = Effect.map(telegram.chat(chatId), (messages) => messages.map((m) => m.text).join("\n"))
         yield* Effect.repeat(shownText, { until: (text) => text.includes("⚠"), schedule: Schedule.spaced("50 millis") }).pipe(
           Effect.timeout(Duration.seconds(30))
@@ -103,7 +103,7 @@ describe("a failed turn, told to a chat user", () => {
       const handle = yield* SlackReplies.make(api).pipe(Effect.provide(placeholders))
       for (const [i, detail] of failures.entries()) {
         const message = queued("slack", `DU${i}`, `U${i}`, String(i + 1))
-        for (const event of errorEvents(detail, message)) yield* handle({ message, event })
+        for (const event of errorEvents(detail, message)) yield* handle(event)
         const shown = yield* slack.awaitAnyCall((call) => String(call.body["channel"]) === `DU${i}` && String(call.body["text"]).includes(":warning:")).pipe(
           Effect.timeout(Duration.seconds(30))
         )

@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub, Queue } from "effect"
+import { Context, Effect, Layer, PubSub, Queue } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
@@ -46,10 +46,9 @@ describe("recall in the running agent", () => {
       const recall = Context.get(context, Recall)
       yield* server.reply(FakeReply.text("The ferry leaves at 7:40 from quay 3."))
       const events = yield* PubSub.subscribe(runtime.events)
-      const serving = yield* Effect.fork(runtime.serve)
       yield* runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "when does the ferry leave?" })
       for (;;) {
-        const { event } = yield* Queue.take(events)
+        const event = yield* Queue.take(events)
         if (event.type === "finish") break
       }
       // The turn is over while the backfill still waits on the embedder: it never waited for indexing.
@@ -62,6 +61,5 @@ describe("recall in the running agent", () => {
       expect(yield* eventually(Effect.map(recall.stats, (s) => !s.backfillRunning && s.unembedded === 0))).toBe(true)
       const stats = yield* recall.stats
       expect(stats).toMatchObject({ sessions: 1, messages: 4, chunks: 2 })
-      yield* Fiber.interrupt(serving)
     }))
 })

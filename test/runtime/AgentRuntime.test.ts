@@ -1,8 +1,9 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub, Queue, TestClock } from "effect"
+import { Context, Effect, Layer, PubSub, Queue, TestClock } from "effect"
 import * as NodePath from "node:path"
 import { AgentRuntime, heartbeatText } from "../../src/runtime/AgentRuntime.js"
+import { servingRuntimeLayer } from "../../src/runtime/layers.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
@@ -14,7 +15,7 @@ describe("AgentRuntime", () => {
       const server = yield* makeFakeServer
       const dir = NodePath.join(makeTempDir(), "agent")
       writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", baseURL: server.baseURL, heartbeatInterval: 30 }) })
-      const layer = AgentRuntime.Default.pipe(
+      const layer = servingRuntimeLayer.pipe(
         Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 })),
         Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
         Layer.provide(NodeContext.layer)
@@ -23,7 +24,6 @@ describe("AgentRuntime", () => {
       const runtime = Context.get(yield* Layer.build(layer), AgentRuntime)
       yield* server.reply(FakeReply.text("Checked the notes. NO_REPLY"))
       const events = yield* PubSub.subscribe(runtime.events)
-      const serving = yield* Effect.fork(runtime.serve)
       // Wait until the heartbeat is asleep on the TestClock before moving time.
       while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
 
@@ -34,11 +34,11 @@ describe("AgentRuntime", () => {
       expect(JSON.stringify(request!.body)).toContain(heartbeatText)
       let done: { readonly delivered: boolean } | undefined
       while (done === undefined) {
-        const { event, message } = yield* Queue.take(events)
-        expect(message.interface).toBe("heartbeat")
+        const event = yield* Queue.take(events)
+        expect(event.conversationId).toBe("heartbeat:heartbeat")
+        if (event.type === "incoming") expect(event.interface).toBe("heartbeat")
         if (event.type === "finish") done = event
       }
       expect(done.delivered).toBe(false)
-      yield* Fiber.interrupt(serving)
     }))
 })

@@ -4,6 +4,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import * as AgentRuntimeLive from "../../src/runtime/AgentRuntime.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { EventLog } from "../../src/kernel/EventLog.js"
@@ -12,7 +13,7 @@ import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const runtimeLayer = (dir: string) =>
-  AgentRuntime.Default.pipe(
+  AgentRuntimeLive.layer.pipe(
     Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 30 })),
     Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
     Layer.provide(NodeContext.layer)

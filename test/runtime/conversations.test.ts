@@ -1,12 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import { servingRuntimeLayer } from "../../src/runtime/layers.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
@@ -14,7 +15,7 @@ import { makeTempDir, writeFiles } from "../support/tempDir.js"
 // cluster's journal until its turn has recorded it, is delivered again after a restart, and is answered once.
 
 const runtimeLayer = (dir: string) =>
-  AgentRuntime.Default.pipe(
+  servingRuntimeLayer.pipe(
     Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 10 })),
     Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
     Layer.provide(NodeContext.layer)
@@ -26,8 +27,7 @@ const start = (dir: string) =>
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(runtimeLayer(dir), scope)
     const runtime = Context.get(context, AgentRuntime)
-    const serving = yield* Effect.forkIn(runtime.serve, scope)
-    const stop = Effect.zipRight(Fiber.interrupt(serving), Scope.close(scope, Exit.void))
+    const stop = Scope.close(scope, Exit.void)
     return { runtime, sql: Context.get(context, SqlClient.SqlClient), stop }
   })
 

@@ -1,9 +1,10 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub } from "effect"
+import { Context, Effect, Layer, PubSub } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import { servingRuntimeLayer } from "../../src/runtime/layers.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
@@ -19,14 +20,13 @@ describe("a full disk during a turn", () => {
       writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", baseURL: server.baseURL, recall: false }) })
       const sessions = NodePath.join(dir, ".kern", "sessions")
       yield* tinyDisk(sessions)
-      const layer = AgentRuntime.Default.pipe(
+      const layer = servingRuntimeLayer.pipe(
         Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 })),
         Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
         Layer.provide(NodeContext.layer)
       )
       const runtime = Context.get(yield* Layer.build(layer), AgentRuntime)
       const events = yield* PubSub.subscribe(runtime.events)
-      const serving = yield* Effect.fork(runtime.serve)
 
       const filler = NodePath.join(sessions, "filler")
       expect(fillDisk(filler)).toBe("ENOSPC")
@@ -44,7 +44,6 @@ describe("a full disk during a turn", () => {
       const next = yield* runtime.submit({ interface: "web", channel: "web", userId: "operator", text: "after space was freed" })
       const done = (yield* turnEvents(events, next.turnId)).at(-1)
       expect(done).toMatchObject({ type: "finish", reply: "answered" })
-      yield* Fiber.interrupt(serving)
 
       const session = yield* runtime.currentSession
       const lines = NodeFs.readFileSync(session.writer.path, "utf8").split("\n").filter((line) => line !== "")

@@ -1,15 +1,17 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, DateTime, Effect, Exit, Fiber, Layer, PubSub, Queue, Scope, TestClock } from "effect"
+import { Chunk, Context, DateTime, Effect, Exit, Layer, PubSub, Queue, Scope, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import { servingRuntimeLayer } from "../../src/runtime/layers.js"
 import { heartbeatPrompt, withinActiveHours } from "../../src/runtime/heartbeat.js"
 import { HeartbeatLog } from "../../src/runtime/HeartbeatLog.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import * as Database from "../../src/storage/Database.js"
 import { knowledgeReport } from "../../src/memory/knowledge.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -19,16 +21,18 @@ const utc = DateTime.zoneUnsafeMakeNamed("UTC")
 const minute = 60_000
 const hour = 60 * minute
 
-/** A running AgentRuntime over a fake model, on the TestClock; `state` reads the heartbeat's record in kern.db. */
+/**
+ * A running AgentRuntime over a fake model, on the TestClock, in a scope of its own (or the one given); `state` reads the
+ * heartbeat's record in kern.db; `stop` closes the scope (the serving stops with it).
+ */
 const started = (
   config: Record<string, unknown>,
   files: Record<string, string> = {},
   at?: string,
-  restartable?: { readonly scope: Scope.Scope; readonly replies: ReadonlyArray<FakeReply> }
+  restartable?: { readonly scope: Scope.CloseableScope; readonly replies: ReadonlyArray<FakeReply> }
 ) =>
   Effect.gen(function*() {
     const server = yield* makeFakeServer
-    const scope = restartable?.scope
     if (restartable !== undefined) yield* server.reply(...restartable.replies)
     const dir = at ?? NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, {
@@ -42,21 +46,28 @@ const started = (
       }),
       ...files
     })
-    const layer = AgentRuntime.Default.pipe(
+    const layer = servingRuntimeLayer.pipe(
       Layer.provideMerge(agentRuntimeLayer(dir, { command: "kern test", waitSeconds: 0 })),
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
       Layer.provide(NodeContext.layer)
     )
-    const context = yield* (scope === undefined ? Layer.build(layer) : Layer.buildWithScope(layer, scope))
+    const scope = restartable?.scope ?? (yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void)))
+    const context = yield* Layer.buildWithScope(layer, scope)
     const runtime = Context.get(context, AgentRuntime)
     const state = Effect.flatMap(HeartbeatLog, (log) => log.state).pipe(
       Effect.provide(HeartbeatLog.Default),
       Effect.provideService(SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient))
     )
-    const serving = yield* (scope === undefined ? Effect.fork(runtime.serve) : Effect.forkIn(runtime.serve, scope))
     if (config["heartbeatInterval"] !== 0) while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
-    return { server, runtime, state, serving, dir }
+    return { server, runtime, state, stop: Scope.close(scope, Exit.void), dir }
   })
+
+/** The heartbeat's record, read from kern.db on a connection of its own (the agent's may be closed). */
+const stateOf = (dir: string) =>
+  Effect.flatMap(HeartbeatLog, (log) => log.state).pipe(
+    Effect.provide(HeartbeatLog.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
+    Effect.orDie
+  )
 
 /** The heartbeat prompts the model was sent, in order. */
 const heartbeatsSent = (server: FakeModelServerShape) =>
@@ -121,7 +132,7 @@ describe("heartbeat", () => {
 
   it.scoped("cheap first: a tick with nothing new makes no model call and records why; a user message makes the next one run", () =>
     Effect.gen(function*() {
-      const { runtime, server, serving, state } = yield* started({ heartbeatInterval: 30 })
+      const { dir, runtime, server, state, stop } = yield* started({ heartbeatInterval: 30 })
       // What channels show of the heartbeat (the web UI's heartbeat events).
       const notices = yield* PubSub.subscribe(runtime.heartbeats)
       expect((yield* state).nextAtMs).toBe(30 * minute)
@@ -160,8 +171,11 @@ describe("heartbeat", () => {
       yield* settle(runtime)
       expect((yield* heartbeatsSent(server)).length).toBe(2)
       expect((yield* state).outcome).toBe("ran")
-      yield* Fiber.interrupt(serving)
-      expect((yield* state).nextAtMs).toBeNull()
+      // Once the serving layer's scope closes, no tick is due (and none comes: the heartbeat's fiber is gone).
+      yield* stop
+      expect((yield* stateOf(dir)).nextAtMs).toBeNull()
+      yield* TestClock.adjust("2 hours")
+      expect((yield* heartbeatsSent(server)).length).toBe(2)
     }))
 
   it.scoped("stale or unindexed knowledge is reason enough to run, and the prompt names the files", () =>
@@ -225,7 +239,7 @@ describe("heartbeat", () => {
         const scope = yield* Scope.make()
         const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
         while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
-        return { ...agent, stop: Effect.zipRight(Fiber.interrupt(agent.serving), Scope.close(scope, Exit.void)) }
+        return agent
       })
 
       const first = yield* run()

@@ -1,14 +1,13 @@
 import { Effect, Queue } from "effect"
-import type { RuntimeEvent } from "../../src/runtime/AgentRuntime.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 
 /** The events of one turn of a running agent, read from a subscription to its events, up to its finish. */
-export const turnEvents = (events: Queue.Dequeue<RuntimeEvent>, turnId: string) =>
+export const turnEvents = (events: Queue.Dequeue<TurnEvent>, turnId: string) =>
   Effect.gen(function*() {
     const seen: Array<TurnEvent> = []
     for (;;) {
-      const { event, message } = yield* Queue.take(events)
-      if (message.turnId !== turnId) continue
+      const event = yield* Queue.take(events)
+      if (event.turnId !== turnId) continue
       seen.push(event)
       if (event.type === "finish") return seen
     }

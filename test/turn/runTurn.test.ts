@@ -1,12 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub } from "effect"
+import { Context, Effect, Layer, PubSub } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Agent from "../../src/agent/Agent.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import { servingRuntimeLayer } from "../../src/runtime/layers.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -55,11 +56,11 @@ const throughAgent = (baseURL: string, reply: Effect.Effect<void>) =>
     }).pipe(Effect.provide(Agent.layer({ dir: folder.dir, env })))
   })
 
-/** The running agent: a message submitted to AgentRuntime, its turn run by `serve`. */
+/** The running agent: a message submitted to AgentRuntime, its turn run by its turn loop (TurnLoop). */
 const throughRuntime = (baseURL: string, reply: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const folder = yield* folderOnTinyDisk(baseURL)
-    const layer = AgentRuntime.Default.pipe(
+    const layer = servingRuntimeLayer.pipe(
       Layer.provideMerge(agentRuntimeLayer(folder.dir, { command: "kern test", waitSeconds: 0 })),
       Layer.provide(Layer.succeed(ProcessEnv, env)),
       Layer.provide(NodeContext.layer)
@@ -67,7 +68,6 @@ const throughRuntime = (baseURL: string, reply: Effect.Effect<void>) =>
     const runtime = Context.get(yield* Layer.build(layer), AgentRuntime)
     const subscription = yield* PubSub.subscribe(runtime.events)
     const turn = (turnId: string) => turnEvents(subscription, turnId)
-    const serving = yield* Effect.fork(runtime.serve)
     yield* folder.fill
     const failed = yield* runtime.submit({ interface: "library", channel: "library", userId: "operator", text })
     const events = yield* turn(failed.turnId)
@@ -75,7 +75,6 @@ const throughRuntime = (baseURL: string, reply: Effect.Effect<void>) =>
     yield* reply
     const next = yield* runtime.submit({ interface: "library", channel: "library", userId: "operator", text: "after space was freed" })
     const done = (yield* turn(next.turnId)).at(-1)
-    yield* Fiber.interrupt(serving)
     const error = events.find((event) => event.type === "error")
     return {
       failure: error?.type === "error" ? { _tag: error.failure._tag, reason: "reason" in error.failure ? error.failure.reason : undefined } : undefined,

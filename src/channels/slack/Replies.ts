@@ -1,6 +1,5 @@
 import { Clock, Duration, Effect, FiberMap, Option, Queue, Ref, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
-import type { RuntimeEvent } from "../../runtime/AgentRuntime.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import { escapeSlack, toMrkdwn } from "./mrkdwn.js"
@@ -8,6 +7,8 @@ import type { SlackApi, SlackApiError } from "./SlackApi.js"
 import { chunkLimit, splitMessage } from "./split.js"
 import { decodeTarget, postFields, type Target } from "./target.js"
 import { Posted } from "./wire.js"
+import type { TurnEvent } from "../../turn/TurnEvent.js"
+import { makeTurnOrigins } from "../../turn/turnOrigins.js"
 
 export const slackInterface = "slack"
 
@@ -162,14 +163,16 @@ interface Live {
 
 /**
  * Follows the runtime's Slack turns: each gets its message (streamTurn) in a fiber of its own, so a slow Slack call
- * never holds up another turn's events. The returned function takes every runtime event, in order.
+ * never holds up another turn's events; each goes to the chat its turn's `incoming` event names. The returned function
+ * takes every runtime event, in order.
  */
 export const make = (
   api: SlackApi
-): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
+): Effect.Effect<(event: TurnEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
   Effect.gen(function*() {
     const placeholders = yield* ReplyPlaceholders
     const workers = yield* FiberMap.make<string>()
+    const origins = yield* makeTurnOrigins
     const turns = new Map<string, Live>()
 
     const start = (turnId: string, channel: string) =>
@@ -183,10 +186,11 @@ export const make = (
         return live
       })
 
-    return ({ event, message }: RuntimeEvent) =>
+    return (event: TurnEvent) =>
       Effect.gen(function*() {
-        if (message.interface !== slackInterface) return
-        const live = turns.get(message.turnId) ?? (yield* start(message.turnId, message.channel))
+        const origin = yield* origins.of(event)
+        if (Option.isNone(origin) || origin.value.interface !== slackInterface) return
+        const live = turns.get(event.turnId) ?? (yield* start(event.turnId, origin.value.channel))
         const change = (f: (view: View) => View) => Effect.zipRight(Ref.update(live.view, f), Queue.offer(live.wake, undefined))
         switch (event.type) {
           case "thinking":
@@ -197,9 +201,9 @@ export const make = (
             // The text before a call is not the reply: the tool's line replaces it.
             return yield* change((view) => ({ ...view, text: "", tool: event.name }))
           case "error":
-            return yield* change((view) => ({ ...view, error: failureTextFor(message, event.message, event.failure) }))
+            return yield* change((view) => ({ ...view, error: failureTextFor(origin.value, event.message, event.failure) }))
           case "finish":
-            turns.delete(message.turnId)
+            turns.delete(event.turnId)
             return yield* change((view) => ({ ...view, final: { reply: event.reply, delivered: event.delivered } }))
           default:
             return

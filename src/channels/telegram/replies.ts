@@ -1,12 +1,13 @@
 import { Clock, Duration, Effect, Fiber, FiberSet, Option, Queue, Ref, Schedule, type Scope } from "effect"
 import { failureTextFor } from "../failureText.js"
-import type { RuntimeEvent } from "../../runtime/AgentRuntime.js"
 import { interruptedText } from "../leftoverReplies.js"
 import { type Placeholder, ReplyPlaceholders } from "../ReplyPlaceholders.js"
 import type { BotApi } from "./api.js"
 import { editChunk, sendChunk } from "./deliver.js"
 import { escapeHtml, renderMarkdown } from "./markdown.js"
 import { splitHtml } from "./split.js"
+import type { TurnEvent } from "../../turn/TurnEvent.js"
+import { makeTurnOrigins, type TurnOrigin } from "../../turn/turnOrigins.js"
 
 export const telegramInterface = "telegram"
 
@@ -122,20 +123,22 @@ interface Turn {
 const update = (turn: Turn, f: (view: View) => View) => Effect.zipRight(Ref.update(turn.view, f), Queue.offer(turn.changed, undefined))
 
 /**
- * Delivers every Telegram turn's reply to the chat it came from. Events arrive in order on one fiber; each turn's
- * messages are written by a fiber of its own, so one slow chat never holds up another.
+ * Delivers every Telegram turn's reply to the chat it came from, as the turn's `incoming` event names it. Events
+ * arrive in order on one fiber; each turn's messages are written by a fiber of its own, so one slow chat never holds
+ * up another.
  */
 export const makeReplies = (
   api: BotApi
-): Effect.Effect<(event: RuntimeEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
+): Effect.Effect<(event: TurnEvent) => Effect.Effect<void>, never, Scope.Scope | ReplyPlaceholders> =>
   Effect.gen(function*() {
     const placeholders = yield* ReplyPlaceholders
     const writers = yield* FiberSet.make()
+    const origins = yield* makeTurnOrigins
     const turns = new Map<string, Turn>()
 
-    const turnOf = (event: RuntimeEvent) =>
+    const turnOf = (turnId: string, origin: TurnOrigin) =>
       Effect.gen(function*() {
-        const existing = turns.get(event.message.turnId)
+        const existing = turns.get(turnId)
         if (existing !== undefined) return existing
         const turn: Turn = {
           view: yield* Ref.make<View>({
@@ -149,8 +152,8 @@ export const makeReplies = (
           }),
           changed: yield* Queue.sliding<void>(1)
         }
-        turns.set(event.message.turnId, turn)
-        yield* FiberSet.run(writers, streamReply(api, placeholders, event.message.turnId, event.message.channel, turn.view, turn.changed))
+        turns.set(turnId, turn)
+        yield* FiberSet.run(writers, streamReply(api, placeholders, turnId, origin.channel, turn.view, turn.changed))
         return turn
       })
 
@@ -162,11 +165,11 @@ export const makeReplies = (
         afterTool: false
       }))
 
-    return (event: RuntimeEvent) =>
+    return (e: TurnEvent) =>
       Effect.gen(function*() {
-        if (event.message.interface !== telegramInterface) return
-        const turn = yield* turnOf(event)
-        const e = event.event
+        const origin = yield* origins.of(e)
+        if (Option.isNone(origin) || origin.value.interface !== telegramInterface) return
+        const turn = yield* turnOf(e.turnId, origin.value)
         switch (e.type) {
           case "text-delta":
             return yield* addText(turn, e.delta)
@@ -176,9 +179,9 @@ export const makeReplies = (
           case "thinking":
             return yield* Ref.update(turn.view, (v) => ({ ...v, newStep: true }))
           case "error":
-            return yield* update(turn, (v) => ({ ...v, error: failureTextFor(event.message, e.message, e.failure) }))
+            return yield* update(turn, (v) => ({ ...v, error: failureTextFor(origin.value, e.message, e.failure) }))
           case "finish": {
-            turns.delete(event.message.turnId)
+            turns.delete(e.turnId)
             return yield* update(turn, (v) => ({
               ...v,
               tools: [],

@@ -35,14 +35,18 @@ export interface SlackAgentOptions {
 
 /**
  * A real agent (kern.db, sessions, kernel, runtime) on the fake model with the Slack channel on top, talking to the
- * fake Slack: built in the caller's scope, serving its queue.
+ * fake Slack: built in the caller's scope, serving its queue (unless `serve: false`).
  */
 export const startSlackAgent = (options: SlackAgentOptions) =>
   Effect.gen(function*() {
     // The runtime keeps its inbox to itself; the channel's is the same table through the same SqlClient.
-    const layer = SlackChannel.layer.pipe(
-      Layer.provideMerge(InboxSql.layerSql),
-      Layer.provideMerge(Layers.runningAgentLayer(options.dir, { command: "kern test", waitSeconds: 0 })),
+    const channel = SlackChannel.layer.pipe(Layer.provideMerge(InboxSql.layerSql))
+    const hold = { command: "kern test", waitSeconds: 0 }
+    // Attached before the agent serves (runningAgentLayerWith); without serving, over the agent's core alone.
+    const agent = options.serve === false
+      ? channel.pipe(Layer.provideMerge(Layers.runningAgentCoreLayer(options.dir, hold)))
+      : Layers.runningAgentLayerWith(options.dir, hold, channel)
+    const layer = agent.pipe(
       Layer.provide(Layer.succeed(ProcessEnv, {
         OPENROUTER_API_KEY: "sk-test",
         SLACK_BOT_TOKEN: options.slack.botToken,
@@ -54,7 +58,6 @@ export const startSlackAgent = (options: SlackAgentOptions) =>
     )
     const context = yield* Layer.build(layer)
     const runtime = Context.get(context, AgentRuntime)
-    if (options.serve !== false) yield* Effect.forkScoped(runtime.serve)
     return {
       runtime,
       channels: Context.get(context, Channels),

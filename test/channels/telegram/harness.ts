@@ -38,14 +38,16 @@ export interface AgentOptions {
  */
 export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOptions = {}) =>
   Effect.gen(function*() {
-    const agent = Layers.runningAgentLayer(dir, { command: "kern test", waitSeconds: 5 })
+    const hold = { command: "kern test", waitSeconds: 5 }
     const runtimeSeen = options.wrapRuntime === undefined
       ? Layer.empty
       : Layer.effect(AgentRuntime, Effect.map(AgentRuntime, options.wrapRuntime))
-    const layer = TelegramChannel.layer.pipe(
-      Layer.provide(runtimeSeen),
-      Layer.provideMerge(InboxSql.layerSql),
-      Layer.provideMerge(agent),
+    const channel = TelegramChannel.layer.pipe(Layer.provide(runtimeSeen), Layer.provideMerge(InboxSql.layerSql))
+    // Attached before the agent serves (runningAgentLayerWith); without serving, over the agent's core alone.
+    const agent = options.serve === false
+      ? channel.pipe(Layer.provideMerge(Layers.runningAgentCoreLayer(dir, hold)))
+      : Layers.runningAgentLayerWith(dir, hold, channel)
+    const layer = agent.pipe(
       Layer.provide(Layer.succeed(ProcessEnv, {
         OPENROUTER_API_KEY: "sk-test",
         ...(options.noToken === true ? {} : { TELEGRAM_BOT_TOKEN: telegram.token }),
@@ -58,7 +60,6 @@ export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOp
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     const context = yield* Layer.buildWithScope(layer, scope)
     const runtime = Context.get(context, AgentRuntime)
-    if (options.serve !== false) yield* Effect.forkIn(runtime.serve, scope)
     return {
       runtime,
       inbox: Context.get(context, InboxSql.Inbox),

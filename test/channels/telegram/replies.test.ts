@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, TestClock } from "effect"
 import type { QueuedMessage } from "../../../src/turn/MessageQueue.js"
 import { noReplyEmit } from "../../../src/turn/replyFilter.js"
-import { noUsage, type TurnEvent, type TurnEventBody, turnIdsOf } from "../../../src/turn/TurnEvent.js"
+import { incomingOf, noUsage, type TurnEventBody, turnIdsOf } from "../../../src/turn/TurnEvent.js"
 import * as Api from "../../../src/channels/telegram/api.js"
 import { makeReplies } from "../../../src/channels/telegram/replies.js"
 import * as ReplyPlaceholders from "../../../src/channels/ReplyPlaceholders.js"
@@ -44,10 +44,18 @@ const setup = Effect.gen(function*() {
   const api = yield* Api.make({ root: telegram.root, token: telegram.token }).pipe(Effect.provide(http))
   const placeholders = yield* Layer.build(ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory)))
   const handle = yield* makeReplies(api).pipe(Effect.provide(placeholders))
-  // Events as a turn emits them: through the source's NO_REPLY filter (src/turn/replyFilter.ts), nothing else.
+  // Events as a turn emits them: its `incoming` first (what the replies route by), then the rest through the source's
+  // NO_REPLY filter (src/turn/replyFilter.ts), nothing else.
   const emit = (turnId: string) => {
-    const filtered = noReplyEmit((event: TurnEvent) => handle({ message: message(turnId), event }))
-    return (event: TurnEventBody) => filtered({ ...event, ...turnIdsOf(message(turnId)) })
+    const queued = message(turnId)
+    const filtered = noReplyEmit(handle)
+    let started = false
+    return (event: TurnEventBody) =>
+      Effect.suspend(() => {
+        const first = started ? Effect.void : handle({ ...incomingOf(queued), ...turnIdsOf(queued) })
+        started = true
+        return Effect.zipRight(first, filtered({ ...event, ...turnIdsOf(queued) }))
+      })
   }
   return { telegram, emit }
 })

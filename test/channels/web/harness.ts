@@ -57,7 +57,7 @@ export const startServer = (options: ServerOptions = {}) =>
     if (options.sessionMessages !== undefined) writeSessionFixture(dir, options.sessionMessages)
     if (options.files !== undefined) writeFiles(dir, options.files)
     const port = yield* freePort
-    const layer = WebServer.layer({
+    const server = WebServer.layer({
       host: options.host ?? "127.0.0.1",
       port,
       report: options.report,
@@ -67,15 +67,15 @@ export const startServer = (options: ServerOptions = {}) =>
       ticketTtlMs: options.ticketTtlMs,
       bodyLimitBytes: options.bodyLimitBytes,
       webRoot: options.webRoot ?? makeTempDir("kern-web-")
-    }).pipe(
-      Layer.provideMerge(Layers.runningAgentLayer(dir, { command: "kern test", waitSeconds: 0 })),
+    })
+    // The server is attached before the agent serves a turn (runningAgentLayerWith), as `kern run` does.
+    const layer = Layers.runningAgentLayerWith(dir, { command: "kern test", waitSeconds: 0 }, server).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
       Layer.provide(NodeContext.layer)
     )
     const context = yield* Layer.build(layer)
     const runtime = Context.get(context, AgentRuntime)
     const channels = Context.get(context, Channels)
-    yield* Effect.forkScoped(runtime.serve)
     const base = `http://127.0.0.1:${port}`
     // The client's HTTP agent lives as long as the test's scope.
     const http = yield* Layer.build(NodeHttpClient.layerUndici)
