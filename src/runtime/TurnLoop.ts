@@ -10,9 +10,15 @@ import { featureLogged } from "./featureLog.js"
 export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   // A turn's failure is a value (runTurn); a defect (a bug) is logged and the loop goes on with the next message
-  // rather than leave a running agent that no longer answers.
+  // rather than leave a running agent that no longer answers, a second later: a defect that recurs at once (before
+  // a message is taken) must not spin the loop and flood the log.
   const step = runtime.step.pipe(
-    Effect.catchAllDefect((defect) => Effect.logError("kern: a turn ended in a defect; serving the next message", Cause.die(defect)))
+    Effect.catchAllDefect((defect) =>
+      Effect.zipRight(
+        Effect.logError("kern: a turn ended in a defect; serving the next message", Cause.die(defect)),
+        Effect.sleep("1 second")
+      )
+    )
   )
   yield* Effect.forkScoped(Effect.forever(step))
 }).pipe(featureLogged("turn-loop")))
