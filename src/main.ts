@@ -4,8 +4,9 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { wantsColor } from "./cli/help.js"
+import { wantsColor } from "./config/wantsColor.js"
 import { reduceEnvironment, runsTools } from "./cli/privateEnvironment.js"
+import { outputClosed } from "./cli/closedOutput.js"
 import { commandLineOf, kernProgram } from "./cli/program.js"
 import { exitCodeTeardown } from "./cli/teardown.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
@@ -18,6 +19,8 @@ const color = wantsColor(process.env, process.stdout.isTTY === true)
 const inherited = !helpWanted && runsTools(path) ? reduceEnvironment(process.env).inherited : process.env
 
 const program = kernProgram(argv, { color }).pipe(
+  // A closed stdout (`kern chat … | head -1`) ends the command quietly, its scopes closed and its lock released.
+  Effect.raceFirst(outputClosed([process.stdout, process.stderr])),
   Effect.provideService(ProcessEnv, inherited),
   // What the CLI parser and every command use; a command that runs processes adds its executor itself.
   Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))

@@ -11,7 +11,7 @@ export interface ApprovalView {
   readonly expires: string
 }
 
-const argsText = (args: unknown): string => {
+export const argsText = (args: unknown): string => {
   const json = JSON.stringify(args, null, 2)
   return json === undefined ? String(args) : json
 }

@@ -3,6 +3,9 @@ import * as NodeReadline from "node:readline"
 import { Writable } from "node:stream"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { parseApprovalAnswer } from "./approvalPrompt.js"
+import { ProcessEnv } from "../config/ProcessEnv.js"
+import { wantsColor } from "../config/wantsColor.js"
+import { makeMarkdownStream } from "./terminalMarkdown.js"
 import { helpText, showEvent } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 
@@ -112,11 +115,15 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
     })
     // The approvals waiting, oldest first: y / n answer the first.
     const waiting = yield* Ref.make<ReadonlyArray<string>>([])
+    // Replies as markdown on a terminal that takes colour; piped or under NO_COLOR, as written. The text is neutralized
+    // first, so the only escape sequences written are the renderer's own styles.
+    const markdown = makeMarkdownStream(wantsColor(yield* ProcessEnv, process.stdout.isTTY === true))
     const show = (event: AgentEventInput) =>
       Effect.gen(function*() {
         if (event.type === "approval") yield* Ref.update(waiting, (ids) => ids.includes(event.id) ? ids : [...ids, event.id])
         if (event.type === "approval-resolved") yield* Ref.update(waiting, (ids) => ids.filter((id) => id !== event.id))
-        yield* write(neutralizeControls(showEvent(event, peer.zone)))
+        const shown = neutralizeControls(showEvent(event, peer.zone))
+        yield* write(event.type === "text-delta" ? markdown.push(shown) : markdown.flush() + shown)
         if (event.type === "finish") yield* prompt
       })
     yield* Effect.forkScoped(Stream.runForEach(peer.events, show))

@@ -1,6 +1,14 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Console, type DateTime, Duration, Effect, Option, PubSub, Schema, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
+import type { AgentEvent } from "../channels/web/api.js"
+import { approvalInfo } from "../channels/approvalInfo.js"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
+import { redactSecrets } from "../kernel/secretGuard.js"
+import { Approvals, localOperator } from "../runtime/Approvals.js"
+import { agentZone } from "../session/envelope.js"
+import { askInline, chatApprovalNotice, chatApprovalResolved } from "./chatApprovals.js"
 import { isTurnEvent, TurnEvent } from "../turn/TurnEvent.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import type { AgentClient } from "../channels/web/client.js"
@@ -60,10 +68,68 @@ const jsonLine = (event: TurnEvent) =>
 /** `--json` lines, or the human output. */
 const eventPrinter = (json: boolean): (event: TurnEvent) => Effect.Effect<void> => json ? jsonLine : humanEvent
 
+/** y/n can be asked only where a person types: stdin and stderr both a terminal. */
+const onTerminal = () => process.stdin.isTTY === true && process.stderr.isTTY === true
+
+/**
+ * The approvals the turn in this process asks for, on stderr with their id (arguments through the one redactor), and
+ * on a terminal asked y/n. Subscribed before the turn starts, in the caller's scope.
+ */
+const followLocalApprovals = Effect.gen(function*() {
+  const approvals = yield* Approvals
+  const { secrets } = yield* KnownSecrets
+  const { config } = yield* AgentConfig
+  const zone = agentZone(config.timezone)
+  const asked = yield* PubSub.subscribe(approvals.requests)
+  const answered = yield* PubSub.subscribe(approvals.resolved)
+  const inline = onTerminal()
+  const answer = (id: string) =>
+    askInline(id).pipe(
+      Effect.flatMap((approved) => approvals.decide(id, approved, localOperator("cli"))),
+      Effect.catchTag("ApprovalError", (error) => Console.error(`kern: ${error.message}`))
+    )
+  yield* Effect.forkScoped(Stream.fromQueue(asked).pipe(Stream.runForEach((pending) => {
+    const info = redactSecrets(approvalInfo(pending), secrets)
+    return Effect.zipRight(
+      write(process.stderr, chatApprovalNotice(info, inline ? "inline" : "nobody", zone)),
+      inline ? Effect.asVoid(answer(info.id)) : Effect.void
+    )
+  })))
+  yield* Effect.forkScoped(Stream.fromQueue(answered).pipe(
+    Stream.runForEach((resolution) => write(process.stderr, chatApprovalResolved(resolution)))
+  ))
+})
+
+/**
+ * The approvals of `kern chat` turns in the running agent, from its events (its HTTP door redacted their arguments):
+ * each with its id and the `kern approve` / `kern deny` commands, on a terminal asked y/n.
+ */
+const followRemoteApprovals = (client: AgentClient, zone: DateTime.TimeZone) => {
+  const shown = new Set<string>()
+  const inline = onTerminal()
+  return (event: AgentEvent) => {
+    if (event.type === "approval" && event.interface === "cli" && event.channel === "terminal") {
+      shown.add(event.id)
+      const notice = write(process.stderr, chatApprovalNotice(event, inline ? "inline" : "commands", zone))
+      if (!inline) return notice
+      return Effect.zipRight(
+        notice,
+        Effect.forkScoped(askInline(event.id).pipe(
+          Effect.flatMap((approved) => client.decide(event.id, approved)),
+          Effect.catchAll((error) => Console.error(`kern: ${event.id}: ${error.message}`))
+        ))
+      )
+    }
+    if (event.type === "approval-resolved" && shown.has(event.id)) return write(process.stderr, chatApprovalResolved(event))
+    return Effect.void
+  }
+}
+
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
 const inProcess = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
     const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
+    yield* followLocalApprovals
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.
     yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json) })
@@ -73,16 +139,18 @@ const inProcess = (args: ChatArgs) =>
  * The turn through the running agent: subscribed to its events first, then the message posted, then its turn's
  * events printed as the in-process chat prints them (they are the same events), until it finishes.
  */
-const throughAgent = (client: AgentClient, args: ChatArgs) =>
+const throughAgent = (client: AgentClient, args: ChatArgs, zone: DateTime.TimeZone) =>
   Effect.scoped(Effect.gen(function*() {
     if (args.newSession) yield* client.newSession
     const events = yield* client.events()
     const { turnId } = yield* client.send({ text: args.message, interface: "cli", channel: "terminal" })
     const mine = makeTurnFollower(turnId)
     const print = eventPrinter(args.json)
+    const approval = followRemoteApprovals(client, zone)
     let failure: string | undefined
     let finished = false
     yield* events.pipe(
+      Stream.tap(approval),
       Stream.filter(mine),
       Stream.filter(isTurnEvent),
       Stream.takeUntil((event) => event.type === "finish"),
@@ -108,6 +176,6 @@ export const run = (args: ChatArgs) =>
     const up = loaded.fileExists
       ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: (line) => Console.error(`kern: ${line}`) })
       : Option.none()
-    if (Option.isSome(up)) return yield* throughAgent(up.value.client, args)
+    if (Option.isSome(up)) return yield* throughAgent(up.value.client, args, agentZone(loaded.config.timezone))
     yield* inProcess(args)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))

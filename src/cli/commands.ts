@@ -393,6 +393,11 @@ const deny = Command.make("deny", { id: approvalIdArg, dir: dirArg, dirFlag: dir
     Command.withDescription("Refuse a destructive tool call the running agent waits on; the model is told it was denied.")
   )
 
+const approvals = Command.make("approvals", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./approvals.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription("The tool calls the running agent waits on: id, tool, arguments, who asked, when each is denied.")
+  )
+
 const userIdArg = shapedText("id", userIdProblem).pipe(Args.withDescription("the user, as <channel>:<id> (see kern users), e.g. telegram:42"))
 
 const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
@@ -424,7 +429,7 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approve, deny, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard])
 )
 
 export const commands = kern
@@ -461,6 +466,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "segments list": doc(segmentsList, "A session's segment tree."),
   "segments rebuild": doc(segmentsRebuild, "Make a session's segments and summaries again."),
   pair: doc(pair, "Approve a channel user's pairing code."),
+  approvals: doc(approvals, "The tool calls waiting for approval."),
   approve: doc(approve, "Approve a waiting tool call."),
   deny: doc(deny, "Refuse a waiting tool call."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },

@@ -163,10 +163,6 @@ export const renderHelp = (
   return out.join("\n").trimEnd()
 }
 
-/** ANSI colour only for a terminal that wants it (https://no-color.org, TERM=dumb, output piped). */
-export const wantsColor = (env: Readonly<Record<string, string | undefined>>, isTTY: boolean): boolean =>
-  isTTY && (env["NO_COLOR"] ?? "") === "" && env["TERM"] !== "dumb"
-
 /** The command path a command line names (`kernel exec` for `kern kernel exec read --args {}`), "" for none. */
 export const commandPath = (argv: ReadonlyArray<string>, docs: Readonly<Record<string, unknown>>): string => {
   let path = ""

@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Console, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfig, type LoadedConfig, loadConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
@@ -20,11 +20,13 @@ import { CommandFailed } from "./errors.js"
 import { counted } from "../config/counted.js"
 import { HeartbeatLog, heartbeatStatus } from "../runtime/HeartbeatLog.js"
 import { findRunning } from "../channels/web/running.js"
+import { neutralizeControls } from "../channels/terminalSafe.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
 import { chatChannelTokens } from "../tools/Channels.js"
+import { PairingStore, userKey } from "../users/PairingStore.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -58,6 +60,18 @@ export const run = (args: StatusArgs) =>
       )
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
     if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
+    // Channel users waiting for `kern pair <code>`, their code still live.
+    const now = yield* Clock.currentTimeMillis
+    const pairingRows = dbBytes === 0
+      ? undefined
+      : yield* Effect.either(Effect.flatMap(PairingStore, (store) => store.list).pipe(
+        Effect.provide(PairingStore.Default),
+        Effect.provide(Database.layer({ filename: paths.dbFile }))
+      ))
+    if (pairingRows?._tag === "Left") problems.push(pairingRows.left.message)
+    const pendingPairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
+      .filter((pairing) => pairing.status === "pending" && (pairing.expiresAtMs === null || pairing.expiresAtMs > now))
+      .map((pairing) => ({ id: userKey(pairing), name: pairing.displayName, code: pairing.code }))
     const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
     const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
@@ -86,6 +100,13 @@ export const run = (args: StatusArgs) =>
       : null
     const channels = channelStates(loaded.env, Option.map(liveStatus, (live) => live.channels))
     const approvals = Option.isSome(liveStatus) ? liveStatus.value.runtime.approvals : null
+    // What waits, by id: from the running agent's GET /approvals.
+    const waiting = Option.isSome(live) && approvals !== null && approvals > 0
+      ? Option.match(yield* Effect.option(live.value.client.approvals), {
+        onNone: () => [],
+        onSome: (answer) => answer.approvals.map((pending) => ({ id: pending.id, toolId: pending.toolId, userId: pending.userId, expiresAt: pending.expiresAt }))
+      })
+      : []
     // The summarizer: as the running agent sees it, else as kern.db last recorded it.
     const liveSummary = Option.flatMap(liveStatus, (status) => Option.fromNullable(status.summarizer))
     const stored = Option.isSome(liveSummary) || dbBytes === 0
@@ -108,6 +129,8 @@ export const run = (args: StatusArgs) =>
       recall,
       channels,
       approvals,
+      pendingApprovals: waiting,
+      pendingPairings,
       summarizer
     }
     if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
@@ -124,7 +147,14 @@ export const run = (args: StatusArgs) =>
         : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
-      ...(approvals === null || approvals === 0 ? [] : [`approvals: ${approvals} waiting (kern approve <id> / kern deny <id>)`]),
+      ...(approvals === null || approvals === 0 ? [] : [
+        `approvals: ${approvals} waiting (kern approvals lists them; kern approve <id> / kern deny <id>)`,
+        ...waiting.map((pending) => `  ${pending.id} ${pending.toolId}, asked by ${pending.userId}, denied at ${pending.expiresAt} unanswered`)
+      ]),
+      ...(pendingPairings.length === 0 ? [] : [
+        `pairings:  ${pendingPairings.length} waiting (kern pair <code>)`,
+        ...pendingPairings.map((pairing) => `  ${pairing.code} ${pairing.id}${pairing.name === "" ? "" : ` (${neutralizeControls(pairing.name)})`}`)
+      ]),
       ...(summarizer === null ? [] : [`summaries: ${summarizerLine(summarizer)}`]),
       `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
