@@ -13,21 +13,17 @@ const isClosedPipe = (error: unknown): boolean => {
  * Node reports that as an `error` event on the stream, which, unheard, is an uncaught exception: a stack trace, and an
  * exit that skips every finalizer (the folder's lock stays behind). Heard here, for every command in one place: the
  * command is interrupted (src/main.ts races it against this), so its scopes close, and later writes (a finalizer's
- * notice) fail quietly. Any other write error is a real failure: it ends the command as well, with its message.
+ * notice) fail quietly. Any other write error (the disk under a redirected output or the background agent's log is
+ * full) ends nothing: the line is dropped and the command goes on, as the agent must (there is nowhere left to say it;
+ * what a turn said is in its session all the same).
  */
 export const outputClosed = (streams: ReadonlyArray<NodeJS.WriteStream>): Effect.Effect<number> =>
   Effect.async<number>((resume) => {
     let settled = false
     const onError = (error: unknown) => {
-      if (settled) return
+      if (settled || !isClosedPipe(error)) return
       settled = true
-      if (isClosedPipe(error)) return resume(Effect.succeed(closedOutputCode))
-      const message = error instanceof Error ? error.message : String(error)
-      resume(Effect.sync(() => {
-        // stdout or stderr may be the broken one: the other one says so, if it can.
-        for (const stream of streams) if (!stream.destroyed) stream.write(`kern: cannot write output: ${message}\n`)
-        return 1
-      }))
+      resume(Effect.succeed(closedOutputCode))
     }
     // The listeners stay for the life of the process: a write after the command ended must not crash it either.
     for (const stream of streams) stream.on("error", onError)
