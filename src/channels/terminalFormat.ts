@@ -55,6 +55,7 @@ export const showEvent = (event: AgentEventInput, zone: DateTime.TimeZone): stri
     case "recall":
       return `  (recalled ${event.hits} passage${event.hits === 1 ? "" : "s"} of earlier conversations, ${event.tokens} tokens)\n`
     case "context":
+    case "retry":
       return `  (${event.text})\n`
     case "error":
       return `\nkern: ${event.message}\n`

@@ -46,6 +46,7 @@ const humanEvent = (event: TurnEvent): Effect.Effect<void> => {
     case "tool-result":
       return show(process.stderr, `${event.isError ? "✗" : "✓"} ${event.name}: ${short(event.text.split("\n")[0] ?? "")}\n`)
     case "context":
+    case "retry":
       return show(process.stderr, `kern: ${event.text}\n`)
     case "finish":
       return event.delivered ? show(process.stdout, "\n") : Effect.void

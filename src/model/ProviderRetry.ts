@@ -1,5 +1,5 @@
 import { HttpClient, type HttpClientError, HttpClientResponse } from "@effect/platform"
-import { Clock, Data, Duration, Effect, Schedule } from "effect"
+import { Clock, Context, Data, Duration, Effect, Option, Schedule } from "effect"
 import { fromStatus, networkError, type ProviderContext, ProviderError } from "./ProviderError.js"
 
 /** A `Retry-After` longer than this is not waited out: the call fails and the caller decides. */
@@ -8,11 +8,28 @@ export const maxRetryAfterSeconds = 60
 const shouldRetry = (error: ProviderError): boolean =>
   error.retryable && (error.retryAfterSeconds ?? 0) <= maxRetryAfterSeconds
 
-/** A provider failure about to be retried, with how long kern waits first. */
+/** A retry about to wait, as a person reads it: what failed and how long kern waits before it tries again. */
+export interface RetryNotice {
+  readonly text: string
+  readonly waitMs: number
+}
+
+/**
+ * Who is told of a retry besides the log, for the model call in whose fiber it happens: a turn provides it (modelStep)
+ * so the people waiting on the turn see a progress line instead of silence. Without it, only the log is told.
+ */
+export class RetryNotices extends Context.Tag("kern/model/RetryNotices")<RetryNotices, (notice: RetryNotice) => Effect.Effect<void>>() {}
+
+/** A provider failure about to be retried, with how long kern waits first: logged, and told to RetryNotices. */
 const logRetry = (error: ProviderError, delay: Duration.Duration) => {
   const waitMs = Math.round(Duration.toMillis(delay))
-  return Effect.logWarning(`model provider failed (${error.message}); retrying in ${Duration.format(Duration.millis(waitMs))}`).pipe(
-    Effect.annotateLogs({ provider: error.reason, ...(error.status === undefined ? {} : { status: error.status }), waitMs })
+  const text = `model provider failed (${error.message}); retrying in ${Duration.format(Duration.millis(waitMs))}`
+  return Effect.logWarning(text).pipe(
+    Effect.annotateLogs({ provider: error.reason, ...(error.status === undefined ? {} : { status: error.status }), waitMs }),
+    Effect.zipRight(Effect.flatMap(Effect.serviceOption(RetryNotices), Option.match({
+      onNone: () => Effect.void,
+      onSome: (tell) => tell({ text, waitMs })
+    })))
   )
 }
 

@@ -43,6 +43,8 @@ export const ToolResultEvent = event("tool-result", {
 export const RecallEvent = event("recall", { query: Schema.String, hits: Schema.Number, tokens: Schema.Number })
 /** The context's own work the turn waits for (summarizing an overflow), as a progress line. */
 export const ContextEvent = event("context", { text: Schema.String })
+/** The model provider failed and the call is tried again after `waitMs` (429, 5xx, a dropped connection), as a progress line. */
+export const RetryEvent = event("retry", { text: Schema.String, waitMs: Schema.Number })
 export const ErrorEvent = event("error", {
   message: Schema.String,
   /** The failure as data: `_tag` (ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten, Stopped) and its fields. */
@@ -71,6 +73,7 @@ export const TurnEvent = Schema.Union(
   ToolResultEvent,
   RecallEvent,
   ContextEvent,
+  RetryEvent,
   ErrorEvent,
   FinishEvent
 )

@@ -4,7 +4,7 @@ import { finishUsage } from "../model/finishUsage.js"
 import { boundedToolParams } from "../kernel/toolArgs.js"
 import { partsRunnerOf } from "../model/partsRunner.js"
 import { fromAiError, ProviderError } from "../model/ProviderError.js"
-import { providerRetrySchedule } from "../model/ProviderRetry.js"
+import { providerRetrySchedule, RetryNotices } from "../model/ProviderRetry.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEventBody, type TurnUsage } from "./TurnEvent.js"
 
@@ -149,7 +149,11 @@ export const modelStep = (options: ModelStepOptions) =>
         error._tag !== "WatchdogTimeout" && shownNothing() ? fromAiError(error) : notRetried
     )
     const attempt: Effect.Effect<void, AiError.AiError | WatchdogTimeout> = Effect.raceFirst(streamed, watchdog)
-    const retried = Effect.retry(attempt, retryBeforeOutput)
+    // Each retry, of the request (RedactingHttpClient's retryingClient) or of a stream that showed nothing, is told to
+    // the turn's followers as it waits.
+    const retried = Effect.retry(attempt, retryBeforeOutput).pipe(
+      Effect.provideService(RetryNotices, ({ text, waitMs }) => options.emit({ type: "retry", text, waitMs }))
+    )
     const stop = options.stop
     yield* stop === undefined ? retried : Effect.raceFirst(
       retried,

@@ -144,8 +144,9 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         at: event.at
       }]
     case "thinking":
-    // The context's own work (summarizing an overflow) is the turn at work, as a step is.
+    // The context's own work (summarizing an overflow) and a provider retry's wait are the turn at work, as a step is.
     case "context":
+    case "retry":
       return updateAssistant(state, event.turnId, event.at, (a) => a)
     case "text-delta":
       return updateAssistant(state, event.turnId, event.at, (a) => ({

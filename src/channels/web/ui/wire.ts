@@ -61,6 +61,7 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "tool-result",
   "recall",
   "context",
+  "retry",
   "finish",
   "error",
   "outgoing",
@@ -233,6 +234,8 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       return { type, seq, at, ...ids, query: str(u, "query") ?? "", hits: num(u, "hits") ?? 0, tokens: num(u, "tokens") ?? 0 }
     case "context":
       return ids === undefined || text === undefined ? undefined : { type, seq, at, ...ids, text }
+    case "retry":
+      return ids === undefined || text === undefined ? undefined : { type, seq, at, ...ids, text, waitMs: num(u, "waitMs") ?? 0 }
     case "finish":
       if (ids === undefined) return undefined
       return {
