@@ -5,7 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { startServer, token } from "../channels/web/harness.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern } from "../support/cli.js"
+import { kernBin, runCollected, runKern, stdoutShows } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 
 /** Resolves with the first match of `pattern` in what `child` writes to stderr from now on. */
@@ -20,6 +20,33 @@ const stderrMatch = (child: ChildProcess, pattern: RegExp) =>
   })
 
 describe("kern chat under approvalMode ask", () => {
+  it.live("on a terminal: it asks y/n inline, and y runs the call", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL, { approvalMode: "ask", approvalTimeout: 120, recall: false })
+      const marker = NodePath.join(dir, "made-on-yes")
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "bash", args: { command: `touch ${marker}` } }]),
+        FakeReply.text("made it.")
+      )
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      // `script` gives kern a terminal (a pty) for stdin, stdout and stderr.
+      const done = runCollected("script", ["-qfec", `${process.execPath} ${kernBin} chat -m "make it"`, "/dev/null"], {
+        cwd: dir,
+        env: { OPENROUTER_API_KEY: "sk-test", TERM: "xterm" },
+        stdin: true,
+        onSpawn: (spawned) => (child = spawned)
+      })
+      yield* Effect.promise(() => stdoutShows(child!, "(y/n)"))
+      child!.stdin!.write("y\r")
+      const result = yield* Effect.promise(() => done)
+      expect(result.stdout).toMatch(/approve apr_[0-9a-f]{8}\? \(y\/n\)/)
+      expect(result.stdout).toContain("made it.")
+      expect(NodeFs.existsSync(marker)).toBe(true)
+    })))
+
+
   it.live("in this process, piped: what waits, its id and arguments, that nobody can answer here, and the timeout", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
