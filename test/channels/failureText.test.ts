@@ -11,6 +11,7 @@ import * as TelegramApi from "../../src/channels/telegram/api.js"
 import { makeReplies } from "../../src/channels/telegram/replies.js"
 import * as FakeSlack from "../support/fakeSlack.js"
 import * as Database from "../../src/storage/Database.js"
+import { queued } from "../support/chatTurns.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
 
 const placeholders = ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory))
@@ -39,15 +40,6 @@ const errorEvents = (detail: string, message: QueuedMessage): ReadonlyArray<Turn
 
 const incomingEvent = (message: QueuedMessage): TurnEvent => ({ ...incomingOf(message), ...turnIdsOf(message) })
 
-const queued = (iface: string, channel: string, userId: string, turnId: string): QueuedMessage => ({
-  id: Number(turnId),
-  interface: iface,
-  channel,
-  userId,
-  text: "hi",
-  receivedAtMs: 0,
-  turnId
-})
 
 describe("a failed turn, told to a chat user", () => {
   it("the operator gets the detail; anyone else a short apology naming no configuration", () => {

@@ -10,19 +10,11 @@ import * as Database from "../../src/storage/Database.js"
 import type { QueuedMessage } from "../../src/turn/MessageQueue.js"
 import { incomingOf, noUsage, type TurnEvent, turnIdsOf } from "../../src/turn/TurnEvent.js"
 import * as FakeSlack from "../support/fakeSlack.js"
+import { queued } from "../support/chatTurns.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
 
 const placeholders = ReplyPlaceholders.layerSql.pipe(Layer.provide(Database.layerMemory))
 
-const queued = (iface: string, channel: string, userId: string, turnId: string): QueuedMessage => ({
-  id: Number(turnId),
-  interface: iface,
-  channel,
-  userId,
-  text: "hi",
-  receivedAtMs: 0,
-  turnId
-})
 
 /**
  * Two chats' turns interleaved event by event, as the runtime publishes them when one turn's events arrive while
