@@ -4,10 +4,11 @@ import { heartbeatInterface } from "../turn/MessageQueue.js"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { formatApprovalRequest, formatApprovalResolved } from "./approvalPrompt.js"
 import { rawArgumentsOf } from "../kernel/toolArgs.js"
+import { clip } from "../config/clip.js"
 
 const keyArgs = ["path", "command", "pattern", "url", "query", "task", "artifactId", "action"] as const
 
-const clipLine = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)
+const clipLine = (text: string) => clip(text, 80)
 
 /**
  * The one argument that says what a tool call does (`read notes/today.md`, `bash ls -la`); arguments that were not

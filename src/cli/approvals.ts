@@ -3,6 +3,7 @@ import { Console, Effect, Option } from "effect"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import { findRunning } from "../channels/web/running.js"
 import { loadConfig } from "../config/AgentConfig.js"
+import { clip } from "../config/clip.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { CommandFailed } from "./errors.js"
@@ -46,7 +47,7 @@ export interface ListArgs {
 const oneLine = (args: unknown): string => {
   const json = JSON.stringify(args)
   const text = json === undefined ? String(args) : json
-  return text.length > 200 ? `${text.slice(0, 197)}...` : text
+  return clip(text, 200)
 }
 
 /**

@@ -4,6 +4,7 @@ import * as Agent from "../agent/Agent.js"
 import type { AgentEvent } from "../channels/web/api.js"
 import { approvalInfo } from "../channels/approvalInfo.js"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { clip } from "../config/clip.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { redactSecrets } from "../kernel/secretGuard.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
@@ -33,7 +34,7 @@ const show = (stream: NodeJS.WriteStream, text: string) => write(stream, neutral
 
 const short = (value: unknown): string => {
   const text = typeof value === "string" ? value : JSON.stringify(value)
-  return text.length > 100 ? `${text.slice(0, 97)}...` : text
+  return clip(text, 100)
 }
 
 /** Human output: the reply streamed to stdout (never a NO_REPLY), a line per tool call and result on stderr. */

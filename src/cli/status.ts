@@ -26,7 +26,7 @@ import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
 import { chatChannelTokens } from "../tools/Channels.js"
-import { PairingStore, userKey } from "../users/PairingStore.js"
+import { codeIsLive, PairingStore, userKey } from "../users/PairingStore.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -70,7 +70,7 @@ export const run = (args: StatusArgs) =>
       ))
     if (pairingRows?._tag === "Left") problems.push(pairingRows.left.message)
     const pendingPairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
-      .filter((pairing) => pairing.status === "pending" && (pairing.expiresAtMs === null || pairing.expiresAtMs > now))
+      .filter((pairing) => pairing.status === "pending" && codeIsLive(pairing, now))
       .map((pairing) => ({ id: userKey(pairing), name: pairing.displayName, code: pairing.code }))
     const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).

@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { clip } from "./clip.js"
 import { didYouMean } from "./didYouMean.js"
 import { parseJsonText } from "./json.js"
 import { ConfigError } from "./errors.js"
@@ -19,22 +20,20 @@ export interface DecodedConfig {
 
 const describe = (value: unknown): string => {
   if (value === null) return "null"
-  if (Array.isArray(value)) return `an array ${truncate(JSON.stringify(value))}`
+  if (Array.isArray(value)) return `an array ${clip(JSON.stringify(value), 60)}`
   switch (typeof value) {
     case "string":
-      return `the string ${truncate(JSON.stringify(value))}`
+      return `the string ${clip(JSON.stringify(value), 60)}`
     case "number":
       return `the number ${value}`
     case "boolean":
       return `${value}`
     case "object":
-      return `an object ${truncate(JSON.stringify(value))}`
+      return `an object ${clip(JSON.stringify(value), 60)}`
     default:
       return typeof value
   }
 }
-
-const truncate = (text: string): string => (text.length > 60 ? `${text.slice(0, 57)}...` : text)
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)

@@ -34,6 +34,10 @@ export { codeAlphabet, codePattern } from "./userNames.js"
 /** A pending code works for a day; after that the user gets a new one when they write again. */
 export const codeLifetimeMs = 24 * 60 * 60 * 1000
 
+/** Whether a pairing's code still works at `nowMs` (rows paired before codes expired have none that ends). */
+export const codeIsLive = (pairing: Pick<Pairing, "expiresAtMs">, nowMs: number): boolean =>
+  pairing.expiresAtMs === null || pairing.expiresAtMs > nowMs
+
 /** How a user is named on the command line: `<interface>:<user id>`, e.g. `telegram:42`. */
 export const userKey = (pairing: { readonly interface: string; readonly userId: string }) => `${pairing.interface}:${pairing.userId}`
 
@@ -79,8 +83,6 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
       (code) => Effect.flatMap(codeTaken(code), (taken) => taken ? newCode : Effect.succeed(code))
     )
 
-    const isLive = (pairing: Pairing, nowMs: number) => pairing.expiresAtMs === null || pairing.expiresAtMs > nowMs
-
     /**
      * The pairing of a user who wrote in: an approved one as it is, a pending one with its live code, or a new
      * code (replacing an expired one). A user never holds two live codes.
@@ -89,7 +91,7 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
       Effect.gen(function*() {
         const existing = yield* byUser(user.interface, user.userId)
         const nowMs = yield* Clock.currentTimeMillis
-        if (existing !== undefined && (existing.status === "approved" || isLive(existing, nowMs))) return existing
+        if (existing !== undefined && (existing.status === "approved" || codeIsLive(existing, nowMs))) return existing
         const code = yield* newCode
         const pairing = new Pairing({
           code,
@@ -127,7 +129,7 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
         }
         if (found.status === "approved") return { pairing: found, changed: false }
         const approvedAtMs = yield* Clock.currentTimeMillis
-        if (!isLive(found, approvedAtMs)) {
+        if (!codeIsLive(found, approvedAtMs)) {
           return yield* new PairingError({
             reason: "expired_code",
             message: `code ${code} expired (codes work for 24 hours); the user gets a new one when they write again`
