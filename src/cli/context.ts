@@ -73,12 +73,12 @@ const range = (segment: Pick<Segment, "start" | "end">) => `${number(segment.sta
 
 /**
  * The request the operator's next turn in the session would send (before its own message): ContextWindow.preview,
- * which plans and builds it as the turn does, with nothing moved or written.
+ * which plans and builds it as the turn does, with nothing moved or written. `found`: the session, resolved by the
+ * caller; none on a new agent (the first turn's request).
  */
-const inspect = (requested: Option.Option<string>) =>
+const inspect = (found: Option.Option<string>) =>
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
-    const found = yield* sessionId(requested)
     const store = yield* SessionStore
     const context = yield* ContextWindow
     // Before the first turn there is no session: the first request is the system prompt and the tools, no messages.
@@ -109,7 +109,7 @@ const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: strin
  */
 export const show = (args: ContextArgs) =>
   Effect.gen(function*() {
-    const { breakdown, count, leftOut, model, sections, session } = yield* inspect(args.session)
+    const { breakdown, count, leftOut, model, sections, session } = yield* inspect(yield* sessionId(args.session))
     const { budget, tokens } = breakdown
     if (args.json) {
       return yield* Console.log(JSON.stringify({
@@ -179,8 +179,7 @@ const segmentRow = (segment: Segment, injected: ReadonlySet<number>) => [
 /** `kern segments list`: the session's segment tree, highest level first, each with its compression and whether it is in the context. */
 export const list = (args: ContextArgs) =>
   Effect.gen(function*() {
-    yield* existingSession(args.session)
-    const { breakdown, segments } = yield* inspect(args.session)
+    const { breakdown, segments } = yield* inspect(Option.some(yield* existingSession(args.session)))
     const injected = new Set(breakdown.injected.map((s) => s.id))
     if (args.json) {
       return yield* Console.log(JSON.stringify({
