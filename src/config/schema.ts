@@ -6,6 +6,8 @@ export type Provider = typeof Provider.Type
 
 export const ModelApi = Schema.Literal("responses", "chat")
 export const ToolScope = Schema.Literal("full", "write", "read")
+/** `per-person`: each paired user, group and thread has a conversation of its own; `shared`: one for everybody. */
+export const ConversationsMode = Schema.Literal("per-person", "shared")
 export type ToolScope = typeof ToolScope.Type
 export const ApprovalMode = Schema.Literal("auto", "ask", "deny")
 export type ApprovalMode = typeof ApprovalMode.Type
@@ -99,7 +101,9 @@ export const KernConfigFields = {
   workspaceGuard: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   autoCommit: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelPriceConfig }), { default: () => ({}) }),
-  bashEnv: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] })
+  bashEnv: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
+  conversations: Schema.optionalWith(ConversationsMode, { default: () => "per-person" as const }),
+  maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -153,7 +157,9 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   workspaceGuard: "true or false",
   autoCommit: "true or false",
   prices: "an object of model id → { input, cachedInput?, cacheWrite?, output } in US dollars per million tokens",
-  bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit"
+  bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit",
+  conversations: oneOf(...ConversationsMode.literals),
+  maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)"
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Random, type Ref } from "effect"
 import type { SafetyMode } from "../config/schema.js"
 import type { RunOrigin } from "./ApprovalGate.js"
+import type { Audience } from "./Audience.js"
 import type { RunToolScope } from "./toolScope.js"
 import { type BudgetLimitsInput, makeRunBudget, type RunBudget } from "./RunBudget.js"
 
@@ -29,6 +30,8 @@ export interface RunContextData {
    * turn: recall leaves out only what the model can already see. Absent outside a turn: the whole session.
    */
   readonly windowStart?: Ref.Ref<number> | undefined
+  /** Whose conversation the run serves (Audience.ts): absent, the run sees everything, as the operator's does. */
+  readonly audience?: Audience | undefined
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -45,6 +48,7 @@ export interface RunContextOptions {
   readonly origin?: RunOrigin
   readonly toolScope?: RunToolScope
   readonly windowStart?: Ref.Ref<number>
+  readonly audience?: Audience
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
@@ -78,6 +82,7 @@ export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<R
       startedAtMs: yield* Clock.currentTimeMillis,
       ...(options.origin === undefined ? {} : { origin: options.origin }),
       ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope }),
+      ...(options.audience === undefined ? {} : { audience: options.audience }),
       ...(options.windowStart === undefined ? {} : { windowStart: options.windowStart })
     }
   })

@@ -1,4 +1,5 @@
 import { Clock, Effect, Option, Schema, STM, TRef } from "effect"
+import { mainConversation } from "../kernel/Audience.js"
 
 /** A message waiting for the agent, from any channel. */
 /** A message waiting for (or taken by) a turn. */
@@ -13,11 +14,15 @@ export const QueuedMessage = Schema.Struct({
   /** What clients follow the turn by: the inbox id for a durable message, else one made by the queue. */
   turnId: Schema.String,
   /** The message's row in the durable inbox, removed once the turn has recorded it. */
-  inboxId: Schema.optional(Schema.Number)
+  inboxId: Schema.optional(Schema.Number),
+  /** The conversation whose session it goes to (Audience.ts): `main`, the operator's, unless the runtime routed it elsewhere. */
+  conversation: Schema.String
 })
 export type QueuedMessage = typeof QueuedMessage.Type
 
-export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs" | "turnId" | "inboxId">
+export type NewMessage = Omit<QueuedMessage, "id" | "receivedAtMs" | "turnId" | "inboxId" | "conversation"> & {
+  readonly conversation?: string | undefined
+}
 
 /** A message already stored in the inbox: its id there and when it arrived. */
 export interface Durable {
@@ -68,9 +73,17 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/turn/Mess
     const offer = (message: NewMessage, durable?: Durable) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         STM.commit(TRef.modify(state, (s): readonly [QueuedMessage, State] => {
+          const conversation = message.conversation ?? mainConversation
           const queued: QueuedMessage = durable === undefined
-            ? { ...message, id: s.nextId, receivedAtMs: now, turnId: `q${epoch}-${s.nextId}` }
-            : { ...message, id: s.nextId, receivedAtMs: durable.receivedAtMs, turnId: String(durable.inboxId), inboxId: durable.inboxId }
+            ? { ...message, conversation, id: s.nextId, receivedAtMs: now, turnId: `q${epoch}-${s.nextId}` }
+            : {
+              ...message,
+              conversation,
+              id: s.nextId,
+              receivedAtMs: durable.receivedAtMs,
+              turnId: String(durable.inboxId),
+              inboxId: durable.inboxId
+            }
           return [queued, { ...s, pending: inInboxOrder(s.pending, queued), nextId: s.nextId + 1 }]
         })))
 

@@ -9,6 +9,7 @@ import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import type { Audience } from "../kernel/Audience.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
@@ -115,6 +116,15 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
         )
 
+    /** Whose conversation the turn serves: what its prompt, recall and tools may see (Audience.ts). */
+    const audienceOf = (message: QueuedMessage): Audience => ({
+      conversationId: message.conversation,
+      interface: message.interface,
+      channel: message.channel,
+      userId: message.userId,
+      memory: "shared"
+    })
+
     const now = Effect.map(DateTime.now, DateTime.formatIso)
 
     // The line's place in the file goes with the message: the context's cut is stored as one, so a restart reads the
@@ -155,6 +165,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           // The config's per-turn caps are the kernel's own keys.
           budget: config.budget,
           origin: { interface: message.interface, channel: message.channel, userId: message.userId },
+          audience: audienceOf(message),
           ...(toolScope === undefined ? {} : { toolScope })
         })
         // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.

@@ -4,6 +4,7 @@ import type { QueuedMessage } from "../../src/turn/MessageQueue.js"
 export const queued = (iface: string, channel: string, userId: string, turnId: string): QueuedMessage => ({
   id: Number(turnId),
   interface: iface,
+  conversation: "main",
   channel,
   userId,
   text: "hi",

@@ -30,6 +30,7 @@ const sleepingUntil = (dueMs: number) => sleepingWithin(dueMs, dueMs)
 const message = (turnId: string): QueuedMessage => ({
   id: Number(turnId),
   interface: "telegram",
+  conversation: "main",
   channel: "42",
   userId: "42",
   text: "hi",

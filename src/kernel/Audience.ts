@@ -1,0 +1,32 @@
+import type { RunContextData } from "./RunContext.js"
+
+/** The operator's conversation: the agent's main one, wherever the operator speaks. */
+export const mainConversation = "main"
+
+/** How much of the agent folder a non-operator's file tools reach: `shared/` only (the default), or all of it. */
+export type MemoryReach = "shared" | "all"
+
+/**
+ * Whose conversation a run serves, and so what it may see. The operator's conversation (`main`) sees everything; any
+ * other (a paired user's direct chat, a group, a Slack thread) sees only itself: its own sessions, the shared prompt
+ * files, and the agent folder's `shared/` unless its user's memory reach is `all`.
+ */
+export interface Audience {
+  /** The conversation the run belongs to: `main`, or one of `conversationOfChat`'s ids. */
+  readonly conversationId: string
+  /** Where the message came from and who sent it (`operator` for the operator's own interfaces). */
+  readonly interface: string
+  readonly channel: string
+  readonly userId: string
+  /** The sender's name as paired, when known. */
+  readonly name?: string | undefined
+  /** How far a non-operator's file tools reach. */
+  readonly memory: MemoryReach
+}
+
+/**
+ * Whether a run sees everything: the operator's conversation, or a run outside any conversation (the library with no
+ * audience, `kern kernel exec`, the heartbeat).
+ */
+export const seesEverything = (ctx: Pick<RunContextData, "audience">): boolean =>
+  ctx.audience === undefined || ctx.audience.conversationId === mainConversation
