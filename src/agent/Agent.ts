@@ -96,7 +96,7 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
             text
           })
           const onEvent = options.onEvent ?? (() => Effect.void)
-          const outcome = yield* runTurn({ session: Effect.succeed(session), emit: (_message, event) => onEvent(event) })
+          const outcome = yield* runTurn({ session: () => Effect.succeed(session), emit: (_message, event) => onEvent(event) })
           if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)
           return outcome
         })

@@ -47,7 +47,7 @@ export const runTerminal = (options: TerminalOptions) =>
           `queue:    ${s.queued} waiting, ${counted(s.turns, "turn")} since start`,
           `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
         ].join("\n")),
-      newSession: runtime.newSession,
+      newSession: runtime.newSession(),
       stopTurns: Effect.map(stops.stopWhere(() => true, operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
       ctrlC: "stop",
       // What was sent is answered before leaving.

@@ -1,6 +1,8 @@
 import { Effect, Option } from "effect"
 import { AssistantMessage, type SessionMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
 import { SessionStore } from "../session/SessionStore.js"
+import { mainConversation } from "../kernel/Audience.js"
+import { conversationOfChat } from "../session/conversationIds.js"
 import { isDeliverable } from "../turn/replyFilter.js"
 import { type Placeholder, ReplyPlaceholders } from "./ReplyPlaceholders.js"
 
@@ -30,7 +32,7 @@ export const interruptedText = "kern stopped before this turn finished; send the
 
 /**
  * Finishes what the last process left in `iface`'s chats, once. Called while the channel starts, before this process
- * runs a turn: the leftover placeholders and the session are read now; the returned effect (to fork) edits each
+ * runs a turn: the leftover placeholders and the sessions they may be in are read now; the returned effect (to fork) edits each
  * placeholder to its turn's reply when the session holds one (saved, never delivered), else to say the turn was
  * interrupted, and settles it, so no later start touches it again. A failure to edit one is logged; the rest go on.
  */
@@ -44,17 +46,27 @@ export const finishLeftovers = <E>(
     const leftovers = yield* placeholders.leftovers(iface)
     if (leftovers.length === 0) return Effect.void
     const store = yield* SessionStore
-    const messages = yield* store.activeId.pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.succeed<ReadonlyArray<SessionMessage>>([]),
-        onSome: (id) => Effect.map(store.load(id), (loaded) => loaded.messages)
-      }))
-    )
+    // A chat's turn wrote to the operator's conversation or to the chat's own (conversationRouting.ts): both are read.
+    const conversations = new Set([mainConversation, ...leftovers.map((placeholder) => conversationOfChat(iface, placeholder.channel))])
+    const sessions = new Map<string, ReadonlyArray<SessionMessage>>()
+    for (const conversation of conversations) {
+      sessions.set(conversation, yield* store.activeIdIn(conversation).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.succeed<ReadonlyArray<SessionMessage>>([]),
+          onSome: (id) => Effect.map(store.load(id), (loaded) => loaded.messages)
+        }))
+      ))
+    }
+    const replyOf = (placeholder: Placeholder) =>
+      Option.orElse(
+        savedReply(sessions.get(mainConversation) ?? [], placeholder.turnId),
+        () => savedReply(sessions.get(conversationOfChat(iface, placeholder.channel)) ?? [], placeholder.turnId)
+      )
     const logged = (what: string) => (message: string) => Effect.logWarning(`kern: ${iface}: could not ${what}: ${message}`)
     // Edit and settle as one: a shutdown waits for them (the channel's write retries bound the wait), so no start
     // edits a placeholder that an earlier one already finished.
     return Effect.forEach(leftovers, (placeholder) =>
-      finish(placeholder, savedReply(messages, placeholder.turnId)).pipe(
+      finish(placeholder, replyOf(placeholder)).pipe(
         Effect.catchAll((error) => logged("finish an interrupted turn's message")(describe(error))),
         Effect.zipRight(placeholders.settled(iface, placeholder.turnId)),
         Effect.catchAll((error) => logged("settle an interrupted turn's message")(error.message)),

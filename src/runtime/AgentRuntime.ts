@@ -1,4 +1,6 @@
-import { Clock, Effect, ExecutionStrategy, Exit, Layer, PubSub, Ref, Scope, SynchronizedRef } from "effect"
+import { Clock, Effect, ExecutionStrategy, Exit, HashSet, Layer, PubSub, Ref, Scope, SynchronizedRef } from "effect"
+import { mainConversation } from "../kernel/Audience.js"
+import type { SessionMessage } from "../session/messages.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { heartbeatText } from "./heartbeat.js"
 import { HeartbeatSchedule } from "./HeartbeatSchedule.js"
@@ -7,6 +9,8 @@ import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
 import { layerDurable as durableConversations } from "./Conversations.js"
 import { makeConversationInbox } from "./ConversationInbox.js"
+import { makeConversationOf } from "./conversationRouting.js"
+import { noteSharedHistory } from "./sharedHistoryNotice.js"
 import * as InboxSql from "./Inbox.js"
 import { type Cursor, Inbox, type InboxError } from "./Inbox.js"
 import { heartbeatInterface, MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
@@ -24,14 +28,20 @@ interface OpenSession {
   readonly scope: Scope.CloseableScope
 }
 
+/** The inbox ids of the messages a session holds (from its context cut on): those were answered. */
+const inboxIdsOf = (messages: ReadonlyArray<SessionMessage>) =>
+  messages.flatMap((message) => message._tag === "user" && message.inboxId !== undefined ? [message.inboxId] : [])
+
 /**
- * The long-running agent: messages reach the conversation through its durable door (Conversations: an Entity of the
- * cluster over kern.db), one turn at a time from the queue (`step`), every turn's events published to all channels
+ * The long-running agent: messages reach their conversation (conversationRouting.ts: the operator's `main`, or a
+ * person's, a group's, a thread's) through its durable door (Conversations: an Entity of the cluster over kern.db),
+ * each conversation's turns one at a time from the queue (`step`; turns of different conversations may run side by
+ * side, as many as there are callers of `step`), every turn's events published to all channels
  * (TurnEvents: each names its turn and conversation, and a turn's first, `incoming`, says where it came from), the
  * memory committed after turns, and the heartbeat told of messages and heartbeat turns. What serves it (the turn loop,
  * the heartbeat's ticks) are feature layers over it (TurnLoop, HeartbeatLoop; see layers.ts). Each session is open in
- * a scope of its own inside the runtime's, so `/new` closes the old file and shutting down closes (and syncs) the
- * current one.
+ * a scope of its own inside the runtime's, opened when its conversation first needs it, so `/new` closes the old file
+ * and shutting down closes (and syncs) every open one.
  */
 export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/AgentRuntime", {
   dependencies: [InboxSql.layerSql, durableConversations],
@@ -47,26 +57,58 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const turns = yield* Ref.make(0)
     const runtimeScope = yield* Effect.scope
 
-    const openIn = (fresh: boolean): Effect.Effect<OpenSession, SessionError> =>
+    /** The inbox ids every open session holds, and every message recorded since: those were answered. */
+    const answered = yield* Ref.make(HashSet.empty<number>())
+
+    const openIn = (conversation: string, fresh: boolean): Effect.Effect<OpenSession, SessionError> =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(runtimeScope, ExecutionStrategy.sequential)
-        const { problems, session } = yield* openActiveSession({ fresh }).pipe(
+        const { problems, session } = yield* openActiveSession({ fresh, conversation }).pipe(
           Effect.provideService(SessionStore, store),
           Effect.provideService(ContextWindow, context),
           Scope.extend(scope),
           Effect.tapError(() => Scope.close(scope, Exit.void))
         )
         for (const problem of problems) yield* Effect.logWarning(`kern: ${problem}`)
+        yield* Ref.update(answered, HashSet.union(inboxIdsOf(yield* session.history.messages)))
         return { session, scope }
       })
 
-    const current = yield* SynchronizedRef.make(yield* openIn(false))
+    /** Each conversation's open session; the operator's is opened at once, any other when it first has a message. */
+    const open = yield* SynchronizedRef.make<ReadonlyMap<string, OpenSession>>(
+      new Map([[mainConversation, yield* openIn(mainConversation, false)]])
+    )
 
-    /** Starts a new session; the next turn writes there. */
-    const newSession = SynchronizedRef.updateAndGetEffect(current, (old) =>
-      Effect.zipLeft(openIn(true), Scope.close(old.scope, Exit.void))).pipe(Effect.map((open) => open.session.id))
+    /** The open session of `conversation`, opened now if it is not. */
+    const sessionOf = (conversation: string): Effect.Effect<ActiveSession, SessionError> =>
+      SynchronizedRef.modifyEffect(open, (sessions) => {
+        const known = sessions.get(conversation)
+        return known !== undefined
+          ? Effect.succeed([known.session, sessions] as const)
+          : Effect.map(openIn(conversation, false), (opened) => [opened.session, new Map([...sessions, [conversation, opened]])] as const)
+      })
 
-    const conversation = yield* makeConversationInbox(yield* (yield* SynchronizedRef.get(current)).session.history.messages)
+    /** Starts a new session of `conversation` (the operator's unless named); its next turn writes there. */
+    const newSession = (conversation: string = mainConversation) =>
+      SynchronizedRef.modifyEffect(open, (sessions) =>
+        Effect.gen(function*() {
+          const fresh = yield* openIn(conversation, true)
+          const old = sessions.get(conversation)
+          if (old !== undefined) yield* Scope.close(old.scope, Exit.void)
+          return [fresh.session.id, new Map([...sessions, [conversation, fresh]])] as const
+        }))
+
+    const conversationOf = yield* makeConversationOf
+    const conversation = yield* makeConversationInbox({
+      conversationOf,
+      // A conversation whose session cannot be opened holds nothing: its message is queued, and its turn says why.
+      holds: (id, inboxId) =>
+        sessionOf(id).pipe(
+          Effect.zipRight(Ref.get(answered)),
+          Effect.map(HashSet.has(inboxId)),
+          Effect.catchAll(() => Effect.map(Ref.get(answered), HashSet.has(inboxId)))
+        )
+    })
 
     /**
      * Accepts a message from a channel: once this succeeds it is in kern.db's inbox (it survives a crash and is
@@ -89,16 +131,25 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
           : Effect.void
       )
 
-    /** Runs the next queued message's turn, publishing its events. */
+    /** Runs the next queued message's turn (of a conversation with none running), publishing its events. */
     const step: Effect.Effect<TurnOutcome> = runTurn({
-      session: Effect.map(SynchronizedRef.get(current), (open) => open.session),
+      session: (message) => sessionOf(message.conversation),
       emit: (_message, event) => PubSub.publish(events, event),
-      recorded: conversation.recorded,
+      recorded: (message) =>
+        Effect.zipRight(
+          message.inboxId === undefined ? Effect.void : Ref.update(answered, HashSet.add(message.inboxId)),
+          conversation.recorded(message)
+        ),
       ended
     })
 
+    const currentSession = Effect.map(SynchronizedRef.get(open), (sessions) => sessions.get(mainConversation)!.session)
+
+    // What an agent from before conversations per person keeps in the operator's conversation, said once, meanwhile.
+    yield* Effect.forkScoped(noteSharedHistory(conversationOf))
+
     const status = Effect.gen(function*() {
-      const { session } = yield* SynchronizedRef.get(current)
+      const session = yield* currentSession
       return {
         sessionId: session.id,
         messages: yield* session.history.size,
@@ -108,8 +159,6 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
         uptimeMs: (yield* Clock.currentTimeMillis) - startedAtMs
       }
     })
-
-    const currentSession = Effect.map(SynchronizedRef.get(current), (open) => open.session)
 
     return { submit, step, newSession, status, currentSession, idle: queue.idle, events, heartbeats: heartbeat.notices, startedAtMs } as const
   })

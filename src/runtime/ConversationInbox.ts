@@ -1,29 +1,28 @@
-import { Deferred, Effect, HashSet, Option, Ref, type Scope } from "effect"
-import type { SessionMessage } from "../session/messages.js"
+import { Deferred, Effect, Option, Ref, type Scope } from "effect"
 import { MessageQueue, type NewMessage, type QueuedMessage } from "../turn/MessageQueue.js"
 import { Conversations, type Delivery } from "./Conversations.js"
+import type { Addressed } from "./conversationRouting.js"
 import { type Cursor, Inbox, InboxError, type InboxEntry } from "./Inbox.js"
 
 /**
  * The way into the conversation for an accepted message, kept exactly once: the inbox stores it (with its channel's
- * cursor), the conversations' door hands it over durably (an Entity of the cluster), `receive` queues it, and a turn
- * records it; only then is it out of the inbox and done in the journal. `held` are the session's messages (from its
- * context cut on): a message whose inbox id is there was answered, and a redelivery of it only leaves the inbox.
- * What an earlier process accepted and never recorded is handed over again first, in order.
+ * cursor), the conversations' door hands it over durably to its conversation (an Entity of the cluster), `receive`
+ * queues it, and a turn records it; only then is it out of the inbox and done in the journal. `holds` says whether a
+ * conversation's session (from its context cut on) holds an inbox id: that message was answered, and a redelivery of
+ * it only leaves the inbox. What an earlier process accepted and never recorded is handed over again first, in order.
  */
-export const makeConversationInbox = (held: ReadonlyArray<SessionMessage>) =>
+export const makeConversationInbox = (routing: {
+  /** The conversation a message belongs to (conversationRouting.ts). */
+  readonly conversationOf: (message: Addressed) => Effect.Effect<string>
+  /** Whether the conversation's session holds the message `inboxId` (a turn recorded it). */
+  readonly holds: (conversation: string, inboxId: number) => Effect.Effect<boolean>
+}) =>
   Effect.gen(function*() {
     const inbox = yield* Inbox
     const queue = yield* MessageQueue
     const conversations = yield* Conversations
     const scope: Scope.Scope = yield* Effect.scope
 
-    /** The inbox ids the session holds (from its context cut on, and every message recorded since). */
-    const inSession = yield* Ref.make(HashSet.fromIterable(
-      held.flatMap((message) =>
-        message._tag === "user" && message.inboxId !== undefined ? [message.inboxId] : []
-      )
-    ))
     /**
      * Who waits for a message: its sender until it is queued (none: it was already recorded), its conversation's
      * handler until it is recorded and out of the inbox.
@@ -75,12 +74,13 @@ export const makeConversationInbox = (held: ReadonlyArray<SessionMessage>) =>
           return waiting === undefined ? [undefined, new Map([...waits, [delivery.id, mine]])] : [waiting, waits]
         })
         if (already !== undefined) return yield* Deferred.await(already)
-        if (HashSet.has(yield* Ref.get(inSession), delivery.id)) {
+        const conversation = yield* routing.conversationOf(delivery)
+        if (yield* routing.holds(conversation, delivery.id)) {
           yield* removeRecorded(delivery.id)
           yield* told(delivery.id, Option.none())
         } else {
           const queued = yield* queue.offer(
-            { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text },
+            { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text, conversation },
             { inboxId: delivery.id, receivedAtMs: delivery.receivedAtMs }
           )
           yield* told(delivery.id, Option.some(queued))
@@ -106,7 +106,7 @@ export const makeConversationInbox = (held: ReadonlyArray<SessionMessage>) =>
      * directly: it is in the inbox all the same.
      */
     const handOver = (entry: InboxEntry) =>
-      door.deliver(entry).pipe(
+      Effect.flatMap(routing.conversationOf(entry), (conversation) => door.deliver(entry, conversation)).pipe(
         Effect.catchAll((error) =>
           Effect.zipRight(Effect.logWarning(`kern: ${error.message}; it is answered all the same`), Effect.forkIn(receive(entry), scope))
         )
@@ -136,11 +136,8 @@ export const makeConversationInbox = (held: ReadonlyArray<SessionMessage>) =>
         return taken.value
       })
 
-    /** A message of a turn is in the session: it leaves the inbox (see removeRecorded). */
-    const recorded = (message: QueuedMessage) => {
-      const id = message.inboxId
-      return id === undefined ? Effect.void : Effect.zipRight(Ref.update(inSession, HashSet.add(id)), removeRecorded(id))
-    }
+    /** A message of a turn is in its session (which now `holds` it): it leaves the inbox (see removeRecorded). */
+    const recorded = (message: QueuedMessage) => message.inboxId === undefined ? Effect.void : removeRecorded(message.inboxId)
 
     /** After each turn: the removals kern.db refused are tried again, and the journal forgets what is recorded. */
     const afterTurn = Effect.zipRight(retryRemovals, door.prune)

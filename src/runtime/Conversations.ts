@@ -9,19 +9,13 @@ export class DeliveryError extends Schema.TaggedError<DeliveryError>()("Delivery
   message: Schema.String
 }) {}
 
-/**
- * Which conversation a message belongs to. Today every channel writes one active session, so every message goes to
- * one conversation; conversations per person (issue 26) change only this function.
- */
-export const conversationIdOf = (_delivery: Delivery): string => "main"
-
 /** An open door into the conversations: where accepted messages go, and the journal's housekeeping. */
 export interface ConversationDoor {
   /**
-   * Hands an accepted message to its conversation, durably: once this succeeds the message reaches `receive` (now,
+   * Hands an accepted message to its conversation (conversationRouting.ts), durably: once this succeeds the message reaches `receive` (now,
    * or after a restart) until `receive` completes for it. Handing the same message again is one message.
    */
-  readonly deliver: (delivery: Delivery) => Effect.Effect<void, DeliveryError>
+  readonly deliver: (delivery: Delivery, conversation: string) => Effect.Effect<void, DeliveryError>
   /** Forgets what the journal holds of messages whose `receive` completed (they are in the session). */
   readonly prune: Effect.Effect<void>
 }

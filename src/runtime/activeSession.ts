@@ -4,11 +4,11 @@ import { SessionStore } from "../session/SessionStore.js"
 import type { ActiveSession } from "../turn/TurnRunner.js"
 
 /**
- * Opens the newest session for appending (repairing it first, or setting it aside when it is not a session), or
+ * Opens the newest session of a conversation (the operator's unless named) for appending (repairing it first, or setting it aside when it is not a session), or
  * starts one. Only the messages from its context cut on are read and held. `problems` says what the repair did,
  * for the operator.
  */
-export const openActiveSession = (options: { readonly fresh?: boolean } = {}) =>
+export const openActiveSession = (options: { readonly fresh?: boolean; readonly conversation?: string } = {}) =>
   Effect.gen(function*() {
     const store = yield* SessionStore
     const context = yield* ContextWindow

@@ -12,6 +12,8 @@ import { type ReadFrom, readSession, readSessionFrom } from "./readSession.js"
 import { redactMessage } from "./redactMessage.js"
 import { SessionIndex, SessionRecord } from "./SessionIndex.js"
 import { privateModes } from "../storage/privateFiles.js"
+import { mainConversation } from "../kernel/Audience.js"
+import { conversationOfSession, sessionIdIn } from "./conversationIds.js"
 
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
   sessionId: Schema.String,
@@ -26,7 +28,10 @@ export interface SessionSummary {
   readonly messages: number
   readonly bytes: number
   readonly updatedAt: string
+  /** The newest session of its conversation: the one its turns write to. */
   readonly active: boolean
+  /** The conversation it belongs to (`main`: the operator's), from its id (conversationIds.ts). */
+  readonly conversation: string
 }
 
 /**
@@ -135,8 +140,12 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       return names.filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)).sort()
     }).pipe(Effect.mapError(fail("*", `could not list ${dir}`)))
 
-    /** The newest session, if any. */
-    const activeId = Effect.map(ids, (all) => Option.fromNullable(all[all.length - 1]))
+    /** The newest session of `conversation`, if any. */
+    const activeIdIn = (conversation: string) =>
+      Effect.map(ids, (all) => Option.fromNullable(all.findLast((id) => conversationOfSession(id) === conversation)))
+
+    /** The newest session of the operator's conversation, if any. */
+    const activeId = activeIdIn(mainConversation)
 
     /** The index is a cache of the files: when it cannot be written, the files still hold the truth. */
     const record = (entry: SessionRecord) =>
@@ -252,10 +261,10 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     const headerFor = (id: string) =>
       Effect.map(DateTime.now, (now) => new SessionHeader({ version: 1, id, createdAt: DateTime.formatIso(now), agent: config.name }))
 
-    /** Starts a new session (it becomes the active one). */
-    const create = Effect.gen(function*() {
+    /** Starts a new session of `conversation` (it becomes the conversation's active one). */
+    const createIn = (conversation: string) => Effect.gen(function*() {
       const existing = yield* ids
-      const id = yield* newId(existing[existing.length - 1])
+      const id = sessionIdIn(yield* newId(existing[existing.length - 1]), conversation)
       const path = fileOf(id)
       yield* fs.makeDirectory(dir, { recursive: true, mode: privateModes.dir }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
       const header = yield* headerFor(id)
@@ -264,7 +273,10 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       )
       yield* record(new SessionRecord({ sessionId: id, createdAt: header.createdAt, messages: 0, ...(yield* fileStamp(id, path)) }))
       return id
-    }).pipe(Effect.withSpan("kern.session.create"))
+    }).pipe(Effect.withSpan("kern.session.create", { attributes: { conversation } }))
+
+    /** Starts a new session of the operator's conversation. */
+    const create = createIn(mainConversation)
 
     /**
      * Opens a session for appending after repairing it: a torn last line is cut off (so the next line does not
@@ -286,7 +298,7 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
           const aside = `${path}.unreadable`
           yield* fs.rename(path, aside).pipe(Effect.mapError(fail(id, `could not set ${path} aside`)))
           yield* index.remove(id).pipe(Effect.catchTag("SessionIndexError", (error) => Effect.logWarning(`kern: ${error.message}`)))
-          const fresh = yield* open(yield* create)
+          const fresh = yield* open(yield* createIn(conversationOfSession(id)))
           return {
             ...fresh,
             problems: [`${parsed.left.message}; set aside as ${NodePath.basename(aside)}, and a new session ${fresh.loaded.id} started`]
@@ -309,18 +321,20 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
       })
 
     /**
-     * Opens the newest session (or a new one when `fresh`, or when there is none); `cutOf` says where the session
-     * may be read from (its context cut).
+     * Opens the newest session of a conversation (the operator's unless named; a new one when `fresh`, or when there is
+     * none); `cutOf` says where the session may be read from (its context cut).
      */
     const openActive = <E = never, R = never>(
       options: {
         readonly fresh?: boolean
+        readonly conversation?: string | undefined
         readonly cutOf?: ((id: string) => Effect.Effect<Option.Option<ReadFrom>, E, R>) | undefined
       } = {}
     ) =>
       Effect.gen(function*() {
-        const active = options.fresh === true ? Option.none<string>() : yield* activeId
-        if (Option.isNone(active)) return yield* open(yield* create)
+        const conversation = options.conversation ?? mainConversation
+        const active = options.fresh === true ? Option.none<string>() : yield* activeIdIn(conversation)
+        if (Option.isNone(active)) return yield* open(yield* createIn(conversation))
         const from = options.cutOf === undefined ? Option.none<ReadFrom>() : yield* options.cutOf(active.value)
         return yield* open(active.value, Option.getOrUndefined(from))
       })
@@ -345,7 +359,8 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
 
     const list = Effect.gen(function*() {
       const all = yield* ids
-      const active = all[all.length - 1]
+      // Each conversation's newest session is its active one.
+      const active = new Set(new Map(all.map((id) => [conversationOfSession(id), id])).values())
       const records = yield* index.all.pipe(
         Effect.catchTag("SessionIndexError", (error) => Effect.as(Effect.logWarning(`kern: ${error.message}`), []))
       )
@@ -357,10 +372,11 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
           messages: entry.messages,
           bytes: entry.bytes,
           updatedAt: new Date(entry.mtimeMs).toISOString(),
-          active: id === active
+          active: active.has(id),
+          conversation: conversationOfSession(id)
         } satisfies SessionSummary)))
     }).pipe(Effect.withSpan("kern.session.list"))
 
-    return { create, load, open, openActive, list, activeId, dir } as const
+    return { create, createIn, load, open, openActive, list, activeId, activeIdIn, dir } as const
   })
 }) {}

@@ -39,12 +39,13 @@ export const operatorUserId = "operator"
 /** Heartbeats are never the active channel: nothing is injected into a heartbeat turn. */
 export const heartbeatInterface = "heartbeat"
 
+/** A running turn's channel and user (none for a heartbeat's): only their own newer messages join it. */
+type Running = Option.Option<{ readonly channel: string; readonly userId: string }>
+
 interface State {
   readonly pending: ReadonlyArray<QueuedMessage>
-  /** The running turn's channel and user: only their own newer messages join it. */
-  readonly active: Option.Option<{ readonly channel: string; readonly userId: string }>
-  /** A turn is running (between `next` and `endTurn`), whatever its channel. */
-  readonly inTurn: boolean
+  /** The conversations with a turn running (between `next` and `endTurn`), each with its turn's channel and user. */
+  readonly running: ReadonlyMap<string, Running>
   readonly nextId: number
 }
 
@@ -60,13 +61,14 @@ const inInboxOrder = (pending: ReadonlyArray<QueuedMessage>, queued: QueuedMessa
 }
 
 /**
- * One FIFO per agent. Turns are strictly serialized: `next` hands out one message at a time and makes its channel
- * the active one; during the turn, `takeInjectable` removes the active channel's newer messages (to inject at the
- * next step) while other channels keep their place in line.
+ * One FIFO per agent, turns serialized per conversation: `next` hands out the oldest message whose conversation has no
+ * turn running and marks it running, so turns of different conversations may run side by side (as many as callers
+ * take messages) while one conversation's messages are answered one after another, in order. During a turn,
+ * `takeInjectable` removes its channel's newer messages (to inject at the next step); everything else keeps its place.
  */
 export class MessageQueue extends Effect.Service<MessageQueue>()("kern/turn/MessageQueue", {
   effect: Effect.gen(function*() {
-    const state = yield* TRef.make<State>({ pending: [], active: Option.none(), inTurn: false, nextId: 1 })
+    const state = yield* TRef.make<State>({ pending: [], running: new Map(), nextId: 1 })
     // Turn ids of messages that are not in the inbox must not repeat those of an earlier process.
     const epoch = yield* Clock.currentTimeMillis
 
@@ -87,42 +89,54 @@ export class MessageQueue extends Effect.Service<MessageQueue>()("kern/turn/Mess
           return [queued, { ...s, pending: inInboxOrder(s.pending, queued), nextId: s.nextId + 1 }]
         })))
 
-    /** Waits for the oldest message and starts its turn. */
+    /** Waits for the oldest message of a conversation with no turn running, and starts its turn. */
     const next = STM.commit(
       TRef.get(state).pipe(
         STM.flatMap((s) => {
-          const [first, ...rest] = s.pending
+          const first = s.pending.find((m) => !s.running.has(m.conversation))
           if (first === undefined) return STM.retry
-          const active = first.interface === heartbeatInterface
+          const running: Running = first.interface === heartbeatInterface
             ? Option.none()
             : Option.some({ channel: first.channel, userId: first.userId })
-          return STM.as(TRef.set(state, { ...s, pending: rest, active, inTurn: true }), first)
+          return STM.as(
+            TRef.set(state, { ...s, pending: s.pending.filter((m) => m !== first), running: new Map([...s.running, [first.conversation, running]]) }),
+            first
+          )
         })
       )
     )
 
     /**
-     * The active channel's pending messages from the turn's own user, in order, removed from the queue. Another
-     * user's message in the same chat (a group) waits for a turn of its own: it never runs with this user's scope.
+     * The pending messages of the running turn of `conversation` from its channel and user, in order, removed from
+     * the queue. Another user's message in the same chat (a group) waits for a turn of its own: it never runs with
+     * this user's scope.
      */
-    const takeInjectable = STM.commit(
-      TRef.modify(state, (s): readonly [ReadonlyArray<QueuedMessage>, State] => {
-        if (Option.isNone(s.active)) return [[], s]
-        const { channel, userId } = s.active.value
-        const inject = s.pending.filter((m) => m.channel === channel && m.userId === userId && m.interface !== heartbeatInterface)
-        if (inject.length === 0) return [[], s]
-        return [inject, { ...s, pending: s.pending.filter((m) => !inject.includes(m)) }]
-      })
-    )
+    const takeInjectable = (conversation: string) =>
+      STM.commit(
+        TRef.modify(state, (s): readonly [ReadonlyArray<QueuedMessage>, State] => {
+          const active = s.running.get(conversation)
+          if (active === undefined || Option.isNone(active)) return [[], s]
+          const { channel, userId } = active.value
+          const inject = s.pending.filter((m) =>
+            m.conversation === conversation && m.channel === channel && m.userId === userId && m.interface !== heartbeatInterface
+          )
+          if (inject.length === 0) return [[], s]
+          return [inject, { ...s, pending: s.pending.filter((m) => !inject.includes(m)) }]
+        })
+      )
 
-    const endTurn = STM.commit(TRef.update(state, (s) => ({ ...s, active: Option.none(), inTurn: false })))
+    /** The turn of `conversation` is over: its next message may be taken. */
+    const endTurn = (conversation: string) =>
+      STM.commit(TRef.update(state, (s) => ({ ...s, running: new Map([...s.running].filter(([other]) => other !== conversation)) })))
 
     /** Nothing waiting and no turn running. */
-    const idle = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length === 0 && !s.inTurn))
+    const idle = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length === 0 && s.running.size === 0))
 
     const size = STM.commit(STM.map(TRef.get(state), (s) => s.pending.length))
-    const activeChannel = STM.commit(STM.map(TRef.get(state), (s) => Option.map(s.active, (active) => active.channel)))
+    /** The channel of the running turn of `conversation`, if one runs (none for a heartbeat's). */
+    const activeChannelOf = (conversation: string) =>
+      STM.commit(STM.map(TRef.get(state), (s) => Option.map(Option.flatten(Option.fromNullable(s.running.get(conversation))), (active) => active.channel)))
 
-    return { offer, next, takeInjectable, endTurn, size, activeChannel, idle } as const
+    return { offer, next, takeInjectable, endTurn, size, activeChannelOf, idle } as const
   })
 }) {}

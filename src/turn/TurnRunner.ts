@@ -193,7 +193,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
 
     /** The turn's channel's messages that arrived since the last step, into the session and shown. */
     const injectArrived = (turn: Turn) =>
-      Effect.flatMap(queue.takeInjectable, (arrived) =>
+      Effect.flatMap(queue.takeInjectable(turn.message.conversation), (arrived) =>
         Effect.forEach(arrived, (injected) =>
           Effect.zipRight(recordUser(turn, injected), turn.emit(incomingOf(injected))), {
           discard: true

@@ -10,8 +10,11 @@ import { turnAnnotations } from "./turnLog.js"
 
 /** What a caller of runTurn supplies: where the turn writes, where its events go, and its own bookkeeping. */
 export interface TurnDriving {
-  /** The session the turn writes to, read once its message is taken (the runtime's `/new` may have changed it). */
-  readonly session: Effect.Effect<ActiveSession>
+  /**
+   * The session the turn of `message` writes to (its conversation's), asked for once the message is taken (the
+   * runtime's `/new` may have changed it, or opens it now).
+   */
+  readonly session: (message: QueuedMessage) => Effect.Effect<ActiveSession, SessionError>
   /** Each event of the turn (named with its turn and conversation), with the message that started it. */
   readonly emit: (message: QueuedMessage, event: TurnEvent) => Effect.Effect<void>
   /** A message of the turn is in the session (or was refused and told so): a durable one leaves the inbox. */
@@ -53,16 +56,17 @@ export const makeRunTurn = Effect.gen(function*() {
   return (driving: TurnDriving): Effect.Effect<TurnOutcome> =>
     Effect.gen(function*() {
       const message = yield* queue.next
-      const session = yield* driving.session
       const emit = (event: TurnEvent) => driving.emit(message, event)
       const recorded = driving.recorded ?? (() => Effect.void)
       const ended = driving.ended ?? (() => Effect.void)
-      return yield* runner.run({ message, session, emit, recorded }).pipe(
-        Effect.ensuring(queue.endTurn),
-        Effect.tap(() => memory.afterTurn),
-        Effect.catchAll((error) => notWritten(message, error, emit, recorded)),
-        Effect.onExit((exit) => ended(message, exit)),
-        Effect.annotateLogs(turnAnnotations(message, session.id))
-      )
+      return yield* Effect.flatMap(driving.session(message), (session) =>
+        runner.run({ message, session, emit, recorded }).pipe(
+          Effect.tap(() => memory.afterTurn),
+          Effect.annotateLogs(turnAnnotations(message, session.id))
+        )).pipe(
+          Effect.ensuring(queue.endTurn(message.conversation)),
+          Effect.catchAll((error) => notWritten(message, error, emit, recorded)),
+          Effect.onExit((exit) => ended(message, exit))
+        )
     })
 })

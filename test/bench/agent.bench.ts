@@ -44,7 +44,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
         const start = process.cpuUsage()
         const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
         const used = cpuMs(process.cpuUsage(start)) / outcome.steps
-        yield* queue.endTurn
+        yield* queue.endTurn("main")
         if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
         const history = yield* session.history.messages
         const baseStart = process.cpuUsage()

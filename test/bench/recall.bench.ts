@@ -246,7 +246,7 @@ const turnDuringBackfill = async () => {
           const start = performance.now()
           const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
           const ms = performance.now() - start
-          yield* queue.endTurn
+          yield* queue.endTurn("main")
           if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
           return ms
         })

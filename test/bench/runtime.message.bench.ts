@@ -44,7 +44,7 @@ const roundtrip = (runs: number) => async () => {
       const samples: Array<number> = []
       const baseline: Array<number> = []
       for (let i = 0; i < runs + 20; i++) {
-        const durable = yield* once(door.deliver, door.prune)
+        const durable = yield* once((entry) => door.deliver(entry, "main"), door.prune)
         const direct = yield* once(receive, Effect.void)
         // The first rounds warm the JIT and the database file for both.
         if (i >= 20) {

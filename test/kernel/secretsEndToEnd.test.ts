@@ -44,7 +44,7 @@ const turn = (text: string) =>
     yield* queue.offer({ interface: "web", channel: "web:1", userId: "u1", text })
     const message = yield* queue.next
     const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     return { outcome, sessionId: session.id, messages: yield* session.history.messages }
   }))
 

@@ -162,7 +162,7 @@ const turn = (text: string) =>
     const message = yield* queue.next
     const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
     yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     return { events: yield* Ref.get(events), messages: yield* session.history.messages }
   }))
 

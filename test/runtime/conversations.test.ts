@@ -113,4 +113,29 @@ describe("conversations as durable entities", () => {
       expect((yield* server.modelRequests).length).toBe(3)
       yield* agent.stop
     }), 120_000)
+
+  it.scopedLive("a friend's message redelivered after its turn recorded it only leaves: its own conversation's session is looked in", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = agentDir(server.baseURL)
+      yield* server.reply(FakeReply.text("too late", { delay: "60 seconds" }))
+      const first = yield* start(dir)
+      yield* first.runtime.submit({ interface: "telegram", channel: "42", userId: "42", text: "from a friend" })
+      yield* server.awaitRequests(1)
+      yield* until(Effect.map(journal(first.sql), (rows) => rows[0]?.processed === 1))
+      const [row] = yield* journal(first.sql)
+      const sql = first.sql.withoutTransforms()
+      yield* sql`DELETE FROM cluster_replies WHERE request_id = ${row!.id}`.pipe(Effect.orDie)
+      yield* sql`UPDATE cluster_messages SET processed = 0, last_reply_id = NULL WHERE id = ${row!.id}`.pipe(Effect.orDie)
+      yield* first.stop
+
+      const second = yield* start(dir)
+      // Delivered again, and done (no turn ran, so nothing pruned it).
+      yield* until(Effect.map(journal(second.sql), (rows) => rows.length === 1 && rows[0]!.processed === 1))
+      const sessions = NodeFs.readdirSync(NodePath.join(dir, ".kern/sessions"))
+      expect(sessions.filter((name) => name.endsWith("_telegram-42.jsonl"))).toHaveLength(1)
+      expect(sessionLines(dir).filter((line) => line._tag === "user" && line.text === "from a friend")).toHaveLength(1)
+      expect((yield* server.modelRequests).length).toBe(1)
+      yield* second.stop
+    }), 120_000)
 })

@@ -37,6 +37,34 @@ const callingAssistant = new AssistantMessage({
 })
 
 describe("SessionStore", () => {
+  it.scoped("each conversation has its own newest session: a friend's new session does not end the operator's", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const operator = yield* store.create
+      yield* TestClock.adjust("1 second")
+      const friend = yield* store.createIn("telegram-42")
+      yield* TestClock.adjust("1 second")
+      const group = yield* store.createIn("telegram--1001")
+      assert.match(friend, /^\d{8}-\d{6}-\d{3}-[0-9a-f]{4}_telegram-42$/)
+      const activeOf = (conversation: string) =>
+        Effect.map(store.activeIdIn(conversation), (id) => id._tag === "Some" ? id.value : null)
+      assert.strictEqual(yield* activeOf("main"), operator)
+      assert.strictEqual(yield* activeOf("telegram-42"), friend)
+      assert.strictEqual(yield* activeOf("telegram--1001"), group)
+      assert.strictEqual(yield* activeOf("slack-D1"), null)
+      // Opening a conversation's active session starts one when it has none, named for it.
+      const { loaded } = yield* store.openActive({ conversation: "slack-D1" })
+      assert.match(loaded.id, /_slack-D1$/)
+      const listed = yield* store.list
+      assert.deepStrictEqual(
+        listed.map((s) => [s.conversation, s.active]),
+        [["main", true], ["telegram-42", true], ["telegram--1001", true], ["slack-D1", true]]
+      )
+      yield* TestClock.adjust("1 second")
+      const newer = yield* store.create
+      assert.deepStrictEqual((yield* store.list).filter((s) => s.active).map((s) => s.id).sort(), [friend, group, loaded.id, newer].sort())
+    }).pipe(Effect.provide(storeLayer(agentDir()))))
+
   it.scoped("appends one line per message after a header; the newest session is active", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore

@@ -30,7 +30,7 @@ export const operatorTurn = (text: string) =>
     const message = yield* queue.next
     const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     yield* context.settled()
     return { outcome, events: yield* Ref.get(events), loadedFrom, sessionId: session.id, messages: yield* session.history.size }
   }))

@@ -21,11 +21,11 @@ describe("MessageQueue", () => {
       const turns: Array<{ first: string; injected: ReadonlyArray<string> }> = []
       while ((yield* queue.size) > 0) {
         const first = yield* queue.next
-        const injected = (yield* queue.takeInjectable).map((m) => m.text)
+        const injected = (yield* queue.takeInjectable("main")).map((m) => m.text)
         for (const text of injected) assert.strictEqual(text[0], first.channel, "only the active channel is injected")
         seen.push(first.text, ...injected)
         turns.push({ first: first.text, injected })
-        yield* queue.endTurn
+        yield* queue.endTurn("main")
       }
       assert.strictEqual(seen.length, 50)
       assert.strictEqual(new Set(seen).size, 50, "nothing lost or duplicated")
@@ -43,10 +43,10 @@ describe("MessageQueue", () => {
       yield* queue.offer(msg("tg:9", "other channel"))
       const turn = yield* queue.next
       assert.strictEqual(turn.text, "first")
-      assert.deepStrictEqual(yield* queue.takeInjectable, [])
+      assert.deepStrictEqual(yield* queue.takeInjectable("main"), [])
       yield* queue.offer(msg("web:1", "follow-up", "web"))
-      assert.deepStrictEqual((yield* queue.takeInjectable).map((m) => m.text), ["follow-up"])
-      yield* queue.endTurn
+      assert.deepStrictEqual((yield* queue.takeInjectable("main")).map((m) => m.text), ["follow-up"])
+      yield* queue.endTurn("main")
       assert.strictEqual((yield* queue.next).text, "other channel")
     }).pipe(Effect.provide(MessageQueue.Default)))
 
@@ -56,9 +56,9 @@ describe("MessageQueue", () => {
       yield* queue.offer({ interface: heartbeatInterface, channel: "heartbeat", userId: "system", text: "[heartbeat]" })
       const beat = yield* queue.next
       assert.strictEqual(beat.interface, heartbeatInterface)
-      assert.isTrue(Option.isNone(yield* queue.activeChannel))
+      assert.isTrue(Option.isNone(yield* queue.activeChannelOf("main")))
       yield* queue.offer(msg("heartbeat", "user on a channel named like it"))
-      assert.deepStrictEqual(yield* queue.takeInjectable, [])
+      assert.deepStrictEqual(yield* queue.takeInjectable("main"), [])
     }).pipe(Effect.provide(MessageQueue.Default)))
 
   it.effect("messages of the inbox line up in the inbox's order, however their hand-overs race", () =>
@@ -73,7 +73,7 @@ describe("MessageQueue", () => {
       const order: Array<string> = []
       while ((yield* queue.size) > 0) {
         order.push((yield* queue.next).text)
-        yield* queue.endTurn
+        yield* queue.endTurn("main")
       }
       assert.deepStrictEqual(order, ["m1", "m2", "m3", "[heartbeat]", "m4"])
     }).pipe(Effect.provide(MessageQueue.Default)))
@@ -136,4 +136,31 @@ describe("reply filter", () => {
     const filter = makeReplyFilter()
     expect(filter.push("a".repeat(100)).length).toBeGreaterThan(80)
   })
+
+  it.effect("conversations: one turn per conversation at a time, others' messages taken beside it, injection within its own", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue
+      yield* queue.offer({ ...msg("555", "friend 1"), userId: "555", conversation: "telegram-555" })
+      yield* queue.offer({ ...msg("555", "friend 2"), userId: "555", conversation: "telegram-555" })
+      yield* queue.offer({ ...msg("terminal", "operator 1", "terminal"), userId: "operator" })
+      const friend = yield* queue.next
+      assert.strictEqual(friend.text, "friend 1")
+      assert.strictEqual(friend.conversation, "telegram-555")
+      // The friend's second message waits for the friend's turn (or joins it); the operator's turn starts beside it.
+      const operator = yield* queue.next
+      assert.strictEqual(operator.text, "operator 1")
+      assert.strictEqual(operator.conversation, "main")
+      assert.deepStrictEqual(yield* queue.takeInjectable("main"), [])
+      assert.deepStrictEqual((yield* queue.takeInjectable("telegram-555")).map((m) => m.text), ["friend 2"])
+      yield* queue.offer({ ...msg("555", "friend 3"), userId: "555", conversation: "telegram-555" })
+      yield* queue.endTurn("main")
+      // Both conversations are busy until the friend's turn ends: nothing more is handed out.
+      const waiting = yield* Effect.fork(queue.next)
+      yield* queue.offer({ ...msg("terminal", "operator 2", "terminal"), userId: "operator" })
+      assert.strictEqual((yield* Fiber.join(waiting)).text, "operator 2", "the operator's next message is not held up by the friend's turn")
+      const friendNext = yield* Effect.fork(queue.next)
+      yield* queue.endTurn("telegram-555")
+      assert.strictEqual((yield* Fiber.join(friendNext)).text, "friend 3")
+      assert.isFalse(yield* queue.idle)
+    }).pipe(Effect.provide(MessageQueue.Default)))
 })

@@ -47,7 +47,7 @@ const turnOn = (over: string, ...texts: Array<string>) =>
     const message = yield* queue.next
     const events = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     return { outcome, events: yield* Ref.get(events), messages: yield* session.history.messages }
   }))
 

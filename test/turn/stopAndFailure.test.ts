@@ -42,7 +42,7 @@ const turn = (text: string, seen?: Ref.Ref<ReadonlyArray<TurnEvent>>) =>
     const message = yield* queue.next
     const events = seen ?? (yield* Ref.make<ReadonlyArray<TurnEvent>>([]))
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     return { outcome, events: yield* Ref.get(events), messages: yield* session.history.messages, turnId: message.turnId }
   }))
 

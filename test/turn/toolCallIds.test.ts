@@ -24,7 +24,7 @@ const turn = (text: string) =>
     const { session } = yield* openActiveSession()
     yield* queue.offer({ interface: "cli", channel: "terminal", userId: "operator", text })
     const outcome = yield* runner.run({ message: yield* queue.next, session, emit: () => Effect.void })
-    yield* queue.endTurn
+    yield* queue.endTurn("main")
     return outcome
   }))
 

@@ -4,7 +4,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Layer } from "effect"
 import { transaction } from "../../storage/transaction.js"
-import { conversationIdOf, Conversations, type Delivery, DeliveryError } from "../Conversations.js"
+import { Conversations, type Delivery, DeliveryError } from "../Conversations.js"
 import { InboxEntry } from "../Inbox.js"
 
 /**
@@ -16,7 +16,7 @@ export const Deliver = Rpc.make("Deliver", {
   primaryKey: (delivery) => String(delivery.id)
 }).annotate(ClusterSchema.Persisted, true)
 
-/** Each conversation is one entity; its id is `conversationIdOf` the message. */
+/** Each conversation is one entity; its id is the conversation's (`main`, or one of conversationIds.ts). */
 export const Conversation = Entity.make("Conversation", [Deliver])
 
 /** The journal's tables (SqlMessageStorage's default prefix, `cluster`). */
@@ -63,8 +63,8 @@ export const layer = Layer.effect(
         const handlers = Conversation.of({ Deliver: ({ payload }) => receive(payload) })
         yield* Layer.buildWithScope(Conversation.toLayer(handlers, { concurrency: "unbounded" }), yield* Effect.scope)
         const client = yield* Conversation.client
-        const deliver = (delivery: Delivery) =>
-          client(conversationIdOf(delivery)).Deliver(
+        const deliver = (delivery: Delivery, conversation: string) =>
+          client(conversation).Deliver(
             {
               id: delivery.id,
               interface: delivery.interface,

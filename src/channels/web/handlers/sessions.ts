@@ -23,7 +23,7 @@ export const layer = HttpApiBuilder.group(KernApi, "sessions", (handlers) =>
             sessions: all.map((s) => ({ id: s.id, createdAt: s.createdAt, messages: s.messages, bytes: s.bytes, modifiedAt: s.updatedAt, current: s.id === current }))
           }
         }))
-      .handle("create", () => Effect.map(runtime.newSession.pipe(Effect.mapError(serverError)), (sessionId) => ({ sessionId })))
+      .handle("create", () => Effect.map(runtime.newSession().pipe(Effect.mapError(serverError)), (sessionId) => ({ sessionId })))
       .handle("activity", ({ path }) =>
         Effect.gen(function*() {
           const file = yield* sessionFile(paths.sessionsDir, path.id)

@@ -1,0 +1,40 @@
+import { Effect } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { mainConversation } from "../kernel/Audience.js"
+import { conversationOfChat } from "../session/conversationIds.js"
+import { pairedInterfaces } from "../tools/Channels.js"
+import { operatorUserId } from "../turn/MessageQueue.js"
+import { isDirectChat } from "../users/directChat.js"
+import { PairingStore, userKey } from "../users/PairingStore.js"
+
+/** What routing looks at in a message: where it came from and who sent it. */
+export interface Addressed {
+  readonly interface: string
+  readonly channel: string
+  readonly userId: string
+}
+
+/**
+ * Which conversation a message belongs to. With `conversations: "shared"` every message is the operator's
+ * conversation's (`main`), as before conversations per person. Otherwise the operator's own interfaces (terminal,
+ * web, CLI, HTTP API, the heartbeat) and the operator's paired chat accounts in a direct chat are `main`; every other
+ * direct chat, group chat and Slack thread is a conversation of its own (`conversationOfChat`), whoever writes in it:
+ * a group's turns see only the group even when the operator speaks there. When the user's role cannot be read
+ * (kern.db busy) the message goes to its chat's conversation: the narrower view.
+ */
+export const makeConversationOf = Effect.gen(function*() {
+  const { config } = yield* AgentConfig
+  const pairings = yield* PairingStore
+  const isOperator = (message: Addressed) =>
+    pairings.find(userKey(message)).pipe(
+      Effect.map((pairing) => pairing.status === "approved" && pairing.role === "operator"),
+      Effect.catchAll(() => Effect.succeed(false))
+    )
+  return (message: Addressed): Effect.Effect<string> =>
+    Effect.gen(function*() {
+      if (config.conversations === "shared") return mainConversation
+      if (message.userId === operatorUserId || !pairedInterfaces.has(message.interface)) return mainConversation
+      if (isDirectChat(message) && (yield* isOperator(message))) return mainConversation
+      return conversationOfChat(message.interface, message.channel)
+    })
+})
