@@ -123,7 +123,9 @@ describe("AgentConfig", () => {
     ["workspaceGuard", "on", "the string \"on\""],
     ["autoCommit", 0, "the number 0"],
     ["prices", 3, "the number 3"],
-    ["bashEnv", "GITHUB_TOKEN", "the string \"GITHUB_TOKEN\""]
+    ["bashEnv", "GITHUB_TOKEN", "the string \"GITHUB_TOKEN\""],
+    ["conversations", "private", "the string \"private\""],
+    ["maxConcurrentTurns", 0, "the number 0"]
   ]
 
   it("the wrong-type table covers every key", () => {
