@@ -19,29 +19,36 @@ interface ListArgs {
   readonly dir: Option.Option<string>
   readonly dirFlag: Option.Option<string>
   readonly json: boolean
+  readonly conversation: Option.Option<string>
 }
 
-/** The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json]` in any order (one folder); otherwise none. */
+/**
+ * The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json] [--conversation <id>]` in any order
+ * (one folder); otherwise none.
+ */
 export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined => {
   let dir: Option.Option<string> = Option.none()
   let dirFlag: Option.Option<string> = Option.none()
   let json = false
+  let conversation: Option.Option<string> = Option.none()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--json" && !json) json = true
     else if (arg === "--dir" && Option.isNone(dirFlag) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
       dirFlag = Option.some(argv[++i]!)
+    } else if (arg === "--conversation" && Option.isNone(conversation) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
+      conversation = Option.some(argv[++i]!)
     } else if (!arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
     else return undefined
   }
   // Two folders is a usage mistake: the full CLI explains it, with the command's usage.
   if (Option.isSome(dir) && Option.isSome(dirFlag) && dir.value !== dirFlag.value) return undefined
-  return { dir, dirFlag, json }
+  return { dir, dirFlag, json, conversation }
 }
 
 const listing = (args: ListArgs) =>
   resolveDir(args.dir, args.dirFlag).pipe(
-    Effect.flatMap((dir) => list({ dir, json: args.json })),
+    Effect.flatMap((dir) => list({ dir, json: args.json, conversation: args.conversation })),
     Effect.as(0),
     Effect.catchAll((error) => {
       const { code, line } = failureReport(error)

@@ -1,30 +1,74 @@
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
+import { neutralizeControls } from "../channels/terminalSafe.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
+import { mainConversation } from "../kernel/Audience.js"
+import { conversationOfSession } from "../session/conversationIds.js"
 import * as SessionIndex from "../session/SessionIndex.js"
-import { SessionStore } from "../session/SessionStore.js"
+import { SessionStore, type SessionSummary } from "../session/SessionStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
+import { type ConversationLabel, labelConversation, type PairedUser, personText } from "../users/conversationLabels.js"
 import { table } from "./table.js"
 
 export interface SessionsArgs {
   readonly dir: string
   readonly json: boolean
+  /** Only the sessions of this conversation (`main`, `telegram-555`, …). */
+  readonly conversation?: Option.Option<string> | undefined
 }
 
 /**
  * Sessions with their counts from their records (.kern/session-counts/): listing never reads a whole session unless
- * it changed behind kern, and opens neither kern.db nor SQLite.
+ * it changed behind kern, and opens neither kern.db nor SQLite while every session is the operator's.
  */
 const storeLayer = SessionStore.Default.pipe(Layer.provide(Layer.merge(SessionIndex.layer, KnownSecrets.layer)))
 
-const print = (json: boolean) =>
+/**
+ * The paired users, read from kern.db only when a session is somebody else's. A kern.db kern cannot read costs the
+ * names, not the listing: the sessions are still listed, and stderr says why the names are missing.
+ */
+const namesFor = (sessions: ReadonlyArray<SessionSummary>) =>
+  sessions.every((s) => conversationOfSession(s.id) === mainConversation)
+    ? Effect.succeed<ReadonlyArray<PairedUser>>([])
+    : Effect.promise(() => import("./pairedUsers.js")).pipe(
+      Effect.flatMap((m) => m.pairedUsers),
+      Effect.catchAll((error) =>
+        Effect.as(
+          Console.error(`kern: warning: the paired users' names could not be read (${error.message}); sessions are listed without them`),
+          []
+        )
+      )
+    )
+
+/** One cell of text from the users' own words: no terminal control, no line break. */
+const cell = (text: string) => neutralizeControls(text).replace(/[\r\n]+/g, " ")
+
+const print = (json: boolean, only: Option.Option<string>) =>
   Effect.gen(function*() {
-    const sessions = yield* (yield* SessionStore).list
-    if (json) return yield* Console.log(JSON.stringify(sessions))
-    if (sessions.length === 0) return yield* Console.log("no sessions yet")
+    const all = yield* (yield* SessionStore).list
+    const sessions = Option.isSome(only) ? all.filter((s) => conversationOfSession(s.id) === only.value) : all
+    const users = yield* namesFor(sessions)
+    const labelled: ReadonlyArray<SessionSummary & ConversationLabel> = sessions.map((s) => ({
+      ...s,
+      ...labelConversation(conversationOfSession(s.id), users)
+    }))
+    if (json) return yield* Console.log(JSON.stringify(labelled))
+    if (labelled.length === 0) {
+      return yield* Console.log(
+        Option.isSome(only) ? `no sessions in conversation ${cell(only.value)} (kern sessions list shows them all)` : "no sessions yet"
+      )
+    }
     yield* Console.log(table(
-      ["session", "messages", "size", "updated", "state"],
-      sessions.map((s) => [s.id, String(s.messages), `${s.bytes} B`, s.updatedAt, s.active ? "active" : ""])
+      ["session", "person", "channel", "messages", "size", "updated", "state"],
+      labelled.map((s) => [
+        s.id,
+        cell(personText(s.person)),
+        cell(s.channel),
+        String(s.messages),
+        `${s.bytes} B`,
+        s.updatedAt,
+        s.active ? "active" : ""
+      ])
     ))
   })
 
@@ -34,5 +78,5 @@ export const list = (args: SessionsArgs) =>
     if (!fileExists) {
       return yield* new NotAnAgentFolder({ dir: args.dir })
     }
-    yield* print(args.json).pipe(Effect.provide(storeLayer))
+    yield* print(args.json, args.conversation ?? Option.none()).pipe(Effect.provide(storeLayer))
   }).pipe(Effect.provide(AgentConfig.layer(args.dir)))
