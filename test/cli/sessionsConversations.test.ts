@@ -1,13 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { sessionIdIn } from "../../src/session/conversationIds.js"
-import * as Database from "../../src/storage/Database.js"
-import { PairingStore } from "../../src/users/PairingStore.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { runKern } from "../support/cli.js"
 import { runKernIn } from "../support/inProcessCli.js"
+import { pairTelegramUsers } from "../support/pairedUsers.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import { hostileReply, rawControl } from "./hostileText.js"
 
@@ -20,25 +19,13 @@ const group = sessionIdIn("20261126-080000-000-cccc", "telegram--1001234")
 const thread = sessionIdIn("20261126-070000-000-dddd", "slack-C0123-1700000000-000100")
 const mallory = sessionIdIn("20261126-060000-000-eeee", "telegram-777")
 
-/** Users paired as a channel does it (a request, then the operator's approval), on the folder's kern.db. */
-const pair = (dir: string, users: ReadonlyArray<{ readonly userId: string; readonly displayName: string }>) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      const store = yield* PairingStore
-      for (const user of users) {
-        const pending = yield* store.request({ interface: "telegram", userId: user.userId, chatId: user.userId, displayName: user.displayName })
-        yield* store.approve(pending.code, "operator")
-      }
-    }).pipe(Effect.provide(PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })))))
-  )
-
 /** An agent folder with the operator's session, Alice's, a group's, a Slack thread's and Mallory's (a hostile name). */
 const folder = async () => {
   const dir = initAgentFolder()
   for (const [id, messages] of [[mallory, 2], [thread, 3], [group, 5], [alice, 4], [main, 8]] as const) {
     writeSessionFixture(dir, messages, id)
   }
-  await pair(dir, [{ userId: "555", displayName: "Alice" }, { userId: "777", displayName: `Mallory ${hostileReply}` }])
+  await pairTelegramUsers(dir, [{ userId: "555", displayName: "Alice" }, { userId: "777", displayName: `Mallory ${hostileReply}` }])
   return dir
 }
 
