@@ -198,7 +198,11 @@ const conversationOption = Options.text("conversation").pipe(
 )
 
 const sessionsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption, conversation: conversationOption }, (args) =>
-  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./sessions.js"), (m) => m.list(resolved)))).pipe(
+  Effect.flatMap(withDir(args), (resolved) =>
+    lazy(
+      () => import("./sessions.js"),
+      (m) => m.list(resolved, Effect.flatMap(Effect.promise(() => import("./pairedUsers.js")), (names) => names.pairedUsers))
+    ))).pipe(
     Command.withDescription(
       "The agent's sessions, oldest first, each with the person and channel of its conversation (main is the operator's)."
     )

@@ -1,3 +1,4 @@
+import { FileSystem } from "@effect/platform"
 import { Console, Effect, Layer, Option } from "effect"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import * as AgentConfig from "../config/AgentConfig.js"
@@ -24,30 +25,51 @@ export interface SessionsArgs {
 const storeLayer = SessionStore.Default.pipe(Layer.provide(Layer.merge(SessionIndex.layer, KnownSecrets.layer)))
 
 /**
- * The paired users, read from kern.db only when a session is somebody else's. A kern.db kern cannot read costs the
- * names, not the listing: the sessions are still listed, and stderr says why the names are missing.
+ * Where a listing gets the paired users' names (kern.db): the full command line's chunk, or the quick bundle's own
+ * module (src/quick.ts), so that the database code stays out of the bundle every listing loads.
  */
-const namesFor = (sessions: ReadonlyArray<SessionSummary>) =>
-  sessions.every((s) => conversationOfSession(s.id) === mainConversation)
-    ? Effect.succeed<ReadonlyArray<PairedUser>>([])
-    : Effect.promise(() => import("./pairedUsers.js")).pipe(
-      Effect.flatMap((m) => m.pairedUsers),
-      Effect.catchAll((error) =>
-        Effect.as(
-          Console.error(`kern: warning: the paired users' names could not be read (${error.message}); sessions are listed without them`),
-          []
-        )
+export type NamesLoader = Effect.Effect<
+  ReadonlyArray<PairedUser>,
+  { readonly message: string },
+  AgentConfig.AgentConfig | FileSystem.FileSystem
+>
+
+const nobody: ReadonlyArray<PairedUser> = []
+
+/** Whether kern.db holds anything: absent or empty (as a folder brought in before any kern.db), it names nobody. */
+const databaseHoldsData = Effect.gen(function*() {
+  const { paths } = yield* AgentConfig.AgentConfig
+  const fs = yield* FileSystem.FileSystem
+  return (yield* fs.exists(paths.dbFile)) && (yield* fs.stat(paths.dbFile)).size > 0
+})
+
+/**
+ * The paired users, loaded only when a session is somebody else's and kern.db holds data: the operator's sessions
+ * alone open no database, and kern.db is never created for a listing. A kern.db kern cannot read costs the names,
+ * not the listing: the sessions are still listed, and stderr says why the names are missing.
+ */
+const namesFor = (sessions: ReadonlyArray<SessionSummary>, load: NamesLoader) =>
+  Effect.gen(function*() {
+    if (sessions.every((s) => conversationOfSession(s.id) === mainConversation)) return nobody
+    if (!(yield* databaseHoldsData)) return nobody
+    return yield* load
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(
+        Console.error(`kern: warning: the paired users' names could not be read (${error.message}); sessions are listed without them`),
+        nobody
       )
     )
+  )
 
 /** One cell of text from the users' own words: no terminal control, no line break. */
 const cell = (text: string) => neutralizeControls(text).replace(/[\r\n]+/g, " ")
 
-const print = (json: boolean, only: Option.Option<string>) =>
+const print = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
   Effect.gen(function*() {
     const all = yield* (yield* SessionStore).list
     const sessions = Option.isSome(only) ? all.filter((s) => conversationOfSession(s.id) === only.value) : all
-    const users = yield* namesFor(sessions)
+    const users = yield* namesFor(sessions, load)
     const labelled: ReadonlyArray<SessionSummary & ConversationLabel> = sessions.map((s) => ({
       ...s,
       ...labelConversation(conversationOfSession(s.id), users)
@@ -72,11 +94,15 @@ const print = (json: boolean, only: Option.Option<string>) =>
     ))
   })
 
-export const list = (args: SessionsArgs) =>
+/**
+ * `kern sessions list`, the names loaded by `load`. No import of the loader here: a dynamic import in this module
+ * would make esbuild wrap the quick bundle's modules lazily and keep whole packages it now leaves out.
+ */
+export const list = (args: SessionsArgs, load: NamesLoader) =>
   Effect.gen(function*() {
     const { fileExists } = yield* AgentConfig.AgentConfig
     if (!fileExists) {
       return yield* new NotAnAgentFolder({ dir: args.dir })
     }
-    yield* print(args.json, args.conversation ?? Option.none()).pipe(Effect.provide(storeLayer))
+    yield* print(args.json, args.conversation ?? Option.none(), load).pipe(Effect.provide(storeLayer))
   }).pipe(Effect.provide(AgentConfig.layer(args.dir)))
