@@ -88,6 +88,12 @@ describe("kern sessions list from its own bundle", () => {
       expect(JSON.parse(second.stdout)).toMatchObject([{ messages: 12 }])
       expect(NodeFs.readFileSync(copy.cacheFile).length).toBeGreaterThan(1000)
 
+      // The database code (kern.db for the users' names) is a bundle of its own, loaded only when a listing needs it:
+      // in quick.cjs it would be parsed by every listing.
+      const bundle = NodeFs.readFileSync(NodePath.join(testDist, "quick.cjs"), "utf8")
+      for (const databaseCode of ["better-sqlite3", "sqlite-vec", "kern_migrations", "msgpackr"]) expect(bundle).not.toContain(databaseCode)
+      expect(NodeFs.readFileSync(NodePath.join(testDist, "quickNames.cjs"), "utf8")).toContain("better-sqlite3")
+
       // What the bundle does not take goes to dist/main.js, which this copy lacks.
       const help = await list(["--help"])
       expect(help.status).toBe(1)
