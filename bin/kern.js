@@ -55,7 +55,8 @@ const argv = process.argv.slice(2)
 let taken = false
 if (argv[0] === "sessions" && argv[1] === "list") {
   try {
-    taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv)
+    // quick.cjs loads dist/quickNames.cjs (the users' names) the same way, when a session is not the operator's.
+    taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv, loadCached)
   } catch (error) {
     missingBuild(error)
   }

@@ -47,14 +47,18 @@ await build({
 // `kern sessions list` (src/quick.ts) as one CommonJS file, so bin/kern.js can load it with a V8 code cache (node 20
 // has no code cache for ES modules). The cache (dist/quick.cjs.v8cache) is written here by the second listing of a
 // folder with one session, whose count record the first listing wrote: the common case, so the code it runs is in it.
+// The paired users' names for that listing (src/quickNames.ts) are a CommonJS file of their own, which quick.cjs loads
+// the same way only when a session is not the operator's: the database code stays out of quick.cjs and its cache.
 const { banner: _esmOnly, ...cjsOptions } = shipped
-await build({
-  ...cjsOptions,
-  format: "cjs",
-  entryPoints: ["src/quick.ts"],
-  outfile: fileURLToPath(new URL("quick.cjs", dist)),
-  absWorkingDir: fileURLToPath(root)
-})
+for (const name of ["quick", "quickNames"]) {
+  await build({
+    ...cjsOptions,
+    format: "cjs",
+    entryPoints: [`src/${name}.ts`],
+    outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
+    absWorkingDir: fileURLToPath(root)
+  })
+}
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
 try {
   const id = "20260101-000000-000-0000"

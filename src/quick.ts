@@ -9,39 +9,65 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as NodeJsPath from "node:path"
 import { resolveDir } from "./cli/dirs.js"
 import { failureReport } from "./cli/errors.js"
-import { list } from "./cli/sessions.js"
+import { list, type NamesLoader } from "./cli/sessions.js"
 import { exitCodeTeardown } from "./cli/teardown.js"
+import { AgentConfig } from "./config/AgentConfig.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
+import type { NamesResult } from "./quickNames.js"
 
 interface ListArgs {
   readonly dir: Option.Option<string>
   readonly dirFlag: Option.Option<string>
   readonly json: boolean
+  readonly conversation: Option.Option<string>
 }
 
-/** The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json]` in any order (one folder); otherwise none. */
+/**
+ * The arguments after `sessions list` when they are `[dir] [--dir <dir>] [--json] [--conversation <id>]` in any order
+ * (one folder); otherwise none.
+ */
 export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined => {
   let dir: Option.Option<string> = Option.none()
   let dirFlag: Option.Option<string> = Option.none()
   let json = false
+  let conversation: Option.Option<string> = Option.none()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--json" && !json) json = true
     else if (arg === "--dir" && Option.isNone(dirFlag) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
       dirFlag = Option.some(argv[++i]!)
+    } else if (arg === "--conversation" && Option.isNone(conversation) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
+      conversation = Option.some(argv[++i]!)
     } else if (!arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
     else return undefined
   }
   // Two folders is a usage mistake: the full CLI explains it, with the command's usage.
   if (Option.isSome(dir) && Option.isSome(dirFlag) && dir.value !== dirFlag.value) return undefined
-  return { dir, dirFlag, json }
+  return { dir, dirFlag, json, conversation }
 }
 
-const listing = (args: ListArgs) =>
+/** What dist/quickNames.cjs (src/quickNames.ts) exports. */
+export interface QuickNames {
+  readonly pairedUsersIn: (dir: string) => Promise<NamesResult>
+}
+
+/** Loads a CommonJS bundle of dist/ by its file name: bin/kern.js's loader (with a V8 code cache), or plain require. */
+export type LoadBundle = (file: string) => QuickNames
+
+/** dist/quickNames.cjs beside this bundle, loaded only when a listing needs the users' names. */
+const namesFrom = (load: LoadBundle): NamesLoader =>
+  Effect.flatMap(AgentConfig, ({ paths }) =>
+    Effect.tryPromise({
+      try: () => load(NodeJsPath.join(__dirname, "quickNames.cjs")).pairedUsersIn(paths.dir),
+      catch: (error) => ({ message: `dist/quickNames.cjs could not be loaded: ${String(error)}` })
+    }).pipe(Effect.flatMap((result) => "error" in result ? Effect.fail({ message: result.error }) : Effect.succeed(result.users))))
+
+const listing = (args: ListArgs, load: LoadBundle) =>
   resolveDir(args.dir, args.dirFlag).pipe(
-    Effect.flatMap((dir) => list({ dir, json: args.json })),
+    Effect.flatMap((dir) => list({ dir, json: args.json, conversation: args.conversation }, namesFrom(load))),
     Effect.as(0),
     Effect.catchAll((error) => {
       const { code, line } = failureReport(error)
@@ -53,12 +79,12 @@ const listing = (args: ListArgs) =>
 
 /**
  * Runs `kern <argv>` when it is a sessions listing this bundle can answer, and says whether it took it; the process
- * exits when the listing ends.
+ * exits when the listing ends. `load` loads the names' bundle (bin/kern.js gives its loader with a code cache).
  */
-export const run = (argv: ReadonlyArray<string>): boolean => {
+export const run = (argv: ReadonlyArray<string>, load: LoadBundle = require): boolean => {
   if (argv[0] !== "sessions" || argv[1] !== "list") return false
   const args = parseListArgs(argv.slice(2))
   if (args === undefined) return false
-  NodeRuntime.runMain(listing(args), { teardown: exitCodeTeardown(130) })
+  NodeRuntime.runMain(listing(args, load), { teardown: exitCodeTeardown(130) })
   return true
 }

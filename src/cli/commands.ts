@@ -192,9 +192,20 @@ const chat = Command.make("chat", {
   Command.withDescription("Send one message as the operator; the reply streams to stdout (for scripts).")
 )
 
-const sessionsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
-  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./sessions.js"), (m) => m.list(resolved)))).pipe(
-    Command.withDescription("The agent's sessions, oldest first; the newest is the active one.")
+const conversationOption = Options.text("conversation").pipe(
+  Options.withDescription("only the sessions of this conversation: main (the operator's), telegram-555, …"),
+  Options.optional
+)
+
+const sessionsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption, conversation: conversationOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) =>
+    lazy(
+      () => import("./sessions.js"),
+      (m) => m.list(resolved, Effect.flatMap(Effect.promise(() => import("./pairedUsers.js")), (names) => names.pairedUsers))
+    ))).pipe(
+    Command.withDescription(
+      "The agent's sessions, oldest first, each with the person and channel of its conversation (main is the operator's)."
+    )
   )
 
 const sessions = Command.make("sessions").pipe(
@@ -454,7 +465,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   chat: doc(chat, "Send one message and stream the reply."),
   tui: doc(tui, "Chat with the agent in the terminal."),
   sessions: doc(sessions, "The agent's conversations."),
-  "sessions list": doc(sessionsList, "The sessions, oldest first."),
+  "sessions list": doc(sessionsList, "The sessions, with each one's person and channel."),
   recall: doc(recall, "Search past conversations; the index's state."),
   "recall search": doc(recallSearch, "Search past conversations and files."),
   "recall show": doc(recallShow, "The messages a search hit names, in full."),

@@ -30,7 +30,7 @@ export class PairingError extends Schema.TaggedError<PairingError>()("PairingErr
   message: Schema.String
 }) {}
 
-export { codeAlphabet, codePattern } from "./userNames.js"
+export { codeAlphabet, codePattern, userKey } from "./userNames.js"
 /** A pending code works for a day; after that the user gets a new one when they write again. */
 export const codeLifetimeMs = 24 * 60 * 60 * 1000
 
@@ -38,8 +38,6 @@ export const codeLifetimeMs = 24 * 60 * 60 * 1000
 export const codeIsLive = (pairing: Pick<Pairing, "expiresAtMs">, nowMs: number): boolean =>
   pairing.expiresAtMs === null || pairing.expiresAtMs > nowMs
 
-/** How a user is named on the command line: `<interface>:<user id>`, e.g. `telegram:42`. */
-export const userKey = (pairing: { readonly interface: string; readonly userId: string }) => `${pairing.interface}:${pairing.userId}`
 
 /**
  * The tools a user may have: an operator the config's `toolScope`, a user their own scope (`read` unless set),

@@ -13,6 +13,9 @@ export const normalizeCode = (raw: string): string => raw.trim().toUpperCase()
 export const pairingCodeProblem = (raw: string): string | undefined =>
   codePattern.test(normalizeCode(raw)) ? undefined : `"${raw}" is not a pairing code (they look like KERN-7QX4)`
 
+/** How a user is named on the command line: `<interface>:<user id>`, e.g. `telegram:42`. */
+export const userKey = (pairing: { readonly interface: string; readonly userId: string }) => `${pairing.interface}:${pairing.userId}`
+
 /** A user named `<channel>:<user id>` (`telegram:42`) as its two parts; undefined when it is not written so. */
 export const splitUserId = (id: string): { readonly channel: string; readonly userId: string } | undefined => {
   const at = id.indexOf(":")

@@ -42,15 +42,17 @@ describe("kern sessions list from its own bundle", () => {
       ["--json", "--dir", name],
       [name, "--dir", name],
       [name, "--dir", "elsewhere"],
+      [name, "--conversation", "main", "--json"],
       ["missing-folder"],
       // Handed to the full command line:
       ["--help"],
       [name, "--bogus"],
       [name, "--json", "--json"],
       ["--dir"],
-      [name, "other"]
+      [name, "other"],
+      [name, "--conversation"]
     ]
-    // 24 processes: three cases (six of them) at a time, so that a busy machine's slowness is not multiplied by 24.
+    // 28 processes: three cases (six of them) at a time, so that a busy machine's slowness is not multiplied by 28.
     for (let start = 0; start < cases.length; start += 3) {
       await Promise.all(cases.slice(start, start + 3).map(async (args) => {
         const [quick, full] = await Promise.all([
@@ -86,6 +88,12 @@ describe("kern sessions list from its own bundle", () => {
       expect(JSON.parse(second.stdout)).toMatchObject([{ messages: 12 }])
       expect(NodeFs.readFileSync(copy.cacheFile).length).toBeGreaterThan(1000)
 
+      // The database code (kern.db for the users' names) is a bundle of its own, loaded only when a listing needs it:
+      // in quick.cjs it would be parsed by every listing.
+      const bundle = NodeFs.readFileSync(NodePath.join(testDist, "quick.cjs"), "utf8")
+      for (const databaseCode of ["better-sqlite3", "sqlite-vec", "kern_migrations", "msgpackr"]) expect(bundle).not.toContain(databaseCode)
+      expect(NodeFs.readFileSync(NodePath.join(testDist, "quickNames.cjs"), "utf8")).toContain("better-sqlite3")
+
       // What the bundle does not take goes to dist/main.js, which this copy lacks.
       const help = await list(["--help"])
       expect(help.status).toBe(1)
@@ -95,12 +103,13 @@ describe("kern sessions list from its own bundle", () => {
     }
   })
 
-  it("takes only `[dir] [--dir <dir>] [--json]`", () => {
+  it("takes only `[dir] [--dir <dir>] [--json] [--conversation <id>]`", () => {
     expect(parseListArgs([])).toMatchObject({ json: false })
     expect(parseListArgs(["a", "--json"])).toMatchObject({ dir: { _tag: "Some", value: "a" }, json: true })
     expect(parseListArgs(["--dir", "a", "a"])).toMatchObject({ dir: { value: "a" }, dirFlag: { value: "a" } })
+    expect(parseListArgs(["--conversation", "telegram-555", "a"])).toMatchObject({ dir: { value: "a" }, conversation: { value: "telegram-555" } })
     // Two folders is a usage mistake the full command line explains, with the usage.
-    for (const declined of [["--dir", "b", "a"], ["-h"], ["--dir"], ["--dir", "--json"], ["--dir=a"], ["a", "b"], ["--json", "--json"], ["--log-level", "debug"], ["--wizard"]]) {
+    for (const declined of [["--dir", "b", "a"], ["-h"], ["--dir"], ["--dir", "--json"], ["--dir=a"], ["a", "b"], ["--json", "--json"], ["--log-level", "debug"], ["--wizard"], ["--conversation"], ["--conversation", "--json"], ["--conversation", "a", "--conversation", "b"]]) {
       expect(parseListArgs(declined)).toBeUndefined()
     }
   })

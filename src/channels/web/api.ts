@@ -193,7 +193,13 @@ export const SessionInfo = Schema.Struct({
   /** ISO time the file last changed. */
   modifiedAt: Schema.String,
   /** The runtime's live session. */
-  current: Schema.Boolean
+  current: Schema.Boolean,
+  /** The conversation the session is of: `main` (the operator's), or a paired user's chat, a group, a thread. */
+  conversation: Schema.String,
+  /** Whom the conversation is with: the operator, a paired user (`telegram:555`, their name if known), null for a group or thread. */
+  person: Schema.NullOr(Schema.Struct({ userId: Schema.String, name: Schema.NullOr(Schema.String) })),
+  /** Where: `main`, `telegram DM`, `telegram group -100123`, `slack DM`, `slack thread C0123`. */
+  channel: Schema.String
 })
 export type SessionInfo = typeof SessionInfo.Type
 

@@ -2,10 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 import type { Page } from "playwright-core"
-import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
+import { screenshot } from "../../support/browser.js"
 import { testDist } from "../../support/build.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
 import { bearer, request, startServer } from "./harness.js"
+import { loggedInPage, pageErrors } from "./uiPage.js"
 
 // A turn that fails or is stopped, and a new conversation, in the web UI against the real server on a fake model, in
 // real headless Chromium logged in with a ticket.
@@ -16,15 +17,7 @@ const openPage = (replies: ReadonlyArray<FakeReply>) =>
   Effect.gen(function*() {
     const server = yield* startServer({ webRoot: NodePath.join(testDist, "web"), config: { recall: false } })
     yield* server.model.reply(...replies)
-    const browser = yield* Effect.acquireRelease(use(launchChromium), (b) => Effect.promise(() => b.close()))
-    const page: Page = yield* use(() => browser.newPage({ viewport: { width: 1100, height: 800 } }))
-    const errors = watchPageErrors(page)
-    const { url } = (yield* request(`${server.base}/auth/ticket`, { method: "POST", headers: bearer })).json as { url: string }
-    yield* use(async () => {
-      await page.goto(url)
-      await page.getByText("connected", { exact: true }).waitFor()
-    })
-    return { ...server, page, errors }
+    return { ...server, ...(yield* loggedInPage(server.base)) }
   })
 
 const say = (page: Page, text: string) =>
@@ -35,8 +28,6 @@ const say = (page: Page, text: string) =>
   })
 
 const connection = (page: Page) => page.locator("header .conn").textContent()
-
-const pageErrors = (errors: ReadonlyArray<string>) => errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))
 
 describe("web UI: failed and stopped turns, a new conversation", () => {
   it.live("a failed turn is shown as the turn's error, the header stays connected, and a reload shows it again", () =>

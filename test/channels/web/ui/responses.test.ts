@@ -74,7 +74,17 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
 
       const sessions = yield* api.sessions.list()
       expect(decodeSessions(yield* onWire("sessions", "list")(sessions))).toEqual(
-        sessions.sessions.map((s) => ({ id: s.id, createdAt: s.createdAt, modifiedAt: s.modifiedAt, messages: s.messages, bytes: s.bytes, current: s.current })).reverse()
+        sessions.sessions.map((s) => ({
+          id: s.id,
+          createdAt: s.createdAt,
+          modifiedAt: s.modifiedAt,
+          messages: s.messages,
+          bytes: s.bytes,
+          current: s.current,
+          conversation: s.conversation,
+          person: s.person,
+          channel: s.channel
+        })).reverse()
       )
 
       const activity = yield* api.sessions.activity({ path: { id: sessions.currentSessionId } })

@@ -2,7 +2,8 @@ import { useState } from "preact/hooks"
 import { Bar, Columns } from "./Bars.js"
 import { LoadedView } from "./LoadedView.js"
 import { RawMessages } from "./RawMessages.js"
-import { decodeActivity, decodeSessions, type MessageRange } from "./responses.js"
+import { personText } from "../../../../users/conversationLabels.js"
+import { byConversation, type ConversationGroup, decodeActivity, decodeSessions, type MessageRange } from "./responses.js"
 import { useLoaded } from "./useLoaded.js"
 
 const kb = (bytes: number) => bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1048576).toFixed(1)} MB`
@@ -50,33 +51,50 @@ const SessionDetail = ({ id, target }: { readonly id: string; readonly target: M
   )
 }
 
-/** `target`: a recall hit's messages, opened from the Recall tab: its session opens there, around them. */
+/** A conversation as the operator reads it: `operator · main`, `Alice (telegram:555) · telegram DM`, `telegram group -100…`. */
+const conversationTitle = (group: ConversationGroup) =>
+  group.person === null ? group.channel : `${personText(group.person)} · ${group.channel}`
+
+/**
+ * Every conversation's sessions (the operator sees them all), grouped under whom and where each conversation is.
+ * `target`: a recall hit's messages, opened from the Recall tab: its session opens there, around them.
+ */
 export const SessionsTab = ({ target }: { readonly target?: MessageRange | undefined }) => {
   const { loaded } = useLoaded("/sessions", decodeSessions)
   const [open, setOpen] = useState<string | undefined>(target?.session)
   return (
     <LoadedView loaded={loaded} what="sessions">
       {(sessions) => (
-        <ul class="sessions">
-          {sessions.length === 0 && <li class="muted">No sessions yet.</li>}
-          {sessions.map((s) => (
-            <li key={s.id} class={s.current ? "session live" : "session"}>
-              <button
-                type="button"
-                class="session-head"
-                aria-expanded={open === s.id}
-                onClick={() => setOpen(open === s.id ? undefined : s.id)}
-              >
-                <span class="session-id">{s.id}</span>
-                {s.current && <span class="tag live-tag">live</span>}
-                <span class="session-meta">
-                  {s.messages} messages · {kb(s.bytes)} · {new Date(s.createdAt).toLocaleString()} · {duration(s.createdAt, s.modifiedAt)}
-                </span>
-              </button>
-              {open === s.id && <SessionDetail id={s.id} target={target?.session === s.id ? target : undefined} />}
-            </li>
+        <div class="conversations">
+          {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
+          {byConversation(sessions).map((group) => (
+            <section key={group.conversation} class="conversation" aria-label={conversationTitle(group)}>
+              <h4 class="conversation-head">
+                {group.person !== null && <span class="conversation-person">{personText(group.person)}</span>}
+                <span class="tag conversation-channel">{group.channel}</span>
+              </h4>
+              <ul class="sessions">
+                {group.sessions.map((s) => (
+                  <li key={s.id} class={s.current ? "session live" : "session"}>
+                    <button
+                      type="button"
+                      class="session-head"
+                      aria-expanded={open === s.id}
+                      onClick={() => setOpen(open === s.id ? undefined : s.id)}
+                    >
+                      <span class="session-id">{s.id}</span>
+                      {s.current && <span class="tag live-tag">live</span>}
+                      <span class="session-meta">
+                        {s.messages} messages · {kb(s.bytes)} · {new Date(s.createdAt).toLocaleString()} · {duration(s.createdAt, s.modifiedAt)}
+                      </span>
+                    </button>
+                    {open === s.id && <SessionDetail id={s.id} target={target?.session === s.id ? target : undefined} />}
+                  </li>
+                ))}
+              </ul>
+            </section>
           ))}
-        </ul>
+        </div>
       )}
     </LoadedView>
   )

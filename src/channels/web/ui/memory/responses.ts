@@ -1,5 +1,6 @@
 // The memory overlay's decoders of the routes' answers (GET /context/system, /notes/summary, /recall/*, /history,
 // /sessions, /sessions/:id/activity): plain functions, so a test runs them on answers encoded with KernApi's schemas.
+import type { ConversationPerson } from "../../../../users/conversationLabels.js"
 import { arr, isObject, type Json, type JsonObject, num, obj, str } from "../wire.js"
 import { approxTokens } from "./xmlSections.js"
 
@@ -157,8 +158,21 @@ export interface Session {
   readonly messages: number
   readonly bytes: number
   readonly current: boolean
+  /** The conversation it is of: `main` (the operator's), `telegram-555`, … */
+  readonly conversation: string
+  /** Whom the conversation is with; null for a group or thread. */
+  readonly person: ConversationPerson | null
+  /** Where: `main`, `telegram DM`, `slack thread C0123`, … */
+  readonly channel: string
 }
 
+const personOf = (s: JsonObject): ConversationPerson | null => {
+  const person = obj(s, "person")
+  const userId = person && str(person, "userId")
+  return person === undefined || userId === undefined ? null : { userId, name: str(person, "name") ?? null }
+}
+
+/** GET /sessions, newest first; a server from before conversations has only the operator's (`main`). */
 export const decodeSessions = (u: Json | undefined): ReadonlyArray<Session> | undefined => {
   if (!isObject(u)) return undefined
   const current = str(u, "currentSessionId")
@@ -168,8 +182,38 @@ export const decodeSessions = (u: Json | undefined): ReadonlyArray<Session> | un
     modifiedAt: str(s, "modifiedAt") ?? "",
     messages: num(s, "messages") ?? 0,
     bytes: num(s, "bytes") ?? 0,
-    current: s["current"] === true || str(s, "id") === current
+    current: s["current"] === true || str(s, "id") === current,
+    conversation: str(s, "conversation") ?? "main",
+    person: personOf(s),
+    channel: str(s, "channel") ?? "main"
   })).reverse()
+}
+
+/** The sessions of one conversation, newest first. */
+export interface ConversationGroup {
+  readonly conversation: string
+  readonly person: ConversationPerson | null
+  readonly channel: string
+  readonly sessions: ReadonlyArray<Session>
+}
+
+/**
+ * Sessions (newest first) grouped by conversation: the operator's (`main`) first, then the others by their newest
+ * session, most recent first.
+ */
+export const byConversation = (sessions: ReadonlyArray<Session>): ReadonlyArray<ConversationGroup> => {
+  const groups = new Map<string, Array<Session>>()
+  for (const session of sessions) {
+    const group = groups.get(session.conversation)
+    if (group === undefined) groups.set(session.conversation, [session])
+    else group.push(session)
+  }
+  const newest = (group: ReadonlyArray<Session>) => group.reduce((at, s) => (s.modifiedAt > at ? s.modifiedAt : at), "")
+  return [...groups.values()]
+    .map((group): ConversationGroup => ({ conversation: group[0]!.conversation, person: group[0]!.person, channel: group[0]!.channel, sessions: group }))
+    .sort((a, b) =>
+      a.conversation === "main" ? -1 : b.conversation === "main" ? 1 : newest(b.sessions).localeCompare(newest(a.sessions))
+    )
 }
 
 export interface Activity {

@@ -1,0 +1,14 @@
+import { Effect, Layer } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import * as Database from "../storage/Database.js"
+import { PairingStore } from "../users/PairingStore.js"
+
+/**
+ * The paired users in kern.db, for naming the people of the sessions `kern sessions list` shows: loaded by the
+ * listing only when a session is not the operator's and kern.db holds data (src/cli/sessions.ts).
+ */
+export const pairedUsers = Effect.gen(function*() {
+  const { paths } = yield* AgentConfig
+  const store = PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: paths.dbFile })))
+  return yield* Effect.flatMap(PairingStore, (pairings) => pairings.list).pipe(Effect.provide(store))
+}).pipe(Effect.withSpan("kern.cli.sessions.pairedUsers"))

@@ -1,0 +1,19 @@
+import { Effect, Layer } from "effect"
+import * as NodePath from "node:path"
+import * as Database from "../../src/storage/Database.js"
+import { PairingStore } from "../../src/users/PairingStore.js"
+
+/**
+ * Telegram users paired as the channel pairs them (a request from their DM, then the operator's approval), in the agent
+ * folder's kern.db, before anything else opens it.
+ */
+export const pairTelegramUsers = (dir: string, users: ReadonlyArray<{ readonly userId: string; readonly displayName: string }>) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const store = yield* PairingStore
+      for (const user of users) {
+        const pending = yield* store.request({ interface: "telegram", userId: user.userId, chatId: user.userId, displayName: user.displayName })
+        yield* store.approve(pending.code, "operator")
+      }
+    }).pipe(Effect.provide(PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern/kern.db") })))))
+  )
