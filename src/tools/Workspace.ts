@@ -34,7 +34,10 @@ export interface WorkspaceOptions {
 }
 
 export interface WorkspaceService {
+  /** Where relative paths start and bash runs: the agent folder, or `shared/` in a non-operator's conversation. */
   readonly root: string
+  /** The agent folder itself (its real path), whichever part of it this workspace reaches: bash's call tags, notes. */
+  readonly folder: string
   readonly roots: ReadonlyArray<string>
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
@@ -118,6 +121,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
       `${requested} resolves (through a symlink) to ${real}, outside the agent folder; the workspace guard refuses it`
   })
   const common = {
+    folder: root,
     allowPrivateHosts: options.allowPrivateHosts ?? false,
     artifactsDir: options.artifactsDir ?? path.join(root, ".kern", "artifacts"),
     zone: options.zone ?? agentZone(undefined),

@@ -17,6 +17,7 @@ import { ArtifactStore } from "../../src/tools/ArtifactStore.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as Channels from "../../src/tools/Channels.js"
 import { ChannelStatus } from "../../src/tools/Channels.js"
+import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { inRun } from "../kernel/harness.js"
@@ -188,6 +189,9 @@ describe("what a non-operator's tools reach: shared/ only", () => {
       assert.isTrue(written.success, written.errorMessage)
       expect(NodeFs.readFileSync(NodePath.join(dir, "shared", "notes", "todo.md"), "utf8")).toBe("buy milk\n")
       expect(NodeFs.existsSync(NodePath.join(dir, "notes", "todo.md"))).toBe(false)
+      // shared/notes/ is not the agent's daily notes: a dated file there is no past note to protect.
+      const dated = yield* call("write", { path: "notes/2020-01-01.md", content: "old menu\n" }, friend())
+      assert.isTrue(dated.success, dated.errorMessage)
     }).pipe(Effect.provide(registered(dir)))
   })
 
@@ -197,6 +201,9 @@ describe("what a non-operator's tools reach: shared/ only", () => {
       const pwd = yield* call("bash", { command: "pwd" }, friend())
       assert.isTrue(pwd.success, pwd.errorMessage)
       expect((pwd.data as { stdout: string }).stdout.trim()).toBe(NodePath.join(dir, "shared"))
+      // Its processes carry the agent folder's tag, so a dead runtime's orphans of a friend's call are reaped too.
+      const tagged = yield* call("bash", { command: `printf '%s' "$${callTagVariable}"` }, friend())
+      expect((tagged.data as { stdout: string }).stdout.startsWith(`${folderTagKey(dir)}-`)).toBe(true)
       const operatorPwd = yield* call("bash", { command: "pwd" }, operator)
       expect((operatorPwd.data as { stdout: string }).stdout.trim()).toBe(dir)
     }).pipe(Effect.provide(registered(dir)))
