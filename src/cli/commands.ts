@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
 import { pairingCodeProblem, userIdProblem } from "../users/userNames.js"
 import { withDir } from "./dirs.js"
+import { UsageError } from "./errors.js"
 import { type CommandDoc, plainUsage } from "./help.js"
 
 // This module only describes the command line; each handler's module is imported when its command runs, so that
@@ -416,15 +417,54 @@ const usersPromote = Command.make("promote", { id: userIdArg, dir: dirArg, dirFl
     Command.withDescription("Make an approved channel user an operator (they get the config's toolScope).")
   )
 
+const toolScopes = ["read", "write", "full"] as const
+
+/**
+ * `[scope] [dir]`: one word alone is the scope when it names one and the folder otherwise (with --memory); a scope,
+ * --memory or both must be given.
+ */
+const scopeOrDir = <
+  T extends { readonly scope: Option.Option<string>; readonly memory: Option.Option<string>; readonly dir: Option.Option<string> }
+>(args: T) => {
+  const isScope = (word: string): word is typeof toolScopes[number] => (toolScopes as ReadonlyArray<string>).includes(word)
+  const word = args.scope
+  const parsed = Option.isNone(word) || isScope(word.value)
+    ? { ...args, scope: Option.filter(word, isScope) }
+    : Option.isNone(args.dir)
+    ? { ...args, scope: Option.none<typeof toolScopes[number]>(), dir: word }
+    : undefined
+  if (parsed === undefined) return Effect.fail(new UsageError({ message: `"${Option.getOrElse(word, () => "")}" is not a tool scope: read, write, full` }))
+  if (Option.isNone(parsed.scope) && Option.isNone(args.memory)) {
+    return Effect.fail(new UsageError({
+      message: "give a tool scope (read, write or full), --memory shared|all, or both, e.g. kern users scope telegram:42 --memory all"
+    }))
+  }
+  return Effect.succeed(parsed)
+}
+
 const usersScope = Command.make("scope", {
   id: userIdArg,
-  scope: Args.choice([["read", "read"], ["write", "write"], ["full", "full"]] as const, { name: "scope" }).pipe(
-    Args.withDescription("read, write or full (never more than the config's toolScope)")
+  // A word, not a choice: with --memory the scope may be left out, and the parser would take a folder for it.
+  scope: Args.text({ name: "read|write|full" }).pipe(
+    Args.withDescription("the tool scope: read, write or full (never more than the config's toolScope)"),
+    Args.optional
+  ),
+  memory: Options.choice("memory", ["shared", "all"] as const).pipe(
+    Options.withDescription(
+      "how far the user's file tools reach in their own conversations: shared (the agent folder's shared/ only, the " +
+        "default) or all (the whole folder: notes, KNOWLEDGE.md, USERS.md; never .kern/)"
+    ),
+    Options.optional
   ),
   dir: dirArg,
   dirFlag: dirOption
-}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.scope(resolved)))).pipe(
-  Command.withDescription("Set an approved user's tool scope (users have read unless set).")
+}, (args) =>
+  Effect.flatMap(scopeOrDir(args), (parsed) =>
+    Effect.flatMap(withDir(parsed), (resolved) => lazy(() => import("./users.js"), (m) => m.scope(resolved))))).pipe(
+  Command.withDescription(
+    "Set an approved user's tool scope (users have read unless set) and/or, with --memory, how far their file tools " +
+      "reach (shared/ unless set to all)."
+  )
 )
 
 const usersRevoke = Command.make("revoke", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
@@ -482,7 +522,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   deny: doc(deny, "Refuse a waiting tool call."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
   "users promote": doc(usersPromote, "Make a user an operator."),
-  "users scope": doc(usersScope, "Set a user's tool scope."),
+  "users scope": doc(usersScope, "Set a user's tool scope and memory reach."),
   "users revoke": doc(usersRevoke, "Forget a user."),
   kernel: doc(kernel, "Inspect the kernel and run tools through it."),
   "kernel info": doc(kernelInfo, "Tools by safety class, policy, events recorded."),

@@ -1,7 +1,8 @@
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import * as Layers from "../runtime/layers.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
+import { type MemoryReach, sharedDirName } from "../kernel/Audience.js"
 import * as Database from "../storage/Database.js"
 import { effectiveScope, type Pairing, PairingStore, userKey } from "../users/PairingStore.js"
 import { syncUsersFile } from "../users/usersFile.js"
@@ -34,6 +35,7 @@ const userJson = (pairing: Pairing, configScope: ToolScope) => ({
   status: pairing.status,
   role: pairing.role,
   toolScope: pairing.status === "approved" ? effectiveScope(pairing, configScope) : null,
+  memory: pairing.memory,
   code: pairing.status === "pending" ? pairing.code : null,
   expiresAtMs: pairing.expiresAtMs,
   requestedAtMs: pairing.requestedAtMs,
@@ -54,8 +56,8 @@ export const list = (args: UsersArgs) =>
     if (args.json) return yield* Console.log(JSON.stringify(users))
     if (users.length === 0) return yield* Console.log("no channel users have paired or asked to pair")
     yield* Console.log(table(
-      ["id", "name", "status", "role", "scope", "code"],
-      users.map((u) => [u.id, u.name, u.status, u.role, u.toolScope ?? "", u.code ?? ""])
+      ["id", "name", "status", "role", "scope", "memory", "code"],
+      users.map((u) => [u.id, u.name, u.status, u.role, u.toolScope ?? "", u.status === "approved" ? u.memory : "", u.code ?? ""])
     ))
   }).pipe(Effect.provide(usersLayer(args.dir)))
 
@@ -85,21 +87,34 @@ export const promote = (args: UserIdArgs) =>
     yield* Console.log(`${userKey(user)} is now an operator`)
   }).pipe(Effect.provide(usersLayer(args.dir)))
 
-export const scope = (args: UserIdArgs & { readonly scope: ToolScope }) =>
+/** What a user's memory reach means, for the line that confirms it. */
+const reachText = (memory: MemoryReach) =>
+  memory === "all" ? "the whole agent folder (never .kern/)" : `only the agent folder's ${sharedDirName}/`
+
+export const scope = (args: UserIdArgs & { readonly scope: Option.Option<ToolScope>; readonly memory: Option.Option<MemoryReach> }) =>
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
     const store = yield* PairingStore
-    const user = yield* store.setScope(args.id, args.scope).pipe(Effect.mapError(failed))
+    if (Option.isSome(args.scope)) {
+      const user = yield* store.setScope(args.id, args.scope.value).pipe(Effect.mapError(failed))
+      const effective = effectiveScope(user, config.toolScope)
+      yield* Console.log(
+        `${userKey(user)} has tool scope ${args.scope.value}` +
+          (user.role === "operator"
+            ? ` (as an operator they use the config's toolScope, ${config.toolScope})`
+            : effective === args.scope.value
+            ? ""
+            : ` (limited to ${effective} by the config's toolScope)`)
+      )
+    }
+    if (Option.isSome(args.memory)) {
+      const user = yield* store.setMemory(args.id, args.memory.value).pipe(Effect.mapError(failed))
+      yield* Console.log(
+        `${userKey(user)}'s file tools reach ${reachText(args.memory.value)} in their own conversations` +
+          (user.role === "operator" ? " (as an operator, their conversation is the operator's and reaches everything)" : "")
+      )
+    }
     yield* mirror
-    const effective = effectiveScope(user, config.toolScope)
-    yield* Console.log(
-      `${userKey(user)} has tool scope ${args.scope}` +
-        (user.role === "operator"
-          ? ` (as an operator they use the config's toolScope, ${config.toolScope})`
-          : effective === args.scope
-          ? ""
-          : ` (limited to ${effective} by the config's toolScope)`)
-    )
   }).pipe(Effect.provide(usersLayer(args.dir)))
 
 export const revoke = (args: UserIdArgs) =>

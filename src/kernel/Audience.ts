@@ -1,10 +1,18 @@
+import { Schema } from "effect"
 import type { RunContextData } from "./RunContext.js"
 
 /** The operator's conversation: the agent's main one, wherever the operator speaks. */
 export const mainConversation = "main"
 
+/**
+ * The folder of the agent folder the operator shares with everyone else on purpose (created by `kern init`, empty):
+ * all a non-operator's file tools reach unless their user's memory reach is `all`.
+ */
+export const sharedDirName = "shared"
+
 /** How much of the agent folder a non-operator's file tools reach: `shared/` only (the default), or all of it. */
-export type MemoryReach = "shared" | "all"
+export const MemoryReach = Schema.Literal("shared", "all")
+export type MemoryReach = typeof MemoryReach.Type
 
 /**
  * Whose conversation a run serves, and so what it may see. The operator's conversation (`main`) sees everything; any

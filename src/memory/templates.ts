@@ -1,3 +1,5 @@
+import { sharedDirName } from "../kernel/Audience.js"
+
 /**
  * The files `kern init` writes into a new agent folder. They are the agent's portable memory: plain Markdown in
  * git, read into the system prompt and kept current by the agent itself.
@@ -69,6 +71,9 @@ may edit it, but you normally leave it alone.
 - **People.** On Telegram and Slack only paired users reach you: a stranger gets a pairing code, which the operator
   approves (\`kern pair\`, or \`kern_pair\` when they ask you to). A paired user's turn runs with their own tool
   scope (read unless the operator set more): tools beyond it are neither offered nor run, whatever they ask.
+- **Shared folder.** \`shared/\` holds what the operator shares with other people on purpose (empty at first). In
+  anyone else's conversation your file tools reach only \`shared/\` (relative paths start there), unless the operator
+  widened that user's reach with \`kern users scope <id> --memory all\`.
 - **Reaching someone.** To write to a paired user unprompted (a heartbeat that needs the operator's attention),
   use \`message\` with their user id and interface (telegram or slack) from USERS.md. Under approvalMode ask a
   heartbeat has nobody to approve it and the call is refused: write it in today's note instead.
@@ -128,7 +133,9 @@ export const templates = (ctx: TemplateContext): ReadonlyArray<readonly [string,
   ["KNOWLEDGE.md", knowledge(ctx)],
   ["USERS.md", users(ctx)],
   ["knowledge/.gitkeep", ""],
-  ["notes/.gitkeep", ""]
+  ["notes/.gitkeep", ""],
+  // What the operator shares with everyone else on purpose: empty until they put something there.
+  [`${sharedDirName}/.gitkeep`, ""]
 ]
 
 /** What the agent folder keeps out of git: secrets, the database and everything derived or bulky. */

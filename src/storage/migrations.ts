@@ -20,6 +20,7 @@ import summarizerHealth from "./migrations/0850_summarizer_health.js"
 import recallInt8Vectors from "./migrations/0860_recall_int8_vectors.js"
 import heartbeatDue from "./migrations/0870_heartbeat_due.js"
 import notices from "./migrations/0875_notices.js"
+import userMemory from "./migrations/0881_user_memory.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -46,5 +47,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0850_summarizer_health": summarizerHealth,
   "0860_recall_int8_vectors": recallInt8Vectors,
   "0870_heartbeat_due": heartbeatDue,
-  "0875_notices": notices
+  "0875_notices": notices,
+  "0881_user_memory": userMemory
 }

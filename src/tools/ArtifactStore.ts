@@ -4,6 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { conversationOfSession } from "../session/conversationIds.js"
 import { privateModes } from "../storage/privateFiles.js"
 import { atomicWrite } from "../storage/atomicWrite.js"
 import { Workspace } from "./Workspace.js"
@@ -19,6 +20,7 @@ export interface StoredArtifact {
 }
 
 const ArtifactRow = Schema.Struct({ sha256: Schema.String, bytes: Schema.Number })
+const ArtifactUse = Schema.Struct({ sessionId: Schema.String })
 
 const unexpected = (what: string) => (error: { readonly message: string }) =>
   toolFailure("UNEXPECTED", `artifact store: could not ${what}: ${error.message}`)
@@ -69,7 +71,25 @@ export class ArtifactStore extends Effect.Service<ArtifactStore>()("kern/tools/A
       return earlier.length === 0 ? stored : { ...stored, duplicateOf: artifactId }
     })
 
-    const get = Effect.fn("kern.tools.ArtifactStore.get")(function*(artifactId: string) {
+    /** Whether a session of `conversation` saw the artifact (its content is that conversation's own). */
+    const seenIn = (artifactId: string, conversation: string) =>
+      sql`SELECT session_id FROM tool_artifact_uses WHERE artifact_id = ${artifactId}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(ArtifactUse))),
+        Effect.map((uses) => uses.some((use) => conversationOfSession(use.sessionId) === conversation)),
+        Effect.mapError(unexpected("look up the artifact's sessions"))
+      )
+
+    /**
+     * An artifact's full text; with `conversation`, only one a session of that conversation saw: a non-operator's
+     * conversation reopens its own tool outputs, never the operator's (an unknown id and another's read alike).
+     */
+    const get = Effect.fn("kern.tools.ArtifactStore.get")(function*(artifactId: string, conversation?: string) {
+      if (conversation !== undefined && !(yield* seenIn(artifactId, conversation))) {
+        return yield* toolFailure(
+          "NOT_FOUND",
+          `no artifact ${artifactId} in this conversation; only the outputs of this conversation's own tool calls can be reopened here`
+        )
+      }
       const rows = yield* sql`SELECT sha256, bytes FROM tool_artifacts WHERE artifact_id = ${artifactId}`.pipe(
         Effect.mapError(unexpected("look up the artifact"))
       )

@@ -1,12 +1,16 @@
 import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import { Context, type DateTime, Effect, Layer } from "effect"
 import { agentZone } from "../session/envelope.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
+import { seesEverything, sharedDirName } from "../kernel/Audience.js"
+import type { RunContextData } from "../kernel/RunContext.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import type { AgentFileOptions } from "../storage/agentFiles.js"
-import { errnoCode, fileFailure } from "./failures.js"
+import { fileFailure } from "./failures.js"
+import { type Access, makePathGuard, type ResolvedPath } from "./pathGuard.js"
+
+export { type Access, protectedDirs, type ResolvedPath } from "./pathGuard.js"
 
 export interface WorkspaceOptions {
   /** The agent folder: relative paths resolve here, bash runs here. */
@@ -29,14 +33,11 @@ export interface WorkspaceOptions {
   readonly zone?: DateTime.TimeZone
 }
 
-/** A path the guard let through: `path` is the real absolute path, `display` what to call it in messages. */
-export interface ResolvedPath {
-  readonly path: string
-  readonly display: string
-}
-
 export interface WorkspaceService {
+  /** Where relative paths start and bash runs: the agent folder, or `shared/` in a non-operator's conversation. */
   readonly root: string
+  /** The agent folder itself (its real path), whichever part of it this workspace reaches: bash's call tags, notes. */
+  readonly folder: string
   readonly roots: ReadonlyArray<string>
   readonly guard: boolean
   readonly allowPrivateHosts: boolean
@@ -57,14 +58,15 @@ export interface WorkspaceService {
    * (src/storage/agentFiles.ts), within these roots (anywhere but `.kern/` when the guard is off), up to `maxBytes`.
    */
   readonly fileOptions: (file: ResolvedPath, maxBytes: number) => AgentFileOptions
+  /**
+   * The workspace a run's file tools get (builtins.ts provides it to every built-in call): this one for a run that
+   * sees everything (Audience.ts) or whose user's memory reach is `all`; otherwise `shared/` alone, relative paths
+   * starting there, bash running there, everything outside refused whatever workspaceGuard says.
+   */
+  readonly forRun: (ctx: Pick<RunContextData, "audience">) => Effect.Effect<WorkspaceService, ToolFailure>
 }
 
-/** What a file tool means to do with a path: writes are held to more than reads. */
-export type Access = "read" | "write"
-
 export class Workspace extends Context.Tag("kern/tools/Workspace")<Workspace, WorkspaceService>() {}
-
-const maxSymlinkHops = 40
 
 /** What a shell needs to behave like the operator's; provider keys and tokens are not among them. */
 export const minimalEnvNames: ReadonlyArray<string> = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR"]
@@ -92,14 +94,14 @@ export const childEnvOf = (
   return out
 }
 
-/**
- * Folders file tools treat specially wherever they sit, compared without case (a case-insensitive disk opens `.KERN`
- * as `.kern`): `.kern` is never reached, `.git` only read.
- */
-export const protectedDirs = { kern: ".kern", git: ".git" } as const
-
-const loopFailure = (display: string) =>
-  toolFailure("VALIDATION_ERROR", `${display}: too many levels of symbolic links (a symlink loop)`)
+const confinedTo = (dir: string) => ({
+  outside: (requested: string) =>
+    `${requested} is outside ${sharedDirName}/, the folder the operator shares with other users; in this conversation ` +
+    `file tools reach only ${sharedDirName}/ (${dir}), and relative paths start there`,
+  escapes: (requested: string, real: string) =>
+    `${requested} resolves (through a symlink) to ${real}, outside ${sharedDirName}/; in this conversation file tools ` +
+    `reach only ${sharedDirName}/`
+})
 
 export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: WorkspaceOptions) {
   const fs = yield* FileSystem.FileSystem
@@ -109,104 +111,60 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
   const realRoots = yield* Effect.forEach(lexicalRoots, realOrSelf)
   const root = realRoots[0] ?? path.resolve(options.root)
   const guard = options.guard ?? true
-  const childEnv = childEnvOf(options.env ?? {}, options.bashEnv, options.secrets)
-
-  const within = (candidate: string, dirs: ReadonlyArray<string>) =>
-    dirs.some((dir) => {
-      const rel = path.relative(dir, candidate)
-      return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
-    })
-
-  const display = (absolute: string) => {
-    const rel = path.relative(root, absolute)
-    return rel === "" ? "." : !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : absolute
-  }
-
-  // realpath of a path that may not exist yet: the nearest existing parent is resolved, dangling symlinks followed.
-  const realResolve = (absolute: string, shown: string, hops: number): Effect.Effect<string, ToolFailure> =>
-    hops > maxSymlinkHops
-      ? Effect.fail(loopFailure(shown))
-      : fs.realPath(absolute).pipe(
-        Effect.catchAll((error: PlatformError): Effect.Effect<string, ToolFailure> => {
-          if (errnoCode(error) === "ELOOP") return Effect.fail(loopFailure(shown))
-          if (error._tag !== "SystemError" || error.reason !== "NotFound") return Effect.fail(fileFailure(shown)(error))
-          return fs.readLink(absolute).pipe(
-            Effect.matchEffect({
-              onSuccess: (target) => realResolve(path.resolve(path.dirname(absolute), target), shown, hops + 1),
-              onFailure: () => {
-                const parent = path.dirname(absolute)
-                return parent === absolute
-                  ? Effect.succeed(absolute)
-                  : Effect.map(realResolve(parent, shown, hops), (real) => path.join(real, path.basename(absolute)))
-              }
-            })
-          )
-        })
-      )
-
-  const allRoots = [...realRoots, ...lexicalRoots]
-  /** The folder names of `absolute` below the root that holds it (all of them when no root does), lower-cased. */
-  const namesBelowRoot = (absolute: string): ReadonlyArray<string> => {
-    const holder = allRoots.find((dir) => within(absolute, [dir]))
-    const rel = holder === undefined ? absolute : path.relative(holder, absolute)
-    return rel.split(/[\\/]+/).filter((name) => name !== "").map((name) => name.toLowerCase())
-  }
-
-  const protectedFailure = (requested: string, absolute: string, access: Access) => {
-    const names = namesBelowRoot(absolute)
-    if (names.includes(protectedDirs.kern)) {
-      return toolFailure(
-        "PERMISSION_DENIED",
-        `${requested} is under .kern/, which holds kern's config, secrets and database; file tools may not touch it`
-      )
-    }
-    if (access === "write" && names.includes(protectedDirs.git)) {
-      return toolFailure(
-        "PERMISSION_DENIED",
-        `${requested} is under .git/; file tools may read git's files but not write them (a hook or config written there would run as the operator)`
-      )
-    }
-    return undefined
-  }
-
-  const resolve = (requested: string, access: Access = "read"): Effect.Effect<ResolvedPath, ToolFailure> =>
-    Effect.gen(function*() {
-      if (requested.trim() === "") return yield* toolFailure("VALIDATION_ERROR", "path is empty")
-      if (requested.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "path contains a NUL character")
-      const absolute = path.resolve(root, requested)
-      const outside = () =>
-        toolFailure(
-          "PERMISSION_DENIED",
-          `${requested} is outside the agent folder (${root}); the workspace guard allows only paths inside it`
-        )
-      if (guard && !within(absolute, [...lexicalRoots, ...realRoots])) return yield* outside()
-      // Checked before the real path is looked up too, so a `.kern` that is a symlink elsewhere is still refused.
-      const named = protectedFailure(requested, absolute, access)
-      if (named !== undefined) return yield* named
-      const real = yield* realResolve(absolute, requested, 0)
-      const reached = protectedFailure(requested, real, access)
-      if (reached !== undefined) return yield* reached
-      if (guard && !within(real, realRoots)) {
-        return yield* toolFailure(
-          "PERMISSION_DENIED",
-          `${requested} resolves (through a symlink) to ${real}, outside the agent folder; the workspace guard refuses it`
-        )
-      }
-      return { path: real, display: display(real) }
-    }).pipe(Effect.withSpan("kern.tools.Workspace.resolve"))
-
-  return {
-    root,
-    roots: realRoots,
+  const folder = makePathGuard(fs, path, {
+    lexical: lexicalRoots,
+    real: realRoots,
     guard,
+    outside: (requested) =>
+      `${requested} is outside the agent folder (${root}); the workspace guard allows only paths inside it`,
+    escapes: (requested, real) =>
+      `${requested} resolves (through a symlink) to ${real}, outside the agent folder; the workspace guard refuses it`
+  })
+  const common = {
+    folder: root,
     allowPrivateHosts: options.allowPrivateHosts ?? false,
     artifactsDir: options.artifactsDir ?? path.join(root, ".kern", "artifacts"),
     zone: options.zone ?? agentZone(undefined),
-    childEnv,
-    resolve,
-    display,
-    fileOptions: (file, maxBytes) => ({ roots: realRoots, outside: guard ? "refuse" : "allow", maxBytes, display: file.display })
-  } satisfies WorkspaceService
+    childEnv: childEnvOf(options.env ?? {}, options.bashEnv, options.secrets)
+  }
+
+  /**
+   * `shared/` as a workspace of its own, guarded whatever the config's workspaceGuard says: created when an agent
+   * folder from before it lacks it; refused when it is a symlink (it could lead anywhere, into notes/ too).
+   */
+  const sharedDir = path.join(root, sharedDirName)
+  const refuseShared = (detail: string) =>
+    toolFailure(
+      "PERMISSION_DENIED",
+      `${sharedDirName}/ in the agent folder ${detail}; the operator shares files with other users only through a real ` +
+        `${sharedDirName}/ folder, so file tools are not available in this conversation until it is one`
+    )
+  const shared: Effect.Effect<WorkspaceService, ToolFailure> = Effect.gen(function*() {
+    const failed = fileFailure(`${sharedDirName}/`)
+    const found = yield* fs.stat(sharedDir).pipe(
+      Effect.map((info) => info.type),
+      Effect.catchTag("SystemError", (error) => error.reason === "NotFound" ? Effect.succeed("missing") : Effect.fail(error)),
+      Effect.mapError(failed)
+    )
+    if (found === "missing") yield* fs.makeDirectory(sharedDir, { recursive: true }).pipe(Effect.mapError(failed))
+    else if (found !== "Directory") return yield* refuseShared("is not a folder")
+    // The agent folder's root is a real path, so a `shared` that is a link (or under one) has another real path.
+    const real = yield* fs.realPath(sharedDir).pipe(Effect.mapError(failed))
+    if (real !== sharedDir) return yield* refuseShared(`is a symbolic link (to ${real})`)
+    const confined = makePathGuard(fs, path, { lexical: [sharedDir], real: [real], guard: true, ...confinedTo(real) })
+    const service: WorkspaceService = { ...common, ...confined, roots: [real], guard: true, forRun: () => Effect.succeed(service) }
+    return service
+  }).pipe(Effect.withSpan("kern.tools.Workspace.shared"))
+
+  const whole: WorkspaceService = {
+    ...common,
+    ...folder,
+    root,
+    roots: realRoots,
+    guard,
+    forRun: (ctx) => seesEverything(ctx) || ctx.audience?.memory === "all" ? Effect.succeed(whole) : shared
+  }
+  return whole
 })
 
 /** The workspace of the loaded agent folder. */

@@ -102,7 +102,8 @@ export const bash = Effect.fn("kern.tools.bash")(function*(args: BashArgs) {
   const timeoutMs = args.timeout ?? bashDefaultTimeoutMs
   if (args.command.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "command contains a NUL character")
   yield* Effect.annotateCurrentSpan({ timeoutMs })
-  const tag = yield* makeCallTag(workspace.root)
+  // Tagged with the agent folder even when the call runs in shared/: a dead runtime's orphans are reaped by it.
+  const tag = yield* makeCallTag(workspace.folder)
   const run = yield* lock.withLock(
     runInProcessGroup(args.command, { cwd: workspace.root, env: workspace.childEnv, tag, timeoutMs, maxStreamBytes })
   )

@@ -28,6 +28,7 @@ import type { ToolMetadata } from "./toolMetadata.js"
 import type { ToolServices } from "./ToolServices.js"
 import { ToolSession } from "./ToolSession.js"
 import { webfetch, WebfetchArgs, webfetchTool } from "./webfetch.js"
+import { Workspace } from "./Workspace.js"
 import { write, WriteArgs, writeTool } from "./write.js"
 
 /** What the built-in handlers need besides per-call data; captured when they are registered. */
@@ -62,12 +63,20 @@ const tool = <A, I, R>(definition: BuiltinTool<A, I, R>) => definition
 export const inScope = (metadata: ToolMetadata, scope: ToolScope): boolean => scopeCovers(scope, metadata.scope)
 
 /**
- * Each call runs in its run's session: read-before-write and duplicate outputs are tracked per session, so the
- * session id comes from the RunContext of the call, not from the registration.
+ * Each call runs in its run's session and its run's workspace, both from the RunContext of the call, not from the
+ * registration: read-before-write and duplicate outputs are tracked per session, and a non-operator's conversation
+ * gets the workspace of `shared/` alone (Workspace.forRun), so every file tool, bash's folder included, is confined
+ * by this one door.
  */
-const inSession = <A, R>(handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>) => (args: A) =>
-  Effect.flatMap(RunContext, (ctx) =>
-    Effect.provideService(handler(args), ToolSession, { sessionId: ctx.sessionId === "" ? ctx.runId : ctx.sessionId }))
+const inRun = <A, R>(handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>) => (args: A) =>
+  Effect.gen(function*() {
+    const ctx = yield* RunContext
+    const workspace = yield* (yield* Workspace).forRun(ctx)
+    return yield* handler(args).pipe(
+      Effect.provideService(ToolSession, { sessionId: ctx.sessionId === "" ? ctx.runId : ctx.sessionId }),
+      Effect.provideService(Workspace, workspace)
+    )
+  })
 
 export const builtinTools = [
   tool({ metadata: readTool, parameters: ReadArgs, handler: read }),
@@ -110,7 +119,7 @@ export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: 
         },
         {
           parameters: definition.parameters as Schema.Schema<unknown, unknown>,
-          handler: inSession(definition.handler as AnyHandler),
+          handler: inRun(definition.handler as AnyHandler),
           ...(definition.timeoutFor === undefined
             ? {}
             : { timeoutFor: definition.timeoutFor as (args: unknown) => number | undefined })

@@ -2,6 +2,7 @@ import { Effect, Option, Schema } from "effect"
 import { usageTotals } from "../session/usageTotals.js"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { apiKeyEnvFor } from "../config/providers.js"
+import { seesEverything } from "../kernel/Audience.js"
 import { EventLog, type KernelEvent } from "../kernel/EventLog.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
@@ -18,6 +19,12 @@ import { toYaml } from "./yamlText.js"
 import { counted } from "../config/counted.js"
 
 export const kernActions = ["status", "config", "env", "users", "logs"] as const
+
+/**
+ * What only the operator's conversation may ask: status (the operator's session and context), users (USERS.md and
+ * every pairing), logs (every conversation's tool calls and their errors).
+ */
+const operatorOnlyActions: ReadonlySet<string> = new Set(["status", "users", "logs"])
 
 export const kernLogsDefault = 20
 export const kernLogsMax = 200
@@ -194,6 +201,12 @@ const pairingLines = Effect.gen(function*() {
 /** kern_pair({ code }): approves a pending pairing code. */
 export const kernPair = Effect.fn("kern.tools.kern_pair")(function*(args: KernPairArgs) {
   const ctx = yield* RunContext
+  if (!seesEverything(ctx)) {
+    return yield* toolFailure(
+      "PERMISSION_DENIED",
+      "approving a pairing decides who may talk to the agent: only the operator's conversation may do it, and this one is not the operator's"
+    )
+  }
   const store = yield* PairingStore
   const { changed, pairing } = yield* store.approve(args.code, `agent:${ctx.userSid || ctx.agentName}`).pipe(
     Effect.mapError((error) =>
@@ -253,6 +266,13 @@ const pendingCodes = Effect.gen(function*() {
  */
 export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
   const loaded = yield* AgentConfig
+  if (operatorOnlyActions.has(args.action) && !seesEverything(yield* RunContext)) {
+    return yield* toolFailure(
+      "PERMISSION_DENIED",
+      `kern ${args.action} is the operator's: it shows the operator's conversation, other users or their tool calls, ` +
+        "and this conversation is not the operator's"
+    )
+  }
   const codes = yield* pendingCodes
   const scrub = (text: string) => hideCodeText(text, codes)
   const scrubData = (data: unknown) => hideCodes(maskSecretFields(data), codes)

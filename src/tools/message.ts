@@ -1,6 +1,9 @@
 import { Effect, Option, PubSub, Schema } from "effect"
 import { Channels } from "./Channels.js"
+import { seesEverything } from "../kernel/Audience.js"
+import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { conversationOfChat } from "../session/conversationIds.js"
 import { PairingStore, userKey } from "../users/PairingStore.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 
@@ -35,15 +38,27 @@ export const message = (args: MessageArgs) =>
   Effect.gen(function*() {
     const pairings = yield* PairingStore
     const channels = yield* Channels
+    const ctx = yield* RunContext
     const id = userKey({ interface: args.interface, userId: args.userId })
+    // A non-operator's conversation reaches its own chat only; whether another user exists is not its business either.
+    const own = ctx.audience !== undefined && !seesEverything(ctx) ? ctx.audience : undefined
+    const notOwn = () =>
+      toolFailure(
+        "PERMISSION_DENIED",
+        `in this conversation the message tool reaches only this chat (${own?.interface} ${own?.channel}), not ${id}; ` +
+          "only the operator's conversation messages other users; the message was not sent"
+      )
     const found = yield* pairings.find(id).pipe(
       Effect.catchTag("PairingError", (error) =>
         Effect.fail(
           error.reason === "storage"
             ? toolFailure("UNEXPECTED", error.message)
+            : own !== undefined
+            ? notOwn()
             : toolFailure("NOT_FOUND", `${error.message}; the message was not sent`)
         ))
     )
+    if (own !== undefined && conversationOfChat(found.interface, found.chatId) !== own.conversationId) return yield* notOwn()
     if (found.status !== "approved") {
       return yield* toolFailure("PERMISSION_DENIED", `${id} has not been paired yet (their code waits for kern pair); the message was not sent`)
     }

@@ -79,7 +79,7 @@ export const changeFile = <A, R>(
     const tracker = yield* ReadTracker
     const { sessionId } = yield* ToolSession
     const file = yield* workspace.resolve(path, "write")
-    yield* refusePastNote(NodePath.relative(workspace.root, file.path), file.display, workspace.zone)
+    yield* refusePastNote(NodePath.relative(workspace.folder, file.path), file.display, workspace.zone)
     return yield* Effect.gen(function*() {
       const before = yield* currentBytes(file)
       if (before !== undefined) yield* ensureReadAndUnchanged(sessionId, file, before)

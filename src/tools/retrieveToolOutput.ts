@@ -1,4 +1,6 @@
 import { Effect, Either, Schema } from "effect"
+import { seesEverything } from "../kernel/Audience.js"
+import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { ArtifactStore } from "./ArtifactStore.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
@@ -49,7 +51,8 @@ const maxTextBytes = 11_000
 /** A `grep` V8's linear engine cannot run is matched in a worker thread, stopped at the call's timeout. */
 export const retrieveToolOutput = Effect.fn("kern.tools.retrieve_tool_output")(function*(args: RetrieveToolOutputArgs) {
   const store = yield* ArtifactStore
-  const content = yield* store.get(args.artifactId)
+  const ctx = yield* RunContext
+  const content = yield* store.get(args.artifactId, seesEverything(ctx) ? undefined : ctx.audience?.conversationId)
   const lines = splitLines(content)
   let candidates = lines.map((text, index) => ({ number: index + 1, text }))
   if (args.grep !== undefined) {

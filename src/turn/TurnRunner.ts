@@ -10,7 +10,7 @@ import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
-import { PairingStore } from "../users/PairingStore.js"
+import { type Pairing, PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
@@ -116,14 +116,28 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
         )
 
-    /** Whose conversation the turn serves: what its prompt, recall and tools may see (Audience.ts). */
-    const audienceOf = (message: QueuedMessage): Audience => ({
-      conversationId: message.conversation,
-      interface: message.interface,
-      channel: message.channel,
-      userId: message.userId,
-      memory: "shared"
-    })
+    /**
+     * Whose conversation the turn serves: what its prompt, recall and tools may see (Audience.ts). A paired user's
+     * name and memory reach come from their pairing; without one (or when it cannot be read) the reach is shared/.
+     */
+    const audienceOf = (message: QueuedMessage): Effect.Effect<Audience> =>
+      Effect.map(
+        message.userId === operatorUserId || !pairedInterfaces.has(message.interface)
+          ? Effect.succeed(Option.none<Pairing>())
+          : pairings.approvedUser(message.interface, message.userId).pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn's files stay in shared/`), Option.none<Pairing>()))
+          ),
+        (pairing): Audience => ({
+          conversationId: message.conversation,
+          interface: message.interface,
+          channel: message.channel,
+          userId: message.userId,
+          ...Option.match(pairing, {
+            onNone: () => ({ memory: "shared" as const }),
+            onSome: (found) => ({ memory: found.memory, ...(found.displayName === "" ? {} : { name: found.displayName }) })
+          })
+        })
+      )
 
     const now = Effect.map(DateTime.now, DateTime.formatIso)
 
@@ -165,7 +179,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           // The config's per-turn caps are the kernel's own keys.
           budget: config.budget,
           origin: { interface: message.interface, channel: message.channel, userId: message.userId },
-          audience: audienceOf(message),
+          audience: yield* audienceOf(message),
           ...(toolScope === undefined ? {} : { toolScope })
         })
         // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Random, Schema } from "effect"
 import { ToolScope } from "../config/schema.js"
 import { narrowerScope } from "../kernel/toolScope.js"
+import { MemoryReach } from "../kernel/Audience.js"
 import { codeAlphabet, normalizeCode, pairingCodeProblem, splitUserId, userIdProblem } from "./userNames.js"
 
 export const UserRole = Schema.Literal("operator", "user")
@@ -22,7 +23,9 @@ export class Pairing extends Schema.Class<Pairing>("Pairing")({
   /** NULL: the role's default (an operator gets the config's toolScope, a user `read`). */
   toolScope: Schema.NullOr(ToolScope),
   /** When a pending code stops working; NULL for rows paired before codes expired. */
-  expiresAtMs: Schema.NullOr(Schema.Number)
+  expiresAtMs: Schema.NullOr(Schema.Number),
+  /** How far the user's file tools reach in their conversations: shared/ only (the default) or the whole folder. */
+  memory: MemoryReach
 }) {}
 
 export class PairingError extends Schema.TaggedError<PairingError>()("PairingError", {
@@ -103,7 +106,8 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
           approvedBy: null,
           role: "user",
           toolScope: null,
-          expiresAtMs: nowMs + codeLifetimeMs
+          expiresAtMs: nowMs + codeLifetimeMs,
+          memory: "shared"
         })
         if (existing === undefined) {
           yield* sql`INSERT INTO pairings ${sql.insert({ ...pairing })}`.pipe(Effect.mapError(storage))
@@ -157,7 +161,10 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
         () => new PairingError({ reason: "not_approved", message: `${id} has not been approved yet: approve their code first (kern pair <code>)` })
       )
 
-    const update = (found: Pairing, changes: { readonly role?: UserRole; readonly toolScope?: ToolScope }) =>
+    const update = (
+      found: Pairing,
+      changes: { readonly role?: UserRole; readonly toolScope?: ToolScope; readonly memory?: MemoryReach }
+    ) =>
       Effect.as(
         sql`UPDATE pairings SET ${sql.update(changes)} WHERE interface = ${found.interface} AND user_id = ${found.userId}`
           .pipe(Effect.mapError(storage)),
@@ -171,6 +178,10 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
     /** Sets an approved user's own tool scope. */
     const setScope = (id: string, scope: ToolScope) =>
       Effect.flatMap(approved(id), (found) => update(found, { toolScope: scope })).pipe(Effect.withSpan("kern.pairing.scope"))
+
+    /** Sets how far an approved user's file tools reach in their conversations. */
+    const setMemory = (id: string, memory: MemoryReach) =>
+      Effect.flatMap(approved(id), (found) => update(found, { memory })).pipe(Effect.withSpan("kern.pairing.memory"))
 
     /** Forgets a user (approved or pending): nothing they send reaches the model until they pair again. */
     const revoke = (id: string) =>
@@ -188,6 +199,10 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
       Effect.map(byUser(iface, userId), (pairing) =>
         pairing === undefined || pairing.status !== "approved" ? Option.none<ToolScope>() : Option.some(effectiveScope(pairing, configScope)))
 
-    return { request, approve, list: all, find, promote, setScope, revoke, isApproved, scopeFor } as const
+    /** The approved pairing of a channel user, if any: whose name and memory reach a turn of theirs carries. */
+    const approvedUser = (iface: string, userId: string) =>
+      Effect.map(byUser(iface, userId), (pairing) => Option.fromNullable(pairing?.status === "approved" ? pairing : undefined))
+
+    return { request, approve, list: all, find, promote, setScope, setMemory, revoke, isApproved, scopeFor, approvedUser } as const
   })
 }) {}

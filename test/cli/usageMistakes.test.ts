@@ -129,8 +129,10 @@ describe("small wording", () => {
   it("kern users scope's usage names the scopes, not <scope> followed by them", async () => {
     const result = await runKernIn(["users", "scope", "telegram:1"])
     expect(result.status).toBe(2)
-    expect(result.stderr).toContain("Usage: kern users scope [--dir text] <id> read|write|full [<dir>]")
-    expect((await runKernIn(["users", "scope", "--help"])).stdout).toContain("kern users scope [--dir text] <id> read|write|full [<dir>]")
+    expect(result.stderr).toContain("give a tool scope (read, write or full), --memory shared|all, or both")
+    const usage = "kern users scope [--memory shared | all] [--dir text] <id> [<read|write|full>] [<dir>]"
+    expect(result.stderr).toContain(`Usage: ${usage}`)
+    expect((await runKernIn(["users", "scope", "--help"])).stdout).toContain(usage)
   })
 
   it("a count of one reads in the singular (one helper, config/counted.ts): tools, like the recall index line", async () => {

@@ -14,6 +14,7 @@ const UsersJson = Schema.Array(Schema.Struct({
   status: Schema.Literal("pending", "approved"),
   role: Schema.Literal("operator", "user"),
   toolScope: Schema.NullOr(Schema.String),
+  memory: Schema.Literal("shared", "all"),
   code: Schema.NullOr(Schema.String)
 }))
 
@@ -83,6 +84,36 @@ describe("kern pair / kern users", () => {
       expect((await usersOf(dir)).map((u) => u.id)).toEqual(["slack:U7"])
       expect(usersMd()).not.toContain("telegram:42")
       expect(usersMd().split(usersBegin)).toHaveLength(2)
+    }))
+
+  it.live("users scope --memory sets how far a user's file tools reach (shared/ unless all); the scope argument still works", () =>
+    Effect.promise(async () => {
+      const dir = initAgentFolder(["--model", "m"])
+      const alice = await request(dir, { interface: "telegram", userId: "42", displayName: "Alice" })
+      expect((await runKernIn(["pair", alice.code, dir])).status).toBe(0)
+      expect((await usersOf(dir))[0]).toMatchObject({ toolScope: "read", memory: "shared" })
+      expect((await runKernIn(["users", dir])).stdout).toMatch(/^telegram:42 +Alice +approved +user +read +shared/m)
+
+      const widened = await runKernIn(["users", "scope", "telegram:42", "--memory", "all", dir])
+      expect(widened.status, widened.stderr).toBe(0)
+      expect(widened.stdout).toContain("telegram:42's file tools reach the whole agent folder (never .kern/)")
+      expect((await usersOf(dir))[0]).toMatchObject({ toolScope: "read", memory: "all" })
+
+      const both = await runKernIn(["users", "scope", "telegram:42", "write", "--memory", "shared", dir])
+      expect(both.status, both.stderr).toBe(0)
+      expect(both.stdout).toContain("telegram:42 has tool scope write")
+      expect(both.stdout).toContain("reach only the agent folder's shared/")
+      expect((await usersOf(dir))[0]).toMatchObject({ toolScope: "write", memory: "shared" })
+
+      const neither = await runKernIn(["users", "scope", "telegram:42", dir])
+      expect(neither.status).toBe(2)
+      expect(neither.stderr).toContain("--memory shared|all")
+      const wrong = await runKernIn(["users", "scope", "telegram:42", "--memory", "everything", dir])
+      expect(wrong.status).toBe(2)
+      expect(wrong.stderr).not.toMatch(/\n\s+at /)
+      const help = await runKernIn(["users", "scope", "--help"])
+      expect(help.stdout).toContain("--memory shared | all")
+      expect(help.stdout).toContain("the agent folder's shared/ only")
     }))
 
   it("help: kern users runs alone and has subcommands; kern pair takes a code", async () => {

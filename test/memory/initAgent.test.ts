@@ -52,7 +52,8 @@ describe("initAgent", () => {
         "KNOWLEDGE.md",
         "USERS.md",
         "knowledge/.gitkeep",
-        "notes/.gitkeep"
+        "notes/.gitkeep",
+        "shared/.gitkeep"
       ])
       assert.strictEqual(git(dir, "status", "--porcelain").trim(), "", "the .env, config and db are ignored or committed")
     }))

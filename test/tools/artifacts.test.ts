@@ -7,6 +7,7 @@ import { ContextStats } from "../../src/tools/ContextStats.js"
 import { compactToolOutput } from "../../src/tools/OutputCompactor.js"
 import { retrieveToolOutput } from "../../src/tools/retrieveToolOutput.js"
 import { inSession, makeWorkspace, toolsLayer } from "./support.js"
+import { inRun } from "../kernel/harness.js"
 
 const bigOutput = () =>
   Array.from({ length: 2_000 }, (_, i) => (i === 1_000 ? "FAIL src/x.test.ts > adds numbers" : `build step ${i} ok`)).join("\n")
@@ -67,21 +68,21 @@ describe("compactToolOutput and retrieve_tool_output", () => {
         Effect.provide(toolsLayer(root))
       )
       const artifactId = compacted.artifactId ?? "missing"
-      const page = yield* retrieveToolOutput({ artifactId, offset: 999, limit: 3 }).pipe(Effect.provide(toolsLayer(root)))
+      const page = yield* inRun(retrieveToolOutput({ artifactId, offset: 999, limit: 3 })).pipe(Effect.provide(toolsLayer(root)))
       assert.deepStrictEqual(page.text.split("\n").slice(1, 4), [
         " 999\tbuild step 998 ok",
         "1000\tbuild step 999 ok",
         "1001\tFAIL src/x.test.ts > adds numbers"
       ])
       assert.strictEqual(page.nextOffset, 1002)
-      const hits = yield* retrieveToolOutput({ artifactId, offset: 1, limit: 10, grep: "^FAIL" }).pipe(Effect.provide(toolsLayer(root)))
+      const hits = yield* inRun(retrieveToolOutput({ artifactId, offset: 1, limit: 10, grep: "^FAIL" })).pipe(Effect.provide(toolsLayer(root)))
       assert.deepStrictEqual(hits.text.split("\n").slice(1), ["1001\tFAIL src/x.test.ts > adds numbers"])
     }))
 
   it.effect("an unknown artifact is NOT_FOUND", () =>
     Effect.gen(function*() {
       const root = makeWorkspace()
-      const error = yield* retrieveToolOutput({ artifactId: "art_000000000000000000000000", offset: 1, limit: 5 }).pipe(
+      const error = yield* inRun(retrieveToolOutput({ artifactId: "art_000000000000000000000000", offset: 1, limit: 5 })).pipe(
         Effect.provide(toolsLayer(root, {}, { memoryDb: true })),
         Effect.flip
       )

@@ -17,6 +17,7 @@ import { WebfetchArgs, webfetch } from "../../src/tools/webfetch.js"
 import type { ToolSession } from "../../src/tools/ToolSession.js"
 import { WriteArgs, write } from "../../src/tools/write.js"
 import { inSession, makeWorkspace, type ToolRequirements, toolsLayer } from "./support.js"
+import { inRun } from "../kernel/harness.js"
 
 const root = makeWorkspace({
   "a.txt": "alpha\nbeta\ngamma\n",
@@ -77,7 +78,7 @@ describe("fuzzing tool arguments: a success or a ToolFailure, never a defect", (
     fuzz(ContextForTaskArgs, contextForTask, fc.record({ task: fc.oneof(fc.constantFrom("invoice heading", "the and", "f"), fc.string()), budgetBytes: ints }, { requiredKeys: ["task"] })))
   it.live("context_budget_stats", () => fuzz(ContextBudgetStatsArgs, contextBudgetStats, fc.constant({}), 20))
   it.live("retrieve_tool_output", () =>
-    fuzz(RetrieveToolOutputArgs, retrieveToolOutput, fc.record({ artifactId: fc.oneof(fc.constantFrom("art_000000000000000000000000", "x"), fc.string()), offset: ints, limit: ints, grep: patterns }, { requiredKeys: ["artifactId"] })))
+    fuzz(RetrieveToolOutputArgs, (args) => inRun(retrieveToolOutput(args)), fc.record({ artifactId: fc.oneof(fc.constantFrom("art_000000000000000000000000", "x"), fc.string()), offset: ints, limit: ints, grep: patterns }, { requiredKeys: ["artifactId"] })))
   it.live("webfetch (no address is reachable: the resolver knows no public host)", () =>
     fuzz(WebfetchArgs, webfetch, fc.record({
       url: fc.oneof(fc.constantFrom("http://127.0.0.1:1/", "https://169.254.169.254/", "ftp://x", "http://[::1]/", "notaurl", "http://localhost:1/x"), fc.webUrl(), fc.string()),

@@ -108,7 +108,7 @@ describe("regular expressions the linear engine cannot run", () => {
       assert.strictEqual(behind.text, "words.txt:4:xy")
       const store = yield* ArtifactStore
       const stored = yield* store.put({ sessionId: "s", toolId: "bash", text: "abab\r\nab\nxabab\n" })
-      const page = yield* retrieveToolOutput({ artifactId: stored.artifactId, offset: 1, limit: 10, grep: "(ab)\\1" })
+      const page = yield* inRun(retrieveToolOutput({ artifactId: stored.artifactId, offset: 1, limit: 10, grep: "(ab)\\1" }))
       assert.strictEqual(page.text.split("\n").slice(1).join("\n"), "1\tabab\n3\txabab")
     }).pipe(Effect.provide(layer)))
 
