@@ -8,6 +8,10 @@ import { renderSystemPrompt, type SystemPromptOptions, systemSectionsFrom } from
 import type { Audience } from "../../src/kernel/Audience.js"
 import { makeFileCache, uncachedFiles } from "../../src/memory/fileCache.js"
 import * as NotesSummary from "../../src/memory/NotesSummary.js"
+import { sessionIdIn } from "../../src/session/conversationIds.js"
+import { initAgentFolder } from "../support/agentFolder.js"
+import { runKernIn } from "../support/inProcessCli.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 /** The operator's material, each with a marker a non-operator's prompt must never hold. */
@@ -129,4 +133,27 @@ describe("the operator's system prompt", () => {
       }
       expect(today).toMatch(new RegExp(`^You are ada-agent, a long-lived agent run by kern in the folder ${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\. `))
     }))
+})
+
+describe("the next request as kern context show and /context/* show it", () => {
+  it.live("a paired user's session shows its own prompt; the operator's shows theirs", () =>
+    Effect.gen(function*() {
+      const dir = initAgentFolder()
+      writeFiles(dir, operatorMarkers)
+      const operatorSession = sessionIdIn("20261120-100000-000-aaaa", "main")
+      const friendSession = sessionIdIn("20261121-100000-000-bbbb", "telegram-555")
+      for (const id of [operatorSession, friendSession]) writeSessionFixture(dir, 8, id)
+      const show = (session: string) =>
+        Effect.promise(() => runKernIn(["context", "show", "--json", "--dir", dir, "--session", session], { env: { OPENROUTER_API_KEY: "sk-test" } }))
+      const system = (stdout: string) => (JSON.parse(stdout) as { readonly system: ReadonlyArray<{ readonly text: string }> }).system
+      const friend = yield* show(friendSession)
+      expect(friend.status, friend.stderr).toBe(0)
+      const theirs = system(friend.stdout).map((s) => s.text).join("\n\n")
+      expect(theirs).toContain("You are speaking with user 555 on telegram")
+      for (const marker of markers) expect(theirs, marker).not.toContain(marker)
+      const operator = yield* show(operatorSession)
+      expect(operator.status, operator.stderr).toBe(0)
+      const mine = system(operator.stdout).map((s) => s.text).join("\n\n")
+      for (const marker of ["knowledge-marker", "users-marker", "daily-note-marker"]) expect(mine, marker).toContain(marker)
+    }), 60_000)
 })
