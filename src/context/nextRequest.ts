@@ -2,7 +2,9 @@ import { Effect } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { counted } from "../config/counted.js"
 import type { SessionHistory } from "./SessionHistory.js"
-import { promptToolsOf, renderSystemPrompt, type SystemSection, systemSectionsFrom } from "./systemPrompt.js"
+import { promptToolsOf, renderSystemPrompt, type SystemPromptOptions, type SystemSection, systemSectionsFrom } from "./systemPrompt.js"
+import { mainConversation } from "../kernel/Audience.js"
+import { chatOfConversation, conversationOfSession } from "../session/conversationIds.js"
 import { toolkitFor } from "../kernel/aiTools.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import type { FileCache } from "../memory/fileCache.js"
@@ -15,15 +17,32 @@ import { toolDefinitionsTokens } from "./toolTokens.js"
  * conversation summary) by section, and the tool definitions' tokens. The turn's system prompt and toolkit are made
  * by the same functions (context/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
  */
-export const requestParts = (tools: ReadonlyArray<RegisteredTool>, files: FileCache, count: TokenCounter) =>
+export const requestParts = (
+  tools: ReadonlyArray<RegisteredTool>,
+  files: FileCache,
+  count: TokenCounter,
+  run?: SystemPromptOptions["run"]
+) =>
   Effect.gen(function*() {
-    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools) })
+    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools), run })
     return {
       sections,
       system: renderSystemPrompt(sections),
       toolsTokens: toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count)
     }
   })
+
+/**
+ * Whose conversation a session is, as far as its id says: none for the operator's; for another, its chat (the user
+ * of a direct chat has the chat's id). The tool scope is the config's: the figures count the operator's tools.
+ */
+const sessionRun = (sessionId: string): SystemPromptOptions["run"] => {
+  const conversationId = conversationOfSession(sessionId)
+  if (conversationId === mainConversation) return undefined
+  const chat = chatOfConversation(conversationId)
+  const channel = chat?.chat ?? conversationId
+  return { audience: { conversationId, interface: chat?.interface ?? "a chat", channel, userId: channel, memory: "shared" } }
+}
 
 export interface NextRequest extends Preview {
   /** The system prompt as sent, by section, its conversation summary last when messages are trimmed. */
@@ -52,8 +71,8 @@ export const leftOutOfNext = (
 ]
 
 /**
- * The request the operator's next turn would send in a session (offered every registered tool), before that turn's
- * own message: what `GET /context/*` and `kern context show` report, planned and built by `ContextWindow.preview`
+ * The request the operator's next turn would send in a session (offered every registered tool; in a session of
+ * another conversation, that conversation's own system prompt), before that turn's own message: what `GET /context/*` and `kern context show` report, planned and built by `ContextWindow.preview`
  * as the turn plans and builds its request, with nothing moved or summarized.
  */
 export const nextRequest = (input: {
@@ -68,7 +87,7 @@ export const nextRequest = (input: {
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
     const context = yield* ContextWindow
-    const parts = yield* requestParts(input.tools, input.files, context.count)
+    const parts = yield* requestParts(input.tools, input.files, context.count, sessionRun(input.sessionId))
     const preview = yield* context.preview({
       sessionId: input.sessionId,
       history: input.history,

@@ -8,6 +8,9 @@ import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfAbsent } from "../storage/agentFiles.js"
+import { seesEverything } from "../kernel/Audience.js"
+import type { RunContextData } from "../kernel/RunContext.js"
+import { audiencePreamble, sharedMemoryFiles } from "./audiencePrompt.js"
 
 /** The memory files of the system prompt, in the order they are rendered (seed 003). */
 const memoryFiles = ["AGENTS.md", "IDENTITY.md", "KERN.md", "KNOWLEDGE.md", "USERS.md"] as const
@@ -37,6 +40,12 @@ export interface SystemPromptOptions {
   readonly tools?: ReadonlyArray<PromptTool> | undefined
   /** The whole rendered `<conversation_summary>` block, when messages are trimmed. */
   readonly conversationSummary?: string | undefined
+  /**
+   * Whose conversation the prompt serves and the run's tool scope: one that does not see everything (Audience.ts)
+   * gets the shared files and a statement of who is speaking (audiencePrompt.ts), nothing of the operator's.
+   * Omitted: the operator's prompt.
+   */
+  readonly run?: Pick<RunContextData, "audience" | "toolScope"> | undefined
 }
 
 /** One section of the system prompt as the model gets it. */
@@ -52,8 +61,9 @@ export interface SystemSection {
  * The memory items, read through `files` on every turn so edits the agent makes to its own memory take effect at
  * once: AGENTS.md, IDENTITY.md, KERN.md, KNOWLEDGE.md, USERS.md, the latest daily note and the notes summary
  * (`NotesSummary.layerNone` where there is none). A missing or empty file is simply left out; an unreadable one with a warning.
+ * `shared`: only the files every conversation has (sharedMemoryFiles), for one that is not the operator's.
  */
-export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
+export const memoryItemsFrom = (files: FileCache, reach: "all" | "shared" = "all") => Effect.gen(function*() {
   const { paths } = yield* AgentConfig
   // A memory file that cannot be read (or that the door refuses: a link into .kern/ or out of the folder, a FIFO)
   // leaves a hole in the prompt, not a failed turn; only a missing one is silent.
@@ -67,16 +77,18 @@ export const memoryItemsFrom = (files: FileCache) => Effect.gen(function*() {
   const unreadable = (file: string) => (error: PlatformError) =>
     Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
   const notesDir = NodePath.join(paths.dir, "notes")
+  const names: ReadonlyArray<string> = reach === "all" ? memoryFiles : sharedMemoryFiles
   // One after another: an unchanged file costs one stat (the door's reads are synchronous too), less than a fiber.
-  const texts = yield* Effect.forEach(memoryFiles, (name) => read(NodePath.join(paths.dir, name)))
-  const notes = yield* files.notes(paths.dir).pipe(
-    Effect.catchAll((error) => Effect.as(unreadable(notesDir)(error), [] as ReadonlyArray<string>))
-  )
+  const texts = yield* Effect.forEach(names, (name) => read(NodePath.join(paths.dir, name)))
   const items: Array<MemoryItem> = []
-  memoryFiles.forEach((name, index) => {
+  names.forEach((name, index) => {
     const text = texts[index] ?? ""
     if (text !== "") items.push({ kind: "file", source: name, text })
   })
+  if (reach === "shared") return items
+  const notes = yield* files.notes(paths.dir).pipe(
+    Effect.catchAll((error) => Effect.as(unreadable(notesDir)(error), [] as ReadonlyArray<string>))
+  )
   const latest = notes.at(-1)
   if (latest !== undefined) {
     const text = yield* read(NodePath.join(notesDir, latest))
@@ -171,12 +183,21 @@ export const sectionSeparator = "\n\n"
  * The system prompt section by section, in seed 003's order: the preamble, AGENTS.md, IDENTITY.md, KERN.md,
  * KNOWLEDGE.md, USERS.md, the latest daily note, `<notes_summary>`, `<tools>` and `<conversation_summary>` (the last
  * two only when given). Files come through `files`: the turn runner's cache reads a file again only when it changed.
+ * For a conversation that is not the operator's (`options.run`): its preamble, AGENTS.md, IDENTITY.md, KERN.md,
+ * `<tools>` and its own `<conversation_summary>`.
  */
 export const systemSectionsFrom = (files: FileCache, options: SystemPromptOptions = {}) => Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
-  const items = yield* memoryItemsFrom(files)
+  const run = options.run ?? {}
+  const audience = run.audience
+  const theirs = audience !== undefined && !seesEverything(run)
+  const items = yield* memoryItemsFrom(files, theirs ? "shared" : "all")
+  // The statement quotes the sender's paired name: escaped like a file's text, it cannot open a section of its own.
+  const opening = theirs
+    ? escapeSectionText(audiencePreamble(config.name, audience, run.toolScope ?? config.toolScope))
+    : preamble(config.name, paths.dir)
   const sections: Array<SystemSection> = [
-    { kind: "preamble", source: "kern", text: preamble(config.name, paths.dir) },
+    { kind: "preamble", source: "kern", text: opening },
     ...items.map(sectionOf)
   ]
   if (options.tools !== undefined) sections.push(toolsSection(options.tools))

@@ -10,7 +10,10 @@ import { boundMs, isExcluded, reciprocalRankFusion } from "./fusion.js"
 import { makeSkippedFiles } from "../storage/agentFiles.js"
 import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
-import { type ChunkRow, RecallStore, type RecallStoreError, type TimeWindow } from "./RecallStore.js"
+import { type ChunkRow, RecallStore, type RecallStoreError, type SessionFilter, type TimeWindow } from "./RecallStore.js"
+import { seesEverything } from "../kernel/Audience.js"
+import type { RunContextData } from "../kernel/RunContext.js"
+import { conversationOfSession } from "../session/conversationIds.js"
 import {
   type LoadRequest,
   LoadResult,
@@ -39,6 +42,12 @@ export const queryEmbeddingWait = Duration.seconds(5)
 
 /** Characters a load returns per page unless asked otherwise. */
 export const defaultLoadChars = 20_000
+
+/** Whose conversation a search or load serves: a run's context, or none (everything, as the operator sees it). */
+export type RunAudience = Pick<RunContextData, "audience">
+
+/** A search or load outside any conversation (the CLI, the HTTP API): it sees everything. */
+const everyone: RunAudience = {}
 
 const storage = (error: RecallStoreError | PlatformError) => new RecallError({ reason: "storage", message: error.message })
 
@@ -149,13 +158,26 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
       () => Effect.zipRight(Ref.set(backfilling, false), Effect.ignoreLogged(store.setNote("backfill", undefined)))
     )
 
-    const search = (request: SearchRequest) =>
+    /**
+     * The sessions a run may search: every one for a run that sees everything (the operator's conversation, the CLI,
+     * the HTTP API), else only its own conversation's (named by the session ids, conversationIds.ts), no files.
+     */
+    const sessionsSeenBy = (run: RunAudience): Effect.Effect<SessionFilter, RecallStoreError> => {
+      const audience = run.audience
+      if (audience === undefined || seesEverything(run)) return Effect.succeed(undefined)
+      return Effect.map(store.sessionStates, (states) =>
+        states.map((state) => state.sessionId).filter((id) => conversationOfSession(id) === audience.conversationId))
+    }
+
+    /** Hits for a query: `run` says whose conversation asks (seesEverything), and so which sessions are searched. */
+    const search = (request: SearchRequest, run: RunAudience = everyone) =>
       Effect.gen(function*() {
         const limit = request.limit ?? defaultSearchLimit
         const window: TimeWindow = { afterMs: boundMs(request.after, "after"), beforeMs: boundMs(request.before, "before") }
         const exclude = request.exclude ?? []
         const candidates = limit * candidatesPerHit
-        const keyword = yield* store.keywordSearch(request.query, candidates, window)
+        const sessions = yield* sessionsSeenBy(run)
+        const keyword = yield* store.keywordSearch(request.query, candidates, window, sessions)
         const queryVector = Option.isSome(yield* Ref.get(keywordReason)) || request.query.trim() === ""
           ? Option.none()
           : Option.flatMap(
@@ -164,7 +186,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
           )
         const space = yield* store.vectorSpace
         const usable = Option.filter(queryVector, (v) => Option.isSome(space) && space.value.dimension === v.length)
-        const vector = Option.isSome(usable) ? yield* store.vectorSearch(usable.value, candidates, window) : []
+        const vector = Option.isSome(usable) ? yield* store.vectorSearch(usable.value, candidates, window, sessions) : []
         const rows = new Map<number, ChunkRow>(
           (yield* store.chunks([...new Set([...keyword, ...vector].map((r) => r.id))])).map((row) => [row.id, row])
         )
@@ -193,11 +215,16 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         return new SearchResult({ query: request.query, mode: Option.isSome(usable) ? "hybrid" : "keyword", hits })
       }).pipe(Effect.mapError(storage), Effect.withSpan("kern.recall.search"))
 
-    /** Messages of a session in full, as many as fit in `maxChars` (at least one); the rest is the next page. */
-    const load = (request: LoadRequest) =>
+    /**
+     * Messages of a session in full, as many as fit in `maxChars` (at least one); the rest is the next page. A run
+     * that does not see everything loads only its own conversation's sessions: any other is "not there" to it.
+     */
+    const load = (request: LoadRequest, run: RunAudience = everyone) =>
       Effect.gen(function*() {
         const maxChars = request.maxChars ?? defaultLoadChars
-        const rows = yield* store.messagesIn(request.sessionId, request.messageStart, request.messageEnd).pipe(
+        const audience = run.audience
+        const seen = audience === undefined || seesEverything(run) || conversationOfSession(request.sessionId) === audience.conversationId
+        const rows = !seen ? [] : yield* store.messagesIn(request.sessionId, request.messageStart, request.messageEnd).pipe(
           Effect.mapError(storage)
         )
         if (rows.length === 0) {
@@ -260,11 +287,16 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
      * What auto-recall adds to a turn (see autoRecall.ts), or undefined: nothing qualifies, the turn does not want
      * it, or recall failed (logged; a turn never fails for it).
      */
-    const autoRecall = (options: AutoRecallOptions, query: string, inContext: ReadonlyArray<RecallExclude>) =>
+    const autoRecall = (
+      options: AutoRecallOptions,
+      query: string,
+      inContext: ReadonlyArray<RecallExclude>,
+      run: RunAudience = everyone
+    ) =>
       !config.recall || !wantsAutoRecall(options, query)
         ? Effect.succeed(undefined)
         : Effect.gen(function*() {
-          const result = yield* search({ query, limit: autoRecallSearchLimit, exclude: inContext })
+          const result = yield* search({ query, limit: autoRecallSearchLimit, exclude: inContext }, run)
           return selectAutoRecall(options, query, result.hits, inContext, yield* tokenizer.counter)
         }).pipe(
           Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: auto-recall skipped: ${error.message}`), undefined)),

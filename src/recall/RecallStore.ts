@@ -56,6 +56,13 @@ export interface TimeWindow {
   readonly beforeMs: number | undefined
 }
 
+/**
+ * Only chunks of these sessions (no file chunks): a conversation that is not the operator's searches its own. Applied
+ * inside the query, before the limit, so the best of these sessions are found however many better hits lie elsewhere.
+ * Undefined: every chunk.
+ */
+export type SessionFilter = ReadonlyArray<string> | undefined
+
 export interface Ranked {
   readonly id: number
   /** Vector: cosine distance; keyword: bm25 (lower is better for both). */
@@ -104,13 +111,19 @@ export interface RecallStoreShape {
   readonly putVectors: (dimension: number, vectors: ReadonlyArray<ChunkVector>) => E<void>
   /**
    * Nearest chunks: binary-quantized prefilter of `candidates`, rescored by the cosine distance of the float query
-   * to each candidate's stored (int8) vector.
+   * to each candidate's stored (int8) vector. With `sessions`, every vector of those sessions is scored (a
+   * conversation's own chunks are few; a prefilter over all of them would be taken up by other conversations').
    */
-  readonly vectorSearch: (query: Float32Array, candidates: number, window: TimeWindow) => E<ReadonlyArray<Ranked>>
+  readonly vectorSearch: (
+    query: Float32Array,
+    candidates: number,
+    window: TimeWindow,
+    sessions?: SessionFilter
+  ) => E<ReadonlyArray<Ranked>>
   /** Every stored vector scored, no prefilter (the benchmark's baseline). */
   readonly scanVectorSearch: (query: Float32Array, limit: number) => E<ReadonlyArray<Ranked>>
   /** BM25 over chunk text for the words of `query`, any of them. */
-  readonly keywordSearch: (query: string, limit: number, window: TimeWindow) => E<ReadonlyArray<Ranked>>
+  readonly keywordSearch: (query: string, limit: number, window: TimeWindow, sessions?: SessionFilter) => E<ReadonlyArray<Ranked>>
   readonly chunks: (ids: ReadonlyArray<number>) => E<ReadonlyArray<ChunkRow>>
   readonly counts: E<StoreCounts>
   /** A small persisted note (what another process should know: a backfill running, why vectors are off). */

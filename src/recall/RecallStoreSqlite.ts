@@ -8,6 +8,7 @@ import {
   type NewChunk,
   RecallStore,
   RecallStoreError,
+  type SessionFilter,
   type SessionState,
   type StoreCounts,
   type TimeWindow,
@@ -232,8 +233,24 @@ export const make = Effect.gen(function*() {
       ...(window.beforeMs === undefined ? [] : [sql`${sql.literal(start)} <= ${BigInt(Math.trunc(window.beforeMs))}`])
     ])
 
-  const vectorSearch = (query: Float32Array, candidates: number, window: TimeWindow) =>
+  /** The float query's cosine distance to each stored (int8) vector, nearest first. */
+  const rescored = (query: Float32Array, rows: ReadonlyArray<{ readonly id: number; readonly embedding: Uint8Array }>) => {
+    // Rescored against the float query (not a quantized one): only the stored side carries quantization error.
+    const queryNorm = norm(query)
+    return rows
+      .map((row) => ({ id: row.id, score: cosineDistance(query, queryNorm, int8FromBytes(row.embedding)) }))
+      .sort((a, b) => a.score - b.score)
+  }
+
+  const vectorSearch = (query: Float32Array, candidates: number, window: TimeWindow, sessions?: SessionFilter) =>
     Effect.gen(function*() {
+      if (sessions !== undefined) {
+        if (sessions.length === 0) return []
+        const rows = yield* decoded(CandidateRow)(sql`SELECT v.chunk_id AS id, v.embedding
+          FROM recall_vectors v JOIN recall_chunks c ON c.id = v.chunk_id
+          WHERE c.session_id IN ${sql.in(sessions)} AND ${windowOf(window, "c.start_ms", "c.end_ms")}`)
+        return rescored(query, rows).slice(0, candidates)
+      }
       if (!(yield* hasVecTable)) return []
       const rows = yield* decoded(CandidateRow)(sql`WITH candidates AS (
           SELECT chunk_id FROM recall_vec
@@ -241,11 +258,7 @@ export const make = Effect.gen(function*() {
           AND ${windowOf(window, "start_ms", "end_ms")}
         )
         SELECT v.chunk_id AS id, v.embedding FROM candidates c JOIN recall_vectors v ON v.chunk_id = c.chunk_id`)
-      // Rescored against the float query (not a quantized one): only the stored side carries quantization error.
-      const queryNorm = norm(query)
-      return rows
-        .map((row) => ({ id: row.id, score: cosineDistance(query, queryNorm, int8FromBytes(row.embedding)) }))
-        .sort((a, b) => a.score - b.score)
+      return rescored(query, rows)
     }).pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.vectorSearch"))
 
   const scanVectorSearch = (query: Float32Array, limit: number) =>
@@ -256,12 +269,13 @@ export const make = Effect.gen(function*() {
       Effect.withSpan("kern.recall.store.scanVectorSearch")
     )
 
-  const keywordSearch = (query: string, limit: number, window: TimeWindow) => {
+  const keywordSearch = (query: string, limit: number, window: TimeWindow, sessions?: SessionFilter) => {
     const match = ftsQuery(query)
-    if (match === undefined) return Effect.succeed([])
+    if (match === undefined || sessions?.length === 0) return Effect.succeed([])
+    const only = sessions === undefined ? sql.and([]) : sql`c.session_id IN ${sql.in(sessions)}`
     return sql`SELECT f.rowid AS id, bm25(recall_fts) AS score
       FROM recall_fts f JOIN recall_chunks c ON c.id = f.rowid
-      WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")}
+      WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")} AND ${only}
       ORDER BY score LIMIT ${limit}`.pipe(
       decoded(RankedRow),
       Effect.mapError(failed("search")),

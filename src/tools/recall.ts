@@ -46,6 +46,8 @@ const failure = (error: RecallError) =>
 /** recall({ query } | { mode: "load", sessionId, messageStart, messageEnd }): the agent's memory of conversations. */
 export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs) {
   const service = yield* Recall
+  // A conversation that is not the operator's searches and loads only its own sessions (Recall's one door).
+  const ctx = yield* RunContext
   if (args.mode === "load") {
     if (args.sessionId === undefined || args.messageStart === undefined || args.messageEnd === undefined) {
       return yield* toolFailure("VALIDATION_ERROR", "load needs sessionId, messageStart and messageEnd (from a search hit)")
@@ -58,11 +60,10 @@ export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs)
       messageStart: args.messageStart,
       messageEnd: args.messageEnd,
       maxChars: recallLoadChars
-    }).pipe(Effect.mapError(failure))
+    }, ctx).pipe(Effect.mapError(failure))
     return { ...result, text: loadText(result, args.messageEnd) }
   }
   if (args.query === undefined) return yield* toolFailure("VALIDATION_ERROR", "search needs a query")
-  const ctx = yield* RunContext
   // What the model has raw in its context is not worth finding again: the current session from the context's cut
   // on (what was trimmed before it stands only as summaries, so it is found). Outside a turn, the whole session.
   const windowStart = ctx.windowStart === undefined ? 0 : yield* Ref.get(ctx.windowStart)
@@ -73,6 +74,6 @@ export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs)
     ...(args.after === undefined ? {} : { after: args.after }),
     ...(args.before === undefined ? {} : { before: args.before }),
     exclude
-  }).pipe(Effect.mapError(failure))
+  }, ctx).pipe(Effect.mapError(failure))
   return { ...result, text: searchText(result, toolWholeHit) }
 })

@@ -298,7 +298,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           emit: turn.emit,
           windowStart: turn.windowStart,
           firstStep: tally.step === 1,
-          recalled: tally.recalled
+          recalled: tally.recalled,
+          run: turn.ctx
         })
         // The last step may only answer: no tools are offered.
         const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined

@@ -10,6 +10,7 @@ import { makeFileCache } from "../memory/fileCache.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { type AutoRecall, withRecallBlock } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
+import type { RunContextData } from "../kernel/RunContext.js"
 import { ContextStats } from "../tools/ContextStats.js"
 import type { TurnEventBody } from "./TurnEvent.js"
 import type { TurnToolkit } from "./turnToolkit.js"
@@ -28,6 +29,8 @@ export interface StepPromptInput {
   /** Auto-recall runs at the first step; the later ones carry what it found. */
   readonly firstStep: boolean
   readonly recalled: AutoRecall | undefined
+  /** The turn's audience and tool scope: whose conversation the prompt and auto-recall may draw on (Audience.ts). */
+  readonly run: Pick<RunContextData, "audience" | "toolScope">
 }
 
 /**
@@ -43,8 +46,8 @@ export const makeStepPrompt = Effect.gen(function*() {
   const context = yield* ContextWindow
   const contextStats = yield* ContextStats
   const files = yield* makeFileCache
-  const systemPrompt = (tools: ReadonlyArray<PromptTool>) =>
-    buildSystemPromptFrom(files, { tools }).pipe(
+  const systemPrompt = (tools: ReadonlyArray<PromptTool>, run: StepPromptInput["run"]) =>
+    buildSystemPromptFrom(files, { tools, run }).pipe(
       Effect.provideService(AgentConfig, loaded),
       Effect.provideService(FileSystem.FileSystem, fs),
       Effect.provideService(NotesSummary, summaries)
@@ -59,7 +62,8 @@ export const makeStepPrompt = Effect.gen(function*() {
       const recalled = yield* recall.autoRecall(
         { enabled: config.autoRecall, trimmed: cut > 0, maxDistance: config.autoRecallMaxDistance, maxTokens: config.autoRecallTokens },
         input.query,
-        [{ sessionId: input.sessionId, messageStart: cut, messageEnd: Math.max(cut, messages - 1) }]
+        [{ sessionId: input.sessionId, messageStart: cut, messageEnd: Math.max(cut, messages - 1) }],
+        input.run
       )
       if (recalled !== undefined) {
         yield* input.emit({ type: "recall", query: recalled.query, hits: recalled.hits.length, tokens: recalled.tokens })
@@ -72,7 +76,7 @@ export const makeStepPrompt = Effect.gen(function*() {
       const prepared = yield* context.prepare({
         sessionId: input.sessionId,
         history: input.history,
-        system: yield* systemPrompt(input.kit.promptTools),
+        system: yield* systemPrompt(input.kit.promptTools, input.run),
         toolsTokens: input.kit.tokens,
         modelId: input.modelId,
         progress: (text) => input.emit({ type: "context", text })

@@ -7,9 +7,15 @@ export const summaryAgentMaxContextTokens = 20_000
 
 /**
  * An agent folder over the fake model at `baseURL`, with a separate `summary-model`, a 20,000-token window, no recall,
- * no heartbeat and no commits, and a session of 400 messages (~30k tokens: over the window from the first turn).
+ * no heartbeat and no commits (unless `config` says otherwise), and a session of 400 messages (~30k tokens: over the
+ * window from the first turn), `sessionId` if given.
  */
-export const summaryModelAgent = (baseURL: string, files: Readonly<Record<string, string>> = {}): string => {
+export const summaryModelAgent = (
+  baseURL: string,
+  files: Readonly<Record<string, string>> = {},
+  config: Readonly<Record<string, unknown>> = {},
+  sessionId?: string
+): string => {
   const dir = NodePath.join(makeTempDir(), "agent")
   writeFiles(dir, {
     ".kern/config.json": JSON.stringify({
@@ -21,10 +27,11 @@ export const summaryModelAgent = (baseURL: string, files: Readonly<Record<string
       embeddingModel: false,
       recall: false,
       heartbeatInterval: 0,
-      autoCommit: false
+      autoCommit: false,
+      ...config
     }),
     ...files
   })
-  writeSessionFixture(dir, 400)
+  writeSessionFixture(dir, 400, sessionId)
   return dir
 }
