@@ -35,20 +35,20 @@ const askEverywhere = (dir: string, operatorSession: string, artifactId: string)
   { id: "r4", name: "read", args: { path: "./../USERS.md" } },
   { id: "r5", name: "read", args: { path: "secret.md" } },
   { id: "r6", name: "read", args: { path: ".kern/sessions" } },
-  { id: "g1", name: "grep", args: { pattern: "4711" } },
-  { id: "g2", name: "grep", args: { pattern: "4711", path: ".." } },
-  { id: "g3", name: "grep", args: { pattern: "4711", path: dir } },
+  { id: "g1", name: "grep", args: { pattern: "47.1" } },
+  { id: "g2", name: "grep", args: { pattern: "47.1", path: ".." } },
+  { id: "g3", name: "grep", args: { pattern: "47.1", path: dir } },
   { id: "l1", name: "glob", args: { pattern: "**/*" } },
   { id: "l2", name: "glob", args: { pattern: "*.md", path: ".." } },
   { id: "s1", name: "summarize_file_structure", args: { path: "../secret.md" } },
-  { id: "c1", name: "recall", args: { query: "bank PIN 4711" } },
+  { id: "c1", name: "recall", args: { query: "bank PIN" } },
   { id: "c2", name: "recall", args: { mode: "load", sessionId: operatorSession, messageStart: 0, messageEnd: 20 } },
-  { id: "t1", name: "context_for_task", args: { task: "find the bank PIN 4711" } },
+  { id: "t1", name: "context_for_task", args: { task: "find the bank PIN" } },
   { id: "k1", name: "kern", args: { action: "status" } },
   { id: "k2", name: "kern", args: { action: "users" } },
   { id: "k3", name: "kern", args: { action: "logs" } },
   { id: "a1", name: "retrieve_tool_output", args: { artifactId } },
-  { id: "a2", name: "retrieve_tool_output", args: { artifactId, grep: "4711" } }
+  { id: "a2", name: "retrieve_tool_output", args: { artifactId, grep: "47.1" } }
 ]
 
 describe("what the operator tells the agent stays the operator's", () => {

@@ -102,7 +102,7 @@ describe("a paired user's turn, end to end", () => {
         for (const request of asked) {
           const body = JSON.stringify(request.body)
           for (const marker of markers) expect(body, marker).not.toContain(marker)
-          expect(systemOf(request)).toContain("You are speaking with user 555 on telegram (tool scope read), not with the operator.")
+          expect(systemOf(request)).toContain("You are speaking with \\\"Bob\\\" (user 555) on telegram (tool scope read), not with the operator.")
         }
         // The same system prompt at each step: the provider's cache keeps it.
         expect(systemOf(asked[1]!)).toBe(systemOf(asked[0]!))
