@@ -8,6 +8,9 @@ export const ModelApi = Schema.Literal("responses", "chat")
 export const ToolScope = Schema.Literal("full", "write", "read")
 /** `per-person`: each paired user, group and thread has a conversation of its own; `shared`: one for everybody. */
 export const ConversationsMode = Schema.Literal("per-person", "shared")
+/** How much of the agent folder a non-operator's file tools reach: `shared/` only (the default), or all of it. */
+export const MemoryReach = Schema.Literal("shared", "all")
+export type MemoryReach = typeof MemoryReach.Type
 export type ToolScope = typeof ToolScope.Type
 export const ApprovalMode = Schema.Literal("auto", "ask", "deny")
 export type ApprovalMode = typeof ApprovalMode.Type

@@ -1,5 +1,7 @@
-import { Schema } from "effect"
+import type { MemoryReach } from "../config/schema.js"
 import type { RunContextData } from "./RunContext.js"
+
+export type { MemoryReach }
 
 /** The operator's conversation: the agent's main one, wherever the operator speaks. */
 export const mainConversation = "main"
@@ -10,9 +12,6 @@ export const mainConversation = "main"
  */
 export const sharedDirName = "shared"
 
-/** How much of the agent folder a non-operator's file tools reach: `shared/` only (the default), or all of it. */
-export const MemoryReach = Schema.Literal("shared", "all")
-export type MemoryReach = typeof MemoryReach.Type
 
 /**
  * Whose conversation a run serves, and so what it may see. The operator's conversation (`main`) sees everything; any

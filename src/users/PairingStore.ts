@@ -1,8 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Random, Schema } from "effect"
-import { ToolScope } from "../config/schema.js"
+import { MemoryReach, ToolScope } from "../config/schema.js"
 import { narrowerScope } from "../kernel/toolScope.js"
-import { MemoryReach } from "../kernel/Audience.js"
 import { codeAlphabet, normalizeCode, pairingCodeProblem, splitUserId, userIdProblem } from "./userNames.js"
 
 export const UserRole = Schema.Literal("operator", "user")

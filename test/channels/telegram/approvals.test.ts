@@ -62,7 +62,8 @@ describe("Telegram approvals", () => {
       const decided = (yield* telegram.chat(-1001)).find(isPrompt)!
       expect(decided.text).toContain("✅ <b>Approved</b> by telegram:42")
       expect(decided.replyMarkup).toEqual({ inline_keyboard: [] })
-      expect(NodeFs.readFileSync(NodePath.join(dir, "approved.txt"), "utf8")).toBe("<ok> & done\n")
+      // A group's turn is the group's conversation, whoever asks: its bash starts in shared/ (conversations per person).
+      expect(NodeFs.readFileSync(NodePath.join(dir, "shared/approved.txt"), "utf8")).toBe("<ok> & done\n")
 
       // The second call is denied by the operator: it does not run.
       yield* telegram.message({ ...group, from: alice, text: "@kern_test_bot now delete keep.txt" })
