@@ -1,5 +1,5 @@
 import { LanguageModel } from "@effect/ai"
-import { Clock, type Context, DateTime, Deferred, Effect, Either, Option, Ref } from "effect"
+import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
@@ -21,7 +21,7 @@ import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
-import { TurnStops } from "./TurnStops.js"
+import { type TurnStop, TurnStops } from "./TurnStops.js"
 import { redactingEmit } from "./redactEvents.js"
 import { noReplyEmit } from "./replyFilter.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
@@ -31,7 +31,7 @@ import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
-import { budgetFailure, encodeFailure, modelStepFailure, type Stopped, type TurnFailure } from "./TurnFailure.js"
+import { budgetFailure, encodeFailure, modelStepFailure, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
 
 /** The session a turn writes to: its file and the messages so far. */
@@ -70,8 +70,8 @@ interface Turn {
   readonly tools: ReadonlyArray<RegisteredTool>
   readonly kit: TurnToolkit
   readonly model: Context.Tag.Service<HeartbeatModel>
-  /** Completed when someone stops the turn (TurnStops): raced at each step as the watchdog is. */
-  readonly stop: Deferred.Deferred<Stopped>
+  /** The turn's stop (TurnStops): looked at before each step, and ending the model's stream or the tool calls it meets. */
+  readonly stop: TurnStop
 }
 
 /** What a call's result says when the turn was stopped before it ran, or while it ran (its processes killed). */
@@ -164,7 +164,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })
 
     /** The turn's run context, the tools its user may be offered and its model (a heartbeat's may be cheaper). */
-    const openTurn = (input: TurnInput, stop: Deferred.Deferred<Stopped>) =>
+    const openTurn = (input: TurnInput, stop: TurnStop) =>
       Effect.gen(function*() {
         const { message, session } = input
         const toolScope = yield* scopeOf(message)
@@ -249,9 +249,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })
 
     /**
-     * The step's tool calls, racing the turn's stop signal: stopped, the calls still running are interrupted (the
-     * executor's tool fiber kills their processes) and each call left without a result gets one saying so, so the
-     * record stays whole. Returns who stopped the turn, if anyone did.
+     * The step's tool calls, ended by the turn's stop: stopped, the calls still running are interrupted (the executor's
+     * tool fiber kills their processes) and each call left without a result gets one saying so, so the record stays
+     * whole. Returns who stopped the turn, if anyone did.
      */
     const runToolCalls = (turn: Turn, calls: ReadonlyArray<StepCall>) =>
       Effect.gen(function*() {
@@ -260,7 +260,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           concurrency: "unbounded",
           discard: true
         })
-        const outcome = yield* Effect.raceFirst(Effect.as(all, Option.none<Stopped>()), Effect.map(Deferred.await(turn.stop), Option.some))
+        const outcome = yield* turn.stop.guarded(all).pipe(Effect.as(Option.none()), Effect.catchTag("Stopped", Effect.succeedSome))
         if (Option.isNone(outcome)) return outcome
         const finished = yield* Ref.get(done)
         yield* Effect.forEach(calls, (call, i) => finished.has(i) ? Effect.void : recordResult(turn, call, true, cutShortText, 0), { discard: true })
@@ -278,8 +278,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     /** One model step: stopped by the budget, or the model streamed and its tool calls run; the tally after it. */
     const runStep = (turn: Turn, before: TurnTally): Effect.Effect<TurnTally, SessionError> =>
       Effect.gen(function*() {
-        const asked = yield* Deferred.poll(turn.stop)
-        if (Option.isSome(asked)) return stopped(before, yield* asked.value)
+        const asked = yield* turn.stop.stopped
+        if (Option.isSome(asked)) return stopped(before, asked.value)
         const tally = nextStep(before)
         if (tally.step > 1) yield* injectArrived(turn)
         yield* turn.emit({ type: "thinking", step: tally.step })
@@ -305,7 +305,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined
         const modelStart = yield* Clock.currentTimeNanos
         const result = yield* Effect.either(
-          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit, stop: Deferred.await(turn.stop) })
+          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit, stop: turn.stop })
         )
         const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
         const withRecall = withRecalled(tally, recalled)
@@ -313,7 +313,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           if (result.left._tag !== "StepStopped") return stopped(withRecall, modelStepFailure(result.left), stepMs)
           yield* recordStopped(turn, result.left.partial)
           const partialReply = redactSecretsInText(result.left.partial.text, secrets)
-          return stopped({ ...withRecall, reply: partialReply }, yield* Deferred.await(turn.stop), stepMs)
+          return stopped({ ...withRecall, reply: partialReply }, result.left.by, stepMs)
         }
         const answer = result.right
         yield* recordAnswer(turn, tally.step, answer, estimate, stepMs)
@@ -355,9 +355,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
 
     /** One agent turn: the message recorded, then model steps (each with its tool calls) up to maxSteps. */
     const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
-      Effect.gen(function*() {
-        // Stoppable from here to its end (TurnStops): the signal is looked at before each step and raced within it.
-        const turn = yield* openTurn(input, yield* stops.register(input.message))
+      stops.during(input.message, (stop) => Effect.gen(function*() {
+        // Stoppable from here to its end (TurnStops): looked at before each step, and ending the stream or the calls it meets.
+        const turn = yield* openTurn(input, stop)
         // The turn's first event: what a channel knows the turn by (its conversation, its user).
         yield* turn.emit(incomingOf(input.message))
         yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
@@ -367,7 +367,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           body: (tally) => runStep(turn, tally)
         })
         return yield* finishTurn(turn, tally)
-      }).pipe(Effect.scoped, loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
+      })).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
 
     return { run } as const
   })

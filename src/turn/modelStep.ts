@@ -7,6 +7,8 @@ import { fromAiError, ProviderError } from "../model/ProviderError.js"
 import { providerRetrySchedule, RetryNotices } from "../model/ProviderRetry.js"
 import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEventBody, type TurnUsage } from "./TurnEvent.js"
+import type { Stopped } from "./TurnFailure.js"
+import type { TurnStop } from "./TurnStops.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
 export const watchdogTimeout = "5 minutes"
@@ -18,10 +20,10 @@ export class WatchdogTimeout extends Schema.TaggedError<WatchdogTimeout>()("Watc
   }
 }
 
-/** The turn was stopped while the model streamed: what the model had sent by then (its calls not run). */
-export class StepStopped extends Data.TaggedError("StepStopped")<{ readonly partial: StepResult }> {}
+/** The turn was stopped while the model streamed (`by`): what the model had sent by then (its calls not run). */
+export class StepStopped extends Data.TaggedError("StepStopped")<{ readonly partial: StepResult; readonly by: Stopped }> {}
 
-/** What the retry schedule sees for a failure it must not retry (a watchdog stop, a stream that already showed output). */
+/** What the retry schedule sees for a failure it must not retry (a stream that already showed output). */
 const notRetried = new ProviderError({ reason: "provider", message: "not retried" })
 
 export interface StepCall {
@@ -76,8 +78,8 @@ export interface ModelStepOptions {
   readonly toolIdOf: (name: string) => string | undefined
   /** The step's events; the turn names them with its ids. */
   readonly emit: (event: TurnEventBody) => Effect.Effect<void>
-  /** Completes when the turn is stopped: the step ends there, as the watchdog ends it, with what it had (StepStopped). */
-  readonly stop?: Effect.Effect<unknown> | undefined
+  /** The turn's stop: a stop ends the step where it is, as the watchdog ends it, with what it had (StepStopped). */
+  readonly stop?: TurnStop | undefined
 }
 
 /** One model call, streamed: text deltas and tool calls are reported as they arrive. */
@@ -145,19 +147,18 @@ export const modelStep = (options: ModelStepOptions) =>
     const shownNothing = () => text === "" && calls.length === 0
     const retryBeforeOutput = Schedule.mapInput(
       providerRetrySchedule,
-      (error: AiError.AiError | WatchdogTimeout): ProviderError =>
-        error._tag !== "WatchdogTimeout" && shownNothing() ? fromAiError(error) : notRetried
+      (error: AiError.AiError): ProviderError => shownNothing() ? fromAiError(error) : notRetried
     )
-    const attempt: Effect.Effect<void, AiError.AiError | WatchdogTimeout> = Effect.raceFirst(streamed, watchdog)
     // Each retry, of the request (RedactingHttpClient's retryingClient) or of a stream that showed nothing, is told to
     // the turn's followers as it waits.
-    const retried = Effect.retry(attempt, retryBeforeOutput).pipe(
+    const retried = Effect.retry(streamed, retryBeforeOutput).pipe(
       Effect.provideService(RetryNotices, ({ text, waitMs }) => options.emit({ type: "retry", text, waitMs }))
     )
+    // The watchdog runs beside the whole step, its retries' waits included (it counts from the last part, or the
+    // step's start), and the turn's stop interrupts it: one fiber beside the stream per step, nothing per part.
     const stop = options.stop
-    yield* stop === undefined ? retried : Effect.raceFirst(
-      retried,
-      Effect.flatMap(stop, () => Effect.suspend(() => Effect.fail(new StepStopped({ partial: { text, calls: [...calls], usage } }))))
+    yield* stop === undefined ? Effect.raceFirst(retried, watchdog) : stop.guarded(retried, watchdog).pipe(
+      Effect.catchTag("Stopped", (by) => Effect.suspend(() => Effect.fail(new StepStopped({ partial: { text, calls: [...calls], usage }, by }))))
     )
     return { text, calls, usage } satisfies StepResult
   }).pipe(Effect.withSpan("kern.agent.modelStep"))

@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref, Supervisor } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
@@ -115,6 +115,29 @@ describe("a stopped turn", () => {
         expect(messages[2]).toMatchObject({ toolCallId: "call_1", isError: true })
         expect(String(messages[2]?._tag === "tool" ? messages[2].result : "")).toContain("the turn was stopped")
         expect(yield* server.modelRequests).toHaveLength(1)
+      })), 120_000)
+})
+
+describe("what being stoppable costs a turn", () => {
+  it.live("while the model streams, the turn runs one fiber beside the stream (its watchdog, which a stop interrupts), no race per step", () =>
+    withAgent((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(FakeReply.text("Counting: one, two, three and more", { hangAfter: 3 }))
+        // The fibers of the turn alive while the model's text streams, before the stop.
+        const forked = yield* Supervisor.track
+        const alive = yield* Ref.make<number | undefined>(undefined)
+        const seen = yield* Ref.make<ReadonlyArray<TurnEvent>>([])
+        const fiber = yield* Effect.fork(Effect.supervised(turn("count for a long time", seen), forked))
+        yield* stopWhen(Effect.gen(function*() {
+          if (!(yield* Ref.get(seen)).some((e) => e.type === "text-delta")) return false
+          if ((yield* Ref.get(alive)) === undefined) yield* Ref.set(alive, (yield* forked.value).length)
+          return true
+        }))
+        const { outcome } = yield* Fiber.join(fiber)
+        expect(outcome.failure?._tag).toBe("Stopped")
+        // The stream's fiber and the guard beside it (the watchdog and the stop in one): a stop raced at each step as
+        // well as the watchdog would be two more.
+        expect(yield* Ref.get(alive)).toBe(2)
       })), 120_000)
 })
 
