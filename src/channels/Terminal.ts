@@ -48,7 +48,7 @@ export const runTerminal = (options: TerminalOptions) =>
           `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
         ].join("\n")),
       newSession: runtime.newSession(),
-      stopTurns: Effect.map(stops.stopWhere(() => true, operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
+      stopTurns: Effect.map(stops.stopOperators(operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
       ctrlC: "stop",
       // What was sent is answered before leaving.
       leaving: Effect.asVoid(Effect.repeat(runtime.idle, { schedule: Schedule.spaced("50 millis"), until: (idle) => idle }))

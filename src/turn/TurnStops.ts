@@ -1,4 +1,5 @@
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
+import { mainConversation } from "../kernel/Audience.js"
 import { conversationIdOf } from "./TurnEvent.js"
 import type { QueuedMessage } from "./MessageQueue.js"
 import { type Stopped, stoppedBy } from "./TurnFailure.js"
@@ -10,6 +11,8 @@ export interface RunningTurn {
   readonly conversationId: string
   /** The user whose message started it. */
   readonly userId: string
+  /** The conversation it belongs to (`main`: the operator's; Audience.ts). */
+  readonly conversation: string
 }
 
 /** A running turn's side of its stop: whether it was stopped, and the work a stop ends. */
@@ -79,10 +82,18 @@ export class TurnStops extends Effect.Service<TurnStops>()("kern/turn/TurnStops"
     const running = yield* Ref.make<ReadonlyMap<string, Entry>>(new Map())
 
     /** The turn of `message` can be stopped while `use` runs; `use` gets its side of the stop. */
-    const during = <A, E, R>(message: Pick<QueuedMessage, "turnId" | "interface" | "channel" | "userId">, use: (stop: TurnStop) => Effect.Effect<A, E, R>) =>
+    const during = <A, E, R>(
+      message: Pick<QueuedMessage, "turnId" | "interface" | "channel" | "userId"> & { readonly conversation?: string | undefined },
+      use: (stop: TurnStop) => Effect.Effect<A, E, R>
+    ) =>
       Effect.acquireUseRelease(
         Effect.gen(function*() {
-          const turn: RunningTurn = { turnId: message.turnId, conversationId: conversationIdOf(message), userId: message.userId }
+          const turn: RunningTurn = {
+            turnId: message.turnId,
+            conversationId: conversationIdOf(message),
+            userId: message.userId,
+            conversation: message.conversation ?? mainConversation
+          }
           const entry: Entry = { turn, signal: yield* Deferred.make<Stopped>(), armed: yield* Ref.make(Option.none<Fiber.RuntimeFiber<unknown, unknown>>()) }
           yield* Ref.update(running, (map) => new Map([...map, [turn.turnId, entry]]))
           return makeTurnStop(entry)
@@ -114,10 +125,17 @@ export class TurnStops extends Effect.Service<TurnStops>()("kern/turn/TurnStops"
     /** Stops one turn by its id. */
     const stop = (turnId: string, by: string) => stopWhere((turn) => turn.turnId === turnId, by)
 
+    /**
+     * Stops the running turn of the operator's conversation (what the TUI's `/stop` and `POST /stop` mean): another
+     * person's turn running beside it goes on (it can be stopped by its id, or from its chat).
+     */
+    const stopOperators = (by: string) => stopWhere((turn) => turn.conversation === mainConversation, by)
+
     return {
       during,
       stop,
       stopWhere,
+      stopOperators,
       running: Effect.map(Ref.get(running), (map) => [...map.values()].map((entry) => entry.turn))
     } as const
   })

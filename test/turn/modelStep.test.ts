@@ -151,7 +151,7 @@ describe("TurnStops", () => {
       const work = Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.onInterrupt(() => Deferred.succeed(cleaned, undefined)))
       const fiber = yield* Effect.fork(stops.during(message, (stop) => Effect.either(stop.guarded(work))))
       yield* Deferred.await(started)
-      expect(yield* stops.running).toEqual([{ turnId: "t2", conversationId: "telegram:42", userId: "u7" }])
+      expect(yield* stops.running).toEqual([{ turnId: "t2", conversationId: "telegram:42", userId: "u7", conversation: "main" }])
       expect(yield* stops.stop("other", "operator")).toEqual([])
       expect((yield* stops.stop("t2", "u7")).map((turn) => turn.turnId)).toEqual(["t2"])
       const result = yield* Fiber.join(fiber)
@@ -160,5 +160,20 @@ describe("TurnStops", () => {
       expect(yield* stops.running).toEqual([])
       // Asked again once it is over: nothing to stop.
       expect(yield* stops.stop("t2", "operator")).toEqual([])
+    }).pipe(Effect.provide(TurnStops.Default)))
+
+  it.effect("the operator's stop (TUI /stop, POST /stop) ends the operator's conversation's turn, not another person's beside it", () =>
+    Effect.gen(function*() {
+      const stops = yield* TurnStops
+      const started = yield* Deferred.make<void>()
+      const hang = (stop: TurnStop) => Effect.either(stop.guarded(Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)))
+      const friend = yield* Effect.fork(stops.during({ turnId: "f1", interface: "telegram", channel: "42", userId: "42", conversation: "telegram-42" }, hang))
+      yield* Deferred.await(started)
+      const operator = yield* Effect.fork(stops.during({ turnId: "o1", interface: "cli", channel: "terminal", userId: "operator" }, hang))
+      while ((yield* stops.running).length < 2) yield* Effect.yieldNow()
+      expect((yield* stops.stopOperators("operator")).map((turn) => turn.turnId)).toEqual(["o1"])
+      expect(Either.isLeft(yield* Fiber.join(operator))).toBe(true)
+      expect((yield* stops.running).map((turn) => turn.turnId)).toEqual(["f1"])
+      yield* Fiber.interrupt(friend)
     }).pipe(Effect.provide(TurnStops.Default)))
 })

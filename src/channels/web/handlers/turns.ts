@@ -14,5 +14,5 @@ export const layer = HttpApiBuilder.group(KernApi, "turns", (handlers) =>
       .handle("stop", ({ path }) =>
         Effect.flatMap(stops.stop(path.turnId, operatorUserId), (stopped) =>
           stopped.length === 0 ? Effect.fail(notFound(`no running turn ${path.turnId} (it may have ended already)`)) : Effect.succeed(ids(stopped))))
-      .handle("stopAll", () => Effect.map(stops.stopWhere(() => true, operatorUserId), ids))
+      .handle("stopAll", () => Effect.map(stops.stopOperators(operatorUserId), ids))
   }))
