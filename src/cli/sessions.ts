@@ -4,7 +4,6 @@ import { neutralizeControls } from "../channels/terminalSafe.js"
 import * as AgentConfig from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import { mainConversation } from "../kernel/Audience.js"
-import { conversationOfSession } from "../session/conversationIds.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore, type SessionSummary } from "../session/SessionStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -50,7 +49,7 @@ const databaseHoldsData = Effect.gen(function*() {
  */
 const namesFor = (sessions: ReadonlyArray<SessionSummary>, load: NamesLoader) =>
   Effect.gen(function*() {
-    if (sessions.every((s) => conversationOfSession(s.id) === mainConversation)) return nobody
+    if (sessions.every((s) => s.conversation === mainConversation)) return nobody
     if (!(yield* databaseHoldsData)) return nobody
     return yield* load
   }).pipe(
@@ -68,11 +67,11 @@ const cell = (text: string) => neutralizeControls(text).replace(/[\r\n]+/g, " ")
 const print = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
   Effect.gen(function*() {
     const all = yield* (yield* SessionStore).list
-    const sessions = Option.isSome(only) ? all.filter((s) => conversationOfSession(s.id) === only.value) : all
+    const sessions = Option.isSome(only) ? all.filter((s) => s.conversation === only.value) : all
     const users = yield* namesFor(sessions, load)
     const labelled: ReadonlyArray<SessionSummary & ConversationLabel> = sessions.map((s) => ({
       ...s,
-      ...labelConversation(conversationOfSession(s.id), users)
+      ...labelConversation(s.conversation, users)
     }))
     if (json) return yield* Console.log(JSON.stringify(labelled))
     if (labelled.length === 0) {

@@ -8,7 +8,7 @@ import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { orIfAbsent } from "../storage/agentFiles.js"
-import { seesEverything } from "../kernel/Audience.js"
+import { confinedAudience } from "../kernel/Audience.js"
 import type { RunContextData } from "../kernel/RunContext.js"
 import { audiencePreamble, sharedMemoryFiles } from "./audiencePrompt.js"
 
@@ -189,11 +189,10 @@ export const sectionSeparator = "\n\n"
 export const systemSectionsFrom = (files: FileCache, options: SystemPromptOptions = {}) => Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
   const run = options.run ?? {}
-  const audience = run.audience
-  const theirs = audience !== undefined && !seesEverything(run)
-  const items = yield* memoryItemsFrom(files, theirs ? "shared" : "all")
+  const audience = confinedAudience(run)
+  const items = yield* memoryItemsFrom(files, audience !== undefined ? "shared" : "all")
   // The statement quotes the sender's paired name: escaped like a file's text, it cannot open a section of its own.
-  const opening = theirs
+  const opening = audience !== undefined
     ? escapeSectionText(audiencePreamble(config.name, audience, run.toolScope ?? config.toolScope))
     : preamble(config.name, paths.dir)
   const sections: Array<SystemSection> = [

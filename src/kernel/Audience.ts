@@ -3,6 +3,12 @@ import type { RunContextData } from "./RunContext.js"
 
 export type { MemoryReach }
 
+/**
+ * The user id of the operator's own messages (terminal, web UI, CLI, HTTP API: whoever holds the folder or its
+ * token). Chat channels put their peer's ids (numeric for Telegram, `U…` for Slack) in `userId`, never this.
+ */
+export const operatorUserId = "operator"
+
 /** The operator's conversation: the agent's main one, wherever the operator speaks. */
 export const mainConversation = "main"
 
@@ -37,3 +43,10 @@ export interface Audience {
  */
 export const seesEverything = (ctx: Pick<RunContextData, "audience">): boolean =>
   ctx.audience === undefined || ctx.audience.conversationId === mainConversation
+
+/**
+ * The audience of a run that does not see everything (a conversation that is not the operator's), what every guard
+ * confines by; undefined for a run that sees everything.
+ */
+export const confinedAudience = (ctx: Pick<RunContextData, "audience">): Audience | undefined =>
+  seesEverything(ctx) ? undefined : ctx.audience

@@ -11,7 +11,7 @@ import { makeSkippedFiles } from "../storage/agentFiles.js"
 import { type IndexProgress, indexFiles, indexSessions, yieldToEventLoop } from "./indexing.js"
 import { keywordNote, notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 import { type ChunkRow, RecallStore, type RecallStoreError, type SessionFilter, type TimeWindow } from "./RecallStore.js"
-import { seesEverything } from "../kernel/Audience.js"
+import { confinedAudience } from "../kernel/Audience.js"
 import type { RunContextData } from "../kernel/RunContext.js"
 import { conversationOfSession } from "../session/conversationIds.js"
 import {
@@ -163,8 +163,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
      * the HTTP API), else only its own conversation's (named by the session ids, conversationIds.ts), no files.
      */
     const sessionsSeenBy = (run: RunAudience): Effect.Effect<SessionFilter, RecallStoreError> => {
-      const audience = run.audience
-      if (audience === undefined || seesEverything(run)) return Effect.succeed(undefined)
+      const audience = confinedAudience(run)
+      if (audience === undefined) return Effect.succeed(undefined)
       return Effect.map(store.sessionStates, (states) =>
         states.map((state) => state.sessionId).filter((id) => conversationOfSession(id) === audience.conversationId))
     }
@@ -222,8 +222,8 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     const load = (request: LoadRequest, run: RunAudience = everyone) =>
       Effect.gen(function*() {
         const maxChars = request.maxChars ?? defaultLoadChars
-        const audience = run.audience
-        const seen = audience === undefined || seesEverything(run) || conversationOfSession(request.sessionId) === audience.conversationId
+        const audience = confinedAudience(run)
+        const seen = audience === undefined || conversationOfSession(request.sessionId) === audience.conversationId
         const rows = !seen ? [] : yield* store.messagesIn(request.sessionId, request.messageStart, request.messageEnd).pipe(
           Effect.mapError(storage)
         )

@@ -102,12 +102,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const conversation = yield* makeConversationInbox({
       conversationOf,
       // A conversation whose session cannot be opened holds nothing: its message is queued, and its turn says why.
-      holds: (id, inboxId) =>
-        sessionOf(id).pipe(
-          Effect.zipRight(Ref.get(answered)),
-          Effect.map(HashSet.has(inboxId)),
-          Effect.catchAll(() => Effect.map(Ref.get(answered), HashSet.has(inboxId)))
-        )
+      holds: (id, inboxId) => Effect.zipRight(Effect.either(sessionOf(id)), Effect.map(Ref.get(answered), HashSet.has(inboxId)))
     })
 
     /**

@@ -1,11 +1,11 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { mainConversation } from "../kernel/Audience.js"
 import { conversationOfChat } from "../session/conversationIds.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
 import { isDirectChat } from "../users/directChat.js"
-import { PairingStore, userKey } from "../users/PairingStore.js"
+import { PairingStore } from "../users/PairingStore.js"
 
 /** What routing looks at in a message: where it came from and who sent it. */
 export interface Addressed {
@@ -26,8 +26,8 @@ export const makeConversationOf = Effect.gen(function*() {
   const { config } = yield* AgentConfig
   const pairings = yield* PairingStore
   const isOperator = (message: Addressed) =>
-    pairings.find(userKey(message)).pipe(
-      Effect.map((pairing) => pairing.status === "approved" && pairing.role === "operator"),
+    pairings.approvedUser(message.interface, message.userId).pipe(
+      Effect.map(Option.exists((pairing) => pairing.role === "operator")),
       Effect.catchAll(() => Effect.succeed(false))
     )
   return (message: Addressed): Effect.Effect<string> =>

@@ -3,7 +3,7 @@ import { Context, type DateTime, Effect, Layer } from "effect"
 import { agentZone } from "../session/envelope.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
-import { seesEverything, sharedDirName } from "../kernel/Audience.js"
+import { confinedAudience, sharedDirName } from "../kernel/Audience.js"
 import type { RunContextData } from "../kernel/RunContext.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import type { AgentFileOptions } from "../storage/agentFiles.js"
@@ -162,7 +162,7 @@ export const make = Effect.fn("kern.tools.Workspace.make")(function*(options: Wo
     root,
     roots: realRoots,
     guard,
-    forRun: (ctx) => seesEverything(ctx) || ctx.audience?.memory === "all" ? Effect.succeed(whole) : shared
+    forRun: (ctx) => confinedAudience(ctx)?.memory === "shared" ? shared : Effect.succeed(whole)
   }
   return whole
 })

@@ -1,6 +1,6 @@
 import { Effect, Option, PubSub, Schema } from "effect"
 import { Channels } from "./Channels.js"
-import { seesEverything } from "../kernel/Audience.js"
+import { confinedAudience } from "../kernel/Audience.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { conversationOfChat } from "../session/conversationIds.js"
@@ -41,7 +41,7 @@ export const message = (args: MessageArgs) =>
     const ctx = yield* RunContext
     const id = userKey({ interface: args.interface, userId: args.userId })
     // A non-operator's conversation reaches its own chat only; whether another user exists is not its business either.
-    const own = ctx.audience !== undefined && !seesEverything(ctx) ? ctx.audience : undefined
+    const own = confinedAudience(ctx)
     const notOwn = () =>
       toolFailure(
         "PERMISSION_DENIED",

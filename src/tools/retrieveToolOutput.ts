@@ -1,5 +1,5 @@
 import { Effect, Either, Schema } from "effect"
-import { seesEverything } from "../kernel/Audience.js"
+import { confinedAudience } from "../kernel/Audience.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { ArtifactStore } from "./ArtifactStore.js"
@@ -52,7 +52,7 @@ const maxTextBytes = 11_000
 export const retrieveToolOutput = Effect.fn("kern.tools.retrieve_tool_output")(function*(args: RetrieveToolOutputArgs) {
   const store = yield* ArtifactStore
   const ctx = yield* RunContext
-  const content = yield* store.get(args.artifactId, seesEverything(ctx) ? undefined : ctx.audience?.conversationId)
+  const content = yield* store.get(args.artifactId, confinedAudience(ctx)?.conversationId)
   const lines = splitLines(content)
   let candidates = lines.map((text, index) => ({ number: index + 1, text }))
   if (args.grep !== undefined) {

@@ -30,11 +30,7 @@ export interface Durable {
   readonly receivedAtMs: number
 }
 
-/**
- * The user id of the operator's own messages (terminal, web UI, CLI, HTTP API: whoever holds the folder or its
- * token). Chat channels put their peer's ids (numeric for Telegram, `U…` for Slack) in `userId`, never this.
- */
-export const operatorUserId = "operator"
+export { operatorUserId } from "../kernel/Audience.js"
 
 /** Heartbeats are never the active channel: nothing is injected into a heartbeat turn. */
 export const heartbeatInterface = "heartbeat"

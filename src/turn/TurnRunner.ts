@@ -10,7 +10,7 @@ import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
-import { type Pairing, PairingStore } from "../users/PairingStore.js"
+import { effectiveScope, type Pairing, PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
@@ -104,40 +104,46 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const toolkitOf = yield* makeToolkitCache(context.count)
 
     /**
-     * The most a message's user may use. A chat channel's user (Telegram, Slack) gets their paired scope, or nothing
-     * when they are not paired (or the lookup fails); the operator (terminal, web, CLI, HTTP API, an embedding app's
-     * own interfaces) and the heartbeat get whatever is registered (the config's toolScope).
+     * The approved pairing of a chat channel's user (Telegram, Slack), read once per turn: none when they are not
+     * paired or it cannot be read (kern.db busy). Undefined for the operator (terminal, web, CLI, HTTP API, an
+     * embedding app's own interfaces) and the heartbeat: no pairing limits them.
      */
-    const scopeOf = (message: QueuedMessage): Effect.Effect<RunToolScope | undefined> =>
+    const pairingOf = (message: QueuedMessage): Effect.Effect<Option.Option<Pairing> | undefined> =>
       message.userId === operatorUserId || !pairedInterfaces.has(message.interface)
         ? Effect.succeed(undefined)
-        : pairings.scopeFor(message.interface, message.userId, config.toolScope).pipe(
-          Effect.map(Option.getOrElse((): RunToolScope => "none")),
-          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn runs without tools`), "none" as const))
+        : pairings.approvedUser(message.interface, message.userId).pipe(
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`kern: ${error.message}; the turn runs without tools and its files stay in shared/`),
+              Option.none<Pairing>()
+            )
+          )
         )
 
     /**
-     * Whose conversation the turn serves: what its prompt, recall and tools may see (Audience.ts). A paired user's
-     * name and memory reach come from their pairing; without one (or when it cannot be read) the reach is shared/.
+     * The most a message's user may use: a chat channel's user their paired scope, or nothing without a pairing; the
+     * operator and the heartbeat whatever is registered (the config's toolScope).
      */
-    const audienceOf = (message: QueuedMessage): Effect.Effect<Audience> =>
-      Effect.map(
-        message.userId === operatorUserId || !pairedInterfaces.has(message.interface)
-          ? Effect.succeed(Option.none<Pairing>())
-          : pairings.approvedUser(message.interface, message.userId).pipe(
-            Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the turn's files stay in shared/`), Option.none<Pairing>()))
-          ),
-        (pairing): Audience => ({
-          conversationId: message.conversation,
-          interface: message.interface,
-          channel: message.channel,
-          userId: message.userId,
-          ...Option.match(pairing, {
-            onNone: () => ({ memory: "shared" as const }),
-            onSome: (found) => ({ memory: found.memory, ...(found.displayName === "" ? {} : { name: found.displayName }) })
-          })
-        })
-      )
+    const scopeOf = (pairing: Option.Option<Pairing> | undefined): RunToolScope | undefined =>
+      pairing === undefined ? undefined : Option.match(pairing, {
+        onNone: (): RunToolScope => "none",
+        onSome: (found) => effectiveScope(found, config.toolScope)
+      })
+
+    /**
+     * Whose conversation the turn serves: what its prompt, recall and tools may see (Audience.ts). A paired user's
+     * name and memory reach come from their pairing; without one the reach is shared/.
+     */
+    const audienceOf = (message: QueuedMessage, pairing: Option.Option<Pairing> | undefined): Audience => ({
+      conversationId: message.conversation,
+      interface: message.interface,
+      channel: message.channel,
+      userId: message.userId,
+      ...Option.match(pairing ?? Option.none(), {
+        onNone: () => ({ memory: "shared" as const }),
+        onSome: (found) => ({ memory: found.memory, ...(found.displayName === "" ? {} : { name: found.displayName }) })
+      })
+    })
 
     const now = Effect.map(DateTime.now, DateTime.formatIso)
 
@@ -167,7 +173,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const openTurn = (input: TurnInput, stop: TurnStop) =>
       Effect.gen(function*() {
         const { message, session } = input
-        const toolScope = yield* scopeOf(message)
+        const pairing = yield* pairingOf(message)
+        const toolScope = scopeOf(pairing)
         const windowStart = yield* Ref.make(0)
         const ctx = yield* makeRunContext({
           windowStart,
@@ -179,7 +186,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           // The config's per-turn caps are the kernel's own keys.
           budget: config.budget,
           origin: { interface: message.interface, channel: message.channel, userId: message.userId },
-          audience: yield* audienceOf(message),
+          audience: audienceOf(message, pairing),
           ...(toolScope === undefined ? {} : { toolScope })
         })
         // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.

@@ -193,14 +193,13 @@ export class PairingStore extends Effect.Service<PairingStore>()("kern/channels/
     const isApproved = (iface: string, userId: string) =>
       Effect.map(byUser(iface, userId), (pairing) => pairing?.status === "approved")
 
-    /** The tool scope a channel user's turn runs under; none for a stranger (nothing of theirs reaches the model). */
-    const scopeFor = (iface: string, userId: string, configScope: ToolScope) =>
-      Effect.map(byUser(iface, userId), (pairing) =>
-        pairing === undefined || pairing.status !== "approved" ? Option.none<ToolScope>() : Option.some(effectiveScope(pairing, configScope)))
-
-    /** The approved pairing of a channel user, if any: whose name and memory reach a turn of theirs carries. */
+    /** The approved pairing of a channel user, if any: whose scope, name and memory reach a turn of theirs carries. */
     const approvedUser = (iface: string, userId: string) =>
       Effect.map(byUser(iface, userId), (pairing) => Option.fromNullable(pairing?.status === "approved" ? pairing : undefined))
+
+    /** The tool scope a channel user's turn runs under; none for a stranger (nothing of theirs reaches the model). */
+    const scopeFor = (iface: string, userId: string, configScope: ToolScope) =>
+      Effect.map(approvedUser(iface, userId), Option.map((pairing) => effectiveScope(pairing, configScope)))
 
     return { request, approve, list: all, find, promote, setScope, setMemory, revoke, isApproved, scopeFor, approvedUser } as const
   })

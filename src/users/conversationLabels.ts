@@ -2,7 +2,7 @@
 // UI's Sessions tab: from the conversation id alone (conversationIds.ts) and the paired users' names. Plain functions
 // over rows already read, so the quick `kern sessions list` bundle takes no database code for a folder whose sessions
 // are all the operator's.
-import { mainConversation } from "../kernel/Audience.js"
+import { mainConversation, operatorUserId } from "../kernel/Audience.js"
 import { chatOfConversation, conversationOfChat } from "../session/conversationIds.js"
 import { userKey } from "./userNames.js"
 
@@ -30,9 +30,7 @@ export interface PairedUser {
   readonly displayName: string
 }
 
-/** The operator, as the message queue names them on every interface (MessageQueue's operatorUserId). */
-const operatorId = "operator"
-const operator: ConversationPerson = { userId: operatorId, name: operatorId }
+const operator: ConversationPerson = { userId: operatorUserId, name: operatorUserId }
 
 /** Where a conversation's chat is, and whether it is a direct chat with one person. */
 const placeOf = (iface: string, chat: string): { readonly channel: string; readonly direct: boolean } => {
@@ -74,4 +72,4 @@ export const labelConversation = (conversation: string, users: ReadonlyArray<Pai
 
 /** A label's person as one cell of text: `operator`, `Alice (telegram:555)`, `telegram:555`, or `—`. */
 export const personText = (person: ConversationPerson | null): string =>
-  person === null ? "—" : person.userId === operatorId ? operatorId : person.name === null ? person.userId : `${person.name} (${person.userId})`
+  person === null ? "—" : person.userId === operatorUserId ? operatorUserId : person.name === null ? person.userId : `${person.name} (${person.userId})`

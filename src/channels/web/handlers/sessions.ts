@@ -2,7 +2,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentConfig } from "../../../config/AgentConfig.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
-import { conversationOfSession } from "../../../session/conversationIds.js"
 import { SessionStore } from "../../../session/SessionStore.js"
 import { labelConversation } from "../../../users/conversationLabels.js"
 import { PairingStore } from "../../../users/PairingStore.js"
@@ -35,7 +34,7 @@ export const layer = HttpApiBuilder.group(KernApi, "sessions", (handlers) =>
               bytes: s.bytes,
               modifiedAt: s.updatedAt,
               current: s.id === current,
-              ...labelConversation(conversationOfSession(s.id), users)
+              ...labelConversation(s.conversation, users)
             }))
           }
         }))
