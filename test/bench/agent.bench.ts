@@ -9,10 +9,10 @@ import { TurnRunner } from "../../src/turn/TurnRunner.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import type { Bench } from "./bench.js"
+import { benchKernBin } from "./kernBuild.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
-const kernBin = NodePath.join(root, "bin/kern.js")
 const env = { OPENROUTER_API_KEY: "sk-bench" }
 
 
@@ -65,7 +65,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
 
 const timeChat = (dir: string) => {
   const start = performance.now()
-  const result = spawnSync(process.execPath, [kernBin, "chat", "-m", "hi", "--dir", dir], {
+  const result = spawnSync(process.execPath, [benchKernBin(), "chat", "-m", "hi", "--dir", dir], {
     encoding: "utf8",
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env }
   })
@@ -76,8 +76,6 @@ const timeChat = (dir: string) => {
 
 /** `kern chat -m hi` as a whole process on a session of `messages`, against the same on an empty session. */
 const chatWall = (messages: number, runs: number) => async () => {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: root })
-  if (built.status !== 0) throw new Error("build failed")
   const server = await startModelServerProcess()
   const big = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
   const empty = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL })
@@ -105,6 +103,6 @@ export const benches: ReadonlyArray<Bench> = [
   { name: "agent.turn.cpu.1k", unit: "ms CPU/step", run: turnCpu(1_000, 30, 150) },
   { name: "agent.turn.cpu.1k.fresh", unit: "ms CPU/step", run: turnCpu(1_000, 30, 10) },
   { name: "agent.turn.cpu.75k", unit: "ms CPU/step", run: turnCpu(75_000, 10, 3) },
-  { name: "chat.wall.10k", unit: "ms (whole process)", run: chatWall(10_000, 7) },
-  { name: "chat.wall.75k", unit: "ms (whole process)", run: chatWall(75_000, 5) }
+  { name: "chat.wall.10k", unit: "ms (whole process)", usesBuild: true, run: chatWall(10_000, 7) },
+  { name: "chat.wall.75k", unit: "ms (whole process)", usesBuild: true, run: chatWall(75_000, 5) }
 ]

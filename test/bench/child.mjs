@@ -11,7 +11,7 @@ if (bench === undefined) {
   process.stderr.write(`no benchmark ${name} in ${bundle}\n`)
   process.exit(2)
 }
-const { samples, baseline } = await bench.run()
-NodeFs.writeFileSync(out, JSON.stringify({ samples, baseline: baseline ?? [] }))
+const { samples, baseline, extra } = await bench.run()
+NodeFs.writeFileSync(out, JSON.stringify({ samples, baseline: baseline ?? [], extra: extra ?? {} }))
 // A bench may leave a handle open (a server's keep-alive socket); its samples are written.
 process.exit(0)

@@ -9,9 +9,9 @@ import { makeFileCache } from "../../src/memory/fileCache.js"
 import * as NotesSummary from "../../src/memory/NotesSummary.js"
 import { AssistantMessage, UserMessage } from "../../src/session/messages.js"
 import type { Bench } from "./bench.js"
+import { benchKernBin } from "./kernBuild.js"
 import { benchAgent, startModelServerProcess, storeLayer } from "./fixtures.js"
 
-const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
 
 const at = "2026-11-23T10:00:00.000Z"
 
@@ -32,7 +32,7 @@ const prepare = (messages: number, runs: number, warmup: number) => async () => 
     // `kern chat` turn, which stores the cut: this process is an agent starting on a session whose tree is built and
     // whose window is cut, as a long-lived agent's is. It reads the session from its cut.
     const kern = (args: ReadonlyArray<string>) => {
-      const done = spawnSync(process.execPath, [kernBin, ...args, "--dir", agent.dir], {
+      const done = spawnSync(process.execPath, [benchKernBin(), ...args, "--dir", agent.dir], {
         encoding: "utf8",
         env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", OPENROUTER_API_KEY: "sk-bench" }
       })
@@ -84,17 +84,12 @@ const peak = (messages: number) => async () => {
   return { samples: [Math.max(...rss)], baseline: [Math.max(...small.rss)] }
 }
 
-const build = () => {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: NodePath.resolve(import.meta.dirname, "../..") })
-  if (built.status !== 0) throw new Error("build failed")
-}
-
 export const benches: ReadonlyArray<Bench> = [
   {
     name: "context.prepare.75k",
     unit: "ms",
+    usesBuild: true,
     run: async () => {
-      build()
       const big = await prepare(75_000, 50, 20)()
       // The same on a short session with its tree: flat means the cost does not grow with the session.
       const small = await prepare(2_000, 50, 20)()
@@ -104,9 +99,7 @@ export const benches: ReadonlyArray<Bench> = [
   {
     name: "context.prepare.75k.rss",
     unit: "MiB peak RSS",
-    run: async () => {
-      build()
-      return await peak(75_000)()
-    }
+    usesBuild: true,
+    run: peak(75_000)
   }
 ]

@@ -7,12 +7,13 @@
 // in a plain node process of its own (child.mjs): this runner runs under tsx, whose loader thread and source-map
 // hooks a shipped kern does not have, and one bench's heap and compiled code must not carry into the next.
 import { build } from "esbuild"
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { shipped } from "../../scripts/esbuild-options.mjs"
-import { type Bench, type BenchResult, summarize } from "./bench.js"
+import { type Bench, type BenchResult, type BenchSamples, summarize } from "./bench.js"
+import { benchKernFolder, benchKernVariable } from "./kernBuild.js"
 
 const dir = import.meta.dirname
 const root = NodePath.resolve(dir, "../..")
@@ -40,19 +41,20 @@ for (const file of files) {
   all.push(...(module.benches ?? []).map((bench) => ({ ...bench, bundle: bundled })))
 }
 
-type Samples = { readonly samples: ReadonlyArray<number>; readonly baseline: ReadonlyArray<number> }
+const kernFolder = benchKernFolder(root)
 const runInChild = (bench: (typeof all)[number]) =>
-  new Promise<Samples>((resolve, reject) => {
+  new Promise<BenchSamples>((resolve, reject) => {
     const out = NodePath.join(outDir, `${bench.name}.result.json`)
     NodeFs.rmSync(out, { force: true })
     const child = spawn(process.execPath, [NodePath.join(dir, "child.mjs"), bench.bundle, bench.name, out], {
       cwd: root,
+      env: bench.usesBuild === true ? { ...process.env, [benchKernVariable]: kernFolder } : process.env,
       stdio: ["ignore", "inherit", "inherit"]
     })
     child.on("error", reject)
     child.on("exit", (code) =>
       code === 0
-        ? resolve(JSON.parse(NodeFs.readFileSync(out, "utf8")) as Samples)
+        ? resolve(JSON.parse(NodeFs.readFileSync(out, "utf8")) as BenchSamples)
         : reject(new Error(`benchmark ${bench.name} exited with ${code}`)))
   })
 const selected = filters.length === 0 ? all : all.filter((bench) => filters.some((filter) => bench.name.startsWith(filter)))
@@ -61,11 +63,23 @@ if (selected.length === 0) {
   process.exit(2)
 }
 
+// One build for every bench that runs kern as a process, into a folder of its own (kernBuild.ts).
+if (selected.some((bench) => bench.usesBuild === true)) {
+  process.stderr.write(`building kern into ${kernFolder}…\n`)
+  const built = spawnSync(process.execPath, [NodePath.join(root, "scripts", "build.mjs"), "--out", kernFolder], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  if (built.status !== 0) {
+    process.stderr.write(`the bench build failed (exit ${built.status})\n`)
+    process.exit(1)
+  }
+}
+
 const results: Array<BenchResult> = []
 for (const bench of selected) {
   process.stderr.write(`running ${bench.name}…\n`)
-  const { samples, baseline } = await runInChild(bench)
-  results.push(summarize(bench.name, bench.unit, samples, baseline))
+  results.push(summarize(bench, await runInChild(bench)))
 }
 
 const fmt = (value: number | undefined) => (value === undefined ? "" : Number.isInteger(value) ? String(value) : value.toPrecision(4))
@@ -75,6 +89,23 @@ const rows = [
 ]
 const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
 for (const row of rows) process.stdout.write(row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ") + "\n")
+
+// The figures measured beside the samples, and each target with its verdict.
+for (const result of results) {
+  const extras = Object.entries(result.extra ?? {}).map(([name, value]) => `${name} ${fmt(value)}`)
+  if (extras.length > 0) process.stdout.write(`${result.name}: ${extras.join(", ")}\n`)
+}
+const verdicts = results.flatMap((result) =>
+  (result.verdicts ?? []).map((verdict) => ({ name: result.name, ...verdict }))
+)
+if (verdicts.length > 0) {
+  process.stdout.write("\ntargets\n")
+  for (const verdict of verdicts) {
+    process.stdout.write(`${verdict.met ? "met   " : "MISSED"}  ${verdict.name}: ${verdict.target} (measured ${fmt(verdict.value)})\n`)
+  }
+  const missed = verdicts.filter((verdict) => !verdict.met).length
+  process.stdout.write(`${verdicts.length - missed} of ${verdicts.length} targets met\n`)
+}
 
 const out = NodePath.resolve(dir, "../../bench-results.json")
 const previous: Array<BenchResult> = NodeFs.existsSync(out) ? JSON.parse(NodeFs.readFileSync(out, "utf8")) : []

@@ -2,10 +2,10 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { Bench } from "./bench.js"
+import { benchKernBin } from "./kernBuild.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
-const kernBin = NodePath.join(root, "bin/kern.js")
 const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", OPENROUTER_API_KEY: "sk-bench" }
 
 /** A process's resident set (VmRSS) in MB, from /proc. */
@@ -39,7 +39,7 @@ const sampleRss = async (pid: number, count: number, everyMs: number) => {
 }
 
 const kern = (args: ReadonlyArray<string>) => {
-  const result = spawnSync(process.execPath, [kernBin, ...args], { encoding: "utf8", env })
+  const result = spawnSync(process.execPath, [benchKernBin(), ...args], { encoding: "utf8", env })
   if (result.status !== 0) throw new Error(`kern ${args.join(" ")} exited ${result.status}: ${result.stderr}`)
   return result
 }
@@ -49,8 +49,6 @@ const kern = (args: ReadonlyArray<string>) => {
  * empty. The baseline is a bare `node` process idling on a timer, sampled the same way.
  */
 const idleRss = (count: number) => async () => {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: root })
-  if (built.status !== 0) throw new Error("build failed")
   const server = await startModelServerProcess()
   const agent = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL })
   let bare: ChildProcess | undefined
@@ -76,12 +74,12 @@ const idleRss = (count: number) => async () => {
     return { samples, baseline }
   } finally {
     bare?.kill()
-    spawnSync(process.execPath, [kernBin, "stop", "--dir", agent.dir], { env, stdio: "ignore" })
+    spawnSync(process.execPath, [benchKernBin(), "stop", "--dir", agent.dir], { env, stdio: "ignore" })
     server.child.kill()
     agent.remove()
   }
 }
 
 export const benches: ReadonlyArray<Bench> = [
-  { name: "runtime.idle.rss", unit: "MB (VmRSS, whole process)", run: idleRss(7) }
+  { name: "runtime.idle.rss", unit: "MB (VmRSS, whole process)", usesBuild: true, run: idleRss(7) }
 ]

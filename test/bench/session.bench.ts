@@ -7,9 +7,9 @@ import { openActiveSession } from "../../src/runtime/activeSession.js"
 import { AssistantMessage } from "../../src/session/messages.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import type { Bench } from "./bench.js"
+import { benchKernBin } from "./kernBuild.js"
 import { benchAgent, storeLayer } from "./fixtures.js"
 
-const kernBin = NodePath.resolve(import.meta.dirname, "../../bin/kern.js")
 
 /** The plain way to read a JSONL file: the whole file as a string, JSON.parse of every line. */
 const readAndParse = (path: string) => {
@@ -68,17 +68,11 @@ const timeProcess = (args: ReadonlyArray<string>): number => {
   return elapsed
 }
 
-const build = () => {
-  const result = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit", cwd: NodePath.resolve(import.meta.dirname, "../..") })
-  if (result.status !== 0) throw new Error("build failed")
-}
-
 /** `kern sessions list` as a whole process on a folder with one session of `messages`, against `node -e 0`. */
 const list = (messages: number, runs: number) => async () => {
-  build()
   const agent = benchAgent(messages)
   try {
-    const args = [kernBin, "sessions", "list", "--dir", agent.dir]
+    const args = [benchKernBin(), "sessions", "list", "--dir", agent.dir]
     // The first listing counts the session (there is no kern.db yet); every later one reads the count.
     const first = spawnSync(process.execPath, args, { encoding: "utf8" })
     if (!first.stdout.includes(String(messages))) throw new Error(`kern sessions list did not show ${messages}: ${first.stdout}${first.stderr}`)
@@ -137,7 +131,7 @@ export const benches: ReadonlyArray<Bench> = [
   { name: "session.load.10k", unit: "ms", run: load(10_000, 9) },
   { name: "session.load.75k", unit: "ms", run: load(75_000, 5) },
   { name: "session.load.300k", unit: "ms", run: load(300_000, 3) },
-  { name: "session.list.300k", unit: "ms (whole process)", run: list(300_000, 10) },
-  { name: "session.list.empty", unit: "ms (whole process)", run: list(0, 10) },
+  { name: "session.list.300k", unit: "ms (whole process)", usesBuild: true, run: list(300_000, 10) },
+  { name: "session.list.empty", unit: "ms (whole process)", usesBuild: true, run: list(0, 10) },
   { name: "session.append", unit: "ms (p99 per round)", run: append }
 ]
