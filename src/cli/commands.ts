@@ -32,15 +32,18 @@ const dirOption = Options.text("dir").pipe(
   Options.optional
 )
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the result as JSON"))
-const waitOption = Options.integer("wait").pipe(
-  Options.withDescription("seconds to wait while another kern runs this agent (default 60), then exit 1"),
-  Options.withDefault(60),
-  Options.mapEffect((seconds) =>
-    seconds < 0
-      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
-      : Effect.succeed(seconds)
+/** `--wait S`: seconds, 0 or more, `fallback` when not given. */
+const waitSeconds = (description: string, fallback: number) =>
+  Options.integer("wait").pipe(
+    Options.withDescription(description),
+    Options.withDefault(fallback),
+    Options.mapEffect((seconds) =>
+      seconds < 0
+        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
+        : Effect.succeed(seconds)
+    )
   )
-)
+const waitOption = waitSeconds("seconds to wait while another kern runs this agent (default 60), then exit 1", 60)
 
 const contractEnforcements = ["off", "observe", "enforce"] as const
 
@@ -493,15 +496,7 @@ const mcpServe = Command.make("serve", {
         : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--peer must be 1 to 40 letters, digits or dashes, not ${JSON.stringify(peer)}`)))
     )
   ),
-  wait: Options.integer("wait").pipe(
-    Options.withDescription("seconds send_message waits for a running agent that does not answer yet (default 10)"),
-    Options.withDefault(10),
-    Options.mapEffect((seconds) =>
-      seconds < 0
-        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
-        : Effect.succeed(seconds)
-    )
-  )
+  wait: waitSeconds("seconds send_message waits for a running agent that does not answer yet (default 10)", 10)
 }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcpServe.js"), (m) => m.serve(resolved)))).pipe(
     Command.withDescription(

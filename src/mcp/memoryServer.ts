@@ -95,7 +95,9 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
     const { secrets } = yield* KnownSecrets
     const fs = yield* FileSystem.FileSystem
     const clean = (text: string) => redactSecretsInText(text, secrets)
-    const failed = (error: { readonly message: string }) => refusal(clean(error.message))
+    /** A tool's failure as its answer: a bad argument as said, anything else by its message, redacted. */
+    const answered = <R>(handler: Effect.Effect<McpSchema.CallToolResult, string | { readonly message: string }, R>) =>
+      Effect.catchAll(handler, (error) => Effect.succeed(refusal(typeof error === "string" ? error : clean(error.message))))
     const readOnly = new McpSchema.ToolAnnotations({ readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true })
 
     const recallOff = refusal(`recall is off for this agent ("recall": false in .kern/config.json)`)
@@ -114,7 +116,7 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
           const request = yield* decodeArgs(SearchRequest.omit("exclude"), "recall_search", payload)
           const result = yield* recall.search(request)
           return answer(clean(searchText(result, mcpWholeHit)), redactSecrets(Schema.encodeSync(SearchResult)(result), secrets))
-        }).pipe(Effect.catchAll((error) => Effect.succeed(typeof error === "string" ? refusal(error) : failed(error))))
+        }).pipe(answered)
     })
 
     yield* server.addTool({
@@ -131,7 +133,7 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
           const request = yield* decodeArgs(LoadRequest, "recall_load", payload)
           const result = yield* recall.load(request)
           return answer(clean(loadText(result, request.messageEnd)), redactSecrets(Schema.encodeSync(LoadResult)(result), secrets))
-        }).pipe(Effect.catchAll((error) => Effect.succeed(typeof error === "string" ? refusal(error) : failed(error))))
+        }).pipe(answered)
     })
 
     const listFolder = (folder: string) =>
@@ -162,7 +164,7 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
           // Through the door: a link into .kern/ or out of the folder, a FIFO or a hard link is refused there.
           const text = yield* readAgentText(where.file, { roots: [paths.dir] })
           return answer(clean(text))
-        }).pipe(Effect.catchAll((error) => Effect.succeed(typeof error === "string" ? refusal(error) : failed(error))))
+        }).pipe(answered)
     })
 
     const send = options.send
@@ -179,7 +181,7 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
           Effect.gen(function*() {
             const { text } = yield* decodeArgs(SendMessageArgs, "send_message", payload)
             return answer(clean(yield* send(text)))
-          }).pipe(Effect.catchAll((error) => Effect.succeed(typeof error === "string" ? refusal(error) : failed(error))))
+          }).pipe(answered)
       })
     }
   })
