@@ -32,15 +32,18 @@ const dirOption = Options.text("dir").pipe(
   Options.optional
 )
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the result as JSON"))
-const waitOption = Options.integer("wait").pipe(
-  Options.withDescription("seconds to wait while another kern runs this agent (default 60), then exit 1"),
-  Options.withDefault(60),
-  Options.mapEffect((seconds) =>
-    seconds < 0
-      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
-      : Effect.succeed(seconds)
+/** `--wait S`: seconds, 0 or more, `fallback` when not given. */
+const waitSeconds = (description: string, fallback: number) =>
+  Options.integer("wait").pipe(
+    Options.withDescription(description),
+    Options.withDefault(fallback),
+    Options.mapEffect((seconds) =>
+      seconds < 0
+        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--wait must be 0 or more seconds, not ${seconds}`)))
+        : Effect.succeed(seconds)
+    )
   )
-)
+const waitOption = waitSeconds("seconds to wait while another kern runs this agent (default 60), then exit 1", 60)
 
 const contractEnforcements = ["off", "observe", "enforce"] as const
 
@@ -478,9 +481,39 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
     Command.withSubcommands([usersPromote, usersScope, usersRevoke])
   )
 
+const mcpServe = Command.make("serve", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  allowSend: Options.boolean("allow-send").pipe(
+    Options.withDescription("also offer send_message: a message to the running agent, answered in the peer's own conversation")
+  ),
+  peer: Options.text("peer").pipe(
+    Options.withDescription("the other agent's name; its messages form the conversation mcp-<peer> (default: peer)"),
+    Options.withDefault("peer"),
+    Options.mapEffect((peer) =>
+      /^[A-Za-z0-9][A-Za-z0-9-]{0,39}$/.test(peer)
+        ? Effect.succeed(peer)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--peer must be 1 to 40 letters, digits or dashes, not ${JSON.stringify(peer)}`)))
+    )
+  ),
+  wait: waitSeconds("seconds send_message waits for a running agent that does not answer yet (default 10)", 10)
+}, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcpServe.js"), (m) => m.serve(resolved)))).pipe(
+    Command.withDescription(
+      "Serve the agent's memory to other agents over MCP on stdin/stdout: recall_search, recall_load and read_memory " +
+        "(knowledge/ and notes/), read-only and beside a running agent; with --allow-send also send_message. It serves " +
+        "what the operator sees: every conversation's recall. Ends when the client closes stdin."
+    )
+  )
+
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription("The Model Context Protocol: serve the agent's memory to other agents."),
+  Command.withSubcommands([mcpServe])
+)
+
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard, mcp])
 )
 
 export const commands = kern
@@ -533,7 +566,9 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "runtime-guard tools": doc(guardTools, "Each contract and whether it matches."),
   "runtime-guard snapshot": doc(guardSnapshot, "Approve every current contract."),
   "runtime-guard mismatches": doc(guardMismatches, "What changed, is new or went missing."),
-  "runtime-guard approve-contract": doc(guardApprove, "Approve one tool's contract.")
+  "runtime-guard approve-contract": doc(guardApprove, "Approve one tool's contract."),
+  mcp: doc(mcp, "The Model Context Protocol."),
+  "mcp serve": doc(mcpServe, "Serve the agent's memory to other agents over MCP (stdio).")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

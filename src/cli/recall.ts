@@ -41,7 +41,7 @@ export interface RecallReindexArgs {
 }
 
 /** kern.db and recall once the folder is known to be an agent's (a mistyped path creates nothing). */
-const recallLayer = Layer.unwrapEffect(Effect.gen(function*() {
+export const recallLayer = Layer.unwrapEffect(Effect.gen(function*() {
   const { fileExists, paths } = yield* AgentConfig.AgentConfig
   if (!fileExists) return yield* new NotAnAgentFolder({ dir: paths.dir })
   return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer({ filename: paths.dbFile }), KnownSecrets.layer)))

@@ -13,6 +13,12 @@ export const operatorUserId = "operator"
 export const mainConversation = "main"
 
 /**
+ * The interface of messages from another agent through `kern mcp serve --allow-send`: each peer (named by the
+ * server's `--peer`) has a conversation of its own (`mcp-<peer>`), apart from the operator's, whoever started the server.
+ */
+export const peerAgentInterface = "mcp"
+
+/**
  * The folder of the agent folder the operator shares with everyone else on purpose (created by `kern init`, empty):
  * all a non-operator's file tools reach unless their user's memory reach is `all`.
  */

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { mainConversation } from "../kernel/Audience.js"
+import { mainConversation, peerAgentInterface } from "../kernel/Audience.js"
 import { conversationOfChat } from "../session/conversationIds.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
@@ -18,7 +18,8 @@ export interface Addressed {
  * Which conversation a message belongs to. With `conversations: "shared"` every message is the operator's
  * conversation's (`main`), as before conversations per person. Otherwise the operator's own interfaces (terminal,
  * web, CLI, HTTP API, the heartbeat) and the operator's paired chat accounts in a direct chat are `main`; every other
- * direct chat, group chat and Slack thread is a conversation of its own (`conversationOfChat`), whoever writes in it:
+ * direct chat, group chat, Slack thread and peer agent (`kern mcp serve`) is a conversation of its own
+ * (`conversationOfChat`), whoever writes in it:
  * a group's turns see only the group even when the operator speaks there. When the user's role cannot be read
  * (kern.db busy) the message goes to its chat's conversation: the narrower view.
  */
@@ -33,6 +34,8 @@ export const makeConversationOf = Effect.gen(function*() {
   return (message: Addressed): Effect.Effect<string> =>
     Effect.gen(function*() {
       if (config.conversations === "shared") return mainConversation
+      // Another agent (kern mcp serve): its own conversation, though the operator's token carried it in.
+      if (message.interface === peerAgentInterface) return conversationOfChat(message.interface, message.channel)
       if (message.userId === operatorUserId || !pairedInterfaces.has(message.interface)) return mainConversation
       if (isDirectChat(message) && (yield* isOperator(message))) return mainConversation
       return conversationOfChat(message.interface, message.channel)
