@@ -2,7 +2,7 @@
 // a lower layer, or another folder of its own layer, never a higher one, and no two folders may reach each other
 // (a cycle between folders, even within one layer). Lowest first:
 //
-//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← turn ← agent, runtime
+//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory, mcp ← turn ← agent, runtime
 //   ← channels ← cli ← src/*.ts
 //
 // `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
@@ -27,7 +27,7 @@ export const layers = [
   ["storage"],
   ["kernel"],
   ["session", "model", "users"],
-  ["tools", "recall", "context", "memory"],
+  ["tools", "recall", "context", "memory", "mcp"],
   ["turn"],
   ["agent", "runtime"],
   ["channels"],
