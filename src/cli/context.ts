@@ -83,7 +83,7 @@ const inspect = (found: Option.Option<string>) =>
     const context = yield* ContextWindow
     // Before the first turn there is no session: the first request is the system prompt and the tools, no messages.
     const history = yield* Option.match(found, {
-      onNone: () => SessionHistory.make([], { sessionId: "", maxToolResultChars: config.maxToolResultChars, count: context.count }),
+      onNone: () => SessionHistory.make([], { sessionId: "", maxToolResultChars: config.maxToolResultChars, count: context.counter }),
       onSome: (id) =>
         Effect.flatMap(context.cutOf(id), (from) =>
           Effect.flatMap(store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)), context.historyOf))
@@ -97,7 +97,7 @@ const inspect = (found: Option.Option<string>) =>
       modelId: config.model ?? "",
       waiting: yield* (yield* InboxSql.Inbox).size.pipe(Effect.mapError(failed))
     })
-    return { ...request, session: found, segments: yield* context.segments(id), count: context.count, model: config.model ?? "" }
+    return { ...request, session: found, segments: yield* context.segments(id), count: yield* context.counter, model: config.model ?? "" }
   })
 
 const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: string) => number) =>

@@ -4,7 +4,7 @@ import type { SessionHistory } from "./SessionHistory.js"
 import { SessionHistory as History } from "./SessionHistory.js"
 import { sectionSeparator } from "./systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { Tokenizer } from "../model/tokenizer.js"
+import { type TokenCounter, Tokenizer } from "../model/tokenizer.js"
 import { Embedder } from "../recall/Embedder.js"
 import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
@@ -75,7 +75,9 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     const summarizer = yield* SegmentSummarizer
     const gate = yield* SummaryGate
     const embedder = yield* Embedder
-    const count = yield* Effect.flatMap(Tokenizer, (tokenizer) => tokenizer.counter)
+    // The encoder is loaded when something is first counted, not when the context is built: opening a session, a
+    // listing or a status needs no counts, and loading it costs more than opening a 10k-message session.
+    const counter = (yield* Tokenizer).counter
     const states = yield* Ref.make(new Map<string, SessionState>())
     const calibrations = yield* Ref.make(new Map<string, number>())
     const lastBreakdowns = yield* Ref.make(new Map<string, ContextBreakdown>())
@@ -118,7 +120,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         sessionId: loaded.id,
         base: loaded.firstIndex,
         maxToolResultChars: config.maxToolResultChars,
-        count,
+        count: counter,
         positions: loaded.positions
       })
 
@@ -143,7 +145,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         yield* store.setCalibration(modelId, ratio).pipe(Effect.catchAll(warned(undefined)))
       })
 
-    const passDeps = (progress: PassDeps["progress"]): PassDeps => ({
+    const passDeps = (progress: PassDeps["progress"], count: TokenCounter): PassDeps => ({
       store,
       summarizer,
       gate,
@@ -157,7 +159,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     const runPass = (sessionId: string, history: SessionHistory, force: boolean, progress: PassDeps["progress"]) =>
       passLock.withPermits(1)(
         Effect.gen(function*() {
-          const segments = yield* segmentPass(passDeps(progress), sessionId, history, { force })
+          const segments = yield* segmentPass(passDeps(progress, yield* counter), sessionId, history, { force })
           const state = yield* stateOf(sessionId)
           yield* setState(sessionId, makeState(segments, state.cut, state.held))
         })
@@ -224,7 +226,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       })
 
     const plan = (input: PrepareInput, state: SessionState, ratio: number, fallback: boolean) =>
-      Effect.map(input.history.window, (window) =>
+      Effect.zipWith(input.history.window, counter, (window, count) =>
         planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count, fallback }))
 
     /**
@@ -353,7 +355,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       storedCut,
       lastBreakdown,
       rebuild,
-      count,
+      counter,
       summaryStatus
     } as const
   })

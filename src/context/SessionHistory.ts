@@ -12,7 +12,8 @@ export interface HistoryOptions {
   readonly base?: number | undefined
   /** Tool results longer than this are cut in the model's copy (`maxToolResultChars`). */
   readonly maxToolResultChars: number
-  readonly count: TokenCounter
+  /** The counter, loaded on first use (the encoder is not needed to open a session). */
+  readonly count: Effect.Effect<TokenCounter>
   /** Where loaded messages' lines are in the session file, when the reader knows it (user messages). */
   readonly positions?: WeakMap<SessionMessage, LinePosition> | undefined
 }
@@ -41,7 +42,9 @@ export class SessionHistory {
   /** Absolute index of records[0]. */
   private base: number
   private readonly records: Array<SessionMessage> = []
+  /** Tokens of each record as sent; the first `uncounted` are not counted yet (see `window`). */
   private readonly tokens: Array<number> = []
+  private uncounted = 0
   private readonly isUser: Array<boolean> = []
   /** Where each record's line is in the session file; unknown (-1) but for user messages. */
   private readonly positions: Array<LinePosition> = []
@@ -55,18 +58,29 @@ export class SessionHistory {
     this.base = options.base ?? 0
     this.system = ""
     this.promptMessages = [systemMessage("")]
-    for (const message of messages) this.push(message, options.positions?.get(message) ?? unknownPosition)
+    for (const message of messages) this.push(message, options.positions?.get(message) ?? unknownPosition, undefined)
+    this.uncounted = this.records.length
   }
 
   static make(messages: ReadonlyArray<SessionMessage>, options: HistoryOptions): Effect.Effect<SessionHistory> {
     return Effect.sync(() => new SessionHistory(messages, options))
   }
 
-  private push(message: SessionMessage, position: LinePosition): void {
+  private countOf(count: TokenCounter, message: SessionMessage, index: number): number {
+    const { maxToolResultChars, sessionId } = this.options
+    return count(sentText(message, maxToolResultChars, sessionId, index)) + messageOverheadTokens
+  }
+
+  /**
+   * A session is opened without counting its messages (counting is most of the cost of opening a long one, and a
+   * listing, a view or an inspection of the session needs no counts): they are counted when the window is first
+   * asked for. A message appended is counted at once.
+   */
+  private push(message: SessionMessage, position: LinePosition, count: TokenCounter | undefined): void {
     const index = this.base + this.records.length
-    const { count, maxToolResultChars, sessionId } = this.options
+    const { maxToolResultChars, sessionId } = this.options
     this.records.push(message)
-    this.tokens.push(count(sentText(message, maxToolResultChars, sessionId, index)) + messageOverheadTokens)
+    this.tokens.push(count === undefined ? 0 : this.countOf(count, message, index))
     this.isUser.push(message._tag === "user")
     this.positions.push(position)
     const before = this.promptMessages.length
@@ -77,7 +91,7 @@ export class SessionHistory {
 
   /** Appends a message just written to the session file at `position`. */
   readonly append = (message: SessionMessage, position: LinePosition = unknownPosition): Effect.Effect<void> =>
-    Effect.sync(() => this.push(message, position))
+    Effect.map(this.options.count, (count) => this.push(message, position, count))
 
   /** The messages held (from `first` on): a view, valid until the next append or drop. */
   readonly messages: Effect.Effect<ReadonlyArray<SessionMessage>> = Effect.sync(() => this.records)
@@ -88,7 +102,16 @@ export class SessionHistory {
   /** Absolute index of the first message held. */
   readonly first: Effect.Effect<number> = Effect.sync(() => this.base)
 
-  readonly window: Effect.Effect<HeldWindow> = Effect.sync(() => ({ base: this.base, tokens: this.tokens, isUser: this.isUser }))
+  readonly window: Effect.Effect<HeldWindow> = Effect.suspend(() =>
+    this.uncounted === 0 ? Effect.succeed(this.held()) : Effect.map(this.options.count, (count) => {
+      for (let i = 0; i < this.uncounted; i++) this.tokens[i] = this.countOf(count, this.records[i]!, this.base + i)
+      this.uncounted = 0
+      return this.held()
+    }))
+
+  private held(): HeldWindow {
+    return { base: this.base, tokens: this.tokens, isUser: this.isUser }
+  }
 
   /** A held message by absolute index, with where its line is (-1 when unknown). */
   readonly at = (index: number): { readonly message: SessionMessage; readonly position: LinePosition } | undefined => {
@@ -112,6 +135,7 @@ export class SessionHistory {
       const dropped = firstPrompt - 1
       this.records.splice(0, k)
       this.tokens.splice(0, k)
+      this.uncounted = Math.max(0, this.uncounted - k)
       this.isUser.splice(0, k)
       this.positions.splice(0, k)
       this.promptIndex.splice(0, k)

@@ -87,7 +87,7 @@ export const nextRequest = (input: {
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
     const context = yield* ContextWindow
-    const parts = yield* requestParts(input.tools, input.files, context.count, sessionRun(input.sessionId))
+    const parts = yield* requestParts(input.tools, input.files, yield* context.counter, sessionRun(input.sessionId))
     const preview = yield* context.preview({
       sessionId: input.sessionId,
       history: input.history,

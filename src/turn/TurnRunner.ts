@@ -101,7 +101,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
 
-    const toolkitOf = yield* makeToolkitCache(context.count)
+    const toolkitOf = yield* makeToolkitCache(yield* context.counter)
 
     /**
      * The approved pairing of a chat channel's user (Telegram, Slack), read once per turn: none when they are not

@@ -25,36 +25,62 @@ const readAndParse = (path: string) => {
 }
 
 /**
- * Loading a session as `kern chat` does (open the newest session: stream and decode the file, repair, record its
- * count, build the in-memory history and prompt), against reading the file and JSON.parse of each line.
+ * Opening a session as a user's `kern` process does on the first open (or after kern.db is lost): build the layer
+ * (kern.db, its migrations, the context), open the newest session (stream and decode the file, repair, record its
+ * count, build the in-memory history and prompt). Exported for `coldSample`, which runs it in a fresh process.
  */
+export const openCold = async (dir: string, messages: number): Promise<number> => {
+  const start = performance.now()
+  const loaded = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(storeLayer(dir))
+    const { session } = yield* Effect.scoped(openActiveSession()).pipe(Effect.provide(context))
+    return yield* session.history.size
+  })))
+  const ms = performance.now() - start
+  if (loaded !== messages) throw new Error(`loaded ${loaded} messages of a ${messages}-message session`)
+  return ms
+}
+
+/** The floor, timed the same way: read the file and JSON.parse every line. Exported for `coldSample`. */
+export const parseCold = async (path: string, messages: number): Promise<number> => {
+  const start = performance.now()
+  const lines = readAndParse(path)
+  const ms = performance.now() - start
+  if (lines !== messages + 1) throw new Error(`parsed ${lines} lines of a ${messages}-message session`)
+  return ms
+}
+
+/**
+ * One sample in a fresh node process (importing this very bundle), timed inside it from the start of the work: a
+ * user's process opens a session once, with nothing compiled or cached by V8 yet, so a sample in a warm process
+ * (the JIT trained by the previous sample, the encoder already loaded) would measure what no user sees. Node's own
+ * start and the bundle's evaluation are the same for both and are left out. The OS file cache is warm for both
+ * (it cannot be dropped without root; both read the same file).
+ */
+const coldSample = (fn: "openCold" | "parseCold", target: string, messages: number): number => {
+  const script = `const m = await import(${JSON.stringify(import.meta.url)}); ` +
+    `process.stdout.write(String(await m.${fn}(${JSON.stringify(target)}, ${messages})))`
+  const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 1 << 20 })
+  const ms = Number(result.stdout.trim().split("\n").pop())
+  if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`${fn} exited ${result.status}: ${result.stdout}${result.stderr}`)
+  return ms
+}
+
+/** Opening a whole session cold, against reading and parsing its file cold, alternating sample by sample. */
 const load = (messages: number, runs: number) => async () => {
   const agent = benchAgent(messages)
+  const db = NodePath.join(agent.dir, ".kern", "kern.db")
   try {
-    return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(storeLayer(agent.dir))
-      const once = Effect.scoped(openActiveSession()).pipe(Effect.provide(context))
-      const samples: Array<number> = []
-      const baseline: Array<number> = []
-      for (let i = 0; i < runs + 1; i++) {
-        const start = performance.now()
-        const { session } = yield* once
-        const ms = performance.now() - start
-        const baseStart = performance.now()
-        const lines = readAndParse(agent.session!)
-        const baseMs = performance.now() - baseStart
-        const loaded = yield* session.history.size
-        if (loaded !== messages || lines !== messages + 1) {
-          return yield* Effect.die(`loaded ${loaded} messages and parsed ${lines} lines of a ${messages}-message session`)
-        }
-        // The first round warms the file cache and the JIT for both.
-        if (i > 0) {
-          samples.push(ms)
-          baseline.push(baseMs)
-        }
-      }
-      return { samples, baseline }
-    })))
+    const samples: Array<number> = []
+    const baseline: Array<number> = []
+    for (let i = 0; i < runs; i++) {
+      // The first open: kern.db is new (an empty file says a fresh one is meant), so no count or cut is stored.
+      for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
+      NodeFs.writeFileSync(db, "")
+      samples.push(coldSample("openCold", agent.dir, messages))
+      baseline.push(coldSample("parseCold", agent.session!, messages))
+    }
+    return { samples, baseline }
   } finally {
     agent.remove()
   }
@@ -128,10 +154,16 @@ const append = async () => {
 }
 
 export const benches: ReadonlyArray<Bench> = [
-  { name: "session.load.10k", unit: "ms", run: load(10_000, 9) },
-  { name: "session.load.75k", unit: "ms", run: load(75_000, 5) },
-  { name: "session.load.300k", unit: "ms", run: load(300_000, 3) },
-  { name: "session.list.300k", unit: "ms (whole process)", usesBuild: true, run: list(300_000, 10) },
+  { name: "session.load.10k", unit: "ms (cold)", targets: [{ of: "ratio", atMost: 3 }], run: load(10_000, 9) },
+  { name: "session.load.75k", unit: "ms (cold)", targets: [{ of: "ratio", atMost: 3 }], run: load(75_000, 5) },
+  { name: "session.load.300k", unit: "ms (cold)", targets: [{ of: "ratio", atMost: 3 }], run: load(300_000, 3) },
+  {
+    name: "session.list.300k",
+    unit: "ms (whole process)",
+    usesBuild: true,
+    targets: [{ of: "ratio", atMost: 1.7 }],
+    run: list(300_000, 10)
+  },
   { name: "session.list.empty", unit: "ms (whole process)", usesBuild: true, run: list(0, 10) },
   { name: "session.append", unit: "ms (p99 per round)", run: append }
 ]

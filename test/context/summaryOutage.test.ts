@@ -79,6 +79,7 @@ describe("a failing summary model", () => {
 
       const failing = yield* Effect.gen(function*() {
         const context = yield* ContextWindow
+        const count = yield* context.counter
         const notices: Array<string> = []
         let last = { sessionId: "", messages: 0 }
         for (let i = 0; i < turns; i++) {
@@ -91,7 +92,7 @@ describe("a failing summary model", () => {
         const requests = yield* server.modelRequests
         const turnRequests = requests.filter((r) => modelOf(r) === "test-model")
         const summaryRequests = requests.filter((r) => modelOf(r) === "summary-model")
-        const largest = Math.max(...turnRequests.map((r) => requestTokens(r, context.count)))
+        const largest = Math.max(...turnRequests.map((r) => requestTokens(r, count)))
         console.log(
           `kern: ${turns} turns with a failing summary model: ${requests.length} model calls ` +
             `(${summaryRequests.length} summary), largest request ${largest} tokens of ${maxContextTokens}`
@@ -114,18 +115,20 @@ describe("a failing summary model", () => {
       const before = (yield* server.modelRequests).length
       const restarted = yield* Effect.gen(function*() {
         const context = yield* ContextWindow
+        const count = yield* context.counter
         const done = yield* operatorTurn("after the restart: anything new?")
         expect(done.outcome.failure).toBeUndefined()
         expect(done.events.some((e) => e.type === "context")).toBe(false)
         const requests = (yield* server.modelRequests).slice(before)
         expect(requests.map(modelOf)).toEqual(["test-model"])
-        expect(requestTokens(requests[0]!, context.count)).toBeLessThanOrEqual(maxContextTokens)
+        expect(requestTokens(requests[0]!, count)).toBeLessThanOrEqual(maxContextTokens)
         return yield* context.summaryStatus(done.sessionId, done.messages)
       }).pipe(Effect.provide(testRuntime(dir)))
       expect(restarted).toMatchObject({ state: "failing", consecutiveFailures: failing.consecutiveFailures, fallbackCut: true })
 
       yield* Effect.gen(function*() {
         const context = yield* ContextWindow
+        const count = yield* context.counter
         // The model is back: after its wait, the next turn's background pass probes it, then catches up.
         yield* server.answerModel("summary-model", undefined)
         yield* TestClock.adjust(backoffDelay(failing.consecutiveFailures))
@@ -137,7 +140,7 @@ describe("a failing summary model", () => {
         expect(recovered.lastSuccessAt).not.toBeNull()
         const lastRequest = (yield* server.modelRequests).filter((r) => modelOf(r) === "test-model").at(-1)!
         expect(textOf((lastRequest.body as ResponsesBody).input[0]?.content)).toContain("<conversation_summary>")
-        expect(requestTokens(lastRequest, context.count)).toBeLessThanOrEqual(maxContextTokens)
+        expect(requestTokens(lastRequest, count)).toBeLessThanOrEqual(maxContextTokens)
       }).pipe(Effect.provide(testRuntime(dir)))
     }), 300_000)
 })

@@ -35,7 +35,7 @@ describe("tool results in the context", () => {
         new ToolResultMessage({ toolCallId: "c1", toolName: "read", isError: false, result: whole, at }),
         new AssistantMessage({ text: "done", at })
       ]
-      const history = yield* SessionHistory.make(messages, { sessionId: "s1", maxToolResultChars: 1_000, count })
+      const history = yield* SessionHistory.make(messages, { sessionId: "s1", maxToolResultChars: 1_000, count: Effect.succeed(count) })
       const prompt = yield* history.prompt("system")
       const tool = prompt.content.find((message) => message.role === "tool")!
       const part = (tool.content as ReadonlyArray<{ readonly result: unknown }>)[0]!

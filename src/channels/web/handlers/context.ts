@@ -56,7 +56,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
     const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut }))
 
     return handlers
-      .handle("system", () => Effect.map(next, (request) => systemSections(request, context.count)))
+      .handle("system", () => Effect.zipWith(next, context.counter, (request, count) => systemSections(request, count)))
       .handle("next", () =>
         Effect.map(breakdown, (current) => {
           const injected = new Set(current.injected.map((segment) => segment.id))
