@@ -20,6 +20,8 @@ import { bytesOf, cosineDistance, int8FromBytes, norm, quantize } from "../stora
 // with a scale each (src/storage/int8Vector.ts, migration 0860).
 
 const batchRows = 400
+/** Vectors a statement (each binds a few KB). */
+const vectorRows = 100
 
 const failed = (what: string) => (error: SqlError | { readonly message: string }) =>
   new RecallStoreError({ message: `could not ${what} the recall index in kern.db: ${error.message}` })
@@ -111,12 +113,16 @@ export const make = Effect.gen(function*() {
     (rows) => (rows[0]?.n ?? 0) > 0
   )
 
+  /** Chunks and their FTS rows, `batchRows` chunks a statement (the FTS rows copied from the chunks just written). */
   const insertChunks = (chunks: ReadonlyArray<NewChunk>) =>
-    Effect.forEach(chunks, (chunk) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ readonly id: number }>`INSERT INTO recall_chunks ${sql.insert(chunkColumns(chunk))} RETURNING id`
-        yield* sql`INSERT INTO recall_fts (rowid, text) VALUES (${row!.id}, ${chunk.text})`
-      }), { discard: true })
+    Effect.gen(function*() {
+      for (let i = 0; i < chunks.length; i += batchRows) {
+        const inserted = yield* sql<{ readonly id: number }>`INSERT INTO recall_chunks
+          ${sql.insert(chunks.slice(i, i + batchRows).map(chunkColumns))} RETURNING id`
+        yield* sql`INSERT INTO recall_fts (rowid, text)
+          SELECT id, text FROM recall_chunks WHERE id IN ${sql.in(inserted.map((row) => row.id))}`
+      }
+    })
 
   const sessionStates: Effect.Effect<ReadonlyArray<SessionState>, RecallStoreError> = sql`SELECT * FROM recall_sessions`.pipe(
     decoded(SessionStateRow),
@@ -211,17 +217,25 @@ export const make = Effect.gen(function*() {
         chunk_id integer primary key, bits bit[${Math.trunc(space.dimension)}], start_ms integer, end_ms integer)`)
     }).pipe(transaction(sql), Effect.mapError(failed("reset the vectors of")), Effect.withSpan("kern.recall.store.resetVectors"))
 
+  /** Vectors stored `vectorRows` a statement: the int8 vectors, their binary prefilter rows, the chunks marked. */
   const putVectors = (_dimension: number, vectors: ReadonlyArray<ChunkVector>) =>
-    Effect.forEach(vectors, (v) =>
-      Effect.gen(function*() {
-        const blob = vectorBlob(v.vector)
-        const { scale, values } = quantize(v.vector)
-        yield* sql`INSERT OR REPLACE INTO recall_vectors (chunk_id, embedding, scale) VALUES (${v.id}, ${bytesOf(values)}, ${scale})`
-        yield* sql`DELETE FROM recall_vec WHERE chunk_id = ${BigInt(v.id)}`
-        yield* sql`INSERT INTO recall_vec (chunk_id, bits, start_ms, end_ms)
-          VALUES (${BigInt(v.id)}, vec_quantize_binary(${blob}), ${BigInt(Math.trunc(v.startMs))}, ${BigInt(Math.trunc(v.endMs))})`
-        yield* sql`UPDATE recall_chunks SET embedded = 1 WHERE id = ${v.id}`
-      }), { discard: true }).pipe(
+    Effect.gen(function*() {
+      for (let i = 0; i < vectors.length; i += vectorRows) {
+        const part = vectors.slice(i, i + vectorRows)
+        const ids = part.map((v) => v.id)
+        yield* sql`INSERT OR REPLACE INTO recall_vectors ${sql.insert(part.map((v) => {
+          const { scale, values } = quantize(v.vector)
+          return { chunkId: v.id, embedding: bytesOf(values), scale }
+        }))}`
+        yield* sql`DELETE FROM recall_vec WHERE chunk_id IN ${sql.in(ids.map(BigInt))}`
+        yield* sql`INSERT INTO recall_vec (chunk_id, bits, start_ms, end_ms) VALUES ${sql.csv(part.map((v) =>
+          sql`(${BigInt(v.id)}, vec_quantize_binary(${vectorBlob(v.vector)}), ${BigInt(Math.trunc(v.startMs))}, ${
+            BigInt(Math.trunc(v.endMs))
+          })`
+        ))}`
+        yield* sql`UPDATE recall_chunks SET embedded = 1 WHERE id IN ${sql.in(ids)}`
+      }
+    }).pipe(
       transaction(sql),
       Effect.mapError(failed("write vectors to")),
       Effect.withSpan("kern.recall.store.putVectors")
@@ -273,10 +287,15 @@ export const make = Effect.gen(function*() {
     const match = ftsQuery(query)
     if (match === undefined || sessions?.length === 0) return Effect.succeed([])
     const only = sessions === undefined ? sql.and([]) : sql`c.session_id IN ${sql.in(sessions)}`
-    return sql`SELECT f.rowid AS id, bm25(recall_fts) AS score
-      FROM recall_fts f JOIN recall_chunks c ON c.id = f.rowid
-      WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")} AND ${only}
-      ORDER BY score LIMIT ${limit}`.pipe(
+    const unfiltered = sessions === undefined && window.afterMs === undefined && window.beforeMs === undefined
+    // Without a filter the chunks table is not joined: the join cost more than the match and ranking together.
+    return (unfiltered
+      ? sql`SELECT rowid AS id, bm25(recall_fts) AS score FROM recall_fts WHERE recall_fts MATCH ${match}
+        ORDER BY score LIMIT ${limit}`
+      : sql`SELECT f.rowid AS id, bm25(recall_fts) AS score
+        FROM recall_fts f JOIN recall_chunks c ON c.id = f.rowid
+        WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")} AND ${only}
+        ORDER BY score LIMIT ${limit}`).pipe(
       decoded(RankedRow),
       Effect.mapError(failed("search")),
       Effect.withSpan("kern.recall.store.keywordSearch")

@@ -6,7 +6,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Embedder from "../../src/recall/Embedder.js"
-import { Recall } from "../../src/recall/Recall.js"
+import { candidatesPerHit, Recall } from "../../src/recall/Recall.js"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as Database from "../../src/storage/Database.js"
@@ -16,52 +16,103 @@ import { openActiveSession } from "../../src/runtime/activeSession.js"
 import { TurnRunner } from "../../src/turn/TurnRunner.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import { topicVectors } from "../support/seededNormals.js"
+import { normalized, seededNormals } from "../support/seededNormals.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
-import type { Bench } from "./bench.js"
+import { type Bench, median } from "./bench.js"
 import { benchAgent, startModelServerProcess, storeLayer } from "./fixtures.js"
 
 const dimensions = 1536
 const chunks = 100_000
-const clusters = 1_000
 const queries = 50
 const limit = 10
-
-/** 1,000 topics; chunk i near topic i mod 1,000, query j near topic 37·j mod 1,000 (see topicVectors). */
-const makeVectors = () => {
-  const near = topicVectors(42, dimensions, clusters)
-  return { chunk: (i: number) => near(i), query: (j: number) => near(j * 37) }
-}
-
-/** 100,000 chunks with vectors in one transaction, through the store (as the indexer writes them). */
-const fill = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const store = yield* RecallStore
-  const vectors = makeVectors()
-  yield* store.resetVectors({ model: "bench", dimension: dimensions })
-  yield* Effect.gen(function*() {
-    for (let i = 1; i <= chunks; i++) {
-      yield* sql`INSERT INTO recall_chunks (id, source, session_id, path, message_start, message_end, start_ms, end_ms, text)
-        VALUES (${i}, 'session', 'bench', NULL, ${i}, ${i}, ${i * 1000}, ${i * 1000}, 'chunk')`
-    }
-    const batch: Array<{ id: number; vector: Float32Array; startMs: number; endMs: number }> = []
-    for (let i = 1; i <= chunks; i++) {
-      batch.push({ id: i, vector: vectors.chunk(i), startMs: i * 1000, endMs: i * 1000 })
-      if (batch.length === 1000) yield* store.putVectors(dimensions, batch.splice(0))
-    }
-  }).pipe(sql.withTransaction)
-  return vectors
-})
+/** Latent directions the corpus is made of (themes a chunk touches), and how many each chunk mixes. */
+const latents = 4_000
+const latentsPerChunk = 4
+const vocabulary = 20_000
+const wordsPerChunk = 60
 
 /**
- * The exact top `limit` of every query by float32 cosine over the corpus as generated (the store keeps int8
- * vectors, so the truth is computed here): the chunks are generated again, in the same order, from a fresh seed.
+ * A corpus shaped like embeddings of real text without being trivially clustered: each chunk mixes 4 of 4,000
+ * latent directions with random weights, plus noise as large as the mix. Two chunks sharing a latent are near, one
+ * sharing two nearer still, and most share none: neighbours are graded, not a cluster of a hundred twins (a top 10
+ * that any prefilter of the right cluster returns). A query is a chunk's mix with fresh noise (something asked
+ * about what one chunk says), so its exact top 10 is spread over the chunks sharing any of its latents.
  */
-const groundTruth = (queries: ReadonlyArray<Float32Array>): Array<Set<number>> => {
-  const again = makeVectors()
+const makeCorpus = () => {
+  const gauss = seededNormals(42)
+  const directions = Array.from({ length: latents }, () => Float32Array.from({ length: dimensions }, gauss))
+  const mixOf = (i: number) => {
+    const pick = seededNormals(1_000_003 * i + 7)
+    return Array.from({ length: latentsPerChunk }, () => ({
+      latent: Math.floor(Math.abs(pick() * 7919)) % latents,
+      weight: 0.3 + Math.abs(pick())
+    }))
+  }
+  const vectorOf = (mix: ReturnType<typeof mixOf>, noise: () => number, noiseScale: number) => {
+    const total = Math.sqrt(mix.reduce((sum, m) => sum + m.weight * m.weight, 0))
+    const v = new Float32Array(dimensions)
+    for (let d = 0; d < dimensions; d++) v[d] = noiseScale * total * noise()
+    for (const m of mix) {
+      const direction = directions[m.latent]!
+      for (let d = 0; d < dimensions; d++) v[d]! += m.weight * direction[d]!
+    }
+    return normalized(v)
+  }
+  const chunk = (i: number) => vectorOf(mixOf(i), seededNormals(i), 1)
+  /** Query j asks about chunk 1,999·j: its mix, other noise. */
+  const about = (j: number) => 1 + ((1_999 * j) % chunks)
+  const query = (j: number) => vectorOf(mixOf(about(j)), seededNormals(7_000_000 + j), 1)
+  // Words: Zipf-like over the vocabulary, a chunk's own words and its latents' words.
+  const wordOf = (r: number) => `w${Math.floor(Math.pow(vocabulary, r))}`
+  const textOf = (i: number) => {
+    const rng = seededNormals(9_000_000 + i)
+    const mix = mixOf(i)
+    return Array.from({ length: wordsPerChunk }, (_, w) =>
+      w % 3 === 0 ? `t${mix[w % latentsPerChunk]!.latent}` : wordOf(Math.min(0.999, Math.abs(rng()) / 3))).join(" ")
+  }
+  const queryText = (j: number) => {
+    const mix = mixOf(about(j))
+    return `what did we say about t${mix[0]!.latent} and t${mix[1]!.latent} ${wordOf(0.5)} ${wordOf(0.8)}`
+  }
+  return { chunk, query, textOf, queryText }
+}
+
+type Corpus = ReturnType<typeof makeCorpus>
+
+/** 100,000 chunks with their texts and vectors, through the store (as the indexer writes them), 1,000 a transaction. */
+const fill = (corpus: Corpus) =>
+  Effect.gen(function*() {
+    const store = yield* RecallStore
+    yield* store.resetVectors({ model: "bench", dimension: dimensions })
+    for (let from = 1; from <= chunks; from += 1_000) {
+      const ids = Array.from({ length: Math.min(1_000, chunks - from + 1) }, (_, k) => from + k)
+      yield* store.addSessionChunks("bench", 0, ids.map((i) => ({
+        source: "session" as const,
+        sessionId: "bench",
+        path: null,
+        messageStart: i,
+        messageEnd: i,
+        startMs: i * 1000,
+        endMs: i * 1000,
+        text: corpus.textOf(i)
+      })))
+      const pending = yield* store.unembedded(1_000)
+      // The truth is computed by position: the store must have numbered the chunks as they were generated.
+      if (pending.some((row) => row.id !== row.messageStart)) return yield* Effect.die("chunk ids are not 1…n")
+      yield* store.putVectors(dimensions, pending.map((row) => ({
+        id: row.id,
+        vector: corpus.chunk(row.messageStart),
+        startMs: row.startMs,
+        endMs: row.endMs
+      })))
+    }
+  })
+
+/** The exact top `limit` of every query by float32 cosine over the corpus as generated (the store keeps int8). */
+const groundTruth = (corpus: Corpus, queries: ReadonlyArray<Float32Array>): Array<Set<number>> => {
   const best = queries.map(() => [] as Array<{ readonly id: number; readonly dot: number }>)
   for (let i = 1; i <= chunks; i++) {
-    const v = again.chunk(i)
+    const v = corpus.chunk(i)
     for (let j = 0; j < queries.length; j++) {
       const q = queries[j]!
       let dot = 0
@@ -78,81 +129,126 @@ const groundTruth = (queries: ReadonlyArray<Float32Array>): Array<Set<number>> =
 }
 
 /**
- * Vector search over 100,000 chunks of 1,536 dimensions: the binary-quantized prefilter (k = limit × 20) rescoring
- * the int8 vectors, against the scan of every stored vector for the same queries in the same run. Recall@10 of the
- * fast path against the exact float32 top 10 is printed (and must be ≥ 0.95, or the bench fails).
+ * The whole search a user runs (`Recall.search` at the shipped default limit: keywords, vectors, row fetch,
+ * fusion) over 100,000 chunks of 1,536 dimensions, against the scan of every stored vector for the same query,
+ * alternating. The query's embedding is timed apart (extra `embeddingMs`, out of the samples). `recallAt10`: the
+ * shipped vector search (binary prefilter of 10 × candidatesPerHit, rescored) against the exact float32 top 10.
  */
 const search100k = async () => {
-  const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-recall-"))
+  const agent = benchAgent(undefined)
   try {
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const corpus = makeCorpus()
+      const queryVectors = Array.from({ length: queries + 2 }, (_, j) => corpus.query(j))
+      const vectorOfText = new Map(queryVectors.map((v, j) => [corpus.queryText(j), v]))
+      let embeddingMs = 0
+      const embedder = Layer.succeed(Embedder.Embedder, {
+        model: Option.some("bench"),
+        offReason: "",
+        embed: (texts: ReadonlyArray<string>) =>
+          Effect.sync(() => {
+            const start = performance.now()
+            const vectors = texts.map((text) => vectorOfText.get(text) ?? new Float32Array(dimensions))
+            embeddingMs += performance.now() - start
+            return vectors
+          })
+      })
+      const base = yield* Layer.build(storeLayer(agent.dir))
       const context = yield* Layer.build(
-        RecallStoreSqlite.layer.pipe(Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, "kern.db") })))
+        Recall.Default.pipe(
+          Layer.provideMerge(RecallStoreSqlite.layer),
+          Layer.provide(embedder),
+          Layer.provide(KnownSecrets.layer),
+          Layer.provide(Layer.succeedContext(base))
+        )
       )
       const store = Context.get(context, RecallStore)
+      const recall = Context.get(context, Recall)
       process.stderr.write(`  filling ${chunks} chunks × ${dimensions} dimensions…\n`)
       const started = performance.now()
-      const vectors = yield* fill.pipe(Effect.provide(context))
+      yield* fill(corpus).pipe(Effect.provide(context))
       process.stderr.write(`  filled in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
-      const queryVectors = Array.from({ length: queries + 2 }, (_, j) => vectors.query(j))
       const truthStarted = performance.now()
-      const truths = groundTruth(queryVectors)
+      const truths = groundTruth(corpus, queryVectors)
       process.stderr.write(`  exact float32 top ${limit} in ${((performance.now() - truthStarted) / 1000).toFixed(1)} s\n`)
       const samples: Array<number> = []
       const baseline: Array<number> = []
+      const embeddings: Array<number> = []
       let overlap = 0
       let scanOverlap = 0
+      let hits = 0
       const window = { afterMs: undefined, beforeMs: undefined }
       for (let j = 0; j < queries + 2; j++) {
-        const query = queryVectors[j]!
+        embeddingMs = 0
         const start = performance.now()
-        const fast = yield* store.vectorSearch(query, limit * 20, window)
-        const ms = performance.now() - start
+        const result = yield* recall.search({ query: corpus.queryText(j) })
+        const ms = performance.now() - start - embeddingMs
         const scanStart = performance.now()
-        const scan = yield* store.scanVectorSearch(query, limit)
+        const scan = yield* store.scanVectorSearch(queryVectors[j]!, limit)
         const scanMs = performance.now() - scanStart
+        const fast = yield* store.vectorSearch(queryVectors[j]!, limit * candidatesPerHit, window)
+        if (result.mode !== "hybrid") return yield* Effect.die(`the bench search ran in ${result.mode} mode`)
         // The first two warm the page cache and the statements.
         if (j < 2) continue
         samples.push(ms)
         baseline.push(scanMs)
+        embeddings.push(embeddingMs)
+        hits += result.hits.length
         const truth = truths[j]!
         overlap += fast.slice(0, limit).filter((r) => truth.has(r.id)).length
         scanOverlap += scan.filter((r) => truth.has(r.id)).length
       }
       const recallAt10 = overlap / (queries * limit)
       process.stderr.write(`  recall@10 against the exact float32 top 10: ${recallAt10.toFixed(3)}` +
-        ` (the scan of the stored vectors: ${(scanOverlap / (queries * limit)).toFixed(3)})\n`)
-      if (recallAt10 < 0.95) return yield* Effect.die(`recall@10 ${recallAt10} is under 0.95`)
-      return { samples, baseline }
+        ` (the scan of the stored vectors: ${(scanOverlap / (queries * limit)).toFixed(3)}); ` +
+        `${(hits / queries).toFixed(1)} hits a search\n`)
+      return {
+        samples,
+        baseline,
+        extra: { recallAt10, scanRecallAt10: scanOverlap / (queries * limit), embeddingMs: median(embeddings) }
+      }
     })))
   } finally {
-    NodeFs.rmSync(dir, { recursive: true, force: true })
+    agent.remove()
   }
 }
 
 const indexedMessages = 20_000
 
 /**
- * Messages indexed per second by a full pass over a 20,000-message session (read, store, chunk, embed with an
- * embedder answering at once, vectors stored), on a fresh kern.db each round.
+ * Messages indexed per second by a full pass over a 20,000-message session (read, store, chunk, vectors stored),
+ * on a fresh kern.db each round. The embedder answers in process; its calls are timed apart and left out of the
+ * rate (extra `embeddingSeconds`, the median round's).
  */
 const indexThroughput = async () => {
   const samples: Array<number> = []
+  const embeddingSeconds: Array<number> = []
   for (let round = 0; round < 3; round++) {
     const agent = benchAgent(indexedMessages)
     try {
+      let embeddingMs = 0
+      const timed = Layer.effect(
+        Embedder.Embedder,
+        Effect.map(Embedder.Embedder, (inner) => ({
+          ...inner,
+          embed: (texts: ReadonlyArray<string>) => {
+            const start = performance.now()
+            return Effect.ensuring(inner.embed(texts), Effect.sync(() => embeddingMs += performance.now() - start))
+          }
+        }))
+      ).pipe(Layer.provide(Embedder.layerTest({ dimensions: 256 })))
       const rate = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
         const base = yield* Layer.build(storeLayer(agent.dir))
         const recallLayer = Recall.Default.pipe(
           Layer.provide(RecallStoreSqlite.layer),
-          Layer.provide(Embedder.layerTest({ dimensions: 256 })),
+          Layer.provide(timed),
           Layer.provide(KnownSecrets.layer),
           Layer.provide(Database.layer({ filename: NodePath.join(agent.dir, ".kern/kern.db") }))
         )
         const recall = Context.get(yield* Layer.build(recallLayer.pipe(Layer.provide(Layer.succeedContext(base)))), Recall)
         const start = performance.now()
         const messages = yield* recall.sync
-        const seconds = (performance.now() - start) / 1000
+        const seconds = (performance.now() - start - embeddingMs) / 1000
         const stats = yield* recall.stats
         if (messages !== indexedMessages || stats.unembedded !== 0) {
           return yield* Effect.die(`indexed ${messages} messages, ${stats.unembedded} chunks without vectors`)
@@ -160,11 +256,12 @@ const indexThroughput = async () => {
         return messages / seconds
       })))
       samples.push(rate)
+      embeddingSeconds.push(embeddingMs / 1000)
     } finally {
       agent.remove()
     }
   }
-  return { samples }
+  return { samples, extra: { embeddingSeconds: median(embeddingSeconds) } }
 }
 
 const sizedMessages = 8_000
@@ -223,7 +320,7 @@ const overheadTurns = 10
 
 /**
  * Wall time of a one-step turn while the recall backfill of a 75,000-message session runs in the same process,
- * against the same turn with the indexer idle (the baseline, measured first in the same run).
+ * against the same turn with the indexer idle (the baseline), alternating in the same run.
  */
 const turnDuringBackfill = async () => {
   const server = await startModelServerProcess()
@@ -250,21 +347,25 @@ const turnDuringBackfill = async () => {
           if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
           return ms
         })
+      // Warm-up: the first turns load the tokenizer and compile the paths.
+      for (let i = 0; i < 3; i++) yield* turn(i)
       const baseline: Array<number> = []
-      for (let i = 0; i < overheadTurns + 3; i++) {
-        const ms = yield* turn(i)
-        if (i >= 3) baseline.push(ms)
-      }
-      const backfill = yield* Effect.fork(recall.backfill)
-      yield* Effect.yieldNow()
       const samples: Array<number> = []
-      for (let i = 0; samples.length < overheadTurns; i++) {
-        if (Option.isSome(yield* Fiber.poll(backfill))) break
-        samples.push(yield* turn(100 + i))
+      // Alternating: a turn with the indexer idle, then one beside a running backfill, started for that turn and
+      // stopped after it so the next idle turn is idle. A stopped pass keeps the chunks it stored but reads the
+      // session's unstored lines again, so every busy turn runs beside the read and store of the messages.
+      for (let i = 0; i < overheadTurns; i++) {
+        baseline.push(yield* turn(10 + 2 * i))
+        const backfill = yield* Effect.fork(recall.backfill)
+        yield* Effect.yieldNow()
+        const ms = yield* turn(11 + 2 * i)
+        if (Option.isSome(yield* Fiber.poll(backfill))) {
+          return yield* Effect.die("the backfill ended before a turn ran beside it: the session is too short")
+        }
+        samples.push(ms)
+        yield* Fiber.interrupt(backfill)
       }
-      const indexed = yield* backfill.await
-      process.stderr.write(`  ${samples.length} turns during the backfill (${JSON.stringify(indexed._tag)})\n`)
-      if (samples.length < 3) return yield* Effect.die("the backfill ended before three turns ran beside it")
+      process.stderr.write(`  ${samples.length} turns beside the backfill, ${baseline.length} with the indexer idle\n`)
       return { samples, baseline }
     })).pipe(Effect.provide(layer)))
   } finally {
@@ -274,8 +375,19 @@ const turnDuringBackfill = async () => {
 }
 
 export const benches: ReadonlyArray<Bench> = [
-  { name: "recall.search.100k", unit: "ms", run: search100k },
-  { name: "recall.index.throughput", unit: "messages/s", run: indexThroughput },
+  {
+    name: "recall.search.100k",
+    unit: "ms",
+    run: search100k,
+    targets: [{ of: "median", atMost: 30 }, { of: "extra.recallAt10", atLeast: 0.95 }]
+  },
+  {
+    name: "recall.index.throughput",
+    unit: "messages/s",
+    higherIsBetter: true,
+    run: indexThroughput,
+    targets: [{ of: "median", atLeast: 5_000 }]
+  },
   { name: "recall.db.bytes", unit: "bytes/message", run: bytesPerMessage },
   { name: "recall.turn.during-backfill", unit: "ms (turn wall time)", run: turnDuringBackfill }
 ]

@@ -89,4 +89,40 @@ describe("recall vectors in kern.db", () => {
       expect(windowed.length).toBeGreaterThan(0)
       expect(windowed.every((r) => { const i = rows.findIndex((row) => row.id === r.id); return i >= 50 && i <= 59 })).toBe(true)
     }).pipe(Effect.provide(storeLayer)))
+
+  it.effect("written many rows a statement, each chunk keeps its own text, keywords and vector (and a vector replaced)", () =>
+    Effect.gen(function*() {
+      const store = yield* RecallStore
+      const count = 900
+      const near = topicVectors(5, dimensions, count)
+      // More chunks than one statement takes (400), so the batches and their boundaries are crossed.
+      yield* store.addSessionChunks("s1", count, Array.from({ length: count }, (_, i) => ({
+        source: "session" as const,
+        sessionId: "s1",
+        path: null,
+        messageStart: i,
+        messageEnd: i,
+        startMs: i * 1000,
+        endMs: i * 1000,
+        text: `word${i} shared`
+      })))
+      const rows = yield* store.unembedded(count)
+      expect(rows).toHaveLength(count)
+      yield* store.resetVectors({ model: "m", dimension: dimensions })
+      yield* store.putVectors(dimensions, rows.map((row) => ({ id: row.id, vector: near(row.messageStart), startMs: row.startMs, endMs: row.endMs })))
+      // Stored again (a chunk embedded twice): replaced, not duplicated.
+      yield* store.putVectors(dimensions, rows.slice(0, 150).map((row) => ({ id: row.id, vector: near(row.messageStart), startMs: row.startMs, endMs: row.endMs })))
+      expect((yield* store.counts).unembedded).toBe(0)
+      const window = { afterMs: undefined, beforeMs: undefined }
+      for (const i of [0, 399, 400, 401, 799, 800, 899]) {
+        const [hit] = yield* store.keywordSearch(`word${i}`, 5, window)
+        const [chunk] = yield* store.chunks([hit!.id])
+        expect(chunk!.text).toBe(`word${i} shared`)
+        const [nearest] = yield* store.vectorSearch(near(i), 50, window)
+        const [found] = yield* store.chunks([nearest!.id])
+        expect(found!.messageStart).toBe(i)
+      }
+      const [again] = yield* store.vectorSearch(near(3), 50, window)
+      expect(again!.id).toBe(rows[3]!.id)
+    }).pipe(Effect.provide(storeLayer)))
 })
