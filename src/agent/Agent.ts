@@ -6,6 +6,7 @@ import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { openActiveSession } from "../runtime/activeSession.js"
+import * as ContextCatchUp from "../runtime/ContextCatchUp.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
 import { MessageQueue } from "../turn/MessageQueue.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
@@ -104,8 +105,9 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
     return Agent.of({ sessionId: session.id, send })
   })
 
+// An embedded agent lives as long as its program: the summaries of a session far behind are built in the background.
 const build = (source: ConfigSource, options: AgentOptions) =>
-  Layer.scoped(Agent, make(options)).pipe(
+  Layer.merge(Layer.scoped(Agent, make(options)), ContextCatchUp.worker).pipe(
     Layer.provide(agentRuntimeLayer(source, {
       command: options.command ?? "kern library",
       waitSeconds: options.waitSeconds ?? 60,

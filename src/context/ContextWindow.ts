@@ -9,6 +9,7 @@ import { Embedder } from "../recall/Embedder.js"
 import type { LoadedSession } from "../session/SessionStore.js"
 import type { ReadFrom } from "../session/readSession.js"
 import { breakdownOf, type ContextBreakdown } from "./breakdown.js"
+import { type CatchUpChunk, makeCatchUp } from "./catchUp.js"
 import { type Composition, type ContextPlan, holdFrom, makeState, planContext, type SessionState } from "./plan.js"
 import { ContextCut, rawWindowStart, type Segment } from "./Segment.js"
 import { segmentPass, type PassDeps } from "./segmentPass.js"
@@ -61,7 +62,6 @@ const ratioBounds = [0.9, 2] as const
 const calibrationWeight = 0.3
 /** Requests smaller than this say little about the ratio (fixed overheads dominate). */
 const calibrationMinTokens = 2_000
-
 /**
  * The context of a long-lived conversation: which messages are sent raw (from a cut that moves with hysteresis and
  * never passes the summarized segments), which summaries stand for the rest, and the background work that makes the
@@ -155,15 +155,34 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       progress
     })
 
-    /** One segmentation/summary/rollup pass over a session, its state refreshed after. */
-    const runPass = (sessionId: string, history: SessionHistory, force: boolean, progress: PassDeps["progress"]) =>
-      passLock.withPermits(1)(
-        Effect.gen(function*() {
-          const segments = yield* segmentPass(passDeps(progress, yield* counter), sessionId, history, { force })
-          const state = yield* stateOf(sessionId)
-          yield* setState(sessionId, makeState(segments, state.cut, state.held))
+    /**
+     * One segmentation/summary/rollup pass over a session, its state refreshed after in one update: the cut a turn
+     * moved meanwhile is kept, never put back.
+     */
+    const pass = (sessionId: string, history: SessionHistory, force: boolean, progress: PassDeps["progress"], chunk?: CatchUpChunk) =>
+      Effect.gen(function*() {
+        const segments = yield* segmentPass(passDeps(progress, yield* counter), sessionId, history, { force, ...chunk })
+        const planned = yield* stateOf(sessionId)
+        yield* Ref.update(states, (map) => {
+          const now = map.get(sessionId) ?? planned
+          return new Map(map).set(sessionId, makeState(segments, now.cut, now.held))
         })
-      ).pipe(Effect.catchAll(warned(undefined)))
+      }).pipe(Effect.catchAll(warned(undefined)))
+
+    const runPass = (sessionId: string, history: SessionHistory, force: boolean, progress: PassDeps["progress"], chunk?: CatchUpChunk) =>
+      passLock.withPermits(1)(pass(sessionId, history, force, progress, chunk))
+
+    /**
+     * Tokens of the held messages no summary covers: what a pass would have to summarize. A turn waits for that only
+     * up to a window's worth (a turn that outgrew the window); a longer backlog (a long session kern never summarized,
+     * summaries far behind after an outage) is summarized in the background by `catchUp` instead.
+     */
+    const backlogTokens = (state: SessionState, history: SessionHistory) =>
+      Effect.map(history.window, (window) => {
+        let total = 0
+        for (let i = Math.max(0, state.coveredEnd - window.base); i < window.tokens.length; i++) total += window.tokens[i]!
+        return total
+      })
 
     /**
      * Keeps what a plan made of the state: the cut, and the composition while the segments it was made from are
@@ -255,13 +274,18 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         let state = yield* stateOf(input.sessionId)
         let planned = yield* plan(input, state, ratio, false)
         if (planned.estimate * ratio > config.maxContextTokens && summariesOn) {
-          if ((yield* gate.admission) === "open") {
-            yield* input.progress(
-              `the conversation outgrew the context window (${Math.round(planned.estimate * ratio)} of ` +
-                `${config.maxContextTokens} tokens): summarizing older messages first`
-            )
-            yield* runPass(input.sessionId, input.history, true, input.progress)
-            state = yield* stateOf(input.sessionId)
+          // A turn waits for at most a window's worth of summaries (it outgrew the window itself).
+          const small = (yield* backlogTokens(state, input.history)) <= config.maxContextTokens
+          if (small && (yield* gate.admission) === "open") {
+            // Never behind the background catch-up: while it holds the pass lock the turn is cut at user messages.
+            const ran = yield* passLock.withPermitsIfAvailable(1)(Effect.gen(function*() {
+              yield* input.progress(
+                `the conversation outgrew the context window (${Math.round(planned.estimate * ratio)} of ` +
+                  `${config.maxContextTokens} tokens): summarizing older messages first`
+              )
+              yield* pass(input.sessionId, input.history, true, input.progress)
+            }))
+            if (Option.isSome(ran)) state = yield* stateOf(input.sessionId)
           }
           planned = yield* plan(input, state, ratio, true)
         }
@@ -288,19 +312,40 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         return yield* requestOf(input, planned, ratio, "preview")
       }).pipe(Effect.withSpan("kern.context.preview", { attributes: { sessionId: input.sessionId } }))
 
+    const debugLine = (line: string) => Effect.logDebug(`kern: ${line}`)
+
+    // Sessions whose summaries are far behind, summarized by `catchUp`, which only a long-lived agent runs.
+    const { catchUp, catchUpQueued, caughtUp, enqueue } = yield* makeCatchUp({
+      stateOf,
+      pass: (sessionId, history, chunk) => runPass(sessionId, history, true, debugLine, chunk)
+    })
+
     /**
-     * After a turn: segments, summaries and rollups in the background; the turn never waits for them. While the
-     * fallback cut is in effect every message up to the turn's end is segmented (not only once enough gathered), so
-     * the summaries can reach the raw window and end it.
+     * After a turn: segments, summaries and rollups in the background; the turn never waits for them. A session whose
+     * summaries are behind its raw window (the fallback cut) goes to `catchUp` instead, which a long-lived agent runs
+     * and a one-shot command does not (the next long-lived agent does it: a backlog is many summary calls).
      */
     const afterTurn = (sessionId: string, history: SessionHistory) =>
-      summariesOn
-        ? FiberSet.run(
-          background,
-          Effect.flatMap(stateOf(sessionId), (state) =>
-            runPass(sessionId, history, state.cut > state.coveredEnd, (line) => Effect.logDebug(`kern: ${line}`)))
-        ).pipe(Effect.asVoid)
-        : Effect.void
+      !summariesOn ? Effect.void : Effect.gen(function*() {
+        const state = yield* stateOf(sessionId)
+        if (yield* farBehind(state, history)) return yield* enqueue(sessionId, history)
+        // While the fallback cut is in effect every message up to the turn's end is segmented (not only once enough
+        // gathered), so the summaries can reach the raw window and end it.
+        yield* FiberSet.run(background, runPass(sessionId, history, state.cut > state.coveredEnd, debugLine))
+      })
+
+    /** Summaries behind the raw window by more than a window's worth: the catch-up's work, not a turn's. */
+    const farBehind = (state: SessionState, history: SessionHistory) =>
+      state.cut > state.coveredEnd
+        ? Effect.map(backlogTokens(state, history), (tokens) => tokens > config.maxContextTokens)
+        : Effect.succeed(false)
+
+    /** Queues a session for the catch-up when its summaries are behind its raw window (a long-lived agent's start). */
+    const resume = (sessionId: string, history: SessionHistory) =>
+      !summariesOn ? Effect.void : Effect.gen(function*() {
+        const state = yield* stateOf(sessionId)
+        if (state.cut > state.coveredEnd) yield* enqueue(sessionId, history)
+      })
 
     /** Waits, at most `limit`, for background passes (a one-shot command before it exits). */
     const settled = (limit: Duration.DurationInput = oneShotWait) =>
@@ -347,6 +392,10 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       prepare,
       preview,
       afterTurn,
+      catchUp,
+      catchUpQueued,
+      caughtUp,
+      resume,
       settled,
       calibrate,
       cutOf,

@@ -75,12 +75,13 @@ const segmentNew = (
   sessionId: string,
   history: SessionHistory,
   segments: ReadonlyArray<Segment>,
-  force: boolean
+  force: boolean,
+  until: number | undefined
 ) =>
   Effect.gen(function*() {
     const from = segmentedEnd(segments)
     const first = yield* history.first
-    const size = yield* history.size
+    const size = force && until !== undefined ? Math.min(until, yield* history.size) : yield* history.size
     if (from < first || from >= size) return []
     const window = yield* history.window
     const messages = history.slice(from, size)
@@ -151,17 +152,23 @@ export const segmentPass = (
   deps: PassDeps,
   sessionId: string,
   history: SessionHistory,
-  options: { readonly force: boolean }
+  options: {
+    readonly force: boolean
+    /** Summaries of pending segments written at most in this pass (the background catch-up's chunk); all by default. */
+    readonly limit?: number | undefined
+    /** With `force`: the messages from here on are left for a later pass (the catch-up leaves the latest turn). */
+    readonly until?: number | undefined
+  }
 ) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     let rolledUp = 0
     let summarized = 0
     let segments = yield* deps.store.list(sessionId)
-    const added = yield* segmentNew(deps, sessionId, history, segments, options.force)
+    const added = yield* segmentNew(deps, sessionId, history, segments, options.force, options.until)
     if (added.length > 0) segments = yield* deps.store.list(sessionId)
     const childrenOf = (parent: Segment) => segments.filter((segment) => segment.parentId === parent.id)
-    const pending = segments.filter((segment) => segment.summary === null)
+    const pending = segments.filter((segment) => segment.summary === null).slice(0, options.limit ?? Infinity)
     const admitted = pending.length === 0 ? "closed" : yield* deps.gate.admission
     if (admitted !== "closed") {
       const done = yield* Ref.make(0)

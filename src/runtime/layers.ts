@@ -1,6 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import * as AgentLive from "./AgentLive.js"
+import * as ContextCatchUp from "./ContextCatchUp.js"
 import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
@@ -171,8 +172,8 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
         summaries: injected.length
       }))))
   })))
-  // Recall indexes in the background: a backfill at start-up, then after each turn.
-  return Layer.merge(Builtins.layerWith(liveInfo), RecallWorker.layer).pipe(Layer.provideMerge(runtime))
+  // Recall indexes in the background: a backfill at start-up, then after each turn; so do the summaries that are behind.
+  return Layer.mergeAll(Builtins.layerWith(liveInfo), RecallWorker.layer, ContextCatchUp.layer).pipe(Layer.provideMerge(runtime))
 }
 
 /**

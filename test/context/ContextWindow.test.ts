@@ -92,6 +92,16 @@ const covered = (injected: ReadonlyArray<Segment>, cut: number) => {
   return next >= cut
 }
 
+/** The history of `messages` after the background pass of its turn. */
+const afterPass = (messages: ReadonlyArray<SessionMessage>) =>
+  Effect.gen(function*() {
+    const context = yield* ContextWindow
+    const history = yield* historyOf(messages)
+    yield* context.afterTurn("s1", history)
+    yield* context.settled()
+    return history
+  })
+
 /** 160 turns after a background pass whose summaries failed (the outage on): the summary model is waiting. */
 const afterFailedPass = Effect.gen(function*() {
   const context = yield* ContextWindow
@@ -205,10 +215,13 @@ describe("ContextWindow", () => {
       outage.on = false
       yield* context.afterTurn("s1", history)
       yield* context.settled()
+      yield* context.catchUpQueued
       expect((yield* context.segments("s1")).find((s) => s.id === first.id)!.summary).toBeNull()
       yield* TestClock.adjust("30 seconds")
+      // Far behind: the background catch-up (a long-lived agent's) summarizes it, not the turn's pass.
       yield* context.afterTurn("s1", history)
       yield* context.settled()
+      yield* context.catchUpQueued
       const after = yield* context.segments("s1")
       expect(after.find((s) => s.id === first.id)!.summary).not.toBeNull()
       const again = yield* prepare(history)
@@ -231,12 +244,43 @@ describe("ContextWindow", () => {
     }).pipe(Effect.provide(contextLayer(makeAgentDir(), {}, outage)))
   })
 
-  it.scoped("the hard limit: a history over maxContextTokens with no segments yet is summarized in the turn, never dropped", () =>
+  it.scoped("a history far over maxContextTokens with no segments yet is answered at once, cut at user messages; the catch-up summarizes it after", () =>
     Effect.gen(function*() {
+      const context = yield* ContextWindow
       const history = yield* historyOf(conversation(160))
       const progress: Array<string> = []
       const prepared = yield* prepare(history, progress)
+      // No summary before the answer: the window is cut at a user message, within the window.
+      expect(yield* context.segments("s1")).toEqual([])
+      expect(progress.some((line) => line.includes("summarizing older messages first"))).toBe(false)
+      expect(progress[0]).toContain("cut at user messages")
+      expect(prepared.breakdown.fallback).toBe(true)
+      expect(prepared.breakdown.cut % 4).toBe(0)
+      expect(prepared.breakdown.tokens.total).toBeLessThanOrEqual(20_000)
+      // After the turn, the session waits for the catch-up, never for the turn's own pass.
+      yield* context.afterTurn("s1", history)
+      yield* context.settled()
+      expect(yield* context.segments("s1")).toEqual([])
+      yield* context.catchUpQueued
+      const next = yield* prepare(history, progress)
+      expect(next.breakdown.fallback).toBe(false)
+      expect(next.breakdown.tokens.total).toBeLessThanOrEqual(20_000)
+      expect(covered(next.breakdown.injected, next.breakdown.cut)).toBe(true)
+    }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
+
+  it.scoped("the hard limit: a turn that outgrew the window by less than a window's worth is summarized in the turn, never dropped", () =>
+    Effect.gen(function*() {
+      const context = yield* ContextWindow
+      const messages = conversation(160)
+      const history = yield* afterPass(messages.slice(0, 400))
+      const before = yield* context.segments("s1")
+      // Turns since the last pass that outgrew the window: the summaries behind by less than a window's worth.
+      for (const message of messages.slice(400, 580)) yield* history.append(message)
+      const progress: Array<string> = []
+      const prepared = yield* prepare(history, progress)
       expect(progress[0]).toContain("summarizing older messages first")
+      expect((yield* context.segments("s1")).length).toBeGreaterThan(before.length)
+      expect(prepared.breakdown.fallback).toBe(false)
       expect(prepared.breakdown.tokens.total).toBeLessThanOrEqual(20_000)
       expect(covered(prepared.breakdown.injected, prepared.breakdown.cut)).toBe(true)
     }).pipe(Effect.provide(contextLayer(makeAgentDir()))))
@@ -245,9 +289,7 @@ describe("ContextWindow", () => {
     Effect.gen(function*() {
       const context = yield* ContextWindow
       const messages = conversation(160)
-      const history = yield* historyOf(messages.slice(0, 400))
-      yield* context.afterTurn("s1", history)
-      yield* context.settled()
+      const history = yield* afterPass(messages.slice(0, 400))
       const first = (yield* prepare(history)).breakdown
       expect(first.cut).toBeGreaterThan(0)
       // One more short turn: still within the raw budget, so the cut (and the cached prefix) stays.

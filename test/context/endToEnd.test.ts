@@ -14,7 +14,10 @@ const maxContextTokens = 30_000
 
 /** The request of the turn that carries `text` (summaries are requests of their own, without tools). */
 const turnRequest = (requests: ReadonlyArray<RecordedRequest>, text: string) =>
-  requests.filter((r) => r.path === "/responses" && JSON.stringify(r.body).includes(text)).at(-1)
+  requests.filter((r) => r.path === "/responses" && isTurn(r) && JSON.stringify(r.body).includes(text)).at(-1)
+
+/** A turn's request offers tools; a summary's does not. */
+const isTurn = (request: RecordedRequest) => (request.body as ResponsesBody).tools !== undefined
 
 interface ResponsesBody {
   readonly input: ReadonlyArray<{ readonly role?: string; readonly type?: string; readonly content?: unknown }>
@@ -35,7 +38,7 @@ const split = (request: RecordedRequest) => {
 }
 
 describe("context, end to end", () => {
-  it.live("a turn on a 20,000-message session stays within maxContextTokens, carries <conversation_summary>, and the next run loads from the cut", () =>
+  it.live("a turn on a 20,000-message session answers at once within maxContextTokens; the summaries follow in the background; the next turns carry <conversation_summary> and load from the cut", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeWith({ fallback: FakeReply.text("The operator and the agent went over the router: DHCP .100-.200, DNS on the pi.") })
       const dir = NodePath.join(makeTempDir(), "agent")
@@ -52,36 +55,44 @@ describe("context, end to end", () => {
       })
       writeSessionFixture(dir, 20_000)
 
+      // The first turn (then the catch-up, as the running agent's worker does it).
       const first = yield* operatorTurn("what did we decide about DNS?").pipe(Effect.provide(testRuntime(dir)))
       expect(first.outcome.failure).toBeUndefined()
-      // Nothing was summarized before: the turn summarized the overflow itself, and said so.
-      expect(first.events.some((e) => e.type === "context" && e.text.includes("summarizing older messages first"))).toBe(true)
+      // Nothing was summarized before: the turn did not wait for summaries but was cut at user messages, and said so.
+      expect(first.events.some((e) => e.type === "context" && e.text.includes("summarizing older messages first"))).toBe(false)
+      expect(first.events.some((e) => e.type === "context" && e.text.includes("cut at user messages"))).toBe(true)
       const requests = yield* server.requests
       const request = turnRequest(requests, "what did we decide about DNS?")!
-      const { rest, system } = split(request)
-      expect(system).toContain("<conversation_summary>")
-      expect(system).toContain("level: L")
+      expect(requests.slice(0, requests.indexOf(request)).filter((r) => r.path === "/responses" && !isTurn(r))).toHaveLength(0)
+      const { rest } = split(request)
       // Within the window by the same tokenizer the budget uses (tool definitions included).
       expect(countTokens(requestText(request))).toBeLessThanOrEqual(maxContextTokens)
       // The raw window starts at a user message: no tool result without its call.
       expect(rest[0]).toMatchObject({ role: "user" })
-      // Summaries were made by the summary model (requests without tools), and rolled up.
-      expect(requests.filter((r) => r.path === "/responses" && !JSON.stringify(r.body).includes("\"tools\"")).length).toBeGreaterThan(10)
-
+      // Summaries were made afterwards by the summary model (requests without tools), and rolled up.
+      expect(requests.filter((r) => r.path === "/responses" && !isTurn(r)).length).toBeGreaterThan(10)
       const segments = yield* Effect.flatMap(SegmentStore, (store) => store.list(first.sessionId)).pipe(Effect.provide(testRuntime(dir)))
       expect(segments.some((s) => s.level === 1)).toBe(true)
+
+      // The next turn carries the summaries, within the window, and stores a cut inside them.
+      const second = yield* operatorTurn("and the DHCP range?").pipe(Effect.provide(testRuntime(dir)))
+      expect(second.outcome.failure).toBeUndefined()
+      const withSummaries = turnRequest(yield* server.requests, "and the DHCP range?")!
+      expect(split(withSummaries).system).toContain("<conversation_summary>")
+      expect(split(withSummaries).system).toContain("level: L")
+      expect(countTokens(requestText(withSummaries))).toBeLessThanOrEqual(maxContextTokens)
       const cut = yield* Effect.flatMap(SegmentStore, (store) => store.getCut(first.sessionId)).pipe(Effect.provide(testRuntime(dir)))
       expect(Option.isSome(cut)).toBe(true)
 
       // A new process: the session is read from the cut on (only the window is held) and nothing is summarized again.
       const before = (yield* server.requests).length
-      const second = yield* operatorTurn("and the DHCP range?").pipe(Effect.provide(testRuntime(dir)))
-      expect(second.outcome.failure).toBeUndefined()
-      expect(second.loadedFrom).toBe(Option.getOrThrow(cut).messageIndex)
-      expect(second.loadedFrom).toBeGreaterThan(19_000)
+      const third = yield* operatorTurn("and the DNS fallback?").pipe(Effect.provide(testRuntime(dir)))
+      expect(third.outcome.failure).toBeUndefined()
+      expect(third.loadedFrom).toBe(Option.getOrThrow(cut).messageIndex)
+      expect(third.loadedFrom).toBeGreaterThan(19_000)
       const after = yield* server.requests
       expect(after.length - before).toBe(1)
-      const again = turnRequest(after, "and the DHCP range?")!
+      const again = turnRequest(after, "and the DNS fallback?")!
       expect(split(again).system).toContain("<conversation_summary>")
       expect(countTokens(requestText(again))).toBeLessThanOrEqual(maxContextTokens)
     })), 120_000)

@@ -72,6 +72,8 @@ describe("the next request: one preview for the turn, /context/* and kern contex
           yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
           // The segments and summaries a turn leaves to the background are part of the state the preview plans from.
           yield* Context.get(context, ContextWindow).settled()
+          // So is the running agent's catch-up of a session far behind (the first turn's, here).
+          yield* Context.get(context, ContextWindow).caughtUp
         })
       yield* turn("what changed on the router?")
 

@@ -7,14 +7,15 @@ export const summaryAgentMaxContextTokens = 20_000
 
 /**
  * An agent folder over the fake model at `baseURL`, with a separate `summary-model`, a 20,000-token window, no recall,
- * no heartbeat and no commits (unless `config` says otherwise), and a session of 400 messages (~30k tokens: over the
- * window from the first turn), `sessionId` if given.
+ * no heartbeat and no commits (unless `config` says otherwise), and a session of `messages` messages (400 by default,
+ * ~30k tokens: over the window from the first turn), `sessionId` if given.
  */
 export const summaryModelAgent = (
   baseURL: string,
   files: Readonly<Record<string, string>> = {},
   config: Readonly<Record<string, unknown>> = {},
-  sessionId?: string
+  sessionId?: string,
+  messages = 400
 ): string => {
   const dir = NodePath.join(makeTempDir(), "agent")
   writeFiles(dir, {
@@ -32,6 +33,6 @@ export const summaryModelAgent = (
     }),
     ...files
   })
-  writeSessionFixture(dir, 400, sessionId)
+  writeSessionFixture(dir, messages, sessionId)
   return dir
 }

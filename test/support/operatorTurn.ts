@@ -17,9 +17,11 @@ export const testRuntime = (dir: string) =>
 
 /**
  * One operator turn on the active session, as the runtime runs it from its queue, with its background context work
- * awaited: the turn's outcome and events, the session, where its history was loaded from and its size after the turn.
+ * awaited (the catch-up of summaries far behind too, as a long-lived agent's worker does it; `oneShot`: not, as
+ * `kern chat` leaves it): the turn's outcome and events, the session, where its history was loaded from and its size
+ * after the turn.
  */
-export const operatorTurn = (text: string) =>
+export const operatorTurn = (text: string, options: { readonly oneShot?: boolean } = {}) =>
   Effect.scoped(Effect.gen(function*() {
     const queue = yield* MessageQueue
     const runner = yield* TurnRunner
@@ -32,5 +34,6 @@ export const operatorTurn = (text: string) =>
     const outcome = yield* runner.run({ message, session, emit: (event) => Ref.update(events, (all) => [...all, event]) })
     yield* queue.endTurn("main")
     yield* context.settled()
+    if (options.oneShot !== true) yield* context.catchUpQueued
     return { outcome, events: yield* Ref.get(events), loadedFrom, sessionId: session.id, messages: yield* session.history.size }
   }))

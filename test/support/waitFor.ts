@@ -21,3 +21,14 @@ export const waitUntil = async (check: () => boolean, bound = conditionBound): P
 /** `waitUntil` as an Effect (real time, whatever clock the test runs under). */
 export const eventually = (check: () => boolean, bound = conditionBound): Effect.Effect<boolean> =>
   Effect.promise(() => waitUntil(check, bound))
+
+/** Polls an Effect `check` in real time until it holds or `bound` ms have passed; succeeds with whether it held. */
+export const eventuallyEffect = <E, R>(check: Effect.Effect<boolean, E, R>, bound = conditionBound) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + bound
+    while (Date.now() < deadline) {
+      if (yield* check) return true
+      yield* Effect.promise(() => pause(50))
+    }
+    return false
+  })
