@@ -39,14 +39,7 @@ export const importantLinePatterns: ReadonlyArray<readonly [string, RegExp]> = [
 
 const combined = new RegExp(importantLinePatterns.map(([, pattern]) => `(?:${pattern.source})`).join("|"), "i")
 
-/**
- * What every important line contains (each alternative is a piece every match of one of the patterns above has, with
- * the same flags): a quick test that rules out most lines of a long output before the full patterns run, about half
- * their cost. Kept in step with importantLinePatterns (test/tools/compactionPrefilter.test.ts checks the two agree).
- */
-const candidate = /err|exception|traceback|panic|fatal|segmentation|e\d{3}|fail|broken|abort|✗|✘|warn|\d\s+[pfste]|test|suite|^\s*(?:pass|ok|not ok)|✓|:\d+:/i
-
-export const isImportantLine = (line: string): boolean => candidate.test(line) && combined.test(line)
+export const isImportantLine = (line: string): boolean => combined.test(line)
 
 export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8")
 
@@ -69,7 +62,7 @@ export const compactLines = (lines: ReadonlyArray<string>, options: CompactionOp
   const middleEnd = total - options.tailLines
   for (let i = options.headLines; i < middleEnd; i++) {
     const line = lines[i] ?? ""
-    if (!isImportantLine(line)) continue
+    if (!combined.test(line)) continue
     const from = Math.max(0, i - options.contextLines)
     const to = Math.min(total - 1, i + options.contextLines)
     let cost = 0
