@@ -1,6 +1,5 @@
-import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
+import { Chunk, Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import type { DecisionKey } from "./namespaces.js"
 
@@ -39,7 +38,10 @@ export class EventLogError extends Schema.TaggedError<EventLogError>()("EventLog
 /** The kernel's structured audit log, queryable by run. */
 export class EventLog extends Context.Tag("kern/kernel/EventLog")<EventLog, {
   readonly enabled: boolean
+  /** Queues an event; it is in kern.db once a flush has run (see layerSql for when that is). */
   readonly record: (event: EventInput) => Effect.Effect<void, EventLogError>
+  /** Returns once every event recorded before it is in kern.db. */
+  readonly flush: Effect.Effect<void, EventLogError>
   readonly byRun: (runId: string) => Effect.Effect<ReadonlyArray<KernelEvent>, EventLogError>
   readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<KernelEvent>, EventLogError>
   readonly count: Effect.Effect<number, EventLogError>
@@ -54,7 +56,14 @@ export const recordOrWarn = (log: EventLog["Type"], event: EventInput): Effect.E
     Effect.catchAll((error) => Effect.logWarning(`kern: could not record ${event.decisionKey}: ${error.message}`))
   )
 
-/** A run's own event (started, finished, a plan, a budget stop) with its detail as JSON. */
+/**
+ * Every event recorded so far in kern.db before the caller goes on (before a tool call's result is stored); a log
+ * that cannot write them now keeps them, warns, and the work goes on.
+ */
+export const flushOrWarn = (log: EventLog["Type"]): Effect.Effect<void> =>
+  log.flush.pipe(Effect.catchAll((error) => Effect.logWarning(`kern: audit events are not yet in kern.db: ${error.message}`)))
+
+/** A run's own event (started, finished, a plan, a budget stop) with its detail as JSON, in kern.db when this returns. */
 export const recordRunEvent = (
   log: EventLog["Type"],
   run: { readonly runId: string; readonly traceId: string; readonly sessionId: string },
@@ -69,7 +78,7 @@ export const recordRunEvent = (
     sessionId: run.sessionId,
     status,
     detail: JSON.stringify(detail)
-  })
+  }).pipe(Effect.zipRight(flushOrWarn(log)))
 
 // EventInput is the class's own constructor type and its fields have no refinements (test/session/unvalidatedRecords.test.ts
 // holds that), so validating each recorded event again is work for nothing.
@@ -89,10 +98,59 @@ const maxKept = 10_000
 /** How often kept events are tried again while kern.db is busy. */
 const retryEvery = Schedule.spaced("2 seconds")
 
+/** How many times the writer lets other fibers run before it writes what was queued meanwhile. */
+const gatherYields = 7
+
+/** kernel_events' columns in the order of `valuesOf`. */
+const columns = [
+  "ts_ms", "decision_key", "run_id", "trace_id", "session_id", "tool_id", "args_digest", "status", "error_code",
+  "error_message", "latency_ms", "retries", "contract_fingerprint", "registered_fingerprint", "contract_status",
+  "contract_enforcement", "contract_mismatch", "detail"
+] as const
+
+type Bound = string | number | null
+
+const valuesOf = (event: KernelEvent): ReadonlyArray<Bound> => [
+  event.tsMs,
+  event.decisionKey,
+  event.runId,
+  event.traceId,
+  event.sessionId,
+  event.toolId ?? null,
+  event.argsDigest ?? null,
+  event.status,
+  event.errorCode ?? null,
+  event.errorMessage ?? null,
+  event.latencyMs ?? null,
+  event.retries ?? null,
+  event.contractFingerprint ?? null,
+  event.registeredFingerprint ?? null,
+  event.contractStatus ?? null,
+  event.contractEnforcement ?? null,
+  event.contractMismatch === undefined || event.contractMismatch === null ? null : event.contractMismatch ? 1 : 0,
+  event.detail ?? null
+]
+
 /**
- * Events in kern.db's `kernel_events` table. While kern.db is busy (another process holds its write lock past the
- * busy timeout) or its disk is full, events are kept in memory, in order, and written once it takes them again: by a
- * background retry, before the next event, and at shutdown. An audit write never fails the work it audits.
+ * One statement for a batch of any size: the rows travel as one JSON array of arrays (one bound parameter), so the
+ * statement is prepared once and a batch is atomic without a transaction.
+ */
+const insertBatch = `INSERT INTO kernel_events (${columns.join(", ")}) SELECT ${
+  columns.map((_, i) => `value ->> ${i}`).join(", ")
+} FROM json_each(?) ORDER BY key`
+
+/**
+ * Events in kern.db's `kernel_events` table, written in batches: `record` queues an event (a tool call pays no
+ * transaction), and the queue is written in one statement soon after, by a background fiber woken by the first queued
+ * event once the recording fibers have yielded a few times, by `flush`, and at scope close. What is durable when:
+ * - `flush` returns once every event recorded before it is committed to kern.db (WAL: it survives the process being
+ *   killed); the turn runner flushes before it stores a tool call's result, so a result the model is shown, now or
+ *   after a restart, was audited first;
+ * - a run's own events (`recordRunEvent`: started, finished, budget stops) are flushed before it returns;
+ * - reads (`byRun`, `recent`, `count`) flush first, so they see every event recorded before them.
+ * While kern.db is busy (another process holds its write lock past the busy timeout) or its disk is full, events are
+ * kept in memory, in order, and written once it takes them again: by a background retry, by the next flush, and at
+ * shutdown. An audit write never fails the work it audits.
  */
 export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer.scoped(
   EventLog,
@@ -112,87 +170,90 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         ),
         Effect.mapError(fail)
       )
-    const insert = (event: KernelEvent) => {
-      const { eventId: _, contractMismatch, ...row } = event
-      return sql`INSERT INTO kernel_events ${
-        sql.insert({
-          ...row,
-          contractMismatch: contractMismatch === undefined || contractMismatch === null ? null : contractMismatch ? 1 : 0
-        })
-      }`
-    }
+    /** The events, oldest first, in one statement. */
+    const write = (events: ReadonlyArray<KernelEvent>) => Effect.asVoid(sql.unsafe(insertBatch, [JSON.stringify(events.map(valuesOf))]))
+    // Queued: recorded and not yet taken by a flush. Kept: taken by a flush kern.db refused (older than the queued).
+    const queued = yield* Queue.unbounded<KernelEvent>()
     const kept = yield* Ref.make<ReadonlyArray<KernelEvent>>([])
     const dropped = yield* Ref.make(0)
     const flushing = yield* Effect.makeSemaphore(1)
     const wake = yield* Queue.sliding<void>(1)
     const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
 
-    /** Writes the kept events, oldest first, in one transaction; they stay kept if kern.db still refuses them. */
-    const flush = flushing.withPermits(1)(Effect.gen(function*() {
-      const pending = yield* Ref.get(kept)
-      if (pending.length === 0) return
-      yield* transaction(sql)(Effect.forEach(pending, insert, { discard: true }))
-      yield* Ref.update(kept, (events) => events.slice(pending.length))
+    /** Keeps a refused batch for the next try, the newest past `maxKept` dropped and counted. */
+    const keep = (batch: ReadonlyArray<KernelEvent>, wasKept: number) =>
+      Effect.gen(function*() {
+        if (batch.length > maxKept) yield* Ref.update(dropped, (n) => n + batch.length - maxKept)
+        yield* Ref.set(kept, batch.slice(0, maxKept))
+        if (wasKept === 0) {
+          yield* Effect.logWarning("kern: kern.db is busy or full: audit events are kept in memory and written once it is free")
+        }
+      })
+
+    /** Writes the kept and queued events, oldest first, in one statement; they stay kept if kern.db refuses them. */
+    const flushRaw = flushing.withPermits(1)(Effect.gen(function*() {
+      const before = yield* Ref.get(kept)
+      const fresh = yield* Queue.takeAll(queued)
+      if (before.length === 0 && fresh.length === 0) return
+      const batch = before.length === 0 ? Chunk.toReadonlyArray(fresh) : [...before, ...fresh]
+      yield* write(batch).pipe(Effect.tapError((error) => transient(error) ? keep(batch, before.length) : Effect.void))
+      if (before.length === 0) return
+      yield* Ref.set(kept, [])
       const lost = yield* Ref.getAndSet(dropped, 0)
       yield* Effect.logWarning(
-        `kern: kern.db takes audit events again: ${pending.length} kept event(s) written` +
+        `kern: kern.db takes audit events again: ${before.length} kept event(s) written` +
           (lost === 0 ? "" : `, ${lost} dropped past the ${maxKept} kept`)
       )
-    }))
-
-    const keep = (event: KernelEvent) =>
-      Effect.flatMap(Ref.get(kept), (events) =>
-        events.length >= maxKept
-          ? Ref.update(dropped, (n) => n + 1)
-          : Effect.zipRight(
-            Ref.set(kept, [...events, event]),
-            events.length === 0
-              ? Effect.zipRight(
-                Effect.logWarning("kern: kern.db is busy or full: audit events are kept in memory and written once it is free"),
-                Queue.offer(wake, undefined)
-              )
-              : Effect.void
-          ))
+    })).pipe(Effect.withSpan("kern.eventlog.flush"))
+    const flush = Effect.mapError(flushRaw, fail)
 
     const record = (input: EventInput) =>
-      Effect.flatMap(stamp(input), (event) =>
-        Effect.gen(function*() {
-          // Order is kept: while events wait, a new one waits behind them.
-          if ((yield* Ref.get(kept)).length > 0) {
-            yield* keep(event)
-            return yield* flush.pipe(Effect.catchIf(transient, () => Effect.void))
-          }
-          yield* insert(event).pipe(Effect.catchIf(transient, () => keep(event)))
-        })).pipe(Effect.asVoid, Effect.mapError(fail), Effect.withSpan("kern.eventlog.record"))
+      Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          queued.unsafeOffer(new KernelEvent({ ...input, tsMs: clock.unsafeCurrentTimeMillis() }, true))
+          wake.unsafeOffer(undefined)
+        })
+      )
 
-    // The retry sleeps only while events are kept: woken by the first one kept, it tries until they are written.
-    const retry = Queue.take(wake).pipe(
-      Effect.zipRight(flush.pipe(
+    // Woken by the first queued event, the writer flushes once the recording fiber yields; while kern.db refuses the
+    // batch it tries again every `retryEvery` until it is written.
+    const writer = Queue.take(wake).pipe(
+      // A burst of calls gathers first: the recording fibers yield a few times (no timer), then one statement writes it.
+      Effect.zipRight(Effect.repeatN(Effect.yieldNow(), gatherYields)),
+      Effect.zipRight(flushRaw.pipe(
         Effect.retry({ schedule: retryEvery, while: transient }),
         Effect.catchAll((error) => Effect.logWarning(`kern: could not write kept audit events: ${error.message}`))
       )),
       Effect.forever
     )
-    yield* Effect.forkScoped(retry)
+    yield* Effect.forkScoped(writer)
     yield* Effect.addFinalizer(() =>
       flush.pipe(
         Effect.catchAll((error) =>
-          Effect.flatMap(Ref.get(kept), (events) =>
-            Effect.logError(`kern: ${events.length} audit event(s) could not be written to kern.db before shutdown: ${error.message}`)
-          )
+          Effect.flatMap(Effect.zip(Ref.get(kept), Queue.size(queued)), ([events, waiting]) =>
+            Effect.logError(
+              `kern: ${events.length + waiting} audit event(s) could not be written to kern.db before shutdown: ${error.message}`
+            ))
         )
       )
     )
+    // A read sees every event recorded before it; one kern.db refuses now is read once it is written.
+    const fresh = <A>(query: Effect.Effect<A, EventLogError>) =>
+      Effect.zipRight(
+        Effect.catchAll(flush, (error) => Effect.logWarning(`kern: audit events not yet in kern.db are not read: ${error.message}`)),
+        query
+      )
 
     return {
       enabled: true,
       record,
-      byRun: (runId) => read(sql`SELECT * FROM kernel_events WHERE run_id = ${runId} ORDER BY event_id`),
-      recent: (limit) => read(sql`SELECT * FROM kernel_events ORDER BY event_id DESC LIMIT ${limit}`),
-      count: sql<{ n: number }>`SELECT count(*) AS n FROM kernel_events`.pipe(
+      flush,
+      byRun: (runId) => fresh(read(sql`SELECT * FROM kernel_events WHERE run_id = ${runId} ORDER BY event_id`)),
+      recent: (limit) => fresh(read(sql`SELECT * FROM kernel_events ORDER BY event_id DESC LIMIT ${limit}`)),
+      count: fresh(sql<{ n: number }>`SELECT count(*) AS n FROM kernel_events`.pipe(
         Effect.map((rows) => rows[0]?.n ?? 0),
         Effect.mapError(fail)
-      )
+      ))
     }
   })
 )
@@ -205,6 +266,7 @@ export const layerMemory: Layer.Layer<EventLog> = Layer.effect(
     record: (input) =>
       Effect.flatMap(stamp(input), (event) =>
         Ref.update(ref, (events) => [...events, new KernelEvent({ ...event, eventId: events.length + 1 })])),
+    flush: Effect.void,
     byRun: (runId) => Effect.map(Ref.get(ref), (events) => events.filter((event) => event.runId === runId)),
     recent: (limit) => Effect.map(Ref.get(ref), (events) => events.slice(-limit).reverse()),
     count: Effect.map(Ref.get(ref), (events) => events.length)
@@ -215,6 +277,7 @@ export const layerMemory: Layer.Layer<EventLog> = Layer.effect(
 export const layerOff: Layer.Layer<EventLog> = Layer.succeed(EventLog, {
   enabled: false,
   record: () => Effect.void,
+  flush: Effect.void,
   byRun: () => Effect.succeed([]),
   recent: () => Effect.succeed([]),
   count: Effect.succeed(0)

@@ -2,7 +2,7 @@ import { LanguageModel } from "@effect/ai"
 import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
-import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
+import { EventLog, flushOrWarn, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
@@ -235,6 +235,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
+        // Its audit event is in kern.db before its result is stored: what the model is shown was audited.
+        yield* flushOrWarn(eventLog)
         const compacted = yield* compactor.compact({
           sessionId: turn.session.id,
           toolId: call.name,

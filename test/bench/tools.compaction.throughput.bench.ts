@@ -34,6 +34,8 @@ export const benches: ReadonlyArray<Bench> = [
   {
     name: "tools.compaction.throughput",
     unit: "MB/s",
+    higherIsBetter: true,
+    targets: [{ of: "median", atLeast: 100 }],
     run: async () => {
       const text = makeOutput()
       const size = megabytes(text)

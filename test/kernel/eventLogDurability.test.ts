@@ -1,0 +1,111 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
+import { type ChildProcess } from "node:child_process"
+import * as NodePath from "node:path"
+import * as EventLog from "../../src/kernel/EventLog.js"
+import * as Database from "../../src/storage/Database.js"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { runKern } from "../support/cli.js"
+import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+interface Row {
+  readonly decisionKey: string
+  readonly runId: string
+  readonly toolId: string | null
+  readonly status: string
+}
+
+/** kern.db's kernel_events as another process sees them: a connection of its own, opened for this read. */
+const eventsOnDisk = (file: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<Row>`SELECT decision_key, run_id, tool_id, status FROM kernel_events ORDER BY event_id`).pipe(
+    Effect.provide(Database.layer({ filename: file })),
+    Effect.orDie
+  )
+
+const event = (runId: string, n: number): EventLog.EventInput => ({
+  decisionKey: "kernel.tool.dispatch",
+  runId,
+  traceId: "trace",
+  toolId: `tool.${n}`,
+  status: "ok",
+  latencyMs: n + 0.5,
+  contractMismatch: n % 2 === 0
+})
+
+describe("EventLog on an on-disk kern.db", () => {
+  it.live("queued events are in kern.db, in order and whole, for another connection once flush returns", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const log = Context.get(context, EventLog.EventLog)
+      // 600 events recorded without a yield: more than any one chunk, written by one flush.
+      for (let n = 0; n < 600; n++) yield* log.record(event("run-a", n))
+      yield* log.flush
+      const written = yield* eventsOnDisk(file)
+      expect(written).toHaveLength(600)
+      expect(written.map((row) => row.toolId)).toEqual(Array.from({ length: 600 }, (_, n) => `tool.${n}`))
+      const read = yield* log.byRun("run-a")
+      expect(read[3]).toMatchObject({ toolId: "tool.3", latencyMs: 3.5, contractMismatch: false, status: "ok" })
+      expect(read[4]?.contractMismatch).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.live("a run's own event is in kern.db when recordRunEvent returns, with every event recorded before it", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const log = Context.get(context, EventLog.EventLog)
+      yield* log.record(event("run-b", 1))
+      yield* EventLog.recordRunEvent(log, { runId: "run-b", traceId: "t", sessionId: "s" }, "kernel.run.finished", "ok", {})
+      expect((yield* eventsOnDisk(file)).map((row) => row.decisionKey)).toEqual(["kernel.tool.dispatch", "kernel.run.finished"])
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.live("closing the log's scope writes what is still queued", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const log = Context.get(context, EventLog.EventLog)
+      for (let n = 0; n < 5; n++) yield* log.record(event("run-c", n))
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* eventsOnDisk(file)).toHaveLength(5)
+    }))
+})
+
+describe("kern killed with SIGKILL after a tool call", () => {
+  it.live("the call's audit event is in kern.db: it was written before the result went back to the model", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      // The second answer never ends: kern is mid-turn, the tool's result already sent, when it is killed.
+      yield* server.reply(
+        FakeReply.toolCalls([{ id: "c1", name: "read", args: { path: "IDENTITY.md" } }]),
+        FakeReply.text("never finished", { hangAfter: 0 })
+      )
+      let child: ChildProcess | undefined
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+      const done = runKern(["run"], { cwd: dir, env: { OPENROUTER_API_KEY: "sk-test" }, stdin: true, onSpawn: (spawned) => (child = spawned) })
+      child!.stdin!.write("read your identity\n")
+      let asked = 0
+      const sent = yield* Effect.repeat(
+        Effect.map(server.modelRequests, (requests) => (asked = requests.length)),
+        { schedule: Schedule.spaced("50 millis"), until: (count) => count >= 2 }
+      ).pipe(Effect.zipRight(Effect.succeed(true)), Effect.timeoutTo({ duration: "90 seconds", onTimeout: () => false, onSuccess: (ok) => ok }))
+      expect(sent, `the model was asked ${asked} time(s)`).toBe(true)
+      expect(JSON.stringify((yield* server.modelRequests)[1]?.body)).toContain("IDENTITY")
+      child!.kill("SIGKILL")
+      const result = yield* Effect.promise(() => done)
+      expect(result.status).toBeNull()
+      const events = yield* eventsOnDisk(NodePath.join(dir, ".kern", "kern.db"))
+      expect(events.filter((row) => row.decisionKey === "kernel.tool.dispatch")).toEqual([
+        expect.objectContaining({ toolId: "read", status: "ok" })
+      ])
+      expect(events.some((row) => row.decisionKey === "kernel.run.started")).toBe(true)
+    })))
+})
