@@ -11,7 +11,7 @@ import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
 import { registerServerTools } from "./registerTools.js"
 import { requestFailure, resultText, toolErrorFailure } from "./results.js"
-import type { McpTool } from "./toolSpecs.js"
+import { allowedTools, type McpTool } from "./toolSpecs.js"
 
 /** What a call of an MCP tool returns to the kernel: the result as text. */
 export interface McpCallOptions {
@@ -113,7 +113,7 @@ export const make = Effect.gen(function*() {
         name: slot.name,
         transport: connection.transport,
         state: "connected" as const,
-        tools: connection.tools.length,
+        tools: allowedTools(slot.config, connection.tools).length,
         connections: state.connections + 1
       }))
       yield* Deferred.succeed(slot.firstAttempt, undefined)
