@@ -2,12 +2,13 @@
 // a lower layer, or another folder of its own layer, never a higher one, and no two folders may reach each other
 // (a cycle between folders, even within one layer). Lowest first:
 //
-//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory, mcp ← turn ← agent, runtime
+//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← mcp ← turn ← agent, runtime
 //   ← channels ← cli ← src/*.ts
 //
 // `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
 // `agent` the library's Agent, built on the runtime's layers (so runtime never imports agent). `users` is who may do what (the users file, pairing): built on the
 // config, kern.db and the kernel's tool scopes, asked by the tools, the turn and the channels, asking nothing of them.
+// `mcp` is MCP both ways: other servers' tools registered in the kernel beside the built-in ones, and `kern mcp serve`.
 // The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli.
 // A folder that is not placed is reported too, so a new subsystem is given its place on purpose.
 //
@@ -27,7 +28,8 @@ export const layers = [
   ["storage"],
   ["kernel"],
   ["session", "model", "users"],
-  ["tools", "recall", "context", "memory", "mcp"],
+  ["tools", "recall", "context", "memory"],
+  ["mcp"],
   ["turn"],
   ["agent", "runtime"],
   ["channels"],

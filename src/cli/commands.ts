@@ -470,6 +470,29 @@ const usersScope = Command.make("scope", {
   )
 )
 
+const mcpServerArg = Args.text({ name: "server" }).pipe(Args.withDescription("the server's name in mcpServers"))
+
+const mcpList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcp.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription("The agent's MCP servers: transport and state (connected with its tools, failed and why).")
+  )
+
+const mcpTools = Command.make("tools", { server: mcpServerArg, dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcp.js"), (m) => m.tools(resolved)))).pipe(
+    Command.withDescription("A server's tools: the kernel tool each one is, its safety class and description.")
+  )
+
+const mcpCall = Command.make("call", {
+  server: mcpServerArg,
+  tool: Args.text({ name: "tool" }).pipe(Args.withDescription("the tool's name as the server lists it")),
+  args: Options.text("args").pipe(Options.withDescription("the tool's arguments as a JSON object"), Options.withDefault("{}")),
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: Options.boolean("json").pipe(Options.withDescription("print the whole ToolResult as JSON"))
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcp.js"), (m) => m.call(resolved)))).pipe(
+  Command.withDescription("Call one MCP tool through the kernel as the operator (policy, budget, audit all apply).")
+)
+
 const usersRevoke = Command.make("revoke", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.revoke(resolved)))).pipe(
     Command.withDescription("Forget a user or a pending code: their messages no longer reach the agent.")
@@ -507,8 +530,11 @@ const mcpServe = Command.make("serve", {
   )
 
 const mcp = Command.make("mcp").pipe(
-  Command.withDescription("The Model Context Protocol: serve the agent's memory to other agents."),
-  Command.withSubcommands([mcpServe])
+  Command.withDescription(
+    "The Model Context Protocol both ways: MCP servers' tools under the kernel (list servers, their tools, call one), " +
+      "and the agent's memory served to other agents."
+  ),
+  Command.withSubcommands([mcpList, mcpTools, mcpCall, mcpServe])
 )
 
 const kern = Command.make("kern").pipe(
@@ -562,12 +588,15 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "kernel namespaces": doc(kernelNamespaces, "The decision keys of kernel events."),
   "kernel tools": doc(kernelTools, "The registered tools."),
   "kernel exec": doc(kernelExec, "Run one tool through the executor."),
+  mcp: doc(mcp, "MCP servers' tools, and the agent's memory served over MCP."),
+  "mcp list": doc(mcpList, "Each MCP server and its state."),
+  "mcp tools": doc(mcpTools, "A server's tools and their safety classes."),
+  "mcp call": doc(mcpCall, "Call one MCP tool through the kernel."),
   "runtime-guard": doc(runtimeGuard, "Tool contracts against the approved baseline."),
   "runtime-guard tools": doc(guardTools, "Each contract and whether it matches."),
   "runtime-guard snapshot": doc(guardSnapshot, "Approve every current contract."),
   "runtime-guard mismatches": doc(guardMismatches, "What changed, is new or went missing."),
   "runtime-guard approve-contract": doc(guardApprove, "Approve one tool's contract."),
-  mcp: doc(mcp, "The Model Context Protocol."),
   "mcp serve": doc(mcpServe, "Serve the agent's memory to other agents over MCP (stdio).")
 }
 

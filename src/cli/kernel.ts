@@ -98,7 +98,10 @@ export const tools = (args: KernelToolsArgs) =>
     ))
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
 
-export const exec = (args: KernelExecArgs) =>
+export const exec = (args: KernelExecArgs) => runTool(args).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+/** Runs one tool through the executor as the operator and prints its result: `kernel exec`, `mcp call`. */
+export const runTool = (args: Omit<KernelExecArgs, "dir">) =>
   Effect.gen(function*() {
     const parsed = parseJsonText(args.args)
     if (Either.isLeft(parsed)) return yield* new UsageError({ message: `--args is not valid JSON: ${parsed.left}` })
@@ -108,7 +111,7 @@ export const exec = (args: KernelExecArgs) =>
       agentName: config.name,
       sessionId: "cli",
       userSid: "operator",
-      intent: `kern kernel exec ${args.toolId}`,
+      intent: `kern ${args.toolId.startsWith("mcp.") ? "mcp call" : "kernel exec"} ${args.toolId}`,
       safetyMode: Option.getOrElse(args.safetyMode, () => config.safetyMode),
       // The config's per-turn caps are the kernel's own keys.
       budget: config.budget
@@ -122,7 +125,7 @@ export const exec = (args: KernelExecArgs) =>
     if (!result.success) {
       return yield* new CommandFailed({ message: `${args.toolId}: ${result.errorCode}: ${result.errorMessage}` })
     }
-  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+  })
 
 export interface KernelInfoArgs {
   readonly dir: string

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig, type LoadedConfig } from "./AgentConfig.js"
+import { secretReferences } from "./mcpServers.js"
 import { apiKeyEnvFor } from "./providers.js"
 import { isSecretVariable } from "./secretNames.js"
 
@@ -53,12 +54,18 @@ export const make = (
 }
 
 /**
- * The `.kern/.env` values, the configured provider key and the tokens kern reads, then every other inherited variable
+ * The `.kern/.env` values, the configured provider key, the tokens kern reads and the variables MCP servers' env and
+ * headers reference (`"${GITHUB_TOKEN}"`), then every other inherited variable
  * named like a secret (`AWS_SECRET_ACCESS_KEY`, another provider's key), from the loaded config.
  */
 export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
   const keyEnv = apiKeyEnvFor(loaded.config)
-  const names = new Set([...loaded.secretKeys, ...(keyEnv === undefined ? [] : [keyEnv]), ...kernTokens])
+  const names = new Set([
+    ...loaded.secretKeys,
+    ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...kernTokens,
+    ...secretReferences(loaded.config.mcpServers)
+  ])
   const pairsOf = (of: Iterable<string>) =>
     [...of].flatMap((name) => {
       const value = loaded.env[name]

@@ -3,6 +3,7 @@ import { clip } from "./clip.js"
 import { didYouMean } from "./didYouMean.js"
 import { parseJsonText } from "./json.js"
 import { ConfigError } from "./errors.js"
+import { mcpServerExpectations, mcpServersExpectation } from "./mcpServers.js"
 import {
   expectations,
   type KernConfig,
@@ -82,6 +83,15 @@ const unknownKeys = (source: string, raw: Record<string, unknown>): Either.Eithe
   return Either.right(warnings)
 }
 
+/** A server's key names what it accepts; a bad server name, the naming rule; a server of no known shape, the shapes. */
+const mcpExpectation = (path: ReadonlyArray<PropertyKey>, message: string | undefined, found: unknown): string => {
+  if (path.length === 1 && message !== undefined && message.startsWith("a server name")) return message
+  const field = String(path[2])
+  // Neither `command` nor `url`: the server has no shape kern knows.
+  if (found === undefined && (field === "command" || field === "url")) return mcpServersExpectation
+  return mcpServerExpectations[field] ?? mcpServersExpectation
+}
+
 /**
  * Decodes the parsed contents of `.kern/config.json`. Unknown keys become warnings; the first wrong value becomes
  * a ConfigError naming the key, what it accepts and what was there.
@@ -100,11 +110,16 @@ export const decodeConfigFile = (
   const known = Object.fromEntries(Object.entries(raw).filter(([key]) => knownKeys.has(key)))
   return Schema.decodeUnknownEither(KernConfigFile)(known, { onExcessProperty: "ignore" }).pipe(
     Either.mapLeft((error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+      // A server matches one of two shapes: the issue worth naming is about a server's value that is there.
+      const issue = issues.find((candidate) => candidate.path.length > 2 && valueAt(known, candidate.path) !== undefined) ??
+        issues[0]
       const path = issue?.path ?? []
       const key = path.map(String).join(".")
       const table = expectations as Record<string, string>
-      const expected = table[key] ?? table[String(path[0])] ?? issue?.message ?? "a valid value"
+      const expected = path[0] === "mcpServers"
+        ? mcpExpectation(path, issue?.message, valueAt(known, path))
+        : table[key] ?? table[String(path[0])] ?? issue?.message ?? "a valid value"
       return new ConfigError({ source, key, expected, found: describe(valueAt(known, path)) })
     }),
     Either.map((file) => ({ config: { ...file, name: file.name ?? folderName }, warnings }))

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { providers } from "./literals.js"
+import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -106,7 +107,8 @@ export const KernConfigFields = {
   prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelPriceConfig }), { default: () => ({}) }),
   bashEnv: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
   conversations: Schema.optionalWith(ConversationsMode, { default: () => "per-person" as const }),
-  maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 })
+  maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 }),
+  mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -162,7 +164,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   prices: "an object of model id → { input, cachedInput?, cacheWrite?, output } in US dollars per million tokens",
   bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit",
   conversations: oneOf(...ConversationsMode.literals),
-  maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)"
+  maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)",
+  mcpServers: mcpServersExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -25,6 +25,7 @@ import * as RecallWorker from "./RecallWorker.js"
 import * as Database from "../storage/Database.js"
 import * as DatabaseHealth from "../storage/databaseHealth.js"
 import * as Builtins from "../tools/builtins.js"
+import * as McpServers from "../mcp/McpServers.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -112,13 +113,18 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
   return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
 }
 
-/** Config, kern.db and the kernel with the built-in tools registered: what kernel commands run against. */
+/**
+ * Config, kern.db and the kernel with the built-in tools and the MCP servers' tools registered (each server connected
+ * or failed once): what kernel commands run against.
+ */
 export const kernelAgentLayer = (source: ConfigSource, report: Report = logReport) =>
-  Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
+  Layer.merge(Builtins.layer, McpServers.layerReady).pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
 
 /** kernelAgentLayer with the folder held: what a single turn needs below the model. */
 const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
-  Builtins.layer.pipe(Layer.provideMerge(kernelCoreLayer(source, hold.report ?? logReport, hold)))
+  Layer.merge(Builtins.layer, McpServers.layerReady).pipe(
+    Layer.provideMerge(kernelCoreLayer(source, hold.report ?? logReport, hold))
+  )
 
 /**
  * The configured model (over undici) on top of `below`, which must provide the config. The same HttpClient is the
@@ -173,7 +179,10 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
       }))))
   })))
   // Recall indexes in the background: a backfill at start-up, then after each turn; so do the summaries that are behind.
-  return Layer.mergeAll(Builtins.layerWith(liveInfo), RecallWorker.layer, ContextCatchUp.layer).pipe(Layer.provideMerge(runtime))
+  // MCP servers connect in the background too: a slow or failing server never holds the agent back.
+  return Layer.mergeAll(Builtins.layerWith(liveInfo), RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+    Layer.provideMerge(runtime)
+  )
 }
 
 /**

@@ -153,3 +153,10 @@ export const reapFolder = (root: string): Effect.Effect<ReapResult> =>
 /** `bash (pid 12), sleep (pid 14, had left the process group)`. */
 export const describeKilled = (killed: ReadonlyArray<KilledProcess>): string =>
   killed.map((p) => `${p.command} (pid ${p.pid}${p.leftGroup ? ", had left the process group" : ""})`).join(", ")
+
+/**
+ * Kills every process carrying `tag`, found through /proc alone: what a long-lived child started without a process
+ * group of its own (an MCP server over stdio) left when it is stopped.
+ */
+export const reapTag = (tag: string): Effect.Effect<ReapResult> =>
+  killMatching(Buffer.from(`${callTagVariable}=${tag}\0`), undefined).pipe(Effect.withSpan("kern.tools.reapTag"))

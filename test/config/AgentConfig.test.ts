@@ -125,7 +125,8 @@ describe("AgentConfig", () => {
     ["prices", 3, "the number 3"],
     ["bashEnv", "GITHUB_TOKEN", "the string \"GITHUB_TOKEN\""],
     ["conversations", "private", "the string \"private\""],
-    ["maxConcurrentTurns", 0, "the number 0"]
+    ["maxConcurrentTurns", 0, "the number 0"],
+    ["mcpServers", 3, "the number 3"]
   ]
 
   it("the wrong-type table covers every key", () => {

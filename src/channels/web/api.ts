@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { McpServerState } from "../../mcp/McpServerState.js"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
@@ -140,7 +141,9 @@ export const StatusResponse = Schema.Struct({
     since: Schema.String
   })),
   /** The summary model's state and the current session's lag behind it (optional: older agents do not send it). */
-  summarizer: Schema.optional(SummarizerStatus)
+  summarizer: Schema.optional(SummarizerStatus),
+  /** Each configured MCP server: connected (tools), starting, failed (reason, stderr tail), disabled (optional: older agents do not send it). */
+  mcpServers: Schema.optional(Schema.Array(McpServerState))
 })
 export type StatusResponse = typeof StatusResponse.Type
 

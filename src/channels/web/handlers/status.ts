@@ -7,6 +7,7 @@ import { costCapProblem } from "../../../model/pricing.js"
 import { Approvals } from "../../../runtime/Approvals.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { HeartbeatLog, heartbeatStatus } from "../../../runtime/HeartbeatLog.js"
+import { McpServers } from "../../../mcp/McpServers.js"
 import { isoAt } from "../../../session/envelope.js"
 import { usageTotals } from "../../../session/usageTotals.js"
 import { Channels } from "../../../tools/Channels.js"
@@ -27,6 +28,7 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
     const channels = yield* Channels
     const context = yield* ContextWindow
     const server = yield* ServerInfo
+    const mcpServers = yield* McpServers
     const { config, paths } = loaded
     const usage = usageTotals.pipe(Effect.mapError(serverError))
 
@@ -63,7 +65,8 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           detail: channel.detail,
           since: isoAt(channel.sinceMs)
         })),
-        summarizer: yield* context.summaryStatus(live.sessionId, live.messages)
+        summarizer: yield* context.summaryStatus(live.sessionId, live.messages),
+        mcpServers: yield* mcpServers.states
       }
     })
 

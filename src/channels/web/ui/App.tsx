@@ -4,6 +4,7 @@ import { ChatLog, Composer } from "./Chat.js"
 import { MemoryOverlay } from "./memory/Overlay.js"
 import type { Connection, Store } from "./store.js"
 import { TurnControls } from "./TurnControls.js"
+import type { McpServerView } from "./wire.js"
 
 const connectionText: Record<Connection, string> = {
   connecting: "connecting…",
@@ -23,6 +24,29 @@ const Channels = ({ store }: { readonly store: Store }) => {
       {channels.map((c) => {
         const text = `${c.interface}: ${c.state}${c.detail === "" || c.state === "connected" ? "" : ` (${c.detail})`}`
         return <li key={c.interface} class={`channel channel-${c.state}`} title={c.since === "" ? text : `${text}, since ${c.since}`}>{text}</li>
+      })}
+    </ul>
+  )
+}
+
+const mcpClass: Record<McpServerView["state"], string> = {
+  connected: "channel-connected",
+  starting: "channel-connecting",
+  failed: "channel-stopped",
+  disabled: "",
+  idle: ""
+}
+
+/** The MCP servers and where each is: connected (tools), starting, failed (why), disabled; nothing when none. */
+const McpServers = ({ store }: { readonly store: Store }) => {
+  const servers = store.mcpServers.value
+  if (servers.length === 0) return null
+  return (
+    <ul class="channels" aria-label="MCP servers">
+      {servers.map((s) => {
+        const text = `mcp ${s.name}: ${s.state === "connected" ? `${s.tools} tools` : s.state}`
+        const title = s.reason === undefined ? text : `${text}: ${s.reason}`
+        return <li key={s.name} class={`channel ${mcpClass[s.state]}`} title={title}>{text}</li>
       })}
     </ul>
   )
@@ -76,6 +100,7 @@ export const App = ({ store }: { readonly store: Store }) => {
           {connectionText[state]}
         </span>
         <Channels store={store} />
+        <McpServers store={store} />
         <Summaries store={store} />
         <TurnControls store={store} />
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>

@@ -13,9 +13,11 @@ import {
   decodeApprovals,
   decodeChannels,
   decodeEvent,
+  decodeMcpServers,
   decodeSummarizer,
   eventTypes,
   isObject,
+  type McpServerView,
   type ServerEvent,
   str,
   type SummarizerState
@@ -43,6 +45,7 @@ export const makeStore = () => {
   const approvals = signal<ApprovalsState>(noApprovals)
   const channels = signal<ReadonlyArray<ChannelState>>([])
   const summarizer = signal<SummarizerState | undefined>(undefined)
+  const mcpServers = signal<ReadonlyArray<McpServerView>>([])
   const userNames = signal<UserNames>(noNames)
   /** Senders the names were asked again for once already: someone without a name is not asked about every time. */
   const askedNames = new Set<string>()
@@ -94,6 +97,7 @@ export const makeStore = () => {
       agentName.value = str(status, "name")
       channels.value = decodeChannels(status)
       summarizer.value = decodeSummarizer(status)
+      mcpServers.value = decodeMcpServers(status)
     })
   }
 
@@ -156,8 +160,10 @@ export const makeStore = () => {
     // Chat channels come and go on their own, and a failing summarizer recovers on its own: their states are asked
     // again now and then while there are channels or the summaries are not well.
     const summariesUnwell = () => summarizer.value !== undefined && (summarizer.value.state === "failing" || summarizer.value.fallbackCut)
+    // An MCP server that is starting or failed changes on its own too.
+    const mcpUnsettled = () => mcpServers.value.some((server) => server.state === "starting" || server.state === "failed")
     const statusTimer = setInterval(() => {
-      if (channels.value.length > 0 || summariesUnwell()) void loadStatus()
+      if (channels.value.length > 0 || summariesUnwell() || mcpUnsettled()) void loadStatus()
     }, statusMillis)
 
     // Events that arrive together (a replay, a fast stream of deltas) are folded in one go: one render and one
@@ -262,6 +268,7 @@ export const makeStore = () => {
     approvals,
     channels,
     summarizer,
+    mcpServers,
     userNames,
     loadUsers,
     loadHistory,

@@ -304,6 +304,25 @@ export const decodeChannels = (status: JsonObject): ReadonlyArray<ChannelState> 
     return [{ interface: iface, state, detail: str(u, "detail") ?? "", since: str(u, "since") ?? "" }]
   })
 
+/** An MCP server's state, as GET /status lists it under `mcpServers` (absent from older agents). */
+export interface McpServerView {
+  readonly name: string
+  readonly state: "connected" | "starting" | "failed" | "disabled" | "idle"
+  readonly tools: number
+  readonly reason: string | undefined
+}
+
+const mcpStates = ["connected", "starting", "failed", "disabled", "idle"] as const
+
+export const decodeMcpServers = (status: JsonObject): ReadonlyArray<McpServerView> =>
+  arr(status, "mcpServers").flatMap((u) => {
+    if (!isObject(u)) return []
+    const name = str(u, "name")
+    const state = mcpStates.find((s) => s === str(u, "state"))
+    if (name === undefined || state === undefined) return []
+    return [{ name, state, tools: num(u, "tools") ?? 0, reason: str(u, "reason") }]
+  })
+
 /** The summarizer's state, as GET /status gives it under `summarizer` (absent from older agents). */
 export interface SummarizerState {
   readonly state: "ok" | "failing" | "off"

@@ -1,0 +1,16 @@
+import { Schema } from "effect"
+
+/** One configured MCP server as `/status`, `kern mcp list` and the web UI show it. */
+export const McpServerState = Schema.Struct({
+  name: Schema.String,
+  transport: Schema.Literal("stdio", "http", "sse"),
+  state: Schema.Literal("connected", "starting", "failed", "disabled", "idle"),
+  /** Tools registered (connected). */
+  tools: Schema.Int,
+  /** Why it failed: the error, then the last lines it wrote to stderr (secrets redacted). */
+  reason: Schema.optional(Schema.String),
+  stderrTail: Schema.optional(Schema.String),
+  /** Connections made since the agent started; more than one means it was restarted. */
+  connections: Schema.Int
+})
+export type McpServerState = typeof McpServerState.Type

@@ -1,0 +1,231 @@
+import { FileSystem } from "@effect/platform"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
+import { AgentConfig } from "../config/AgentConfig.js"
+import { KnownSecrets } from "../config/KnownSecrets.js"
+import { isStdio, type McpServerConfig } from "../config/mcpServers.js"
+import { redactSecretsInText } from "../kernel/secretGuard.js"
+import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { type Connection, connect, newStderrBuffer } from "./connection.js"
+import { McpFailure } from "./McpFailure.js"
+import type { McpServerState } from "./McpServerState.js"
+import { registerServerTools } from "./registerTools.js"
+import { requestFailure, resultText, toolErrorFailure } from "./results.js"
+import { allowedTools, type McpTool } from "./toolSpecs.js"
+
+/** What a call of an MCP tool returns to the kernel: the result as text. */
+export interface McpCallOptions {
+  readonly timeoutMs: number
+}
+
+export interface McpServersShape {
+  /** Every configured server's state, in config order. */
+  readonly states: Effect.Effect<ReadonlyArray<McpServerState>>
+  /** Starts a `first-use` server (a no-op for one already started) and waits for its first attempt to end. */
+  readonly ensure: (server: string) => Effect.Effect<void, McpFailure>
+  /** Waits until every server started with the agent has connected or failed once. */
+  readonly ready: Effect.Effect<void>
+  /** A connected server's tools as it listed them. */
+  readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpTool>, McpFailure>
+  /** Calls a tool: its result as text, or a ToolFailure with the kernel's code. */
+  readonly call: (
+    server: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    options: McpCallOptions
+  ) => Effect.Effect<string, ToolFailure>
+}
+
+export class McpServers extends Context.Tag("kern/mcp/McpServers")<McpServers, McpServersShape>() {}
+
+interface ServerSlot {
+  readonly name: string
+  readonly config: McpServerConfig
+  readonly state: Ref.Ref<McpServerState>
+  readonly connection: Ref.Ref<Option.Option<Connection>>
+  /** Completed when the first connection attempt has ended, either way. */
+  readonly firstAttempt: Deferred.Deferred<void>
+  /** Whether the supervisor has been forked. */
+  readonly started: Ref.Ref<boolean>
+}
+
+/** Between restarts: 0.5 s doubling to 30 s; a server that stayed connected starts over at 0.5 s. */
+const backoff = (failures: number) => Duration.millis(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)))
+
+const tailLines = 12
+
+const transportOf = (config: McpServerConfig): McpServerState["transport"] => (isStdio(config) ? "stdio" : "http")
+
+export const make = Effect.gen(function*() {
+  const { config, env, paths } = yield* AgentConfig
+  const { secrets } = yield* KnownSecrets
+  const fs = yield* FileSystem.FileSystem
+  const scope = yield* Effect.scope
+  const root = yield* fs.realPath(paths.dir).pipe(Effect.orElseSucceed(() => paths.dir))
+  const registry = yield* ToolRegistry
+  const redact = (text: string) => redactSecretsInText(text, secrets)
+
+  const slots = new Map<string, ServerSlot>()
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    slots.set(name, {
+      name,
+      config: server,
+      state: yield* Ref.make<McpServerState>({
+        name,
+        transport: transportOf(server),
+        state: server.enabled ? "idle" : "disabled",
+        tools: 0,
+        connections: 0
+      }),
+      connection: yield* Ref.make(Option.none<Connection>()),
+      firstAttempt: yield* Deferred.make<void>(),
+      started: yield* Ref.make(false)
+    })
+  }
+
+  const stderrTail = (text: string) => {
+    const lines = redact(text).trimEnd().split("\n")
+    const tail = lines.slice(-tailLines).join("\n")
+    return tail === "" ? {} : { stderrTail: tail }
+  }
+
+  /** One connection, from connecting to its end; the reason it ended. */
+  const connectOnce = (slot: ServerSlot) =>
+    Effect.scoped(Effect.gen(function*() {
+      const stderr = newStderrBuffer()
+      yield* Ref.update(slot.state, (state) => ({ ...state, state: "starting" as const }))
+      const connected = yield* connect({
+        name: slot.name,
+        config: slot.config,
+        env,
+        root,
+        stderr,
+        connectTimeoutMs: Math.max(slot.config.timeoutMs, 10_000)
+      }).pipe(Effect.either)
+      if (connected._tag === "Left") {
+        return { connected: false, reason: redact(connected.left.detail), ...stderrTail(stderr.text()) }
+      }
+      const connection = connected.right
+      yield* registerServerTools(registry, slot.name, slot.config, connection.tools, (tool, args, options) =>
+        call(slot.name, tool, args, options))
+      yield* Ref.set(slot.connection, Option.some(connection))
+      yield* Ref.update(slot.state, (state) => ({
+        name: slot.name,
+        transport: connection.transport,
+        state: "connected" as const,
+        tools: allowedTools(slot.config, connection.tools).length,
+        connections: state.connections + 1
+      }))
+      yield* Deferred.succeed(slot.firstAttempt, undefined)
+      const reason = yield* Deferred.await(connection.closed)
+      yield* Ref.set(slot.connection, Option.none())
+      return { connected: true, reason, ...stderrTail(stderr.text()) }
+    }))
+
+  /** Connects, and reconnects with backoff whenever the connection ends, for as long as the agent runs. */
+  const supervise = (slot: ServerSlot) =>
+    Effect.gen(function*() {
+      let failures = 0
+      while (true) {
+        const ended = yield* connectOnce(slot)
+        failures = ended.connected ? 0 : failures + 1
+        const wait = backoff(failures)
+        yield* Ref.update(slot.state, (state) => ({
+          ...state,
+          state: "failed" as const,
+          reason: `${ended.reason}; retrying in ${Duration.format(wait)}`,
+          ...("stderrTail" in ended ? { stderrTail: ended.stderrTail } : {})
+        }))
+        yield* Deferred.succeed(slot.firstAttempt, undefined)
+        yield* Effect.logWarning(`kern: MCP server "${slot.name}" ${ended.connected ? "closed" : "failed"}: ${ended.reason}`)
+        yield* Effect.sleep(wait)
+      }
+    }).pipe(Effect.withSpan("kern.mcp.supervise", { attributes: { server: slot.name } }))
+
+  const start = (slot: ServerSlot) =>
+    Effect.flatMap(Ref.getAndSet(slot.started, true), (started) =>
+      started ? Effect.void : Effect.asVoid(Effect.forkIn(supervise(slot), scope)))
+
+  const slotOf = (server: string) =>
+    Option.match(Option.fromNullable(slots.get(server)), {
+      onNone: () =>
+        Effect.fail(new McpFailure({
+          server,
+          reason: "unknown-server",
+          detail: `no such server in mcpServers (configured: ${[...slots.keys()].join(", ") || "none"})`
+        })),
+      onSome: (slot) =>
+        slot.config.enabled
+          ? Effect.succeed(slot)
+          : Effect.fail(new McpFailure({ server, reason: "disabled", detail: "disabled in the config (\"enabled\": false)" }))
+    })
+
+  const ensure = (server: string) =>
+    Effect.gen(function*() {
+      const slot = yield* slotOf(server)
+      yield* start(slot)
+      yield* Deferred.await(slot.firstAttempt)
+      return slot
+    })
+
+  const connectionOf = (server: string) =>
+    Effect.gen(function*() {
+      const slot = yield* ensure(server)
+      const connection = yield* Ref.get(slot.connection)
+      if (Option.isSome(connection)) return connection.value
+      const state = yield* Ref.get(slot.state)
+      return yield* new McpFailure({
+        server,
+        reason: "not-connected",
+        detail: `not connected (${state.state}${state.reason === undefined ? "" : `: ${state.reason}`})`
+      })
+    })
+
+  const call = (
+    server: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    options: McpCallOptions
+  ): Effect.Effect<string, ToolFailure> =>
+    Effect.gen(function*() {
+      const connection = yield* connectionOf(server).pipe(
+        Effect.mapError((failure) =>
+          toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)
+        )
+      )
+      const result = yield* Effect.tryPromise({
+        try: (signal) =>
+          connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
+            signal,
+            timeout: options.timeoutMs,
+            // Asking for progress lets a long tool keep its request alive while it reports.
+            onprogress: () => undefined,
+            resetTimeoutOnProgress: true
+          }),
+        catch: (error) => requestFailure(server, tool, error)
+      })
+      if (result.isError === true) return yield* toolErrorFailure(server, tool, result)
+      return resultText(result)
+    }).pipe(Effect.withSpan("kern.mcp.call", { attributes: { server, tool } }))
+
+  for (const slot of slots.values()) {
+    if (slot.config.enabled && slot.config.start === "agent") yield* start(slot)
+  }
+
+  return McpServers.of({
+    states: Effect.forEach([...slots.values()], (slot) => Ref.get(slot.state)),
+    ensure: (server) => Effect.asVoid(ensure(server)),
+    ready: Effect.asVoid(Effect.forEach(
+      [...slots.values()].filter((slot) => slot.config.enabled && slot.config.start === "agent"),
+      (slot) => Deferred.await(slot.firstAttempt)
+    )),
+    tools: (server) => Effect.map(connectionOf(server), (connection) => connection.tools),
+    call
+  })
+})
+
+/** The agent's MCP servers: those started with the agent connect in the background as the layer is built. */
+export const layer = Layer.scoped(McpServers, make)
+
+/** The MCP servers, built once every server started with the agent has connected or failed: for one-shot commands. */
+export const layerReady = Layer.tap(layer, (context) => Context.get(context, McpServers).ready)

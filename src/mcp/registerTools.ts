@@ -1,0 +1,43 @@
+import { Effect } from "effect"
+import type { McpServerConfig } from "../config/mcpServers.js"
+import { contractFingerprint } from "../kernel/fingerprint.js"
+import { makeSpec, type ToolRegistry } from "../kernel/ToolRegistry.js"
+import type { ToolFailure } from "../kernel/ToolFailure.js"
+import { allowedTools, maxSpecTimeoutMs, type McpTool, mcpToolSpec } from "./toolSpecs.js"
+
+export type McpCall = (
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+  options: { readonly timeoutMs: number }
+) => Effect.Effect<string, ToolFailure>
+
+/**
+ * Registers a connected server's tools (those its `tools` allow list lets through) as kernel tools
+ * `mcp.<server>.<tool>`. A tool registered by an earlier connection keeps its registration; when the server now
+ * describes it differently its spec is replaced, so the executor sees the change as a contract mismatch. A tool that
+ * cannot be registered is logged and left out: a server never stops the agent.
+ */
+export const registerServerTools = (
+  registry: ToolRegistry["Type"],
+  server: string,
+  config: McpServerConfig,
+  tools: ReadonlyArray<McpTool>,
+  call: McpCall
+) =>
+  Effect.forEach(allowedTools(config, tools), (tool) => {
+    const input = mcpToolSpec(server, config, tool)
+    const timeoutMs = config.overrides[tool.name]?.timeoutMs ?? config.timeoutMs
+    const existing = registry.lookup(String(input.toolId))
+    const registered = existing === undefined
+      ? registry.register<Record<string, unknown>, Record<string, unknown>, never>(input, {
+        handler: (args) => call(tool.name, args, { timeoutMs }),
+        // A timeout longer than the kernel's cap of one call's (60 s) travels as the call's own.
+        ...(timeoutMs > maxSpecTimeoutMs ? { timeoutFor: () => timeoutMs } : {})
+      })
+      : Effect.flatMap(makeSpec(input), (spec) =>
+        contractFingerprint(spec) === existing.fingerprint ? Effect.succeed(existing) : registry.replaceSpec(input))
+    return registered.pipe(
+      Effect.asVoid,
+      Effect.catchAll((error) => Effect.logWarning(`kern: MCP tool "${tool.name}" of server "${server}" is not offered: ${error.message}`))
+    )
+  }, { discard: true })

@@ -1,0 +1,76 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect, Layer } from "effect"
+import * as NodePath from "node:path"
+import { performance } from "node:perf_hooks"
+import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { makeRunContext } from "../../src/kernel/RunContext.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { everythingBin } from "../support/mcpServers.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import type { Bench } from "./bench.js"
+
+const batch = 50
+const rounds = 15
+
+/**
+ * Per-call milliseconds of server-everything's `echo` over stdio: through kern's kernel (policy, budget, audit in
+ * kern.db, redaction, the MCP client service) against the SDK's own client calling its own server process, rounds
+ * alternating.
+ */
+const measure = Effect.gen(function*() {
+  const client = new Client({ name: "bench", version: "1" })
+  yield* Effect.acquireRelease(
+    Effect.promise(() => client.connect(new StdioClientTransport({ command: everythingBin, args: ["stdio"] }))),
+    () => Effect.promise(() => client.close())
+  )
+  const executor = yield* ToolExecutor
+  const ctx = yield* makeRunContext({ agentName: "agent", userSid: "operator", budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })
+  const viaKernel = Effect.gen(function*() {
+    const result = yield* executor.executeIn(ctx, "mcp.everything.echo", { message: "hi" })
+    if (!result.success) return yield* Effect.dieMessage(`echo failed: ${result.errorMessage}`)
+  })
+  const direct = Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "hi" } }))
+  const time = (effect: Effect.Effect<unknown>) =>
+    Effect.gen(function*() {
+      const start = performance.now()
+      for (let i = 0; i < batch; i++) yield* effect
+      return (performance.now() - start) / batch
+    })
+  yield* time(viaKernel)
+  yield* time(direct)
+  const samples: Array<number> = []
+  const baseline: Array<number> = []
+  for (let i = 0; i < rounds; i++) {
+    samples.push(yield* time(viaKernel))
+    baseline.push(yield* time(direct))
+  }
+  return { samples, baseline }
+})
+
+const run = () => {
+  const dir = NodePath.join(makeTempDir("kern-bench-mcp-"), "agent")
+  writeFiles(dir, {
+    ".kern/config.json": JSON.stringify({
+      provider: "openai",
+      model: "bench",
+      mcpServers: { everything: { command: everythingBin, args: ["stdio"] } }
+    })
+  })
+  const layer = kernelAgentLayer(dir).pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
+    Layer.provide(NodeContext.layer)
+  )
+  return Effect.runPromise(Effect.scoped(measure).pipe(Effect.provide(layer)))
+}
+
+export const benches: ReadonlyArray<Bench> = [
+  {
+    name: "mcp.call.overhead",
+    unit: "ms/call",
+    targets: [{ of: "ratio", atMost: 1.5 }],
+    run
+  }
+]

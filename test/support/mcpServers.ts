@@ -1,0 +1,63 @@
+import { Effect } from "effect"
+import * as NodeChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeNet from "node:net"
+import * as NodePath from "node:path"
+import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
+import { eventually } from "./waitFor.js"
+
+// The reference MCP servers, installed as dev dependencies: real servers over the real transports.
+
+const bin = (name: string) => NodePath.resolve("node_modules/.bin", name)
+export const everythingBin = bin("mcp-server-everything")
+export const filesystemBin = bin("mcp-server-filesystem")
+
+/** A port nobody listens on now (asked of the OS, then let go). */
+export const freePort = Effect.async<number>((resume) => {
+  const server = NodeNet.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/**
+ * server-everything serving Streamable HTTP (and SSE at /sse) on a free port, for the test's scope: its URL once it
+ * says it listens.
+ */
+export const everythingOverHttp = Effect.gen(function*() {
+  const port = yield* freePort
+  const child = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      NodeChildProcess.spawn(process.execPath, [NodeFs.realpathSync(everythingBin), "streamableHttp"], {
+        env: { PATH: process.env["PATH"] ?? "", PORT: String(port) },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+    ),
+    (child) => Effect.sync(() => child.kill("SIGKILL"))
+  )
+  let stderr = ""
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  const listening = yield* eventually(() => stderr.includes(`port ${port}`))
+  if (!listening) return yield* Effect.dieMessage(`server-everything did not start: ${stderr}`)
+  return { url: `http://127.0.0.1:${port}/mcp`, child }
+})
+
+/** The live processes whose environment carries a tag of the agent folder `root` (its real path). */
+export const taggedProcesses = (root: string): ReadonlyArray<number> => {
+  const needle = Buffer.from(`${callTagVariable}=${folderTagKey(NodeFs.realpathSync(root))}-`)
+  const found: Array<number> = []
+  for (const entry of NodeFs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const environ = NodeFs.readFileSync(`/proc/${entry}/environ`)
+      const stat = NodeFs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+      if (environ.includes(needle) && state !== "Z") found.push(Number(entry))
+    } catch {
+      // gone meanwhile, or another user's
+    }
+  }
+  return found
+}
