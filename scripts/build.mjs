@@ -71,9 +71,9 @@ await build({
 // `kern chat` through a running agent (src/quick/chat.ts): the HTTP client without the runtime. Its code cache is
 // written by the first chat (bin/kern.js writes a missing cache when the process exits). The metafile says what it
 // bundles: test/package/quickBundles.test.ts checks what is among it.
-// `kern status` (src/quick/status.ts) the same way. Both talk HTTP with node's own client (NodeHttpClient.layer), so
-// the undici package, which @effect/platform-node's NodeHttpClient module imports for its other layer, is left out
-// (an empty module: that layer's code refers to it only when it is built, which these bundles never do).
+// `kern status` (src/quick/status.ts) the same way. Status talks HTTP with node's own client (NodeHttpClient.layer),
+// so the undici package, which @effect/platform-node's NodeHttpClient module imports for its other layer, is left out
+// of its bundle (an empty module: that layer's code refers to it only when it is built, which status never does).
 const withoutUndici = {
   name: "without-undici",
   setup(build) {
@@ -84,7 +84,7 @@ const withoutUndici = {
 for (const name of ["quickChat", "quickStatus"]) {
   const bundle = await build({
     ...cjsOptions,
-    plugins: [withoutUndici],
+    plugins: name === "quickStatus" ? [withoutUndici] : [],
     format: "cjs",
     entryPoints: [`src/quick/${name.slice("quick".length).toLowerCase()}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),

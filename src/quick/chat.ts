@@ -56,8 +56,8 @@ const chat = (args: ChatArgs) =>
         // From here on this process only talks to the agent: it keeps its environment in memory only, as a chat does.
         Effect.zipRight(Effect.sync(() => reduceEnvironment(process.env)), Effect.as(turn, 0))
     })),
-    // node's own HTTP client: the same requests as the full CLI's undici, without bundling undici.
-    Effect.provide(NodeHttpClient.layer)
+    // The full CLI's HTTP client: node's own (NodeHttpClient.layer) missed the approval events of a turn's stream.
+    Effect.provide(NodeHttpClient.layerUndici)
   )
 
 /**

@@ -18,18 +18,17 @@ const bundleOf = (name: string) => {
   return { inputs: Object.keys(output[1].inputs), imports: output[1].imports.map((entry) => entry.path) }
 }
 
-/** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster, the bundled HTTP client undici. */
+/** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster. */
 const runtimeOnly: ReadonlyArray<readonly [string, RegExp]> = [
   ["a tokenizer", /gpt-tokenizer|tiktoken|[/]tokenizers?[/.]/i],
   ["a provider SDK", /@effect[/]ai-(openai|anthropic)|node_modules[/](openai|@anthropic-ai)[/]/],
   ["SQLite", /better-sqlite3|sqlite-vec|@effect[/]sql-sqlite|node:sqlite/],
   ["the cluster", /@effect[/]cluster|node:cluster|^cluster$/],
-  ["undici", /node_modules[/]undici[/]|^undici$/],
   ["the runtime", /src[/](agent|kernel[/]Executor|model[/]Provider[.]ts|context[/](plan|ContextWindow)|recall[/]Embedder|session[/]SessionStore|storage[/]Database)/]
 ]
 
 describe("the quick chat client's bundle loads no runtime module", () => {
-  it("holds and requires no tokenizer, provider SDK, SQLite, cluster or undici", () => {
+  it("holds and requires no tokenizer, provider SDK, SQLite or cluster", () => {
     const { imports, inputs } = bundleOf("quickChat")
     expect(inputs).toContain("src/cli/chatRemote.ts")
     for (const [what, pattern] of runtimeOnly) {
