@@ -32,7 +32,7 @@ const floorScript = (baseURL: string) => `
 const body = JSON.stringify({ model: "bench-model", stream: true, messages: [{ role: "user", content: "hi" }] })
 fetch(${JSON.stringify(`${baseURL}/chat/completions`)}, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-bench" }, body })
   .then((response) => response.text())
-  .then((text) => { if (!text.includes("ok")) { console.error(text); process.exit(1) } })
+  .then((text) => { if (!text.includes("[DONE]")) { console.error(text); process.exit(1) } })
 `
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!

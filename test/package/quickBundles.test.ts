@@ -22,7 +22,8 @@ const bundleOf = (name: string) => {
 const runtimeOnly: ReadonlyArray<readonly [string, RegExp]> = [
   ["a tokenizer", /gpt-tokenizer|tiktoken|[/]tokenizers?[/.]/i],
   ["a provider SDK", /@effect[/]ai-(openai|anthropic)|node_modules[/](openai|@anthropic-ai)[/]/],
-  ["SQLite", /better-sqlite3|sqlite-vec|@effect[/]sql-sqlite|node:sqlite/],
+  // kern's SQLite. (undici, the HTTP client, names node:sqlite for a cache store of its own that kern never makes.)
+  ["SQLite", /better-sqlite3|sqlite-vec|@effect[/]sql-sqlite/],
   ["the cluster", /@effect[/]cluster|node:cluster|^cluster$/],
   ["the runtime", /src[/](agent|kernel[/]Executor|model[/]Provider[.]ts|context[/](plan|ContextWindow)|recall[/]Embedder|session[/]SessionStore|storage[/]Database)/]
 ]
