@@ -53,7 +53,15 @@ const missingBuild = (error) => {
 const argv = process.argv.slice(2)
 // `kern sessions list` has a bundle of its own (src/quick.ts); it hands back anything it does not know.
 let taken = false
-if (argv[0] === "sessions" && argv[1] === "list") {
+// `kern --help`, `kern <command> --help` and `kern` alone: texts the build rendered with the full CLI (src/quick/help.ts).
+if (argv.length === 0 || argv.includes("--help") || argv.includes("-h") || argv.length === 1) {
+  try {
+    taken = require(NodePath.join(dist, "quickHelp.cjs")).run(argv, NodePath.join(dist, "help.json"))
+  } catch (error) {
+    missingBuild(error)
+  }
+}
+if (!taken && argv[0] === "sessions" && argv[1] === "list") {
   try {
     // quick.cjs loads dist/quickNames.cjs (the users' names) the same way, when a session is not the operator's.
     taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv, loadCached)
@@ -61,4 +69,16 @@ if (argv[0] === "sessions" && argv[1] === "list") {
     missingBuild(error)
   }
 }
-if (!taken) import("../dist/main.js").catch(missingBuild)
+// `kern chat -m …` through a running agent has one too (src/quick/chat.ts); it starts the full CLI when no agent serves
+// the folder (the turn then runs in this process) or when the command line is not one it parses for sure.
+const full = () => import("../dist/main.js").catch(missingBuild)
+// `kern status` too (src/quick/status.ts).
+const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
+if (!taken && Object.hasOwn(quickBundles, argv[0])) {
+  try {
+    taken = loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
+  } catch (error) {
+    missingBuild(error)
+  }
+}
+if (!taken) full()

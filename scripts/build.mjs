@@ -59,6 +59,55 @@ for (const name of ["quick", "quickNames"]) {
     absWorkingDir: fileURLToPath(root)
   })
 }
+// `kern --help` and `kern <command> --help` (src/quick/help.ts, dist/quickHelp.cjs) print texts the full CLI rendered
+// here once, plain and coloured (dist/help.json, from src/cli/helpTexts.ts): they are fixed by the command definitions.
+await build({
+  ...cjsOptions,
+  format: "cjs",
+  entryPoints: ["src/quick/help.ts"],
+  outfile: fileURLToPath(new URL("quickHelp.cjs", dist)),
+  absWorkingDir: fileURLToPath(root)
+})
+// `kern chat` through a running agent (src/quick/chat.ts): the HTTP client without the runtime. Its code cache is
+// written by the first chat (bin/kern.js writes a missing cache when the process exits). The metafile says what it
+// bundles: test/package/quickBundles.test.ts checks what is among it.
+// `kern status` (src/quick/status.ts) the same way. Status talks HTTP with node's own client (NodeHttpClient.layer),
+// so the undici package, which @effect/platform-node's NodeHttpClient module imports for its other layer, is left out
+// of its bundle (an empty module: that layer's code refers to it only when it is built, which status never does).
+const withoutUndici = {
+  name: "without-undici",
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: "undici", namespace: "without-undici" }))
+    build.onLoad({ filter: /.*/, namespace: "without-undici" }, () => ({ contents: "module.exports = {}", loader: "js" }))
+  }
+}
+for (const name of ["quickChat", "quickStatus"]) {
+  const bundle = await build({
+    ...cjsOptions,
+    plugins: name === "quickStatus" ? [withoutUndici] : [],
+    format: "cjs",
+    entryPoints: [`src/quick/${name.slice("quick".length).toLowerCase()}.ts`],
+    outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
+    absWorkingDir: fileURLToPath(root),
+    metafile: true
+  })
+  await writeFile(new URL(`${name}.meta.json`, dist), JSON.stringify(bundle.metafile))
+}
+const renderer = new URL("help-renderer.mjs", dist)
+await build({
+  ...shipped,
+  sourcemap: false,
+  entryPoints: ["src/cli/helpTexts.ts"],
+  outfile: fileURLToPath(renderer),
+  absWorkingDir: fileURLToPath(root)
+})
+try {
+  const { helpTexts } = await import(renderer.href)
+  await writeFile(new URL("help.json", dist), JSON.stringify(helpTexts()))
+} finally {
+  await rm(renderer, { force: true })
+}
+
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
 try {
   const id = "20260101-000000-000-0000"

@@ -161,7 +161,7 @@ export const run = (args: StatusArgs) =>
     ]
     yield* Console.log(lines.join("\n"))
     yield* problemsExit(problems, "above")
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  }).pipe(Effect.provide(NodeHttpClient.layer))
 
 /** Scripts can rely on the exit code (`kern status && kern start`): 1 whenever a problem is listed. */
 const problemsExit = (problems: ReadonlyArray<string>, where: string) =>

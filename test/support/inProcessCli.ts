@@ -54,13 +54,13 @@ const capturingConsole = (unsafe: globalThis.Console): Console.Console => {
  */
 export const runKernIn = async (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string> } = {}
+  options: { readonly env?: Record<string, string>; readonly color?: boolean } = {}
 ): Promise<CliResult> => {
   const out = collector()
   const err = collector()
   const console = capturingConsole(new NodeConsole({ stdout: out.stream, stderr: err.stream, colorMode: false }))
   const exit = await Effect.runPromiseExit(
-    kernProgram(args, { color: false }).pipe(
+    kernProgram(args, { color: options.color ?? false }).pipe(
       Console.withConsole(console),
       Effect.provideService(ProcessEnv, { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env }),
       Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))

@@ -1,0 +1,40 @@
+// `kern status [dir]` from a bundle of its own (dist/quickStatus.cjs, loaded by bin/kern.js with a V8 code cache): the
+// same `run` as the full CLI (src/cli/status.ts), without the command-line framework and every command's definition.
+// A command line it does not parse for sure is handed to the full CLI, which explains it.
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { run as status } from "../cli/status.js"
+import { runQuick } from "./runQuick.js"
+
+interface StatusArgs {
+  readonly dir: Option.Option<string>
+  readonly dirFlag: Option.Option<string>
+  readonly json: boolean
+}
+
+/** The arguments after `status` when they are `[dir] [--dir <dir>] [--json]` in any order, each once; otherwise none. */
+export const parseStatusArgs = (argv: ReadonlyArray<string>): StatusArgs | undefined => {
+  let dir: Option.Option<string> = Option.none()
+  let dirFlag: Option.Option<string> = Option.none()
+  let json = false
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const value = argv[i + 1]
+    if (arg === "--json" && !json) json = true
+    else if (arg === "--dir" && Option.isNone(dirFlag) && value !== undefined && value !== "" && !value.startsWith("-")) {
+      dirFlag = Option.some(value)
+      i++
+    } else if (arg !== "" && !arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
+    else return undefined
+  }
+  return { dir, dirFlag, json }
+}
+
+/** Runs `kern <argv>` when it is a status this bundle can parse, and says whether it took it. */
+export const run = (argv: ReadonlyArray<string>, full: () => void): boolean => {
+  if (argv[0] !== "status") return false
+  const args = parseStatusArgs(argv.slice(1))
+  if (args === undefined) return false
+  runQuick(Effect.as(status(args), 0), full)
+  return true
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { testDist } from "../support/build.js"
+
+// `kern chat` through a running agent runs from dist/quickChat.cjs (src/quick/chat.ts): a client of the agent's HTTP
+// API, which must not bring the runtime in. The build writes each quick bundle's esbuild metafile beside it; these
+// checks read the test build's: what the bundle holds, and what it requires from outside at run time.
+
+interface Metafile {
+  readonly outputs: Record<string, { readonly inputs: Record<string, unknown>; readonly imports: ReadonlyArray<{ readonly path: string }> }>
+}
+
+const bundleOf = (name: string) => {
+  const meta: Metafile = JSON.parse(NodeFs.readFileSync(NodePath.join(testDist, `${name}.meta.json`), "utf8"))
+  const output = Object.entries(meta.outputs).find(([file]) => file.endsWith(`${name}.cjs`))
+  if (output === undefined) throw new Error(`${name}.meta.json names no ${name}.cjs`)
+  return { inputs: Object.keys(output[1].inputs), imports: output[1].imports.map((entry) => entry.path) }
+}
+
+/** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster. */
+const runtimeOnly: ReadonlyArray<readonly [string, RegExp]> = [
+  ["a tokenizer", /gpt-tokenizer|tiktoken|[/]tokenizers?[/.]/i],
+  ["a provider SDK", /@effect[/]ai-(openai|anthropic)|node_modules[/](openai|@anthropic-ai)[/]/],
+  // kern's SQLite. (undici, the HTTP client, names node:sqlite for a cache store of its own that kern never makes.)
+  ["SQLite", /better-sqlite3|sqlite-vec|@effect[/]sql-sqlite/],
+  ["the cluster", /@effect[/]cluster|node:cluster|^cluster$/],
+  ["the runtime", /src[/](agent|kernel[/]Executor|model[/]Provider[.]ts|context[/](plan|ContextWindow)|recall[/]Embedder|session[/]SessionStore|storage[/]Database)/]
+]
+
+describe("the quick chat client's bundle loads no runtime module", () => {
+  it("holds and requires no tokenizer, provider SDK, SQLite or cluster", () => {
+    const { imports, inputs } = bundleOf("quickChat")
+    expect(inputs).toContain("src/cli/chatRemote.ts")
+    for (const [what, pattern] of runtimeOnly) {
+      expect(inputs.filter((file) => pattern.test(file)), `quickChat.cjs holds ${what}`).toEqual([])
+      expect(imports.filter((file) => pattern.test(file)), `quickChat.cjs requires ${what}`).toEqual([])
+    }
+  })
+})
