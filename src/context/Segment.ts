@@ -84,3 +84,14 @@ export const segmentation = {
   /** Children per parent in the rollup. */
   fanout: 10
 } as const
+
+/** The end of the contiguous summarized L0 prefix: the cut never passes it, so nothing falls out of both layers. */
+export const coveredEnd = (segments: ReadonlyArray<Segment>): number => {
+  const l0 = segments.filter((segment) => segment.level === 0).sort((a, b) => a.start - b.start)
+  let end = 0
+  for (const segment of l0) {
+    if (segment.start !== end || segment.summary === null) break
+    end = segment.end
+  }
+  return end
+}

@@ -3,7 +3,7 @@ import type { KernConfig } from "../config/schema.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import { type ContextBudget, contextBudget } from "./budget.js"
 import { composeHistory, renderConversationSummary } from "./composeHistory.js"
-import type { Segment } from "./Segment.js"
+import { coveredEnd, type Segment } from "./Segment.js"
 import { chooseCut } from "./trim.js"
 
 /** The summaries composed for a cut and a budget, rendered and counted: the same until either changes. */
@@ -83,17 +83,6 @@ const sumFrom = (values: ReadonlyArray<number>, from: number): number => {
   let total = 0
   for (let i = Math.max(0, from); i < values.length; i++) total += values[i]!
   return total
-}
-
-/** The end of the contiguous summarized L0 prefix: the cut never passes it, so nothing falls out of both layers. */
-export const coveredEnd = (segments: ReadonlyArray<Segment>): number => {
-  const l0 = segments.filter((segment) => segment.level === 0).sort((a, b) => a.start - b.start)
-  let end = 0
-  for (const segment of l0) {
-    if (segment.start !== end || segment.summary === null) break
-    end = segment.end
-  }
-  return end
 }
 
 /** The summaries for [0, cut) within the budget: the state's when the cut and budget are the same, else composed anew. */

@@ -1,7 +1,6 @@
 import { Effect, Option } from "effect"
-import { coveredEnd } from "./plan.js"
 import type { KernConfig } from "../config/schema.js"
-import { rawWindowStart, type SegmentStoreError } from "./Segment.js"
+import { coveredEnd, rawWindowStart, type SegmentStoreError } from "./Segment.js"
 import { SegmentStore } from "./SegmentStore.js"
 import { healthOf, summarizerOf } from "./summarizerHealth.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"

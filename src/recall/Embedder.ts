@@ -1,10 +1,11 @@
 import { HttpBody, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
-import { type ModelSettings, resolveEmbeddingSettings } from "../model/ModelSettings.js"
+import type { ModelSettings } from "../model/ModelSettings.js"
 import { providerDetail, type ProviderContext } from "../model/ProviderError.js"
 import { retryingClient } from "../model/ProviderRetry.js"
 import { bagOfWordsEmbedding } from "./bagOfWords.js"
+import { embeddingChoice } from "./embeddingChoice.js"
 
 /** Inputs per `/embeddings` request. */
 export const embeddingBatch = 100
@@ -107,23 +108,6 @@ export const layerTest = (options: {
     embed: batched((texts) =>
       Effect.succeed(texts.map((text) => Float32Array.from(bagOfWordsEmbedding(text, options.dimensions, options.synonyms))))
     )
-  })
-
-/** What a loaded config asks for: the provider's `/embeddings` with these settings, or none and why. */
-export const embeddingChoice = (
-  loaded: Pick<LoadedConfig, "config" | "env">
-): Either.Either<ModelSettings, string> =>
-  Either.match(resolveEmbeddingSettings(loaded), {
-    onLeft: (error) => Either.left(`embeddings are unavailable: ${error.message}`),
-    onRight: Option.match({
-      onNone: () =>
-        Either.left(
-          loaded.config.embeddingModel === false
-            ? "embeddingModel is false"
-            : `provider "${loaded.config.provider}" has no default embedding model (set "embeddingModel")`
-        ),
-      onSome: (settings) => Either.right(settings)
-    })
   })
 
 /** The embedder a loaded config asks for: the provider's `/embeddings`, or none (`embeddingModel: false`, no default). */

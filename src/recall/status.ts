@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
-import { embeddingChoice } from "./Embedder.js"
+import { embeddingChoice } from "./embeddingChoice.js"
 import * as RecallStoreSqlite from "./RecallStoreSqlite.js"
 import type { RecallStats } from "./schema.js"
 import { notedBackfill, notedKeywordReason, readStats } from "./stats.js"
