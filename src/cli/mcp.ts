@@ -1,7 +1,7 @@
 import { Console, Effect, Option } from "effect"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { McpServers } from "../mcp/McpServers.js"
-import type { McpServerState } from "../mcp/McpServerState.js"
+import { describeState } from "../mcp/McpServerState.js"
 import { mcpToolId, safetyClassOf } from "../mcp/toolSpecs.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { kernelAgentLayer } from "./agentLayer.js"
@@ -24,20 +24,6 @@ export interface McpToolsArgs extends McpListArgs {
 export interface McpCallArgs extends McpToolsArgs {
   readonly tool: string
   readonly args: string
-}
-
-/** `connected (12 tools)`, `failed: spawn x ENOENT`, as `kern mcp list` and `kern status` say it. */
-export const describeState = (state: McpServerState): string => {
-  switch (state.state) {
-    case "connected":
-      return `connected (${state.tools} tool${state.tools === 1 ? "" : "s"})`
-    case "failed":
-      return `failed: ${state.reason ?? "unknown reason"}`
-    case "idle":
-      return "not started (starts at first use)"
-    default:
-      return state.state
-  }
 }
 
 export const list = (args: McpListArgs) =>

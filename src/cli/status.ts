@@ -27,6 +27,7 @@ import { RecallStats } from "../recall/schema.js"
 import { recallStatus } from "../recall/status.js"
 import { chatChannelTokens } from "../tools/Channels.js"
 import { codeIsLive, PairingStore, userKey } from "../users/PairingStore.js"
+import { describeState } from "../mcp/McpServerState.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -114,6 +115,14 @@ export const run = (args: StatusArgs) =>
       : yield* Effect.either(storedSummary(loaded).pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
     if (stored?._tag === "Left") problems.push(stored.left.message)
     const summarizer = Option.isSome(liveSummary) ? liveSummary.value : stored?._tag === "Right" ? stored.right : null
+    // MCP servers: as the running agent sees them; only how many are configured while none runs.
+    const mcpServers = Option.isSome(liveStatus) ? liveStatus.value.mcpServers ?? [] : null
+    const configured = Object.keys(config.mcpServers)
+    const mcpLines = mcpServers !== null
+      ? mcpServers.map((server) => `${"mcp".padEnd(11)}${server.name}: ${describeState(server)}`)
+      : configured.length === 0
+      ? []
+      : [`mcp:       ${counted(configured.length, "server")} configured (${configured.join(", ")}); their state shows while the agent runs`]
     const status = {
       dir: paths.dir,
       name: config.name,
@@ -131,7 +140,8 @@ export const run = (args: StatusArgs) =>
       approvals,
       pendingApprovals: waiting,
       pendingPairings,
-      summarizer
+      summarizer,
+      mcpServers
     }
     if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
     const lines = [
@@ -156,6 +166,7 @@ export const run = (args: StatusArgs) =>
         ...pendingPairings.map((pairing) => `  ${pairing.code} ${pairing.id}${pairing.name === "" ? "" : ` (${neutralizeControls(pairing.name)})`}`)
       ]),
       ...(summarizer === null ? [] : [`summaries: ${summarizerLine(summarizer)}`]),
+      ...mcpLines,
       `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]

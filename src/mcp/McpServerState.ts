@@ -14,3 +14,17 @@ export const McpServerState = Schema.Struct({
   connections: Schema.Int
 })
 export type McpServerState = typeof McpServerState.Type
+
+/** `connected (12 tools)`, `failed: spawn x ENOENT`, as `kern mcp list` and `kern status` say it. */
+export const describeState = (state: McpServerState): string => {
+  switch (state.state) {
+    case "connected":
+      return `connected (${state.tools} tool${state.tools === 1 ? "" : "s"})`
+    case "failed":
+      return `failed: ${state.reason ?? "unknown reason"}`
+    case "idle":
+      return "not started (starts at first use)"
+    default:
+      return state.state
+  }
+}

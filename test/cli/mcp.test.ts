@@ -49,6 +49,13 @@ describe("kern mcp", () => {
     assert.include(unknown.stderr, "no such server")
   }, 180_000)
 
+  it("kern status names the configured servers while no agent runs (their state needs the running agent)", async () => {
+    const status = await runKern(["status", agent()])
+    assert.match(status.stdout, /^mcp: +3 servers configured \(everything, broken, off\); their state shows while the agent runs$/m)
+    const json = await runKern(["status", agent(), "--json"])
+    assert.strictEqual((JSON.parse(json.stdout) as { mcpServers: unknown }).mcpServers, null)
+  }, 180_000)
+
   it("a bad server in the config is a usage error naming it", async () => {
     const dir = NodePath.join(makeTempDir("kern-cli-mcp-"), "agent")
     writeFiles(dir, { ".kern/config.json": JSON.stringify({ mcpServers: { gh: { command: "x", timeoutMs: "soon" } } }) })
