@@ -3,13 +3,14 @@
 // (a cycle between folders, even within one layer). Lowest first:
 //
 //   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← mcp ← turn ← agent, runtime
-//   ← channels ← cli ← src/*.ts
+//   ← channels ← cli ← quick ← src/*.ts
 //
 // `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
 // `agent` the library's Agent, built on the runtime's layers (so runtime never imports agent). `users` is who may do what (the users file, pairing): built on the
 // config, kern.db and the kernel's tool scopes, asked by the tools, the turn and the channels, asking nothing of them.
 // `mcp` is MCP both ways: other servers' tools registered in the kernel beside the built-in ones, and `kern mcp serve`.
-// The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli.
+// The files at src/'s top (main.ts, index.ts, quick.ts) wire everything and sit above cli; so do src/quick/'s, the
+// bundles bin/kern.js loads for the commands that must answer at once (help, status, chat through a running agent).
 // A folder that is not placed is reported too, so a new subsystem is given its place on purpose.
 //
 // Type-only imports count: they are coupling all the same (a moved type drags its folder along). The web UI
@@ -34,6 +35,7 @@ export const layers = [
   ["agent", "runtime"],
   ["channels"],
   ["cli"],
+  ["quick"],
   ["."]
 ]
 
