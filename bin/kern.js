@@ -43,7 +43,7 @@ const loadCached = (file) => {
 }
 
 const missingBuild = (error) => {
-  if (error && (error.code === "ERR_MODULE_NOT_FOUND" || error.code === "ENOENT") && String(error.message).includes("dist")) {
+  if (error && ["ERR_MODULE_NOT_FOUND", "MODULE_NOT_FOUND", "ENOENT"].includes(error.code) && String(error.message).includes("dist")) {
     process.stderr.write("kern: the build is missing; run `npm run build` in the kern repo\n")
     process.exit(1)
   }

@@ -7,6 +7,7 @@ import { AgentEvent, type ContextSegmentsResponse, type SegmentsResponse, type S
 import { decodeEvent } from "../../../src/channels/web/ui/wire.js"
 import { makeTurnFollower } from "../../../src/channels/web/follow.js"
 import { FakeReply } from "../../support/fakeModelServer.js"
+import { eventuallyEffect } from "../../support/waitFor.js"
 import { builtinTools } from "../../../src/tools/builtins.js"
 import { makeTempDir } from "../../support/tempDir.js"
 import { bearer, request, startServer } from "./harness.js"
@@ -99,8 +100,14 @@ describe("HTTP API: routes", () => {
       const { turnId } = yield* client.send({ text: "what changed on the router?" })
       yield* events.pipe(Stream.takeUntil((e) => e.type === "finish" && e.turnId === turnId), Stream.runDrain)
 
-      // The next request: the turn's question and answer are in it.
-      const after = (yield* request(`${base}/context/segments`, { headers: bearer })).json as ContextSegmentsResponse
+      // The next request: the turn's question and answer are in it. The turn answered at once from a cut at user
+      // messages (2,000 messages are far more than a window to summarize first); the summaries follow in the
+      // background, and the next request carries them once they are there.
+      const next = request(`${base}/context/segments`, { headers: bearer }).pipe(
+        Effect.map((answer) => answer.json as ContextSegmentsResponse)
+      )
+      expect(yield* eventuallyEffect(Effect.map(next, (planned) => planned.injected.length > 0))).toBe(true)
+      const after = yield* next
       expect(after.request).toBe("next")
       expect(after.messages).toBe(2_002)
       expect(after.cut).toBeGreaterThan(0)
