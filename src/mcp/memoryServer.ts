@@ -57,8 +57,6 @@ const SendMessageArgs = Schema.Struct({
   text: Schema.NonEmptyTrimmedString.annotations({ description: "the message for the agent" })
 })
 
-const inputSchema = (schema: Schema.Schema.Any) => JSONSchema.make(schema)
-
 /** For another agent: the tool that reads a cut hit whole. */
 const mcpWholeHit: WholeHit = (hit) =>
   hit.source === "session"
@@ -95,45 +93,61 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
     const { secrets } = yield* KnownSecrets
     const fs = yield* FileSystem.FileSystem
     const clean = (text: string) => redactSecretsInText(text, secrets)
-    /** A tool's failure as its answer: a bad argument as said, anything else by its message, redacted. */
-    const answered = <R>(handler: Effect.Effect<McpSchema.CallToolResult, string | { readonly message: string }, R>) =>
-      Effect.catchAll(handler, (error) => Effect.succeed(refusal(typeof error === "string" ? error : clean(error.message))))
     const readOnly = new McpSchema.ToolAnnotations({ readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true })
 
     const recallOff = refusal(`recall is off for this agent ("recall": false in .kern/config.json)`)
 
-    yield* server.addTool({
-      tool: new McpSchema.Tool({
-        name: "recall_search",
-        description: "Search the agent's past conversations and its knowledge/ and notes/ files (keywords and meaning). " +
-          "Each hit names the session and message range (or file); recall_load reads the messages whole.",
-        inputSchema: inputSchema(SearchRequest.omit("exclude")),
-        annotations: readOnly
-      }),
-      handle: (payload) =>
-        Effect.gen(function*() {
-          if (!recall.enabled) return recallOff
-          const request = yield* decodeArgs(SearchRequest.omit("exclude"), "recall_search", payload)
-          const result = yield* recall.search(request)
-          return answer(clean(searchText(result, mcpWholeHit)), redactSecrets(Schema.encodeSync(SearchResult)(result), secrets))
-        }).pipe(answered)
+    /**
+     * One tool: its arguments decoded by `args` (a mistake named by field), `run` on them, and any failure given back
+     * as the tool's answer. `unavailable`, when it says so, answers before the arguments are looked at.
+     */
+    const addTool = <A, I>(spec: {
+      readonly name: string
+      readonly description: string
+      readonly args: Schema.Schema<A, I>
+      readonly annotations: McpSchema.ToolAnnotations
+      readonly unavailable?: () => McpSchema.CallToolResult | undefined
+      readonly run: (args: A) => Effect.Effect<McpSchema.CallToolResult, { readonly message: string }>
+    }) =>
+      server.addTool({
+        tool: new McpSchema.Tool({
+          name: spec.name,
+          description: spec.description,
+          inputSchema: JSONSchema.make(spec.args),
+          annotations: spec.annotations
+        }),
+        handle: (payload) =>
+          Effect.suspend(() => {
+            const off = spec.unavailable?.()
+            return off !== undefined ? Effect.succeed(off) : Effect.flatMap(decodeArgs(spec.args, spec.name, payload), spec.run)
+          }).pipe(
+            Effect.catchAll((error) => Effect.succeed(refusal(typeof error === "string" ? error : clean(error.message))))
+          )
+      })
+    const whenRecallOff = () => (recall.enabled ? undefined : recallOff)
+
+    yield* addTool({
+      name: "recall_search",
+      description: "Search the agent's past conversations and its knowledge/ and notes/ files (keywords and meaning). " +
+        "Each hit names the session and message range (or file); recall_load reads the messages whole.",
+      args: SearchRequest.omit("exclude"),
+      annotations: readOnly,
+      unavailable: whenRecallOff,
+      run: (request) =>
+        Effect.map(recall.search(request), (result) =>
+          answer(clean(searchText(result, mcpWholeHit)), redactSecrets(Schema.encodeSync(SearchResult)(result), secrets)))
     })
 
-    yield* server.addTool({
-      tool: new McpSchema.Tool({
-        name: "recall_load",
-        description: "Read past messages of a session in full, by the message range a recall_search hit names. A long " +
-          "range comes in pages: the answer says where the next one starts.",
-        inputSchema: inputSchema(LoadRequest),
-        annotations: readOnly
-      }),
-      handle: (payload) =>
-        Effect.gen(function*() {
-          if (!recall.enabled) return recallOff
-          const request = yield* decodeArgs(LoadRequest, "recall_load", payload)
-          const result = yield* recall.load(request)
-          return answer(clean(loadText(result, request.messageEnd)), redactSecrets(Schema.encodeSync(LoadResult)(result), secrets))
-        }).pipe(answered)
+    yield* addTool({
+      name: "recall_load",
+      description: "Read past messages of a session in full, by the message range a recall_search hit names. A long " +
+        "range comes in pages: the answer says where the next one starts.",
+      args: LoadRequest,
+      annotations: readOnly,
+      unavailable: whenRecallOff,
+      run: (request) =>
+        Effect.map(recall.load(request), (result) =>
+          answer(clean(loadText(result, request.messageEnd)), redactSecrets(Schema.encodeSync(LoadResult)(result), secrets)))
     })
 
     const listFolder = (folder: string) =>
@@ -144,17 +158,14 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
         )
       )
 
-    yield* server.addTool({
-      tool: new McpSchema.Tool({
-        name: "read_memory",
-        description: "Read one of the agent's memory files: its knowledge (knowledge/…) or its daily notes " +
-          "(notes/YYYY-MM-DD.md). Name a folder (knowledge or notes) to list its files.",
-        inputSchema: inputSchema(ReadMemoryArgs),
-        annotations: readOnly
-      }),
-      handle: (payload) =>
+    yield* addTool({
+      name: "read_memory",
+      description: "Read one of the agent's memory files: its knowledge (knowledge/…) or its daily notes " +
+        "(notes/YYYY-MM-DD.md). Name a folder (knowledge or notes) to list its files.",
+      args: ReadMemoryArgs,
+      annotations: readOnly,
+      run: ({ path }) =>
         Effect.gen(function*() {
-          const { path } = yield* decodeArgs(ReadMemoryArgs, "read_memory", payload)
           const where = memoryPath(path)
           if ("refused" in where) return refusal(where.refused)
           if ("folder" in where) {
@@ -162,26 +173,19 @@ export const registerMemoryTools = (options: MemoryServerOptions) =>
             return answer(files.length === 0 ? `${where.folder}/ holds no files yet` : files.join("\n"), { files })
           }
           // Through the door: a link into .kern/ or out of the folder, a FIFO or a hard link is refused there.
-          const text = yield* readAgentText(where.file, { roots: [paths.dir] })
-          return answer(clean(text))
-        }).pipe(answered)
+          return answer(clean(yield* readAgentText(where.file, { roots: [paths.dir] })))
+        })
     })
 
     const send = options.send
     if (send !== undefined) {
-      yield* server.addTool({
-        tool: new McpSchema.Tool({
-          name: "send_message",
-          description: "Send the agent a message and get its reply. The agent answers in a conversation of its own " +
-            "with you, apart from its operator's; it may use its tools to do so.",
-          inputSchema: inputSchema(SendMessageArgs),
-          annotations: new McpSchema.ToolAnnotations({ readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false })
-        }),
-        handle: (payload) =>
-          Effect.gen(function*() {
-            const { text } = yield* decodeArgs(SendMessageArgs, "send_message", payload)
-            return answer(clean(yield* send(text)))
-          }).pipe(answered)
+      yield* addTool({
+        name: "send_message",
+        description: "Send the agent a message and get its reply. The agent answers in a conversation of its own " +
+          "with you, apart from its operator's; it may use its tools to do so.",
+        args: SendMessageArgs,
+        annotations: new McpSchema.ToolAnnotations({ readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false }),
+        run: ({ text }) => Effect.map(send(text), (reply) => answer(clean(reply)))
       })
     }
   })

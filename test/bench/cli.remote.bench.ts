@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process"
 import { performance } from "node:perf_hooks"
-import type { Bench } from "./bench.js"
+import { type Bench, median } from "./bench.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 import { benchKernBin } from "./kernBuild.js"
 
@@ -35,7 +35,19 @@ fetch(${JSON.stringify(`${baseURL}/chat/completions`)}, { method: "POST", header
   .then((text) => { if (!text.includes("[DONE]")) { console.error(text); process.exit(1) } })
 `
 
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+/** `kern status <dir>` against `node -e 0`, one warm-up each, then alternating. */
+const statusAgainstNode = (dir: string) => {
+  const status = [benchKernBin(), "status", dir]
+  measure(status)
+  measure(["-e", "0"])
+  const samples: Array<number> = []
+  const baseline: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    samples.push(measure(status).ms)
+    baseline.push(measure(["-e", "0"]).ms)
+  }
+  return { samples, baseline }
+}
 
 /** An agent on the fake model, run with `kern start` for `use`, stopped and removed after. */
 const withRunningAgent = async <A>(use: (dir: string, baseURL: string) => A): Promise<A> => {
@@ -95,18 +107,7 @@ export const benches: ReadonlyArray<Bench> = [
     // `kern status` while the agent runs: within 2× `node -e 0`.
     targets: [{ of: "ratio", atMost: 2 }],
     run: () =>
-      withRunningAgent((dir) => {
-        const status = [benchKernBin(), "status", dir]
-        measure(status)
-        measure(["-e", "0"])
-        const samples: Array<number> = []
-        const baseline: Array<number> = []
-        for (let i = 0; i < runs; i++) {
-          samples.push(measure(status).ms)
-          baseline.push(measure(["-e", "0"]).ms)
-        }
-        return { samples, baseline }
-      })
+      withRunningAgent(statusAgainstNode)
   },
   {
     name: "cli.status.idle",
@@ -119,16 +120,7 @@ export const benches: ReadonlyArray<Bench> = [
       const agent = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL, prices })
       try {
         kern(["chat", "-m", "hi", agent.dir])
-        const status = [benchKernBin(), "status", agent.dir]
-        measure(status)
-        measure(["-e", "0"])
-        const samples: Array<number> = []
-        const baseline: Array<number> = []
-        for (let i = 0; i < runs; i++) {
-          samples.push(measure(status).ms)
-          baseline.push(measure(["-e", "0"]).ms)
-        }
-        return { samples, baseline }
+        return statusAgainstNode(agent.dir)
       } finally {
         server.child.kill()
         agent.remove()

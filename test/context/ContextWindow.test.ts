@@ -13,6 +13,7 @@ import * as Embedder from "../../src/recall/Embedder.js"
 import { AssistantMessage, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import * as Database from "../../src/storage/Database.js"
 import { loadedAt, makeAgentDir } from "../recall/harness.js"
+import { historyOf } from "../support/sessionHistory.js"
 
 const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1_000).toISOString()
 
@@ -54,22 +55,6 @@ const contextLayer = (dir: string, config: Record<string, unknown> = {}, outage:
   )
 }
 
-const historyOf = (messages: ReadonlyArray<SessionMessage>) =>
-  Effect.flatMap(ContextWindow, (context) =>
-    context.historyOf({
-      id: "s1",
-      path: "",
-      header: undefined as never,
-      messages,
-      synthesized: [],
-      messageLines: messages.length,
-      validBytes: 0,
-      tornBytes: 0,
-      missingNewline: false,
-      problems: [],
-      firstIndex: 0,
-      positions: new WeakMap()
-    }))
 
 const prepare = (history: SessionHistory, progress: Array<string> = []) =>
   Effect.flatMap(ContextWindow, (context) =>

@@ -12,6 +12,7 @@ import * as Embedder from "../../src/recall/Embedder.js"
 import { AssistantMessage, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import * as Database from "../../src/storage/Database.js"
 import { loadedAt, makeAgentDir } from "../recall/harness.js"
+import { historyOf } from "../support/sessionHistory.js"
 
 const at = "2026-11-22T10:00:00.000Z"
 
@@ -46,22 +47,6 @@ const contextLayer = (dir: string, tokenizer: Layer.Layer<Tokenizer>) =>
     Layer.provide(NodeContext.layer)
   )
 
-const openHistory = (messages: ReadonlyArray<SessionMessage>, firstIndex = 0) =>
-  Effect.flatMap(ContextWindow, (context) =>
-    context.historyOf({
-      id: "s1",
-      path: "",
-      header: undefined as never,
-      messages,
-      synthesized: [],
-      messageLines: messages.length,
-      validBytes: 0,
-      tornBytes: 0,
-      missingNewline: false,
-      problems: [],
-      firstIndex,
-      positions: new WeakMap()
-    }))
 
 /** Each message's tokens as the context counts them, counted one by one. */
 const eager = (messages: ReadonlyArray<SessionMessage>, count: TokenCounter, firstIndex = 0) =>
@@ -72,7 +57,7 @@ describe("opening a session counts no tokens", () => {
     const { seen, count, layer } = probe()
     const messages = conversation(500)
     return Effect.gen(function*() {
-      const history = yield* openHistory(messages)
+      const history = yield* historyOf(messages)
       expect(seen).toEqual({ loads: 0, counted: 0 })
       expect(yield* history.size).toBe(2_000)
 
@@ -92,7 +77,7 @@ describe("opening a session counts no tokens", () => {
     const more = conversation(52).slice(200)
     return Effect.gen(function*() {
       // Read from a cut at message 40: absolute indices (which a cut tool result's note names) start there.
-      const history = yield* openHistory(messages.slice(40), 40)
+      const history = yield* historyOf(messages.slice(40), 40)
       for (const message of more) yield* history.append(message)
       yield* history.dropBefore(60)
       const window = yield* history.window
