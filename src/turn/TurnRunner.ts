@@ -8,7 +8,7 @@ import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
-import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import type { RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
 import { effectiveScope, type Pairing, PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
@@ -30,6 +30,7 @@ import type { SessionHistory } from "../context/SessionHistory.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
+import { offeredTools } from "./offeredTools.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
@@ -189,9 +190,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           audience: audienceOf(message, pairing),
           ...(toolScope === undefined ? {} : { toolScope })
         })
-        // A paired user is offered only what their scope allows; the executor refuses the rest whatever is asked.
-        const registered = yield* registry.listTools
-        const tools = toolScope === undefined ? registered : registered.filter((tool) => allowsTool(toolScope, tool.spec))
+        const tools = offeredTools(yield* registry.listTools, { message, toolScope })
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the

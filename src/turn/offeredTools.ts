@@ -1,0 +1,23 @@
+import type { RegisteredTool } from "../kernel/ToolRegistry.js"
+import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import type { QueuedMessage } from "./MessageQueue.js"
+
+/** What decides which registered tools one turn offers the model. */
+export interface OfferTerms {
+  /** The turn's message: its interface and channel decide what its surface can show. */
+  readonly message: QueuedMessage
+  /** The paired user's scope, or undefined for the operator. */
+  readonly toolScope: RunToolScope | undefined
+}
+
+/**
+ * Whether a turn offers `tool` to the model. Every rule about what the model is offered lives here, one predicate per
+ * rule; the executor still refuses what a turn may not run, whatever the model asks.
+ */
+const offers = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  // A paired user is offered only what their scope allows.
+  terms.toolScope === undefined || allowsTool(terms.toolScope, tool.spec)
+
+/** The tools one turn offers the model, in the registry's order. */
+export const offeredTools = (registered: ReadonlyArray<RegisteredTool>, terms: OfferTerms): ReadonlyArray<RegisteredTool> =>
+  registered.filter((tool) => offers(terms, tool))
