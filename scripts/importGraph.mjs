@@ -30,7 +30,7 @@ export const layers = [
   ["kernel"],
   ["session", "model", "users"],
   ["tools", "recall", "context", "memory"],
-  ["mcp"],
+  ["mcp", "skills"],
   ["turn"],
   ["agent", "runtime"],
   ["channels"],
