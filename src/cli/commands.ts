@@ -529,6 +529,28 @@ const mcpServe = Command.make("serve", {
     )
   )
 
+const skillsList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./skills.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription(
+      "The agent's skills (skills/<name>/SKILL.md, then the skillsPaths folders): name, description and folder; a " +
+        "skill shadowed by one of the same name, and an invalid one with what is wrong."
+    )
+  )
+
+const skillsShow = Command.make("show", {
+  name: Args.text({ name: "name" }).pipe(Args.withDescription("the skill's name")),
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./skills.js"), (m) => m.show(resolved)))).pipe(
+  Command.withDescription("A skill's instructions and the files beside them, as read_skill gives them to the model.")
+)
+
+const skills = Command.make("skills").pipe(
+  Command.withDescription("Skills: instructions for particular tasks the agent loads when it needs them (SKILL.md folders)."),
+  Command.withSubcommands([skillsList, skillsShow])
+)
+
 const mcp = Command.make("mcp").pipe(
   Command.withDescription(
     "The Model Context Protocol both ways: MCP servers' tools under the kernel (list servers, their tools, call one), " +
@@ -539,7 +561,7 @@ const mcp = Command.make("mcp").pipe(
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard, mcp])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard, mcp, skills])
 )
 
 export const commands = kern
@@ -597,7 +619,10 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "runtime-guard snapshot": doc(guardSnapshot, "Approve every current contract."),
   "runtime-guard mismatches": doc(guardMismatches, "What changed, is new or went missing."),
   "runtime-guard approve-contract": doc(guardApprove, "Approve one tool's contract."),
-  "mcp serve": doc(mcpServe, "Serve the agent's memory to other agents over MCP (stdio).")
+  "mcp serve": doc(mcpServe, "Serve the agent's memory to other agents over MCP (stdio)."),
+  skills: doc(skills, "Skills the agent loads when a task needs them."),
+  "skills list": doc(skillsList, "Each skill, its folder, and what is wrong with a bad one."),
+  "skills show": doc(skillsShow, "A skill's instructions and files.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

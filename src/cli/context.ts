@@ -4,6 +4,8 @@ import * as Layers from "../runtime/layers.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { nextRequest } from "../context/nextRequest.js"
+import { makeSkills } from "../skills/Skills.js"
+import { inspectedOffer } from "../turn/offeredTools.js"
 import type { Segment } from "../context/Segment.js"
 import * as Summarizer from "../context/Summarizer.js"
 import type { SystemSection } from "../context/systemPrompt.js"
@@ -89,10 +91,11 @@ const inspect = (found: Option.Option<string>) =>
           Effect.flatMap(store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)), context.historyOf))
     })
     const id = Option.getOrElse(found, () => "")
+    const offer = inspectedOffer(yield* (yield* ToolRegistry).listTools, yield* (yield* makeSkills).catalog)
     const request = yield* nextRequest({
       sessionId: id,
       history,
-      tools: yield* (yield* ToolRegistry).listTools,
+      ...offer,
       files: yield* makeFileCache,
       modelId: config.model ?? "",
       waiting: yield* (yield* InboxSql.Inbox).size.pipe(Effect.mapError(failed))

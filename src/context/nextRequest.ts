@@ -21,10 +21,11 @@ export const requestParts = (
   tools: ReadonlyArray<RegisteredTool>,
   files: FileCache,
   count: TokenCounter,
-  run?: SystemPromptOptions["run"]
+  run?: SystemPromptOptions["run"],
+  skills?: SystemPromptOptions["skills"]
 ) =>
   Effect.gen(function*() {
-    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools), run })
+    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools), run, skills })
     return {
       sections,
       system: renderSystemPrompt(sections),
@@ -79,6 +80,8 @@ export const nextRequest = (input: {
   readonly sessionId: string
   readonly history: SessionHistory
   readonly tools: ReadonlyArray<RegisteredTool>
+  /** The skills the system prompt lists (src/turn/offeredTools.ts inspectedOffer gives both). */
+  readonly skills?: SystemPromptOptions["skills"]
   readonly files: FileCache
   readonly modelId: string
   /** Messages waiting in kern.db's inbox, not yet in the session. */
@@ -87,7 +90,7 @@ export const nextRequest = (input: {
   Effect.gen(function*() {
     const { config } = yield* AgentConfig
     const context = yield* ContextWindow
-    const parts = yield* requestParts(input.tools, input.files, yield* context.counter, sessionRun(input.sessionId))
+    const parts = yield* requestParts(input.tools, input.files, yield* context.counter, sessionRun(input.sessionId), input.skills)
     const preview = yield* context.preview({
       sessionId: input.sessionId,
       history: input.history,

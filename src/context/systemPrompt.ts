@@ -35,9 +35,17 @@ export interface PromptTool {
   readonly description: string
 }
 
+/** A skill as the `<skills>` section lists it (src/skills): its name and description only. */
+export interface PromptSkill {
+  readonly name: string
+  readonly description: string
+}
+
 export interface SystemPromptOptions {
   /** The tools offered to this run; omitted: no `<tools>` section. */
   readonly tools?: ReadonlyArray<PromptTool> | undefined
+  /** The skills, when read_skill is offered (src/turn/offeredTools.ts); omitted or none: no `<skills>` section. */
+  readonly skills?: ReadonlyArray<PromptSkill> | undefined
   /** The whole rendered `<conversation_summary>` block, when messages are trimmed. */
   readonly conversationSummary?: string | undefined
   /**
@@ -50,8 +58,11 @@ export interface SystemPromptOptions {
 
 /** One section of the system prompt as the model gets it. */
 export interface SystemSection {
-  readonly kind: "preamble" | "file" | "latest-note" | "notes-summary" | "tools" | "conversation-summary"
-  /** A file name, `notes/…`, the notes summarized joined by ", ", "tools", "conversation" ("kern" for the preamble). */
+  readonly kind: "preamble" | "file" | "latest-note" | "notes-summary" | "skills" | "tools" | "conversation-summary"
+  /**
+   * A file name, `notes/…`, the notes summarized joined by ", ", "skills", "tools", "conversation" ("kern" for the
+   * preamble).
+   */
   readonly source: string
   /** The rendered section exactly as it appears in the prompt, with its tags. */
   readonly text: string
@@ -106,7 +117,7 @@ export const memoryItemsFrom = (files: FileCache, reach: "all" | "shared" = "all
 export const memoryItems = Effect.flatMap(uncachedFiles, memoryItemsFrom)
 
 /** The tags kern wraps the system prompt's sections in. */
-export const sectionTags = ["document", "notes_summary", "tools", "conversation_summary"] as const
+export const sectionTags = ["document", "notes_summary", "skills", "tools", "conversation_summary"] as const
 
 const tagPattern = (tags: ReadonlyArray<string>) => new RegExp(`<(/?)(${tags.join("|")})(?=[\\s/>]|$)`, "gi")
 const sectionTagPattern = tagPattern(sectionTags)
@@ -167,6 +178,18 @@ const toolsSection = (tools: ReadonlyArray<PromptTool>): SystemSection => {
   return { kind: "tools", source: "tools", text: element("tools", "tools", body) }
 }
 
+/**
+ * `<skills>`: each skill's name and description on a line, sorted by name, nothing that changes between turns while
+ * the skills do not (no sizes, no times): the system prompt is one cached block (caching.ts), so it stays a cache hit.
+ */
+const skillsSection = (skills: ReadonlyArray<PromptSkill>): SystemSection => {
+  const lines = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((skill) => `${skill.name}: ${skill.description.replace(/\s+/g, " ").trim()}`)
+  const body = "Skills hold instructions for particular tasks. When a task matches a skill's description, load the " +
+    `skill with read_skill before you start.\n${lines.join("\n")}`
+  return { kind: "skills", source: "skills", text: element("skills", "skills", body) }
+}
+
 /** The registered tools as the model is offered them: by the function name it calls (`kern_pair`, not "Kern pair"). */
 export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>): ReadonlyArray<PromptTool> =>
   tools.map((tool) => ({ name: modelToolName(tool.spec.toolId), description: tool.spec.description }))
@@ -181,10 +204,10 @@ export const sectionSeparator = "\n\n"
 
 /**
  * The system prompt section by section, in seed 003's order: the preamble, AGENTS.md, IDENTITY.md, KERN.md,
- * KNOWLEDGE.md, USERS.md, the latest daily note, `<notes_summary>`, `<tools>` and `<conversation_summary>` (the last
- * two only when given). Files come through `files`: the turn runner's cache reads a file again only when it changed.
+ * KNOWLEDGE.md, USERS.md, the latest daily note, `<notes_summary>`, `<skills>`, `<tools>` and `<conversation_summary>`
+ * (the last three only when given). Files come through `files`: the turn runner's cache reads a file again only when it changed.
  * For a conversation that is not the operator's (`options.run`): its preamble, AGENTS.md, IDENTITY.md, KERN.md,
- * `<tools>` and its own `<conversation_summary>`.
+ * `<skills>`, `<tools>` and its own `<conversation_summary>`.
  */
 export const systemSectionsFrom = (files: FileCache, options: SystemPromptOptions = {}) => Effect.gen(function*() {
   const { config, paths } = yield* AgentConfig
@@ -199,6 +222,7 @@ export const systemSectionsFrom = (files: FileCache, options: SystemPromptOption
     { kind: "preamble", source: "kern", text: opening },
     ...items.map(sectionOf)
   ]
+  if (options.skills !== undefined && options.skills.length > 0) sections.push(skillsSection(options.skills))
   if (options.tools !== undefined) sections.push(toolsSection(options.tools))
   const summary = options.conversationSummary?.trim()
   if (summary !== undefined && summary !== "") sections.push({ kind: "conversation-summary", source: "conversation", text: summary })

@@ -7,8 +7,8 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { inspectAgentFile, makeSkippedFiles } from "../storage/agentFiles.js"
 import { Git, type GitError } from "./Git.js"
 
-/** The agent's memory: the Markdown files at the root, knowledge/ and notes/. Never `.kern/`. */
-export const memoryPathspecs: ReadonlyArray<string> = [":(glob)*.md", ":(glob)knowledge/**", ":(glob)notes/**"]
+/** The agent's memory: the Markdown files at the root, knowledge/, notes/ and skills/. Never `.kern/`. */
+export const memoryPathspecs: ReadonlyArray<string> = [":(glob)*.md", ":(glob)knowledge/**", ":(glob)notes/**", ":(glob)skills/**"]
 
 /** At most one memory commit a minute while turns continue. */
 export const commitInterval = Duration.minutes(1)

@@ -83,7 +83,8 @@ may edit it, but you normally leave it alone.
   the person whose message you are answering. Pairing codes are never shown to you: the operator gives you one.
 - **Context.** Your system prompt is rebuilt for every message: a line saying who and where you are; AGENTS.md,
   IDENTITY.md, KERN.md, KNOWLEDGE.md and USERS.md, each in a \`document\` tag with its path; the latest daily note
-  in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`tools\`, the tools this turn may use;
+  in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`skills\`, when you have skills; \`tools\`,
+  the tools this turn may use;
   and, once older messages are trimmed, \`conversation_summary\`. An edit to these files shows in your next message,
   with no restart. Where a file quotes one of these tags, its \`<\` is shown as \`&lt;\`.
 - **Long conversations.** The conversation is kept inside the context window (\`maxContextTokens\`): older messages
@@ -95,7 +96,11 @@ may edit it, but you normally leave it alone.
 - **Notes.** Only \`notes/YYYY-MM-DD.md\` are daily notes. A previous day's note is history: write and edit refuse
   to change it. Write today's.
 - **Commits.** With \`autoCommit\` on (the default), kern commits the memory files that changed after your turns
-  (\`*.md\` here, \`knowledge/\`, \`notes/\`); you do not need to run git for that.
+  (\`*.md\` here, \`knowledge/\`, \`notes/\`, \`skills/\`); you do not need to run git for that.
+- **Skills.** A skill is a folder \`skills/<name>/\` with a \`SKILL.md\`: YAML front matter (\`name\`, the folder's
+  name in lowercase letters, digits and hyphens; \`description\`, what it does and when to use it) and then
+  instructions, with any scripts and references beside it. \`skills\` lists each skill's name and description; load
+  one with \`read_skill\` when a task matches it. To keep a procedure you will need again, write it as a skill.
 - **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\`, set by the operator.
   A refused call comes back as a result with a reason: read it and adapt.
 - **What is closed.** \`.kern/\` (configuration, secrets, the database, sessions) is closed to your file tools and

@@ -26,6 +26,7 @@ import * as Database from "../storage/Database.js"
 import * as DatabaseHealth from "../storage/databaseHealth.js"
 import * as Builtins from "../tools/builtins.js"
 import * as McpServers from "../mcp/McpServers.js"
+import * as ReadSkill from "../skills/readSkill.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -118,11 +119,11 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
  * or failed once): what kernel commands run against.
  */
 export const kernelAgentLayer = (source: ConfigSource, report: Report = logReport) =>
-  Layer.merge(Builtins.layer, McpServers.layerReady).pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
+  Layer.mergeAll(Builtins.layer, ReadSkill.layer, McpServers.layerReady).pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
 
 /** kernelAgentLayer with the folder held: what a single turn needs below the model. */
 const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
-  Layer.merge(Builtins.layer, McpServers.layerReady).pipe(
+  Layer.mergeAll(Builtins.layer, ReadSkill.layer, McpServers.layerReady).pipe(
     Layer.provideMerge(kernelCoreLayer(source, hold.report ?? logReport, hold))
   )
 
@@ -180,7 +181,7 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   })))
   // Recall indexes in the background: a backfill at start-up, then after each turn; so do the summaries that are behind.
   // MCP servers connect in the background too: a slow or failing server never holds the agent back.
-  return Layer.mergeAll(Builtins.layerWith(liveInfo), RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+  return Layer.mergeAll(Builtins.layerWith(liveInfo), ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
     Layer.provideMerge(runtime)
   )
 }

@@ -30,7 +30,9 @@ import type { SessionHistory } from "../context/SessionHistory.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
-import { offeredTools } from "./offeredTools.js"
+import { offeredTools, promptSkills } from "./offeredTools.js"
+import { makeSkills } from "../skills/Skills.js"
+import type { PromptSkill } from "../context/systemPrompt.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
@@ -69,6 +71,8 @@ interface Turn {
   /** Where the context window starts, for the tools that read the session (the cut of the last prepared prompt). */
   readonly windowStart: Ref.Ref<number>
   readonly tools: ReadonlyArray<RegisteredTool>
+  /** The skills the system prompt lists: read when the turn opens, so a changed skill counts from the next message. */
+  readonly skills: ReadonlyArray<PromptSkill>
   readonly kit: TurnToolkit
   readonly model: Context.Tag.Service<HeartbeatModel>
   /** The turn's stop (TurnStops): looked at before each step, and ending the model's stream or the tool calls it meets. */
@@ -97,6 +101,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const prices = priceTable(config.prices)
     const context = yield* ContextWindow
     const stepPrompt = yield* makeStepPrompt
+    const skillsReader = yield* makeSkills
     const stops = yield* TurnStops
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
@@ -190,7 +195,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           audience: audienceOf(message, pairing),
           ...(toolScope === undefined ? {} : { toolScope })
         })
-        const tools = offeredTools(yield* registry.listTools, { message, toolScope })
+        const catalog = yield* skillsReader.catalog
+        const tools = offeredTools(yield* registry.listTools, { message, toolScope, skills: catalog.skills.length })
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
@@ -205,6 +211,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           ctx,
           windowStart,
           tools,
+          skills: promptSkills(tools, catalog),
           kit: yield* toolkitOf(tools),
           model: turnModel,
           stop
@@ -307,7 +314,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           windowStart: turn.windowStart,
           firstStep: tally.step === 1,
           recalled: tally.recalled,
-          run: turn.ctx
+          run: turn.ctx,
+          skills: turn.skills
         })
         // The last step may only answer: no tools are offered.
         const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined

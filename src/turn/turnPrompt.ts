@@ -5,7 +5,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { promptCachingApplies, withCacheBreakpoints } from "../context/caching.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
-import { buildSystemPromptFrom, type PromptTool } from "../context/systemPrompt.js"
+import { buildSystemPromptFrom, type PromptSkill, type PromptTool } from "../context/systemPrompt.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { type AutoRecall, withRecallBlock } from "../recall/autoRecall.js"
@@ -31,6 +31,8 @@ export interface StepPromptInput {
   readonly recalled: AutoRecall | undefined
   /** The turn's audience and tool scope: whose conversation the prompt and auto-recall may draw on (Audience.ts). */
   readonly run: Pick<RunContextData, "audience" | "toolScope">
+  /** The skills the `<skills>` section lists: the turn's, when it offers read_skill (offeredTools.ts). */
+  readonly skills: ReadonlyArray<PromptSkill>
 }
 
 /**
@@ -46,8 +48,8 @@ export const makeStepPrompt = Effect.gen(function*() {
   const context = yield* ContextWindow
   const contextStats = yield* ContextStats
   const files = yield* makeFileCache
-  const systemPrompt = (tools: ReadonlyArray<PromptTool>, run: StepPromptInput["run"]) =>
-    buildSystemPromptFrom(files, { tools, run }).pipe(
+  const systemPrompt = (tools: ReadonlyArray<PromptTool>, run: StepPromptInput["run"], skills: ReadonlyArray<PromptSkill>) =>
+    buildSystemPromptFrom(files, { tools, run, skills }).pipe(
       Effect.provideService(AgentConfig, loaded),
       Effect.provideService(FileSystem.FileSystem, fs),
       Effect.provideService(NotesSummary, summaries)
@@ -76,7 +78,7 @@ export const makeStepPrompt = Effect.gen(function*() {
       const prepared = yield* context.prepare({
         sessionId: input.sessionId,
         history: input.history,
-        system: yield* systemPrompt(input.kit.promptTools, input.run),
+        system: yield* systemPrompt(input.kit.promptTools, input.run, input.skills),
         toolsTokens: input.kit.tokens,
         modelId: input.modelId,
         progress: (text) => input.emit({ type: "context", text })

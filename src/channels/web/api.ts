@@ -232,7 +232,7 @@ export type ActivityResponse = typeof ActivityResponse.Type
 // GET /context/system
 
 export const SystemSection = Schema.Struct({
-  kind: Schema.Literal("preamble", "file", "latest-note", "notes-summary", "tools", "conversation-summary"),
+  kind: Schema.Literal("preamble", "file", "latest-note", "notes-summary", "skills", "tools", "conversation-summary"),
   /** What it comes from: a file name, `notes/…`, the notes summarized joined with ", ", "tools" or "conversation". */
   source: Schema.String,
   /** The section exactly as the model gets it, with its tags (`<document path="…">`, `<notes_summary>`, …). */

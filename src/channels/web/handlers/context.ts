@@ -8,6 +8,8 @@ import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
 import { uncachedFiles } from "../../../memory/fileCache.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { SessionStore } from "../../../session/SessionStore.js"
+import { makeSkills } from "../../../skills/Skills.js"
+import { inspectedOffer } from "../../../turn/offeredTools.js"
 import type { SegmentInfo } from "../api.js"
 import { notFound, serverError } from "../ApiError.js"
 import { sessionFile, systemSections } from "../inspect.js"
@@ -35,6 +37,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
     const sessions = yield* SessionStore
     const registry = yield* ToolRegistry
     const context = yield* ContextWindow
+    const skills = yield* makeSkills
 
     /**
      * The request the operator's next turn would send in the current session (before its own message), planned and
@@ -42,10 +45,11 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
      */
     const next = Effect.gen(function*() {
       const session = yield* runtime.currentSession
+      const offer = inspectedOffer(yield* registry.listTools, yield* skills.catalog)
       return yield* nextRequest({
         sessionId: session.id,
         history: session.history,
-        tools: yield* registry.listTools,
+        ...offer,
         files: yield* uncachedFiles,
         modelId: config.model ?? "",
         // The inbox's count, or none said when kern.db cannot tell (the figures stand all the same).

@@ -12,6 +12,7 @@ const kindLabels: Readonly<Record<SystemSection["kind"], string>> = {
   file: "document",
   "latest-note": "latest note",
   "notes-summary": "notes summary",
+  skills: "skills",
   tools: "tools",
   "conversation-summary": "conversation summary"
 }
