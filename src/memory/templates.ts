@@ -84,8 +84,7 @@ may edit it, but you normally leave it alone.
 - **Context.** Your system prompt is rebuilt for every message: a line saying who and where you are; AGENTS.md,
   IDENTITY.md, KERN.md, KNOWLEDGE.md and USERS.md, each in a \`document\` tag with its path; the latest daily note
   in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`skills\`, when you have skills; \`tools\`,
-  the tools this turn may use;
-  and, once older messages are trimmed, \`conversation_summary\`. An edit to these files shows in your next message,
+  the tools this turn may use; and, once older messages are trimmed, \`conversation_summary\`. An edit to these files shows in your next message,
   with no restart. Where a file quotes one of these tags, its \`<\` is shown as \`&lt;\`.
 - **Long conversations.** The conversation is kept inside the context window (\`maxContextTokens\`): older messages
   are trimmed from the front and appear as summaries in \`conversation_summary\`, each naming the messages it
@@ -98,7 +97,7 @@ may edit it, but you normally leave it alone.
 - **Commits.** With \`autoCommit\` on (the default), kern commits the memory files that changed after your turns
   (\`*.md\` here, \`knowledge/\`, \`notes/\`, \`skills/\`); you do not need to run git for that.
 - **Skills.** A skill is a folder \`skills/<name>/\` with a \`SKILL.md\`: YAML front matter (\`name\`, the folder's
-  name in lowercase letters, digits and hyphens; \`description\`, what it does and when to use it) and then
+  name in lowercase letters, digits and hyphens; a description of what it does and when to use it) and then
   instructions, with any scripts and references beside it. \`skills\` lists each skill's name and description; load
   one with \`read_skill\` when a task matches it. To keep a procedure you will need again, write it as a skill.
 - **Tools.** What you may use depends on \`toolScope\` (read, write or full) and \`safetyMode\`, set by the operator.

@@ -26,6 +26,7 @@ import { makeFileCache, uncachedFiles } from "../../src/memory/fileCache.js"
 import * as NotesSummary from "../../src/memory/NotesSummary.js"
 import { templates } from "../../src/memory/templates.js"
 import { builtinTools, inScope } from "../../src/tools/builtins.js"
+import { readSkillToolId } from "../../src/skills/readSkill.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const agentLayer = (dir: string, summary: Layer.Layer<NotesSummary.NotesSummary> = NotesSummary.layerNone) =>
@@ -269,7 +270,7 @@ describe("system prompt and the memory files", () => {
 describe("KERN.md", () => {
   it("names only tools, config keys and prompt tags that exist, and says how long conversations are kept", () => {
     const kern = new Map(templates({ name: "ada", date: "2026-11-02" })).get("KERN.md") ?? ""
-    const toolIds = new Set(builtinTools.map((t) => t.metadata.toolId))
+    const toolIds = new Set([...builtinTools.map((t) => t.metadata.toolId), readSkillToolId])
     const named = [...kern.matchAll(/`([a-z][A-Za-z_]*)`/g)].map((m) => m[1]!)
     expect(named.length).toBeGreaterThan(10)
     const unknown = named.filter((word) => !toolIds.has(word) && !knownKeys.has(word) && !(sectionTags as ReadonlyArray<string>).includes(word))
