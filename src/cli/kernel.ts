@@ -10,18 +10,19 @@ import { dataText } from "../kernel/resultText.js"
 import { makeRunContext } from "../kernel/RunContext.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import { ToolPolicy } from "../kernel/ToolPolicy.js"
-import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { defaultCallTimeoutMs, ToolRegistry } from "../kernel/ToolRegistry.js"
 import { kernelAgentLayer } from "./agentLayer.js"
 import { CommandFailed, UsageError } from "./errors.js"
 import { table } from "./table.js"
 
-const specJson = (spec: ToolSpec) => ({
+/** A tool as `kernel tools` shows it; `timeoutMs` is how long a call runs when it names no timeout of its own. */
+const specJson = (spec: ToolSpec, timeoutMs: number) => ({
   toolId: spec.toolId,
   name: spec.name,
   description: spec.description,
   safetyClass: spec.safetyClass,
   idempotent: spec.idempotent,
-  timeoutMs: spec.timeoutMs,
+  timeoutMs,
   maxRetries: spec.maxRetries,
   allowlistedAgents: spec.allowlistedAgents,
   args: spec.argsSchema.map((arg) => ({ name: arg.name, type: arg.type, required: arg.required, description: arg.description })),
@@ -79,21 +80,24 @@ const safetyChoices: Record<string, SafetyClass> = {
 export const tools = (args: KernelToolsArgs) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry
-    let specs = Option.isSome(args.agent) ? yield* registry.filterForAgent(args.agent.value) : yield* registry.listAll
+    const allowed = Option.isSome(args.agent)
+      ? new Set((yield* registry.filterForAgent(args.agent.value)).map((spec) => spec.toolId))
+      : undefined
+    let tools = (yield* registry.listTools).filter((tool) => allowed === undefined || allowed.has(tool.spec.toolId))
     if (Option.isSome(args.safety)) {
       const ceiling = safetyChoices[args.safety.value]!
-      specs = specs.filter((spec) => safetyRank[spec.safetyClass] <= safetyRank[ceiling])
+      tools = tools.filter(({ spec }) => safetyRank[spec.safetyClass] <= safetyRank[ceiling])
     }
-    if (args.json) return yield* Console.log(JSON.stringify(specs.map(specJson)))
-    if (specs.length === 0) return yield* Console.log("no tools match")
+    if (args.json) return yield* Console.log(JSON.stringify(tools.map((tool) => specJson(tool.spec, defaultCallTimeoutMs(tool)))))
+    if (tools.length === 0) return yield* Console.log("no tools match")
     yield* Console.log(table(
       ["tool", "safety", "idempotent", "timeout", "description"],
-      specs.map((spec) => [
-        spec.toolId,
-        spec.safetyClass,
-        spec.idempotent ? "yes" : "no",
-        `${spec.timeoutMs} ms`,
-        spec.description.split("\n")[0]!.slice(0, 70)
+      tools.map((tool) => [
+        tool.spec.toolId,
+        tool.spec.safetyClass,
+        tool.spec.idempotent ? "yes" : "no",
+        `${defaultCallTimeoutMs(tool)} ms`,
+        tool.spec.description.split("\n")[0]!.slice(0, 70)
       ])
     ))
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))

@@ -3,6 +3,7 @@ import { AgentConfig, type LoadedConfig } from "./AgentConfig.js"
 import { secretReferences } from "./mcpServers.js"
 import { apiKeyEnvFor } from "./providers.js"
 import { isSecretVariable } from "./secretNames.js"
+import { searchKeyEnvFor } from "./webSearch.js"
 
 /**
  * A secret by the name of the variable that holds it. `agent`: a value kern itself reads (`.kern/.env`, the provider
@@ -54,15 +55,17 @@ export const make = (
 }
 
 /**
- * The `.kern/.env` values, the configured provider key, the tokens kern reads and the variables MCP servers' env and
+ * The `.kern/.env` values, the configured provider key and web search key, the tokens kern reads and the variables MCP servers' env and
  * headers reference (`"${GITHUB_TOKEN}"`), then every other inherited variable
  * named like a secret (`AWS_SECRET_ACCESS_KEY`, another provider's key), from the loaded config.
  */
 export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
   const keyEnv = apiKeyEnvFor(loaded.config)
+  const searchKeyEnv = loaded.config.webSearch === undefined ? undefined : searchKeyEnvFor(loaded.config.webSearch)
   const names = new Set([
     ...loaded.secretKeys,
     ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...(searchKeyEnv === undefined ? [] : [searchKeyEnv]),
     ...kernTokens,
     ...secretReferences(loaded.config.mcpServers)
   ])

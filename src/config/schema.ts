@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { providers } from "./literals.js"
 import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 import { SkillsPaths, skillsPathsExpectation } from "./skillsPaths.js"
+import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -110,7 +111,8 @@ export const KernConfigFields = {
   conversations: Schema.optionalWith(ConversationsMode, { default: () => "per-person" as const }),
   maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 }),
   mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) }),
-  skillsPaths: Schema.optionalWith(SkillsPaths, { default: () => [] })
+  skillsPaths: Schema.optionalWith(SkillsPaths, { default: () => [] }),
+  webSearch: Schema.optional(WebSearchConfig)
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -168,7 +170,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   conversations: oneOf(...ConversationsMode.literals),
   maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)",
   mcpServers: mcpServersExpectation,
-  skillsPaths: skillsPathsExpectation
+  skillsPaths: skillsPathsExpectation,
+  webSearch: webSearchExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -24,13 +24,19 @@ export interface RegisteredTool {
   readonly services: Context.Context<never>
   /** A longer kernel timeout for calls that ask for one (bash's own `timeout` argument). */
   readonly timeoutFor?: ((args: unknown) => number | undefined) | undefined
+  /** How long a call that names no timeout of its own runs (bash's 120000), where it is not `spec.timeoutMs`. */
+  readonly defaultTimeoutMs?: number | undefined
 }
+
+/** How long a call of `tool` runs by default: the one figure listings show. */
+export const defaultCallTimeoutMs = (tool: RegisteredTool): number => tool.defaultTimeoutMs ?? tool.spec.timeoutMs
 
 export interface ToolRegistration<A, I, R> {
   /** The arguments as an Effect Schema; derived from `argsSchema` when absent. */
   readonly parameters?: Schema.Schema<A, I, never>
   readonly handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>
   readonly timeoutFor?: (args: A) => number | undefined
+  readonly defaultTimeoutMs?: number
 }
 
 /** A spec that cannot be registered: names the tool and the field. */
@@ -150,7 +156,8 @@ export const makeRegistry = Effect.sync(() => {
         parameters,
         handler: handler as ToolHandler<unknown>,
         services: captured as Context.Context<never>,
-        timeoutFor
+        timeoutFor,
+        defaultTimeoutMs: registration.defaultTimeoutMs
       })
     }).pipe(Effect.withSpan("kern.kernel.registry.register", { attributes: { toolId: String(input.toolId) } }))
 

@@ -10,13 +10,15 @@ import * as HostResolver from "./HostResolver.js"
 import { OutputCompactor } from "./OutputCompactor.js"
 import { ReadTracker } from "./ReadTracker.js"
 import * as RegexGuard from "./regexGuard.js"
+import * as SearchHttpClient from "./webSearch/SearchHttpClient.js"
 import * as Workspace from "./Workspace.js"
 import { WriteLock } from "./WriteLock.js"
 
 /**
  * Every service the built-in tool handlers and the output compactor need, besides the platform. The HTTP client is
  * the guarded one under its own Tag: it connects only where the address policy allows and is never the ambient
- * HttpClient of what is built on the tools.
+ * HttpClient of what is built on the tools. web_search has its own (SearchHttpClient): it asks only the address the
+ * operator configured.
  */
 export type ToolServices =
   | GuardedHttpClient.GuardedHttpClient
@@ -27,6 +29,7 @@ export type ToolServices =
   | ContextStats
   | OutputCompactor
   | HostResolver.HostResolver
+  | SearchHttpClient.SearchHttpClient
 
 /** The tool services over a given workspace layer and host resolver. */
 export const layerWith = <E, R>(
@@ -36,7 +39,9 @@ export const layerWith = <E, R>(
   const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
   const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
   const guarded = GuardedHttpClient.layer.pipe(Layer.provideMerge(Layer.mergeAll(compactor, resolver)))
-  return Layer.mergeAll(ReadTracker.Default, WriteLock.Default, RegexGuard.layer).pipe(Layer.provideMerge(guarded))
+  return Layer.mergeAll(ReadTracker.Default, WriteLock.Default, RegexGuard.layer, SearchHttpClient.layer).pipe(
+    Layer.provideMerge(guarded)
+  )
 }
 
 /** The tool services of the loaded agent folder (its kern.db is the SqlClient provided). */

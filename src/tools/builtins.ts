@@ -8,7 +8,7 @@ import { RunContext } from "../kernel/RunContext.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
 import type { EventLog } from "../kernel/EventLog.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
-import { bash, BashArgs, bashKernelTimeoutMs, bashTool } from "./bash.js"
+import { bash, BashArgs, bashDefaultTimeoutMs, bashKernelTimeoutMs, bashTool } from "./bash.js"
 import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
 import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contextForTask.js"
 import { edit, EditArgs, editTool } from "./edit.js"
@@ -28,6 +28,7 @@ import type { ToolMetadata } from "./toolMetadata.js"
 import type { ToolServices } from "./ToolServices.js"
 import { ToolSession } from "./ToolSession.js"
 import { webfetch, WebfetchArgs, webfetchTool } from "./webfetch.js"
+import { webSearch, WebSearchArgs, webSearchTool } from "./webSearch/webSearch.js"
 import { Workspace } from "./Workspace.js"
 import { write, WriteArgs, writeTool } from "./write.js"
 
@@ -55,6 +56,8 @@ interface BuiltinTool<A, I, R> {
   readonly parameters: Schema.Schema<A, I, never>
   readonly handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>
   readonly timeoutFor?: (args: A) => number | undefined
+  /** How long a call runs when it names no timeout (listings show it); the kernel's limit then comes from timeoutFor. */
+  readonly defaultTimeoutMs?: number
 }
 
 const tool = <A, I, R>(definition: BuiltinTool<A, I, R>) => definition
@@ -84,8 +87,15 @@ export const builtinTools = [
   tool({ metadata: editTool, parameters: EditArgs, handler: edit }),
   tool({ metadata: globTool, parameters: GlobArgs, handler: glob }),
   tool({ metadata: grepTool, parameters: GrepArgs, handler: grep }),
-  tool({ metadata: bashTool, parameters: BashArgs, handler: bash, timeoutFor: bashKernelTimeoutMs }),
+  tool({
+    metadata: bashTool,
+    parameters: BashArgs,
+    handler: bash,
+    timeoutFor: bashKernelTimeoutMs,
+    defaultTimeoutMs: bashDefaultTimeoutMs
+  }),
   tool({ metadata: webfetchTool, parameters: WebfetchArgs, handler: webfetch }),
+  tool({ metadata: webSearchTool, parameters: WebSearchArgs, handler: webSearch }),
   tool({ metadata: retrieveToolOutputTool, parameters: RetrieveToolOutputArgs, handler: retrieveToolOutput }),
   tool({ metadata: contextBudgetStatsTool, parameters: ContextBudgetStatsArgs, handler: contextBudgetStats }),
   tool({ metadata: summarizeFileStructureTool, parameters: SummarizeFileStructureArgs, handler: summarizeFileStructure }),
@@ -122,7 +132,8 @@ export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: 
           handler: inRun(definition.handler as AnyHandler),
           ...(definition.timeoutFor === undefined
             ? {}
-            : { timeoutFor: definition.timeoutFor as (args: unknown) => number | undefined })
+            : { timeoutFor: definition.timeoutFor as (args: unknown) => number | undefined }),
+          ...("defaultTimeoutMs" in definition ? { defaultTimeoutMs: definition.defaultTimeoutMs } : {})
         }
       )
     }

@@ -26,15 +26,23 @@ export const kernActions = ["status", "config", "env", "users", "logs"] as const
  */
 const operatorOnlyActions: ReadonlySet<string> = new Set(["status", "users", "logs"])
 
+/**
+ * Seed 000's `kern({ action: "pair", code })`: pairing is a write, its own tool (kern_pair) under the kernel's rules,
+ * so kern takes the seed's form only to point there.
+ */
+const pairAction = "pair"
+
 export const kernLogsDefault = 20
 export const kernLogsMax = 200
 
 export const KernArgs = Schema.Struct({
-  action: Schema.Literal(...kernActions).annotations({
+  action: Schema.Literal(...kernActions, pairAction).annotations({
     description: "status: runtime, session, queue and usage; config: the effective config (secrets hidden); " +
       "env: the environment variable names the agent sees (values masked); " +
-      "users: USERS.md and paired or waiting channel users; logs: recent kernel events"
+      "users: USERS.md and paired or waiting channel users; logs: recent kernel events; " +
+      "pair: not here, approving a code is the kern_pair tool's"
   }),
+  code: Schema.optional(Schema.String.annotations({ description: "pair only: use kern_pair({ code }) instead" })),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, kernLogsMax)).annotations({
     description: `logs only: how many recent events to show (default ${kernLogsDefault}, at most ${kernLogsMax})`
   }))
@@ -266,6 +274,13 @@ const pendingCodes = Effect.gen(function*() {
  */
 export const kern = Effect.fn("kern.tools.kern")(function*(args: KernArgs) {
   const loaded = yield* AgentConfig
+  if (args.action === pairAction) {
+    return yield* toolFailure(
+      "VALIDATION_ERROR",
+      "kern does not approve pairing codes: call kern_pair({ \"code\": \"KERN-XXXX\" }) with the code the operator gave " +
+        "(it is the pairing tool, governed as the write it is)"
+    )
+  }
   if (operatorOnlyActions.has(args.action) && !seesEverything(yield* RunContext)) {
     return yield* toolFailure(
       "PERMISSION_DENIED",

@@ -1,5 +1,5 @@
 import { Effect, Option, PubSub, Schema } from "effect"
-import { Channels } from "./Channels.js"
+import { Channels, pairedInterfaces } from "./Channels.js"
 import { confinedAudience } from "../kernel/Audience.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
@@ -11,7 +11,9 @@ export const MessageArgs = Schema.Struct({
   userId: Schema.String.pipe(Schema.minLength(1)).annotations({
     description: "the user's id on their channel, as USERS.md or kern users lists it (the part after telegram: or slack:)"
   }),
-  interface: Schema.String.pipe(Schema.minLength(1)).annotations({ description: "their channel: telegram or slack" }),
+  interface: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: `their channel: ${[...pairedInterfaces].join(" or ")}`
+  }),
   text: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000)).annotations({
     description: "what to send (markdown); long text is split into several messages"
   })
@@ -39,6 +41,13 @@ export const message = (args: MessageArgs) =>
     const pairings = yield* PairingStore
     const channels = yield* Channels
     const ctx = yield* RunContext
+    if (!pairedInterfaces.has(args.interface)) {
+      return yield* toolFailure(
+        "VALIDATION_ERROR",
+        `unknown interface ${JSON.stringify(args.interface)}: message reaches paired users over ` +
+          `${[...pairedInterfaces].join(" or ")}; the message was not sent`
+      )
+    }
     const id = userKey({ interface: args.interface, userId: args.userId })
     // A non-operator's conversation reaches its own chat only; whether another user exists is not its business either.
     const own = confinedAudience(ctx)

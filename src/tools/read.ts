@@ -13,6 +13,16 @@ import { ToolSession } from "./ToolSession.js"
 import { Workspace } from "./Workspace.js"
 import { counted } from "../config/counted.js"
 
+/** Seed 000's default: a read shows up to 2000 lines. */
+export const readDefaultLimit = 2000
+/**
+ * The default byte budget of a read: under the 12 KB above which a tool's output is compacted (seed 004), so a read
+ * is never compacted into head and tail with its middle gone; it ends at a line instead and names the next offset.
+ * So the bytes end a default read long before the seed's 2000 lines (which would be ~80 KB of code, compacted and
+ * then cut by maxToolResultChars): the line limit is the ceiling, the byte limit the usual end, and both are named.
+ */
+export const readDefaultMaxBytes = 12_000
+
 export const ReadArgs = Schema.Struct({
   path: Schema.String.annotations({ description: "File or directory to read, relative to the agent folder or absolute" }),
   offset: Schema.optionalWith(
@@ -20,8 +30,10 @@ export const ReadArgs = Schema.Struct({
     { default: () => 1 }
   ),
   limit: Schema.optionalWith(
-    Schema.Int.pipe(Schema.between(1, 100_000)).annotations({ description: "Most lines (or directory entries) to show" }),
-    { default: () => 2000 }
+    Schema.Int.pipe(Schema.between(1, 100_000)).annotations({
+      description: `Most lines (or directory entries) to show (default ${readDefaultLimit}); maxBytes may stop a range sooner`
+    }),
+    { default: () => readDefaultLimit }
   ),
   mode: Schema.optional(
     Schema.Literal("preview", "outline", "range", "full").annotations({
@@ -31,7 +43,8 @@ export const ReadArgs = Schema.Struct({
   ),
   maxBytes: Schema.optional(
     Schema.Int.pipe(Schema.between(256, 1_000_000)).annotations({
-      description: "Byte budget for the returned text (default 12000); the result says where to continue"
+      description: `Most bytes of text to return (default ${readDefaultMaxBytes}, up to 1000000); whichever of limit and ` +
+        "maxBytes is reached first ends the range, and the result says which and where to continue"
     })
   )
 })
@@ -40,9 +53,11 @@ export type ReadArgs = typeof ReadArgs.Type
 export const readTool: ToolMetadata = {
   toolId: "read",
   name: "Read",
-  description: "Read a text file with numbered lines, or list a directory. Start with mode \"outline\" or " +
-    "\"preview\" for large files, then read exact ranges with offset and limit. Binary files are described, not " +
-    "dumped. Files over 256 KB can only be read by range.",
+  description: "Read a text file with numbered lines, or list a directory. A read returns at most limit lines " +
+    `(default ${readDefaultLimit}) and at most maxBytes of text (default ${readDefaultMaxBytes}, a few hundred lines ` +
+    "of code), whichever comes first; the result says which limit was reached and the offset to continue with. " +
+    "Start with mode \"outline\" or \"preview\" for large files, then read exact ranges with " +
+    "offset and limit. Binary files are described, not dumped. Files over 256 KB can only be read by range.",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 30_000,
@@ -55,8 +70,10 @@ export interface ReadOutput {
   readonly totalLines?: number
   readonly startLine?: number
   readonly endLine?: number
-  /** Where to continue reading, when the result stopped before the requested range ended. */
+  /** Where to continue reading, when the result stopped before the file ended. */
   readonly nextOffset?: number
+  /** Which limit ended the range before the file did: `limit` lines or `maxBytes` of text. */
+  readonly stoppedBy?: "lines" | "bytes"
   readonly text: string
 }
 
@@ -64,7 +81,6 @@ export interface ReadOutput {
 export const fullReadMaxBytes = 256 * 1024
 /** Larger files are not loaded at all: grep or bash (sed -n) reach into them. */
 export const readMaxFileBytes = 64 * 1024 * 1024
-const defaultBudget = 12_000
 const previewLines = 40
 
 const numberedRange = (lines: ReadonlyArray<string>, first: number, last: number, budget: number) => {
@@ -112,7 +128,7 @@ const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Arr
   if (args.offset > total) {
     return Effect.fail(toolFailure("VALIDATION_ERROR", `offset ${args.offset} is past the end of ${display} (${counted(total, "line")})`))
   }
-  const budget = args.maxBytes ?? (args.mode === "full" ? fullReadMaxBytes * 2 : defaultBudget)
+  const budget = args.maxBytes ?? (args.mode === "full" ? fullReadMaxBytes * 2 : readDefaultMaxBytes)
   const last = args.mode === "full"
     ? total
     : Math.min(total, args.offset - 1 + (args.mode === "preview" ? Math.min(args.limit, previewLines) : args.limit))
@@ -124,13 +140,15 @@ const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Arr
     if (entries !== undefined && entries.length > 0) notes.push(`Outline:\n${formatOutline(entries.slice(0, 40))}`)
   }
   const nextOffset = range.endLine < total ? range.endLine + 1 : undefined
+  const stoppedBy = range.endLine < last ? "bytes" as const : "lines" as const
   if (nextOffset !== undefined) {
-    notes.push(`[showing lines ${first}–${range.endLine} of ${total}${large ? ` in a ${formatBytes(bytes.byteLength)} file` : ""}; ` +
-      `continue with offset ${nextOffset}]`)
+    const [reached, figure] = stoppedBy === "bytes" ? ["byte", `maxBytes ${budget}`] : ["line", `limit ${last - first + 1}`]
+    notes.push(`[lines ${first}–${range.endLine} of ${total}${large ? ` in a ${formatBytes(bytes.byteLength)} file` : ""}, ` +
+      `${reached} limit reached: continue with offset ${nextOffset} (${figure})]`)
   }
   const text = [range.text, ...notes].join("\n\n")
   const base = { path: display, kind: "file" as const, totalLines: total, startLine: first, endLine: range.endLine, text }
-  return Effect.succeed(nextOffset === undefined ? base : { ...base, nextOffset })
+  return Effect.succeed(nextOffset === undefined ? base : { ...base, nextOffset, stoppedBy })
 }
 
 /** Reads a file (numbered lines, outline or preview) or lists a directory; records what was read for write/edit. */

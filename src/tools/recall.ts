@@ -12,8 +12,9 @@ export const recallLoadChars = 10_000
 const Index = Schema.Int.pipe(Schema.nonNegative())
 
 export const RecallArgs = Schema.Struct({
-  mode: Schema.optionalWith(Schema.Literal("search", "load"), { default: () => "search" as const }).annotations({
-    description: "search (default): find past conversations and knowledge/notes files; load: read a session's messages"
+  mode: Schema.optional(Schema.Literal("search", "load")).annotations({
+    description: "search: find past conversations and knowledge/notes files; load: read a session's messages " +
+      "(the default when sessionId is given without a query)"
   }),
   query: Schema.optional(Schema.String.pipe(Schema.minLength(1)).annotations({
     description: "search: what to look for, in plain words (matched by meaning and by keywords)"
@@ -32,7 +33,7 @@ export const recallTool: ToolMetadata = {
   name: "Recall",
   description: "Search everything you have talked about in past sessions (and your knowledge/ and notes/ files) by " +
     "meaning and keywords: { query, limit?, after?, before? } gives hits with session id, message range and time. " +
-    "Then read the full messages with { mode: \"load\", sessionId, messageStart, messageEnd }; a long range comes in " +
+    "Then read the full messages with { sessionId, messageStart, messageEnd }; a long range comes in " +
     "pages, each naming the next messageStart.",
   safetyClass: "READ_ONLY",
   idempotent: true,
@@ -43,12 +44,14 @@ export const recallTool: ToolMetadata = {
 const failure = (error: RecallError) =>
   toolFailure(error.reason === "not_found" ? "NOT_FOUND" : "UNEXPECTED", error.message)
 
-/** recall({ query } | { mode: "load", sessionId, messageStart, messageEnd }): the agent's memory of conversations. */
+/** recall({ query } | { sessionId, messageStart, messageEnd }): the agent's memory of conversations. */
 export const recall = Effect.fn("kern.tools.recall")(function*(args: RecallArgs) {
   const service = yield* Recall
   // A conversation that is not the operator's searches and loads only its own sessions (Recall's one door).
   const ctx = yield* RunContext
-  if (args.mode === "load") {
+  // Seed 000's load form names no mode: a session and a range without a query is a load.
+  const mode = args.mode ?? (args.query === undefined && args.sessionId !== undefined ? "load" : "search")
+  if (mode === "load") {
     if (args.sessionId === undefined || args.messageStart === undefined || args.messageEnd === undefined) {
       return yield* toolFailure("VALIDATION_ERROR", "load needs sessionId, messageStart and messageEnd (from a search hit)")
     }

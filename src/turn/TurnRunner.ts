@@ -196,7 +196,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           ...(toolScope === undefined ? {} : { toolScope })
         })
         const catalog = yield* skillsReader.catalog
-        const tools = offeredTools(yield* registry.listTools, { message, toolScope, skills: catalog.skills.length })
+        const tools = offeredTools(yield* registry.listTools, { message, toolScope, skills: catalog.skills.length, webSearch: config.webSearch })
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as Database from "../../src/storage/Database.js"
 import * as NodePath from "node:path"
+import { bashDefaultTimeoutMs } from "../../src/tools/bash.js"
 import { runKern } from "../support/cli.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { initAgentFolder } from "../support/agentFolder.js"
@@ -18,8 +19,8 @@ describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", async () => {
     const dir = newAgent()
     const info = JSON.parse((await kern(dir, "kernel", "info", "--json")).stdout)
-    expect(info).toMatchObject({ tools: 16, policy: "normal", contractEnforcement: "observe", namespaces: 8 })
-    expect(info.toolsBySafety).toEqual({ READ_ONLY: 10, LOCAL_WRITE: 3, NETWORK: 2, DESTRUCTIVE: 1 })
+    expect(info).toMatchObject({ tools: 17, policy: "normal", contractEnforcement: "observe", namespaces: 8 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 10, LOCAL_WRITE: 3, NETWORK: 3, DESTRUCTIVE: 1 })
     const readOnly = JSON.parse((await kern(dir, "kernel", "tools", "--safety", "read_only", "--json")).stdout)
     expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
       "context_budget_stats",
@@ -34,6 +35,24 @@ describe("kern kernel", () => {
       "summarize_file_structure"
     ])
     expect(readOnly[0].fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/)
+  })
+
+  it("tools shows the timeout a call really gets by default: bash's 120000 ms, the figure bash.ts runs it with", async () => {
+    const dir = newAgent()
+    const tools = JSON.parse((await kern(dir, "kernel", "tools", "--json")).stdout) as Array<{ toolId: string; timeoutMs: number }>
+    expect(tools.find((tool) => tool.toolId === "bash")?.timeoutMs).toBe(bashDefaultTimeoutMs)
+    expect(bashDefaultTimeoutMs).toBe(120_000)
+    expect(tools.find((tool) => tool.toolId === "read")?.timeoutMs).toBe(30_000)
+    const table = (await kern(dir, "kernel", "tools")).stdout
+    expect(table.split("\n").find((line) => line.startsWith("bash"))).toContain("120000 ms")
+  })
+
+  it("exec web_search without a search provider says so (exit 1)", async () => {
+    const dir = newAgent()
+    const result = await kern(dir, "kernel", "exec", "web_search", "--args", JSON.stringify({ query: "effect layers" }))
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain("no search provider configured")
+    expect(result.stderr.trim().split("\n")).toHaveLength(1)
   })
 
   it("namespaces lists the eight decision keys", async () => {

@@ -127,7 +127,8 @@ describe("AgentConfig", () => {
     ["conversations", "private", "the string \"private\""],
     ["maxConcurrentTurns", 0, "the number 0"],
     ["mcpServers", 3, "the number 3"],
-    ["skillsPaths", "~/skills", "the string \"~/skills\""]
+    ["skillsPaths", "~/skills", "the string \"~/skills\""],
+    ["webSearch", "brave", "the string \"brave\""]
   ]
 
   it("the wrong-type table covers every key", () => {

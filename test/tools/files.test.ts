@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { edit } from "../../src/tools/edit.js"
-import { read } from "../../src/tools/read.js"
+import { shouldCompact, utf8Bytes } from "../../src/tools/compaction.js"
+import { read, ReadArgs, readTool } from "../../src/tools/read.js"
 import { write } from "../../src/tools/write.js"
 import { inSession, makeWorkspace, readText, toolsLayer } from "./support.js"
 
@@ -18,6 +19,26 @@ describe("read", () => {
       assert.strictEqual(out.text.split("\n\n")[0], "3\tline 3\n4\tline 4")
       assert.strictEqual(out.nextOffset, 5)
       assert.strictEqual(out.totalLines, 10)
+    }))
+
+  it.effect("a default read names the limit that ended it (bytes before the seed's 2000 lines) and stays whole", () =>
+    Effect.gen(function*() {
+      const file = Array.from({ length: 3000 }, (_, i) => `export const value${i + 1} = ${i + 1}`).join("\n") + "\n"
+      const root = makeWorkspace({ "long.ts": file, "short.txt": "ab\n".repeat(3000) })
+      const defaults = yield* Schema.decodeUnknown(ReadArgs)({ path: "long.ts" })
+      assert.strictEqual(defaults.limit, 2000)
+      const out = yield* run(root, read(defaults))
+      assert.strictEqual(out.stoppedBy, "bytes")
+      const end = out.endLine!
+      assert.isBelow(end, 2000)
+      assert.include(out.text, `[lines 1–${end} of 3000, byte limit reached: continue with offset ${end + 1} (maxBytes 12000)]`)
+      assert.strictEqual(out.nextOffset, end + 1)
+      // Under the compaction threshold: a read is never compacted into head and tail.
+      assert.isFalse(shouldCompact(utf8Bytes(out.text), false))
+      const lines = yield* run(root, read({ path: "short.txt", offset: 11, limit: 100 }))
+      assert.strictEqual(lines.stoppedBy, "lines")
+      assert.include(lines.text, "[lines 11–110 of 3000, line limit reached: continue with offset 111 (limit 100)]")
+      for (const said of ["default 2000", "default 12000", "whichever comes first"]) assert.include(readTool.description, said)
     }))
 
   it.effect("lists a directory, folders first", () =>

@@ -88,6 +88,18 @@ describe("recall tool", () => {
       expect(seen[2]!.text).toBe(`guest network: ${"w".repeat(9_980)} password hunter2`)
     }).pipe(Effect.provide(agent())))
 
+  it.live("seed 000's load form, { sessionId, messageStart, messageEnd } without a mode, loads the range", () =>
+    Effect.gen(function*() {
+      yield* Effect.flatMap(Recall, (recall) => recall.sync)
+      const seedForm = yield* call({ sessionId: past, messageStart: 0, messageEnd: 3 })
+      expect(seedForm.success, seedForm.errorMessage).toBe(true)
+      const explicit = yield* call({ mode: "load", sessionId: past, messageStart: 0, messageEnd: 3 })
+      expect(text(seedForm)).toBe(text(explicit))
+      expect(text(seedForm)).toContain("[0] user (2026-01-10 09:00):\nwhat is the wifi password")
+      const partial = yield* call({ sessionId: past, messageStart: 0 })
+      expect(partial.errorMessage).toContain("load needs sessionId, messageStart and messageEnd")
+    }).pipe(Effect.provide(agent())))
+
   it.live("bad arguments are VALIDATION_ERROR naming what is wrong; an unknown range is NOT_FOUND", () =>
     Effect.gen(function*() {
       yield* Effect.flatMap(Recall, (recall) => recall.sync)

@@ -45,7 +45,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
      */
     const next = Effect.gen(function*() {
       const session = yield* runtime.currentSession
-      const offer = inspectedOffer(yield* registry.listTools, yield* skills.catalog)
+      const offer = inspectedOffer(yield* registry.listTools, yield* skills.catalog, config.webSearch)
       return yield* nextRequest({
         sessionId: session.id,
         history: session.history,
