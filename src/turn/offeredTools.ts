@@ -1,5 +1,13 @@
+import { Effect } from "effect"
+import type { KernConfig } from "../config/schema.js"
+import { toolDefinitionsTokens } from "../context/toolTokens.js"
+import { toAiTool } from "../kernel/aiTools.js"
+import { mainConversation, operatorUserId } from "../kernel/Audience.js"
+import type { TokenCounter } from "../model/tokenizer.js"
+import { isMcpToolId } from "../kernel/mcpToolId.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
+import { toolSearchId } from "../mcp/toolSearch.js"
 import type { QueuedMessage } from "./MessageQueue.js"
 
 /** What decides which registered tools one turn offers the model. */
@@ -10,14 +18,82 @@ export interface OfferTerms {
   readonly toolScope: RunToolScope | undefined
 }
 
+/** What one turn offers: every tool it lists, and whether its MCP tools go by name only until tool_search loads them. */
+export interface TurnOffer {
+  readonly listed: ReadonlyArray<RegisteredTool>
+  /** The MCP tools' definitions would take more than `mcpToolBudget` of the context. */
+  readonly lazyMcp: boolean
+}
+
+/** A paired user is offered only what their scope allows. */
+const inUserScope = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  terms.toolScope === undefined || allowsTool(terms.toolScope, tool.spec)
+
+/** tool_search is offered only while MCP tools are offered by name alone: it is what loads them. */
+const toolSearchWhenLazy = (lazyMcp: boolean, tool: RegisteredTool): boolean => tool.spec.toolId !== toolSearchId || lazyMcp
+
 /**
  * Whether a turn offers `tool` to the model. Every rule about what the model is offered lives here, one predicate per
  * rule; the executor still refuses what a turn may not run, whatever the model asks.
  */
-const offers = (terms: OfferTerms, tool: RegisteredTool): boolean =>
-  // A paired user is offered only what their scope allows.
-  terms.toolScope === undefined || allowsTool(terms.toolScope, tool.spec)
+const offers = (terms: OfferTerms, lazyMcp: boolean, tool: RegisteredTool): boolean =>
+  inUserScope(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
 
-/** The tools one turn offers the model, in the registry's order. */
-export const offeredTools = (registered: ReadonlyArray<RegisteredTool>, terms: OfferTerms): ReadonlyArray<RegisteredTool> =>
-  registered.filter((tool) => offers(terms, tool))
+/**
+ * Whether a step's request carries the tool's definition: every offered tool's, but a lazy turn's MCP tools only once
+ * loaded (by tool_search, or by a call of the tool itself). Builtin tools are never lazy.
+ */
+const definitionSent = (offer: TurnOffer, loaded: ReadonlySet<string>, tool: RegisteredTool): boolean =>
+  !offer.lazyMcp || !isMcpToolId(tool.spec.toolId) || loaded.has(tool.spec.toolId)
+
+/** MCP tools go by name when their definitions would take more than `mcpToolBudget` of `maxContextTokens`. */
+export const overMcpBudget = (mcpTokens: number, config: Pick<KernConfig, "mcpToolBudget" | "maxContextTokens">): boolean =>
+  mcpTokens > config.mcpToolBudget * config.maxContextTokens
+
+/**
+ * The tools one turn offers the model, in the registry's order, and whether its MCP tools go by name only:
+ * `definitionsTokens` is what a set of tools' definitions cost (the toolkit's count).
+ */
+export const offeredTools = <E, R>(
+  registered: ReadonlyArray<RegisteredTool>,
+  terms: OfferTerms,
+  config: Pick<KernConfig, "mcpToolBudget" | "maxContextTokens">,
+  definitionsTokens: (tools: ReadonlyArray<RegisteredTool>) => Effect.Effect<number, E, R>
+): Effect.Effect<TurnOffer, E, R> =>
+  Effect.gen(function*() {
+    const eager = registered.filter((tool) => offers(terms, false, tool))
+    const mcp = eager.filter((tool) => isMcpToolId(tool.spec.toolId))
+    const lazyMcp = mcp.length > 0 && overMcpBudget(yield* definitionsTokens(mcp), config)
+    return { listed: lazyMcp ? registered.filter((tool) => offers(terms, true, tool)) : eager, lazyMcp }
+  })
+
+/** The offered tools whose definitions a step's request carries, given the MCP tools loaded so far in the turn. */
+export const definedTools = (offer: TurnOffer, loaded: ReadonlySet<string>): ReadonlyArray<RegisteredTool> =>
+  offer.lazyMcp ? offer.listed.filter((tool) => definitionSent(offer, loaded, tool)) : offer.listed
+
+/** The operator's next message, as `kern context show` and GET /context/* picture it: from the terminal. */
+const operatorNext: QueuedMessage = {
+  id: 0,
+  interface: "cli",
+  channel: "terminal",
+  userId: operatorUserId,
+  text: "",
+  receivedAtMs: 0,
+  turnId: "next",
+  conversation: mainConversation
+}
+
+/**
+ * The tools the operator's next turn would offer, as its first step sends them (nothing loaded yet): what the
+ * context's figures count (context/nextRequest.ts).
+ */
+export const nextTurnTools = (
+  registered: ReadonlyArray<RegisteredTool>,
+  config: Pick<KernConfig, "mcpToolBudget" | "maxContextTokens">,
+  count: TokenCounter
+) =>
+  Effect.map(
+    offeredTools(registered, { message: operatorNext, toolScope: undefined }, config, (mcp) =>
+      Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))),
+    (offer) => ({ ...offer, defined: definedTools(offer, new Set()) })
+  )
