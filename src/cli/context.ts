@@ -9,6 +9,7 @@ import * as Summarizer from "../context/Summarizer.js"
 import type { SystemSection } from "../context/systemPrompt.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { nextTurnTools } from "../turn/offeredTools.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
 import { SessionHistory } from "../context/SessionHistory.js"
@@ -92,7 +93,7 @@ const inspect = (found: Option.Option<string>) =>
     const request = yield* nextRequest({
       sessionId: id,
       history,
-      tools: yield* (yield* ToolRegistry).listTools,
+      tools: yield* nextTurnTools(yield* (yield* ToolRegistry).listTools, config, yield* context.counter),
       files: yield* makeFileCache,
       modelId: config.model ?? "",
       waiting: yield* (yield* InboxSql.Inbox).size.pipe(Effect.mapError(failed))
@@ -109,7 +110,7 @@ const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: strin
  */
 export const show = (args: ContextArgs) =>
   Effect.gen(function*() {
-    const { breakdown, count, leftOut, model, sections, session } = yield* inspect(yield* sessionId(args.session))
+    const { breakdown, count, leftOut, model, sections, session, toolsCost } = yield* inspect(yield* sessionId(args.session))
     const { budget, tokens } = breakdown
     if (args.json) {
       return yield* Console.log(JSON.stringify({
@@ -118,6 +119,7 @@ export const show = (args: ContextArgs) =>
         sessionId: Option.getOrNull(session),
         model,
         system: sections.map((section) => ({ ...section, tokens: count(section.text) })),
+        toolsCost,
         leftOut
       }))
     }
@@ -130,6 +132,11 @@ export const show = (args: ContextArgs) =>
       `next request (before its message): ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — ` +
       `system ${number(tokens.system)}, ` +
       `tools ${number(tokens.tools)}, summaries ${number(tokens.summary)}, raw messages ${number(tokens.raw)}`,
+      `tool definitions: builtin ${number(toolsCost.builtin)}, MCP ${number(toolsCost.mcp)}` +
+      (toolsCost.lazyTools === 0
+        ? ""
+        : `; ${counted(toolsCost.lazyTools, "MCP tool", "MCP tools", number(toolsCost.lazyTools))} offered by name (over mcpToolBudget), ` +
+          `loaded by tool_search: ${number(toolsCost.saved)} tokens saved`),
       `not in these figures: ${leftOut.join("; ")}`,
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
       ...(tokens.total * breakdown.calibration > budget.maxContextTokens

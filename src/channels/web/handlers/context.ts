@@ -5,6 +5,7 @@ import { ContextWindow } from "../../../context/ContextWindow.js"
 import { nextRequest } from "../../../context/nextRequest.js"
 import type { Segment } from "../../../context/Segment.js"
 import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
+import { nextTurnTools } from "../../../turn/offeredTools.js"
 import { uncachedFiles } from "../../../memory/fileCache.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { SessionStore } from "../../../session/SessionStore.js"
@@ -45,7 +46,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
       return yield* nextRequest({
         sessionId: session.id,
         history: session.history,
-        tools: yield* registry.listTools,
+        tools: yield* nextTurnTools(yield* registry.listTools, config, yield* context.counter),
         files: yield* uncachedFiles,
         modelId: config.model ?? "",
         // The inbox's count, or none said when kern.db cannot tell (the figures stand all the same).
@@ -53,7 +54,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
       })
     })
 
-    const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut }))
+    const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut, toolsCost: request.toolsCost }))
 
     return handlers
       .handle("system", () => Effect.zipWith(next, context.counter, (request, count) => systemSections(request, count)))
@@ -67,6 +68,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
             cut: current.cut,
             budget: { maxContextTokens: current.budget.maxContextTokens, summary: current.budget.summary, raw: current.budget.raw },
             tokens: current.tokens,
+            toolsCost: current.toolsCost,
             injected: current.injected.map(segmentInfo(injected)),
             leftOut: current.leftOut
           }
