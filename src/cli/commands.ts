@@ -282,8 +282,9 @@ const contextShow = Command.make("show", { dir: dirArg, dirFlag: dirOption, sess
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./context.js"), (m) => m.show(resolved)))).pipe(
     Command.withDescription(
       "The next request, as the next turn would build it before its own message: the system prompt by section with " +
-        "token counts, the budget, the raw window and where it is cut, and the summaries standing for the messages " +
-        "before it (works while the agent runs)."
+        "token counts, the tool definitions' tokens (builtin and MCP apart, and what offering MCP tools by name over " +
+        "mcpToolBudget saved), the budget, the raw window and where it is cut, and the summaries standing for the " +
+        "messages before it (works while the agent runs)."
     )
   )
 

@@ -5,12 +5,12 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { nextRequest } from "../context/nextRequest.js"
 import { makeSkills } from "../skills/Skills.js"
-import { inspectedOffer } from "../turn/offeredTools.js"
 import type { Segment } from "../context/Segment.js"
 import * as Summarizer from "../context/Summarizer.js"
 import type { SystemSection } from "../context/systemPrompt.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { nextTurnTools } from "../turn/offeredTools.js"
 import { makeFileCache } from "../memory/fileCache.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
 import { SessionHistory } from "../context/SessionHistory.js"
@@ -91,11 +91,12 @@ const inspect = (found: Option.Option<string>) =>
           Effect.flatMap(store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)), context.historyOf))
     })
     const id = Option.getOrElse(found, () => "")
-    const offer = inspectedOffer(yield* (yield* ToolRegistry).listTools, yield* (yield* makeSkills).catalog, config.webSearch)
+    const offer = yield* nextTurnTools(yield* (yield* ToolRegistry).listTools, yield* (yield* makeSkills).catalog, config, yield* context.counter)
     const request = yield* nextRequest({
       sessionId: id,
       history,
-      ...offer,
+      tools: offer,
+      skills: offer.skills,
       files: yield* makeFileCache,
       modelId: config.model ?? "",
       waiting: yield* (yield* InboxSql.Inbox).size.pipe(Effect.mapError(failed))
@@ -112,7 +113,7 @@ const sectionRows = (sections: ReadonlyArray<SystemSection>, count: (text: strin
  */
 export const show = (args: ContextArgs) =>
   Effect.gen(function*() {
-    const { breakdown, count, leftOut, model, sections, session } = yield* inspect(yield* sessionId(args.session))
+    const { breakdown, count, leftOut, model, sections, session, toolsCost } = yield* inspect(yield* sessionId(args.session))
     const { budget, tokens } = breakdown
     if (args.json) {
       return yield* Console.log(JSON.stringify({
@@ -121,6 +122,7 @@ export const show = (args: ContextArgs) =>
         sessionId: Option.getOrNull(session),
         model,
         system: sections.map((section) => ({ ...section, tokens: count(section.text) })),
+        toolsCost,
         leftOut
       }))
     }
@@ -133,6 +135,11 @@ export const show = (args: ContextArgs) =>
       `next request (before its message): ${number(tokens.total)} of ${number(budget.maxContextTokens)} tokens — ` +
       `system ${number(tokens.system)}, ` +
       `tools ${number(tokens.tools)}, summaries ${number(tokens.summary)}, raw messages ${number(tokens.raw)}`,
+      `tool definitions: builtin ${number(toolsCost.builtin)}, MCP ${number(toolsCost.mcp)}` +
+      (toolsCost.lazyTools === 0
+        ? ""
+        : `; ${counted(toolsCost.lazyTools, "MCP tool", "MCP tools", number(toolsCost.lazyTools))} offered by name (over mcpToolBudget), ` +
+          `loaded by tool_search: ${number(toolsCost.saved)} tokens saved`),
       `not in these figures: ${leftOut.join("; ")}`,
       `budget for the conversation: ${number(budget.conversation)} — summaries ${number(budget.summary)}, raw ${number(budget.raw)}`,
       ...(tokens.total * breakdown.calibration > budget.maxContextTokens

@@ -3,6 +3,7 @@ import { providers } from "./literals.js"
 import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 import { SkillsPaths, skillsPathsExpectation } from "./skillsPaths.js"
 import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
+import { McpToolBudget, mcpToolBudgetExpectation } from "./mcpToolBudget.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -112,7 +113,8 @@ export const KernConfigFields = {
   maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 }),
   mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) }),
   skillsPaths: Schema.optionalWith(SkillsPaths, { default: () => [] }),
-  webSearch: Schema.optional(WebSearchConfig)
+  webSearch: Schema.optional(WebSearchConfig),
+  mcpToolBudget: McpToolBudget
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -171,7 +173,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)",
   mcpServers: mcpServersExpectation,
   skillsPaths: skillsPathsExpectation,
-  webSearch: webSearchExpectation
+  webSearch: webSearchExpectation,
+  mcpToolBudget: mcpToolBudgetExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -5,32 +5,38 @@ import type { SessionHistory } from "./SessionHistory.js"
 import { promptToolsOf, renderSystemPrompt, type SystemPromptOptions, type SystemSection, systemSectionsFrom } from "./systemPrompt.js"
 import { mainConversation } from "../kernel/Audience.js"
 import { chatOfConversation, conversationOfSession } from "../session/conversationIds.js"
-import { toolkitFor } from "../kernel/aiTools.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import type { FileCache } from "../memory/fileCache.js"
 import type { TokenCounter } from "../model/tokenizer.js"
 import { ContextWindow, type Preview } from "./ContextWindow.js"
-import { toolDefinitionsTokens } from "./toolTokens.js"
+import { type ToolsCost, toolsCostOf } from "./toolTokens.js"
+
+/**
+ * The tools a request offers (src/turn/offeredTools.ts decides them): all it lists in `<tools>`, those whose
+ * definitions it carries, and whether its MCP tools go by name only.
+ */
+export interface RequestTools {
+  readonly listed: ReadonlyArray<RegisteredTool>
+  readonly defined: ReadonlyArray<RegisteredTool>
+  readonly lazyMcp: boolean
+}
 
 /**
  * What a request carries besides the conversation, for the tools offered: the system prompt (without its
- * conversation summary) by section, and the tool definitions' tokens. The turn's system prompt and toolkit are made
- * by the same functions (context/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
+ * conversation summary) by section, and the tool definitions' tokens (builtin and MCP apart). The turn's system prompt
+ * and toolkit are made by the same functions (context/systemPrompt.ts, kernel/aiTools.ts, toolTokens.ts).
  */
 export const requestParts = (
-  tools: ReadonlyArray<RegisteredTool>,
+  tools: RequestTools,
   files: FileCache,
   count: TokenCounter,
   run?: SystemPromptOptions["run"],
   skills?: SystemPromptOptions["skills"]
 ) =>
   Effect.gen(function*() {
-    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools), run, skills })
-    return {
-      sections,
-      system: renderSystemPrompt(sections),
-      toolsTokens: toolDefinitionsTokens(Object.values(toolkitFor(tools).toolkit.tools), count)
-    }
+    const sections = yield* systemSectionsFrom(files, { tools: promptToolsOf(tools.listed, tools.lazyMcp), run, skills })
+    const toolsCost = toolsCostOf(tools.listed, tools.defined, count)
+    return { sections, system: renderSystemPrompt(sections), toolsTokens: toolsCost.builtin + toolsCost.mcp, toolsCost }
   })
 
 /**
@@ -50,6 +56,8 @@ export interface NextRequest extends Preview {
   readonly sections: ReadonlyArray<SystemSection>
   /** What the next turn's request will hold that these figures do not, in words (see leftOutOfNext). */
   readonly leftOut: ReadonlyArray<string>
+  /** What its tool definitions cost, builtin and MCP apart, and what offering MCP tools by name saved. */
+  readonly toolsCost: ToolsCost
 }
 
 /**
@@ -79,8 +87,8 @@ export const leftOutOfNext = (
 export const nextRequest = (input: {
   readonly sessionId: string
   readonly history: SessionHistory
-  readonly tools: ReadonlyArray<RegisteredTool>
-  /** The skills the system prompt lists (src/turn/offeredTools.ts inspectedOffer gives both). */
+  readonly tools: RequestTools
+  /** The skills the system prompt lists (src/turn/offeredTools.ts nextTurnTools gives both). */
   readonly skills?: SystemPromptOptions["skills"]
   readonly files: FileCache
   readonly modelId: string
@@ -101,5 +109,5 @@ export const nextRequest = (input: {
     const sections: ReadonlyArray<SystemSection> = preview.conversationSummary === ""
       ? parts.sections
       : [...parts.sections, { kind: "conversation-summary", source: "conversation", text: preview.conversationSummary }]
-    return { ...preview, sections, leftOut: leftOutOfNext(config, input.waiting) } satisfies NextRequest
+    return { ...preview, sections, leftOut: leftOutOfNext(config, input.waiting), toolsCost: parts.toolsCost } satisfies NextRequest
   }).pipe(Effect.withSpan("kern.context.nextRequest"))

@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
+import { isMcpToolId } from "../kernel/mcpToolId.js"
 import { modelToolName } from "../kernel/aiTools.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { type FileCache, uncachedFiles } from "../memory/fileCache.js"
@@ -33,6 +34,8 @@ export type MemoryItem =
 export interface PromptTool {
   readonly name: string
   readonly description: string
+  /** Offered by name only: its definition is sent once tool_search loads it (mcpToolBudget). */
+  readonly lazy?: boolean | undefined
 }
 
 /** A skill as the `<skills>` section lists it (src/skills): its name and description only. */
@@ -171,10 +174,19 @@ export const firstSentence = (description: string): string => {
   return sentence.length <= toolLineMax ? sentence : `${sentence.slice(0, toolLineMax - 1).trimEnd()}…`
 }
 
+/** Heads the tools offered by name only: the same words every turn, so the prompt's cached prefix holds. */
+export const lazyToolsHeading =
+  "Load with tool_search (their definitions are not sent until you load them; one loaded stays for the rest of the turn):"
+
+const toolLines = (tools: ReadonlyArray<PromptTool>) => tools.map((tool) => `${tool.name}: ${firstSentence(tool.description)}`)
+
 const toolsSection = (tools: ReadonlyArray<PromptTool>): SystemSection => {
+  const lazy = tools.filter((tool) => tool.lazy === true)
   const body = tools.length === 0
     ? "No tools are offered in this turn: answer from what you know and what is in this prompt."
-    : tools.map((tool) => `${tool.name}: ${firstSentence(tool.description)}`).join("\n")
+    : lazy.length === 0
+    ? toolLines(tools).join("\n")
+    : [...toolLines(tools.filter((tool) => tool.lazy !== true)), "", lazyToolsHeading, ...toolLines(lazy)].join("\n")
   return { kind: "tools", source: "tools", text: element("tools", "tools", body) }
 }
 
@@ -190,9 +202,16 @@ const skillsSection = (skills: ReadonlyArray<PromptSkill>): SystemSection => {
   return { kind: "skills", source: "skills", text: element("skills", "skills", body) }
 }
 
-/** The registered tools as the model is offered them: by the function name it calls (`kern_pair`, not "Kern pair"). */
-export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>): ReadonlyArray<PromptTool> =>
-  tools.map((tool) => ({ name: modelToolName(tool.spec.toolId), description: tool.spec.description }))
+/**
+ * The registered tools as the model is offered them: by the function name it calls (`kern_pair`, not "Kern pair");
+ * with `lazyMcp`, the MCP tools marked as offered by name only.
+ */
+export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>, lazyMcp = false): ReadonlyArray<PromptTool> =>
+  tools.map((tool) => ({
+    name: modelToolName(tool.spec.toolId),
+    description: tool.spec.description,
+    ...(lazyMcp && isMcpToolId(tool.spec.toolId) ? { lazy: true } : {})
+  }))
 
 /** The system prompt's first section: who the agent is and where. */
 export const preamble = (name: string, dir: string): string =>

@@ -32,6 +32,11 @@ export interface RunContextData {
   readonly windowStart?: Ref.Ref<number> | undefined
   /** Whose conversation the run serves (Audience.ts): absent, the run sees everything, as the operator's does. */
   readonly audience?: Audience | undefined
+  /**
+   * The ids of the tools `tool_search` loaded in this turn: offered by name only until then, their definitions are
+   * sent from the next step on. Absent outside a turn.
+   */
+  readonly loadedTools?: Ref.Ref<ReadonlySet<string>> | undefined
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -49,6 +54,7 @@ export interface RunContextOptions {
   readonly toolScope?: RunToolScope
   readonly windowStart?: Ref.Ref<number>
   readonly audience?: Audience
+  readonly loadedTools?: Ref.Ref<ReadonlySet<string>>
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
@@ -83,7 +89,8 @@ export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<R
       ...(options.origin === undefined ? {} : { origin: options.origin }),
       ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope }),
       ...(options.audience === undefined ? {} : { audience: options.audience }),
-      ...(options.windowStart === undefined ? {} : { windowStart: options.windowStart })
+      ...(options.windowStart === undefined ? {} : { windowStart: options.windowStart }),
+      ...(options.loadedTools === undefined ? {} : { loadedTools: options.loadedTools })
     }
   })
 

@@ -11,6 +11,7 @@ import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
 import { registerServerTools } from "./registerTools.js"
 import { requestFailure, resultText, toolErrorFailure } from "./results.js"
+import { registerToolSearch } from "./toolSearch.js"
 import { allowedTools, type McpTool } from "./toolSpecs.js"
 
 /** What a call of an MCP tool returns to the kernel: the result as text. */
@@ -208,6 +209,12 @@ export const make = Effect.gen(function*() {
       return resultText(result)
     }).pipe(Effect.withSpan("kern.mcp.call", { attributes: { server, tool } }))
 
+  // Only MCP tools are ever offered by name alone: tool_search exists where they do.
+  if ([...slots.values()].some((slot) => slot.config.enabled)) {
+    yield* registerToolSearch(registry).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`kern: tool_search is not offered: ${error.message}`))
+    )
+  }
   for (const slot of slots.values()) {
     if (slot.config.enabled && slot.config.start === "agent") yield* start(slot)
   }

@@ -11,7 +11,7 @@ import { ToolExecutor } from "../kernel/ToolExecutor.js"
 import type { RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
 import { effectiveScope, type Pairing, PairingStore } from "../users/PairingStore.js"
-import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
+import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
@@ -29,8 +29,9 @@ import { pairedInterfaces } from "../tools/Channels.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
-import { makeToolkitCache, type TurnToolkit } from "./turnToolkit.js"
-import { offeredTools, promptSkills } from "./offeredTools.js"
+import { makeToolkitCache } from "./turnToolkit.js"
+import { definedTools, offeredTools, promptSkills, type TurnOffer } from "./offeredTools.js"
+import { isMcpToolId } from "../kernel/mcpToolId.js"
 import { makeSkills } from "../skills/Skills.js"
 import type { PromptSkill } from "../context/systemPrompt.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
@@ -70,10 +71,12 @@ interface Turn {
   readonly ctx: RunContextData
   /** Where the context window starts, for the tools that read the session (the cut of the last prepared prompt). */
   readonly windowStart: Ref.Ref<number>
-  readonly tools: ReadonlyArray<RegisteredTool>
   /** The skills the system prompt lists: read when the turn opens, so a changed skill counts from the next message. */
   readonly skills: ReadonlyArray<PromptSkill>
-  readonly kit: TurnToolkit
+  /** The tools the turn offers, and whether its MCP tools go by name until loaded (offeredTools.ts). */
+  readonly offer: TurnOffer
+  /** The MCP tools loaded so far in the turn (by tool_search, or by a call of the tool): the run context's. */
+  readonly loaded: Ref.Ref<ReadonlySet<string>>
   readonly model: Context.Tag.Service<HeartbeatModel>
   /** The turn's stop (TurnStops): looked at before each step, and ending the model's stream or the tool calls it meets. */
   readonly stop: TurnStop
@@ -182,8 +185,10 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         const pairing = yield* pairingOf(message)
         const toolScope = scopeOf(pairing)
         const windowStart = yield* Ref.make(0)
+        const loaded = yield* Ref.make<ReadonlySet<string>>(new Set())
         const ctx = yield* makeRunContext({
           windowStart,
+          loadedTools: loaded,
           sessionId: session.id,
           userSid: message.userId,
           agentName: config.name,
@@ -196,7 +201,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           ...(toolScope === undefined ? {} : { toolScope })
         })
         const catalog = yield* skillsReader.catalog
-        const tools = offeredTools(yield* registry.listTools, { message, toolScope, skills: catalog.skills.length, webSearch: config.webSearch })
+        const terms = { message, toolScope, skills: catalog.skills.length, webSearch: config.webSearch }
+        const offer = yield* offeredTools(yield* registry.listTools, terms, config, (mcp) =>
+          Effect.map(toolkitOf(mcp), (kit) => kit.tokens))
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
@@ -210,9 +217,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           recorded: input.recorded ?? (() => Effect.void),
           ctx,
           windowStart,
-          tools,
-          skills: promptSkills(tools, catalog),
-          kit: yield* toolkitOf(tools),
+          offer,
+          loaded,
+          skills: promptSkills(offer.listed, catalog),
           model: turnModel,
           stop
         } satisfies Turn
@@ -240,6 +247,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const runToolCall = (turn: Turn, call: StepCall, recorded: Effect.Effect<void> = Effect.void) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
+        // An MCP tool offered by name is loaded by its first call: it runs (the executor checks its arguments against
+        // its schema), and its definition is sent from the next step on.
+        if (turn.offer.lazyMcp && isMcpToolId(call.name)) yield* Ref.update(turn.loaded, (loaded) => new Set([...loaded, call.name]))
         const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
         // Its audit event is in kern.db before its result is stored: what the model is shown was audited.
         yield* flushOrWarn(eventLog)
@@ -304,10 +314,12 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           yield* audit(turn.ctx, "kernel.budget.exceeded", "stopped", budgetUsage)
           return stopped(tally, exhausted)
         }
+        // A lazy turn's toolkit grows as tool_search loads MCP tools; the prompt's <tools> stays as the turn began.
+        const kit = yield* toolkitOf(definedTools(turn.offer, yield* Ref.get(turn.loaded)), turn.offer.listed, turn.offer.lazyMcp)
         const { estimate, prompt, recalled } = yield* stepPrompt({
           sessionId: turn.session.id,
           history: turn.session.history,
-          kit: turn.kit,
+          kit,
           modelId: turn.model.modelId,
           query: turn.message.text,
           emit: turn.emit,
@@ -318,10 +330,10 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           skills: turn.skills
         })
         // The last step may only answer: no tools are offered.
-        const offered = tally.step < config.maxSteps && turn.tools.length > 0 ? turn.kit.withHandler : undefined
+        const offered = tally.step < config.maxSteps && turn.offer.listed.length > 0 ? kit.withHandler : undefined
         const modelStart = yield* Clock.currentTimeNanos
         const result = yield* Effect.either(
-          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: turn.kit.toolIdOf, emit: turn.emit, stop: turn.stop })
+          modelStep({ ...turn.model, prices, prompt, toolkit: offered, toolIdOf: kit.toolIdOf, emit: turn.emit, stop: turn.stop })
         )
         const stepMs = Number((yield* Clock.currentTimeNanos) - modelStart) / 1e6
         const withRecall = withRecalled(tally, recalled)

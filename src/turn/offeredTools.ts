@@ -1,7 +1,15 @@
+import { Effect } from "effect"
+import type { KernConfig } from "../config/schema.js"
 import type { WebSearchConfig } from "../config/webSearch.js"
+import type { PromptSkill } from "../context/systemPrompt.js"
+import { toolDefinitionsTokens } from "../context/toolTokens.js"
+import { toAiTool } from "../kernel/aiTools.js"
+import { mainConversation, operatorUserId } from "../kernel/Audience.js"
+import { isMcpToolId } from "../kernel/mcpToolId.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
-import type { PromptSkill } from "../context/systemPrompt.js"
+import { toolSearchId } from "../mcp/toolSearch.js"
+import type { TokenCounter } from "../model/tokenizer.js"
 import { promptSkillsOf, type SkillCatalog } from "../skills/catalog.js"
 import { readSkillToolId } from "../skills/readSkill.js"
 import { webSearchTool } from "../tools/webSearch/webSearch.js"
@@ -19,46 +27,106 @@ export interface OfferTerms {
   readonly webSearch: WebSearchConfig | undefined
 }
 
+/** The config keys the offer reads. */
+export type OfferConfig = Pick<KernConfig, "mcpToolBudget" | "maxContextTokens" | "webSearch">
+
+/** What one turn offers: every tool it lists, and whether its MCP tools go by name only until tool_search loads them. */
+export interface TurnOffer {
+  readonly listed: ReadonlyArray<RegisteredTool>
+  /** The MCP tools' definitions would take more than `mcpToolBudget` of the context. */
+  readonly lazyMcp: boolean
+}
+
+/** A paired user is offered only what their scope allows. */
+const inUserScope = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  terms.toolScope === undefined || allowsTool(terms.toolScope, tool.spec)
+
 /** read_skill only while there is a skill to read; the system prompt's `<skills>` section follows it (skillsOffered). */
-const skillsExist = (terms: Pick<OfferTerms, "skills">, tool: RegisteredTool): boolean =>
+const skillsExist = (terms: OfferTerms, tool: RegisteredTool): boolean =>
   tool.spec.toolId !== readSkillToolId || terms.skills > 0
 
-/** Whether the offered tools include read_skill: then, and only then, the system prompt lists the skills. */
-export const skillsOffered = (tools: ReadonlyArray<RegisteredTool>): boolean =>
-  tools.some((tool) => tool.spec.toolId === readSkillToolId)
-
 /** web_search only when a search provider is configured (it answers "no search provider configured" otherwise). */
-const searchConfigured = (terms: Pick<OfferTerms, "webSearch">, tool: RegisteredTool): boolean =>
+const searchConfigured = (terms: OfferTerms, tool: RegisteredTool): boolean =>
   tool.spec.toolId !== webSearchTool.toolId || terms.webSearch !== undefined
+
+/** tool_search is offered only while MCP tools are offered by name alone: it is what loads them. */
+const toolSearchWhenLazy = (lazyMcp: boolean, tool: RegisteredTool): boolean => tool.spec.toolId !== toolSearchId || lazyMcp
 
 /**
  * Whether a turn offers `tool` to the model. Every rule about what the model is offered lives here, one predicate per
  * rule; the executor still refuses what a turn may not run, whatever the model asks.
  */
-const offers = (terms: OfferTerms, tool: RegisteredTool): boolean =>
-  // A paired user is offered only what their scope allows.
-  (terms.toolScope === undefined || allowsTool(terms.toolScope, tool.spec)) &&
-  skillsExist(terms, tool) &&
-  searchConfigured(terms, tool)
+const offers = (terms: OfferTerms, lazyMcp: boolean, tool: RegisteredTool): boolean =>
+  inUserScope(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
 
-/** The tools one turn offers the model, in the registry's order. */
-export const offeredTools = (registered: ReadonlyArray<RegisteredTool>, terms: OfferTerms): ReadonlyArray<RegisteredTool> =>
-  registered.filter((tool) => offers(terms, tool))
+/** Whether the offered tools include read_skill: then, and only then, the system prompt lists the skills. */
+export const skillsOffered = (tools: ReadonlyArray<RegisteredTool>): boolean =>
+  tools.some((tool) => tool.spec.toolId === readSkillToolId)
 
 /** The skills a turn's system prompt lists: the catalog's, when the turn offers read_skill; else none. */
 export const promptSkills = (tools: ReadonlyArray<RegisteredTool>, catalog: SkillCatalog): ReadonlyArray<PromptSkill> =>
   skillsOffered(tools) ? promptSkillsOf(catalog) : []
 
 /**
- * What the operator's next turn would be offered, for inspection (`kern context show`, GET /context/*): its tools and
- * the skills its system prompt lists. There is no message yet, so only the rules that need none apply.
+ * Whether a step's request carries the tool's definition: every offered tool's, but a lazy turn's MCP tools only once
+ * loaded (by tool_search, or by a call of the tool itself). Builtin tools are never lazy.
  */
-export const inspectedOffer = (
+const definitionSent = (offer: TurnOffer, loaded: ReadonlySet<string>, tool: RegisteredTool): boolean =>
+  !offer.lazyMcp || !isMcpToolId(tool.spec.toolId) || loaded.has(tool.spec.toolId)
+
+/** MCP tools go by name when their definitions would take more than `mcpToolBudget` of `maxContextTokens`. */
+export const overMcpBudget = (mcpTokens: number, config: Pick<KernConfig, "mcpToolBudget" | "maxContextTokens">): boolean =>
+  mcpTokens > config.mcpToolBudget * config.maxContextTokens
+
+/**
+ * The tools one turn offers the model, in the registry's order, and whether its MCP tools go by name only:
+ * `definitionsTokens` is what a set of tools' definitions cost (the toolkit's count).
+ */
+export const offeredTools = <E, R>(
+  registered: ReadonlyArray<RegisteredTool>,
+  terms: OfferTerms,
+  config: Pick<KernConfig, "mcpToolBudget" | "maxContextTokens">,
+  definitionsTokens: (tools: ReadonlyArray<RegisteredTool>) => Effect.Effect<number, E, R>
+): Effect.Effect<TurnOffer, E, R> =>
+  Effect.gen(function*() {
+    const eager = registered.filter((tool) => offers(terms, false, tool))
+    const mcp = eager.filter((tool) => isMcpToolId(tool.spec.toolId))
+    const lazyMcp = mcp.length > 0 && overMcpBudget(yield* definitionsTokens(mcp), config)
+    return { listed: lazyMcp ? registered.filter((tool) => offers(terms, true, tool)) : eager, lazyMcp }
+  })
+
+/** The offered tools whose definitions a step's request carries, given the MCP tools loaded so far in the turn. */
+export const definedTools = (offer: TurnOffer, loaded: ReadonlySet<string>): ReadonlyArray<RegisteredTool> =>
+  offer.lazyMcp ? offer.listed.filter((tool) => definitionSent(offer, loaded, tool)) : offer.listed
+
+/** The operator's next message, as `kern context show` and GET /context/* picture it: from the terminal. */
+const operatorNext: QueuedMessage = {
+  id: 0,
+  interface: "cli",
+  channel: "terminal",
+  userId: operatorUserId,
+  text: "",
+  receivedAtMs: 0,
+  turnId: "next",
+  conversation: mainConversation
+}
+
+/**
+ * What the operator's next turn would offer, as its first step sends it (nothing loaded yet): its tools and the skills
+ * its system prompt lists, which the context's figures count (context/nextRequest.ts).
+ */
+export const nextTurnTools = (
   registered: ReadonlyArray<RegisteredTool>,
   catalog: SkillCatalog,
-  webSearch: WebSearchConfig | undefined
-) => {
-  const terms = { skills: catalog.skills.length, webSearch }
-  const tools = registered.filter((tool) => skillsExist(terms, tool) && searchConfigured(terms, tool))
-  return { tools, skills: promptSkills(tools, catalog) }
-}
+  config: OfferConfig,
+  count: TokenCounter
+) =>
+  Effect.map(
+    offeredTools(
+      registered,
+      { message: operatorNext, toolScope: undefined, skills: catalog.skills.length, webSearch: config.webSearch },
+      config,
+      (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))
+    ),
+    (offer) => ({ ...offer, defined: definedTools(offer, new Set()), skills: promptSkills(offer.listed, catalog) })
+  )

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { FakeReply, makeWith } from "../support/fakeModelServer.js"
@@ -97,4 +99,35 @@ describe("kern context show, kern segments list|rebuild", () => {
       expect(notAgent.status).toBe(2)
       expect(notAgent.stderr).toContain("nonexistent-kern-folder")
     }))
+
+  it.live("show counts the tool definitions, builtin and MCP apart, and what offering MCP tools by name over mcpToolBudget saved", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({})
+      // 120 tools with real schemas (the official SDK's server): far over 10% of 100,000 tokens.
+      const many = { command: process.execPath, args: [NodePath.resolve("test/support/manyToolsServer.mjs")] }
+      const dir = initAgentWithModel(server.baseURL, { recall: false, embeddingModel: false, mcpServers: { many } })
+      const shown = yield* kern(["context", "show"], { dir, env })
+      expect(shown.status, shown.stderr).toBe(0)
+      expect(shown.stdout).toMatch(
+        /tool definitions: builtin [\d,]+, MCP 0; 120 MCP tools offered by name \(over mcpToolBudget\), loaded by tool_search: [\d,]+ tokens saved/
+      )
+      const json = JSON.parse((yield* kern(["context", "show", "--json"], { dir, env })).stdout) as {
+        tokens: { tools: number }
+        toolsCost: { builtin: number; mcp: number; lazyTools: number; saved: number }
+      }
+      expect(json.toolsCost).toMatchObject({ mcp: 0, lazyTools: 120 })
+      expect(json.toolsCost.saved).toBeGreaterThan(10_000)
+      expect(json.tokens.tools).toBe(json.toolsCost.builtin)
+
+      // Under a budget they fit in, every definition is sent: counted as MCP, nothing saved.
+      NodeFs.writeFileSync(NodePath.join(dir, ".kern", "config.json"), JSON.stringify({
+        ...JSON.parse(NodeFs.readFileSync(NodePath.join(dir, ".kern", "config.json"), "utf8")),
+        mcpToolBudget: 1
+      }))
+      const eager = JSON.parse((yield* kern(["context", "show", "--json"], { dir, env })).stdout) as typeof json
+      expect(eager.toolsCost).toMatchObject({ lazyTools: 0, saved: 0 })
+      expect(eager.toolsCost.mcp).toBe(json.toolsCost.saved)
+      expect(eager.tokens.tools).toBe(eager.toolsCost.builtin + eager.toolsCost.mcp)
+      expect((yield* kern(["context", "show"], { dir, env })).stdout).toMatch(/tool definitions: builtin [\d,]+, MCP [\d,]+\n/)
+    })))
 })

@@ -128,7 +128,8 @@ describe("AgentConfig", () => {
     ["maxConcurrentTurns", 0, "the number 0"],
     ["mcpServers", 3, "the number 3"],
     ["skillsPaths", "~/skills", "the string \"~/skills\""],
-    ["webSearch", "brave", "the string \"brave\""]
+    ["webSearch", "brave", "the string \"brave\""],
+    ["mcpToolBudget", 1.5, "the number 1.5"]
   ]
 
   it("the wrong-type table covers every key", () => {

@@ -335,6 +335,15 @@ export const ContextSegmentsResponse = Schema.Struct({
     raw: Schema.Number,
     total: Schema.Number
   }),
+  /** What the tool definitions cost, builtin and MCP apart, and what offering MCP tools by name saved (mcpToolBudget). */
+  toolsCost: Schema.Struct({
+    builtin: Schema.Number,
+    mcp: Schema.Number,
+    /** MCP tools offered by name only: their definitions are loaded by tool_search. */
+    lazyTools: Schema.Number,
+    /** What those definitions would have cost. */
+    saved: Schema.Number
+  }),
   injected: Schema.Array(SegmentInfo)
 })
 export type ContextSegmentsResponse = typeof ContextSegmentsResponse.Type

@@ -125,6 +125,7 @@ const contextSegmentsAnswer: ContextSegmentsResponse = {
   cut: 110,
   budget: { maxContextTokens: 100000, summary: 60000, raw: 20000 },
   tokens: { system: 6200, tools: 3400, summary: 2300, raw: 12100, total: 24000 },
+  toolsCost: { builtin: 3100, mcp: 300, lazyTools: 120, saved: 27500 },
   injected: segmentTree.filter((s) => s.inContext)
 }
 
@@ -479,6 +480,9 @@ describe("web UI against a scripted server", () => {
       expect(await fill("system", "6,200")).toBe("6.2")
       expect(await fill("total", "24,000")).toBe("24")
       expect(await dialog.locator(".token-breakdown .role-row", { hasText: "summary" }).textContent()).toContain("2,300 of 60,000 allowed")
+      // The tool definitions, builtin and MCP apart, and what offering MCP tools by name saved.
+      expect(await dialog.locator(".token-breakdown .tools-cost").textContent())
+        .toBe(" (builtin 3,100, MCP 300; 120 MCP tools by name, loaded by tool_search: 27,500 saved)")
 
       // Roots only, newest first; the rolled-up children stay hidden until their parent opens.
       const rows = dialog.locator(".segment-tree > li")

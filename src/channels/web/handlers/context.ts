@@ -5,11 +5,11 @@ import { ContextWindow } from "../../../context/ContextWindow.js"
 import { nextRequest } from "../../../context/nextRequest.js"
 import type { Segment } from "../../../context/Segment.js"
 import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
+import { nextTurnTools } from "../../../turn/offeredTools.js"
 import { uncachedFiles } from "../../../memory/fileCache.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { SessionStore } from "../../../session/SessionStore.js"
 import { makeSkills } from "../../../skills/Skills.js"
-import { inspectedOffer } from "../../../turn/offeredTools.js"
 import type { SegmentInfo } from "../api.js"
 import { notFound, serverError } from "../ApiError.js"
 import { sessionFile, systemSections } from "../inspect.js"
@@ -45,11 +45,12 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
      */
     const next = Effect.gen(function*() {
       const session = yield* runtime.currentSession
-      const offer = inspectedOffer(yield* registry.listTools, yield* skills.catalog, config.webSearch)
+      const offer = yield* nextTurnTools(yield* registry.listTools, yield* skills.catalog, config, yield* context.counter)
       return yield* nextRequest({
         sessionId: session.id,
         history: session.history,
-        ...offer,
+        tools: offer,
+        skills: offer.skills,
         files: yield* uncachedFiles,
         modelId: config.model ?? "",
         // The inbox's count, or none said when kern.db cannot tell (the figures stand all the same).
@@ -57,7 +58,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
       })
     })
 
-    const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut }))
+    const breakdown = Effect.map(next, (request) => ({ ...request.breakdown, leftOut: request.leftOut, toolsCost: request.toolsCost }))
 
     return handlers
       .handle("system", () => Effect.zipWith(next, context.counter, (request, count) => systemSections(request, count)))
@@ -71,6 +72,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
             cut: current.cut,
             budget: { maxContextTokens: current.budget.maxContextTokens, summary: current.budget.summary, raw: current.budget.raw },
             tokens: current.tokens,
+            toolsCost: current.toolsCost,
             injected: current.injected.map(segmentInfo(injected)),
             leftOut: current.leftOut
           }

@@ -398,7 +398,22 @@ export const decodeSegments = (u: Json | undefined): SegmentsResponse | undefine
 
 /** GET /context/segments' answer; undefined when it is not one. Segments that do not decode are left out. */
 /** GET /context/segments as the UI reads it: `request` is absent from an older server. */
-export type RequestFigures = Omit<ContextSegmentsResponse, "request"> & { readonly request: ContextSegmentsResponse["request"] | undefined }
+export type RequestFigures = Omit<ContextSegmentsResponse, "request" | "toolsCost"> & {
+  readonly request: ContextSegmentsResponse["request"] | undefined
+  /** Absent from an older server. */
+  readonly toolsCost: ContextSegmentsResponse["toolsCost"] | undefined
+}
+
+const toolsCostOf = (u: Json | undefined): RequestFigures["toolsCost"] => {
+  if (!isObject(u)) return undefined
+  const builtin = num(u, "builtin")
+  const mcp = num(u, "mcp")
+  const lazyTools = num(u, "lazyTools")
+  const saved = num(u, "saved")
+  return builtin === undefined || mcp === undefined || lazyTools === undefined || saved === undefined
+    ? undefined
+    : { builtin, mcp, lazyTools, saved }
+}
 
 export const decodeContextSegments = (u: Json | undefined): RequestFigures | undefined => {
   if (!isObject(u) || !Array.isArray(u["injected"])) return undefined
@@ -431,6 +446,7 @@ export const decodeContextSegments = (u: Json | undefined): RequestFigures | und
     cut,
     budget: { maxContextTokens, summary: summaryBudget, raw: rawBudget },
     tokens: { system, tools, summary, raw, total },
+    toolsCost: toolsCostOf(u["toolsCost"]),
     injected: segmentsOf(u, "injected"),
     // What the figures leave out, in words (an older server does not say).
     leftOut: Array.isArray(u["leftOut"]) ? u["leftOut"].filter((item): item is string => typeof item === "string") : []

@@ -21,6 +21,11 @@ export const requestHeading = (context: Pick<RequestFigures, "request" | "tokens
   }
 }
 
+/** What the tool definitions are: builtin and MCP apart, and what offering MCP tools by name saved. */
+export const toolsCostText = (cost: NonNullable<RequestFigures["toolsCost"]>): string =>
+  ` (builtin ${n(cost.builtin)}, MCP ${n(cost.mcp)}` +
+  (cost.lazyTools === 0 ? ")" : `; ${n(cost.lazyTools)} MCP tools by name, loaded by tool_search: ${n(cost.saved)} saved)`)
+
 /**
  * A request's tokens by part, each bar against maxContextTokens so that the bars add up to the total one; the
  * summary and raw parts say their own budget too, since either may overshoot it (raw waits for the summarizer).
@@ -44,6 +49,7 @@ export const TokenBreakdown = ({ context }: { readonly context: RequestFigures }
             <span>
               {n(tokens)}
               {budget !== undefined && <span class="muted">{` of ${n(budget)} allowed`}</span>}
+              {part === "tools" && context.toolsCost !== undefined && <span class="muted tools-cost">{toolsCostText(context.toolsCost)}</span>}
             </span>
           </dd>
         </div>
