@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { providers } from "./literals.js"
+import { AskTimeout, askTimeoutExpectation } from "./askTimeout.js"
 import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 
 export const Provider = Schema.Literal(...providers)
@@ -78,6 +79,7 @@ export const KernConfigFields = {
   toolScope: Schema.optionalWith(ToolScope, { default: () => "full" as const }),
   approvalMode: Schema.optionalWith(ApprovalMode, { default: () => "auto" as const }),
   approvalTimeout: Schema.optionalWith(PositiveInt, { default: () => 300 }),
+  askTimeout: Schema.optionalWith(AskTimeout, { default: () => 300 }),
   safetyMode: Schema.optionalWith(SafetyMode, { default: () => "NORMAL" as const }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 30 }),
   maxContextTokens: Schema.optionalWith(PositiveInt, { default: () => 100_000 }),
@@ -137,6 +139,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   toolScope: oneOf(...ToolScope.literals),
   approvalMode: oneOf(...ApprovalMode.literals),
   approvalTimeout: "a positive integer (seconds an approval waits for an answer before the call is denied)",
+  askTimeout: askTimeoutExpectation,
   safetyMode: oneOf(...SafetyMode.literals),
   maxSteps: "a positive integer",
   maxContextTokens: "a positive integer",

@@ -18,6 +18,7 @@ import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, Tur
 import { redactMessage } from "../session/redactMessage.js"
 import type { SessionError, SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { Questions } from "../tools/Questions.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
@@ -98,6 +99,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const context = yield* ContextWindow
     const stepPrompt = yield* makeStepPrompt
     const stops = yield* TurnStops
+    const questions = yield* Questions
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
@@ -190,7 +192,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           audience: audienceOf(message, pairing),
           ...(toolScope === undefined ? {} : { toolScope })
         })
-        const tools = offeredTools(yield* registry.listTools, { message, toolScope })
+        const tools = offeredTools(yield* registry.listTools, {
+          message,
+          toolScope,
+          questionSurfaces: yield* questions.surfaces
+        })
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the
