@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Context, Effect, Schedule } from "effect"
+import { Questions } from "../../src/tools/Questions.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
 import { bearer, request, startServer } from "./web/harness.js"
@@ -29,10 +30,21 @@ const send = (base: string, body: Record<string, unknown>) =>
     Effect.map((answer) => (answer.json as { readonly turnId: string }).turnId)
   )
 
+/**
+ * The agent with the HTTP API, and a client that shows the questions of `web` turns (as a UI would: the web UI has no
+ * question dialog yet, so the server alone does not offer the tool to web turns).
+ */
+const startShowing = (options: Parameters<typeof startServer>[0]) =>
+  Effect.gen(function*() {
+    const server = yield* startServer(options)
+    yield* Context.get(server.context, Questions).showOn("web")
+    return server
+  })
+
 describe("ask_user_question over the HTTP API (web turns)", () => {
   it.live("the question waits with its options; the operator's answer is what the model reads next", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, model } = yield* startServer({ config: { recall: false } })
+      const { base, model } = yield* startShowing({ config: { recall: false } })
       yield* model.reply(askCall(deploy), FakeReply.text("deploying staging"))
       yield* send(base, { text: "deploy it" })
       const [pending] = yield* awaitQuestions(base, 1)
@@ -60,7 +72,7 @@ describe("ask_user_question over the HTTP API (web turns)", () => {
 
   it.live("several choices and the person's own words, where the question allows them", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, model } = yield* startServer({ config: { recall: false } })
+      const { base, model } = yield* startShowing({ config: { recall: false } })
       yield* model.reply(askCall({ ...deploy, multiSelect: true, allowText: true }), FakeReply.text("ok"))
       yield* send(base, { text: "deploy" })
       const [pending] = yield* awaitQuestions(base, 1)
@@ -76,7 +88,7 @@ describe("ask_user_question over the HTTP API (web turns)", () => {
 
   it.live("unanswered after askTimeout, the model reads \"no answer\" and the turn goes on", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, model } = yield* startServer({ config: { recall: false, askTimeout: 1 } })
+      const { base, model } = yield* startShowing({ config: { recall: false, askTimeout: 1 } })
       yield* model.reply(askCall({ question: "Anything else?" }), FakeReply.text("going on"))
       yield* send(base, { text: "do it" })
       const [, second] = yield* model.awaitRequests(2)
@@ -86,7 +98,7 @@ describe("ask_user_question over the HTTP API (web turns)", () => {
 
   it.live("a stopped turn ends the wait: nothing is left pending", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, model } = yield* startServer({ config: { recall: false } })
+      const { base, model } = yield* startShowing({ config: { recall: false } })
       yield* model.reply(askCall(deploy), FakeReply.text("never read"))
       const turnId = yield* send(base, { text: "deploy" })
       const [pending] = yield* awaitQuestions(base, 1)
@@ -97,15 +109,20 @@ describe("ask_user_question over the HTTP API (web turns)", () => {
       expect(late.status).toBe(404)
     })))
 
-  it.live("not offered to a turn no surface can show a question to (an API client's own interface)", () =>
+  it.live("not offered to a turn no surface shows questions to: an API client's own interface, the web UI's for now", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, model } = yield* startServer({ config: { recall: false } })
-      yield* model.reply(FakeReply.text("hi"), FakeReply.text("hi"))
+      const { base, model, context } = yield* startServer({ config: { recall: false } })
+      yield* model.reply(FakeReply.text("hi"), FakeReply.text("hi"), FakeReply.text("hi"))
       yield* send(base, { text: "hello", interface: "my-app", channel: "x" })
       const [first] = yield* model.awaitRequests(1)
       expect(offeredTools(first!.body)).not.toContain("ask_user_question")
       yield* send(base, { text: "hello" })
       const [, second] = yield* model.awaitRequests(2)
-      expect(offeredTools(second!.body)).toContain("ask_user_question")
+      expect(offeredTools(second!.body)).not.toContain("ask_user_question")
+      // Once something shows web turns' questions, they are offered it.
+      yield* Context.get(context, Questions).showOn("web")
+      yield* send(base, { text: "hello" })
+      const [, , third] = yield* model.awaitRequests(3)
+      expect(offeredTools(third!.body)).toContain("ask_user_question")
     })))
 })

@@ -2,21 +2,16 @@ import { Effect, Layer, Stream } from "effect"
 import type { AgentRuntime } from "../../runtime/AgentRuntime.js"
 import type { Approvals } from "../../runtime/Approvals.js"
 import type { Channels } from "../../tools/Channels.js"
-import { Questions } from "../../tools/Questions.js"
+import type { Questions } from "../../tools/Questions.js"
 import { agentFeed } from "../agentFeed.js"
 import { EventHub } from "./EventHub.js"
 
-/** The interface the web UI sends as: its turns' questions are shown in its dialog. */
-export const webQuestionInterface = "web"
-
 /**
  * Feeds the hub from the running agent: its events as they are made (agentFeed.ts), numbered by the hub. Subscribed
- * when the layer is built, before the runtime serves a turn. While it runs, the web UI shows the questions of `web`
- * turns (a dialog; API clients posting as `web` answer with POST /questions/:id).
+ * when the layer is built, before the runtime serves a turn.
  */
 export const layer: Layer.Layer<never, never, EventHub | AgentRuntime | Approvals | Questions | Channels> = Layer.scopedDiscard(Effect.gen(function*() {
   const hub = yield* EventHub
   const events = yield* agentFeed
   yield* Effect.forkScoped(Stream.runForEach(events, hub.publish))
-  yield* Effect.flatMap(Questions, (questions) => questions.showOn(webQuestionInterface))
 }))
