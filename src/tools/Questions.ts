@@ -89,9 +89,9 @@ const turnEnded = "the end of its turn"
 
 /** Whether `by` is the person `origin`'s turn serves: the same chat user, or the operator for a local surface's turn. */
 export const isAskedOf = (origin: QuestionOrigin, by: Answerer): boolean =>
-  by._tag === "ChannelUser"
-    ? by.interface === origin.interface && by.userId === origin.userId
-    : !pairedInterfaces.has(origin.interface)
+  pairedInterfaces.has(origin.interface)
+    ? by._tag === "ChannelUser" && by.interface === origin.interface && by.userId === origin.userId
+    : by._tag === "LocalOperator"
 
 const answererName = (by: Answerer) => by._tag === "LocalOperator" ? "operator" : `${by.interface}:${by.userId}`
 
