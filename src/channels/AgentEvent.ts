@@ -24,6 +24,23 @@ export const PendingApprovalInfo = Schema.Struct({
 })
 export type PendingApprovalInfo = typeof PendingApprovalInfo.Type
 
+/** A question a turn asks the person it serves (ask_user_question): only they may answer (POST /questions/:id). */
+export const PendingQuestionInfo = Schema.Struct({
+  id: Schema.String,
+  question: Schema.String,
+  /** The choices, in order (answers name them by their 0-based index); empty: a free-text question. */
+  options: Schema.Array(Schema.String),
+  multiSelect: Schema.Boolean,
+  allowText: Schema.Boolean,
+  interface: Schema.String,
+  channel: Schema.String,
+  userId: Schema.String,
+  requestedAt: Schema.String,
+  /** ISO time after which the turn goes on without an answer. */
+  expiresAt: Schema.String
+})
+export type PendingQuestionInfo = typeof PendingQuestionInfo.Type
+
 /** The agent said something to someone (a turn's delivered reply, or the message tool). */
 export const OutgoingEvent = Schema.Struct({
   type: Schema.Literal("outgoing"),
@@ -54,6 +71,19 @@ export const ApprovalResolvedEvent = Schema.Struct({
   by: Schema.String
 })
 
+/** A turn waits for its person's answer to a question. */
+export const QuestionEvent = Schema.Struct({ type: Schema.Literal("question"), ...PendingQuestionInfo.fields })
+
+/** A question was answered (by whom, with what), timed out, or its turn was stopped. */
+export const QuestionResolvedEvent = Schema.Struct({
+  type: Schema.Literal("question-resolved"),
+  id: Schema.String,
+  outcome: Schema.Literal("answered", "timeout", "stopped"),
+  choices: Schema.Array(Schema.String),
+  text: Schema.optional(Schema.String),
+  by: Schema.String
+})
+
 /** The client resumed from a Last-Event-ID older than the replay buffer: some events are lost; reload state. */
 export const ResetEvent = Schema.Struct({ type: Schema.Literal("reset"), missedFrom: Schema.Number })
 
@@ -64,6 +94,8 @@ export const AgentEventInput = Schema.Union(
   HeartbeatEvent,
   ApprovalEvent,
   ApprovalResolvedEvent,
+  QuestionEvent,
+  QuestionResolvedEvent,
   ResetEvent
 )
 export type AgentEventInput = typeof AgentEventInput.Type

@@ -4,6 +4,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { agentZone } from "../session/envelope.js"
+import { Questions } from "../tools/Questions.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
 import { TurnStops } from "../turn/TurnStops.js"
 import type { AgentEventInput } from "./AgentEvent.js"
@@ -31,6 +32,9 @@ export const runTerminal = (options: TerminalOptions) =>
   Effect.scoped(Effect.gen(function*() {
     const runtime = yield* AgentRuntime
     const approvals = yield* Approvals
+    const questions = yield* Questions
+    // The terminal's own turns may ask the operator questions while it runs.
+    yield* questions.showOn(terminalConversation.interface)
     const { config } = yield* AgentConfig
     const stops = yield* TurnStops
     const events = yield* TerminalFeed
@@ -40,6 +44,7 @@ export const runTerminal = (options: TerminalOptions) =>
       events,
       send: (text) => Effect.asVoid(runtime.submit({ ...terminalConversation, userId: operatorUserId, text })),
       decide: (id, approved) => Effect.asVoid(approvals.decide(id, approved, localOperator("terminal"))),
+      answer: (id, reply) => Effect.asVoid(questions.answer(id, reply, localOperator("terminal"))),
       status: Effect.map(runtime.status, (s) =>
         [
           `agent:    ${config.name} (${config.provider}/${config.model ?? "no model"})`,

@@ -2,10 +2,12 @@ import { Effect, Option, PubSub, type Scope, Stream } from "effect"
 import { AgentRuntime, type HeartbeatNotice } from "../runtime/AgentRuntime.js"
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../runtime/Approvals.js"
 import { Channels, type Outgoing } from "../tools/Channels.js"
+import { Questions } from "../tools/Questions.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import { makeTurnOrigins, type TurnOrigin } from "../turn/turnOrigins.js"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { approvalInfo } from "./approvalInfo.js"
+import { questionEvent, questionResolvedEvent } from "./questionInfo.js"
 
 /**
  * A turn's event as it is, and after a `finish` that said something, the reply as sent to the chat the turn came
@@ -49,14 +51,14 @@ const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
 
 /**
  * Everything the running agent reports, as one stream of its events: every turn (whatever channel it came from:
- * terminal, HTTP, heartbeat, chat channels), the heartbeat's ticks, approvals asked and answered, and what the message
+ * terminal, HTTP, heartbeat, chat channels), the heartbeat's ticks, approvals and questions asked and answered, and what the message
  * tool sent. Subscribed when this runs, in the caller's scope, so nothing after that is missed; the web's event hub
  * and the local terminal follow it.
  */
 export const agentFeed: Effect.Effect<
   Stream.Stream<AgentEventInput>,
   never,
-  AgentRuntime | Approvals | Channels | Scope.Scope
+  AgentRuntime | Approvals | Questions | Channels | Scope.Scope
 > = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   const approvals = yield* Approvals
@@ -66,6 +68,9 @@ export const agentFeed: Effect.Effect<
   const asked = yield* PubSub.subscribe(approvals.requests)
   const answered = yield* PubSub.subscribe(approvals.resolved)
   const sent = yield* PubSub.subscribe(channels.outgoing)
+  const questions = yield* Questions
+  const questionsAsked = yield* PubSub.subscribe(questions.requests)
+  const questionsEnded = yield* PubSub.subscribe(questions.resolved)
   const origins = yield* makeTurnOrigins
   return Stream.mergeAll([
     Stream.fromQueue(turns).pipe(
@@ -75,6 +80,8 @@ export const agentFeed: Effect.Effect<
     Stream.fromQueue(heartbeats).pipe(Stream.map(heartbeatEvent)),
     Stream.fromQueue(asked).pipe(Stream.map(approvalEvent)),
     Stream.fromQueue(answered).pipe(Stream.map(resolvedEvent)),
-    Stream.fromQueue(sent).pipe(Stream.map(outgoingEvent))
+    Stream.fromQueue(sent).pipe(Stream.map(outgoingEvent)),
+    Stream.fromQueue(questionsAsked).pipe(Stream.map(questionEvent)),
+    Stream.fromQueue(questionsEnded).pipe(Stream.map(questionResolvedEvent))
   ], { concurrency: "unbounded" })
 })

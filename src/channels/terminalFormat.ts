@@ -3,6 +3,7 @@ import { localIso } from "../session/envelope.js"
 import { heartbeatInterface } from "../turn/MessageQueue.js"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { formatApprovalRequest, formatApprovalResolved } from "./approvalPrompt.js"
+import { formatQuestion, formatQuestionResolved } from "./questionPrompt.js"
 import { rawArgumentsOf } from "../kernel/toolArgs.js"
 import { clip } from "../config/clip.js"
 
@@ -70,6 +71,10 @@ export const showEvent = (event: AgentEventInput, zone: DateTime.TimeZone): stri
       return formatApprovalRequest({ ...event, expires: localIso(Date.parse(event.expiresAt), zone).slice(11, 19) })
     case "approval-resolved":
       return formatApprovalResolved(event)
+    case "question":
+      return formatQuestion(event, localIso(Date.parse(event.expiresAt), zone).slice(11, 19))
+    case "question-resolved":
+      return formatQuestionResolved(event)
     case "reset":
       return "\n(some events were missed while disconnected)\n"
   }
@@ -85,6 +90,7 @@ export const helpText = [
   "  /new      start a new session",
   "  /stop     stop the running turn (what it said so far is kept)",
   "  /approve [id], /deny [id]   answer a tool call waiting for approval (y / n answer the oldest)",
+  "  (while the agent asks you a question, the next line you type is your answer: a number, or your words)",
   "  /help     this list",
   "  /quit     leave (also Ctrl-D)"
 ].join("\n")

@@ -3,10 +3,11 @@ import * as NodeReadline from "node:readline"
 import { Writable } from "node:stream"
 import type { AgentEventInput } from "./AgentEvent.js"
 import { parseApprovalAnswer } from "./approvalPrompt.js"
+import { parseQuestionAnswer } from "./questionPrompt.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import { wantsColor } from "../config/wantsColor.js"
 import { makeMarkdownStream } from "./terminalMarkdown.js"
-import { helpText, showEvent } from "./terminalFormat.js"
+import { helpText, showEvent, terminalConversation } from "./terminalFormat.js"
 import { neutralizeControls } from "./terminalSafe.js"
 
 /** Why the agent could not do what the terminal asked (not stored, not reachable, no such approval). */
@@ -28,6 +29,8 @@ export interface TerminalPeer {
   /** An operator message of the terminal's conversation, stored and queued once this succeeds. */
   readonly send: (text: string) => Effect.Effect<void, PeerFailure>
   readonly decide: (id: string, approved: boolean) => Effect.Effect<void, PeerFailure>
+  /** Answers a question of a terminal turn (option indices, 0-based, and/or words). */
+  readonly answer: (id: string, reply: { readonly choices: ReadonlyArray<number>; readonly text?: string }) => Effect.Effect<void, PeerFailure>
   /** The lines `/status` shows. */
   readonly status: Effect.Effect<string, PeerFailure>
   /** Starts a new session (`/new`): its id. */
@@ -115,6 +118,8 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
     })
     // The approvals waiting, oldest first: y / n answer the first.
     const waiting = yield* Ref.make<ReadonlyArray<string>>([])
+    // The questions of the terminal's own turns, oldest first: the next line typed answers the first.
+    const asked = yield* Ref.make<ReadonlyArray<{ readonly id: string; readonly options: ReadonlyArray<string> }>>([])
     // Replies as markdown on a terminal that takes colour; piped or under NO_COLOR, as written. The text is neutralized
     // first, so the only escape sequences written are the renderer's own styles.
     const markdown = makeMarkdownStream(wantsColor(yield* ProcessEnv, process.stdout.isTTY === true))
@@ -122,6 +127,10 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
       Effect.gen(function*() {
         if (event.type === "approval") yield* Ref.update(waiting, (ids) => ids.includes(event.id) ? ids : [...ids, event.id])
         if (event.type === "approval-resolved") yield* Ref.update(waiting, (ids) => ids.filter((id) => id !== event.id))
+        if (event.type === "question" && event.interface === terminalConversation.interface) {
+          yield* Ref.update(asked, (all) => all.some((q) => q.id === event.id) ? all : [...all, { id: event.id, options: event.options }])
+        }
+        if (event.type === "question-resolved") yield* Ref.update(asked, (all) => all.filter((q) => q.id !== event.id))
         const shown = neutralizeControls(showEvent(event, peer.zone))
         yield* write(event.type === "text-delta" ? markdown.push(shown) : markdown.flush() + shown)
         if (event.type === "finish") yield* prompt
@@ -170,15 +179,24 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
         }
         // Slash commands are the operator's, on a terminal or piped in: they never reach the model.
         if (text.startsWith("/")) return command(text)
-        return Effect.as(
-          Effect.zipRight(
-            holdEcho,
-            // Not stored, so not sent: say so and let the operator try again.
-            peer.send(text).pipe(Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt)))
-          ),
-          true
-        )
+        return Effect.flatMap(Ref.get(asked), ([question]) =>
+          question === undefined
+            ? message(text)
+            : done(Effect.zipRight(
+              peer.answer(question.id, parseQuestionAnswer(text, question)),
+              Ref.update(asked, (all) => all.filter((q) => q.id !== question.id))
+            )))
       })
+
+    const message = (text: string): Effect.Effect<boolean> =>
+      Effect.as(
+        Effect.zipRight(
+          holdEcho,
+          // Not stored, so not sent: say so and let the operator try again.
+          peer.send(text).pipe(Effect.catchAll((error) => Effect.zipRight(Console.log(`kern: not sent: ${error.message}`), prompt)))
+        ),
+        true
+      )
 
     if (options.interactive) yield* Effect.zipRight(Console.log(peer.greeting), prompt)
     yield* linesOf(input).pipe(Stream.mapEffect(handle), Stream.takeWhile((goOn) => goOn), Stream.runDrain)

@@ -9,6 +9,7 @@ import { Approvals, localOperator } from "../runtime/Approvals.js"
 import { agentZone } from "../session/envelope.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { askInline, chatApprovalNotice, chatApprovalResolved } from "./chatApprovals.js"
+import { followLocalQuestions } from "./chatQuestions.js"
 import { type ChatArgs, chatThroughRunning, eventPrinter, onTerminal, write } from "./chatRemote.js"
 
 export type { ChatArgs }
@@ -47,6 +48,7 @@ const inProcess = (args: ChatArgs) =>
   Effect.scoped(Effect.gen(function*() {
     const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
     yield* followLocalApprovals
+    yield* followLocalQuestions
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.
     yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json) })

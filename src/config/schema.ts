@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { providers } from "./literals.js"
+import { AskTimeout, askTimeoutExpectation } from "./askTimeout.js"
 import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 import { SkillsPaths, skillsPathsExpectation } from "./skillsPaths.js"
 import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
@@ -81,6 +82,7 @@ export const KernConfigFields = {
   toolScope: Schema.optionalWith(ToolScope, { default: () => "full" as const }),
   approvalMode: Schema.optionalWith(ApprovalMode, { default: () => "auto" as const }),
   approvalTimeout: Schema.optionalWith(PositiveInt, { default: () => 300 }),
+  askTimeout: Schema.optionalWith(AskTimeout, { default: () => 300 }),
   safetyMode: Schema.optionalWith(SafetyMode, { default: () => "NORMAL" as const }),
   maxSteps: Schema.optionalWith(PositiveInt, { default: () => 30 }),
   maxContextTokens: Schema.optionalWith(PositiveInt, { default: () => 100_000 }),
@@ -143,6 +145,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   toolScope: oneOf(...ToolScope.literals),
   approvalMode: oneOf(...ApprovalMode.literals),
   approvalTimeout: "a positive integer (seconds an approval waits for an answer before the call is denied)",
+  askTimeout: askTimeoutExpectation,
   safetyMode: oneOf(...SafetyMode.literals),
   maxSteps: "a positive integer",
   maxContextTokens: "a positive integer",

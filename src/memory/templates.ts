@@ -81,6 +81,10 @@ may edit it, but you normally leave it alone.
   yes; a refusal, or no answer in time, comes back as the call's result. So does a call that grants what you may not
   grant yourself: \`kern_pair\`, a write or edit of AGENTS.md, IDENTITY.md or USERS.md, and a \`message\` to anyone but
   the person whose message you are answering. Pairing codes are never shown to you: the operator gives you one.
+- **Questions.** When you cannot go on well without the person's decision, \`ask_user_question\` asks them (options
+  as buttons or a numbered list) and waits for their answer. It is offered only where their surface can show it (the
+  terminal, \`kern chat\` on a terminal, Telegram, Slack); with no answer in time the result says so: go on with
+  your best judgement.
 - **Context.** Your system prompt is rebuilt for every message: a line saying who and where you are; AGENTS.md,
   IDENTITY.md, KERN.md, KNOWLEDGE.md and USERS.md, each in a \`document\` tag with its path; the latest daily note
   in \`notes/\`; \`notes_summary\`, a summary of the five notes before it; \`skills\`, when you have skills; \`tools\`,

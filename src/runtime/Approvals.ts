@@ -1,9 +1,10 @@
-import { Clock, Context, Deferred, Duration, Effect, Layer, Option, PubSub, Ref, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Schema } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ApprovalDecision, ApprovalRequest } from "../kernel/ApprovalGate.js"
 import { ApprovalGate } from "../kernel/ApprovalGate.js"
 import { EventLog, recordOrWarn } from "../kernel/EventLog.js"
 import { argsDigest } from "../kernel/fingerprint.js"
+import { type Answerer, channelUser, localOperator, makePendingAnswers } from "../kernel/pendingAnswers.js"
 import { randomHex } from "../kernel/RunContext.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { heartbeatInterface } from "../turn/MessageQueue.js"
@@ -43,16 +44,9 @@ export class ApprovalError extends Schema.TaggedError<ApprovalError>()("Approval
   message: Schema.String
 }) {}
 
-/**
- * Who answers: the local operator (terminal, web UI, `kern approve`: they hold the folder or its token) or a chat
- * user, who must be a paired operator.
- */
-export type Approver =
-  | { readonly _tag: "LocalOperator"; readonly via: string }
-  | { readonly _tag: "ChannelUser"; readonly interface: string; readonly userId: string }
-
-export const localOperator = (via: string): Approver => ({ _tag: "LocalOperator", via })
-export const channelUser = (iface: string, userId: string): Approver => ({ _tag: "ChannelUser", interface: iface, userId })
+/** Who answers an approval: the local operator, or a chat user, who must be a paired operator. */
+export type Approver = Answerer
+export { channelUser, localOperator }
 
 export interface ApprovalsShape {
   /** Asks, and waits for an answer or `approvalTimeout` (then no). Heartbeat turns have nobody to ask: no. */
@@ -75,15 +69,16 @@ export class Approvals extends Context.Tag("kern/runtime/Approvals")<Approvals, 
 
 interface Waiting {
   readonly pending: PendingApproval
-  readonly answer: Deferred.Deferred<ApprovalResolution>
   readonly request: ApprovalRequest
 }
+
+/** Who "decided" a call whose turn ended while it waited: "denied by the end of its turn". */
+const turnEnded = "the end of its turn"
 
 export const make = Effect.gen(function*() {
   const { config } = yield* AgentConfig
   const pairings = yield* PairingStore
   const eventLog = yield* EventLog
-  const waiting = yield* Ref.make(new Map<string, Waiting>())
   const requests = yield* PubSub.unbounded<PendingApproval>()
   const resolved = yield* PubSub.unbounded<ApprovalResolution>()
   const timeout = Duration.seconds(config.approvalTimeout)
@@ -106,26 +101,9 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  /** Settles an approval once: the first answer wins, later ones find it gone. */
-  /** Who "decided" a call whose turn ended while it waited: "denied by the end of its turn". */
-  const turnEnded = "the end of its turn"
-
-  const settle = (id: string, make: (entry: Waiting, atMs: number) => ApprovalResolution) =>
-    Effect.gen(function*() {
-      const entry = yield* Ref.modify(waiting, (all) => {
-        const found = all.get(id)
-        if (found === undefined) return [undefined, all] as const
-        const next = new Map(all)
-        next.delete(id)
-        return [found, next] as const
-      })
-      if (entry === undefined) return Option.none<ApprovalResolution>()
-      const resolution = make(entry, yield* Clock.currentTimeMillis)
-      yield* audit(entry, resolution)
-      yield* Deferred.succeed(entry.answer, resolution)
-      yield* PubSub.publish(resolved, resolution)
-      return Option.some(resolution)
-    })
+  const waits = yield* makePendingAnswers<Waiting, ApprovalResolution>((entry, resolution) =>
+    Effect.zipRight(audit(entry, resolution), PubSub.publish(resolved, resolution))
+  )
 
   const ask = (request: ApprovalRequest): Effect.Effect<ApprovalDecision> =>
     Effect.gen(function*() {
@@ -148,32 +126,17 @@ export const make = Effect.gen(function*() {
         requestedAtMs: now,
         expiresAtMs: now + Duration.toMillis(timeout)
       })
-      const answer = yield* Deferred.make<ApprovalResolution>()
-      yield* Ref.update(waiting, (all) => new Map(all).set(id, { pending, answer, request }))
+      const answer = yield* waits.open(id, { pending, request })
       yield* PubSub.publish(requests, pending)
       yield* Effect.logInfo(`approval ${id} asked: ${request.spec.toolId} (${request.reason}), from ${origin.interface}:${origin.userId}`).pipe(
         Effect.annotateLogs({ approval: id })
       )
-      const resolution = yield* Deferred.await(answer).pipe(
-        Effect.timeoutTo({
-          duration: timeout,
-          onSuccess: Option.some,
-          onTimeout: () => Option.none<ApprovalResolution>()
-        }),
-        Effect.flatMap((answered) =>
-          Option.isSome(answered)
-            ? Effect.succeed(answered.value)
-            // Timed out: settle it (unless an answer raced in), then take whatever settled it.
-            : Effect.zipRight(
-              settle(id, (_, atMs) => new ApprovalResolution({ id, approved: false, outcome: "timeout", by: "timeout", atMs })),
-              Deferred.await(answer)
-            )
-        ),
-        // A turn that ends while it waits (stopped, or kern shutting down) leaves nothing pending, and says so: every
-        // dialog and chat prompt showing the call moves on.
-        Effect.onInterrupt(() =>
-          settle(id, (_, atMs) => new ApprovalResolution({ id, approved: false, outcome: "denied", by: turnEnded, atMs })))
-      )
+      // A turn that ends while it waits (stopped, or kern shutting down) leaves nothing pending, and says so: every
+      // dialog and chat prompt showing the call moves on.
+      const resolution = yield* waits.wait(id, answer, timeout, (how, _, atMs) =>
+        how === "timeout"
+          ? new ApprovalResolution({ id, approved: false, outcome: "timeout", by: "timeout", atMs })
+          : new ApprovalResolution({ id, approved: false, outcome: "denied", by: turnEnded, atMs }))
       yield* Effect.logInfo(`approval ${id} ${resolution.outcome === "timeout" ? "timed out (denied)" : `${resolution.outcome} by ${resolution.by}`}`).pipe(
         Effect.annotateLogs({ approval: id, outcome: resolution.outcome, by: resolution.by, waitedMs: resolution.atMs - now })
       )
@@ -204,11 +167,11 @@ export const make = Effect.gen(function*() {
 
   const decide = (id: string, approved: boolean, by: Approver) =>
     Effect.gen(function*() {
-      if (!(yield* Ref.get(waiting)).has(id)) {
+      if (Option.isNone(yield* waits.find(id))) {
         return yield* new ApprovalError({ reason: "unknown_id", message: `no approval ${id} is waiting (answered, timed out, or never asked)` })
       }
       const name = yield* approverName(by)
-      const settled = yield* settle(id, (_, atMs) =>
+      const settled = yield* waits.settle(id, (_, atMs) =>
         new ApprovalResolution({ id, approved, outcome: approved ? "approved" : "denied", by: name, atMs }))
       if (Option.isNone(settled)) {
         return yield* new ApprovalError({ reason: "unknown_id", message: `approval ${id} was answered or timed out meanwhile` })
@@ -216,7 +179,7 @@ export const make = Effect.gen(function*() {
       return settled.value
     }).pipe(Effect.withSpan("kern.approvals.decide"))
 
-  const pending = Effect.map(Ref.get(waiting), (all) => [...all.values()].map((entry) => entry.pending))
+  const pending = Effect.map(waits.pending, (all) => all.map((entry) => entry.pending))
 
   return Approvals.of({ ask, decide, pending, requests, resolved })
 })

@@ -8,6 +8,7 @@ import { ContextStats } from "./ContextStats.js"
 import * as GuardedHttpClient from "./guardedHttpClient.js"
 import * as HostResolver from "./HostResolver.js"
 import { OutputCompactor } from "./OutputCompactor.js"
+import * as Questions from "./Questions.js"
 import { ReadTracker } from "./ReadTracker.js"
 import * as RegexGuard from "./regexGuard.js"
 import * as SearchHttpClient from "./webSearch/SearchHttpClient.js"
@@ -30,16 +31,18 @@ export type ToolServices =
   | OutputCompactor
   | HostResolver.HostResolver
   | SearchHttpClient.SearchHttpClient
+  | Questions.Questions
 
-/** The tool services over a given workspace layer and host resolver. */
-export const layerWith = <E, R>(
+/** The tool services over a given workspace layer, host resolver and questions (their askTimeout). */
+export const layerWith = <E, R, RQ>(
   workspace: Layer.Layer<Workspace.Workspace, E, R>,
-  resolver: Layer.Layer<HostResolver.HostResolver> = HostResolver.layerNode
-): Layer.Layer<ToolServices, E, R | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path> => {
+  resolver: Layer.Layer<HostResolver.HostResolver>,
+  questions: Layer.Layer<Questions.Questions, never, RQ>
+): Layer.Layer<ToolServices, E, R | RQ | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path> => {
   const stores = Layer.mergeAll(ArtifactStore.Default, ContextStats.Default).pipe(Layer.provideMerge(workspace))
   const compactor = OutputCompactor.Default.pipe(Layer.provideMerge(stores))
   const guarded = GuardedHttpClient.layer.pipe(Layer.provideMerge(Layer.mergeAll(compactor, resolver)))
-  return Layer.mergeAll(ReadTracker.Default, WriteLock.Default, RegexGuard.layer, SearchHttpClient.layer).pipe(
+  return Layer.mergeAll(ReadTracker.Default, WriteLock.Default, RegexGuard.layer, SearchHttpClient.layer, questions).pipe(
     Layer.provideMerge(guarded)
   )
 }
@@ -49,11 +52,11 @@ export const layer: Layer.Layer<
   ToolServices,
   never,
   AgentConfig | KnownSecrets | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path
-> = layerWith(Workspace.layer)
+> = layerWith(Workspace.layer, HostResolver.layerNode, Questions.layer)
 
 /** The tool services over a folder, for tests and embedding apps. */
 export const layerTest = (
   root: string,
   options: Omit<Workspace.WorkspaceOptions, "root"> = {},
   resolver: Layer.Layer<HostResolver.HostResolver> = HostResolver.layerStatic({ localhost: ["127.0.0.1"] })
-) => layerWith(Workspace.layerTest(root, options), resolver)
+) => layerWith(Workspace.layerTest(root, options), resolver, Questions.layerWith(300))

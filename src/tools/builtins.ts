@@ -8,6 +8,7 @@ import { RunContext } from "../kernel/RunContext.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
 import type { EventLog } from "../kernel/EventLog.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { askKernelTimeoutMs, askUserQuestion, AskUserQuestionArgs, askUserQuestionTool } from "./askUserQuestion.js"
 import { bash, BashArgs, bashDefaultTimeoutMs, bashKernelTimeoutMs, bashTool } from "./bash.js"
 import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
 import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contextForTask.js"
@@ -103,7 +104,8 @@ export const builtinTools = [
   tool({ metadata: kernTool, parameters: KernArgs, handler: kern }),
   tool({ metadata: recallTool, parameters: RecallArgs, handler: recall }),
   tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair }),
-  tool({ metadata: messageTool, parameters: MessageArgs, handler: message })
+  tool({ metadata: messageTool, parameters: MessageArgs, handler: message }),
+  tool({ metadata: askUserQuestionTool, parameters: AskUserQuestionArgs, handler: askUserQuestion, timeoutFor: askKernelTimeoutMs })
 ] as const
 
 /** Registers the built-in tools the config's `toolScope` allows (`recall` only while the config's `recall` is on). */

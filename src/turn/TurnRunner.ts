@@ -18,6 +18,7 @@ import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, Tur
 import { redactMessage } from "../session/redactMessage.js"
 import type { SessionError, SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
+import { Questions } from "../tools/Questions.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { agentZone, localIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
@@ -106,6 +107,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const stepPrompt = yield* makeStepPrompt
     const skillsReader = yield* makeSkills
     const stops = yield* TurnStops
+    const questions = yield* Questions
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
@@ -201,7 +203,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           ...(toolScope === undefined ? {} : { toolScope })
         })
         const catalog = yield* skillsReader.catalog
-        const terms = { message, toolScope, skills: catalog.skills.length, webSearch: config.webSearch }
+        const terms = {
+          message,
+          toolScope,
+          skills: catalog.skills.length,
+          webSearch: config.webSearch,
+          questionSurfaces: yield* questions.surfaces
+        }
         const offer = yield* offeredTools(yield* registry.listTools, terms, config, (mcp) =>
           Effect.map(toolkitOf(mcp), (kit) => kit.tokens))
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }

@@ -13,6 +13,7 @@ import type { TokenCounter } from "../model/tokenizer.js"
 import { promptSkillsOf, type SkillCatalog } from "../skills/catalog.js"
 import { readSkillToolId } from "../skills/readSkill.js"
 import { webSearchTool } from "../tools/webSearch/webSearch.js"
+import { askUserQuestionToolId } from "../tools/askUserQuestion.js"
 import type { QueuedMessage } from "./MessageQueue.js"
 
 /** What decides which registered tools one turn offers the model. */
@@ -25,6 +26,8 @@ export interface OfferTerms {
   readonly skills: number
   /** The config's `webSearch`: without a provider, web_search could only fail. */
   readonly webSearch: WebSearchConfig | undefined
+  /** The interfaces whose turns a running surface shows questions to (Questions.surfaces). */
+  readonly questionSurfaces: ReadonlySet<string>
 }
 
 /** The config keys the offer reads. */
@@ -53,11 +56,20 @@ const searchConfigured = (terms: OfferTerms, tool: RegisteredTool): boolean =>
 const toolSearchWhenLazy = (lazyMcp: boolean, tool: RegisteredTool): boolean => tool.spec.toolId !== toolSearchId || lazyMcp
 
 /**
+ * ask_user_question only where the turn's surface can show a question and send the answer back (seed 004): the
+ * terminal, the web UI, Telegram, Slack and `kern chat` on a terminal register themselves while they run; the
+ * heartbeat, `kern chat -m` without a terminal and HTTP API clients of other interfaces do not.
+ */
+const canAskTheUser = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  tool.spec.toolId !== askUserQuestionToolId || terms.questionSurfaces.has(terms.message.interface)
+
+/**
  * Whether a turn offers `tool` to the model. Every rule about what the model is offered lives here, one predicate per
  * rule; the executor still refuses what a turn may not run, whatever the model asks.
  */
 const offers = (terms: OfferTerms, lazyMcp: boolean, tool: RegisteredTool): boolean =>
-  inUserScope(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
+  inUserScope(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) && canAskTheUser(terms, tool) &&
+  toolSearchWhenLazy(lazyMcp, tool)
 
 /** Whether the offered tools include read_skill: then, and only then, the system prompt lists the skills. */
 export const skillsOffered = (tools: ReadonlyArray<RegisteredTool>): boolean =>
@@ -124,7 +136,14 @@ export const nextTurnTools = (
   Effect.map(
     offeredTools(
       registered,
-      { message: operatorNext, toolScope: undefined, skills: catalog.skills.length, webSearch: config.webSearch },
+      {
+        message: operatorNext,
+        toolScope: undefined,
+        skills: catalog.skills.length,
+        webSearch: config.webSearch,
+        // Pictured as asked from a terminal, which can show a question.
+        questionSurfaces: new Set([operatorNext.interface])
+      },
       config,
       (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))
     ),

@@ -98,6 +98,7 @@ describe("AgentConfig", () => {
     ["toolScope", "admin", "the string \"admin\""],
     ["approvalMode", "yes", "the string \"yes\""],
     ["approvalTimeout", 0, "the number 0"],
+    ["askTimeout", 3601, "the number 3601"],
     ["safetyMode", "safe", "the string \"safe\""],
     ["maxSteps", "thirty", "the string \"thirty\""],
     ["maxContextTokens", -5, "the number -5"],

@@ -6,6 +6,7 @@ import type { TurnStops } from "../../turn/TurnStops.js"
 import type { PairingStore } from "../../users/PairingStore.js"
 import { chatStop, isStopCommand } from "../chatStop.js"
 import { approveAction, denyAction } from "./approvalMessages.js"
+import { questionActions, type QuestionPosts } from "./QuestionPosts.js"
 import { unescapeSlack } from "./mrkdwn.js"
 import { slackInterface } from "./Replies.js"
 import type { SlackApi } from "./SlackApi.js"
@@ -51,6 +52,7 @@ export interface InboundDeps {
   readonly inbox: InboxShape
   readonly pairings: PairingStore
   readonly approvals: ApprovalsShape
+  readonly questions: QuestionPosts
   readonly stops: TurnStops
   readonly botUserId: Effect.Effect<string>
 }
@@ -115,6 +117,9 @@ export const make = (deps: InboundDeps) =>
               text: answer,
               ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
             }, Posted).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /stop")))
+          } else if (yield* deps.questions.typed(encodeTarget(target), userId, text)) {
+            // The answer to a question its turn asked this person here: not a new message.
+            yield* deps.inbox.setCursor(cursor)
           } else {
             yield* deps.runtime.submit({ interface: slackInterface, channel: encodeTarget(target), userId, text }, cursor)
           }
@@ -132,6 +137,10 @@ export const make = (deps: InboundDeps) =>
         if (Option.isNone(actions)) return yield* Effect.logDebug("kern: Slack: an interactive envelope kern does not handle")
         const { user, channel, container } = actions.value
         for (const action of actions.value.actions) {
+          if (questionActions.has(action.action_id) && action.value !== undefined) {
+            yield* deps.questions.pressed({ action_id: action.action_id, value: action.value }, user.id, channel?.id, container?.thread_ts)
+            continue
+          }
           if ((action.action_id !== approveAction && action.action_id !== denyAction) || action.value === undefined) continue
           yield* deps.approvals.decide(action.value, action.action_id === approveAction, channelUser(slackInterface, user.id)).pipe(
             Effect.asVoid,

@@ -9,6 +9,8 @@ import { PairingStore } from "../../users/PairingStore.js"
 import { TurnStops } from "../../turn/TurnStops.js"
 import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
 import * as ApprovalPosts from "./ApprovalPosts.js"
+import * as QuestionPosts from "./QuestionPosts.js"
+import { Questions } from "../../tools/Questions.js"
 import * as Connection from "./Connection.js"
 import * as Inbound from "./Inbound.js"
 import { toMrkdwn } from "./mrkdwn.js"
@@ -55,6 +57,10 @@ const make = Effect.gen(function*() {
   const onEvent = yield* Replies.make(api)
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), onEvent)))
   yield* ApprovalPosts.start(api, approvals)
+  const questions = yield* Questions
+  const questionPosts = yield* QuestionPosts.start(api, questions)
+  // Slack turns may ask their person questions while the channel runs.
+  yield* questions.showOn(slackInterface)
 
   // auth.test names the bot (so its own messages are not taken); asked before each connection until it answers.
   const botUserId = yield* Ref.make(Option.none<string>())
@@ -68,6 +74,7 @@ const make = Effect.gen(function*() {
     inbox: yield* Inbox,
     pairings: yield* PairingStore,
     approvals,
+    questions: questionPosts,
     stops: yield* TurnStops,
     // Envelopes arrive only on a connection, and connecting waits for auth.test.
     botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => ""))
@@ -101,5 +108,5 @@ const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
+  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
 > = Layer.scopedDiscard(make).pipe(Layer.provide(Layer.merge(NodeSocket.layerWebSocketConstructor, ReplyPlaceholders.layerSql)))

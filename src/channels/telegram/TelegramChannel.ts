@@ -9,6 +9,8 @@ import { PairingStore } from "../../users/PairingStore.js"
 import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
 import * as Api from "./api.js"
 import { makeApprovalPrompts } from "./approvalPrompts.js"
+import { isQuestionButton, makeQuestionPrompts } from "./questionPrompts.js"
+import { Questions } from "../../tools/Questions.js"
 import { sendChunk, sendMarkdown, transient } from "./deliver.js"
 import { classify } from "./inbound.js"
 import { escapeHtml } from "./markdown.js"
@@ -47,7 +49,7 @@ const channelError = (error: Api.TelegramError) =>
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops
 > = Layer.scopedDiscard(Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
@@ -57,6 +59,7 @@ export const layer: Layer.Layer<
   const inbox = yield* Inbox
   const pairings = yield* PairingStore
   const approvals = yield* Approvals
+  const questions = yield* Questions
   const stops = yield* TurnStops
   const channels = yield* Channels
   const api = yield* Api.make({ root, token })
@@ -66,6 +69,8 @@ export const layer: Layer.Layer<
   const events = yield* PubSub.subscribe(runtime.events)
   const requests = yield* PubSub.subscribe(approvals.requests)
   const resolutions = yield* PubSub.subscribe(approvals.resolved)
+  const asked = yield* PubSub.subscribe(questions.requests)
+  const ended = yield* PubSub.subscribe(questions.resolved)
 
   // What the last process left half-done in chats, read before this one runs a turn, finished in the background.
   yield* Effect.forkScoped(yield* finishLeftovers(telegramInterface, finishPlaceholder(api), (error) => error.message))
@@ -77,6 +82,11 @@ export const layer: Layer.Layer<
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(events), deliver)))
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(requests), prompts.request)))
   yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(resolutions), prompts.resolved)))
+  const questionPrompts = yield* makeQuestionPrompts(api, questions)
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(asked), questionPrompts.request)))
+  yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(ended), questionPrompts.resolved)))
+  // Telegram turns may ask their person questions while the channel runs.
+  yield* questions.showOn(telegramInterface)
 
   /** The offset in kern.db is the truth: read again whenever polling (re)starts. */
   const storedOffset = Effect.map(
@@ -107,7 +117,9 @@ export const layer: Layer.Layer<
         case "Ignored":
           return yield* skip(update)
         case "Button":
-          yield* prompts.pressed(inbound.query).pipe(refusedIsDone("answer a button"))
+          yield* (isQuestionButton(inbound.query.data) ? questionPrompts.pressed : prompts.pressed)(inbound.query).pipe(
+            refusedIsDone("answer a button")
+          )
           return yield* skip(update)
         case "Text": {
           if (yield* pairings.isApproved(telegramInterface, inbound.userId)) {
@@ -117,6 +129,8 @@ export const layer: Layer.Layer<
               yield* sendChunk(api, inbound.chatId, escapeHtml(answer)).pipe(refusedIsDone("answer /stop"))
               return yield* skip(update)
             }
+            // The answer to a question its turn asked this person here is not a new message.
+            if (yield* questionPrompts.typed(inbound.chatId, inbound.userId, inbound.text)) return yield* skip(update)
             return yield* runtime.submit(
               { interface: telegramInterface, channel: inbound.chatId, userId: inbound.userId, text: inbound.text },
               cursor

@@ -167,6 +167,24 @@ export class ApprovalsGroup extends HttpApiGroup.make("approvals")
   .middleware(Authorization)
 {}
 
+export class QuestionsGroup extends HttpApiGroup.make("questions")
+  .add(HttpApiEndpoint.get("list", "/questions").addSuccess(Api.QuestionsResponse))
+  .add(
+    // The HTTP API's token is the operator's: it answers the questions of local turns (web, terminal, API), not a
+    // chat user's (403).
+    HttpApiEndpoint.post("answer", "/questions/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPayload(Api.QuestionAnswerRequest)
+      .addSuccess(Api.QuestionAnswerResponse)
+      .addError(Errors.BadRequest)
+      .addError(Errors.Forbidden)
+      .addError(Errors.NotFound)
+      .addError(Errors.PayloadTooLarge)
+  )
+  .middleware(BodyLimit)
+  .middleware(Authorization)
+{}
+
 export class NotesGroup extends HttpApiGroup.make("notes")
   .add(HttpApiEndpoint.get("summary", "/notes/summary").addSuccess(Api.NotesSummaryResponse).addError(Errors.ServerError))
   .add(HttpApiEndpoint.post("regenerate", "/notes/summary").addSuccess(Api.NotesSummaryResponse).addError(Errors.ServerError))
@@ -203,6 +221,7 @@ export class KernApi extends HttpApi.make("kern")
   .add(ContextGroup)
   .add(RecallGroup)
   .add(ApprovalsGroup)
+  .add(QuestionsGroup)
   .add(NotesGroup)
   .add(UsersGroup)
   .add(TurnsGroup)

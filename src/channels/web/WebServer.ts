@@ -15,6 +15,7 @@ import { BrowserSessions } from "./BrowserSessions.js"
 import { EventHub } from "./EventHub.js"
 import { authenticate, corsHeaders, type GuardSettings, securityHeaders, withHeaders } from "./guard.js"
 import * as Approvals from "./handlers/approvals.js"
+import * as QuestionsHandlers from "./handlers/questions.js"
 import * as Auth from "./handlers/auth.js"
 import * as Context from "./handlers/context.js"
 import * as Conversation from "./handlers/conversation.js"
@@ -67,6 +68,7 @@ const groups = Layer.mergeAll(
   Context.layer,
   Recall.layer,
   Approvals.layer,
+  QuestionsHandlers.layer,
   Notes.layer,
   Users.layer,
   Turns.layer

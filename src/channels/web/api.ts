@@ -3,7 +3,7 @@ import { McpServerState } from "../../mcp/McpServerState.js"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
-import { PendingApprovalInfo } from "../AgentEvent.js"
+import { PendingApprovalInfo, PendingQuestionInfo } from "../AgentEvent.js"
 
 // GET /recall/stats answers RecallStats, GET /recall/search a SearchResult: recall's own schemas.
 export { RecallStats, SearchResult }
@@ -415,6 +415,9 @@ export {
   HeartbeatEvent,
   OutgoingEvent,
   PendingApprovalInfo,
+  PendingQuestionInfo,
+  QuestionEvent,
+  QuestionResolvedEvent,
   ResetEvent
 } from "../AgentEvent.js"
 export {
@@ -442,6 +445,25 @@ export const ApprovalDecisionResponse = Schema.Struct({
   id: Schema.String,
   approved: Schema.Boolean,
   outcome: Schema.Literal("approved", "denied", "timeout"),
+  by: Schema.String
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// GET /questions, POST /questions/:id
+
+export const QuestionsResponse = Schema.Struct({ questions: Schema.Array(PendingQuestionInfo) })
+
+/** The person's answer: option indices (0-based) and/or their own words (where the question allows text). */
+export const QuestionAnswerRequest = Schema.Struct({
+  choices: Schema.optional(Schema.Array(Schema.Int.pipe(Schema.nonNegative()))),
+  text: Schema.optional(Schema.String.pipe(Schema.maxLength(4000)))
+})
+
+export const QuestionAnswerResponse = Schema.Struct({
+  id: Schema.String,
+  outcome: Schema.Literal("answered", "timeout", "stopped"),
+  choices: Schema.Array(Schema.String),
+  text: Schema.optional(Schema.String),
   by: Schema.String
 })
 

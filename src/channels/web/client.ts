@@ -90,6 +90,8 @@ export const make = (settings: ClientSettings) =>
     const stopTurns = call("stopAll", api.turns.stopAll())
     const approvals = call("approvals", api.approvals.list())
     const decide = (id: string, approved: boolean) => call("decide", api.approvals.decide({ path: { id }, payload: { approved } }))
+    const answer = (id: string, reply: { readonly choices: ReadonlyArray<number>; readonly text?: string }) =>
+      call("answer", api.questions.answer({ path: { id }, payload: reply }))
     const send = (message: Api.MessageRequest) => call("send", api.conversation.send({ payload: message }))
 
     /**
@@ -128,7 +130,7 @@ export const make = (settings: ClientSettings) =>
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       })
 
-    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, stopTurns, send, events, approvals, decide } as const
+    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, stopTurns, send, events, approvals, decide, answer } as const
   })
 
 export type AgentClient = Effect.Effect.Success<ReturnType<typeof make>>

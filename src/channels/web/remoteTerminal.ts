@@ -49,6 +49,7 @@ export const attach = (client: AgentClient, name: string, zone: DateTime.TimeZon
       events: yield* followed(client),
       send: (text) => Effect.asVoid(client.send({ text, ...terminalConversation })),
       decide: (id, approved) => Effect.asVoid(client.decide(id, approved)),
+      answer: (id, reply) => Effect.asVoid(client.answer(id, reply)),
       status: Effect.map(client.status, (s) =>
         [
           `agent:    ${s.name} (${s.provider}/${s.model ?? "no model"}) at ${client.baseUrl}, pid ${s.runtime.pid}`,

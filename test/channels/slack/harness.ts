@@ -3,6 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Context, Effect, Layer, TestClock } from "effect"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../../src/runtime/AgentRuntime.js"
+import { Questions } from "../../../src/tools/Questions.js"
 import { Approvals } from "../../../src/runtime/Approvals.js"
 import { Inbox } from "../../../src/runtime/Inbox.js"
 import * as InboxSql from "../../../src/runtime/Inbox.js"
@@ -63,6 +64,7 @@ export const startSlackAgent = (options: SlackAgentOptions) =>
       channels: Context.get(context, Channels),
       pairings: Context.get(context, PairingStore),
       approvals: Context.get(context, Approvals),
+      questions: Context.get(context, Questions),
       inbox: Context.get(context, Inbox),
       /** kern.db, for what a test does behind the agent's back. */
       sql: Context.get(context, SqlClient.SqlClient)

@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { AgentRuntime } from "../../../src/runtime/AgentRuntime.js"
 import * as InboxSql from "../../../src/runtime/Inbox.js"
 import * as Layers from "../../../src/runtime/layers.js"
+import { Questions } from "../../../src/tools/Questions.js"
 import { Approvals } from "../../../src/runtime/Approvals.js"
 import { Channels } from "../../../src/tools/Channels.js"
 import * as TelegramChannel from "../../../src/channels/telegram/TelegramChannel.js"
@@ -65,6 +66,7 @@ export const startAgent = (dir: string, telegram: FakeTelegram, options: AgentOp
       inbox: Context.get(context, InboxSql.Inbox),
       pairings: Context.get(context, PairingStore),
       approvals: Context.get(context, Approvals),
+      questions: Context.get(context, Questions),
       channels: Context.get(context, Channels),
       sql: Context.get(context, SqlClient.SqlClient),
       /** Kills the agent: every fiber interrupted, wherever it was. */

@@ -226,6 +226,8 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
     }
     case "heartbeat":
     case "reset":
+    case "question":
+    case "question-resolved":
       return state.items
   }
 }
