@@ -91,7 +91,7 @@ const inspect = (found: Option.Option<string>) =>
           Effect.flatMap(store.load(id, Option.getOrUndefined(from)).pipe(Effect.mapError(failed)), context.historyOf))
     })
     const id = Option.getOrElse(found, () => "")
-    const offer = yield* nextTurnTools(yield* (yield* ToolRegistry).listTools, yield* (yield* makeSkills).catalog, config, yield* context.counter)
+    const offer = yield* nextTurnTools(yield* (yield* ToolRegistry).listTools, yield* (yield* makeSkills).catalog, config, yield* context.counter, new Set())
     const request = yield* nextRequest({
       sessionId: id,
       history,

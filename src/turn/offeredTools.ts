@@ -125,13 +125,15 @@ const operatorNext: QueuedMessage = {
 
 /**
  * What the operator's next turn would offer, as its first step sends it (nothing loaded yet): its tools and the skills
- * its system prompt lists, which the context's figures count (context/nextRequest.ts).
+ * its system prompt lists, which the context's figures count (context/nextRequest.ts). `questionSurfaces`: the
+ * surfaces that show questions in the process asking (the running agent's; none for a command of its own).
  */
 export const nextTurnTools = (
   registered: ReadonlyArray<RegisteredTool>,
   catalog: SkillCatalog,
   config: OfferConfig,
-  count: TokenCounter
+  count: TokenCounter,
+  questionSurfaces: ReadonlySet<string>
 ) =>
   Effect.map(
     offeredTools(
@@ -141,8 +143,7 @@ export const nextTurnTools = (
         toolScope: undefined,
         skills: catalog.skills.length,
         webSearch: config.webSearch,
-        // Pictured as asked from a terminal, which can show a question.
-        questionSurfaces: new Set([operatorNext.interface])
+        questionSurfaces
       },
       config,
       (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))

@@ -10,6 +10,7 @@ import { uncachedFiles } from "../../../memory/fileCache.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { SessionStore } from "../../../session/SessionStore.js"
 import { makeSkills } from "../../../skills/Skills.js"
+import { Questions } from "../../../tools/Questions.js"
 import type { SegmentInfo } from "../api.js"
 import { notFound, serverError } from "../ApiError.js"
 import { sessionFile, systemSections } from "../inspect.js"
@@ -38,6 +39,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
     const registry = yield* ToolRegistry
     const context = yield* ContextWindow
     const skills = yield* makeSkills
+    const questions = yield* Questions
 
     /**
      * The request the operator's next turn would send in the current session (before its own message), planned and
@@ -45,7 +47,7 @@ export const layer = HttpApiBuilder.group(KernApi, "context", (handlers) =>
      */
     const next = Effect.gen(function*() {
       const session = yield* runtime.currentSession
-      const offer = yield* nextTurnTools(yield* registry.listTools, yield* skills.catalog, config, yield* context.counter)
+      const offer = yield* nextTurnTools(yield* registry.listTools, yield* skills.catalog, config, yield* context.counter, yield* questions.surfaces)
       return yield* nextRequest({
         sessionId: session.id,
         history: session.history,
