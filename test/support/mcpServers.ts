@@ -61,3 +61,29 @@ export const taggedProcesses = (root: string): ReadonlyArray<number> => {
   }
   return found
 }
+
+/** A tool of the changing test server (mcpChangingServer.mjs): its description and annotations come from a file. */
+export interface ChangingTool {
+  readonly name: string
+  readonly description: string
+  readonly readOnly?: boolean
+  /** A second, optional argument by this name: a change of the tool's input schema. */
+  readonly extraArg?: string
+}
+
+/**
+ * The changing test server: its tools are written to `file` (changed by calling `write` again, which the running
+ * server picks up and announces with notifications/tools/list_changed); the config entry that runs it.
+ */
+export const changingServer = (file: string, tools: ReadonlyArray<ChangingTool>, options: { readonly spawnChild?: boolean } = {}) => {
+  const write = (next: ReadonlyArray<ChangingTool>) => NodeFs.writeFileSync(file, JSON.stringify({ tools: next }))
+  write(tools)
+  return {
+    write,
+    config: {
+      command: process.execPath,
+      args: [NodePath.resolve("test/support/mcpChangingServer.mjs")],
+      env: { MCP_TOOLS_FILE: file, ...(options.spawnChild === true ? { MCP_SPAWN_CHILD: "1" } : {}) }
+    }
+  }
+}
