@@ -21,6 +21,10 @@ export interface McpToolsArgs extends McpListArgs {
   readonly server: string
 }
 
+export interface McpPromptsArgs extends McpListArgs {
+  readonly server: Option.Option<string>
+}
+
 export interface McpCallArgs extends McpToolsArgs {
   readonly tool: string
   readonly args: string
@@ -72,4 +76,68 @@ export const call = (args: McpCallArgs) =>
   Effect.gen(function*() {
     yield* connected(args.server)
     yield* runTool({ toolId: mcpToolId(args.server, args.tool), args: args.args, json: args.json, safetyMode: Option.none() })
+  }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
+
+/** One prompt a server offers, as `kern mcp prompts` shows it. */
+interface PromptRow {
+  readonly server: string
+  readonly prompt: string
+  readonly description: string
+  readonly arguments: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly required: boolean }>
+}
+
+/** A server's prompts, every page; none when it does not offer prompts. */
+const serverPrompts = (server: string) =>
+  Effect.gen(function*() {
+    const client = yield* Effect.flatMap(McpServers, (servers) => servers.client(server))
+    if (client.getServerCapabilities()?.prompts === undefined) return []
+    return yield* Effect.tryPromise({
+      try: async () => {
+        const rows: Array<PromptRow> = []
+        let cursor: string | undefined
+        do {
+          const page = await client.listPrompts(cursor === undefined ? {} : { cursor })
+          for (const prompt of page.prompts) {
+            rows.push({
+              server,
+              prompt: prompt.name,
+              description: prompt.description ?? "",
+              arguments: (prompt.arguments ?? []).map((arg) => ({
+                name: arg.name,
+                description: arg.description,
+                required: arg.required === true
+              }))
+            })
+          }
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return rows
+      },
+      catch: (error) => new CommandFailed({ message: `MCP server "${server}" could not list its prompts: ${String(error)}` })
+    })
+  }).pipe(Effect.mapError((failure) => new CommandFailed({ message: failure.message })))
+
+export const prompts = (args: McpPromptsArgs) =>
+  Effect.gen(function*() {
+    const { config } = yield* AgentConfig
+    const names = Option.match(args.server, {
+      onNone: () => Object.entries(config.mcpServers).filter(([, server]) => server.enabled).map(([name]) => name),
+      onSome: (server) => [server]
+    })
+    // Listing every server, one that cannot be reached is said on stderr and the others are listed.
+    const rows = (yield* Effect.forEach(names, (name) =>
+      Option.isSome(args.server)
+        ? serverPrompts(name)
+        : serverPrompts(name).pipe(Effect.catchAll((failure) => Effect.as(Console.error(`kern: ${failure.message}`), []))))).flat()
+    if (args.json) return yield* Console.log(JSON.stringify(rows))
+    if (rows.length === 0) return yield* Console.log("no MCP server offers prompts")
+    yield* Console.log(table(
+      ["server", "prompt", "arguments", "description"],
+      rows.map((row) => [
+        row.server,
+        row.prompt,
+        row.arguments.map((arg) => `${arg.name}${arg.required ? "*" : ""}`).join(", ") || "-",
+        row.description.split("\n")[0]!.slice(0, 60)
+      ])
+    ))
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))

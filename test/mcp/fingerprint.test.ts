@@ -1,17 +1,12 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { ContractBaselineStore } from "../../src/kernel/ContractBaselineStore.js"
 import { EventLog } from "../../src/kernel/EventLog.js"
-import { makeRunContext } from "../../src/kernel/RunContext.js"
-import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
-import { changingServer, type ChangingTool } from "../support/mcpServers.js"
+import { changingServer, type ChangingTool, execTool, mcpAgentLayer } from "../support/mcpServers.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 // An MCP server whose tool changes between two runs of the agent, after `kern runtime-guard snapshot` approved it:
@@ -37,18 +32,11 @@ const agentFolder = () => {
     })
   configure("observe")
   const layer = () =>
-    kernelAgentLayer(dir).pipe(
-      Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
-      Layer.provide(NodeContext.layer)
-    )
+    mcpAgentLayer(dir)
   return { dir, server, configure, layer }
 }
 
-const exec = (toolId: string, args: unknown) =>
-  Effect.gen(function*() {
-    const ctx = yield* makeRunContext({ agentName: "agent", sessionId: "test", userSid: "operator", intent: "test" })
-    return yield* (yield* ToolExecutor).executeIn(ctx, toolId, args)
-  })
+const exec = execTool
 
 const snapshot = Effect.gen(function*() {
   const registry = yield* ToolRegistry

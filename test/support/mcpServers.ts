@@ -1,8 +1,14 @@
-import { Effect } from "effect"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Layer } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
+import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { makeRunContext } from "../../src/kernel/RunContext.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import type { RunToolScope } from "../../src/kernel/toolScope.js"
 import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
 import { eventually } from "./waitFor.js"
 
@@ -87,3 +93,23 @@ export const changingServer = (file: string, tools: ReadonlyArray<ChangingTool>,
     }
   }
 }
+
+/** Runs a kernel tool as the operator (or a paired user of `toolScope`), as a model's call would be run. */
+export const execTool = (toolId: string, args: unknown, toolScope?: RunToolScope) =>
+  Effect.gen(function*() {
+    const ctx = yield* makeRunContext({
+      agentName: "agent",
+      sessionId: "test",
+      userSid: "operator",
+      intent: "test",
+      ...(toolScope === undefined ? {} : { toolScope })
+    })
+    return yield* (yield* ToolExecutor).executeIn(ctx, toolId, args)
+  })
+
+/** The kernel of the agent folder `dir` with its MCP servers connected, as kernel commands build it. */
+export const mcpAgentLayer = (dir: string) =>
+  kernelAgentLayer(dir).pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
+    Layer.provide(NodeContext.layer)
+  )
