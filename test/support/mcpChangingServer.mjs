@@ -58,6 +58,9 @@ const sync = () => {
 sync()
 NodeFs.watchFile(file, { interval: 50 }, sync)
 
+// MCP_STARTS_FILE: a line per start, so a test can count how many times the server was started.
+if (process.env.MCP_STARTS_FILE !== undefined) NodeFs.appendFileSync(process.env.MCP_STARTS_FILE, `${process.pid}\n`)
+
 if (process.env.MCP_SPAWN_CHILD === "1") {
   const child = NodeChildProcess.spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
   process.stderr.write(`spawned child ${child.pid}\n`)

@@ -81,7 +81,11 @@ export interface ChangingTool {
  * The changing test server: its tools are written to `file` (changed by calling `write` again, which the running
  * server picks up and announces with notifications/tools/list_changed); the config entry that runs it.
  */
-export const changingServer = (file: string, tools: ReadonlyArray<ChangingTool>, options: { readonly spawnChild?: boolean } = {}) => {
+export const changingServer = (
+  file: string,
+  tools: ReadonlyArray<ChangingTool>,
+  options: { readonly spawnChild?: boolean; readonly startsFile?: string } = {}
+) => {
   const write = (next: ReadonlyArray<ChangingTool>) => NodeFs.writeFileSync(file, JSON.stringify({ tools: next }))
   write(tools)
   return {
@@ -89,7 +93,11 @@ export const changingServer = (file: string, tools: ReadonlyArray<ChangingTool>,
     config: {
       command: process.execPath,
       args: [NodePath.resolve("test/support/mcpChangingServer.mjs")],
-      env: { MCP_TOOLS_FILE: file, ...(options.spawnChild === true ? { MCP_SPAWN_CHILD: "1" } : {}) }
+      env: {
+        MCP_TOOLS_FILE: file,
+        ...(options.spawnChild === true ? { MCP_SPAWN_CHILD: "1" } : {}),
+        ...(options.startsFile === undefined ? {} : { MCP_STARTS_FILE: options.startsFile })
+      }
     }
   }
 }
