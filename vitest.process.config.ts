@@ -13,6 +13,8 @@ export const processFiles = [
   "test/cli/run.test.ts",
   "test/cli/chat.test.ts",
   "test/cli/processes.test.ts",
+  "test/cli/mcpOrphans.test.ts",
+  "test/cli/mcpRunning.test.ts",
   "test/cli/recallRebuild.test.ts",
   "test/cli/sessionLoad.test.ts",
   "test/context/endToEnd.test.ts"

@@ -494,6 +494,15 @@ const mcpCall = Command.make("call", {
   Command.withDescription("Call one MCP tool through the kernel as the operator (policy, budget, audit all apply).")
 )
 
+const mcpPrompts = Command.make("prompts", {
+  server: Args.text({ name: "server" }).pipe(Args.withDescription("only this server (default: every enabled server)"), Args.optional),
+  dir: dirArg,
+  dirFlag: dirOption,
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./mcp.js"), (m) => m.prompts(resolved)))).pipe(
+  Command.withDescription("The prompts MCP servers offer: each one's name, description and arguments (required marked *).")
+)
+
 const usersRevoke = Command.make("revoke", { id: userIdArg, dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.revoke(resolved)))).pipe(
     Command.withDescription("Forget a user or a pending code: their messages no longer reach the agent.")
@@ -554,10 +563,10 @@ const skills = Command.make("skills").pipe(
 
 const mcp = Command.make("mcp").pipe(
   Command.withDescription(
-    "The Model Context Protocol both ways: MCP servers' tools under the kernel (list servers, their tools, call one), " +
+    "The Model Context Protocol both ways: MCP servers' tools under the kernel (list servers, their tools, call one, their prompts), " +
       "and the agent's memory served to other agents."
   ),
-  Command.withSubcommands([mcpList, mcpTools, mcpCall, mcpServe])
+  Command.withSubcommands([mcpList, mcpTools, mcpCall, mcpPrompts, mcpServe])
 )
 
 const kern = Command.make("kern").pipe(
@@ -615,6 +624,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "mcp list": doc(mcpList, "Each MCP server and its state."),
   "mcp tools": doc(mcpTools, "A server's tools and their safety classes."),
   "mcp call": doc(mcpCall, "Call one MCP tool through the kernel."),
+  "mcp prompts": doc(mcpPrompts, "The prompts MCP servers offer, with their arguments."),
   "runtime-guard": doc(runtimeGuard, "Tool contracts against the approved baseline."),
   "runtime-guard tools": doc(guardTools, "Each contract and whether it matches."),
   "runtime-guard snapshot": doc(guardSnapshot, "Approve every current contract."),

@@ -78,8 +78,15 @@ export const mismatches = (args: GuardArgs) =>
     if (args.json) return yield* Console.log(JSON.stringify({ surface: args.surface, mismatches: found }))
     if (found.length === 0) return yield* Console.log(`no mismatches on surface "${args.surface}"`)
     yield* Console.log(table(
-      ["tool", "kind", "safety", "approved", "current"],
-      found.map((m) => [m.toolId, m.kind, m.safetyClass, short(m.approvedFingerprint), short(m.currentFingerprint)])
+      ["tool", "kind", "safety", "approved", "current", "what changed"],
+      found.map((m) => [
+        m.toolId,
+        m.kind,
+        m.safetyClass,
+        short(m.approvedFingerprint),
+        short(m.currentFingerprint),
+        m.changed === undefined || m.changed.length === 0 ? "-" : m.changed.join(", ")
+      ])
     ))
   }).pipe(Effect.provide(kernelAgentLayer(args.dir)))
 

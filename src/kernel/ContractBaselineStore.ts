@@ -2,7 +2,7 @@ import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import type { ToolSpec } from "./contracts.js"
-import { contractFingerprint } from "./fingerprint.js"
+import { contractChanges, contractFingerprint, contractText } from "./fingerprint.js"
 
 /** An operator-approved contract fingerprint, per surface (e.g. "kernel") and tool. */
 export class ContractBaseline extends Schema.Class<ContractBaseline>("ContractBaseline")({
@@ -24,6 +24,8 @@ export interface ContractMismatch {
   readonly approvedFingerprint: string | null
   readonly currentFingerprint: string | null
   readonly safetyClass: string
+  /** For a changed contract, what changed ("description", "input schema"), when the baseline kept the contract. */
+  readonly changed?: ReadonlyArray<string>
 }
 
 export class BaselineError extends Schema.TaggedError<BaselineError>()("BaselineError", {
@@ -46,6 +48,8 @@ export class ContractBaselineStore extends Context.Tag("kern/kernel/ContractBase
     specs: ReadonlyArray<ToolSpec>
   ) => Effect.Effect<ReadonlyArray<ContractMismatch>, BaselineError>
   readonly check: (surface: string, spec: ToolSpec, fingerprint: string) => Effect.Effect<BaselineStatus, BaselineError>
+  /** What differs between the approved contract of `spec`'s tool and `spec` ("description", "input schema"). */
+  readonly changes: (surface: string, spec: ToolSpec) => Effect.Effect<ReadonlyArray<string>, BaselineError>
 }>() {}
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(ContractBaseline))
@@ -74,16 +78,16 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
         approvedAtMs
       })
 
-    const upsert = (baseline: ContractBaseline) =>
-      sql`INSERT INTO contract_baselines ${sql.insert({ ...baseline })}
-        ON CONFLICT (surface, tool_id) DO UPDATE SET fingerprint = excluded.fingerprint,
+    const upsert = (baseline: ContractBaseline, spec: ToolSpec) =>
+      sql`INSERT INTO contract_baselines ${sql.insert({ ...baseline, contract: contractText(spec) })}
+        ON CONFLICT (surface, tool_id) DO UPDATE SET fingerprint = excluded.fingerprint, contract = excluded.contract,
           safety_class = excluded.safety_class, side_effect_level = excluded.side_effect_level,
           approved_by = excluded.approved_by, approved_at_ms = excluded.approved_at_ms`
 
     const approve = (surface: string, spec: ToolSpec, approvedBy: string) =>
       Effect.gen(function*() {
         const baseline = row(surface, spec, approvedBy, yield* Clock.currentTimeMillis)
-        yield* upsert(baseline)
+        yield* upsert(baseline, spec)
         return baseline
       }).pipe(Effect.mapError(fail), Effect.withSpan("kern.kernel.baseline.approve"))
 
@@ -93,13 +97,27 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
           const now = yield* Clock.currentTimeMillis
           yield* sql`DELETE FROM contract_baselines WHERE surface = ${surface}`
           const rows = specs.map((spec) => row(surface, spec, approvedBy, now))
-          for (const baseline of rows) yield* upsert(baseline)
+          for (const [index, baseline] of rows.entries()) yield* upsert(baseline, specs[index]!)
           return rows
         })
       ).pipe(Effect.mapError(fail), Effect.withSpan("kern.kernel.baseline.snapshot"))
 
+    const contracts = (surface: string) =>
+      sql<{ toolId: string; contract: string | null }>`SELECT tool_id, contract FROM contract_baselines
+        WHERE surface = ${surface}`.pipe(
+        Effect.map((rows) => new Map(rows.map((row) => [row.toolId, row.contract]))),
+        Effect.mapError(fail)
+      )
+
+    const changes = (surface: string, spec: ToolSpec) =>
+      sql<{ contract: string | null }>`SELECT contract FROM contract_baselines
+        WHERE surface = ${surface} AND tool_id = ${spec.toolId}`.pipe(
+        Effect.map((rows) => contractChanges(rows[0]?.contract ?? null, spec)),
+        Effect.mapError(fail)
+      )
+
     const mismatches = (surface: string, specs: ReadonlyArray<ToolSpec>) =>
-      Effect.map(list(surface), (approved) => {
+      Effect.map(Effect.zip(list(surface), contracts(surface)), ([approved, approvedContracts]) => {
         const byId = new Map(approved.map((baseline) => [baseline.toolId, baseline]))
         const live = new Set(specs.map((spec) => spec.toolId))
         const found: Array<ContractMismatch> = []
@@ -114,7 +132,8 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
               kind: "changed",
               approvedFingerprint: baseline.fingerprint,
               currentFingerprint: current,
-              safetyClass: spec.safetyClass
+              safetyClass: spec.safetyClass,
+              changed: contractChanges(approvedContracts.get(spec.toolId) ?? null, spec)
             })
           }
         }
@@ -144,7 +163,7 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
         Effect.mapError(fail)
       )
 
-    return { configured: true, list, snapshot, approve, mismatches, check }
+    return { configured: true, list, snapshot, approve, mismatches, check, changes }
   })
 )
 
@@ -155,5 +174,6 @@ export const layerNone: Layer.Layer<ContractBaselineStore> = Layer.succeed(Contr
   snapshot: () => Effect.fail(new BaselineError({ message: "no baseline store is configured" })),
   approve: () => Effect.fail(new BaselineError({ message: "no baseline store is configured" })),
   mismatches: () => Effect.succeed([]),
-  check: () => Effect.succeed("none")
+  check: () => Effect.succeed("none"),
+  changes: () => Effect.succeed([])
 })

@@ -97,6 +97,8 @@ export class ToolRegistry extends Context.Tag("kern/kernel/ToolRegistry")<ToolRe
    * executor sees the change as a contract mismatch.
    */
   readonly replaceSpec: (spec: ToolSpecInput) => Effect.Effect<RegisteredTool, RegistrationError>
+  /** Removes a tool (one an MCP server no longer offers); whether it was registered. */
+  readonly unregister: (toolId: string) => Effect.Effect<boolean>
   readonly get: (toolId: string) => Effect.Effect<Option.Option<RegisteredTool>>
   /** The tool registered under `toolId` now, read synchronously (the executor's hot path). */
   readonly lookup: (toolId: string) => RegisteredTool | undefined
@@ -184,6 +186,7 @@ export const makeRegistry = Effect.sync(() => {
         yield* Effect.sync(() => tools.set(spec.toolId, updated))
         return updated
       }),
+    unregister: (toolId) => Effect.sync(() => tools.delete(toolId)),
     get: (toolId) => Effect.map(current, (map) => Option.fromNullable(map.get(toolId))),
     lookup: (toolId) => tools.get(toolId),
     listAll: Effect.map(current, (map) => sorted(map).map((tool) => tool.spec)),

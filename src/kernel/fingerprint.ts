@@ -1,3 +1,4 @@
+import { Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { ToolSpec } from "./contracts.js"
 import { argsJsonSchema, parametersFromArgs } from "./toolArgs.js"
@@ -68,3 +69,34 @@ export const contractFingerprint = (spec: ToolSpec): string => `sha256:${sha256(
 
 /** A digest of tool arguments for the audit log: the arguments themselves may hold secrets. */
 export const argsDigest = (args: unknown): string => `sha256:${sha256(canonicalJson(args)).slice(0, 32)}`
+
+/** How an operator reads each governed field when it changed. */
+const fieldLabels: Readonly<Record<string, string>> = {
+  argsSchema: "input schema",
+  argsJsonSchema: "input schema",
+  returnsSchema: "result schema",
+  safetyClass: "safety class",
+  sideEffectLevel: "side-effect level",
+  riskTags: "risk tags",
+  requiresPermission: "required permissions",
+  allowlistedAgents: "allowed agents",
+  requiredIdentityScopes: "required scopes"
+}
+
+const decodeContractText = Schema.decodeUnknownOption(Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown })))
+
+/** The canonical JSON of a spec's governed fields: what a baseline keeps to say later what changed. */
+export const contractText = (spec: ToolSpec): string => canonicalJson(contractFields(spec))
+
+/**
+ * What differs between an approved contract (its `contractText`) and a spec, as an operator reads it:
+ * `["description", "input schema"]`. Empty when the approved text is unknown or unreadable.
+ */
+export const contractChanges = (approved: string | null, spec: ToolSpec): ReadonlyArray<string> => {
+  const before = approved === null ? Option.none() : decodeContractText(approved)
+  if (Option.isNone(before)) return []
+  const now: Record<string, unknown> = contractFields(spec)
+  const keys = [...new Set([...Object.keys(before.value), ...Object.keys(now)])].sort()
+  const changed = keys.filter((key) => canonicalJson(before.value[key]) !== canonicalJson(now[key]))
+  return [...new Set(changed.map((key) => fieldLabels[key] ?? key))]
+}

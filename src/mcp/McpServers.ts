@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Context, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Queue, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { isStdio, type McpServerConfig } from "../config/mcpServers.js"
@@ -9,9 +9,11 @@ import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { type Connection, connect, newStderrBuffer } from "./connection.js"
 import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
-import { registerServerTools } from "./registerTools.js"
+import { syncServerTools } from "./registerTools.js"
+import { syncResourceTool } from "./resourceTool.js"
 import { requestFailure, resultText, toolErrorFailure } from "./results.js"
 import { registerToolSearch } from "./toolSearch.js"
+import type { SdkClient } from "./sdk.js"
 import { allowedTools, type McpTool } from "./toolSpecs.js"
 
 /** What a call of an MCP tool returns to the kernel: the result as text. */
@@ -26,6 +28,8 @@ export interface McpServersShape {
   readonly ensure: (server: string) => Effect.Effect<void, McpFailure>
   /** Waits until every server started with the agent has connected or failed once. */
   readonly ready: Effect.Effect<void>
+  /** A connected server's SDK client (started first if it starts at first use): for resources and prompts. */
+  readonly client: (server: string) => Effect.Effect<SdkClient, McpFailure>
   /** A connected server's tools as it listed them. */
   readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpTool>, McpFailure>
   /** Calls a tool: its result as text, or a ToolFailure with the kernel's code. */
@@ -48,6 +52,8 @@ interface ServerSlot {
   readonly firstAttempt: Deferred.Deferred<void>
   /** Whether the supervisor has been forked. */
   readonly started: Ref.Ref<boolean>
+  /** The tools it offered last (listed at connection, again on each list_changed). */
+  readonly tools: Ref.Ref<ReadonlyArray<McpTool>>
 }
 
 /** Between restarts: 0.5 s doubling to 30 s; a server that stayed connected starts over at 0.5 s. */
@@ -80,7 +86,8 @@ export const make = Effect.gen(function*() {
       }),
       connection: yield* Ref.make(Option.none<Connection>()),
       firstAttempt: yield* Deferred.make<void>(),
-      started: yield* Ref.make(false)
+      started: yield* Ref.make(false),
+      tools: yield* Ref.make<ReadonlyArray<McpTool>>([])
     })
   }
 
@@ -89,6 +96,49 @@ export const make = Effect.gen(function*() {
     const tail = lines.slice(-tailLines).join("\n")
     return tail === "" ? {} : { stderrTail: tail }
   }
+
+  /** The registry and the slot hold the tools the server offers now. */
+  const syncTools = (slot: ServerSlot, tools: ReadonlyArray<McpTool>) =>
+    Effect.gen(function*() {
+      yield* syncServerTools(registry, slot.name, slot.config, tools, (tool, args, options) =>
+        call(slot.name, tool, args, options))
+      yield* Ref.set(slot.tools, tools)
+      yield* Ref.update(slot.state, (state) => ({
+        name: slot.name,
+        transport: state.transport,
+        state: "connected" as const,
+        tools: allowedTools(slot.config, tools).length,
+        connections: state.connections
+      }))
+    })
+
+  /** Lists the tools anew each time the server says they changed, for as long as the connection lasts. */
+  const followToolList = (slot: ServerSlot, connection: Connection) =>
+    Effect.forever(Effect.gen(function*() {
+      yield* Queue.take(connection.toolsChanged)
+      yield* connection.listTools.pipe(
+        Effect.flatMap((tools) => syncTools(slot, tools)),
+        Effect.catchAll((failure) => Effect.logWarning(`kern: ${failure.message}; keeping its earlier tools`)),
+        Effect.withSpan("kern.mcp.toolsChanged", { attributes: { server: slot.name } })
+      )
+    }))
+
+  /** The connected servers that offer resources. */
+  const offeringResources = Effect.map(
+    Effect.forEach([...slots.values()], (slot) =>
+      Effect.map(Ref.get(slot.connection), (connection) =>
+        Option.isSome(connection) && connection.value.client.getServerCapabilities()?.resources !== undefined
+          ? [slot.name]
+          : [])),
+    (names) => names.flat()
+  )
+  const resourceLock = yield* Effect.makeSemaphore(1)
+  const syncResources: Effect.Effect<void> = resourceLock.withPermits(1)(
+    syncResourceTool(registry, {
+      servers: offeringResources,
+      client: (server): Effect.Effect<SdkClient, McpFailure> => Effect.map(connectionOf(server), (c) => c.client)
+    })
+  )
 
   /** One connection, from connecting to its end; the reason it ended. */
   const connectOnce = (slot: ServerSlot) =>
@@ -107,19 +157,15 @@ export const make = Effect.gen(function*() {
         return { connected: false, reason: redact(connected.left.detail), ...stderrTail(stderr.text()) }
       }
       const connection = connected.right
-      yield* registerServerTools(registry, slot.name, slot.config, connection.tools, (tool, args, options) =>
-        call(slot.name, tool, args, options))
+      yield* syncTools(slot, connection.tools)
       yield* Ref.set(slot.connection, Option.some(connection))
-      yield* Ref.update(slot.state, (state) => ({
-        name: slot.name,
-        transport: connection.transport,
-        state: "connected" as const,
-        tools: allowedTools(slot.config, connection.tools).length,
-        connections: state.connections + 1
-      }))
+      yield* Ref.update(slot.state, (state) => ({ ...state, transport: connection.transport, connections: state.connections + 1 }))
+      yield* Effect.forkScoped(followToolList(slot, connection))
+      yield* syncResources
       yield* Deferred.succeed(slot.firstAttempt, undefined)
       const reason = yield* Deferred.await(connection.closed)
       yield* Ref.set(slot.connection, Option.none())
+      yield* syncResources
       return { connected: true, reason, ...stderrTail(stderr.text()) }
     }))
 
@@ -169,7 +215,7 @@ export const make = Effect.gen(function*() {
       return slot
     })
 
-  const connectionOf = (server: string) =>
+  const connectionOf = (server: string): Effect.Effect<Connection, McpFailure> =>
     Effect.gen(function*() {
       const slot = yield* ensure(server)
       const connection = yield* Ref.get(slot.connection)
@@ -226,7 +272,8 @@ export const make = Effect.gen(function*() {
       [...slots.values()].filter((slot) => slot.config.enabled && slot.config.start === "agent"),
       (slot) => Deferred.await(slot.firstAttempt)
     )),
-    tools: (server) => Effect.map(connectionOf(server), (connection) => connection.tools),
+    client: (server) => Effect.map(connectionOf(server), (connection) => connection.client),
+    tools: (server) => Effect.zipRight(connectionOf(server), Effect.flatMap(slotOf(server), (slot) => Ref.get(slot.tools))),
     call
   })
 })

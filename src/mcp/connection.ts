@@ -1,4 +1,4 @@
-import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, type Scope } from "effect"
 import { isStdio, type McpServerConfig, resolveReferences } from "../config/mcpServers.js"
 import { type Json } from "../kernel/toolArgs.js"
 import { streamBuffer, type StreamBuffer } from "../tools/processGroup.js"
@@ -8,12 +8,17 @@ import type { McpServerState } from "./McpServerState.js"
 import { loadSdk, type Sdk, type SdkClient } from "./sdk.js"
 import type { McpTool } from "./toolSpecs.js"
 
-/** One live connection to a server: its client, its tools, and a Deferred completed with the reason it closed. */
+/**
+ * One live connection to a server: its client, its tools as first listed, a Deferred completed with the reason it
+ * closed, and a signal for each notifications/tools/list_changed the server sends (`listTools` lists them anew).
+ */
 export interface Connection {
   readonly client: SdkClient
   readonly tools: ReadonlyArray<McpTool>
   readonly transport: McpServerState["transport"]
   readonly closed: Deferred.Deferred<string>
+  readonly toolsChanged: Queue.Dequeue<void>
+  readonly listTools: Effect.Effect<ReadonlyArray<McpTool>, McpFailure>
 }
 
 export interface ConnectOptions {
@@ -48,12 +53,18 @@ const resolveRecord = (name: string, field: string, values: Readonly<Record<stri
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-/** A client that refuses what a server asks of it, and completes `closed` when the connection ends. */
-const makeClient = (sdk: Sdk, closed: Deferred.Deferred<string>) => {
+/**
+ * A client that refuses what a server asks of it, completes `closed` when the connection ends, and signals
+ * `toolsChanged` when the server says its tool list changed.
+ */
+const makeClient = (sdk: Sdk, closed: Deferred.Deferred<string>, toolsChanged: Queue.Queue<void>) => {
   const client = new sdk.Client(clientInfo, { capabilities: {} })
   client.fallbackRequestHandler = (request) =>
     Promise.reject(new sdk.McpError(sdk.ErrorCode.MethodNotFound, `${refusal} (asked for "${request.method}")`))
   client.onclose = () => Deferred.unsafeDone(closed, Exit.succeed("the connection closed"))
+  client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
+    toolsChanged.unsafeOffer(undefined)
+  })
   return client
 }
 
@@ -98,6 +109,7 @@ const stdio = (sdk: Sdk, options: ConnectOptions, config: Extract<McpServerConfi
     const env = yield* resolveRecord(options.name, "env", config.env, options.env)
     const tag = yield* makeCallTag(options.root)
     const closed = yield* Deferred.make<string>()
+    const toolsChanged = yield* Queue.sliding<void>(1)
     const transport = new sdk.StdioClientTransport({
       command: config.command,
       args: [...config.args],
@@ -106,12 +118,12 @@ const stdio = (sdk: Sdk, options: ConnectOptions, config: Extract<McpServerConfi
       stderr: "pipe"
     })
     transport.stderr?.on("data", (chunk: Buffer) => options.stderr.push(chunk))
-    const client = makeClient(sdk, closed)
+    const client = makeClient(sdk, closed, toolsChanged)
     // Whatever happens next, the server's processes are gone when the scope closes: the agent stopping, the server
     // being restarted, or a connection that failed half-way.
     yield* Effect.addFinalizer(() => Effect.zipRight(closeClient(client, options.name), reapTag(tag)))
     yield* connectWith(client, transport, options)
-    return { client, closed, transport: "stdio" as const }
+    return { client, closed, toolsChanged, transport: "stdio" as const }
   })
 
 const http = (sdk: Sdk, options: ConnectOptions, config: Extract<McpServerConfig, { url: string }>) =>
@@ -121,13 +133,14 @@ const http = (sdk: Sdk, options: ConnectOptions, config: Extract<McpServerConfig
     const attempt = (kind: "http" | "sse") =>
       Effect.gen(function*() {
         const closed = yield* Deferred.make<string>()
-        const client = makeClient(sdk, closed)
+        const toolsChanged = yield* Queue.sliding<void>(1)
+        const client = makeClient(sdk, closed, toolsChanged)
         const transport = kind === "http"
           ? new sdk.StreamableHTTPClientTransport(url, { requestInit: { headers } })
           : new sdk.SSEClientTransport(url, { requestInit: { headers } })
         yield* Effect.addFinalizer(() => closeClient(client, options.name))
         yield* connectWith(client, transport, options)
-        return { client, closed, transport: kind }
+        return { client, closed, toolsChanged, transport: kind }
       })
     // A server that speaks only the older HTTP+SSE transport refuses the Streamable HTTP handshake.
     return yield* attempt("http").pipe(
@@ -151,8 +164,9 @@ export const connect = (options: ConnectOptions): Effect.Effect<Connection, McpF
     const sdk = yield* loadSdk
     const { config } = options
     const opened = isStdio(config) ? yield* stdio(sdk, options, config) : yield* http(sdk, options, config)
-    const tools = yield* listAllTools(opened.client, options.name)
-    return { ...opened, tools }
+    const listTools = listAllTools(opened.client, options.name)
+    const tools = yield* listTools
+    return { ...opened, tools, listTools }
   }).pipe(Effect.withSpan("kern.mcp.connect", { attributes: { server: options.name } }))
 
 export const newStderrBuffer = (): StreamBuffer => streamBuffer(8192)

@@ -3,7 +3,7 @@ import type { McpServerConfig } from "../config/mcpServers.js"
 import { contractFingerprint } from "../kernel/fingerprint.js"
 import { makeSpec, type ToolRegistry } from "../kernel/ToolRegistry.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
-import { allowedTools, maxSpecTimeoutMs, type McpTool, mcpToolSpec } from "./toolSpecs.js"
+import { allowedTools, maxSpecTimeoutMs, type McpTool, mcpToolId, mcpToolSpec, serverTag } from "./toolSpecs.js"
 
 export type McpCall = (
   tool: string,
@@ -41,3 +41,26 @@ export const registerServerTools = (
       Effect.catchAll((error) => Effect.logWarning(`kern: MCP tool "${tool.name}" of server "${server}" is not offered: ${error.message}`))
     )
   }, { discard: true })
+
+/**
+ * Makes the registry hold exactly the tools `server` offers now (a connection, a restart, a list_changed
+ * notification): the ones it offers registered or updated as registerServerTools does, the ones it dropped (or the
+ * allow list now leaves out) unregistered. Their ids, as [registered, unregistered].
+ */
+export const syncServerTools = (
+  registry: ToolRegistry["Type"],
+  server: string,
+  config: McpServerConfig,
+  tools: ReadonlyArray<McpTool>,
+  call: McpCall
+) =>
+  Effect.gen(function*() {
+    const offered = new Set(allowedTools(config, tools).map((tool) => mcpToolId(server, tool.name)))
+    const stale = (yield* registry.listTools)
+      .filter((tool) => tool.spec.riskTags.includes(serverTag(server)) && !offered.has(tool.spec.toolId))
+      .map((tool) => tool.spec.toolId)
+    yield* Effect.forEach(stale, registry.unregister, { discard: true })
+    yield* registerServerTools(registry, server, config, tools, call)
+    if (stale.length > 0) yield* Effect.logInfo(`kern: MCP server "${server}" no longer offers ${stale.join(", ")}`)
+    return [[...offered], stale] as const
+  })

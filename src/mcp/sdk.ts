@@ -20,7 +20,8 @@ export const loadSdk = Effect.tryPromise({
       StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
       SSEClientTransport: sse.SSEClientTransport,
       McpError: types.McpError,
-      ErrorCode: types.ErrorCode
+      ErrorCode: types.ErrorCode,
+      ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema
     }
   },
   catch: (error) =>

@@ -2,6 +2,7 @@ import * as NodeCrypto from "node:crypto"
 import type { McpServerConfig } from "../config/mcpServers.js"
 import type { SafetyClass, ToolSpecInput } from "../kernel/contracts.js"
 import { modelToolName } from "../kernel/aiTools.js"
+import { thirdPartyContractTag } from "../kernel/contractCheck.js"
 import { scopeTag } from "../kernel/toolScope.js"
 import { argsFromJsonSchema, isJsonObject, type Json } from "../kernel/toolArgs.js"
 
@@ -56,6 +57,9 @@ export const safetyClassOf = (tool: McpTool, override?: SafetyClass): SafetyClas
 const scopeOf = (safetyClass: SafetyClass) =>
   safetyClass === "READ_ONLY" ? "read" as const : safetyClass === "LOCAL_WRITE" ? "write" as const : "full" as const
 
+/** The risk tag every tool of `server` carries: how its registrations are found again. */
+export const serverTag = (server: string) => `mcp:${server}`
+
 /** The kernel's cap on one call's timeout; longer ones go through `timeoutFor`. */
 export const maxSpecTimeoutMs = 60_000
 
@@ -78,7 +82,7 @@ export const mcpToolSpec = (server: string, config: McpServerConfig, tool: McpTo
     sideEffectLevel: safetyClass === "READ_ONLY" ? "none" : safetyClass === "LOCAL_WRITE" ? "local_write" : "external_write",
     argsSchema: argsFromJsonSchema(inputSchema).map((arg) => ({ ...arg })),
     argsJsonSchema: inputSchema,
-    riskTags: [scopeTag(scopeOf(safetyClass)), `mcp:${server}`]
+    riskTags: [scopeTag(scopeOf(safetyClass)), serverTag(server), thirdPartyContractTag]
   }
 }
 

@@ -1,16 +1,10 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import { makeRunContext } from "../../src/kernel/RunContext.js"
-import type { RunToolScope } from "../../src/kernel/toolScope.js"
-import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
 import { McpServers } from "../../src/mcp/McpServers.js"
-import { everythingBin, everythingOverHttp, filesystemBin, taggedProcesses } from "../support/mcpServers.js"
+import { everythingBin, everythingOverHttp, execTool, filesystemBin, mcpAgentLayer, taggedProcesses } from "../support/mcpServers.js"
 import { recordingTracer } from "../support/recordingTracer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 import { eventually } from "../support/waitFor.js"
@@ -26,25 +20,10 @@ const agentWith = (mcpServers: Record<string, unknown>, files: Readonly<Record<s
     ".kern/.env": `MCP_TOKEN=${secret}\n`,
     ...files
   })
-  const layer = kernelAgentLayer(dir).pipe(
-    Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
-    Layer.provide(NodeContext.layer)
-  )
-  return { dir, layer }
+  return { dir, layer: mcpAgentLayer(dir) }
 }
 
-const exec = (toolId: string, args: unknown, toolScope?: RunToolScope) =>
-  Effect.gen(function*() {
-    const executor = yield* ToolExecutor
-    const ctx = yield* makeRunContext({
-      agentName: "agent",
-      sessionId: "test",
-      userSid: "operator",
-      intent: "test",
-      ...(toolScope === undefined ? {} : { toolScope })
-    })
-    return yield* executor.executeIn(ctx, toolId, args)
-  })
+const exec = execTool
 
 const text = (data: unknown) => (typeof data === "string" ? data : JSON.stringify(data))
 

@@ -1,8 +1,14 @@
-import { Effect } from "effect"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Layer } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
+import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { makeRunContext } from "../../src/kernel/RunContext.js"
+import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import type { RunToolScope } from "../../src/kernel/toolScope.js"
 import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
 import { eventually } from "./waitFor.js"
 
@@ -61,3 +67,57 @@ export const taggedProcesses = (root: string): ReadonlyArray<number> => {
   }
   return found
 }
+
+/** A tool of the changing test server (mcpChangingServer.mjs): its description and annotations come from a file. */
+export interface ChangingTool {
+  readonly name: string
+  readonly description: string
+  readonly readOnly?: boolean
+  /** A second, optional argument by this name: a change of the tool's input schema. */
+  readonly extraArg?: string
+}
+
+/**
+ * The changing test server: its tools are written to `file` (changed by calling `write` again, which the running
+ * server picks up and announces with notifications/tools/list_changed); the config entry that runs it.
+ */
+export const changingServer = (
+  file: string,
+  tools: ReadonlyArray<ChangingTool>,
+  options: { readonly spawnChild?: boolean; readonly startsFile?: string } = {}
+) => {
+  const write = (next: ReadonlyArray<ChangingTool>) => NodeFs.writeFileSync(file, JSON.stringify({ tools: next }))
+  write(tools)
+  return {
+    write,
+    config: {
+      command: process.execPath,
+      args: [NodePath.resolve("test/support/mcpChangingServer.mjs")],
+      env: {
+        MCP_TOOLS_FILE: file,
+        ...(options.spawnChild === true ? { MCP_SPAWN_CHILD: "1" } : {}),
+        ...(options.startsFile === undefined ? {} : { MCP_STARTS_FILE: options.startsFile })
+      }
+    }
+  }
+}
+
+/** Runs a kernel tool as the operator (or a paired user of `toolScope`), as a model's call would be run. */
+export const execTool = (toolId: string, args: unknown, toolScope?: RunToolScope) =>
+  Effect.gen(function*() {
+    const ctx = yield* makeRunContext({
+      agentName: "agent",
+      sessionId: "test",
+      userSid: "operator",
+      intent: "test",
+      ...(toolScope === undefined ? {} : { toolScope })
+    })
+    return yield* (yield* ToolExecutor).executeIn(ctx, toolId, args)
+  })
+
+/** The kernel of the agent folder `dir` with its MCP servers connected, as kernel commands build it. */
+export const mcpAgentLayer = (dir: string) =>
+  kernelAgentLayer(dir).pipe(
+    Layer.provide(Layer.succeed(ProcessEnv, { PATH: process.env["PATH"] ?? "/usr/bin:/bin" })),
+    Layer.provide(NodeContext.layer)
+  )

@@ -1,5 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
+import { McpToolRow } from "../../mcp/McpToolRow.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import * as Api from "./api.js"
 import { Errors } from "./ApiError.js"
@@ -73,6 +74,14 @@ export class ConversationGroup extends HttpApiGroup.make("conversation")
 export class StatusGroup extends HttpApiGroup.make("status")
   .add(HttpApiEndpoint.get("status", "/status").addSuccess(Api.StatusResponse).addError(Errors.ServerError))
   .add(HttpApiEndpoint.get("usage", "/usage").addSuccess(Api.UsageResponse).addError(Errors.ServerError))
+  .add(
+    // What `kern mcp tools` shows, from the agent's own connections: one server's tools (a `first-use` server is
+    // started by the ask), or every connected server's without `server`.
+    HttpApiEndpoint.get("mcpTools", "/mcp/tools")
+      .setUrlParams(Schema.Struct({ server: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Array(McpToolRow))
+      .addError(Errors.NotFound)
+  )
   .middleware(BodyLimit)
   .middleware(Authorization)
 {}

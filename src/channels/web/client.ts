@@ -84,6 +84,7 @@ export const make = (settings: ClientSettings) =>
 
     const health = call("health", api.open.health(), Duration.seconds(2))
     const status = call("status", api.status.status())
+    const mcpTools = (server: string) => call("mcpTools", api.status.mcpTools({ urlParams: { server } }), Duration.seconds(60))
     const ticket = call("ticket", api.auth.ticket())
     const newSession = call("newSession", api.sessions.create())
     /** Stops every running turn, as the operator: the ids of those it stopped. */
@@ -130,7 +131,7 @@ export const make = (settings: ClientSettings) =>
         return Stream.fromQueue(queue).pipe(Stream.flattenTake)
       })
 
-    return { baseUrl: settings.baseUrl, health, status, ticket, newSession, stopTurns, send, events, approvals, decide, answer } as const
+    return { baseUrl: settings.baseUrl, health, status, mcpTools, ticket, newSession, stopTurns, send, events, approvals, decide, answer } as const
   })
 
 export type AgentClient = Effect.Effect.Success<ReturnType<typeof make>>

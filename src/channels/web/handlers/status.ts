@@ -8,10 +8,12 @@ import { Approvals } from "../../../runtime/Approvals.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { HeartbeatLog, heartbeatStatus } from "../../../runtime/HeartbeatLog.js"
 import { McpServers } from "../../../mcp/McpServers.js"
+import { mcpToolRows } from "../../../mcp/McpToolRow.js"
+import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
 import { isoAt } from "../../../session/envelope.js"
 import { usageTotals } from "../../../session/usageTotals.js"
 import { Channels } from "../../../tools/Channels.js"
-import { serverError } from "../ApiError.js"
+import { notFound, serverError } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
 import { databaseBytes } from "../inspect.js"
 import { KernApi } from "../KernApi.js"
@@ -70,5 +72,19 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
       }
     })
 
+    const registry = yield* ToolRegistry
+    const mcpTools = (server: string) =>
+      Effect.zipRight(mcpServers.ensure(server), mcpServers.tools(server)).pipe(
+        Effect.map((listed) => mcpToolRows(server, config.mcpServers[server], listed, registry)),
+        Effect.mapError((failure) => notFound(failure.message))
+      )
+    const connectedTools = Effect.flatMap(mcpServers.states, (states) =>
+      Effect.map(
+        Effect.forEach(states.filter((state) => state.state === "connected"), (state) =>
+          // A server that closed since its state was read is left out, and said in the log.
+          mcpTools(state.name).pipe(Effect.catchAll((failure) => Effect.as(Effect.logWarning(`kern: ${failure.error}`), [])))),
+        (rows) => rows.flat()
+      ))
     return handlers.handle("status", () => status).handle("usage", () => usage)
+      .handle("mcpTools", ({ urlParams }) => (urlParams.server === undefined ? connectedTools : mcpTools(urlParams.server)))
   }))
