@@ -33,6 +33,11 @@ export type MemoryItem =
 export interface PromptTool {
   readonly name: string
   readonly description: string
+  /**
+   * Its `<tools>` line, when made beforehand (promptToolsOf): the turn's toolkit keeps its prompt tools, so the
+   * description is cut to its first sentence once per toolkit, not at every step.
+   */
+  readonly line?: string | undefined
 }
 
 export interface SystemPromptOptions {
@@ -160,16 +165,21 @@ export const firstSentence = (description: string): string => {
   return sentence.length <= toolLineMax ? sentence : `${sentence.slice(0, toolLineMax - 1).trimEnd()}…`
 }
 
+const toolLine = (tool: PromptTool) => `${tool.name}: ${firstSentence(tool.description)}`
+
 const toolsSection = (tools: ReadonlyArray<PromptTool>): SystemSection => {
   const body = tools.length === 0
     ? "No tools are offered in this turn: answer from what you know and what is in this prompt."
-    : tools.map((tool) => `${tool.name}: ${firstSentence(tool.description)}`).join("\n")
+    : tools.map((tool) => tool.line ?? toolLine(tool)).join("\n")
   return { kind: "tools", source: "tools", text: element("tools", "tools", body) }
 }
 
 /** The registered tools as the model is offered them: by the function name it calls (`kern_pair`, not "Kern pair"). */
 export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>): ReadonlyArray<PromptTool> =>
-  tools.map((tool) => ({ name: modelToolName(tool.spec.toolId), description: tool.spec.description }))
+  tools.map((tool) => {
+    const listed = { name: modelToolName(tool.spec.toolId), description: tool.spec.description }
+    return { ...listed, line: toolLine(listed) }
+  })
 
 /** The system prompt's first section: who the agent is and where. */
 export const preamble = (name: string, dir: string): string =>
