@@ -94,12 +94,16 @@ const compose = (state: SessionState, cut: number, budget: number, count: TokenC
   return { key, chosen: composed.chosen, uncovered: composed.uncovered, block, tokens: block === "" ? 0 : count(block) }
 }
 
-/** The absolute indices of the held user messages: where a cut at user messages may go. */
-const userMessages = (window: HeldWindow): ReadonlyArray<number> => {
+/**
+ * The absolute indices of the held user messages after `cut`: where a cut at user messages may go (chooseCut looks at
+ * none at or before the current cut). Not the whole held window: a session whose summaries are behind is held from
+ * its start, 75,000 messages for every step.
+ */
+const userMessagesAfter = (window: HeldWindow, cut: number): ReadonlyArray<number> => {
   const users: Array<number> = []
-  window.isUser.forEach((isUser, i) => {
-    if (isUser) users.push(window.base + i)
-  })
+  for (let i = Math.max(0, cut + 1 - window.base); i < window.isUser.length; i++) {
+    if (window.isUser[i] === true) users.push(window.base + i)
+  }
   return users
 }
 
@@ -138,7 +142,7 @@ export const planContext = (input: PlanInput): ContextPlan => {
   }
   if (config.summaryBudget <= 0) {
     // Without summaries the window is cut at any user message: the session file and recall keep the rest.
-    return made(chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: userMessages(window), coveredEnd: end }), undefined)
+    return made(chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: userMessagesAfter(window, current), coveredEnd: end }), undefined)
   }
   const cut = chooseCut({ ...window, cut: current, rawBudget: budget.raw, segmentEnds: state.l0Ends, coveredEnd: state.coveredEnd })
   const planned = made(cut, cut > 0 ? compose(state, cut, budget.summary, count) : undefined)
@@ -150,7 +154,7 @@ export const planContext = (input: PlanInput): ContextPlan => {
     ...window,
     cut: current,
     rawBudget: budget.conversation - summaries,
-    segmentEnds: userMessages(window),
+    segmentEnds: userMessagesAfter(window, current),
     coveredEnd: end
   })
   return made(fallbackCut, fallbackCut > 0 ? compose(state, fallbackCut, summaries, count) : undefined)

@@ -36,6 +36,11 @@ export interface PromptTool {
   readonly description: string
   /** Offered by name only: its definition is sent once tool_search loads it (mcpToolBudget). */
   readonly lazy?: boolean | undefined
+  /**
+   * Its `<tools>` line, when made beforehand (promptToolsOf): the turn's toolkit keeps its prompt tools, so the
+   * description is cut to its first sentence once per toolkit, not at every step.
+   */
+  readonly line?: string | undefined
 }
 
 /** A skill as the `<skills>` section lists it (src/skills): its name and description only. */
@@ -178,7 +183,9 @@ export const firstSentence = (description: string): string => {
 export const lazyToolsHeading =
   "Load with tool_search (their definitions are not sent until you load them; one loaded stays for the rest of the turn):"
 
-const toolLines = (tools: ReadonlyArray<PromptTool>) => tools.map((tool) => `${tool.name}: ${firstSentence(tool.description)}`)
+const toolLine = (tool: PromptTool) => `${tool.name}: ${firstSentence(tool.description)}`
+
+const toolLines = (tools: ReadonlyArray<PromptTool>) => tools.map((tool) => tool.line ?? toolLine(tool))
 
 const toolsSection = (tools: ReadonlyArray<PromptTool>): SystemSection => {
   const lazy = tools.filter((tool) => tool.lazy === true)
@@ -207,11 +214,10 @@ const skillsSection = (skills: ReadonlyArray<PromptSkill>): SystemSection => {
  * with `lazyMcp`, the MCP tools marked as offered by name only.
  */
 export const promptToolsOf = (tools: ReadonlyArray<RegisteredTool>, lazyMcp = false): ReadonlyArray<PromptTool> =>
-  tools.map((tool) => ({
-    name: modelToolName(tool.spec.toolId),
-    description: tool.spec.description,
-    ...(lazyMcp && isMcpToolId(tool.spec.toolId) ? { lazy: true } : {})
-  }))
+  tools.map((tool) => {
+    const listed = { name: modelToolName(tool.spec.toolId), description: tool.spec.description }
+    return { ...listed, line: toolLine(listed), ...(lazyMcp && isMcpToolId(tool.spec.toolId) ? { lazy: true } : {}) }
+  })
 
 /** The system prompt's first section: who the agent is and where. */
 export const preamble = (name: string, dir: string): string =>

@@ -108,9 +108,22 @@ const codeOf = (error: unknown): string | undefined =>
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-const within = (dir: string, candidate: string): boolean => {
-  const rel = NodePath.relative(dir, candidate)
-  return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel))
+/**
+ * `candidate` relative to `dir` when it is `dir` or below it ("" for `dir` itself), else undefined; both are
+ * absolute and normalized (resolved, real, or the kernel's own account of a descriptor). The same as
+ * NodePath.relative's answer, without its cost: a scan checks every file's path against every root several times.
+ */
+const relativeWithin = (dir: string, candidate: string): string | undefined => {
+  if (NodePath.sep !== "/" || !candidate.startsWith("/") || !dir.startsWith("/")) {
+    const rel = NodePath.relative(dir, candidate)
+    return rel === "" || (!rel.startsWith("..") && !NodePath.isAbsolute(rel)) ? rel : undefined
+  }
+  if (candidate === dir) return ""
+  const prefix = dir.endsWith("/") ? dir.length : dir.length + 1
+  if (!candidate.startsWith(dir) || (prefix > dir.length && candidate[dir.length] !== "/")) return undefined
+  const rel = candidate.slice(prefix)
+  // As NodePath.relative's answer is read: one starting with ".." is taken for a way out.
+  return rel.startsWith("..") ? undefined : rel
 }
 
 const realOrSelf = (dir: string): string => {
@@ -159,15 +172,20 @@ const openerFor = (options: AgentFileOptions) => {
   const maxBytes = options.maxBytes ?? agentFileMaxBytes
   return (path: string, read: boolean): Either.Either<AgentFileBytes, AgentFileError> => {
     const absolute = NodePath.resolve(first, path)
-    const shown = options.display ?? (within(first, absolute) ? NodePath.relative(first, absolute) || "." : absolute)
+    const fromFirst = options.display === undefined ? relativeWithin(first, absolute) : undefined
+    const shown = options.display ?? (fromFirst === undefined ? absolute : fromFirst || ".")
     const fail = (reason: AgentFileProblem, detail: string) => Either.left(new AgentFileError({ path: shown, reason, detail }))
 
     /** Why a path (as named, or real) may not be read; undefined when it may. */
     const placeProblem = (candidate: string, real: boolean): Either.Either<never, AgentFileError> | undefined => {
-      const holder = (real ? realRoots : allRoots).find((root) => within(root, candidate))
-      const names = (holder === undefined ? candidate : NodePath.relative(holder, candidate)).split(/[\\/]+/)
-      if (names.some((name) => name.toLowerCase() === kernDirName)) return fail("kern", candidate)
-      if (real && holder === undefined && options.outside !== "allow") return fail("outside", candidate)
+      let rel: string | undefined
+      for (const root of real ? realRoots : allRoots) {
+        rel = relativeWithin(root, candidate)
+        if (rel !== undefined) break
+      }
+      const names = (rel ?? candidate).toLowerCase()
+      if (names.includes(kernDirName) && names.split(/[\\/]+/).some((name) => name === kernDirName)) return fail("kern", candidate)
+      if (real && rel === undefined && options.outside !== "allow") return fail("outside", candidate)
       return undefined
     }
 

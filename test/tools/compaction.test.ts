@@ -122,3 +122,52 @@ describe("compactText", () => {
     assert.strictEqual(out[40], "[... 221 lines omitted ...]")
   })
 })
+
+describe("compaction keeps exactly the important lines (the whole-output scan agrees with isImportantLine)", () => {
+  // Lines where a scan of the whole output could disagree with a test of each line: `^` after a \r or U+2028 (a line
+  // start only for a multiline regex), a match that would run into the next line, blank lines, CRLF endings.
+  const corpus = [
+    "x\rok fine", "x\u2028Tests: 3", "x\u2029PASS now", "abc\rFAIL", "no\rnot ok", "5", "passed", "  ", "",
+    "Tests: 1 failed", "   Suites: 2", "ok 1 - fine", "okay then", "error\r", "warning\r", "line\r", "E1234 code",
+    "src/a.ts:3:", ":3:4", " a.ts:3:4", "3 \n".trim(), "12\tpassed", "✓ done", "a\u2028b.ts:3:", "the terror",
+    "STDOUT: not a header", "fail", "Failures: none",
+    // Each pattern's forms, at a line's start, inside it and inside a word (which does not count).
+    "npm ERR! code 1", "Traceback (most recent call last):", "thread panicked at x", "Segmentation fault (core dumped)",
+    "error[E0502]: cannot borrow", "E0502", "fatal: not a git repository", "an exception occurred", "panic: oops",
+    "broken pipe", "aborted", "job abort", "✗ one", "✘ two", "3 passing", "2 pending", "4 specs", "1 skipped",
+    "Test Files  3 passed", "PASS src/x.test.ts", "pass", "xpass", "not ok 3", "FAIL x", "stderr noise line 4",
+    "terrors", "prefailure", "awarning", "testing 1 2", "contest", "Suite: a", "pursuite", "12 tests", "12tests",
+    "ok", " ok 1", "look ok", "a:1", "a:b:1:", "x:1:2", " x:1:2", ":1:2:", "line 9 passed", "E12 short", "e999 lower"
+  ]
+  const options = { ...defaultCompactionOptions, contextLines: 0, matchBudgetBytes: 1_000_000 }
+  const expected = (middle: ReadonlyArray<string>) => {
+    const out: Array<string> = []
+    let gap = 0
+    for (const line of middle) {
+      if (isImportantLine(line)) {
+        if (gap > 0) out.push(`[... ${gap} line${gap === 1 ? "" : "s"} omitted ...]`)
+        gap = 0
+        out.push(line)
+      } else gap++
+    }
+    if (gap > 0) out.push(`[... ${gap} line${gap === 1 ? "" : "s"} omitted ...]`)
+    return out
+  }
+  it("in one block", () => {
+    const head = filler(1, 40)
+    const tail = filler(1000, 40)
+    const middle = [...filler(100, 3), ...corpus, ...filler(200, 2), ...corpus.map((line) => `${line}\r`)]
+    const out = compactText([...head, ...middle, ...tail].join("\n"), false, options).split("\n")
+    assert.deepStrictEqual(out, [...head, ...expected(middle), ...tail].join("\n").split("\n"))
+  })
+  it("in sections", () => {
+    const stdout = [...filler(1, 40), ...corpus, ...filler(300, 40)]
+    const stderr = [...filler(500, 40), ...corpus.slice().reverse(), ...filler(600, 40)]
+    const out = compactText(["exit code: 1", "STDOUT:", ...stdout, "STDERR:", ...stderr].join("\n"), true, options)
+    const want = [
+      "exit code: 1", "STDOUT:", ...stdout.slice(0, 40), ...expected(corpus), ...stdout.slice(-40),
+      "STDERR:", ...stderr.slice(0, 40), ...expected(corpus.slice().reverse()), ...stderr.slice(-40)
+    ]
+    assert.strictEqual(out, want.join("\n"))
+  })
+})
