@@ -71,10 +71,18 @@ if (!taken && argv[0] === "sessions" && argv[1] === "list") {
 }
 // `kern chat -m …` through a running agent has one too (src/quick/chat.ts); it starts the full CLI when no agent serves
 // the folder (the turn then runs in this process) or when the command line is not one it parses for sure.
-const full = () => import("../dist/main.js").catch(missingBuild)
+// The full CLI (a turn in this process, or any other command) gets V8's default growth of the young generation back.
+const full = () => {
+  require("node:v8").setFlagsFromString("--semi-space-growth-factor=2")
+  return import("../dist/main.js").catch(missingBuild)
+}
 // `kern status` too (src/quick/status.ts).
 const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
 if (!taken && Object.hasOwn(quickBundles, argv[0])) {
+  // A client allocates a few MiB as it starts (the bundle's schemas), most of which lives on, and little after. V8
+  // doubles its young generation whenever a scavenge finds most objects alive, so it grew to 16 MiB for that: a sixth
+  // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong.
+  require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
   try {
     taken = loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
   } catch (error) {

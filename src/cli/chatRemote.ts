@@ -70,14 +70,18 @@ export const onTerminal = () => process.stdin.isTTY === true && process.stderr.i
 
 /**
  * The approvals of `kern chat` turns in the running agent, from its events (its HTTP door redacted their arguments):
- * each with its id and the `kern approve` / `kern deny` commands, on a terminal asked y/n.
+ * each with its id and the `kern approve` / `kern deny` commands, on a terminal asked y/n. The agent's time zone is
+ * made for the first notice only: making one loads the ICU time zone data (~8 MiB and a tenth of a second), which a
+ * chat without approvals never needs.
  */
-const followRemoteApprovals = (client: AgentClient, zone: DateTime.TimeZone) => {
+const followRemoteApprovals = (client: AgentClient, zoneOf: () => DateTime.TimeZone) => {
   const shown = new Set<string>()
   const inline = onTerminal()
+  let zone: DateTime.TimeZone | undefined
   return (event: AgentEvent) => {
     if (event.type === "approval" && event.interface === "cli" && event.channel === "terminal") {
       shown.add(event.id)
+      zone ??= zoneOf()
       const notice = write(process.stderr, chatApprovalNotice(event, inline ? "inline" : "commands", zone))
       if (!inline) return notice
       return Effect.zipRight(
@@ -97,14 +101,14 @@ const followRemoteApprovals = (client: AgentClient, zone: DateTime.TimeZone) => 
  * The turn through the running agent: subscribed to its events first, then the message posted, then its turn's
  * events printed as the in-process chat prints them (they are the same events), until it finishes.
  */
-const throughAgent = (client: AgentClient, args: ChatArgs, zone: DateTime.TimeZone) =>
+const throughAgent = (client: AgentClient, args: ChatArgs, zoneOf: () => DateTime.TimeZone) =>
   Effect.scoped(Effect.gen(function*() {
     if (args.newSession) yield* client.newSession
     const events = yield* client.events()
     const { turnId } = yield* client.send({ text: args.message, interface: "cli", channel: "terminal" })
     const mine = makeTurnFollower(turnId)
     const print = eventPrinter(args.json)
-    const approval = followRemoteApprovals(client, zone)
+    const approval = followRemoteApprovals(client, zoneOf)
     let failure: string | undefined
     let finished = false
     yield* events.pipe(
@@ -133,5 +137,5 @@ export const chatThroughRunning = (args: ChatArgs) =>
     const up = loaded.fileExists
       ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: (line) => Console.error(`kern: ${line}`) })
       : Option.none()
-    return Option.map(up, (agent) => throughAgent(agent.client, args, agentZone(loaded.config.timezone)))
+    return Option.map(up, (agent) => throughAgent(agent.client, args, () => agentZone(loaded.config.timezone)))
   })

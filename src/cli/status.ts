@@ -51,12 +51,15 @@ export const run = (args: StatusArgs) =>
     )
     if (sizes._tag === "Left") problems.push(`cannot read ${paths.dbFile}: ${sizes.left.message}`)
     const dbBytes = sizes._tag === "Right" ? sizes.right[0] + sizes.right[1] : 0
+    // kern.db opened once for every read below (each open sets its pragmas, loads sqlite-vec and checks the
+    // migrations), and only by the first read that needs it.
+    const database = yield* Layer.memoize(Database.layer({ filename: paths.dbFile }))
     const fromDb = dbBytes === 0
       ? undefined
       : yield* Effect.either(
         Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
           Effect.provide(HeartbeatLog.Default),
-          Effect.provide(Database.layer({ filename: paths.dbFile }))
+          Effect.provide(database)
         )
       )
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
@@ -67,7 +70,7 @@ export const run = (args: StatusArgs) =>
       ? undefined
       : yield* Effect.either(Effect.flatMap(PairingStore, (store) => store.list).pipe(
         Effect.provide(PairingStore.Default),
-        Effect.provide(Database.layer({ filename: paths.dbFile }))
+        Effect.provide(database)
       ))
     if (pairingRows?._tag === "Left") problems.push(pairingRows.left.message)
     const pendingPairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
@@ -81,7 +84,7 @@ export const run = (args: StatusArgs) =>
       ? undefined
       : yield* Effect.either(
         recallStatus(loaded, holder._tag === "Right" && Option.isSome(holder.right)).pipe(
-          Effect.provide(Database.layer({ filename: paths.dbFile }))
+          Effect.provide(database)
         )
       )
     if (recallFigures?._tag === "Left") problems.push(recallFigures.left.message)
@@ -112,7 +115,7 @@ export const run = (args: StatusArgs) =>
     const liveSummary = Option.flatMap(liveStatus, (status) => Option.fromNullable(status.summarizer))
     const stored = Option.isSome(liveSummary) || dbBytes === 0
       ? undefined
-      : yield* Effect.either(storedSummary(loaded).pipe(Effect.provide(Database.layer({ filename: paths.dbFile }))))
+      : yield* Effect.either(storedSummary(loaded).pipe(Effect.provide(database)))
     if (stored?._tag === "Left") problems.push(stored.left.message)
     const summarizer = Option.isSome(liveSummary) ? liveSummary.value : stored?._tag === "Right" ? stored.right : null
     // MCP servers: as the running agent sees them; only how many are configured while none runs.
@@ -172,7 +175,7 @@ export const run = (args: StatusArgs) =>
     ]
     yield* Console.log(lines.join("\n"))
     yield* problemsExit(problems, "above")
-  }).pipe(Effect.provide(NodeHttpClient.layer))
+  }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
 
 /** Scripts can rely on the exit code (`kern status && kern start`): 1 whenever a problem is listed. */
 const problemsExit = (problems: ReadonlyArray<string>, where: string) =>

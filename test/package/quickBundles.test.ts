@@ -18,18 +18,20 @@ const bundleOf = (name: string) => {
   return { inputs: Object.keys(output[1].inputs), imports: output[1].imports.map((entry) => entry.path) }
 }
 
-/** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster. */
+/** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster, a second undici. */
 const runtimeOnly: ReadonlyArray<readonly [string, RegExp]> = [
   ["a tokenizer", /gpt-tokenizer|tiktoken|[/]tokenizers?[/.]/i],
   ["a provider SDK", /@effect[/]ai-(openai|anthropic)|node_modules[/](openai|@anthropic-ai)[/]/],
   // kern's SQLite. (undici, the HTTP client, names node:sqlite for a cache store of its own that kern never makes.)
   ["SQLite", /better-sqlite3|sqlite-vec|@effect[/]sql-sqlite/],
   ["the cluster", /@effect[/]cluster|node:cluster|^cluster$/],
-  ["the runtime", /src[/](agent|kernel[/]Executor|model[/]Provider[.]ts|context[/](plan|ContextWindow)|recall[/]Embedder|session[/]SessionStore|storage[/]Database)/]
+  ["the runtime", /src[/](agent|kernel[/]Executor|model[/]Provider[.]ts|context[/](plan|ContextWindow)|recall[/]Embedder|session[/]SessionStore|storage[/]Database)/],
+  // node's own fetch is undici already: a copy in the bundle doubles what a chat compiles and holds.
+  ["the undici package", /node_modules[/]undici[/]|^undici$/]
 ]
 
 describe("the quick chat client's bundle loads no runtime module", () => {
-  it("holds and requires no tokenizer, provider SDK, SQLite or cluster", () => {
+  it("holds and requires no tokenizer, provider SDK, SQLite, cluster or undici package", () => {
     const { imports, inputs } = bundleOf("quickChat")
     expect(inputs).toContain("src/cli/chatRemote.ts")
     for (const [what, pattern] of runtimeOnly) {
