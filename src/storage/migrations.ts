@@ -21,6 +21,7 @@ import recallInt8Vectors from "./migrations/0860_recall_int8_vectors.js"
 import heartbeatDue from "./migrations/0870_heartbeat_due.js"
 import notices from "./migrations/0875_notices.js"
 import userMemory from "./migrations/0881_user_memory.js"
+import contextStats from "./migrations/0970_context_stats.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -48,5 +49,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0860_recall_int8_vectors": recallInt8Vectors,
   "0870_heartbeat_due": heartbeatDue,
   "0875_notices": notices,
-  "0881_user_memory": userMemory
+  "0881_user_memory": userMemory,
+  "0970_context_stats": contextStats
 }
