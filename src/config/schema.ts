@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { providers } from "./literals.js"
 import { McpServers, mcpServersExpectation } from "./mcpServers.js"
+import { ToolLists, toolListsExpectation } from "./toolLists.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -108,7 +109,8 @@ export const KernConfigFields = {
   bashEnv: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
   conversations: Schema.optionalWith(ConversationsMode, { default: () => "per-person" as const }),
   maxConcurrentTurns: Schema.optionalWith(PositiveInt, { default: () => 2 }),
-  mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) })
+  mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) }),
+  tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -165,7 +167,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   bashEnv: "an array of environment variable names (such as [\"GITHUB_TOKEN\"]) that bash may inherit",
   conversations: oneOf(...ConversationsMode.literals),
   maxConcurrentTurns: "a positive integer (turns of different conversations that may run at once)",
-  mcpServers: mcpServersExpectation
+  mcpServers: mcpServersExpectation,
+  tools: toolListsExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -12,6 +12,7 @@ import type { RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
 import { effectiveScope, type Pairing, PairingStore } from "../users/PairingStore.js"
 import { type RegisteredTool, ToolRegistry } from "../kernel/ToolRegistry.js"
+import { ToolPolicy } from "../kernel/ToolPolicy.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
@@ -86,6 +87,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const model = yield* LanguageModel.LanguageModel
     const heartbeat = yield* HeartbeatModel
     const registry = yield* ToolRegistry
+    const policy = yield* ToolPolicy
     const executor = yield* ToolExecutor
     const eventLog = yield* EventLog
     const compactor = yield* OutputCompactor
@@ -190,7 +192,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           audience: audienceOf(message, pairing),
           ...(toolScope === undefined ? {} : { toolScope })
         })
-        const tools = offeredTools(yield* registry.listTools, { message, toolScope })
+        const tools = offeredTools(yield* registry.listTools, {
+          message,
+          toolScope,
+          verdict: (spec) => policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
+        })
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the

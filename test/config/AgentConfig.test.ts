@@ -126,7 +126,8 @@ describe("AgentConfig", () => {
     ["bashEnv", "GITHUB_TOKEN", "the string \"GITHUB_TOKEN\""],
     ["conversations", "private", "the string \"private\""],
     ["maxConcurrentTurns", 0, "the number 0"],
-    ["mcpServers", 3, "the number 3"]
+    ["mcpServers", 3, "the number 3"],
+    ["tools", "webfetch", "the string \"webfetch\""]
   ]
 
   it("the wrong-type table covers every key", () => {
