@@ -11,7 +11,7 @@ export const ToolPattern = Schema.String.pipe(
  * `allow` is given, only the tools it names are. Block wins over allow.
  */
 export const ToolLists = Schema.Struct({
-  allow: Schema.optional(Schema.NonEmptyArray(ToolPattern)),
+  allow: Schema.optional(Schema.Array(ToolPattern).pipe(Schema.minItems(1))),
   block: Schema.optionalWith(Schema.Array(ToolPattern), { default: () => [] })
 })
 export type ToolLists = typeof ToolLists.Type

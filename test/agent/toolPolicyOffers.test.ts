@@ -1,8 +1,12 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Agent from "../../src/agent/Agent.js"
+import { loadConfig } from "../../src/config/AgentConfig.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import { AgentCapabilities } from "../../src/kernel/contracts.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import * as Database from "../../src/storage/Database.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
@@ -90,5 +94,24 @@ describe("what the policy forbids is neither offered nor run", () => {
       )
       expect([...offered].sort()).toEqual(["glob", "grep", "read"])
       expect(results.b1).toContain("bash is not in the policy's allowed tools")
+    })))
+})
+
+describe("an embedded agent declared with a tool allow list", () => {
+  it.live("gets only those tools through the config it is built from (Agent.layerFromConfig)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL, { recall: false })
+      const caps = Schema.decodeUnknownSync(AgentCapabilities)({ agentName: "reader", toolAllowlist: ["read", "glob"] })
+      const loaded = yield* loadConfig(dir).pipe(Effect.provideService(ProcessEnv, env), Effect.provide(NodeContext.layer))
+      const declared = {
+        ...loaded,
+        config: { ...loaded.config, tools: { allow: caps.toolAllowlist, block: [] }, safetyMode: "SAFE" as const }
+      }
+      yield* server.reply(FakeReply.toolCalls([{ id: "g1", name: "grep", args: { pattern: "x" } }]), FakeReply.text("done"))
+      yield* Agent.send("go").pipe(Effect.provide(Agent.layerFromConfig(declared, { env })))
+      const requests = (yield* server.requests).filter((request) => request.path !== "/embeddings")
+      expect([...offeredTools(requests[0]!.body)].sort()).toEqual(["glob", "read"])
+      expect(toolResultsById(requests[1]!.body).g1).toContain("grep is not in the policy's allowed tools")
     })))
 })
