@@ -5,6 +5,7 @@ import { McpServers, mcpServersExpectation } from "./mcpServers.js"
 import { SkillsPaths, skillsPathsExpectation } from "./skillsPaths.js"
 import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
 import { McpToolBudget, mcpToolBudgetExpectation } from "./mcpToolBudget.js"
+import { ToolLists, toolListsExpectation } from "./toolLists.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -116,7 +117,8 @@ export const KernConfigFields = {
   mcpServers: Schema.optionalWith(McpServers, { default: () => ({}) }),
   skillsPaths: Schema.optionalWith(SkillsPaths, { default: () => [] }),
   webSearch: Schema.optional(WebSearchConfig),
-  mcpToolBudget: McpToolBudget
+  mcpToolBudget: McpToolBudget,
+  tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -177,7 +179,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   mcpServers: mcpServersExpectation,
   skillsPaths: skillsPathsExpectation,
   webSearch: webSearchExpectation,
-  mcpToolBudget: mcpToolBudgetExpectation
+  mcpToolBudget: mcpToolBudgetExpectation,
+  tools: toolListsExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
+import type { ToolLists } from "../config/toolLists.js"
 import * as ApprovalGate from "./ApprovalGate.js"
 import * as ContractBaselineStore from "./ContractBaselineStore.js"
 import * as DurableMemory from "./DurableMemory.js"
@@ -12,6 +13,8 @@ import * as ToolRegistry from "./ToolRegistry.js"
 
 export interface KernelOptions {
   readonly safetyMode: SafetyMode
+  /** The config's `tools` allow and block lists. */
+  readonly tools?: Partial<ToolLists>
   readonly approvalMode: ApprovalMode
   readonly contractEnforcement: ContractEnforcement
   readonly surface?: string
@@ -42,8 +45,8 @@ export const layerWithGate = <A, E, R>(
   const services = Layer.mergeAll(
     ToolRegistry.layer,
     options.askForPrivileged
-      ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root)
-      : ToolPolicy.fromSafetyMode(options.safetyMode),
+      ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root, options.tools)
+      : ToolPolicy.fromSafetyMode(options.safetyMode, options.tools),
     EventLog.layerSql,
     ContractBaselineStore.layerSql,
     DurableMemory.layerSql,
@@ -57,6 +60,7 @@ const fromConfig = <A, E, R>(gate: (config: AgentConfig["Type"]["config"]) => La
     Effect.map(AgentConfig, ({ config, paths }) =>
       layerWithGate({
         safetyMode: config.safetyMode,
+        tools: config.tools,
         contractEnforcement: config.contractEnforcement,
         askForPrivileged: config.approvalMode === "ask",
         root: paths.dir

@@ -7,6 +7,7 @@ import { runAttempts } from "./attempts.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { ToolResult } from "./contracts.js"
+import { redactCredentialShapes, redactCredentialShapesIn } from "./credentialShapes.js"
 import { EventLog, recordOrWarn } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
@@ -88,8 +89,10 @@ export const make = Effect.gen(function*() {
 
   /** The call's result, and its event and metrics: the one way every call ends, refused, failed or done. */
   const finish = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, raw: CallEnd) => {
-    // A secret in a result is hidden before anyone (model, session, audit log) sees it.
-    const end = secrets.length === 0 ? raw : redactEnd(raw)
+    // A secret in a result is hidden before anyone (model, session, audit log) sees it; under STRICT, anything
+    // shaped like a credential too.
+    const known = secrets.length === 0 ? raw : redactEnd(raw)
+    const end = strict(call.ctx) ? redactShapes(known) : known
     const latencyMs = call.clock.unsafeCurrentTimeMillis() - call.startedAt
     // A traced call is identified by its span; any other gets a random id of the same shape.
     return end.spanId === undefined
@@ -101,6 +104,15 @@ export const make = Effect.gen(function*() {
     ...end,
     data: redactSecrets(end.data, secrets),
     ...(end.errorMessage === undefined ? {} : { errorMessage: redactSecretsInText(end.errorMessage, secrets) })
+  })
+
+  /** STRICT, from the policy or the run: seed 002's redaction intent. */
+  const strict = (ctx: RunContextData) => policy.rules.mode === "strict" || ctx.safetyMode === "STRICT"
+
+  const redactShapes = (end: CallEnd): CallEnd => ({
+    ...end,
+    data: redactCredentialShapesIn(end.data),
+    ...(end.errorMessage === undefined ? {} : { errorMessage: redactCredentialShapes(end.errorMessage) })
   })
 
   const conclude = (

@@ -1,8 +1,10 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { SafetyMode } from "../config/schema.js"
+import type { ToolLists } from "../config/toolLists.js"
 import type { RunOrigin } from "./ApprovalGate.js"
 import { atOrBelow, type ToolSpec } from "./contracts.js"
 import * as PrivilegedCalls from "./privilegedCalls.js"
+import { matchesAnyToolPattern } from "./toolPatterns.js"
 
 /** A policy's verdict. Deny outranks RequireApproval, which outranks Allow, whatever order the rules run in. */
 export type PolicyDecision = Data.TaggedEnum<{
@@ -16,8 +18,9 @@ export type PolicyMode = "normal" | "safe" | "strict"
 
 export interface PolicyRules {
   readonly mode: PolicyMode
+  /** Tool ids or patterns (`*` matches any characters, as in `mcp.github.*`) that may not run. */
   readonly blockedTools: ReadonlySet<string>
-  /** When non-empty, only these tools may run. */
+  /** When non-empty, only the tools these ids or patterns match may run. */
   readonly allowedTools: ReadonlySet<string>
 }
 
@@ -33,8 +36,10 @@ export const evaluate = (
   agentName: string,
   safetyMode: SafetyMode
 ): PolicyDecision => {
-  if (rules.blockedTools.has(spec.toolId)) return PolicyDecision.Deny({ reason: `${spec.toolId} is blocked by policy` })
-  if (rules.allowedTools.size > 0 && !rules.allowedTools.has(spec.toolId)) {
+  if (matchesAnyToolPattern(rules.blockedTools, spec.toolId)) {
+    return PolicyDecision.Deny({ reason: `${spec.toolId} is blocked by policy` })
+  }
+  if (rules.allowedTools.size > 0 && !matchesAnyToolPattern(rules.allowedTools, spec.toolId)) {
     return PolicyDecision.Deny({ reason: `${spec.toolId} is not in the policy's allowed tools` })
   }
   if (spec.allowlistedAgents.length > 0 && !spec.allowlistedAgents.includes(agentName)) {
@@ -99,18 +104,19 @@ export const safeMode = () => Layer.succeed(ToolPolicy, make({ mode: "safe", blo
 export const strictMode = () =>
   Layer.succeed(ToolPolicy, make({ mode: "strict", blockedTools: new Set(), allowedTools: new Set() }))
 
-const rulesFor = (mode: SafetyMode): PolicyRules => ({
+const rulesFor = (mode: SafetyMode, tools: Partial<ToolLists>): PolicyRules => ({
   mode: mode === "SAFE" ? "safe" : mode === "STRICT" ? "strict" : "normal",
-  blockedTools: new Set(),
-  allowedTools: new Set()
+  blockedTools: new Set(tools.block),
+  allowedTools: new Set(tools.allow)
 })
 
-/** The policy a config's safetyMode asks for. */
-export const fromSafetyMode = (mode: SafetyMode) => Layer.succeed(ToolPolicy, make(rulesFor(mode)))
+/** The policy a config's safetyMode and `tools` allow and block lists ask for. */
+export const fromSafetyMode = (mode: SafetyMode, tools: Partial<ToolLists> = {}) =>
+  Layer.succeed(ToolPolicy, make(rulesFor(mode, tools)))
 
 /**
  * fromSafetyMode, asking a person for privileged calls too (approvalMode ask): pairing, writing the identity files
  * of the agent folder at `root`, messaging anyone but the person the turn serves.
  */
-export const askingForPrivileged = (mode: SafetyMode, root: string | undefined) =>
-  Layer.effect(ToolPolicy, Effect.map(PrivilegedCalls.make(root), (check) => make(rulesFor(mode), check)))
+export const askingForPrivileged = (mode: SafetyMode, root: string | undefined, tools: Partial<ToolLists> = {}) =>
+  Layer.effect(ToolPolicy, Effect.map(PrivilegedCalls.make(root), (check) => make(rulesFor(mode, tools), check)))

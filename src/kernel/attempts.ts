@@ -7,14 +7,18 @@ import type { CallServices, RegisteredTool } from "./ToolRegistry.js"
 /** Retries back off exponentially from 100 ms with jitter; how many depends on the tool and the run. */
 const retrySchedule = Schedule.exponential("100 millis").pipe(Schedule.jittered)
 
-/** A handler's failure as the executor reports it: its own ToolFailure, or UNEXPECTED for a defect or interrupt. */
+/**
+ * A handler's failure as the executor reports it: its own ToolFailure, or UNEXPECTED for a defect or interrupt. A
+ * defect (the handler threw) is retryable, as seed 002's step 5 retries an exception; an interrupt is not.
+ */
 const asToolFailure = (toolId: string, cause: Cause.Cause<ToolFailure>): ToolFailure => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) return failure.value
-  const message = Cause.isInterruptedOnly(cause)
-    ? "was interrupted"
-    : `failed unexpectedly: ${describeDefect(Cause.squash(cause))}`
-  return new ToolFailure({ code: "UNEXPECTED", message: `${toolId} ${message}`, retryable: false })
+  if (Cause.isInterruptedOnly(cause)) {
+    return new ToolFailure({ code: "UNEXPECTED", message: `${toolId} was interrupted`, retryable: false })
+  }
+  const message = `${toolId} failed unexpectedly: ${describeDefect(Cause.squash(cause))}`
+  return new ToolFailure({ code: "UNEXPECTED", message, retryable: true })
 }
 
 const describeDefect = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
@@ -30,8 +34,8 @@ export interface Attempts {
 /**
  * Step 7 of the executor: runs a handler whose arguments are decoded, each attempt in a fiber of its own with the
  * tool's timeout, a Scope and, when the tool is traced, a `kern.tool.execute` span carrying tool id, run id and
- * attempt. An idempotent tool's retryable failure is retried with exponential jittered backoff on the Clock, at
- * most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
+ * attempt. An idempotent tool's retryable failure, or an exception its handler throws, is retried with exponential
+ * jittered backoff on the Clock, at most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
  * call: it counts that call's attempts.
  */
 export const runAttempts = (

@@ -85,7 +85,39 @@ export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
   traceId: Schema.String,
   spanId: Schema.String,
   provenance: Schema.optional(ToolProvenance)
-}) {}
+}) {
+  /**
+   * A success (seed 002's `ToolResult.ok`). The ids are the caller's to give: the executor fills them in the results
+   * it returns; a result built by hand (a test, a dry run) has empty ones unless given.
+   */
+  static ok(toolId: string, data: unknown, options: ToolResultOptions = {}): ToolResult {
+    return new ToolResult({ ...resultIds(options), toolId, success: true, data })
+  }
+
+  /** A failure with its code and message (seed 002's `ToolResult.error`). */
+  static error(toolId: string, errorCode: ToolErrorCode, errorMessage: string, options: ToolResultOptions = {}): ToolResult {
+    return new ToolResult({ ...resultIds(options), toolId, success: false, data: null, errorCode, errorMessage })
+  }
+}
+
+/** What `ToolResult.ok` and `ToolResult.error` take besides the tool and its outcome. */
+export interface ToolResultOptions {
+  readonly latencyMs?: number
+  readonly retries?: number
+  readonly callId?: string
+  readonly traceId?: string
+  readonly spanId?: string
+  readonly provenance?: ToolProvenance
+}
+
+const resultIds = (options: ToolResultOptions) => ({
+  callId: options.callId ?? "",
+  traceId: options.traceId ?? "",
+  spanId: options.spanId ?? "",
+  latencyMs: options.latencyMs ?? 0,
+  retries: options.retries ?? 0,
+  ...(options.provenance === undefined ? {} : { provenance: options.provenance })
+})
 
 /** What a domain agent declares it needs at registration (seed 002, AgentCapabilities). */
 export class AgentCapabilities extends Schema.Class<AgentCapabilities>("AgentCapabilities")({

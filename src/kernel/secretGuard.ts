@@ -70,19 +70,26 @@ export const redactSecretsInText = (text: string, secrets: ReadonlyArray<KnownSe
  */
 export const redactSecrets = <A>(value: A, secrets: ReadonlyArray<KnownSecret>): A => redactUnknown(value, secrets, 0) as A
 
-const redactUnknown = (value: unknown, secrets: ReadonlyArray<KnownSecret>, depth: number): unknown => {
-  if (secrets.length === 0 || depth > maxDepth) return value
-  if (typeof value === "string") return redactSecretsInText(value, secrets)
+const redactUnknown = (value: unknown, secrets: ReadonlyArray<KnownSecret>, depth: number): unknown =>
+  secrets.length === 0 ? value : mapStrings(value, (text) => redactSecretsInText(text, secrets), depth)
+
+/**
+ * `value` with `f` applied to every string in it, keys included; the same reference when `f` changed none. The
+ * shape stays: a string stays a string, an array an array, an object an object.
+ */
+export const mapStrings = (value: unknown, f: (text: string) => string, depth = 0): unknown => {
+  if (depth > maxDepth) return value
+  if (typeof value === "string") return f(value)
   if (Array.isArray(value)) {
-    const items = value.map((item) => redactUnknown(item, secrets, depth + 1))
+    const items = value.map((item) => mapStrings(item, f, depth + 1))
     return items.every((item, index) => item === value[index]) ? value : items
   }
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value)
-    const redacted = entries.map(([key, inner]) => [redactSecretsInText(key, secrets), redactUnknown(inner, secrets, depth + 1)] as const)
-    return redacted.every(([key, inner], index) => key === entries[index]?.[0] && inner === entries[index]?.[1])
+    const mapped = entries.map(([key, inner]) => [f(key), mapStrings(inner, f, depth + 1)] as const)
+    return mapped.every(([key, inner], index) => key === entries[index]?.[0] && inner === entries[index]?.[1])
       ? value
-      : Object.fromEntries(redacted)
+      : Object.fromEntries(mapped)
   }
   return value
 }

@@ -5,7 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { inspectAgentFile, makeSkippedFiles } from "../storage/agentFiles.js"
-import { Git, type GitError } from "./Git.js"
+import { Git, GitError } from "./Git.js"
 
 /** The agent's memory: the Markdown files at the root, knowledge/, notes/ and skills/. Never `.kern/`. */
 export const memoryPathspecs: ReadonlyArray<string> = [":(glob)*.md", ":(glob)knowledge/**", ":(glob)notes/**", ":(glob)skills/**"]
@@ -43,6 +43,7 @@ export const make = (report: Report) =>
     const dir = paths.dir
     const lastCommitMs = yield* Ref.make<number | undefined>(undefined)
     const flushScheduled = yield* Ref.make(false)
+    const kernChecked = yield* Ref.make(false)
     const warned = yield* Ref.make<ReadonlySet<Problem>>(new Set())
     const oneAtATime = yield* Effect.makeSemaphore(1)
     const flushes = yield* FiberSet.make()
@@ -98,6 +99,45 @@ export const make = (report: Report) =>
           `${error.message}: memory changes stay in the folder and are committed after a later turn`
         )
 
+    /**
+     * `.kern/` is never part of the agent's history (seed 001), but a folder made by an older `kern init` has
+     * `.kern/config.json` committed, shown modified by `git status` forever after. Once per process, before the first
+     * memory commit: each tracked file under `.kern/` is untracked (`git rm --cached`, the file stays), `.kern/` is
+     * added to .gitignore, and both are committed on their own; when the operator has other changes staged, they are
+     * left staged for the operator's next commit instead, and the line says so.
+     */
+    const untrackKernDir = Effect.gen(function*() {
+      if (yield* Ref.get(kernChecked)) return
+      const tracked = (yield* git.run(dir, ["ls-files", "-z", "--", ".kern"])).split("\u0000").filter((file) => file !== "")
+      // Checked once it is done: a git failure halfway is tried again with the next commit.
+      if (tracked.length === 0) return yield* Ref.set(kernChecked, true)
+      const ignoreFile = NodePath.join(dir, ".gitignore")
+      const ignore = yield* fs.readFileString(ignoreFile).pipe(
+        Effect.catchTag("SystemError", (error) => error.reason === "NotFound" ? Effect.succeed("") : Effect.fail(error)),
+        Effect.mapError((error) => new GitError({ reason: "failed", command: "read .gitignore", detail: error.message }))
+      )
+      if (!ignore.split(/\r?\n/).some((line) => line.trim() === ".kern/" || line.trim() === ".kern")) {
+        const separated = ignore === "" || ignore.endsWith("\n") ? ignore : `${ignore}\n`
+        yield* fs.writeFileString(ignoreFile, `${separated}.kern/\n`).pipe(
+          Effect.mapError((error) => new GitError({ reason: "failed", command: "write .gitignore", detail: error.message }))
+        )
+      }
+      yield* git.run(dir, ["rm", "-r", "-q", "--cached", "--", ".kern"])
+      yield* git.run(dir, ["add", "--", ".gitignore"])
+      const staged = (yield* git.run(dir, ["diff", "--cached", "--name-only", "-z"])).split("\u0000").filter((file) => file !== "")
+      const ours = staged.every((file) => file === ".gitignore" || file.startsWith(".kern/"))
+      if (ours) {
+        const identity = yield* identityArgs
+        yield* git.run(dir, [...identity, "commit", "-q", "-m", "kern: stop tracking .kern/ (settings and state stay local)"])
+      }
+      yield* Ref.set(kernChecked, true)
+      yield* report(
+        `untracked ${tracked.join(", ")} from git: .kern/ is the runtime's own folder and is never committed (the ` +
+          `files stay where they are; .gitignore now lists .kern/)` +
+          (ours ? "" : "; the removal is staged beside your own staged changes: commit it with them")
+      )
+    })
+
     /** Commits the changed memory files now; returns the files committed. Never fails, never interrupted midway. */
     const commitNow: Effect.Effect<ReadonlyArray<string>> = oneAtATime.withPermits(1)(
       Effect.gen(function*() {
@@ -120,6 +160,7 @@ export const make = (report: Report) =>
           )
           return []
         }
+        yield* untrackKernDir
         const files = yield* changedFiles
         if (files.length === 0) return []
         const identity = yield* identityArgs

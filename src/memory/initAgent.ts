@@ -167,7 +167,8 @@ export const initAgent = Effect.fn("kern.memory.init")(function*(options: InitOp
 
   const gitResult = options.git
     // A re-init commits only what it wrote: the agent's own edits to kept files are not an "initialize" change.
-    ? yield* commitInitial(paths.dir, name, (isAgent ? written : [...written, ...kept]).filter((path) => path !== ".kern/.env"))
+    // `.kern/` is never committed (seed 001: git holds the memory files only).
+    ? yield* commitInitial(paths.dir, name, (isAgent ? written : [...written, ...kept]).filter((path) => !path.startsWith(".kern/")))
     : { status: "skipped" as const, detail: "--no-git" }
   if (gitResult.status === "skipped" && options.git) warnings.push(`git skipped: ${gitResult.detail}`)
 

@@ -148,13 +148,9 @@ export const templates = (ctx: TemplateContext): ReadonlyArray<readonly [string,
 
 /** What the agent folder keeps out of git: secrets, the database and everything derived or bulky. */
 export const gitignoreLines: ReadonlyArray<string> = [
-  ".kern/.env",
+  // The runtime's own folder (config, secrets, kern.db, sessions, artifacts, logs, locks) is never committed: git
+  // holds the memory files only (seed 001). A clone gets its settings from `kern init` in it.
+  ".kern/",
   "*.db",
-  "*.db-*",
-  ".kern/sessions/",
-  ".kern/artifacts/",
-  ".kern/logs/",
-  // Held while a runtime or a file edit runs: never part of the agent's history.
-  ".kern/agent.lock*",
-  ".kern/locks/"
+  "*.db-*"
 ]

@@ -22,6 +22,7 @@ import heartbeatDue from "./migrations/0870_heartbeat_due.js"
 import notices from "./migrations/0875_notices.js"
 import userMemory from "./migrations/0881_user_memory.js"
 import baselineContracts from "./migrations/0960_baseline_contracts.js"
+import contextStats from "./migrations/0970_context_stats.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -50,5 +51,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0870_heartbeat_due": heartbeatDue,
   "0875_notices": notices,
   "0881_user_memory": userMemory,
-  "0960_baseline_contracts": baselineContracts
+  "0960_baseline_contracts": baselineContracts,
+  "0970_context_stats": contextStats
 }

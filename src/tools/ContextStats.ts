@@ -1,13 +1,16 @@
-import { Effect, HashMap, Option, Ref } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { toolFailure } from "../kernel/ToolFailure.js"
 
-export interface ContextCounters {
-  /** Tokens of the model's context at the turn's last step (the context window's count), 0 before any. */
-  readonly activeContextTokens: number
-  readonly compactions: number
-  readonly savedByCompactionBytes: number
-  readonly duplicates: number
-  readonly savedByDuplicatesBytes: number
-}
+export const ContextCounters = Schema.Struct({
+  /** Tokens of the model's context at the session's last step (the context window's count), 0 before any. */
+  activeContextTokens: Schema.Number,
+  compactions: Schema.Number,
+  savedByCompactionBytes: Schema.Number,
+  duplicates: Schema.Number,
+  savedByDuplicatesBytes: Schema.Number
+})
+export type ContextCounters = typeof ContextCounters.Type
 
 const zero: ContextCounters = {
   activeContextTokens: 0,
@@ -20,29 +23,54 @@ const zero: ContextCounters = {
 /** Tokens from bytes: about four bytes a token for English and code. */
 export const estimateTokens = (bytes: number): number => Math.ceil(bytes / 4)
 
-/** Per-session counters of the context's size and what compaction and duplicate replacement saved. */
+const failed = (what: string) => (error: { readonly message: string }) =>
+  toolFailure("UNEXPECTED", `context stats: could not ${what} kern.db's context_stats: ${error.message}`)
+
+/**
+ * Per-session counters of the context's size and what compaction and duplicate replacement saved. They belong to
+ * the session, so they live in kern.db (`context_stats`): a later process on the same session counts on from them.
+ */
 export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/ContextStats", {
   effect: Effect.gen(function*() {
-    const counters = yield* Ref.make(HashMap.empty<string, ContextCounters>())
-    const update = (sessionId: string, f: (current: ContextCounters) => ContextCounters) =>
-      Ref.update(counters, (map) => HashMap.set(map, sessionId, f(Option.getOrElse(HashMap.get(map, sessionId), () => zero))))
+    const sql = yield* SqlClient.SqlClient
+    const row = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ContextCounters,
+      execute: (sessionId) =>
+        sql`SELECT active_context_tokens, compactions, saved_by_compaction_bytes, duplicates, saved_by_duplicates_bytes
+          FROM context_stats WHERE session_id = ${sessionId}`
+    })
+    const write = (span: string, statement: Effect.Effect<unknown, { readonly message: string }>) =>
+      statement.pipe(Effect.asVoid, Effect.mapError(failed("update")), Effect.withSpan(span))
     return {
       setActiveContextTokens: (sessionId: string, tokens: number) =>
-        update(sessionId, (current) => ({ ...current, activeContextTokens: tokens })),
+        write(
+          "kern.tools.ContextStats.setActiveContextTokens",
+          sql`INSERT INTO context_stats (session_id, active_context_tokens) VALUES (${sessionId}, ${tokens})
+            ON CONFLICT (session_id) DO UPDATE SET active_context_tokens = excluded.active_context_tokens`
+        ),
       recordCompaction: (sessionId: string, originalBytes: number, compactedBytes: number) =>
-        update(sessionId, (current) => ({
-          ...current,
-          compactions: current.compactions + 1,
-          savedByCompactionBytes: current.savedByCompactionBytes + Math.max(0, originalBytes - compactedBytes)
-        })),
+        write(
+          "kern.tools.ContextStats.recordCompaction",
+          sql`INSERT INTO context_stats (session_id, compactions, saved_by_compaction_bytes)
+            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - compactedBytes)})
+            ON CONFLICT (session_id) DO UPDATE SET compactions = compactions + 1,
+              saved_by_compaction_bytes = saved_by_compaction_bytes + excluded.saved_by_compaction_bytes`
+        ),
       recordDuplicate: (sessionId: string, originalBytes: number, referenceBytes: number) =>
-        update(sessionId, (current) => ({
-          ...current,
-          duplicates: current.duplicates + 1,
-          savedByDuplicatesBytes: current.savedByDuplicatesBytes + Math.max(0, originalBytes - referenceBytes)
-        })),
+        write(
+          "kern.tools.ContextStats.recordDuplicate",
+          sql`INSERT INTO context_stats (session_id, duplicates, saved_by_duplicates_bytes)
+            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - referenceBytes)})
+            ON CONFLICT (session_id) DO UPDATE SET duplicates = duplicates + 1,
+              saved_by_duplicates_bytes = saved_by_duplicates_bytes + excluded.saved_by_duplicates_bytes`
+        ),
       get: (sessionId: string) =>
-        Effect.map(Ref.get(counters), (map) => Option.getOrElse(HashMap.get(map, sessionId), () => zero))
+        row(sessionId).pipe(
+          Effect.map(Option.getOrElse(() => zero)),
+          Effect.mapError(failed("read")),
+          Effect.withSpan("kern.tools.ContextStats.get")
+        )
     } as const
   })
 }) {}

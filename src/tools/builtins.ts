@@ -8,6 +8,7 @@ import { RunContext } from "../kernel/RunContext.js"
 import type { ToolFailure } from "../kernel/ToolFailure.js"
 import type { EventLog } from "../kernel/EventLog.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { unknownToolNames } from "./toolListNames.js"
 import { askKernelTimeoutMs, askUserQuestion, AskUserQuestionArgs, askUserQuestionTool } from "./askUserQuestion.js"
 import { bash, BashArgs, bashDefaultTimeoutMs, bashKernelTimeoutMs, bashTool } from "./bash.js"
 import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
@@ -146,9 +147,20 @@ export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: 
  * from: the running agent passes one with live figures (`RuntimeInfo.layerWith`).
  */
 export const layerWith = <E, R>(runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, E, R>) =>
-  Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) => registerBuiltins(config.toolScope, { recall: config.recall }))).pipe(
+  Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) =>
+    Effect.zipRight(registerBuiltins(config.toolScope, { recall: config.recall }), warnUnknownToolNames(config)))).pipe(
     Layer.provide(runtimeInfo)
   )
+
+/** A warning for each `tools.allow`/`tools.block` entry that names no tool (toolListNames.ts). */
+const warnUnknownToolNames = (config: AgentConfig["Type"]["config"]) =>
+  Effect.flatMap(ToolRegistry, (registry) =>
+    Effect.flatMap(registry.listIds, (registered) =>
+      Effect.forEach(
+        unknownToolNames(config.tools, config.mcpServers, [...builtinTools.map((tool) => tool.metadata.toolId), ...registered]),
+        (warning) => Effect.logWarning(`config: ${warning}`),
+        { discard: true }
+      )))
 
 /** The built-in tools of the loaded agent; `kern` reports uptime from registration and no live figures. */
 export const layer = layerWith(RuntimeInfo.layer)

@@ -8,10 +8,12 @@ import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 import { ToolExecutor } from "../kernel/ToolExecutor.js"
+import type { ToolSpec } from "../kernel/contracts.js"
 import type { RunToolScope } from "../kernel/toolScope.js"
 import type { Audience } from "../kernel/Audience.js"
 import { effectiveScope, type Pairing, PairingStore } from "../users/PairingStore.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
+import { ToolPolicy } from "../kernel/ToolPolicy.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
@@ -94,6 +96,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const model = yield* LanguageModel.LanguageModel
     const heartbeat = yield* HeartbeatModel
     const registry = yield* ToolRegistry
+    const policy = yield* ToolPolicy
     const executor = yield* ToolExecutor
     const eventLog = yield* EventLog
     const compactor = yield* OutputCompactor
@@ -208,7 +211,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           toolScope,
           skills: catalog.skills.length,
           webSearch: config.webSearch,
-          questionSurfaces: yield* questions.surfaces
+          questionSurfaces: yield* questions.surfaces,
+          verdict: (spec: ToolSpec) => policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
         }
         const offer = yield* offeredTools(yield* registry.listTools, terms, config, (mcp) =>
           Effect.map(toolkitOf(mcp), (kit) => kit.tokens))

@@ -6,7 +6,9 @@ import { toolDefinitionsTokens } from "../context/toolTokens.js"
 import { toAiTool } from "../kernel/aiTools.js"
 import { mainConversation, operatorUserId } from "../kernel/Audience.js"
 import { isMcpToolId } from "../kernel/mcpToolId.js"
+import type { ToolSpec } from "../kernel/contracts.js"
 import type { RegisteredTool } from "../kernel/ToolRegistry.js"
+import { type PolicyDecision, ToolPolicy } from "../kernel/ToolPolicy.js"
 import { allowsTool, type RunToolScope } from "../kernel/toolScope.js"
 import { toolSearchId } from "../mcp/toolSearch.js"
 import type { TokenCounter } from "../model/tokenizer.js"
@@ -28,10 +30,15 @@ export interface OfferTerms {
   readonly webSearch: WebSearchConfig | undefined
   /** The interfaces whose turns a running surface shows questions to (Questions.surfaces). */
   readonly questionSurfaces: ReadonlySet<string>
+  /**
+   * The kernel policy's verdict on a tool whatever its arguments (ToolPolicy.evaluate for the turn's agent and safety
+   * mode): the same rules the executor applies to a call, so what the model is offered is what may run.
+   */
+  readonly verdict: (spec: ToolSpec) => PolicyDecision
 }
 
 /** The config keys the offer reads. */
-export type OfferConfig = Pick<KernConfig, "mcpToolBudget" | "maxContextTokens" | "webSearch">
+export type OfferConfig = Pick<KernConfig, "mcpToolBudget" | "maxContextTokens" | "webSearch" | "name" | "safetyMode">
 
 /** What one turn offers: every tool it lists, and whether its MCP tools go by name only until tool_search loads them. */
 export interface TurnOffer {
@@ -64,12 +71,18 @@ const canAskTheUser = (terms: OfferTerms, tool: RegisteredTool): boolean =>
   tool.spec.toolId !== askUserQuestionToolId || terms.questionSurfaces.has(terms.message.interface)
 
 /**
+ * The policy (safetyMode SAFE or STRICT, the config's `tools` allow and block lists, agent allowlists) does not deny
+ * the tool. A tool that needs approval is offered: the approval is asked when it is called.
+ */
+const allowedByPolicy = (terms: OfferTerms, tool: RegisteredTool): boolean => terms.verdict(tool.spec)._tag !== "Deny"
+
+/**
  * Whether a turn offers `tool` to the model. Every rule about what the model is offered lives here, one predicate per
  * rule; the executor still refuses what a turn may not run, whatever the model asks.
  */
 const offers = (terms: OfferTerms, lazyMcp: boolean, tool: RegisteredTool): boolean =>
-  inUserScope(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) && canAskTheUser(terms, tool) &&
-  toolSearchWhenLazy(lazyMcp, tool)
+  inUserScope(terms, tool) && allowedByPolicy(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) &&
+  canAskTheUser(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
 
 /** Whether the offered tools include read_skill: then, and only then, the system prompt lists the skills. */
 export const skillsOffered = (tools: ReadonlyArray<RegisteredTool>): boolean =>
@@ -135,18 +148,20 @@ export const nextTurnTools = (
   count: TokenCounter,
   questionSurfaces: ReadonlySet<string>
 ) =>
-  Effect.map(
-    offeredTools(
-      registered,
-      {
-        message: operatorNext,
-        toolScope: undefined,
-        skills: catalog.skills.length,
-        webSearch: config.webSearch,
-        questionSurfaces
-      },
-      config,
-      (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))
-    ),
-    (offer) => ({ ...offer, defined: definedTools(offer, new Set()), skills: promptSkills(offer.listed, catalog) })
-  )
+  Effect.flatMap(ToolPolicy, (policy) =>
+    Effect.map(
+      offeredTools(
+        registered,
+        {
+          message: operatorNext,
+          toolScope: undefined,
+          skills: catalog.skills.length,
+          webSearch: config.webSearch,
+          questionSurfaces,
+          verdict: (spec) => policy.evaluate(spec, config.name, config.safetyMode)
+        },
+        config,
+        (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))
+      ),
+      (offer) => ({ ...offer, defined: definedTools(offer, new Set()), skills: promptSkills(offer.listed, catalog) })
+    ))

@@ -84,7 +84,10 @@ export const makeStepPrompt = Effect.gen(function*() {
         progress: (text) => input.emit({ type: "context", text })
       })
       yield* Ref.set(input.windowStart, prepared.breakdown.cut)
-      yield* contextStats.setActiveContextTokens(input.sessionId, prepared.breakdown.tokens.total)
+      // A statistic the turn does not need: a database that cannot take it is logged, and the turn goes on.
+      yield* contextStats.setActiveContextTokens(input.sessionId, prepared.breakdown.tokens.total).pipe(
+        Effect.catchTag("ToolFailure", (failure) => Effect.logWarning(failure.message))
+      )
       const recalled = input.firstStep ? yield* autoRecall(input, prepared.breakdown.cut, prepared.breakdown.messages) : input.recalled
       // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
       const messages = recalled === undefined ? prepared.prompt.content : withRecallBlock(prepared.prompt.content, recalled.block)

@@ -130,7 +130,8 @@ describe("AgentConfig", () => {
     ["mcpServers", 3, "the number 3"],
     ["skillsPaths", "~/skills", "the string \"~/skills\""],
     ["webSearch", "brave", "the string \"brave\""],
-    ["mcpToolBudget", 1.5, "the number 1.5"]
+    ["mcpToolBudget", 1.5, "the number 1.5"],
+    ["tools", "webfetch", "the string \"webfetch\""]
   ]
 
   it("the wrong-type table covers every key", () => {

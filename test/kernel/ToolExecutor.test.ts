@@ -224,10 +224,56 @@ describe("ToolExecutor", () => {
         handler: () => Effect.sync(() => JSON.parse("{ not json"))
       })
       yield* registerEcho(yield* Ref.make(0))
-      const [buggy, after] = yield* inRun(Effect.all([execute("buggy.tool", {}), execute("echo.tool", { text: "still here" })]))
+      const fiber = yield* Effect.fork(inRun(Effect.all([execute("buggy.tool", {}), execute("echo.tool", { text: "still here" })])))
+      yield* TestClock.adjust("1 minute")
+      const [buggy, after] = yield* Fiber.join(fiber)
       assert.strictEqual(buggy.errorCode, "UNEXPECTED")
       assert.include(buggy.errorMessage, "JSON")
       assert.isTrue(after.success)
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("an exception from an idempotent tool's handler is retried up to max_retries (seed 002's step 5)", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const runs = yield* Ref.make({ flaky: 0, broken: 0, once: 0 })
+      const count = (key: "flaky" | "broken" | "once") =>
+        Effect.map(Ref.updateAndGet(runs, (n) => ({ ...n, [key]: n[key] + 1 })), (n) => n[key])
+      // Throws on its first two runs, then answers.
+      yield* registry.register({ toolId: "flaky.throw", name: "Flaky", maxRetries: 3 }, {
+        parameters: Schema.Struct({}),
+        handler: () =>
+          Effect.flatMap(count("flaky"), (n) =>
+            Effect.sync(() => {
+              if (n < 3) throw new Error(`socket hang up #${n}`)
+              return "done"
+            }))
+      })
+      // Always throws: its retries are used up, and the last exception is the result.
+      yield* registry.register({ toolId: "broken.throw", name: "Broken", maxRetries: 2 }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.flatMap(count("broken"), (n) => Effect.die(new Error(`broken #${n}`)))
+      })
+      // Not idempotent: run once whatever it throws.
+      yield* registry.register({ toolId: "once.throw", name: "Once", maxRetries: 3, idempotent: false }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.flatMap(count("once"), () => Effect.die(new Error("half done")))
+      })
+      const fiber = yield* Effect.fork(inRun(Effect.all([
+        execute("flaky.throw", {}),
+        execute("broken.throw", {}),
+        execute("once.throw", {})
+      ], { concurrency: "unbounded" })))
+      yield* TestClock.adjust("1 minute")
+      const [flaky, broken, once] = yield* Fiber.join(fiber)
+      assert.isTrue(flaky.success)
+      assert.strictEqual(flaky.data, "done")
+      assert.strictEqual(flaky.retries, 2)
+      assert.strictEqual(broken.errorCode, "UNEXPECTED")
+      assert.strictEqual(broken.retries, 2)
+      assert.include(broken.errorMessage, "broken #3")
+      assert.strictEqual(once.errorCode, "UNEXPECTED")
+      assert.strictEqual(once.retries, 0)
+      assert.deepStrictEqual(yield* Ref.get(runs), { flaky: 3, broken: 3, once: 1 })
     }).pipe(Effect.provide(kernelLayer())))
 
   it.effect("overrideFn runs instead of the handler, after the same checks", () =>

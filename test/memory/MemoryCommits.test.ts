@@ -52,6 +52,49 @@ const open = (dir: string) =>
 // `eventually` waits in real time: a flush runs in a fiber of its own after the TestClock moves.
 
 describe("memory commits", () => {
+  it.effect("a .kern/ an older init committed is untracked once, with a line; the files stay and git status is clean", () =>
+    Effect.gen(function*() {
+      const dir = agentRepo()
+      // What `kern init` used to do: config.json committed, .gitignore without .kern/.
+      writeFiles(dir, { ".gitignore": "*.db\n.kern/.env\n" })
+      git(dir, "add", ".gitignore", ".kern/config.json")
+      git(dir, "commit", "-q", "-m", "old init")
+      writeFiles(dir, { ".kern/config.json": JSON.stringify({ name: "atlas", maxSteps: 7 }), "notes/2026-01-02.md": "today\n" })
+      expect(git(dir, "status", "--porcelain")).toContain(".kern/config.json")
+      const { memory, warnings } = yield* open(dir)
+      const committed = yield* memory.commitNow
+      expect(committed).toEqual(["notes/2026-01-02.md"])
+      expect(git(dir, "ls-files", "--", ".kern").trim()).toBe("")
+      expect(JSON.parse(NodeFs.readFileSync(NodePath.join(dir, ".kern/config.json"), "utf8"))).toMatchObject({ maxSteps: 7 })
+      expect(NodeFs.readFileSync(NodePath.join(dir, ".gitignore"), "utf8")).toBe("*.db\n.kern/.env\n.kern/\n")
+      expect(commits(dir).slice(0, 2)).toEqual(["kern: memory notes/2026-01-02.md", "kern: stop tracking .kern/ (settings and state stay local)"])
+      expect(filesOf(dir, "HEAD~1")).toEqual([".gitignore", ".kern/config.json"])
+      expect(git(dir, "status", "--porcelain", "--untracked-files=all").trim()).toBe("")
+      expect(warnings.filter((line) => line.startsWith("untracked"))).toEqual([
+        "untracked .kern/config.json from git: .kern/ is the runtime's own folder and is never committed (the files stay " +
+        "where they are; .gitignore now lists .kern/)"
+      ])
+      // Once: a later commit neither untracks nor says it again.
+      writeFiles(dir, { "notes/2026-01-03.md": "next\n" })
+      yield* memory.commitNow
+      expect(warnings.filter((line) => line.startsWith("untracked"))).toHaveLength(1)
+    }))
+
+  it.effect("with the operator's own changes staged, the untracking is staged beside them, never committed with them", () =>
+    Effect.gen(function*() {
+      const dir = agentRepo()
+      git(dir, "add", ".kern/config.json")
+      git(dir, "commit", "-q", "-m", "old init")
+      writeFiles(dir, { "src/code.ts": "code\n" })
+      git(dir, "add", "src/code.ts")
+      const { memory, warnings } = yield* open(dir)
+      yield* memory.commitNow
+      expect(commits(dir)[0]).toBe("old init")
+      const staged = git(dir, "diff", "--cached", "--name-status").trim().split("\n").sort()
+      expect(staged).toEqual(["A\t.gitignore", "A\tsrc/code.ts", "D\t.kern/config.json"])
+      expect(warnings.join("\n")).toContain("the removal is staged beside your own staged changes: commit it with them")
+    }))
+
   it("porcelain -z output and the message", () => {
     expect(parsePorcelain(" M AGENTS.md\u0000?? notes/a b.md\u0000 D knowledge/x.md\u0000")).toEqual(["AGENTS.md", "notes/a b.md", "knowledge/x.md"])
     expect(commitMessage(["AGENTS.md", "notes/2026-01-02.md"])).toBe("kern: memory AGENTS.md, notes/2026-01-02.md\n\n- AGENTS.md\n- notes/2026-01-02.md\n")

@@ -104,4 +104,23 @@ describe("compactToolOutput and retrieve_tool_output", () => {
       assert.strictEqual(stats.out.savedByCompactionBytes, stats.compacted.originalBytes - stats.compacted.compactedBytes)
       assert.include(stats.out.text, "compaction: 1 output,")
     }))
+  it.effect("context_budget_stats counts on across a restart: the counters belong to the session, in kern.db", () =>
+    Effect.gen(function*() {
+      const root = makeWorkspace()
+      // The first process compacts two outputs of session s and sees one repeat.
+      yield* Effect.gen(function*() {
+        yield* compactToolOutput({ sessionId: "s", toolId: "bash", text: bigOutput(), isError: false })
+        yield* compactToolOutput({ sessionId: "s", toolId: "grep", text: `${bigOutput()}\nmore`, isError: false })
+        yield* compactToolOutput({ sessionId: "s", toolId: "grep", text: `${bigOutput()}\nmore`, isError: false })
+        yield* Effect.flatMap(ContextStats, (counters) => counters.setActiveContextTokens("s", 4_321))
+      }).pipe(Effect.provide(toolsLayer(root)))
+      // A second process on the same folder and session reports them.
+      const later = yield* contextBudgetStats({}).pipe(inSession("s"), Effect.provide(toolsLayer(root)))
+      assert.strictEqual(later.compactions, 2)
+      assert.strictEqual(later.duplicates, 1)
+      assert.strictEqual(later.activeContextTokens, 4_321)
+      assert.isAbove(later.savedByCompactionBytes, 0)
+      const other = yield* contextBudgetStats({}).pipe(inSession("t"), Effect.provide(toolsLayer(root)))
+      assert.strictEqual(other.compactions, 0)
+    }))
 })
