@@ -437,6 +437,9 @@ export const decodeContextSegments = (u: Json | undefined): RequestFigures | und
     maxContextTokens === undefined || summaryBudget === undefined || rawBudget === undefined || system === undefined ||
     tools === undefined || summary === undefined || raw === undefined || total === undefined
   ) return undefined
+  // An older server sends no toolsCost; a server that sends one the UI cannot read sends figures it cannot trust.
+  const toolsCost = toolsCostOf(u["toolsCost"])
+  if (u["toolsCost"] !== undefined && toolsCost === undefined) return undefined
   const request = str(u, "request")
   return {
     // An older server does not say which request its figures are of.
@@ -446,7 +449,7 @@ export const decodeContextSegments = (u: Json | undefined): RequestFigures | und
     cut,
     budget: { maxContextTokens, summary: summaryBudget, raw: rawBudget },
     tokens: { system, tools, summary, raw, total },
-    toolsCost: toolsCostOf(u["toolsCost"]),
+    toolsCost,
     injected: segmentsOf(u, "injected"),
     // What the figures leave out, in words (an older server does not say).
     leftOut: Array.isArray(u["leftOut"]) ? u["leftOut"].filter((item): item is string => typeof item === "string") : []
