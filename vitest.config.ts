@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { processFiles } from "./vitest.process.config.js"
+import { processFiles, sharedTest } from "./vitest.process.config.js"
 
 /**
  * kern keeps no module-level state (DESIGN.md), so the parallel files share their worker's modules (`isolate: false`):
@@ -10,16 +10,8 @@ import { processFiles } from "./vitest.process.config.js"
  */
 export default defineConfig({
   test: {
+    ...sharedTest,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/bench/**", "node_modules/**", "test/**/*.browser.test.ts", ...processFiles],
-    // Bounds for a test that is stuck, not for one that is slow: every wait inside a test is for a condition, and a busy
-    // machine (load average 6 on 2 cores) may take several times as long as a quiet one.
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-    pool: "forks",
-    // Two files at a time on this 2-core machine; the files share their worker's modules.
-    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
-    globalSetup: ["test/support/globalSetup.ts"],
-    setupFiles: ["test/support/sharedItGuard.ts"]
+    exclude: ["test/bench/**", "node_modules/**", "test/**/*.browser.test.ts", ...processFiles]
   }
 })

@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config"
+import { defineConfig, type UserConfig } from "vitest/config"
 
 /**
  * The files whose subject is a set of real `kern` processes racing each other: locks, signals, kill -9, the daemon,
@@ -20,15 +20,17 @@ export const processFiles = [
   "test/context/endToEnd.test.ts"
 ]
 
-export default defineConfig({
-  test: {
-    include: processFiles,
-    // Bounds for a stuck test, not a slow one (see vitest.config.ts).
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-    pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
-    globalSetup: ["test/support/globalSetup.ts"],
-    setupFiles: ["test/support/sharedItGuard.ts"]
-  }
-})
+/** What both runs share. */
+export const sharedTest: NonNullable<UserConfig["test"]> = {
+  // Bounds for a test that is stuck, not for one that is slow: every wait inside a test is for a condition, and a busy
+  // machine (load average 6 on 2 cores) may take several times as long as a quiet one.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+  pool: "forks",
+  // Two files at a time on this 2-core machine; the files share their worker's modules.
+  poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
+  globalSetup: ["test/support/globalSetup.ts"],
+  setupFiles: ["test/support/sharedItGuard.ts"]
+}
+
+export default defineConfig({ test: { ...sharedTest, include: processFiles } })
