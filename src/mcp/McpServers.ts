@@ -1,4 +1,5 @@
 import { FileSystem } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Context, Deferred, Duration, Effect, Layer, Option, Queue, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
@@ -12,6 +13,7 @@ import type { McpServerState } from "./McpServerState.js"
 import { syncServerTools } from "./registerTools.js"
 import { syncResourceTool } from "./resourceTool.js"
 import { requestFailure, resultText, toolErrorFailure } from "./results.js"
+import { loadCachedTools, saveCachedTools } from "./toolCache.js"
 import { registerToolSearch } from "./toolSearch.js"
 import type { SdkClient } from "./sdk.js"
 import { allowedTools, type McpTool } from "./toolSpecs.js"
@@ -70,6 +72,7 @@ export const make = Effect.gen(function*() {
   const scope = yield* Effect.scope
   const root = yield* fs.realPath(paths.dir).pipe(Effect.orElseSucceed(() => paths.dir))
   const registry = yield* ToolRegistry
+  const sql = yield* SqlClient.SqlClient
   const redact = (text: string) => redactSecretsInText(text, secrets)
 
   const slots = new Map<string, ServerSlot>()
@@ -97,12 +100,18 @@ export const make = Effect.gen(function*() {
     return tail === "" ? {} : { stderrTail: tail }
   }
 
-  /** The registry and the slot hold the tools the server offers now. */
+  const register = (slot: ServerSlot, tools: ReadonlyArray<McpTool>) =>
+    syncServerTools(registry, slot.name, slot.config, tools, (tool, args, options) => call(slot.name, tool, args, options))
+
+  /** The registry, the slot and kern.db's cache hold the tools the server offers now. */
   const syncTools = (slot: ServerSlot, tools: ReadonlyArray<McpTool>) =>
     Effect.gen(function*() {
-      yield* syncServerTools(registry, slot.name, slot.config, tools, (tool, args, options) =>
-        call(slot.name, tool, args, options))
+      yield* register(slot, tools)
       yield* Ref.set(slot.tools, tools)
+      yield* saveCachedTools(slot.name, tools).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.catchAll((error) => Effect.logWarning(`kern: the tool list of MCP server "${slot.name}" was not cached: ${error.message}`))
+      )
       yield* Ref.update(slot.state, (state) => ({
         name: slot.name,
         transport: state.transport,
@@ -263,6 +272,16 @@ export const make = Effect.gen(function*() {
   }
   for (const slot of slots.values()) {
     if (slot.config.enabled && slot.config.start === "agent") yield* start(slot)
+  }
+  // A first-use server's tools as it listed them last are offered before it runs: a call to one starts it, and its
+  // live list then replaces them. Never listed yet, its tools are unknown until it first starts.
+  for (const slot of slots.values()) {
+    if (!slot.config.enabled || slot.config.start !== "first-use") continue
+    const cached = yield* loadCachedTools(slot.name).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    if (Option.isNone(cached)) continue
+    yield* register(slot, cached.value)
+    yield* Ref.update(slot.state, (state) =>
+      state.state === "idle" ? { ...state, tools: allowedTools(slot.config, cached.value).length, toolsCached: true } : state)
   }
 
   return McpServers.of({

@@ -22,6 +22,7 @@ import heartbeatDue from "./migrations/0870_heartbeat_due.js"
 import notices from "./migrations/0875_notices.js"
 import userMemory from "./migrations/0881_user_memory.js"
 import baselineContracts from "./migrations/0960_baseline_contracts.js"
+import mcpToolCache from "./migrations/0961_mcp_tool_cache.js"
 import contextStats from "./migrations/0970_context_stats.js"
 
 /**
@@ -52,5 +53,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0875_notices": notices,
   "0881_user_memory": userMemory,
   "0960_baseline_contracts": baselineContracts,
+  "0961_mcp_tool_cache": mcpToolCache,
   "0970_context_stats": contextStats
 }
