@@ -64,7 +64,9 @@ export class ConversationGroup extends HttpApiGroup.make("conversation")
     HttpApiEndpoint.get("events", "/events")
       // Where to resume: EventSource sends Last-Event-ID itself when it reconnects; a page that reloads passes it in the query.
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
-      .setUrlParams(Schema.Struct({ lastEventId: Schema.optional(Schema.String) }))
+      // `questions=web`: this client shows the web turns' questions (the web UI does); while it is connected, web turns
+      // are offered ask_user_question.
+      .setUrlParams(Schema.Struct({ lastEventId: Schema.optional(Schema.String), questions: Schema.optional(Schema.Literal("web")) }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
   )
   .middleware(BodyLimit)

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
+import { Questions } from "../../../tools/Questions.js"
 import { heartbeatInterface } from "../../../turn/MessageQueue.js"
 import { MessageRequest } from "../api.js"
 import { badRequest, InsufficientStorage, Unavailable } from "../ApiError.js"
@@ -16,6 +17,7 @@ export const layer = HttpApiBuilder.group(KernApi, "conversation", (handlers) =>
     const runtime = yield* AgentRuntime
     const hub = yield* EventHub
     const server = yield* ServerInfo
+    const questions = yield* Questions
     return handlers
       // Raw: the body is read here, counted against the cap and checked for depth before it is parsed.
       .handleRaw("send", ({ request }) =>
@@ -42,7 +44,9 @@ export const layer = HttpApiBuilder.group(KernApi, "conversation", (handlers) =>
         Effect.sync(() => {
           const lastId = Option.orElse(parseLastEventId(headers["last-event-id"]), () => parseLastEventId(urlParams.lastEventId))
           const encoder = new TextEncoder()
-          const body = Stream.unwrapScoped(sseFrames(hub, lastId)).pipe(Stream.map((frame) => encoder.encode(frame)))
+          // A client that shows questions (`?questions=web`: the web UI) is a surface for web turns while its stream is open.
+          const shows = urlParams.questions === "web" ? questions.showOn("web") : Effect.void
+          const body = Stream.unwrapScoped(Effect.zipRight(shows, sseFrames(hub, lastId))).pipe(Stream.map((frame) => encoder.encode(frame)))
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { ApprovalDialog } from "./ApprovalDialog.js"
+import { QuestionDialog } from "./QuestionDialog.js"
 import { ChatLog, Composer } from "./Chat.js"
 import { MemoryOverlay } from "./memory/Overlay.js"
 import type { Connection, Store } from "./store.js"
@@ -112,6 +113,7 @@ export const App = ({ store }: { readonly store: Store }) => {
       </main>
       {memory && <MemoryOverlay onClose={closeMemory} />}
       <ApprovalDialog store={store} />
+      <QuestionDialog store={store} />
     </div>
   )
 }

@@ -1,6 +1,7 @@
 // The page's live state: the chat folded from history pages and the event stream, and the connection's state.
 // Made once by main.tsx and handed down; nothing here lives at module level.
 import { batch, signal } from "@preact/signals"
+import { applyQuestionEvents, loadQuestions, noQuestions, type QuestionsState, resolveQuestion } from "./questions.js"
 import { type ApprovalsState, loadApprovals as mergeApprovals, noApprovals, resolveApproval } from "./approvals.js"
 import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
@@ -11,6 +12,7 @@ import { sseEventName } from "../sseEventName.js"
 import {
   type ChannelState,
   decodeApprovals,
+  decodeQuestions,
   decodeChannels,
   decodeEvent,
   decodeMcpServers,
@@ -43,6 +45,8 @@ export const makeStore = () => {
   const problem = signal<string | undefined>(undefined)
   const agentName = signal<string | undefined>(undefined)
   const approvals = signal<ApprovalsState>(noApprovals)
+  const questions = signal<QuestionsState>(noQuestions)
+  let questionsGeneration = 0
   const channels = signal<ReadonlyArray<ChannelState>>([])
   const summarizer = signal<SummarizerState | undefined>(undefined)
   const mcpServers = signal<ReadonlyArray<McpServerView>>([])
@@ -128,6 +132,28 @@ export const makeStore = () => {
     approvals.value = mergeApprovals(approvals.value, loaded.value)
   }
 
+  /** The questions waiting for an answer here (with loadPending: events may have been missed). */
+  const loadPendingQuestions = async (): Promise<void> => {
+    const generation = ++questionsGeneration
+    const loaded = mapLoaded(await getJson("/questions"), decodeQuestions)
+    if (generation !== questionsGeneration || loaded._tag !== "Ok") return
+    questions.value = loadQuestions(questions.value, loaded.value)
+  }
+
+  /**
+   * Answers a question: option numbers (0-based) and/or the person's own words. Undefined when the answer was taken;
+   * otherwise what went wrong. A question resolved elsewhere first (404) waits no more either way.
+   */
+  const answerQuestion = async (id: string, reply: { readonly choices: ReadonlyArray<number>; readonly text?: string }): Promise<string | undefined> => {
+    const body = reply.text === undefined ? { choices: [...reply.choices] } : { choices: [...reply.choices], text: reply.text }
+    const answered = await postJson(`/questions/${encodeURIComponent(id)}`, body)
+    if (answered._tag === "Ok" || (answered._tag === "Failed" && answered.status === 404)) {
+      questions.value = resolveQuestion(questions.value, id)
+      return answered._tag === "Ok" ? undefined : "That question was already answered (or timed out)."
+    }
+    return answered._tag === "NotBuilt" ? "Questions are not built in this server yet." : answered.message
+  }
+
   /**
    * Answers an approval. Undefined when the answer was taken; otherwise what went wrong. An approval answered
    * elsewhere first (404) waits no more either way.
@@ -179,6 +205,7 @@ export const makeStore = () => {
       batch(() => {
         chat.value = live.chat
         approvals.value = live.approvals
+        questions.value = applyQuestionEvents(questions.value, events)
       })
       // Lost events (the server's replay buffer no longer had them, or it restarted) are in the session file.
       if (chat.value.stale && !wasStale) void loadHistory()
@@ -194,7 +221,7 @@ export const makeStore = () => {
     }
 
     const open = (fresh: boolean) => {
-      const es = new EventSource("/events")
+      const es = new EventSource("/events?questions=web")
       source = es
       for (const type of eventTypes) es.addEventListener(sseEventName(type), onMessage)
       es.addEventListener("message", onMessage)
@@ -212,6 +239,7 @@ export const makeStore = () => {
         // A new EventSource cannot send Last-Event-ID: what happened while it was away comes from the session.
         if (fresh) void loadHistory()
         void loadPending()
+        void loadPendingQuestions()
         if (channels.value.length > 0) void loadStatus()
       }
       es.onerror = () => {
@@ -266,6 +294,8 @@ export const makeStore = () => {
     problem,
     agentName,
     approvals,
+    questions,
+    answerQuestion,
     channels,
     summarizer,
     mcpServers,

@@ -8,6 +8,7 @@ import type {
   ContextSegmentsResponse,
   ErrorEvent,
   PendingApprovalInfo,
+  PendingQuestionInfo,
   SegmentInfo,
   SegmentsResponse,
   StatusResponse
@@ -68,6 +69,8 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "heartbeat",
   "approval",
   "approval-resolved",
+  "question",
+  "question-resolved",
   "reset"
 ]
 
@@ -191,6 +194,47 @@ export const decodeFailure = (u: Json | undefined): TurnFailure | undefined => {
 }
 
 /** Decodes one SSE frame's data; undefined when it is not a kern event (a required field missing or mistyped). */
+/** A question a turn asks, as GET /questions lists it and the `question` event announces it. */
+export type PendingQuestion = PendingQuestionInfo
+
+const strings = (o: JsonObject, key: string): ReadonlyArray<string> | undefined => {
+  if (!Array.isArray(o[key])) return undefined
+  const list = arr(o, key).flatMap((x) => typeof x === "string" ? [x] : [])
+  return list.length === arr(o, key).length ? list : undefined
+}
+
+/** The fields every pending question has; undefined when one is missing or mistyped. */
+export const decodePendingQuestion = (u: JsonObject): PendingQuestion | undefined => {
+  const id = str(u, "id")
+  const question = str(u, "question")
+  const options = strings(u, "options")
+  const multiSelect = bool(u, "multiSelect")
+  const allowText = bool(u, "allowText")
+  const iface = str(u, "interface")
+  const channel = str(u, "channel")
+  const userId = str(u, "userId")
+  const requestedAt = str(u, "requestedAt")
+  const expiresAt = str(u, "expiresAt")
+  if (
+    id === undefined || question === undefined || options === undefined || multiSelect === undefined ||
+    allowText === undefined || iface === undefined || channel === undefined || userId === undefined ||
+    requestedAt === undefined || expiresAt === undefined
+  ) return undefined
+  return { id, question, options, multiSelect, allowText, interface: iface, channel, userId, requestedAt, expiresAt }
+}
+
+/** GET /questions' answer; undefined when it is not one. Items that do not decode are left out. */
+export const decodeQuestions = (u: Json | undefined): ReadonlyArray<PendingQuestion> | undefined => {
+  if (!isObject(u) || !Array.isArray(u["questions"])) return undefined
+  return arr(u, "questions").flatMap((item) => {
+    const pending = isObject(item) ? decodePendingQuestion(item) : undefined
+    return pending === undefined ? [] : [pending]
+  })
+}
+
+const questionOutcomes = ["answered", "timeout", "stopped"] as const
+const questionOutcomeOf = (s: string | undefined) => questionOutcomes.find((o) => o === s)
+
 export const decodeEvent = (data: string): ServerEvent | undefined => {
   const u = parseJson(data)
   if (!isObject(u)) return undefined
@@ -281,6 +325,18 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       const by = str(u, "by")
       if (id === undefined || approved === undefined || outcome === undefined || by === undefined) return undefined
       return { type, seq, at, id, approved, outcome, by }
+    }
+    case "question": {
+      const pending = decodePendingQuestion(u)
+      if (pending === undefined) return undefined
+      return { type, seq, at, ...pending }
+    }
+    case "question-resolved": {
+      const outcome = questionOutcomeOf(str(u, "outcome"))
+      const choices = strings(u, "choices")
+      const by = str(u, "by")
+      if (id === undefined || outcome === undefined || choices === undefined || by === undefined) return undefined
+      return { type, seq, at, id, outcome, choices, by, ...(text === undefined ? {} : { text }) }
     }
     case "reset":
       return { type, seq, at, missedFrom: num(u, "missedFrom") ?? 0 }
