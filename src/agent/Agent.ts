@@ -2,6 +2,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Context, Effect, Layer } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
+import type { AgentCapabilities } from "../kernel/contracts.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextWindow } from "../context/ContextWindow.js"
@@ -56,6 +57,12 @@ export interface AgentOptions {
   readonly command?: string | undefined
   /** Where notices go (config warnings, waiting for the lock); logged as warnings by default. */
   readonly report?: Report | undefined
+  /**
+   * What the agent declares it may use (seed 002): only the tools its `toolAllowlist` matches (all when empty) and none
+   * above its `safetyClassCeiling` are offered or run, on top of the config's `safetyMode` and `tools` (the narrower
+   * wins).
+   */
+  readonly capabilities?: AgentCapabilities | undefined
 }
 
 /**
@@ -111,7 +118,8 @@ const build = (source: ConfigSource, options: AgentOptions) =>
     Layer.provide(agentRuntimeLayer(source, {
       command: options.command ?? "kern library",
       waitSeconds: options.waitSeconds ?? 60,
-      report: options.report
+      report: options.report,
+      capabilities: options.capabilities
     })),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.succeed(ProcessEnv, options.env ?? {}))

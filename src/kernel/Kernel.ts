@@ -3,6 +3,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
 import type { ToolLists } from "../config/toolLists.js"
+import type { AgentCapabilities } from "./contracts.js"
 import * as ApprovalGate from "./ApprovalGate.js"
 import * as ContractBaselineStore from "./ContractBaselineStore.js"
 import * as DurableMemory from "./DurableMemory.js"
@@ -15,6 +16,8 @@ export interface KernelOptions {
   readonly safetyMode: SafetyMode
   /** The config's `tools` allow and block lists. */
   readonly tools?: Partial<ToolLists>
+  /** What an embedded agent declares it may use: narrows the policy (ToolPolicy.PolicyRules.capabilities). */
+  readonly capabilities?: AgentCapabilities | undefined
   readonly approvalMode: ApprovalMode
   readonly contractEnforcement: ContractEnforcement
   readonly surface?: string
@@ -45,8 +48,8 @@ export const layerWithGate = <A, E, R>(
   const services = Layer.mergeAll(
     ToolRegistry.layer,
     options.askForPrivileged
-      ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root, options.tools)
-      : ToolPolicy.fromSafetyMode(options.safetyMode, options.tools),
+      ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root, options.tools, options.capabilities)
+      : ToolPolicy.fromSafetyMode(options.safetyMode, options.tools, options.capabilities),
     EventLog.layerSql,
     ContractBaselineStore.layerSql,
     DurableMemory.layerSql,
@@ -55,7 +58,10 @@ export const layerWithGate = <A, E, R>(
   return ToolExecutor.layer.pipe(Layer.provideMerge(gate), Layer.provideMerge(services))
 }
 
-const fromConfig = <A, E, R>(gate: (config: AgentConfig["Type"]["config"]) => Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>) =>
+const fromConfig = <A, E, R>(
+  gate: (config: AgentConfig["Type"]["config"]) => Layer.Layer<A | ApprovalGate.ApprovalGate, E, R>,
+  capabilities?: AgentCapabilities
+) =>
   Layer.unwrapEffect(
     Effect.map(AgentConfig, ({ config, paths }) =>
       layerWithGate({
@@ -63,12 +69,16 @@ const fromConfig = <A, E, R>(gate: (config: AgentConfig["Type"]["config"]) => La
         tools: config.tools,
         contractEnforcement: config.contractEnforcement,
         askForPrivileged: config.approvalMode === "ask",
-        root: paths.dir
+        root: paths.dir,
+        capabilities
       }, gate(config)))
   ).pipe(Layer.provideMerge(KnownSecrets.layer))
 
 /** The kernel as an agent folder's config describes it, guarding the folder's secrets. */
 export const layerFromConfig = fromConfig((config) => ApprovalGate.fromApprovalMode(config.approvalMode))
 
-/** layerFromConfig with the gate a caller builds from the config (the running agent's asks people). */
+/**
+ * layerFromConfig with the gate a caller builds from the config (the running agent's asks people), narrowed by what
+ * an embedded agent declares (`capabilities`).
+ */
 export const layerFromConfigWith = fromConfig

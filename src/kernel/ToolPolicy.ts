@@ -2,7 +2,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import type { SafetyMode } from "../config/schema.js"
 import type { ToolLists } from "../config/toolLists.js"
 import type { RunOrigin } from "./ApprovalGate.js"
-import { atOrBelow, type ToolSpec } from "./contracts.js"
+import { type AgentCapabilities, atOrBelow, type ToolSpec } from "./contracts.js"
 import * as PrivilegedCalls from "./privilegedCalls.js"
 import { matchesAnyToolPattern } from "./toolPatterns.js"
 
@@ -22,6 +22,24 @@ export interface PolicyRules {
   readonly blockedTools: ReadonlySet<string>
   /** When non-empty, only the tools these ids or patterns match may run. */
   readonly allowedTools: ReadonlySet<string>
+  /**
+   * What an embedded agent declared it may use (seed 002): only the tools its `toolAllowlist` matches (all when empty),
+   * none above its `safetyClassCeiling`. It narrows the config's rules, never widens them.
+   */
+  readonly capabilities?: AgentCapabilities | undefined
+}
+
+/** The declaration's verdict on a tool: a reason to deny it, or undefined when the declaration allows it. */
+const declaredDenial = (capabilities: AgentCapabilities | undefined, spec: ToolSpec): string | undefined => {
+  if (capabilities === undefined) return undefined
+  const { agentName, safetyClassCeiling, toolAllowlist } = capabilities
+  if (toolAllowlist.length > 0 && !matchesAnyToolPattern(new Set(toolAllowlist), spec.toolId)) {
+    return `${spec.toolId} is not in the tool allow list agent "${agentName}" declares`
+  }
+  if (!atOrBelow(spec.safetyClass, safetyClassCeiling)) {
+    return `${spec.toolId} is ${spec.safetyClass}, above the ${safetyClassCeiling} ceiling agent "${agentName}" declares`
+  }
+  return undefined
 }
 
 const restrictive = (mode: PolicyMode, safetyMode: SafetyMode): boolean => mode !== "normal" || safetyMode !== "NORMAL"
@@ -42,6 +60,8 @@ export const evaluate = (
   if (rules.allowedTools.size > 0 && !matchesAnyToolPattern(rules.allowedTools, spec.toolId)) {
     return PolicyDecision.Deny({ reason: `${spec.toolId} is not in the policy's allowed tools` })
   }
+  const declared = declaredDenial(rules.capabilities, spec)
+  if (declared !== undefined) return PolicyDecision.Deny({ reason: declared })
   if (spec.allowlistedAgents.length > 0 && !spec.allowlistedAgents.includes(agentName)) {
     return PolicyDecision.Deny({ reason: `${spec.toolId} is not allowlisted for agent "${agentName}"` })
   }
@@ -104,19 +124,27 @@ export const safeMode = () => Layer.succeed(ToolPolicy, make({ mode: "safe", blo
 export const strictMode = () =>
   Layer.succeed(ToolPolicy, make({ mode: "strict", blockedTools: new Set(), allowedTools: new Set() }))
 
-const rulesFor = (mode: SafetyMode, tools: Partial<ToolLists>): PolicyRules => ({
+const rulesFor = (mode: SafetyMode, tools: Partial<ToolLists>, capabilities: AgentCapabilities | undefined): PolicyRules => ({
   mode: mode === "SAFE" ? "safe" : mode === "STRICT" ? "strict" : "normal",
   blockedTools: new Set(tools.block),
-  allowedTools: new Set(tools.allow)
+  allowedTools: new Set(tools.allow),
+  capabilities
 })
 
-/** The policy a config's safetyMode and `tools` allow and block lists ask for. */
-export const fromSafetyMode = (mode: SafetyMode, tools: Partial<ToolLists> = {}) =>
-  Layer.succeed(ToolPolicy, make(rulesFor(mode, tools)))
+/**
+ * The policy a config's safetyMode and `tools` allow and block lists ask for, narrowed by what an embedded agent
+ * declares (`capabilities`), when it declares.
+ */
+export const fromSafetyMode = (mode: SafetyMode, tools: Partial<ToolLists> = {}, capabilities?: AgentCapabilities) =>
+  Layer.succeed(ToolPolicy, make(rulesFor(mode, tools, capabilities)))
 
 /**
  * fromSafetyMode, asking a person for privileged calls too (approvalMode ask): pairing, writing the identity files
  * of the agent folder at `root`, messaging anyone but the person the turn serves.
  */
-export const askingForPrivileged = (mode: SafetyMode, root: string | undefined, tools: Partial<ToolLists> = {}) =>
-  Layer.effect(ToolPolicy, Effect.map(PrivilegedCalls.make(root), (check) => make(rulesFor(mode, tools), check)))
+export const askingForPrivileged = (
+  mode: SafetyMode,
+  root: string | undefined,
+  tools: Partial<ToolLists> = {},
+  capabilities?: AgentCapabilities
+) => Layer.effect(ToolPolicy, Effect.map(PrivilegedCalls.make(root), (check) => make(rulesFor(mode, tools, capabilities), check)))

@@ -12,6 +12,7 @@ import * as Channels from "../tools/Channels.js"
 import * as ApprovalGate from "../kernel/ApprovalGate.js"
 import * as Approvals from "./Approvals.js"
 import * as AgentConfig from "../config/AgentConfig.js"
+import type { AgentCapabilities } from "../kernel/contracts.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
 import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
@@ -83,6 +84,8 @@ export interface HoldFolder {
   readonly address?: string | undefined
   /** For a command that must not wait for a running agent: the advice it is refused with (AgentLock.HoldOptions). */
   readonly whileAgentRuns?: string | undefined
+  /** What an embedded agent declares it may use (Agent.layer's `capabilities`): narrows the config's tool policy. */
+  readonly capabilities?: AgentCapabilities | undefined
 }
 
 /** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
@@ -110,7 +113,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
     ? configOf(source, report)
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
   const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
-  const kernel = Kernel.layerFromConfigWith(approvalGate).pipe(Layer.provideMerge(database))
+  const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
   return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
 }
 

@@ -97,21 +97,59 @@ describe("what the policy forbids is neither offered nor run", () => {
     })))
 })
 
-describe("an embedded agent declared with a tool allow list", () => {
-  it.live("gets only those tools through the config it is built from (Agent.layerFromConfig)", () =>
+/** One turn of an embedded agent declaring `caps`, in which the model calls `calls`; the first request's offer and the results. */
+const declaredTurn = (
+  caps: unknown,
+  config: Record<string, unknown>,
+  calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly args: unknown }>
+) =>
+  Effect.gen(function*() {
+    const server = yield* makeFakeServer
+    const dir = initAgentWithModel(server.baseURL, { recall: false, ...config })
+    const capabilities = Schema.decodeUnknownSync(AgentCapabilities)(caps)
+    yield* server.reply(FakeReply.toolCalls(calls), FakeReply.text("done"))
+    yield* Agent.send("go").pipe(Effect.provide(Agent.layer({ dir, env, capabilities })))
+    const requests = (yield* server.requests).filter((request) => request.path !== "/embeddings")
+    return { dir, offered: [...offeredTools(requests[0]!.body)].sort(), results: toolResultsById(requests[1]!.body) }
+  })
+
+describe("an embedded agent declared with AgentCapabilities (Agent.layer's capabilities)", () => {
+  it.live("with a tool allow list gets only those tools; a call of another is refused and audited", () =>
     Effect.scoped(Effect.gen(function*() {
-      const server = yield* makeFakeServer
-      const dir = initAgentWithModel(server.baseURL, { recall: false })
-      const caps = Schema.decodeUnknownSync(AgentCapabilities)({ agentName: "reader", toolAllowlist: ["read", "glob"] })
-      const loaded = yield* loadConfig(dir).pipe(Effect.provideService(ProcessEnv, env), Effect.provide(NodeContext.layer))
-      const declared = {
-        ...loaded,
-        config: { ...loaded.config, tools: { allow: caps.toolAllowlist, block: [] }, safetyMode: "SAFE" as const }
-      }
-      yield* server.reply(FakeReply.toolCalls([{ id: "g1", name: "grep", args: { pattern: "x" } }]), FakeReply.text("done"))
-      yield* Agent.send("go").pipe(Effect.provide(Agent.layerFromConfig(declared, { env })))
-      const requests = (yield* server.requests).filter((request) => request.path !== "/embeddings")
-      expect([...offeredTools(requests[0]!.body)].sort()).toEqual(["glob", "read"])
-      expect(toolResultsById(requests[1]!.body).g1).toContain("grep is not in the policy's allowed tools")
+      const { dir, offered, results } = yield* declaredTurn(
+        { agentName: "reader", toolAllowlist: ["read", "gl*"] },
+        {},
+        [{ id: "g1", name: "grep", args: { pattern: "x" } }, { id: "b1", name: "bash", args: { command: "touch pwned" } }]
+      )
+      expect(offered).toEqual(["glob", "read"])
+      expect(results.g1).toContain("PERMISSION_DENIED")
+      expect(results.g1).toContain(`grep is not in the tool allow list agent "reader" declares`)
+      expect(results.b1).toContain("PERMISSION_DENIED")
+      expect(NodeFs.existsSync(NodePath.join(dir, "pwned"))).toBe(false)
+      const refused = (yield* auditOf(dir)).filter((event) => event.decisionKey === "kernel.tool.policy.blocked")
+      expect(refused.map((event) => event.toolId).sort()).toEqual(["bash", "grep"])
+    })))
+
+  it.live("a READ_ONLY ceiling (the default) offers read-only tools only, in a NORMAL config", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { dir, offered, results } = yield* declaredTurn({ agentName: "reader" }, {}, writeCalls)
+      for (const name of ["read", "grep", "glob"]) expect(offered).toContain(name)
+      for (const name of ["bash", "write", "edit", "webfetch", "message"]) expect(offered).not.toContain(name)
+      expect(results.w1).toContain(`bash is DESTRUCTIVE, above the READ_ONLY ceiling agent "reader" declares`)
+      expect(results.w2).toContain("PERMISSION_DENIED")
+      expect(results.w3).toContain("PERMISSION_DENIED")
+      expect(results.w4).not.toContain("PERMISSION_DENIED")
+      expect(NodeFs.existsSync(NodePath.join(dir, "pwned.md"))).toBe(false)
+    })))
+
+  it.live("the narrower wins: the config's tools.block and the declaration's list both apply", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { offered, results } = yield* declaredTurn(
+        { agentName: "writer", toolAllowlist: ["read", "write", "grep"], safetyClassCeiling: "LOCAL_WRITE" },
+        { tools: { allow: ["read", "write", "glob"], block: ["write"] } },
+        [{ id: "w1", name: "write", args: { path: "x.md", content: "x" } }]
+      )
+      expect(offered).toEqual(["read"])
+      expect(results.w1).toContain("write is blocked by policy")
     })))
 })
