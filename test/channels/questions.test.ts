@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Schedule } from "effect"
+import { Context, Effect, Option, Schedule } from "effect"
 import { Questions } from "../../src/tools/Questions.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
@@ -125,4 +125,34 @@ describe("ask_user_question over the HTTP API (web turns)", () => {
       const [, , third] = yield* model.awaitRequests(3)
       expect(offeredTools(third!.body)).toContain("ask_user_question")
     })))
+
+  it.live("a terminal attached over HTTP (kern tui) shows its turns' questions: asked while its stream is open, not after", () =>
+    Effect.gen(function*() {
+      const { base, model, client, context } = yield* startServer({ config: { recall: false } })
+      yield* model.reply(FakeReply.text("hi"), askCall(deploy), FakeReply.text("deploying staging"), FakeReply.text("hi"))
+      const terminal = { interface: "terminal", channel: "terminal" }
+      yield* send(base, { text: "hello", ...terminal })
+      const [first] = yield* model.awaitRequests(1)
+      expect(offeredTools(first!.body)).not.toContain("ask_user_question")
+      // Attached: its event stream says it shows the terminal's questions, as remoteTerminal.ts opens it.
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* client.events(Option.none(), "terminal")
+        yield* send(base, { text: "deploy it", ...terminal })
+        const [pending] = yield* awaitQuestions(base, 1)
+        expect(pending).toMatchObject({ question: deploy.question, interface: "terminal" })
+        const [, second] = yield* model.awaitRequests(2)
+        expect(offeredTools(second!.body)).toContain("ask_user_question")
+        yield* client.answer(pending!.id, { choices: [1] })
+        const [, , third] = yield* model.awaitRequests(3)
+        expect(Object.values(toolResultsById(third!.body)).join("\n")).toContain("chose \"staging\"")
+      }))
+      // Detached: once the agent has seen the stream close, nothing shows the terminal's questions.
+      yield* Context.get(context, Questions).surfaces.pipe(
+        Effect.filterOrFail((surfaces) => !surfaces.has("terminal")),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("20 seconds")))
+      )
+      yield* send(base, { text: "again", ...terminal })
+      const [, , , fourth] = yield* model.awaitRequests(4)
+      expect(offeredTools(fourth!.body)).not.toContain("ask_user_question")
+    }).pipe(Effect.scoped))
 })

@@ -6,6 +6,9 @@ import * as Api from "./api.js"
 import { Errors } from "./ApiError.js"
 import { Authorization, BodyLimit } from "./Authorization.js"
 
+/** The interfaces a client of GET /events may show the questions of (`?questions=`): the web UI's and the terminal's. */
+export const questionShowers = ["web", "terminal"] as const
+
 /**
  * The HTTP API as one contract: every route, its parameters, body, answer and errors (with their statuses), and who
  * may call it. The server's handlers (handlers/) and the CLI's client (client.ts) derive from it; the web UI's
@@ -64,9 +67,12 @@ export class ConversationGroup extends HttpApiGroup.make("conversation")
     HttpApiEndpoint.get("events", "/events")
       // Where to resume: EventSource sends Last-Event-ID itself when it reconnects; a page that reloads passes it in the query.
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
-      // `questions=web`: this client shows the web turns' questions (the web UI does); while it is connected, web turns
-      // are offered ask_user_question.
-      .setUrlParams(Schema.Struct({ lastEventId: Schema.optional(Schema.String), questions: Schema.optional(Schema.Literal("web")) }))
+      // `questions=web` / `questions=terminal`: this client shows the questions of that interface's turns (the web UI,
+      // an attached `kern tui`); while it is connected, those turns are offered ask_user_question.
+      .setUrlParams(Schema.Struct({
+        lastEventId: Schema.optional(Schema.String),
+        questions: Schema.optional(Schema.Literal(...questionShowers))
+      }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
   )
   .middleware(BodyLimit)

@@ -2,7 +2,7 @@ import { HttpApiClient, HttpApiError, HttpClient, type HttpClientError, HttpClie
 import { Deferred, Duration, Effect, Option, ParseResult, Queue, Schema, Stream, Take } from "effect"
 import * as Api from "./api.js"
 import { type ApiError, apiErrorStatus } from "./ApiError.js"
-import { KernApi } from "./KernApi.js"
+import { KernApi, type questionShowers } from "./KernApi.js"
 
 /**
  * Talking to a running agent failed: not running, refused, or it answered something unexpected. The message is a
@@ -99,12 +99,14 @@ export const make = (settings: ClientSettings) =>
      * Subscribes to `/events` and returns once the server has the subscription (its `: connected` comment), so a
      * message sent after this is never missed. The stream ends when the connection does; it lives in the scope.
      */
-    const events = (lastId: Option.Option<number> = Option.none()) =>
+    /** `shows`: the interface whose turns' questions this client shows (an attached terminal's), so they are asked. */
+    const events = (lastId: Option.Option<number> = Option.none(), shows?: typeof questionShowers[number]) =>
       Effect.gen(function*() {
         const queue = yield* Effect.acquireRelease(Queue.unbounded<Take.Take<Api.AgentEvent, ClientError>>(), Queue.shutdown)
         const connected = yield* Deferred.make<void, ClientError>()
         const request = HttpClientRequest.get(`${settings.baseUrl}/events`).pipe(
           HttpClientRequest.setHeader("accept", "text/event-stream"),
+          shows === undefined ? (r: HttpClientRequest.HttpClientRequest) => r : HttpClientRequest.setUrlParam("questions", shows),
           Option.match(lastId, { onNone: () => (r: HttpClientRequest.HttpClientRequest) => r, onSome: (id) => HttpClientRequest.setHeader("last-event-id", String(id)) })
         )
         const frames = Stream.unwrapScoped(Effect.gen(function*() {

@@ -15,7 +15,8 @@ const followed = (client: AgentClient) =>
     const lastSeq = yield* Ref.make(Option.none<number>())
     const connect = Effect.gen(function*() {
       const resumeFrom = yield* Ref.get(lastSeq)
-      const events = yield* client.events(resumeFrom)
+      // The terminal shows its own turns' questions: while it is attached, they are offered ask_user_question.
+      const events = yield* client.events(resumeFrom, terminalConversation.interface)
       const waiting: ReadonlyArray<AgentEventInput> = Option.isSome(resumeFrom) ? [] : yield* client.approvals.pipe(
         Effect.map(({ approvals }) => approvals.map((pending) => ({ type: "approval" as const, ...pending }))),
         Effect.catchAll((error) => Effect.as(Console.error(`kern: could not list approvals: ${error.message}`), []))

@@ -44,8 +44,9 @@ export const layer = HttpApiBuilder.group(KernApi, "conversation", (handlers) =>
         Effect.sync(() => {
           const lastId = Option.orElse(parseLastEventId(headers["last-event-id"]), () => parseLastEventId(urlParams.lastEventId))
           const encoder = new TextEncoder()
-          // A client that shows questions (`?questions=web`: the web UI) is a surface for web turns while its stream is open.
-          const shows = urlParams.questions === "web" ? questions.showOn("web") : Effect.void
+          // A client that shows questions (`?questions=web`: the web UI; `?questions=terminal`: an attached kern tui) is a
+          // surface for that interface's turns while its stream is open.
+          const shows = urlParams.questions === undefined ? Effect.void : questions.showOn(urlParams.questions)
           const body = Stream.unwrapScoped(Effect.zipRight(shows, sseFrames(hub, lastId))).pipe(Stream.map((frame) => encoder.encode(frame)))
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
