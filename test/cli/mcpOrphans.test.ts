@@ -51,8 +51,9 @@ describe("MCP servers' processes", () => {
       const agent = recordedPid(dir)
       process.kill(agent, "SIGKILL")
       expect(yield* eventually(() => !running(agent))).toBe(true)
-      // Nothing stops them when their agent dies by SIGKILL: that is the next start's work.
-      expect(left.filter(running)).toEqual(left)
+      // The server may leave by itself once its stdin closes with its agent; the child it spawned does not, and nothing
+      // stops it when its agent dies by SIGKILL: that is the next start's work.
+      expect(left.filter(running).length).toBeGreaterThan(0)
 
       const restarted = yield* kern(["start"], dir)
       expect(restarted.status, restarted.stderr).toBe(0)

@@ -54,6 +54,7 @@ describe("web UI finish", () => {
   const json: Record<string, { readonly status?: number; readonly body: unknown }> = {
     "/status": { body: { name: "polish-agent", channels: [] } },
     "/approvals": { body: { approvals: [] } },
+    "/questions": { body: { questions: [] } },
     "/users": {
       body: {
         users: [
