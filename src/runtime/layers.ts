@@ -5,7 +5,9 @@ import * as ContextCatchUp from "./ContextCatchUp.js"
 import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
+import * as FollowupsLive from "./followupsLive.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
+import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
 import * as Channels from "../tools/Channels.js"
@@ -184,7 +186,10 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   })))
   // Recall indexes in the background: a backfill at start-up, then after each turn; so do the summaries that are behind.
   // MCP servers connect in the background too: a slow or failing server never holds the agent back.
+  // Work that reports back later (background jobs, sub-agents, schedules) posts its turns through the runtime.
+  const followups = FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
   return Layer.mergeAll(Builtins.layerWith(liveInfo), ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+    Layer.provideMerge(followups),
     Layer.provideMerge(runtime)
   )
 }
