@@ -39,4 +39,10 @@ describe("the quick chat client's bundle loads no runtime module", () => {
       expect(imports.filter((file) => pattern.test(file)), `quickChat.cjs requires ${what}`).toEqual([])
     }
   })
+
+  it("talks HTTP with node's http module, not node's fetch (whose first call adds ~40 MiB to a chat's peak RSS)", () => {
+    const { imports, inputs } = bundleOf("quickChat")
+    expect(inputs.filter((file) => /fetchHttpClient/i.test(file))).toEqual([])
+    expect(imports).toContain("node:http")
+  })
 })
