@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
+import { deepImports } from "./deepImports.mjs"
 import { fingerprint } from "./buildInputs.mjs"
 import { shipped } from "./esbuild-options.mjs"
 
@@ -53,6 +54,7 @@ const { banner: _esmOnly, ...cjsOptions } = shipped
 for (const name of ["quick", "quickNames"]) {
   await build({
     ...cjsOptions,
+    plugins: [deepImports],
     format: "cjs",
     entryPoints: [`src/${name}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
@@ -86,7 +88,7 @@ const withoutUndici = {
 for (const name of ["quickChat", "quickStatus"]) {
   const bundle = await build({
     ...cjsOptions,
-    plugins: [withoutUndici],
+    plugins: [withoutUndici, deepImports],
     format: "cjs",
     entryPoints: [`src/quick/${name.slice("quick".length).toLowerCase()}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),

@@ -45,4 +45,11 @@ describe("the quick chat client's bundle loads no runtime module", () => {
     expect(inputs.filter((file) => /fetchHttpClient/i.test(file))).toEqual([])
     expect(imports).toContain("node:http")
   })
+
+  it("hold no package index evaluated whole (scripts/deepImports.mjs): no effect test services, no msgpackr", () => {
+    for (const name of ["quickChat", "quickStatus"]) {
+      const { inputs } = bundleOf(name)
+      expect(inputs.filter((file) => /effect[/]dist[/]esm[/]Test|msgpackr|detect-libc/.test(file)), `${name}.cjs`).toEqual([])
+    }
+  })
 })
