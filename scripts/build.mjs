@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
+import { deepImports } from "./deepImports.mjs"
 import { fingerprint } from "./buildInputs.mjs"
 import { shipped } from "./esbuild-options.mjs"
 
@@ -53,6 +54,7 @@ const { banner: _esmOnly, ...cjsOptions } = shipped
 for (const name of ["quick", "quickNames"]) {
   await build({
     ...cjsOptions,
+    plugins: [deepImports],
     format: "cjs",
     entryPoints: [`src/${name}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
@@ -71,9 +73,9 @@ await build({
 // `kern chat` through a running agent (src/quick/chat.ts): the HTTP client without the runtime. Its code cache is
 // written by the first chat (bin/kern.js writes a missing cache when the process exits). The metafile says what it
 // bundles: test/package/quickBundles.test.ts checks what is among it.
-// `kern status` (src/quick/status.ts) the same way. Neither bundle uses the undici package: status talks HTTP with
-// node's http module (NodeHttpClient.layer), chat with node's own fetch (FetchHttpClient), which is undici built into
-// node (half the bundle's size and ~6 MiB of a chat's peak RSS less). So undici, which @effect/platform-node's
+// `kern status` (src/quick/status.ts) the same way. Neither bundle uses the undici package: both talk HTTP with node's
+// http module (NodeHttpClient.layer; undici would be half the bundle's size, and node's own fetch, undici built into
+// node, adds ~40 MiB to a chat's peak RSS on its first call). So undici, which @effect/platform-node's
 // NodeHttpClient module imports for its other layer, is left out of both (an empty module: that layer's code refers to
 // it only when it is built, which neither does).
 const withoutUndici = {
@@ -86,7 +88,7 @@ const withoutUndici = {
 for (const name of ["quickChat", "quickStatus"]) {
   const bundle = await build({
     ...cjsOptions,
-    plugins: [withoutUndici],
+    plugins: [withoutUndici, deepImports],
     format: "cjs",
     entryPoints: [`src/quick/${name.slice("quick".length).toLowerCase()}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),

@@ -1,32 +1,22 @@
 import { FileSystem } from "@effect/platform"
-import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
-import { AgentConfig, type LoadedConfig, loadConfig } from "../config/AgentConfig.js"
-import * as KnownSecrets from "../config/KnownSecrets.js"
-import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
-import { storedSummarizerStatus } from "../context/storedSummarizerStatus.js"
+import { Clock, Console, Effect, Option, Schema } from "effect"
+import { loadConfig } from "../config/AgentConfig.js"
 import { summarizerLine } from "../context/summarizerStatus.js"
-import * as SessionIndex from "../session/SessionIndex.js"
-import { SessionStore } from "../session/SessionStore.js"
 import { providerProblems } from "../config/providers.js"
-import { usageTotals } from "../session/usageTotals.js"
 import * as LockFile from "../storage/LockFile.js"
 import { orIfMissing } from "../storage/missingFile.js"
-import * as Database from "../storage/Database.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
 import { CommandFailed } from "./errors.js"
 import { counted } from "../config/counted.js"
-import { HeartbeatLog, heartbeatStatus } from "../runtime/HeartbeatLog.js"
-import { findRunning } from "../channels/web/running.js"
+import { heartbeatStatus } from "../runtime/HeartbeatLog.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
-import { recallStatus } from "../recall/status.js"
 import { chatChannelTokens } from "../tools/Channels.js"
-import { codeIsLive, PairingStore, userKey } from "../users/PairingStore.js"
+import { codeIsLive, userKey } from "../users/PairingStore.js"
 import { describeState } from "../mcp/McpServerState.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
@@ -51,27 +41,16 @@ export const run = (args: StatusArgs) =>
     )
     if (sizes._tag === "Left") problems.push(`cannot read ${paths.dbFile}: ${sizes.left.message}`)
     const dbBytes = sizes._tag === "Right" ? sizes.right[0] + sizes.right[1] : 0
-    // kern.db opened once for every read below (each open sets its pragmas, loads sqlite-vec and checks the
-    // migrations), and only by the first read that needs it.
-    const database = yield* Layer.memoize(Database.layer({ filename: paths.dbFile }))
-    const fromDb = dbBytes === 0
+    // kern.db's reads, with SQLite, loaded only when it holds something (src/cli/statusStored.ts).
+    const stored = dbBytes === 0
       ? undefined
-      : yield* Effect.either(
-        Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
-          Effect.provide(HeartbeatLog.Default),
-          Effect.provide(database)
-        )
-      )
+      : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(paths.dbFile))
+    const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat)
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
     if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
     // Channel users waiting for `kern pair <code>`, their code still live.
     const now = yield* Clock.currentTimeMillis
-    const pairingRows = dbBytes === 0
-      ? undefined
-      : yield* Effect.either(Effect.flatMap(PairingStore, (store) => store.list).pipe(
-        Effect.provide(PairingStore.Default),
-        Effect.provide(database)
-      ))
+    const pairingRows = stored === undefined ? undefined : yield* Effect.either(stored.pairings)
     if (pairingRows?._tag === "Left") problems.push(pairingRows.left.message)
     const pendingPairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
       .filter((pairing) => pairing.status === "pending" && codeIsLive(pairing, now))
@@ -80,44 +59,37 @@ export const run = (args: StatusArgs) =>
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
     const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
     if (holder._tag === "Left") problems.push(holder.left.message)
-    const recallFigures = dbBytes === 0 || !config.recall
+    const recallFigures = stored === undefined || !config.recall
       ? undefined
-      : yield* Effect.either(
-        recallStatus(loaded, holder._tag === "Right" && Option.isSome(holder.right)).pipe(
-          Effect.provide(database)
-        )
-      )
+      : yield* Effect.either(stored.recall(loaded, holder._tag === "Right" && Option.isSome(holder.right)))
     if (recallFigures?._tag === "Left") problems.push(recallFigures.left.message)
     const recall = recallFigures?._tag === "Right" ? encodeRecall(recallFigures.right) : null
     const runtime = holder._tag === "Right" && Option.isSome(holder.right)
       ? { pid: holder.right.value.pid, command: holder.right.value.command, since: holder.right.value.startedAt }
       : null
-    // The running agent's server: its address and uptime, from its own /status.
-    const live = runtime === null ? Option.none() : yield* findRunning(loaded)
-    const liveStatus = Option.isSome(live) ? yield* Effect.option(live.value.client.status) : Option.none()
-    const server = Option.isSome(live)
+    // The running agent's server: its address and uptime, from its own /status; what waits, by id, from its GET
+    // /approvals. Its HTTP client is loaded only while a live process holds the lock (src/cli/statusLive.ts).
+    const live = runtime === null
+      ? { server: Option.none(), status: Option.none(), waiting: [] }
+      : yield* Effect.flatMap(Effect.promise(() => import("./statusLive.js")), (module) => module.liveStatus(loaded))
+    const liveStatus = live.status
+    const server = Option.isSome(live.server)
       ? {
-        url: live.value.client.baseUrl,
-        pid: live.value.health.pid,
+        url: live.server.value.url,
+        pid: live.server.value.pid,
         uptimeMs: Option.isSome(liveStatus) ? liveStatus.value.runtime.uptimeMs : null
       }
       : null
     const channels = channelStates(loaded.env, Option.map(liveStatus, (live) => live.channels))
     const approvals = Option.isSome(liveStatus) ? liveStatus.value.runtime.approvals : null
-    // What waits, by id: from the running agent's GET /approvals.
-    const waiting = Option.isSome(live) && approvals !== null && approvals > 0
-      ? Option.match(yield* Effect.option(live.value.client.approvals), {
-        onNone: () => [],
-        onSome: (answer) => answer.approvals.map((pending) => ({ id: pending.id, toolId: pending.toolId, userId: pending.userId, expiresAt: pending.expiresAt }))
-      })
-      : []
+    const waiting = live.waiting
     // The summarizer: as the running agent sees it, else as kern.db last recorded it.
     const liveSummary = Option.flatMap(liveStatus, (status) => Option.fromNullable(status.summarizer))
-    const stored = Option.isSome(liveSummary) || dbBytes === 0
+    const storedSummary = Option.isSome(liveSummary) || stored === undefined
       ? undefined
-      : yield* Effect.either(storedSummary(loaded).pipe(Effect.provide(database)))
-    if (stored?._tag === "Left") problems.push(stored.left.message)
-    const summarizer = Option.isSome(liveSummary) ? liveSummary.value : stored?._tag === "Right" ? stored.right : null
+      : yield* Effect.either(stored.summary(loaded))
+    if (storedSummary?._tag === "Left") problems.push(storedSummary.left.message)
+    const summarizer = Option.isSome(liveSummary) ? liveSummary.value : storedSummary?._tag === "Right" ? storedSummary.right : null
     // MCP servers: as the running agent sees them; only how many are configured while none runs.
     const mcpServers = Option.isSome(liveStatus) ? liveStatus.value.mcpServers ?? [] : null
     const configured = Object.keys(config.mcpServers)
@@ -175,28 +147,13 @@ export const run = (args: StatusArgs) =>
     ]
     yield* Console.log(lines.join("\n"))
     yield* problemsExit(problems, "above")
-  }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  }).pipe(Effect.scoped)
 
 /** Scripts can rely on the exit code (`kern status && kern start`): 1 whenever a problem is listed. */
 const problemsExit = (problems: ReadonlyArray<string>, where: string) =>
   problems.length === 0 ? Effect.void : Effect.fail(new CommandFailed({ message: `${counted(problems.length, "problem")} listed ${where}` }))
 
 const encodeRecall = Schema.encodeSync(RecallStats)
-
-/** The summarizer's state kern.db keeps, with the newest session's messages (from the session index). */
-const storedSummary = (loaded: LoadedConfig) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore
-    const sessions = yield* store.list
-    const newest = Option.fromNullable(sessions[sessions.length - 1])
-    return yield* storedSummarizerStatus(
-      loaded.config,
-      Option.map(newest, (session) => ({ id: session.id, messages: session.messages }))
-    )
-  }).pipe(
-    Effect.provide(Layer.mergeAll(SegmentStoreSqlite.layer, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)))),
-    Effect.provide(Layer.merge(Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded)))
-  )
 
 interface ChannelState {
   readonly interface: string

@@ -2,7 +2,7 @@
 // a V8 code cache): the HTTP client and the event printer of src/cli/chatRemote.ts, without the runtime the full CLI
 // loads (tokenizers, provider SDKs, SQLite). When no agent serves the folder, or the command line is one it does not
 // know for sure, it hands over to the full CLI, which runs the turn itself or explains the mistake.
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type ChatArgs, chatThroughRunning } from "../cli/chatRemote.js"
@@ -56,9 +56,9 @@ const chat = (args: ChatArgs) =>
         // From here on this process only talks to the agent: it keeps its environment in memory only, as a chat does.
         Effect.zipRight(Effect.sync(() => reduceEnvironment(process.env)), Effect.as(turn, 0))
     })),
-    // node's own fetch: undici as the full CLI's client (NodeHttpClient.layerUndici) is, but built into node, so the
-    // bundle carries no copy of it. (NodeHttpClient.layer, over node's http module, missed the approval events of a turn.)
-    Effect.provide(FetchHttpClient.layer)
+    // node's http module, as `kern status` does: node's own fetch (undici inside node) adds ~40 MiB to the process's
+    // peak RSS on its first call, half of what a chat holds.
+    Effect.provide(NodeHttpClient.layer)
   )
 
 /**

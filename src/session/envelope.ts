@@ -10,11 +10,24 @@ export const agentZone = (timezone: string | undefined): DateTime.TimeZone =>
 /** UTC ISO time of an instant, as the HTTP API's fields carry it. */
 export const isoAt = (epochMs: number): string => DateTime.formatIso(DateTime.unsafeMake(epochMs))
 
-/** Local time with its offset, in a zone. */
+/** Local time with its offset, in a zone (undefined: the system's). */
 export const localIso = (epochMs: number, zone: DateTime.TimeZone | string | undefined): string => {
+  if (zone === undefined) return systemIso(epochMs).replace(/\.\d{3}(?=[+-Z])/, "")
   const timeZone = typeof zone === "object" ? zone : agentZone(zone)
   const zoned = DateTime.unsafeMakeZoned(epochMs, { timeZone })
   return DateTime.formatIsoOffset(zoned).replace(/\.\d{3}(?=[+-Z])/, "")
+}
+
+/**
+ * What DateTime.formatIsoOffset gives in the system's zone, from Date's own offset (the same zone, ICU's default):
+ * a zone made through Intl loads ICU's zone data (~8 MiB, and a tenth of a second of `kern status`'s heartbeat line).
+ */
+const systemIso = (epochMs: number): string => {
+  const offsetMinutes = -new Date(epochMs).getTimezoneOffset()
+  const hours = Math.floor(Math.abs(offsetMinutes) / 60)
+  const minutes = Math.abs(offsetMinutes) % 60
+  const offset = `${offsetMinutes < 0 ? "-" : "+"}${String(hours).padStart(2, "0")}:${String(minutes).padStart(2, "0")}`
+  return `${new Date(epochMs + offsetMinutes * 60_000).toISOString().slice(0, -1)}${offset}`
 }
 
 /** The line that starts every message the model sees: `[via <interface>, <channel>, user: <id>, time: <local ISO>]`. */

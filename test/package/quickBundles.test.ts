@@ -39,4 +39,17 @@ describe("the quick chat client's bundle loads no runtime module", () => {
       expect(imports.filter((file) => pattern.test(file)), `quickChat.cjs requires ${what}`).toEqual([])
     }
   })
+
+  it("talks HTTP with node's http module, not node's fetch (whose first call adds ~40 MiB to a chat's peak RSS)", () => {
+    const { imports, inputs } = bundleOf("quickChat")
+    expect(inputs.filter((file) => /fetchHttpClient/i.test(file))).toEqual([])
+    expect(imports).toContain("node:http")
+  })
+
+  it("hold no package index evaluated whole (scripts/deepImports.mjs): no effect test services, no msgpackr", () => {
+    for (const name of ["quickChat", "quickStatus"]) {
+      const { inputs } = bundleOf(name)
+      expect(inputs.filter((file) => /effect[/]dist[/]esm[/]Test|msgpackr|detect-libc/.test(file)), `${name}.cjs`).toEqual([])
+    }
+  })
 })

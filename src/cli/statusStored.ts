@@ -1,0 +1,47 @@
+// What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite, sqlite-vec and the
+// stores with it) only when kern.db holds something, so a folder without one never loads them.
+import { Effect, Layer, Option } from "effect"
+import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
+import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import { storedSummarizerStatus } from "../context/storedSummarizerStatus.js"
+import { recallStatus } from "../recall/status.js"
+import { HeartbeatLog } from "../runtime/HeartbeatLog.js"
+import * as SessionIndex from "../session/SessionIndex.js"
+import { SessionStore } from "../session/SessionStore.js"
+import { usageTotals } from "../session/usageTotals.js"
+import * as Database from "../storage/Database.js"
+import { PairingStore } from "../users/PairingStore.js"
+
+/** The summarizer's state kern.db keeps, with the newest session's messages (from the session index). */
+const storedSummary = (loaded: LoadedConfig) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const sessions = yield* store.list
+    const newest = Option.fromNullable(sessions[sessions.length - 1])
+    return yield* storedSummarizerStatus(
+      loaded.config,
+      Option.map(newest, (session) => ({ id: session.id, messages: session.messages }))
+    )
+  }).pipe(
+    Effect.provide(Layer.mergeAll(SegmentStoreSqlite.layer, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)))),
+    Effect.provide(Layer.merge(Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded)))
+  )
+
+/**
+ * The reads of kern.db status makes, over one open of it (each open sets its pragmas, loads sqlite-vec and checks the
+ * migrations), made by the first read that needs it and closed with the scope.
+ */
+export const storedReads = (dbFile: string) =>
+  Effect.map(Layer.memoize(Database.layer({ filename: dbFile })), (database) => ({
+    usageAndHeartbeat: Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
+      Effect.provide(HeartbeatLog.Default),
+      Effect.provide(database)
+    ),
+    pairings: Effect.flatMap(PairingStore, (store) => store.list).pipe(
+      Effect.provide(PairingStore.Default),
+      Effect.provide(database)
+    ),
+    recall: (loaded: LoadedConfig, holderAlive: boolean) => recallStatus(loaded, holderAlive).pipe(Effect.provide(database)),
+    summary: (loaded: LoadedConfig) => storedSummary(loaded).pipe(Effect.provide(database))
+  }))

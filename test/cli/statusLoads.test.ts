@@ -1,0 +1,57 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { kernBin, runCollected } from "../support/cli.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+// `kern status` is run again and again (scripts, prompts): it loads SQLite only when kern.db holds something, and the
+// running agent's HTTP client only while a live process holds the folder's lock (src/cli/statusStored.ts, statusLive.ts).
+
+/** `kern status <dir>` with what the process required, by name, from a preload that records Module._load. */
+const statusLoads = async (dir: string) => {
+  const preload = NodePath.join(makeTempDir(), "loads.cjs")
+  NodeFs.writeFileSync(
+    preload,
+    `const Module = require("node:module")
+const loaded = new Set()
+const load = Module._load
+Module._load = function (request, ...rest) { loaded.add(request); return load.call(this, request, ...rest) }
+process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify([...loaded]) + "\\n"))
+`
+  )
+  const result = await runCollected(process.execPath, ["--require", preload, kernBin, "status", dir], { env: { OPENROUTER_API_KEY: "sk-test" } })
+  const line = result.stderr.split("\n").find((text) => text.startsWith("loaded: "))
+  if (line === undefined) throw new Error(`no list of loaded modules: ${result.stderr}`)
+  return { ...result, loaded: JSON.parse(line.slice("loaded: ".length)) as ReadonlyArray<string> }
+}
+
+describe("kern status loads what it needs", () => {
+  it.live("a folder without kern.db: no SQLite, no HTTP client", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+      NodeFs.rmSync(NodePath.join(dir, ".kern", "kern.db"), { force: true })
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.stdout).toContain("database:  none yet")
+      expect(result.loaded).not.toContain("better-sqlite3")
+      expect(result.loaded).not.toContain("sqlite-vec")
+      expect(result.loaded).not.toContain("node:http")
+    }))
+
+  it.live("a stopped agent with kern.db: SQLite for its figures, no HTTP client", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+      // A turn's usage in kern.db, as `kern status` reads it after one.
+      const made = yield* Effect.promise(() =>
+        runCollected(process.execPath, [kernBin, "recall", "stats", dir], { env: { OPENROUTER_API_KEY: "sk-test" } })
+      )
+      expect(made.status, made.stderr).toBe(0)
+      expect(NodeFs.statSync(NodePath.join(dir, ".kern", "kern.db")).size).toBeGreaterThan(0)
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.stdout).toContain("usage:     no turns yet")
+      expect(result.stdout).toContain("running:   no")
+      expect(result.loaded).toContain("better-sqlite3")
+      expect(result.loaded).not.toContain("node:http")
+    }))
+})
