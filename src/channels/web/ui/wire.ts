@@ -71,6 +71,7 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "approval-resolved",
   "question",
   "question-resolved",
+  "limit",
   "reset"
 ]
 
@@ -133,13 +134,31 @@ type FailureOf<Tag extends TurnFailure["_tag"]> = Extract<TurnFailure, { readonl
 const providerReasons = ["network", "auth", "rate_limit", "billing", "provider", "no_output"] as const
 const budgetCaps = ["maxToolCalls", "maxPromptTokens", "maxLatencyMs", "maxCostUsdCents"] as const
 const notWrittenReasons = ["disk-full", "io"] as const
+const spendCaps = ["perDay", "perUser", "perChannel"] as const
+const spendMeasures = ["usdCents", "tokens"] as const
 // Each list names every value its Schema allows: one the server adds and the UI does not know breaks the build.
 type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
 export const failureLiteralsComplete: [
   Same<typeof providerReasons[number], FailureOf<"ProviderFailed">["reason"]>,
   Same<typeof budgetCaps[number], FailureOf<"BudgetExhausted">["cap"]>,
-  Same<typeof notWrittenReasons[number], FailureOf<"SessionNotWritten">["reason"]>
-] = [true, true, true]
+  Same<typeof notWrittenReasons[number], FailureOf<"SessionNotWritten">["reason"]>,
+  Same<typeof spendCaps[number], FailureOf<"BudgetExceeded">["cap"]>,
+  Same<typeof spendMeasures[number], FailureOf<"BudgetExceeded">["measure"]>
+] = [true, true, true, true, true]
+
+/** A spend cap reached, as the `BudgetExceeded` failure and the `limit` event carry it. */
+const decodeReached = (u: JsonObject) => {
+  const cap = oneOf(spendCaps, str(u, "cap"))
+  const measure = oneOf(spendMeasures, str(u, "measure"))
+  const limit = num(u, "limit")
+  const spent = num(u, "spent")
+  const key = str(u, "key")
+  const day = str(u, "day")
+  if (cap === undefined || measure === undefined || limit === undefined || spent === undefined || key === undefined || day === undefined) {
+    return undefined
+  }
+  return { cap, measure, limit, spent, key, day }
+}
 
 const oneOf = <T extends string>(all: ReadonlyArray<T>, s: string | undefined): T | undefined => all.find((x) => x === s)
 
@@ -175,6 +194,10 @@ export const decodeFailure = (u: Json | undefined): TurnFailure | undefined => {
         costUsdCentsUsed === undefined
       ) return undefined
       return { _tag: "BudgetExhausted", cap, limit, toolCallsUsed, promptTokensUsed, costUsdCentsUsed, message }
+    }
+    case "BudgetExceeded": {
+      const reached = decodeReached(u)
+      return reached === undefined ? undefined : { _tag: "BudgetExceeded", code: "BUDGET_EXCEEDED", ...reached, message }
     }
     case "StepLimitReached": {
       const maxSteps = num(u, "maxSteps")
@@ -325,6 +348,12 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       const by = str(u, "by")
       if (id === undefined || approved === undefined || outcome === undefined || by === undefined) return undefined
       return { type, seq, at, id, approved, outcome, by }
+    }
+    case "limit": {
+      const reached = decodeReached(u)
+      const message = str(u, "message")
+      if (reached === undefined || message === undefined) return undefined
+      return { type, seq, at, ...reached, message }
     }
     case "question": {
       const pending = decodePendingQuestion(u)
