@@ -95,7 +95,9 @@ export const makeHttp = (settings: ModelSettings) =>
         if (decoded.data.length !== texts.length) {
           return yield* failed(`${settings.provider} /embeddings answered ${decoded.data.length} vectors for ${texts.length} inputs`)
         }
-        const inputTokens = decoded.usage?.prompt_tokens ?? estimatedTokens(texts)
+        // Some servers (Ollama) report 0 for a batch that had text: the estimate then, never nothing.
+        const reported = decoded.usage?.prompt_tokens ?? 0
+        const inputTokens = reported > 0 ? reported : estimatedTokens(texts)
         yield* guard.record(embeddingSpend, settings.model, { inputTokens, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 })
         const ordered = [...decoded.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
         return ordered.map((item) => Float32Array.from(item.embedding))
