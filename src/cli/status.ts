@@ -14,6 +14,9 @@ import { orIfMissing } from "../storage/missingFile.js"
 import * as Database from "../storage/Database.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
+import { spendDay, spendZone } from "../model/spendCaps.js"
+import { makeSpendLedger } from "../model/SpendLedger.js"
+import { spendLines, spendStatusOf } from "../model/spendStatus.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
 import { CommandFailed } from "./errors.js"
@@ -54,15 +57,19 @@ export const run = (args: StatusArgs) =>
     // kern.db opened once for every read below (each open sets its pragmas, loads sqlite-vec and checks the
     // migrations), and only by the first read that needs it.
     const database = yield* Layer.memoize(Database.layer({ filename: paths.dbFile }))
+    // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
+    const day = spendDay(yield* Clock.currentTimeMillis, spendZone(config.timezone))
+    const spendToday = Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day))
     const fromDb = dbBytes === 0
       ? undefined
       : yield* Effect.either(
-        Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
+        Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state), spendToday]).pipe(
           Effect.provide(HeartbeatLog.Default),
           Effect.provide(database)
         )
       )
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
+    const spend = spendStatusOf(day, config.limits, fromDb?._tag === "Right" ? fromDb.right[2] : [])
     if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
     // Channel users waiting for `kern pair <code>`, their code still live.
     const now = yield* Clock.currentTimeMillis
@@ -144,7 +151,8 @@ export const run = (args: StatusArgs) =>
       pendingApprovals: waiting,
       pendingPairings,
       summarizer,
-      mcpServers
+      mcpServers,
+      spend
     }
     if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
     const lines = [
@@ -158,6 +166,7 @@ export const run = (args: StatusArgs) =>
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
         : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
+      ...spendLines(spend).map((line, i) => `${i === 0 ? "spend:     " : "           "}${line}`),
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [

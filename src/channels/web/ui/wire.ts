@@ -421,6 +421,38 @@ export interface SummarizerState {
 
 const summarizerStates = ["ok", "failing", "off"] as const
 
+/** Today's spend against the caps, as GET /status carries it (`spend`): the agent's, and the caps reached. */
+export interface SpendState {
+  readonly day: string
+  readonly usdCents: number
+  readonly tokens: number
+  readonly capCents?: number | undefined
+  readonly capTokens?: number | undefined
+  /** The caps reached today, as lines. */
+  readonly reached: ReadonlyArray<string>
+}
+
+export const decodeSpend = (status: JsonObject): SpendState | undefined => {
+  const u = status["spend"]
+  if (!isObject(u)) return undefined
+  const day = str(u, "day")
+  const agent = obj(u, "agent")
+  const perDay = obj(obj(u, "limits") ?? {}, "perDay")
+  if (day === undefined || agent === undefined) return undefined
+  const reached = arr(u, "reached").flatMap((item) => {
+    const cap = isObject(item) ? decodeReached({ ...item, day }) : undefined
+    return cap === undefined ? [] : [`limits.${cap.cap}.${cap.measure} ${cap.limit}${cap.key === "" ? "" : ` for ${cap.key}`} reached (${cap.spent} spent)`]
+  })
+  return {
+    day,
+    usdCents: num(agent, "usdCents") ?? 0,
+    tokens: (num(agent, "inputTokens") ?? 0) + (num(agent, "outputTokens") ?? 0),
+    capCents: perDay === undefined ? undefined : num(perDay, "usdCents"),
+    capTokens: perDay === undefined ? undefined : num(perDay, "tokens"),
+    reached
+  }
+}
+
 export const decodeSummarizer = (status: JsonObject): SummarizerState | undefined => {
   const u = status["summarizer"]
   if (!isObject(u)) return undefined
