@@ -84,6 +84,22 @@ export const QuestionResolvedEvent = Schema.Struct({
   by: Schema.String
 })
 
+/**
+ * A daily spend cap (`limits`) was reached: told to the operator once per cap, whose and day. Its calls are refused
+ * until the day ends or the cap is raised.
+ */
+export const LimitEvent = Schema.Struct({
+  type: Schema.Literal("limit"),
+  cap: Schema.Literal("perDay", "perUser", "perChannel"),
+  measure: Schema.Literal("usdCents", "tokens"),
+  limit: Schema.Number,
+  spent: Schema.Number,
+  /** '' for the whole agent, else the user or channel. */
+  key: Schema.String,
+  day: Schema.String,
+  message: Schema.String
+})
+
 /** The client resumed from a Last-Event-ID older than the replay buffer: some events are lost; reload state. */
 export const ResetEvent = Schema.Struct({ type: Schema.Literal("reset"), missedFrom: Schema.Number })
 
@@ -96,6 +112,7 @@ export const AgentEventInput = Schema.Union(
   ApprovalResolvedEvent,
   QuestionEvent,
   QuestionResolvedEvent,
+  LimitEvent,
   ResetEvent
 )
 export type AgentEventInput = typeof AgentEventInput.Type

@@ -1,4 +1,6 @@
 import { Effect, Option, PubSub, type Scope, Stream } from "effect"
+import type { BudgetExceeded } from "../model/BudgetExceeded.js"
+import { SpendGuard } from "../model/SpendGuard.js"
 import { AgentRuntime, type HeartbeatNotice } from "../runtime/AgentRuntime.js"
 import { type ApprovalResolution, Approvals, type PendingApproval } from "../runtime/Approvals.js"
 import { Channels, type Outgoing } from "../tools/Channels.js"
@@ -32,6 +34,17 @@ const heartbeatEvent = (notice: HeartbeatNotice): AgentEventInput => ({
   ...(notice.turnId === undefined ? {} : { turnId: notice.turnId })
 })
 
+const limitEvent = (reached: BudgetExceeded): AgentEventInput => ({
+  type: "limit",
+  cap: reached.cap,
+  measure: reached.measure,
+  limit: reached.limit,
+  spent: reached.spent,
+  key: reached.key,
+  day: reached.day,
+  message: reached.message
+})
+
 const approvalEvent = (pending: PendingApproval): AgentEventInput => ({ type: "approval", ...approvalInfo(pending) })
 
 const resolvedEvent = (resolution: ApprovalResolution): AgentEventInput => ({
@@ -52,13 +65,13 @@ const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
 /**
  * Everything the running agent reports, as one stream of its events: every turn (whatever channel it came from:
  * terminal, HTTP, heartbeat, chat channels), the heartbeat's ticks, approvals and questions asked and answered, and what the message
- * tool sent. Subscribed when this runs, in the caller's scope, so nothing after that is missed; the web's event hub
+ * tool sent, and each daily spend cap reached (once per cap, whose and day). Subscribed when this runs, in the caller's scope, so nothing after that is missed; the web's event hub
  * and the local terminal follow it.
  */
 export const agentFeed: Effect.Effect<
   Stream.Stream<AgentEventInput>,
   never,
-  AgentRuntime | Approvals | Questions | Channels | Scope.Scope
+  AgentRuntime | Approvals | Questions | Channels | SpendGuard | Scope.Scope
 > = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   const approvals = yield* Approvals
@@ -71,6 +84,7 @@ export const agentFeed: Effect.Effect<
   const questions = yield* Questions
   const questionsAsked = yield* PubSub.subscribe(questions.requests)
   const questionsEnded = yield* PubSub.subscribe(questions.resolved)
+  const limits = yield* PubSub.subscribe((yield* SpendGuard).reached)
   const origins = yield* makeTurnOrigins
   return Stream.mergeAll([
     Stream.fromQueue(turns).pipe(
@@ -82,6 +96,7 @@ export const agentFeed: Effect.Effect<
     Stream.fromQueue(answered).pipe(Stream.map(resolvedEvent)),
     Stream.fromQueue(sent).pipe(Stream.map(outgoingEvent)),
     Stream.fromQueue(questionsAsked).pipe(Stream.map(questionEvent)),
-    Stream.fromQueue(questionsEnded).pipe(Stream.map(questionResolvedEvent))
+    Stream.fromQueue(questionsEnded).pipe(Stream.map(questionResolvedEvent)),
+    Stream.fromQueue(limits).pipe(Stream.map(limitEvent))
   ], { concurrency: "unbounded" })
 })

@@ -7,6 +7,15 @@ export const apology = "Sorry, I could not answer that: something went wrong on 
 /** What they read when their message could not be recorded for want of disk space: what to do, still no path. */
 export const diskFullApology = "Sorry, I could not take that message: my disk is full. Please send it again later."
 
+/**
+ * What a person who is not the operator reads when a daily spend cap stopped their turn: which cap (theirs, their
+ * channel's or the whole agent's) and when it frees up, without its figures.
+ */
+export const budgetApology = (cap: "perDay" | "perUser" | "perChannel"): string =>
+  `Sorry, I cannot answer that today: ${
+    cap === "perUser" ? "you have reached your daily limit" : cap === "perChannel" ? "this chat has reached its daily limit" : "I have reached my daily limit"
+  } for model use. Please try again tomorrow.`
+
 /** What a chat shows where a stopped turn's reply would have gone (`/stop`, or the operator's Stop). */
 export const stoppedText = "Stopped."
 
@@ -25,6 +34,8 @@ export const failureTextFor = (
     ? detail
     : failure?._tag === "Stopped"
     ? stoppedText
+    : failure?._tag === "BudgetExceeded"
+    ? budgetApology(failure.cap)
     : failure?._tag === "SessionNotWritten" && failure.reason === "disk-full"
     ? diskFullApology
     : apology

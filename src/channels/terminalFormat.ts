@@ -75,6 +75,8 @@ export const showEvent = (event: AgentEventInput, zone: DateTime.TimeZone): stri
       return formatQuestion(event, localIso(Date.parse(event.expiresAt), zone).slice(11, 19))
     case "question-resolved":
       return formatQuestionResolved(event)
+    case "limit":
+      return `\n[limit] ${event.message}\n`
     case "reset":
       return "\n(some events were missed while disconnected)\n"
   }

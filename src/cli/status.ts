@@ -7,6 +7,8 @@ import * as LockFile from "../storage/LockFile.js"
 import { orIfMissing } from "../storage/missingFile.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
+import { spendDay, spendZone } from "../model/spendCaps.js"
+import { spendLines, spendStatusOf } from "../model/spendStatus.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
 import { CommandFailed } from "./errors.js"
@@ -45,8 +47,11 @@ export const run = (args: StatusArgs) =>
     const stored = dbBytes === 0
       ? undefined
       : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(paths.dbFile))
-    const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat)
+    // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
+    const day = spendDay(yield* Clock.currentTimeMillis, spendZone(config.timezone))
+    const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat(day))
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
+    const spend = spendStatusOf(day, config.limits, fromDb?._tag === "Right" ? fromDb.right[2] : [])
     if (fromDb?._tag === "Left") problems.push(fromDb.left.message)
     // Channel users waiting for `kern pair <code>`, their code still live.
     const now = yield* Clock.currentTimeMillis
@@ -116,7 +121,8 @@ export const run = (args: StatusArgs) =>
       pendingApprovals: waiting,
       pendingPairings,
       summarizer,
-      mcpServers
+      mcpServers,
+      spend
     }
     if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
     const lines = [
@@ -130,6 +136,7 @@ export const run = (args: StatusArgs) =>
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
         : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
+      ...spendLines(spend).map((line, i) => `${i === 0 ? "spend:     " : "           "}${line}`),
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [

@@ -10,6 +10,7 @@ import { HeartbeatLog } from "../runtime/HeartbeatLog.js"
 import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { usageTotals } from "../session/usageTotals.js"
+import { makeSpendLedger } from "../model/SpendLedger.js"
 import * as Database from "../storage/Database.js"
 import { PairingStore } from "../users/PairingStore.js"
 
@@ -34,7 +35,9 @@ const storedSummary = (loaded: LoadedConfig) =>
  */
 export const storedReads = (dbFile: string) =>
   Effect.map(Layer.memoize(Database.layer({ filename: dbFile })), (database) => ({
-    usageAndHeartbeat: Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state)]).pipe(
+    /** Usage totals, the heartbeat's state and the spend of `day` (the ledger's rows). */
+    usageAndHeartbeat: (day: string) =>
+      Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state), Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day))]).pipe(
       Effect.provide(HeartbeatLog.Default),
       Effect.provide(database)
     ),

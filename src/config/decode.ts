@@ -4,6 +4,7 @@ import { didYouMean } from "./didYouMean.js"
 import { parseJsonText } from "./json.js"
 import { ConfigError } from "./errors.js"
 import { mcpServerExpectations, mcpServersExpectation } from "./mcpServers.js"
+import { limitsExpectation, unknownLimitKeys } from "./limits.js"
 import {
   expectations,
   type KernConfig,
@@ -54,6 +55,7 @@ const safetyKeys: ReadonlySet<string> = new Set([
   "contractEnforcement",
   "workspaceGuard",
   "budget",
+  "limits",
   ...[...knownBudgetKeys].map((key) => `budget.${key}`)
 ])
 
@@ -66,6 +68,20 @@ const unknownKeys = (source: string, raw: Record<string, unknown>): Either.Eithe
       .filter((key) => !knownBudgetKeys.has(key))
       .map((key) => ({ key, known: knownBudgetKeys, prefix: "budget." }))
   ]
+  // A spending cap is a safety setting all through: any key under `limits` kern does not know stops it.
+  const unknownLimit = unknownLimitKeys(raw["limits"])[0]
+  if (unknownLimit !== undefined) {
+    const meant = didYouMean(unknownLimit.key, unknownLimit.known)
+    return Either.left(new ConfigError({
+      source,
+      key: `limits.${unknownLimit.key}`,
+      ...(meant === undefined ? {} : { didYouMean: `limits.${meant}` }),
+      expected: meant === undefined
+        ? limitsExpectation
+        : "A misspelt spending cap is not ignored: kern does not run this agent until it is fixed.",
+      found: "an unknown key"
+    }))
+  }
   const warnings: Array<string> = []
   for (const { key, known, prefix } of unknown) {
     const meant = didYouMean(key, known)

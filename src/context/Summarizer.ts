@@ -4,6 +4,8 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type { AgentConfig } from "../config/AgentConfig.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
 import * as Provider from "../model/Provider.js"
+import { SpendAttribution } from "../model/SpendAttribution.js"
+import type { SpendGuard } from "../model/SpendGuard.js"
 import type { SessionMessage } from "../session/messages.js"
 import { rangeLabel, requestProblem, type SummarizeRequest, summaryPrompt } from "./summaryPrompt.js"
 
@@ -48,7 +50,10 @@ export const make = Effect.gen(function*() {
     const range = rangeLabel(request.start, request.end)
     return Effect.gen(function*() {
       yield* invalid(request)
+      // Charged to whoever the pass runs for (a turn's background pass: its conversation), as a summary.
+      const who = yield* SpendAttribution
       const response = yield* model.generateText({ prompt: summaryPrompt(request) }).pipe(
+        Effect.provideService(SpendAttribution, { ...who, purpose: "summary" }),
         Effect.mapError((error) =>
           new SummarizeError({ message: `the summary model failed on messages ${range}: ${error.message}` })
         )
@@ -81,7 +86,7 @@ export const layerModel: Layer.Layer<SegmentSummarizer, never, LanguageModel.Lan
 )
 
 /** The summarizer with its own model, private to it: `summaryModel`, else `model`. */
-export const layer: Layer.Layer<SegmentSummarizer, ModelConfigMissing, AgentConfig | HttpClient.HttpClient> = layerModel
+export const layer: Layer.Layer<SegmentSummarizer, ModelConfigMissing, AgentConfig | HttpClient.HttpClient | SpendGuard> = layerModel
   .pipe(Layer.provide(Provider.summaryLayer))
 
 /**

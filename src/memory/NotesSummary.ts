@@ -7,6 +7,8 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as Provider from "../model/Provider.js"
+import { SpendAttribution } from "../model/SpendAttribution.js"
+import type { SpendGuard } from "../model/SpendGuard.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
 import { makeFileCache } from "./fileCache.js"
 
@@ -74,7 +76,9 @@ export const make = Effect.gen(function*() {
 
   const generate = (key: string, notes: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
     Effect.gen(function*() {
-      const response = yield* model.generateText({ prompt: summaryPrompt(notes) })
+      const response = yield* model.generateText({ prompt: summaryPrompt(notes) }).pipe(
+        Effect.provideService(SpendAttribution, { purpose: "summary" })
+      )
       const text = response.text.trim()
       if (text === "") return yield* Effect.logWarning("kern: the notes summary came back empty; retried on a later turn")
       const now = yield* Clock.currentTimeMillis
@@ -161,7 +165,7 @@ export class NotesSummary extends Context.Tag("kern/memory/NotesSummary")<
 export const layer: Layer.Layer<
   NotesSummary,
   ModelConfigMissing,
-  AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | HttpClient.HttpClient
+  AgentConfig | FileSystem.FileSystem | SqlClient.SqlClient | HttpClient.HttpClient | SpendGuard
 > = Layer.scoped(NotesSummary, make).pipe(Layer.provide(Provider.summaryLayer))
 
 /** No notes summary at all (a bare prompt in tests and tools): nothing to serve, nothing to wait for. */

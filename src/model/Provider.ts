@@ -3,6 +3,7 @@ import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import * as ChatCompletions from "./ChatCompletionsLanguageModel.js"
+import { guardLanguageModel } from "./guardedModel.js"
 import { HeartbeatModel } from "./HeartbeatModel.js"
 import {
   ModelConfigMissing,
@@ -11,6 +12,7 @@ import {
   resolveEmbeddingSettings,
   resolveModelSettings
 } from "./ModelSettings.js"
+import { SpendGuard } from "./SpendGuard.js"
 
 export interface ModelLayerOptions {
   /** Retry 429, 5xx and network failures per HTTP request (default true). */
@@ -32,11 +34,22 @@ const anthropicMessages = Effect.promise(() => import("./AnthropicMessages.js"))
 
 /**
  * The LanguageModel for resolved settings: the Responses API through @effect/ai-openai, Chat Completions through
- * kern's own model, or Anthropic's Messages API through @effect/ai-anthropic.
+ * kern's own model, or Anthropic's Messages API through @effect/ai-anthropic; behind the spend ceiling whichever it
+ * is (SpendGuard): every LanguageModel kern builds is built here.
  */
 export const languageModelLayer = (
   settings: ModelSettings,
   options: ModelLayerOptions = {}
+): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient | SpendGuard> =>
+  Layer.effect(
+    LanguageModelTag,
+    Effect.map(Effect.zip(LanguageModelTag, SpendGuard), ([model, guard]) => guardLanguageModel(model, settings.model, guard))
+  ).pipe(Layer.provide(providerLayer(settings, options)))
+
+/** The provider's own LanguageModel, unguarded: only languageModelLayer builds on it. */
+const providerLayer = (
+  settings: ModelSettings,
+  options: ModelLayerOptions
 ): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> => {
   switch (settings.wire) {
     case "chat":
@@ -60,7 +73,7 @@ export const languageModelLayer = (
 export const layerFromConfig = (
   loaded: Pick<LoadedConfig, "config" | "env">,
   options: ModelLayerOptions & { readonly purpose?: ModelPurpose } = {}
-): Layer.Layer<LanguageModel.LanguageModel, ModelConfigMissing, HttpClient.HttpClient> =>
+): Layer.Layer<LanguageModel.LanguageModel, ModelConfigMissing, HttpClient.HttpClient | SpendGuard> =>
   Either.match(resolveModelSettings(loaded, options.purpose), {
     onLeft: (error) => Layer.fail(error),
     onRight: (settings) => languageModelLayer(settings, options)
@@ -70,25 +83,25 @@ export const layerFromConfig = (
 export const layer: Layer.Layer<
   LanguageModel.LanguageModel,
   ModelConfigMissing,
-  AgentConfig | HttpClient.HttpClient
+  AgentConfig | HttpClient.HttpClient | SpendGuard
 > = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => layerFromConfig(loaded)))
 
 /** The model that writes summaries: `summaryModel`, else `model`. */
 export const summaryLayer: Layer.Layer<
   LanguageModel.LanguageModel,
   ModelConfigMissing,
-  AgentConfig | HttpClient.HttpClient
+  AgentConfig | HttpClient.HttpClient | SpendGuard
 > = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => layerFromConfig(loaded, { purpose: "summary" })))
 
 /** HeartbeatModel from the config: the agent's LanguageModel itself unless `heartbeatModel` names another. */
 export const heartbeatLayer: Layer.Layer<
   HeartbeatModel,
   ModelConfigMissing,
-  AgentConfig | HttpClient.HttpClient | LanguageModel.LanguageModel
+  AgentConfig | HttpClient.HttpClient | LanguageModel.LanguageModel | SpendGuard
 > = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded): Layer.Layer<
   HeartbeatModel,
   ModelConfigMissing,
-  HttpClient.HttpClient | LanguageModel.LanguageModel
+  HttpClient.HttpClient | LanguageModel.LanguageModel | SpendGuard
 > => {
   const modelId = loaded.config.heartbeatModel
   if (modelId === undefined) {

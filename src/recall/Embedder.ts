@@ -4,6 +4,7 @@ import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import type { ModelSettings } from "../model/ModelSettings.js"
 import { providerDetail, type ProviderContext } from "../model/ProviderError.js"
 import { retryingClient } from "../model/ProviderRetry.js"
+import { SpendGuard } from "../model/SpendGuard.js"
 import { bagOfWordsEmbedding } from "./bagOfWords.js"
 import { embeddingChoice } from "./embeddingChoice.js"
 
@@ -31,8 +32,15 @@ export interface EmbedderShape {
 export class Embedder extends Context.Tag("kern/recall/Embedder")<Embedder, EmbedderShape>() {}
 
 const EmbeddingsBody = Schema.Struct({
-  data: Schema.Array(Schema.Struct({ index: Schema.optional(Schema.Number), embedding: Schema.Array(Schema.Number) }))
+  data: Schema.Array(Schema.Struct({ index: Schema.optional(Schema.Number), embedding: Schema.Array(Schema.Number) })),
+  usage: Schema.optional(Schema.Struct({ prompt_tokens: Schema.optional(Schema.Number) }))
 })
+
+/** Embeddings are the agent's own, whoever's turn asked for them: charged to the agent alone (its perDay cap). */
+const embeddingSpend = { purpose: "embedding" } as const
+
+/** A batch's tokens when the server does not say (about four characters a token). */
+const estimatedTokens = (texts: ReadonlyArray<string>): number => texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0)
 
 const batches = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
@@ -45,9 +53,14 @@ const batched = (embedBatch: (texts: ReadonlyArray<string>) => Effect.Effect<Rea
 (texts: ReadonlyArray<string>) =>
   Effect.map(Effect.forEach(batches(texts), embedBatch), (parts) => parts.flat())
 
-/** `POST {baseURL}/embeddings` (OpenAI, OpenRouter, Ollama, vLLM), with the provider's retry schedule. */
+/**
+ * `POST {baseURL}/embeddings` (OpenAI, OpenRouter, Ollama, vLLM), with the provider's retry schedule, behind the
+ * spend ceiling: each request is checked against the agent's perDay cap before it is sent and its tokens recorded
+ * (the server's `usage.prompt_tokens`, else an estimate); cost where `prices` or the built-in table knows the model.
+ */
 export const makeHttp = (settings: ModelSettings) =>
   Effect.gen(function*() {
+    const guard = yield* SpendGuard
     const context: ProviderContext = { provider: settings.provider, baseURL: settings.baseURL, keyEnv: settings.keyEnv }
     const client = retryingClient(context)(yield* HttpClient.HttpClient)
     const url = `${settings.baseURL.replace(/\/+$/, "")}/embeddings`
@@ -55,6 +68,7 @@ export const makeHttp = (settings: ModelSettings) =>
 
     const embedBatch = (texts: ReadonlyArray<string>) =>
       Effect.gen(function*() {
+        yield* guard.check(embeddingSpend).pipe(Effect.mapError((refused) => failed(refused.message)))
         const request = HttpClientRequest.post(url).pipe(
           HttpClientRequest.setBody(HttpBody.unsafeJson({ model: settings.model, input: texts })),
           Option.match(settings.apiKey, {
@@ -81,6 +95,10 @@ export const makeHttp = (settings: ModelSettings) =>
         if (decoded.data.length !== texts.length) {
           return yield* failed(`${settings.provider} /embeddings answered ${decoded.data.length} vectors for ${texts.length} inputs`)
         }
+        // Some servers (Ollama) report 0 for a batch that had text: the estimate then, never nothing.
+        const reported = decoded.usage?.prompt_tokens ?? 0
+        const inputTokens = reported > 0 ? reported : estimatedTokens(texts)
+        yield* guard.record(embeddingSpend, settings.model, { inputTokens, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 })
         const ordered = [...decoded.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
         return ordered.map((item) => Float32Array.from(item.embedding))
       }).pipe(Effect.withSpan("kern.recall.embed", { attributes: { inputs: texts.length } }))
@@ -113,12 +131,12 @@ export const layerTest = (options: {
 /** The embedder a loaded config asks for: the provider's `/embeddings`, or none (`embeddingModel: false`, no default). */
 export const layerFromLoaded = (
   loaded: Pick<LoadedConfig, "config" | "env">
-): Layer.Layer<Embedder, never, HttpClient.HttpClient> =>
+): Layer.Layer<Embedder, never, HttpClient.HttpClient | SpendGuard> =>
   Either.match(embeddingChoice(loaded), {
     onLeft: layerNone,
     onRight: (settings) => Layer.effect(Embedder, makeHttp(settings))
   })
 
-export const layerFromConfig: Layer.Layer<Embedder, never, AgentConfig | HttpClient.HttpClient> = Layer.unwrapEffect(
+export const layerFromConfig: Layer.Layer<Embedder, never, AgentConfig | HttpClient.HttpClient | SpendGuard> = Layer.unwrapEffect(
   Effect.map(AgentConfig, layerFromLoaded)
 )

@@ -18,6 +18,7 @@ import type { AgentCapabilities } from "../kernel/contracts.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
 import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
+import * as SpendGuard from "../model/SpendGuard.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
 import * as Summarizer from "../context/Summarizer.js"
@@ -116,7 +117,9 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
   const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+  // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.
+  const guarded = SpendGuard.layer.pipe(Layer.provideMerge(kernel))
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(guarded))
 }
 
 /**

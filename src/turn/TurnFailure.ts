@@ -1,6 +1,7 @@
 import { AiError } from "@effect/ai"
 import { Schema } from "effect"
 import { BudgetCap, type BudgetLimits, type BudgetUsage, exceededCap } from "../kernel/RunBudget.js"
+import { BudgetExceeded, budgetRefusal } from "../model/BudgetExceeded.js"
 import { fromAiError, ProviderErrorReason } from "../model/ProviderError.js"
 import { WatchdogTimeout } from "./modelStep.js"
 
@@ -50,15 +51,26 @@ export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
 }) {}
 
 /** Why a turn ended without the model's final answer; what `kern chat --json` prints and library callers match on. */
-export const TurnFailure = Schema.Union(ProviderFailed, WatchdogFired, BudgetExhausted, StepLimitReached, SessionNotWritten, Stopped)
+export const TurnFailure = Schema.Union(
+  ProviderFailed,
+  WatchdogFired,
+  BudgetExhausted,
+  BudgetExceeded,
+  StepLimitReached,
+  SessionNotWritten,
+  Stopped
+)
 export type TurnFailure = typeof TurnFailure.Type
 
 /** A failure as plain JSON (`_tag` and fields), as `kern chat --json`, the event log and HTTP clients see it. */
 export const encodeFailure = (failure: TurnFailure): typeof TurnFailure.Encoded => Schema.encodeSync(TurnFailure)(failure)
 
-/** A failed model step as a TurnFailure: a watchdog, or the provider's error with its reason and status. */
+/** A failed model step as a TurnFailure: a watchdog, a spend cap, or the provider's error with its reason and status. */
 export const modelStepFailure = (error: unknown): TurnFailure => {
   if (error instanceof WatchdogTimeout) return new WatchdogFired({ message: error.message })
+  // The spend ceiling refused the call before it was made (limits): the turn ends with the cap named.
+  const refused = budgetRefusal(error)
+  if (refused !== undefined) return refused
   const provider = AiError.isAiError(error) ? fromAiError(error) : undefined
   if (provider !== undefined) {
     return new ProviderFailed({

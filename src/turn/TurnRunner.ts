@@ -16,6 +16,7 @@ import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { ToolPolicy } from "../kernel/ToolPolicy.js"
 import { priceTable } from "../model/pricing.js"
 import { HeartbeatModel } from "../model/HeartbeatModel.js"
+import { SpendAttribution, type SpendAttributionData, turnAttribution } from "../model/SpendAttribution.js"
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, TurnFailedMessage, UserMessage } from "../session/messages.js"
 import { redactMessage } from "../session/redactMessage.js"
 import type { SessionError, SessionWriter } from "../session/SessionStore.js"
@@ -393,6 +394,16 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         return outcome
       })
 
+    /**
+     * Whom the turn's model calls are charged to (the spend ceiling, `limits`): its conversation, person and channel;
+     * the heartbeat's are the agent's own. Provided around the whole turn, so the background summary pass it starts
+     * is charged to its conversation too.
+     */
+    const spendOf = (message: QueuedMessage): SpendAttributionData =>
+      message.interface === heartbeatInterface
+        ? { purpose: "heartbeat", conversationId: message.conversation }
+        : turnAttribution("turn", { conversationId: message.conversation, interface: message.interface, channel: message.channel, userId: message.userId })
+
     /** One agent turn: the message recorded, then model steps (each with its tool calls) up to maxSteps. */
     const run = (input: TurnInput): Effect.Effect<TurnOutcome, SessionError> =>
       stops.during(input.message, (stop) => Effect.gen(function*() {
@@ -407,7 +418,11 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           body: (tally) => runStep(turn, tally)
         })
         return yield* finishTurn(turn, tally)
-      })).pipe(loggedTurn(input.message, input.session.id), Effect.withSpan("kern.agent.turn"))
+      })).pipe(
+        Effect.provideService(SpendAttribution, spendOf(input.message)),
+        loggedTurn(input.message, input.session.id),
+        Effect.withSpan("kern.agent.turn")
+      )
 
     return { run } as const
   })

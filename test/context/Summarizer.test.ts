@@ -12,6 +12,7 @@ import { SegmentSummarizer, type SummarizeRequest } from "../../src/context/Summ
 import { AssistantMessage, Envelope, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 /** The live summarizer over the fake model server (`summaryModel: "cheap"`), and the server. */
 const liveSummarizer = Effect.gen(function*() {
@@ -19,7 +20,7 @@ const liveSummarizer = Effect.gen(function*() {
   const dir = NodePath.join(makeTempDir("kern-summarizer-"), "agent")
   writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", summaryModel: "cheap", baseURL: server.baseURL, api: "chat" }) })
   const layer = Summarizer.layer.pipe(
-    Layer.provide(Layer.mergeAll(AgentConfig.layer(dir), NodeHttpClient.layerUndici)),
+    Layer.provide(Layer.mergeAll(AgentConfig.layer(dir), NodeHttpClient.layerUndici, SpendGuard.layerNone)),
     Layer.provide(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })))
   )
   const context = yield* Layer.build(layer)

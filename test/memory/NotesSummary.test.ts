@@ -12,6 +12,7 @@ import * as NotesSummaryLayer from "../../src/memory/NotesSummary.js"
 import * as Database from "../../src/storage/Database.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const days = (from: number, count: number) =>
   Object.fromEntries(Array.from({ length: count }, (_, i) => [`notes/2026-01-${String(from + i).padStart(2, "0")}.md`, `day ${from + i}\n`]))
@@ -24,6 +25,7 @@ const summaries = (files: Record<string, string>) =>
     writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", summaryModel: "cheap", baseURL: server.baseURL, api: "chat" }), ...files })
     const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" }))
     const layer = NotesSummaryLayer.layer.pipe(
+      Layer.provideMerge(SpendGuard.layer),
       Layer.provideMerge(Layer.mergeAll(AgentConfig.layer(dir), Database.layerMemory, NodeHttpClient.layerUndici)),
       Layer.provideMerge(platform)
     )

@@ -20,6 +20,7 @@ import { layerFromConfig } from "../../src/model/Provider.js"
 import { FakeReply, type FakeModelServerShape, type FakeUsage, makeWith } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 import { loadedConfig } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 /** 10,000 prompt tokens: 6,000 read from the cache, 3,000 written to it, 1,000 neither; 500 out. */
 const cacheUsage: FakeUsage = { input: 10_000, output: 500, cached: 6_000, cacheWrite: 3_000 }
@@ -102,7 +103,7 @@ const stepUsage = (config: Record<string, unknown>, env: Record<string, string>)
   Effect.gen(function*() {
     const server = yield* makeWith({ messagesApi: true })
     yield* server.reply(FakeReply.text("Cached.", { usage: cacheUsage }))
-    const layer = layerFromConfig(loadedConfig({ ...config, baseURL: server.baseURL }, env), { retry: false })
+    const layer = layerFromConfig(loadedConfig({ ...config, baseURL: server.baseURL }, env), { retry: false }).pipe(Layer.provide(SpendGuard.layerNone))
     const result = yield* Effect.gen(function*() {
       const model = yield* LanguageModel.LanguageModel
       return yield* modelStep({

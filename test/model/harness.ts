@@ -7,6 +7,7 @@ import { KernConfigFile } from "../../src/config/schema.js"
 import { layerFromConfig } from "../../src/model/Provider.js"
 import { make as makeFakeServer, type FakeModelServerShape } from "../support/fakeModelServer.js"
 import { TestToolkitLive } from "./tools.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 export type ModelTestEnv = LanguageModel.LanguageModel | Layer.Layer.Success<typeof TestToolkitLive>
 
@@ -30,7 +31,7 @@ export const withModel = <A, E>(
 ): Effect.Effect<A, E | HttpServerError.ServeError | import("../../src/model/ModelSettings.js").ModelConfigMissing, Scope.Scope> =>
   Effect.gen(function*() {
     const server = yield* makeFakeServer
-    const model = layerFromConfig(loadedConfig({ ...file, baseURL: server.baseURL }, env))
+    const model = layerFromConfig(loadedConfig({ ...file, baseURL: server.baseURL }, env)).pipe(Layer.provide(SpendGuard.layerNone))
     return yield* body(server).pipe(
       Effect.provide(Layer.mergeAll(model, TestToolkitLive).pipe(Layer.provide(NodeHttpClient.layerUndici)))
     )

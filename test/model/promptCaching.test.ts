@@ -8,6 +8,7 @@ import { toMessagesJson } from "../../src/model/ChatCompletionsPrompt.js"
 import { layerFromConfig } from "../../src/model/Provider.js"
 import { FakeReply, makeWith } from "../support/fakeModelServer.js"
 import { loadedConfig, withModel } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const system = (content: string) => Prompt.makeMessage("system", { content })
 const user = (text: string) => Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text })] })
@@ -148,7 +149,7 @@ describe("prompt caching over Anthropic's Messages API (@effect/ai-anthropic)", 
       const model = layerFromConfig(
         loadedConfig({ provider: "anthropic", model: "claude-sonnet-4", baseURL: server.baseURL }, { ANTHROPIC_API_KEY: "ak" }),
         { retry: false }
-      )
+      ).pipe(Layer.provide(SpendGuard.layerNone))
       const messages = conversation(12)
       yield* server.reply(FakeReply.text("Cached."), FakeReply.text("Streamed."))
       const response = yield* LanguageModel.generateText({ prompt: Prompt.fromMessages(withCacheBreakpoints(messages)) }).pipe(

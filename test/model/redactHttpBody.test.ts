@@ -9,6 +9,7 @@ import * as RedactingHttpClient from "../../src/model/RedactingHttpClient.js"
 import { redactHttpBody } from "../../src/model/redactHttpBody.js"
 import { make as makeFakeServer, FakeReply } from "../support/fakeModelServer.js"
 import { loadedConfig } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const secret = "sk-live-0123456789abcdef"
 /** A secret JSON escapes: its quote and backslash are written differently inside a JSON string. */
@@ -90,7 +91,7 @@ describe("the HTTP door takes every known secret out of every body", () => {
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.reply(FakeReply.text("ok"))
-      const model = layerFromConfig(loadedConfig({ provider: "openrouter", model: "m", baseURL: server.baseURL }, { OPENROUTER_API_KEY: secret }))
+      const model = layerFromConfig(loadedConfig({ provider: "openrouter", model: "m", baseURL: server.baseURL }, { OPENROUTER_API_KEY: secret })).pipe(Layer.provide(SpendGuard.layerNone))
       const http = RedactingHttpClient.layer.pipe(
         Layer.provide(NodeHttpClient.layerUndici),
         Layer.provide(KnownSecrets.layerFrom({ OPENROUTER_API_KEY: secret, DB_PASSWORD: quoted }))

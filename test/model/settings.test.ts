@@ -7,6 +7,7 @@ import { agentPaths } from "../../src/config/paths.js"
 import { resolveEmbeddingSettings, resolveModelSettings } from "../../src/model/ModelSettings.js"
 import * as Provider from "../../src/model/Provider.js"
 import { loadedConfig } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const settings = (file: Record<string, unknown>, env: Record<string, string> = {}) =>
   resolveModelSettings(loadedConfig(file, env))
@@ -90,7 +91,7 @@ describe("provider selection", () => {
         warnings: []
       })
       const error = yield* LanguageModel.generateText({ prompt: "hi" }).pipe(
-        Effect.provide(Provider.layer.pipe(Layer.provide(Layer.merge(config, NodeHttpClient.layerUndici)))),
+        Effect.provide(Provider.layer.pipe(Layer.provide(SpendGuard.layerNone)).pipe(Layer.provide(Layer.merge(config, NodeHttpClient.layerUndici)))),
         Effect.flip
       )
       expect(error._tag).toBe("ModelConfigMissing")

@@ -8,6 +8,7 @@ import { layerFromConfig } from "../../src/model/Provider.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { wakeNextSleeper } from "./clock.js"
 import { loadedConfig, withChatModel } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 /** A loopback port with nothing listening: bind one, note it, close it. */
 const closedPort = Effect.async<number>((resume) => {
@@ -24,7 +25,7 @@ describe("transport", () => {
     Effect.gen(function*() {
       const port = yield* closedPort
       const baseURL = `http://127.0.0.1:${port}/v1`
-      const model = layerFromConfig(loadedConfig({ provider: "ollama", model: "m", baseURL }))
+      const model = layerFromConfig(loadedConfig({ provider: "ollama", model: "m", baseURL })).pipe(Layer.provide(SpendGuard.layerNone))
       const fiber = yield* LanguageModel.generateText({ prompt: "hi" }).pipe(
         Effect.provide(model.pipe(Layer.provide(NodeHttpClient.layerUndici))),
         Effect.flip,
@@ -42,7 +43,7 @@ describe("transport", () => {
       const server = yield* makeFakeServer
       const model = layerFromConfig(
         loadedConfig({ provider: "anthropic", model: "claude-sonnet-4", baseURL: server.baseURL }, { ANTHROPIC_API_KEY: "ak" })
-      )
+      ).pipe(Layer.provide(SpendGuard.layerNone))
       // The fake server does not speak the Messages API: its 404 proves where the request went.
       const error = yield* LanguageModel.generateText({ prompt: "hi" }).pipe(
         Effect.provide(model.pipe(Layer.provide(NodeHttpClient.layerUndici))),

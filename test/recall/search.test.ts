@@ -9,6 +9,7 @@ import { Recall } from "../../src/recall/Recall.js"
 import { recallStatus } from "../../src/recall/status.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { answer, appendLines, header, loadedAt, makeAgentDir, recallLayer, sessionPath, user } from "./harness.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const sid = "20260101-100000-000-aaaa"
 
@@ -28,7 +29,7 @@ const seed = (dir: string) =>
 /** The agent's embedder against the fake server, with `embeddingModel` set so the provider's /embeddings is used. */
 const httpConfig = (baseURL: string) => ({ provider: "ollama", model: "m", embeddingModel: "fake-embed", baseURL })
 const httpEmbedder = (dir: string, baseURL: string) =>
-  Embedder.layerFromLoaded(loadedAt(dir, httpConfig(baseURL))).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  Embedder.layerFromLoaded(loadedAt(dir, httpConfig(baseURL))).pipe(Layer.provide(SpendGuard.layerNone)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 describe("recall search", () => {
   it("fuses by reciprocal rank (k = 60): agreement beats one list's top", () => {

@@ -42,6 +42,7 @@ import {
 } from "../support/linkCorpus.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 import { inSession, toolsLayer } from "../tools/support.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 /** Generous: the point is that the operation ends at all (a FIFO read never does), not how fast. */
 const bound = Duration.seconds(60)
@@ -232,6 +233,7 @@ describe("the notes summary through the door", () => {
       yield* server.reply(FakeReply.text("A summary."))
       const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" }))
       const layer = NotesSummary.layer.pipe(
+        Layer.provide(SpendGuard.layer),
         Layer.provideMerge(Layer.mergeAll(AgentConfig.layer(dir), Database.layerMemory, NodeHttpClient.layerUndici)),
         Layer.provideMerge(platform)
       )

@@ -9,6 +9,7 @@ import { layerFromConfig } from "../../src/model/Provider.js"
 import { inRun, kernelLayer } from "../kernel/harness.js"
 import { loadedConfig } from "../model/harness.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
+import * as SpendGuard from "../../src/model/SpendGuard.js"
 
 const CountArgs = Schema.Struct({ by: Schema.Int.annotations({ description: "How much to add" }) })
 
@@ -37,7 +38,7 @@ const withRuntime = <A, E>(
     const server = yield* makeFakeServer
     const model = layerFromConfig(loadedConfig({ provider: "openrouter", model: "test-model", baseURL: server.baseURL }, {
       OPENROUTER_API_KEY: "sk-test"
-    })).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    })).pipe(Layer.provide(SpendGuard.layerNone)).pipe(Layer.provide(NodeHttpClient.layerUndici))
     const kernel = kernelLayer()
     const runtime = AgenticRuntime.Default.pipe(Layer.provideMerge(Layer.merge(kernel, model)))
     return yield* Effect.gen(function*() {

@@ -1,3 +1,4 @@
+import { SpendStatus } from "../../model/spendStatus.js"
 import { Schema } from "effect"
 import { McpServerState } from "../../mcp/McpServerState.js"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
@@ -143,7 +144,9 @@ export const StatusResponse = Schema.Struct({
   /** The summary model's state and the current session's lag behind it (optional: older agents do not send it). */
   summarizer: Schema.optional(SummarizerStatus),
   /** Each configured MCP server: connected (tools), starting, failed (reason, stderr tail), disabled (optional: older agents do not send it). */
-  mcpServers: Schema.optional(Schema.Array(McpServerState))
+  mcpServers: Schema.optional(Schema.Array(McpServerState)),
+  /** Today's model spend against the `limits` caps (optional: older agents do not send it). */
+  spend: Schema.optional(SpendStatus)
 })
 export type StatusResponse = typeof StatusResponse.Type
 

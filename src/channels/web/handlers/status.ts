@@ -4,6 +4,7 @@ import { AgentConfig } from "../../../config/AgentConfig.js"
 import { providerProblems } from "../../../config/providers.js"
 import { ContextWindow } from "../../../context/ContextWindow.js"
 import { costCapProblem } from "../../../model/pricing.js"
+import { SpendGuard } from "../../../model/SpendGuard.js"
 import { Approvals } from "../../../runtime/Approvals.js"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { HeartbeatLog, heartbeatStatus } from "../../../runtime/HeartbeatLog.js"
@@ -31,6 +32,7 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
     const context = yield* ContextWindow
     const server = yield* ServerInfo
     const mcpServers = yield* McpServers
+    const guard = yield* SpendGuard
     const { config, paths } = loaded
     const usage = usageTotals.pipe(Effect.mapError(serverError))
 
@@ -68,7 +70,8 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           since: isoAt(channel.sinceMs)
         })),
         summarizer: yield* context.summaryStatus(live.sessionId, live.messages),
-        mcpServers: yield* mcpServers.states
+        mcpServers: yield* mcpServers.states,
+        spend: yield* guard.today.pipe(Effect.mapError(serverError))
       }
     })
 

@@ -74,6 +74,21 @@ const Summaries = ({ store }: { readonly store: Store }) => {
   )
 }
 
+/** Today's model spend against the agent's daily cap; the caps reached, when any is. */
+const Spend = ({ store }: { readonly store: Store }) => {
+  const s = store.spend.value
+  if (s === undefined) return null
+  const cents = s.capCents === undefined ? `${s.usdCents.toFixed(2)}¢` : `${s.usdCents.toFixed(2)}¢ of ${s.capCents}¢`
+  const tokens = s.capTokens === undefined ? `${s.tokens} tokens` : `${s.tokens} of ${s.capTokens} tokens`
+  const text = `today ${cents}, ${tokens}`
+  const details = [`spend on ${s.day}: ${text}`, ...s.reached].join("\n")
+  return (
+    <span class={`spend${s.reached.length > 0 ? " spend-reached" : ""}`} role="status" title={details} aria-label={details}>
+      {s.reached.length > 0 ? `${text} (cap reached)` : text}
+    </span>
+  )
+}
+
 export const App = ({ store }: { readonly store: Store }) => {
   const [memory, setMemory] = useState(false)
   const memoryButton = useRef<HTMLButtonElement>(null)
@@ -103,6 +118,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         <Channels store={store} />
         <McpServers store={store} />
         <Summaries store={store} />
+        <Spend store={store} />
         <TurnControls store={store} />
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>
       </header>

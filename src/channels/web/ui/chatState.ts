@@ -224,6 +224,8 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
       }
       return asked === undefined ? [...state.items, notice] : state.items.map((item) => item === asked ? notice : item)
     }
+    case "limit":
+      return addNotice(state, { key: `limit:${event.cap}.${event.measure}:${event.key}:${event.day}`, text: event.message, at: event.at }).items
     case "heartbeat":
     case "reset":
     case "question":

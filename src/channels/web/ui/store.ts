@@ -16,11 +16,13 @@ import {
   decodeChannels,
   decodeEvent,
   decodeMcpServers,
+  decodeSpend,
   decodeSummarizer,
   eventTypes,
   isObject,
   type McpServerView,
   type ServerEvent,
+  type SpendState,
   str,
   type SummarizerState
 } from "./wire.js"
@@ -49,6 +51,7 @@ export const makeStore = () => {
   let questionsGeneration = 0
   const channels = signal<ReadonlyArray<ChannelState>>([])
   const summarizer = signal<SummarizerState | undefined>(undefined)
+  const spend = signal<SpendState | undefined>(undefined)
   const mcpServers = signal<ReadonlyArray<McpServerView>>([])
   const userNames = signal<UserNames>(noNames)
   /** Senders the names were asked again for once already: someone without a name is not asked about every time. */
@@ -101,6 +104,7 @@ export const makeStore = () => {
       agentName.value = str(status, "name")
       channels.value = decodeChannels(status)
       summarizer.value = decodeSummarizer(status)
+      spend.value = decodeSpend(status)
       mcpServers.value = decodeMcpServers(status)
     })
   }
@@ -298,6 +302,7 @@ export const makeStore = () => {
     answerQuestion,
     channels,
     summarizer,
+    spend,
     mcpServers,
     userNames,
     loadUsers,

@@ -71,6 +71,7 @@ export const eventTypes: ReadonlyArray<AgentEventType> = [
   "approval-resolved",
   "question",
   "question-resolved",
+  "limit",
   "reset"
 ]
 
@@ -133,13 +134,31 @@ type FailureOf<Tag extends TurnFailure["_tag"]> = Extract<TurnFailure, { readonl
 const providerReasons = ["network", "auth", "rate_limit", "billing", "provider", "no_output"] as const
 const budgetCaps = ["maxToolCalls", "maxPromptTokens", "maxLatencyMs", "maxCostUsdCents"] as const
 const notWrittenReasons = ["disk-full", "io"] as const
+const spendCaps = ["perDay", "perUser", "perChannel"] as const
+const spendMeasures = ["usdCents", "tokens"] as const
 // Each list names every value its Schema allows: one the server adds and the UI does not know breaks the build.
 type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
 export const failureLiteralsComplete: [
   Same<typeof providerReasons[number], FailureOf<"ProviderFailed">["reason"]>,
   Same<typeof budgetCaps[number], FailureOf<"BudgetExhausted">["cap"]>,
-  Same<typeof notWrittenReasons[number], FailureOf<"SessionNotWritten">["reason"]>
-] = [true, true, true]
+  Same<typeof notWrittenReasons[number], FailureOf<"SessionNotWritten">["reason"]>,
+  Same<typeof spendCaps[number], FailureOf<"BudgetExceeded">["cap"]>,
+  Same<typeof spendMeasures[number], FailureOf<"BudgetExceeded">["measure"]>
+] = [true, true, true, true, true]
+
+/** A spend cap reached, as the `BudgetExceeded` failure and the `limit` event carry it. */
+const decodeReached = (u: JsonObject) => {
+  const cap = oneOf(spendCaps, str(u, "cap"))
+  const measure = oneOf(spendMeasures, str(u, "measure"))
+  const limit = num(u, "limit")
+  const spent = num(u, "spent")
+  const key = str(u, "key")
+  const day = str(u, "day")
+  if (cap === undefined || measure === undefined || limit === undefined || spent === undefined || key === undefined || day === undefined) {
+    return undefined
+  }
+  return { cap, measure, limit, spent, key, day }
+}
 
 const oneOf = <T extends string>(all: ReadonlyArray<T>, s: string | undefined): T | undefined => all.find((x) => x === s)
 
@@ -175,6 +194,10 @@ export const decodeFailure = (u: Json | undefined): TurnFailure | undefined => {
         costUsdCentsUsed === undefined
       ) return undefined
       return { _tag: "BudgetExhausted", cap, limit, toolCallsUsed, promptTokensUsed, costUsdCentsUsed, message }
+    }
+    case "BudgetExceeded": {
+      const reached = decodeReached(u)
+      return reached === undefined ? undefined : { _tag: "BudgetExceeded", code: "BUDGET_EXCEEDED", ...reached, message }
     }
     case "StepLimitReached": {
       const maxSteps = num(u, "maxSteps")
@@ -326,6 +349,12 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       if (id === undefined || approved === undefined || outcome === undefined || by === undefined) return undefined
       return { type, seq, at, id, approved, outcome, by }
     }
+    case "limit": {
+      const reached = decodeReached(u)
+      const message = str(u, "message")
+      if (reached === undefined || message === undefined) return undefined
+      return { type, seq, at, ...reached, message }
+    }
     case "question": {
       const pending = decodePendingQuestion(u)
       if (pending === undefined) return undefined
@@ -391,6 +420,38 @@ export interface SummarizerState {
 }
 
 const summarizerStates = ["ok", "failing", "off"] as const
+
+/** Today's spend against the caps, as GET /status carries it (`spend`): the agent's, and the caps reached. */
+export interface SpendState {
+  readonly day: string
+  readonly usdCents: number
+  readonly tokens: number
+  readonly capCents?: number | undefined
+  readonly capTokens?: number | undefined
+  /** The caps reached today, as lines. */
+  readonly reached: ReadonlyArray<string>
+}
+
+export const decodeSpend = (status: JsonObject): SpendState | undefined => {
+  const u = status["spend"]
+  if (!isObject(u)) return undefined
+  const day = str(u, "day")
+  const agent = obj(u, "agent")
+  const perDay = obj(obj(u, "limits") ?? {}, "perDay")
+  if (day === undefined || agent === undefined) return undefined
+  const reached = arr(u, "reached").flatMap((item) => {
+    const cap = isObject(item) ? decodeReached({ ...item, day }) : undefined
+    return cap === undefined ? [] : [`limits.${cap.cap}.${cap.measure} ${cap.limit}${cap.key === "" ? "" : ` for ${cap.key}`} reached (${cap.spent} spent)`]
+  })
+  return {
+    day,
+    usdCents: num(agent, "usdCents") ?? 0,
+    tokens: (num(agent, "inputTokens") ?? 0) + (num(agent, "outputTokens") ?? 0),
+    capCents: perDay === undefined ? undefined : num(perDay, "usdCents"),
+    capTokens: perDay === undefined ? undefined : num(perDay, "tokens"),
+    reached
+  }
+}
 
 export const decodeSummarizer = (status: JsonObject): SummarizerState | undefined => {
   const u = status["summarizer"]
