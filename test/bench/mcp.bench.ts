@@ -31,7 +31,7 @@ const measure = Effect.gen(function*() {
     () => Effect.promise(() => client.close())
   )
   const executor = yield* ToolExecutor
-  const ctx = yield* makeRunContext({ agentName: "agent", userSid: "operator", budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })
+  const ctx = yield* makeRunContext({ agentName: "agent", userSid: "operator", budget: { maxToolCalls: Number.MAX_SAFE_INTEGER, maxLatencyMs: Number.MAX_SAFE_INTEGER } })
   const viaKernel = Effect.gen(function*() {
     const result = yield* executor.executeIn(ctx, "mcp.everything.echo", { message: "hi" })
     if (!result.success) return yield* Effect.dieMessage(`echo failed: ${result.errorMessage}`)
