@@ -204,7 +204,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         `kern: kern.db takes audit events again: ${before.length} kept event(s) written` +
           (lost === 0 ? "" : `, ${lost} dropped past the ${maxKept} kept`)
       )
-    })).pipe(Effect.withSpan("kern.eventlog.flush"))
+    })).pipe(Effect.withSpan("kern.eventlog.flush", { captureStackTrace: false }))
     const flush = Effect.mapError(flushRaw, fail)
 
     const record = (input: EventInput) =>

@@ -1,4 +1,4 @@
-import { type Clock, Context, Effect, Either, Layer } from "effect"
+import { type Clock, Context, Effect, Either, Fiber, Layer } from "effect"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
@@ -41,6 +41,12 @@ interface Call {
   readonly clock: Clock.Clock
   readonly startedAt: number
 }
+
+/**
+ * A call's contract check: known, or still running beside the call (under observe, where it never denies and only
+ * the audit record needs it).
+ */
+type Checked = ContractCheck | Fiber.Fiber<ContractCheck>
 
 type RefusalKey = "kernel.tool.dispatch" | "kernel.tool.policy.blocked" | "kernel.budget.exceeded"
 
@@ -88,7 +94,12 @@ export const make = Effect.gen(function*() {
   const checkContract = makeContractCheck(contractEnforcement, surface, baselines)
 
   /** The call's result, and its event and metrics: the one way every call ends, refused, failed or done. */
-  const finish = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, raw: CallEnd) => {
+  const finish = (call: Call, tool: RegisteredTool | undefined, checked: Checked | undefined, raw: CallEnd) =>
+    checked !== undefined && Fiber.isFiber(checked)
+      ? Effect.flatMap(Fiber.join(checked), (check) => finishChecked(call, tool, check, raw))
+      : finishChecked(call, tool, checked, raw)
+
+  const finishChecked = (call: Call, tool: RegisteredTool | undefined, check: ContractCheck | undefined, raw: CallEnd) => {
     // A secret in a result is hidden before anyone (model, session, audit log) sees it; under STRICT, anything
     // shaped like a credential too.
     const known = secrets.length === 0 ? raw : redactEnd(raw)
@@ -195,7 +206,7 @@ export const make = Effect.gen(function*() {
     errorCode: ToolErrorCode,
     errorMessage: string,
     tool?: RegisteredTool,
-    check?: ContractCheck,
+    check?: Checked,
     detail?: Readonly<Record<string, unknown>>
   ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage, ...(detail === undefined ? {} : { detail }) })
 
@@ -215,14 +226,18 @@ export const make = Effect.gen(function*() {
       }
       // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
       const check = checkContract(tool)
-      return Effect.isEffect(check)
+      if (!Effect.isEffect(check)) return authorize(call, tool, check, options)
+      // Only enforce denies on a baseline; under observe the comparison (a kern.db query) informs the audit record
+      // alone, so it runs while the call does and the record waits for it.
+      return contractEnforcement === "enforce"
         ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
-        : authorize(call, tool, check, options)
+        : Effect.flatMap(Effect.fork(check), (pending) => authorize(call, tool, pending, options))
     })
 
   /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
-  const authorize = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions) => {
-    if (check.deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", check.deny, tool, check)
+  const authorize = (call: Call, tool: RegisteredTool, check: Checked, options: ExecuteOptions) => {
+    const deny = Fiber.isFiber(check) ? undefined : check.deny
+    if (deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", deny, tool, check)
     const leak = secretRefusal(tool.spec, call.args, secrets)
     if (leak !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", leak, tool, check)
     const { ctx } = call
@@ -248,7 +263,7 @@ export const make = Effect.gen(function*() {
   }
 
   /** Runs what the policy allows; asks the gate about what needs approval. */
-  const gateOrRun = (call: Call, tool: RegisteredTool, check: ContractCheck, options: ExecuteOptions, decision: PolicyDecision) => {
+  const gateOrRun = (call: Call, tool: RegisteredTool, check: Checked, options: ExecuteOptions, decision: PolicyDecision) => {
     const { ctx } = call
     const spec = tool.spec
     if (decision._tag === "Deny") {
@@ -283,7 +298,7 @@ export const make = Effect.gen(function*() {
   const reserve = (
     call: Call,
     tool: RegisteredTool,
-    check: ContractCheck,
+    check: Checked,
     options: ExecuteOptions,
     approvedBy: string | undefined
   ) =>

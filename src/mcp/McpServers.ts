@@ -237,6 +237,17 @@ export const make = Effect.gen(function*() {
       })
     })
 
+  /**
+   * A call's connection: an enabled server's live one at once (one Ref read), else whatever `connectionOf` says
+   * (starting a first-use server, waiting for its first attempt, or why it is not connected).
+   */
+  const liveConnection = (server: string): Effect.Effect<Connection, McpFailure> => {
+    const slot = slots.get(server)
+    if (slot === undefined || !slot.config.enabled) return connectionOf(server)
+    return Effect.flatMap(Ref.get(slot.connection), (connection) =>
+      Option.isSome(connection) ? Effect.succeed(connection.value) : connectionOf(server))
+  }
+
   const call = (
     server: string,
     tool: string,
@@ -244,7 +255,7 @@ export const make = Effect.gen(function*() {
     options: McpCallOptions
   ): Effect.Effect<string, ToolFailure> =>
     Effect.gen(function*() {
-      const connection = yield* connectionOf(server).pipe(
+      const connection = yield* liveConnection(server).pipe(
         Effect.mapError((failure) =>
           toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)
         )
@@ -262,7 +273,10 @@ export const make = Effect.gen(function*() {
       })
       if (result.isError === true) return yield* toolErrorFailure(server, tool, result)
       return resultText(result)
-    }).pipe(Effect.withSpan("kern.mcp.call", { attributes: { server, tool } }))
+    }).pipe(
+      // Per call: no stack trace captured (an Error built on every call); the span's name and attributes say where.
+      Effect.withSpan("kern.mcp.call", { attributes: { server, tool }, captureStackTrace: false })
+    )
 
   // Only MCP tools are ever offered by name alone: tool_search exists where they do.
   if ([...slots.values()].some((slot) => slot.config.enabled)) {

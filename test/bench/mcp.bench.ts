@@ -8,9 +8,10 @@ import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { makeRunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { McpServers } from "../../src/mcp/McpServers.js"
 import { everythingBin } from "../support/mcpServers.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
-import type { Bench } from "./bench.js"
+import { type Bench, median } from "./bench.js"
 
 const batch = 50
 const rounds = 15
@@ -18,7 +19,10 @@ const rounds = 15
 /**
  * Per-call milliseconds of server-everything's `echo` over stdio: through kern's kernel (policy, budget, audit in
  * kern.db, redaction, the MCP client service) against the SDK's own client calling its own server process, rounds
- * alternating.
+ * alternating. A third leg, reported as `kernServerMs`, makes the same call on the SDK client kern holds, to the
+ * server process kern started (its environment and folder): the same transport and server without the kernel, so
+ * the kernel's own cost is the samples' median minus it, and a difference between it and the baseline is the
+ * server's start-up environment, not kern's work.
  */
 const measure = Effect.gen(function*() {
   const client = new Client({ name: "bench", version: "1" })
@@ -27,12 +31,15 @@ const measure = Effect.gen(function*() {
     () => Effect.promise(() => client.close())
   )
   const executor = yield* ToolExecutor
-  const ctx = yield* makeRunContext({ agentName: "agent", userSid: "operator", budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })
+  const ctx = yield* makeRunContext({ agentName: "agent", userSid: "operator", budget: { maxToolCalls: Number.MAX_SAFE_INTEGER, maxLatencyMs: Number.MAX_SAFE_INTEGER } })
   const viaKernel = Effect.gen(function*() {
     const result = yield* executor.executeIn(ctx, "mcp.everything.echo", { message: "hi" })
     if (!result.success) return yield* Effect.dieMessage(`echo failed: ${result.errorMessage}`)
   })
   const direct = Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "hi" } }))
+  // The same call on the SDK client kern holds, to kern's server process: transport and server without the kernel.
+  const kernClient = yield* (yield* McpServers).client("everything").pipe(Effect.orDie)
+  const kernServer = Effect.promise(() => kernClient.callTool({ name: "echo", arguments: { message: "hi" } }))
   const time = (effect: Effect.Effect<unknown>) =>
     Effect.gen(function*() {
       const start = performance.now()
@@ -41,13 +48,16 @@ const measure = Effect.gen(function*() {
     })
   yield* time(viaKernel)
   yield* time(direct)
+  yield* time(kernServer)
   const samples: Array<number> = []
   const baseline: Array<number> = []
+  const viaKernServer: Array<number> = []
   for (let i = 0; i < rounds; i++) {
     samples.push(yield* time(viaKernel))
     baseline.push(yield* time(direct))
+    viaKernServer.push(yield* time(kernServer))
   }
-  return { samples, baseline }
+  return { samples, baseline, extra: { kernServerMs: median(viaKernServer) } }
 })
 
 const run = () => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Ref, Schema } from "effect"
+import { Deferred, Effect, Layer, Ref, Schema } from "effect"
 import * as NodePath from "node:path"
 import type { ContractEnforcement } from "../../src/config/schema.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
@@ -64,6 +64,40 @@ describe("contract enforcement", () => {
       assert.deepStrictEqual(events.map((e) => [e.toolId, e.contractStatus, e.contractMismatch]), [
         ["notes.write", "changed_since_registration", true],
         ["notes.read", "changed_since_registration", true]
+      ])
+    }).pipe(Effect.provide(sqlKernel("observe"))))
+
+  it.effect("observe: the baseline comparison runs beside the call, and every record carries it (run, waiting, refused)", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const store = yield* ContractBaselineStore.ContractBaselineStore
+      const executor = yield* ToolExecutor
+      yield* registry.register({ toolId: "notes.read", name: "Read" }, { parameters: Schema.Struct({}), handler: () => Effect.void })
+      yield* store.snapshot("kernel", yield* registry.listAll, "test-operator")
+      // Registered after the snapshot: new to the baseline. Its handler waits, so the call suspends mid-way.
+      const release = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      yield* registry.register({ toolId: "notes.slow", name: "Slow" }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release))
+      })
+      const [approved, waiting, ctx] = yield* inRun(Effect.all([
+        executor.execute("notes.read", {}),
+        Effect.zipRight(
+          Effect.fork(Effect.zipRight(Deferred.await(started), Deferred.succeed(release, undefined))),
+          executor.execute("notes.slow", {})
+        ),
+        RunContext
+      ]))
+      assert.isTrue(approved.success && waiting.success)
+      const refused = yield* inRun(Effect.zip(executor.execute("notes.slow", {}), RunContext), { toolScope: "none" })
+      assert.strictEqual(refused[0].errorCode, "PERMISSION_DENIED")
+      const log = yield* EventLog.EventLog
+      const events = [...yield* log.byRun(ctx.runId), ...yield* log.byRun(refused[1].runId)]
+      assert.deepStrictEqual(events.map((e) => [e.toolId, e.status, e.contractStatus, e.contractMismatch]), [
+        ["notes.read", "ok", "match", false],
+        ["notes.slow", "ok", "baseline_new", true],
+        ["notes.slow", "denied", "baseline_new", true]
       ])
     }).pipe(Effect.provide(sqlKernel("observe"))))
 
