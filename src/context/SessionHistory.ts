@@ -48,7 +48,13 @@ export class SessionHistory {
   private readonly isUser: Array<boolean> = []
   /** Where each record's line is in the session file; unknown (-1) but for user messages. */
   private readonly positions: Array<LinePosition> = []
-  /** Index in promptMessages of the prompt message each record starts or extends. */
+  /**
+   * The records from this one (relative) on are in `promptMessages`; those before it are not converted yet. A
+   * session is opened with none converted: the first prompt converts only the records from where it starts (a cut,
+   * at a user message), so opening a long session does not convert what the window never sends.
+   */
+  private promptStart: number
+  /** Index in promptMessages of the prompt message each record from `promptStart` on starts or extends. */
   private readonly promptIndex: Array<number> = []
   /** Index 0 is the system prompt, replaced when it changes. */
   private readonly promptMessages: Array<Prompt.Message>
@@ -58,8 +64,9 @@ export class SessionHistory {
     this.base = options.base ?? 0
     this.system = ""
     this.promptMessages = [systemMessage("")]
-    for (const message of messages) this.push(message, options.positions?.get(message) ?? unknownPosition, undefined)
+    for (const message of messages) this.hold(message, options.positions?.get(message) ?? unknownPosition, undefined)
     this.uncounted = this.records.length
+    this.promptStart = this.records.length
   }
 
   static make(messages: ReadonlyArray<SessionMessage>, options: HistoryOptions): Effect.Effect<SessionHistory> {
@@ -76,17 +83,45 @@ export class SessionHistory {
    * listing, a view or an inspection of the session needs no counts): they are counted when the window is first
    * asked for. A message appended is counted at once.
    */
-  private push(message: SessionMessage, position: LinePosition, count: TokenCounter | undefined): void {
-    const index = this.base + this.records.length
-    const { maxToolResultChars, sessionId } = this.options
+  private hold(message: SessionMessage, position: LinePosition, count: TokenCounter | undefined): void {
+    this.tokens.push(count === undefined ? 0 : this.countOf(count, message, this.base + this.records.length))
     this.records.push(message)
-    this.tokens.push(count === undefined ? 0 : this.countOf(count, message, index))
     this.isUser.push(message._tag === "user")
     this.positions.push(position)
+  }
+
+  /** Converts record `i` (relative) onto the end of the prompt. */
+  private convert(i: number): void {
+    const { maxToolResultChars, sessionId } = this.options
+    const index = this.base + i
     const before = this.promptMessages.length
-    appendPromptMessage(this.promptMessages, message, (result) => toolResultInContext(result, maxToolResultChars, { sessionId, index }))
+    appendPromptMessage(
+      this.promptMessages,
+      this.records[i]!,
+      (result) => toolResultInContext(result, maxToolResultChars, { sessionId, index })
+    )
     // A tool result joins the tool message of its step: it extends the last prompt message instead of adding one.
     this.promptIndex.push(this.promptMessages.length > before ? before : this.promptMessages.length - 1)
+  }
+
+  /**
+   * Makes the prompt hold the records from `i` (relative) on. Records before `promptStart` are converted by
+   * converting again from the user message at or before `i` (where a prompt message always begins, so the messages
+   * are those a whole conversion gives from there): rare after the first prompt, since the cut only moves on.
+   */
+  private convertFrom(i: number): void {
+    if (i >= this.promptStart) return
+    let start = Math.max(0, Math.min(i, this.records.length))
+    while (start > 0 && !this.isUser[start]!) start--
+    this.promptMessages.length = 1
+    this.promptIndex.length = 0
+    this.promptStart = start
+    for (let r = start; r < this.records.length; r++) this.convert(r)
+  }
+
+  private push(message: SessionMessage, position: LinePosition, count: TokenCounter | undefined): void {
+    this.hold(message, position, count)
+    this.convert(this.records.length - 1)
   }
 
   /** Appends a message just written to the session file at `position`. */
@@ -131,17 +166,23 @@ export class SessionHistory {
     Effect.sync(() => {
       const k = Math.min(cut - this.base, this.records.length)
       if (k <= 0) return
-      const firstPrompt = k < this.records.length ? this.promptIndex[k]! : this.promptMessages.length
-      const dropped = firstPrompt - 1
       this.records.splice(0, k)
       this.tokens.splice(0, k)
       this.uncounted = Math.max(0, this.uncounted - k)
       this.isUser.splice(0, k)
       this.positions.splice(0, k)
-      this.promptIndex.splice(0, k)
+      this.base += k
+      if (k <= this.promptStart) {
+        this.promptStart -= k
+        return
+      }
+      const converted = k - this.promptStart
+      const firstPrompt = converted < this.promptIndex.length ? this.promptIndex[converted]! : this.promptMessages.length
+      const dropped = firstPrompt - 1
+      this.promptIndex.splice(0, converted)
       this.promptMessages.splice(1, dropped)
       for (let i = 0; i < this.promptIndex.length; i++) this.promptIndex[i]! -= dropped
-      this.base += k
+      this.promptStart = 0
     })
 
   /** The prompt for the next model call: `system`, then the messages held from `from` (absolute) on, no copy made when from is the first held. */
@@ -151,11 +192,18 @@ export class SessionHistory {
         this.system = system
         this.promptMessages[0] = systemMessage(system)
       }
-      const i = from === undefined ? 0 : from - this.base
-      if (i <= 0 || this.records.length === 0) return Prompt.fromMessages(this.promptMessages)
-      const start = i < this.records.length ? this.promptIndex[i]! : this.promptMessages.length
+      const start = this.promptStartOf(from)
+      if (start <= 1) return Prompt.fromMessages(this.promptMessages)
       return Prompt.fromMessages([this.promptMessages[0]!, ...this.promptMessages.slice(start)])
     })
+
+  /** Where in `promptMessages` the prompt from `from` (absolute) starts, converting what it needs first. */
+  private promptStartOf(from: number | undefined): number {
+    const i = Math.max(0, from === undefined ? 0 : from - this.base)
+    if (i >= this.records.length) return this.records.length === 0 ? 1 : this.promptMessages.length
+    this.convertFrom(i)
+    return i === this.promptStart ? 1 : this.promptIndex[i - this.promptStart]!
+  }
 
   /**
    * The same prompt as `prompt`, in a fresh array that leaves the live one alone: for an inspection, which may run
@@ -163,8 +211,7 @@ export class SessionHistory {
    */
   readonly promptCopy = (system: string, from?: number): Effect.Effect<Prompt.Prompt> =>
     Effect.sync(() => {
-      const i = from === undefined ? 0 : from - this.base
-      const start = i <= 0 || this.records.length === 0 ? 1 : i < this.records.length ? this.promptIndex[i]! : this.promptMessages.length
-      return Prompt.fromMessages([systemMessage(system), ...this.promptMessages.slice(start)])
+      const start = this.promptStartOf(from)
+      return Prompt.fromMessages([systemMessage(system), ...this.promptMessages.slice(Math.max(1, start))])
     })
 }

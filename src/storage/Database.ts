@@ -5,6 +5,7 @@ import { Cause, Effect, Layer, Schema, String as Str } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as sqliteVec from "sqlite-vec"
+import { freshSchemaMigrations, freshSchemaStatements } from "./freshSchema.js"
 import { migrations as allMigrations } from "./migrations.js"
 import { privateDirMode, privateFileMode } from "./privateFiles.js"
 
@@ -39,6 +40,38 @@ const newestId = (migrations: Record<string, unknown>): number =>
   Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)).filter(Number.isFinite))
 
 const AppliedRows = Schema.Array(Schema.Struct({ newest: Schema.NullOr(Schema.Number) }))
+
+/** Whether the snapshot in freshSchema.ts is the schema of exactly these migrations (scripts/freshSchema.ts). */
+const snapshotCovers = (migrations: Record<string, unknown>): boolean => {
+  const names = Object.keys(migrations).sort()
+  return names.length === freshSchemaMigrations.length && names.every((name, i) => name === freshSchemaMigrations[i])
+}
+
+/**
+ * A new kern.db gets the schema its migrations would leave in one transaction, from the snapshot, and every
+ * migration recorded as applied: run one by one, they cost a first open (a new agent, or kern.db lost) about 80 ms
+ * of a cold process. Succeeds with false, changing nothing, when the database is not empty (another process made it
+ * meanwhile: BEGIN IMMEDIATE waits for its write); any failure rolls back and the migrator decides.
+ */
+const createFromSnapshot = (sql: SqlClient.SqlClient): Effect.Effect<boolean> => {
+  const rollback = Effect.ignore(sql.unsafe("ROLLBACK"))
+  const create = Effect.gen(function*() {
+    const [objects] = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master`
+    if (objects?.n !== 0) return false
+    for (const statement of freshSchemaStatements) yield* sql.unsafe(statement)
+    const applied = freshSchemaMigrations.map((name) => {
+      const [id, ...rest] = name.split("_")
+      return { migrationId: Number.parseInt(id ?? "", 10), name: rest.join("_") }
+    })
+    yield* sql`INSERT INTO kern_migrations ${sql.insert(applied)}`
+    return true
+  })
+  return sql.unsafe("BEGIN IMMEDIATE").pipe(
+    Effect.zipRight(create.pipe(Effect.tap(() => sql.unsafe("COMMIT")), Effect.tapError(() => rollback))),
+    Effect.uninterruptible,
+    Effect.orElseSucceed(() => false)
+  )
+}
 
 const sqliteHeader = Buffer.from("SQLite format 3\u0000", "latin1")
 
@@ -89,6 +122,9 @@ const prepare = (options: DatabaseOptions) =>
       Effect.orElseSucceed(() => 0)
     )
     if (applied >= newestId(migrations)) return
+    if (applied === 0 && options.migrations === undefined && snapshotCovers(migrations) && (yield* createFromSnapshot(sql))) {
+      return
+    }
     yield* runMigrations({ loader: Migrator.fromRecord(migrations), table: "kern_migrations" })
       .pipe(Effect.mapError(fail("migrate")))
   }).pipe(Effect.withSpan("kern.storage.prepare"))

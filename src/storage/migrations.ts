@@ -28,7 +28,8 @@ import spendLedger from "./migrations/1040_spend_ledger.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
- * under migrations/ and a line here.
+ * under migrations/ and a line here, then runs `npx tsx scripts/freshSchema.ts`: a new kern.db is created from that
+ * snapshot of the migrated schema (Database.ts), and test/storage/freshSchema.test.ts fails while it is stale.
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_meta": meta,

@@ -13,12 +13,11 @@ import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { shipped } from "../../scripts/esbuild-options.mjs"
 import { type Bench, type BenchResult, type BenchSamples, summarize } from "./bench.js"
-import { benchKernFolder, benchKernVariable } from "./kernBuild.js"
+import { benchCacheFolder, benchKernFolder, benchKernVariable } from "./kernBuild.js"
 
 const dir = import.meta.dirname
 const root = NodePath.resolve(dir, "../..")
-// Inside node_modules, so the bundles' external packages resolve from the project.
-const outDir = NodePath.join(root, "node_modules", ".cache", "kern-bench")
+const outDir = benchCacheFolder(root)
 const filters = process.argv.slice(2).filter((arg) => arg !== "--")
 const files = NodeFs.readdirSync(dir).filter((file) => file.endsWith(".bench.ts")).sort()
 
