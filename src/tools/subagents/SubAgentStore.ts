@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { MemoryReach, ToolScope } from "../../config/schema.js"
+import { subagentInterface } from "../../kernel/Audience.js"
 
 /** A sub-agent's state: `running` until its turn ends; a restart reports the running ones as interrupted. */
 export const SubAgentState = Schema.Literal("running", "done", "failed", "cancelled", "interrupted")
@@ -127,7 +128,7 @@ export class SubAgentStore extends Effect.Service<SubAgentStore>()("kern/tools/S
     const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
     /** How many sub-agents a sub-agent spawned are running (its own reports are still to come). */
     const runningChildren = (id: number) =>
-      sql`SELECT count(*) AS n FROM subagents WHERE state = 'running' AND parent_interface = 'subagent'
+      sql`SELECT count(*) AS n FROM subagents WHERE state = 'running' AND parent_interface = ${subagentInterface}
         AND parent_channel = ${String(id)}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Count)),
         Effect.map((rows) => rows[0]?.n ?? 0),
