@@ -17,7 +17,8 @@ export const processFiles = [
   "test/cli/mcpRunning.test.ts",
   "test/cli/recallRebuild.test.ts",
   "test/cli/sessionLoad.test.ts",
-  "test/context/endToEnd.test.ts"
+  "test/context/endToEnd.test.ts",
+  "test/runtime/subagentsKill.test.ts"
 ]
 
 /** What both runs share. */

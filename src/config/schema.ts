@@ -7,6 +7,7 @@ import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
 import { McpToolBudget, mcpToolBudgetExpectation } from "./mcpToolBudget.js"
 import { ToolLists, toolListsExpectation } from "./toolLists.js"
 import { Limits, limitsExpectation } from "./limits.js"
+import { SubagentsConfig, subagentsDefaults, subagentsExpectation } from "./subagents.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -120,7 +121,8 @@ export const KernConfigFields = {
   webSearch: Schema.optional(WebSearchConfig),
   mcpToolBudget: McpToolBudget,
   tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) }),
-  limits: Schema.optionalWith(Limits, { default: () => ({}) })
+  limits: Schema.optionalWith(Limits, { default: () => ({}) }),
+  subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -183,7 +185,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   webSearch: webSearchExpectation,
   mcpToolBudget: mcpToolBudgetExpectation,
   tools: toolListsExpectation,
-  limits: limitsExpectation
+  limits: limitsExpectation,
+  subagents: subagentsExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

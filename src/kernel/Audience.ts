@@ -19,6 +19,12 @@ export const mainConversation = "main"
 export const peerAgentInterface = "mcp"
 
 /**
+ * The interface of a sub-agent's messages (the spawn tool): the channel is the sub-agent's id, and each sub-agent has
+ * a conversation of its own (`subagent-<id>`), whoever spawned it; its turns run under the terms stored for it.
+ */
+export const subagentInterface = "subagent"
+
+/**
  * The folder of the agent folder the operator shares with everyone else on purpose (created by `kern init`, empty):
  * all a non-operator's file tools reach unless their user's memory reach is `all`.
  */

@@ -24,6 +24,33 @@ export interface BudgetUsage {
 
 const zero: BudgetUsage = { toolCallsUsed: 0, promptTokensUsed: 0, latencyMsUsed: 0, costUsdCentsUsed: 0 }
 
+/** The caps a run can hand part of to a sub-agent (RunBudget.carve). */
+export type CarvedBudget = {
+  readonly maxToolCalls: number
+  readonly maxPromptTokens: number
+  readonly maxCostUsdCents: number
+}
+
+/** What a sub-agent asks of each carvable cap; a cap not named gets half of what is left. */
+export type CarveRequest = { readonly [K in keyof CarvedBudget]?: number | undefined }
+
+/** What is left of each carvable cap. */
+const leftOf = (limits: BudgetLimits, usage: BudgetUsage): CarvedBudget => ({
+  maxToolCalls: Math.max(0, limits.maxToolCalls - usage.toolCallsUsed),
+  maxPromptTokens: Math.max(0, limits.maxPromptTokens - usage.promptTokensUsed),
+  maxCostUsdCents: Math.max(0, limits.maxCostUsdCents - usage.costUsdCentsUsed)
+})
+
+/**
+ * The part of what is left that `wanted` asks for: each cap it names, up to what is left; half of what is left of
+ * each cap it does not name.
+ */
+export const carvedOf = (left: CarvedBudget, wanted: CarveRequest): CarvedBudget => ({
+  maxToolCalls: Math.min(left.maxToolCalls, wanted.maxToolCalls ?? Math.floor(left.maxToolCalls / 2)),
+  maxPromptTokens: Math.min(left.maxPromptTokens, wanted.maxPromptTokens ?? Math.floor(left.maxPromptTokens / 2)),
+  maxCostUsdCents: Math.min(left.maxCostUsdCents, wanted.maxCostUsdCents ?? left.maxCostUsdCents / 2)
+})
+
 /** The caps a run can reach. */
 export const BudgetCap = Schema.Literal("maxToolCalls", "maxPromptTokens", "maxLatencyMs", "maxCostUsdCents")
 export type BudgetCap = typeof BudgetCap.Type
@@ -54,6 +81,11 @@ export interface RunBudget {
   readonly addPromptTokens: (tokens: number) => Effect.Effect<void>
   readonly addLatencyMs: (ms: number) => Effect.Effect<void>
   readonly addCostUsdCents: (cents: number) => Effect.Effect<void>
+  /**
+   * Hands part of what is left to a sub-agent (carvedOf), atomically: the part counts as used here, so what a run
+   * gives away it cannot spend again, nor give twice.
+   */
+  readonly carve: (wanted: CarveRequest) => Effect.Effect<CarvedBudget>
   readonly toJSON: Effect.Effect<BudgetLimitsInput & BudgetUsage>
 }
 
@@ -76,6 +108,16 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
       addPromptTokens: add("promptTokensUsed"),
       addLatencyMs: add("latencyMsUsed"),
       addCostUsdCents: add("costUsdCentsUsed"),
+      carve: (wanted) =>
+        Ref.modify(ref, (usage): readonly [CarvedBudget, BudgetUsage] => {
+          const part = carvedOf(leftOf(caps, usage), wanted)
+          return [part, {
+            ...usage,
+            toolCallsUsed: usage.toolCallsUsed + part.maxToolCalls,
+            promptTokensUsed: usage.promptTokensUsed + part.maxPromptTokens,
+            costUsdCentsUsed: usage.costUsdCentsUsed + part.maxCostUsdCents
+          }]
+        }),
       toJSON: Effect.map(Ref.get(ref), (usage) => ({
         maxToolCalls: caps.maxToolCalls,
         maxRetriesPerTool: caps.maxRetriesPerTool,

@@ -37,6 +37,19 @@ export interface RunContextData {
    * sent from the next step on. Absent outside a turn.
    */
   readonly loadedTools?: Ref.Ref<ReadonlySet<string>> | undefined
+  /** The ids of the tools the turn offers the model (offeredTools.ts): what a sub-agent it spawns may be given at most. */
+  readonly offered?: ReadonlySet<string> | undefined
+  /** A sub-agent's run: its depth and the only tools it may call, whatever the model asks (the executor refuses the rest). */
+  readonly delegation?: Delegation | undefined
+}
+
+/** What a sub-agent's run is limited to beyond its user's scope: the tools its parent turn gave it, and how deep it is. */
+export interface Delegation {
+  /** The sub-agent's id: its own work's reports (its sub-agents') come back to its conversation. */
+  readonly id: number
+  /** 1 for a sub-agent of a turn, 2 for a sub-agent's sub-agent, … */
+  readonly depth: number
+  readonly tools: ReadonlySet<string>
 }
 
 export class RunContext extends Context.Tag("kern/kernel/RunContext")<RunContext, RunContextData>() {}
@@ -55,6 +68,7 @@ export interface RunContextOptions {
   readonly windowStart?: Ref.Ref<number>
   readonly audience?: Audience
   readonly loadedTools?: Ref.Ref<ReadonlySet<string>>
+  readonly delegation?: Delegation
 }
 
 const byteHex = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"))
@@ -90,7 +104,8 @@ export const makeRunContext = (options: RunContextOptions = {}): Effect.Effect<R
       ...(options.toolScope === undefined ? {} : { toolScope: options.toolScope }),
       ...(options.audience === undefined ? {} : { audience: options.audience }),
       ...(options.windowStart === undefined ? {} : { windowStart: options.windowStart }),
-      ...(options.loadedTools === undefined ? {} : { loadedTools: options.loadedTools })
+      ...(options.loadedTools === undefined ? {} : { loadedTools: options.loadedTools }),
+      ...(options.delegation === undefined ? {} : { delegation: options.delegation })
     }
   })
 

@@ -256,6 +256,18 @@ export const make = Effect.gen(function*() {
         { userId: ctx.userSid, toolScope: ctx.toolScope, ...(ctx.origin === undefined ? {} : { interface: ctx.origin.interface }) }
       )
     }
+    // A sub-agent's tools: those its parent turn gave it, whatever the model calls by name.
+    if (ctx.delegation !== undefined && !ctx.delegation.tools.has(spec.toolId)) {
+      return refuse(
+        call,
+        "kernel.tool.policy.blocked",
+        "PERMISSION_DENIED",
+        `${spec.toolId} is not among the tools this sub-agent was given (no more than its parent turn was offered)`,
+        tool,
+        check,
+        { userId: ctx.userSid, delegationDepth: ctx.delegation.depth, delegatedTools: [...ctx.delegation.tools] }
+      )
+    }
     const decision = policy.decide({ spec, args: call.args, agentName: ctx.agentName, safetyMode: ctx.safetyMode, origin: ctx.origin })
     return Effect.isEffect(decision)
       ? Effect.flatMap(decision, (decided) => gateOrRun(call, tool, check, options, decided))

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
-import { mainConversation, peerAgentInterface } from "../kernel/Audience.js"
+import { mainConversation, peerAgentInterface, subagentInterface } from "../kernel/Audience.js"
 import { conversationOfChat } from "../session/conversationIds.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import { operatorUserId } from "../turn/MessageQueue.js"
@@ -20,7 +20,8 @@ export interface Addressed {
  * web, CLI, HTTP API, the heartbeat) and the operator's paired chat accounts in a direct chat are `main`; every other
  * direct chat, group chat, Slack thread and peer agent (`kern mcp serve`) is a conversation of its own
  * (`conversationOfChat`), whoever writes in it:
- * a group's turns see only the group even when the operator speaks there. When the user's role cannot be read
+ * a group's turns see only the group even when the operator speaks there. A sub-agent's messages go to its own
+ * conversation (`subagent-<id>`) in either mode: its work is apart from its parent's. When the user's role cannot be read
  * (kern.db busy) the message goes to its chat's conversation: the narrower view.
  */
 export const makeConversationOf = Effect.gen(function*() {
@@ -33,6 +34,7 @@ export const makeConversationOf = Effect.gen(function*() {
     )
   return (message: Addressed): Effect.Effect<string> =>
     Effect.gen(function*() {
+      if (message.interface === subagentInterface) return conversationOfChat(message.interface, message.channel)
       if (config.conversations === "shared") return mainConversation
       // Another agent (kern mcp serve): its own conversation, though the operator's token carried it in.
       if (message.interface === peerAgentInterface) return conversationOfChat(message.interface, message.channel)

@@ -6,6 +6,8 @@ import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
+import * as SubagentsLive from "./subagentsLive.js"
+import * as Spawn from "../tools/subagents/spawn.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
@@ -190,8 +192,11 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   // Recall indexes in the background: a backfill at start-up, then after each turn; so do the summaries that are behind.
   // MCP servers connect in the background too: a slow or failing server never holds the agent back.
   // Work that reports back later (background jobs, sub-agents, schedules) posts its turns through the runtime.
+  // Sub-agents (spawn) run their turns in the runtime and report back through the followups.
   const followups = FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
-  return Layer.mergeAll(Builtins.layerWith(liveInfo), ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+  const subagents = SubagentsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
+  return Layer.mergeAll(Builtins.layerWith(liveInfo), Spawn.layer, ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+    Layer.provideMerge(subagents),
     Layer.provideMerge(followups),
     Layer.provideMerge(runtime)
   )

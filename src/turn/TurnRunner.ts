@@ -38,6 +38,9 @@ import { definedTools, offeredTools, promptSkills, type TurnOffer } from "./offe
 import { isMcpToolId } from "../kernel/mcpToolId.js"
 import { makeSkills } from "../skills/Skills.js"
 import type { PromptSkill } from "../context/systemPrompt.js"
+import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
+import { subagentInterface } from "../kernel/Audience.js"
+import { subagentTerms, type SubagentTerms } from "./subagentTerms.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
@@ -112,6 +115,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const skillsReader = yield* makeSkills
     const stops = yield* TurnStops
     const questions = yield* Questions
+    const subagents = yield* SubAgentStore
 
     const audit = (ctx: RunContextData, decisionKey: DecisionKey, status: string, detail: unknown) =>
       recordRunEvent(eventLog, ctx, decisionKey, status, detail)
@@ -160,6 +164,18 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })
     })
 
+    /**
+     * A sub-agent's turn runs under its stored terms (subagentTerms.ts), never under what its message's interface and
+     * user would give it; when its row cannot be read, under none.
+     */
+    const termsOf = (message: QueuedMessage): Effect.Effect<SubagentTerms | undefined> =>
+      message.interface !== subagentInterface
+        ? Effect.succeed(undefined)
+        : subagents.get(Number(message.channel)).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: ${error.message}; the sub-agent's turn runs with nothing`), Option.none())),
+          Effect.map((found) => subagentTerms(message, found, config.budget))
+        )
+
     const now = Effect.map(DateTime.now, DateTime.formatIso)
 
     // The line's place in the file goes with the message: the context's cut is stored as one, so a restart reads the
@@ -188,11 +204,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const openTurn = (input: TurnInput, stop: TurnStop) =>
       Effect.gen(function*() {
         const { message, session } = input
-        const pairing = yield* pairingOf(message)
-        const toolScope = scopeOf(pairing)
+        const delegated = yield* termsOf(message)
+        const pairing = delegated === undefined ? yield* pairingOf(message) : undefined
+        const toolScope = delegated === undefined ? scopeOf(pairing) : delegated.toolScope
+        const audience = delegated === undefined ? audienceOf(message, pairing) : delegated.audience
         const windowStart = yield* Ref.make(0)
         const loaded = yield* Ref.make<ReadonlySet<string>>(new Set())
-        const ctx = yield* makeRunContext({
+        const made = yield* makeRunContext({
           windowStart,
           loadedTools: loaded,
           sessionId: session.id,
@@ -200,11 +218,12 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           agentName: config.name,
           intent: message.text.slice(0, 200),
           safetyMode: config.safetyMode,
-          // The config's per-turn caps are the kernel's own keys.
-          budget: config.budget,
-          origin: { interface: message.interface, channel: message.channel, userId: message.userId },
-          audience: audienceOf(message, pairing),
-          ...(toolScope === undefined ? {} : { toolScope })
+          // The config's per-turn caps are the kernel's own keys; a sub-agent's are what is left of its own.
+          budget: delegated?.budget ?? config.budget,
+          origin: delegated?.origin ?? { interface: message.interface, channel: message.channel, userId: message.userId },
+          ...(audience === undefined ? {} : { audience }),
+          ...(toolScope === undefined ? {} : { toolScope }),
+          ...(delegated === undefined ? {} : { delegation: delegated.delegation })
         })
         const catalog = yield* skillsReader.catalog
         const terms = {
@@ -213,10 +232,14 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
           skills: catalog.skills.length,
           webSearch: config.webSearch,
           questionSurfaces: yield* questions.surfaces,
-          verdict: (spec: ToolSpec) => policy.evaluate(spec, ctx.agentName, ctx.safetyMode)
+          verdict: (spec: ToolSpec) => policy.evaluate(spec, made.agentName, made.safetyMode),
+          delegation: made.delegation,
+          maxDepth: config.subagents.maxDepth
         }
         const offer = yield* offeredTools(yield* registry.listTools, terms, config, (mcp) =>
           Effect.map(toolkitOf(mcp), (kit) => kit.tokens))
+        // What the turn offers is what a sub-agent it spawns may be given at most.
+        const ctx: RunContextData = { ...made, offered: new Set(offer.listed.map((tool) => tool.spec.toolId)) }
         const turnModel = message.interface === heartbeatInterface ? heartbeat : { model, modelId: config.model ?? "" }
         // Secrets are taken out first, over the whole streamed text: the redactor must see a secret's pieces in one
         // run, and the NO_REPLY filter holds back the reply's last characters until the turn ends, across the

@@ -16,6 +16,8 @@ import { promptSkillsOf, type SkillCatalog } from "../skills/catalog.js"
 import { readSkillToolId } from "../skills/readSkill.js"
 import { webSearchTool } from "../tools/webSearch/webSearch.js"
 import { askUserQuestionToolId } from "../tools/askUserQuestion.js"
+import { spawnToolId } from "../tools/subagents/spawn.js"
+import type { Delegation } from "../kernel/RunContext.js"
 import type { QueuedMessage } from "./MessageQueue.js"
 
 /** What decides which registered tools one turn offers the model. */
@@ -35,10 +37,14 @@ export interface OfferTerms {
    * mode): the same rules the executor applies to a call, so what the model is offered is what may run.
    */
   readonly verdict: (spec: ToolSpec) => PolicyDecision
+  /** A sub-agent's turn: the tools it was given (the executor refuses any other) and its depth. */
+  readonly delegation: Delegation | undefined
+  /** The config's `subagents.maxDepth`: a turn that deep is not offered spawn. */
+  readonly maxDepth: number
 }
 
 /** The config keys the offer reads. */
-export type OfferConfig = Pick<KernConfig, "mcpToolBudget" | "maxContextTokens" | "webSearch" | "name" | "safetyMode">
+export type OfferConfig = Pick<KernConfig, "mcpToolBudget" | "maxContextTokens" | "webSearch" | "name" | "safetyMode" | "subagents">
 
 /** What one turn offers: every tool it lists, and whether its MCP tools go by name only until tool_search loads them. */
 export interface TurnOffer {
@@ -70,6 +76,14 @@ const toolSearchWhenLazy = (lazyMcp: boolean, tool: RegisteredTool): boolean => 
 const canAskTheUser = (terms: OfferTerms, tool: RegisteredTool): boolean =>
   tool.spec.toolId !== askUserQuestionToolId || terms.questionSurfaces.has(terms.message.interface)
 
+/** A sub-agent is offered only the tools its parent turn gave it. */
+const withinDelegation = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  terms.delegation === undefined || terms.delegation.tools.has(tool.spec.toolId)
+
+/** spawn only below `subagents.maxDepth`: a sub-agent that deep cannot start another (spawn refuses it too). */
+const spawnBelowDepth = (terms: OfferTerms, tool: RegisteredTool): boolean =>
+  tool.spec.toolId !== spawnToolId || (terms.delegation?.depth ?? 0) < terms.maxDepth
+
 /**
  * The policy (safetyMode SAFE or STRICT, the config's `tools` allow and block lists, agent allowlists) does not deny
  * the tool. A tool that needs approval is offered: the approval is asked when it is called.
@@ -81,8 +95,8 @@ const allowedByPolicy = (terms: OfferTerms, tool: RegisteredTool): boolean => te
  * rule; the executor still refuses what a turn may not run, whatever the model asks.
  */
 const offers = (terms: OfferTerms, lazyMcp: boolean, tool: RegisteredTool): boolean =>
-  inUserScope(terms, tool) && allowedByPolicy(terms, tool) && skillsExist(terms, tool) && searchConfigured(terms, tool) &&
-  canAskTheUser(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
+  inUserScope(terms, tool) && allowedByPolicy(terms, tool) && withinDelegation(terms, tool) && spawnBelowDepth(terms, tool) &&
+  skillsExist(terms, tool) && searchConfigured(terms, tool) && canAskTheUser(terms, tool) && toolSearchWhenLazy(lazyMcp, tool)
 
 /** Whether the offered tools include read_skill: then, and only then, the system prompt lists the skills. */
 export const skillsOffered = (tools: ReadonlyArray<RegisteredTool>): boolean =>
@@ -158,7 +172,9 @@ export const nextTurnTools = (
           skills: catalog.skills.length,
           webSearch: config.webSearch,
           questionSurfaces,
-          verdict: (spec) => policy.evaluate(spec, config.name, config.safetyMode)
+          verdict: (spec) => policy.evaluate(spec, config.name, config.safetyMode),
+          delegation: undefined,
+          maxDepth: config.subagents.maxDepth
         },
         config,
         (mcp) => Effect.succeed(toolDefinitionsTokens(mcp.map(toAiTool), count))

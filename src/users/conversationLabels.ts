@@ -2,7 +2,7 @@
 // UI's Sessions tab: from the conversation id alone (conversationIds.ts) and the paired users' names. Plain functions
 // over rows already read, so the quick `kern sessions list` bundle takes no database code for a folder whose sessions
 // are all the operator's.
-import { mainConversation, operatorUserId } from "../kernel/Audience.js"
+import { mainConversation, operatorUserId, subagentInterface } from "../kernel/Audience.js"
 import { chatOfConversation, conversationOfChat } from "../session/conversationIds.js"
 import { userKey } from "./userNames.js"
 
@@ -44,6 +44,8 @@ const placeOf = (iface: string, chat: string): { readonly channel: string; reado
     if (thread > 0) return { channel: `slack thread ${chat.slice(0, thread)}`, direct: false }
     return chat.startsWith("D") ? { channel: "slack DM", direct: true } : { channel: `slack ${chat}`, direct: false }
   }
+  // A sub-agent's conversation is nobody's chat: the agent's own work (the spawn tool).
+  if (iface === subagentInterface) return { channel: `sub-agent ${chat}`, direct: false }
   return { channel: `${iface} ${chat}`, direct: true }
 }
 

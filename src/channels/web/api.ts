@@ -70,7 +70,7 @@ export const AuthQuery = Schema.Struct({ ticket: Schema.String })
 export const MessageRequest = Schema.Struct({
   /** What to say; not empty (after trimming). */
   text: Schema.String,
-  /** Who it comes through: "web" by default ("heartbeat" is reserved). */
+  /** Who it comes through: "web" by default ("heartbeat" and "subagent" are reserved). */
   interface: Schema.optional(Schema.String),
   /** The conversation it belongs to: "web" by default. */
   channel: Schema.optional(Schema.String)

@@ -3,6 +3,7 @@ import { Effect, Option, Stream } from "effect"
 import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { Questions } from "../../../tools/Questions.js"
 import { heartbeatInterface } from "../../../turn/MessageQueue.js"
+import { subagentInterface } from "../../../kernel/Audience.js"
 import { MessageRequest } from "../api.js"
 import { badRequest, InsufficientStorage, Unavailable } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
@@ -25,7 +26,7 @@ export const layer = HttpApiBuilder.group(KernApi, "conversation", (handlers) =>
           const body = yield* readBody(request, MessageRequest, server.bodyLimitBytes)
           if (body.text.trim() === "") return yield* badRequest("text", "text: must not be empty")
           const iface = body.interface ?? "web"
-          if (iface.trim() === "" || iface === heartbeatInterface) {
+          if (iface.trim() === "" || iface === heartbeatInterface || iface === subagentInterface) {
             return yield* badRequest("interface", `interface: "${iface}" is not a channel a message can come from`)
           }
           const channel = body.channel ?? "web"
