@@ -6,6 +6,7 @@ import { SkillsPaths, skillsPathsExpectation } from "./skillsPaths.js"
 import { WebSearchConfig, webSearchExpectation } from "./webSearch.js"
 import { McpToolBudget, mcpToolBudgetExpectation } from "./mcpToolBudget.js"
 import { ToolLists, toolListsExpectation } from "./toolLists.js"
+import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -118,7 +119,8 @@ export const KernConfigFields = {
   skillsPaths: Schema.optionalWith(SkillsPaths, { default: () => [] }),
   webSearch: Schema.optional(WebSearchConfig),
   mcpToolBudget: McpToolBudget,
-  tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) })
+  tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) }),
+  jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -180,7 +182,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   skillsPaths: skillsPathsExpectation,
   webSearch: webSearchExpectation,
   mcpToolBudget: mcpToolBudgetExpectation,
-  tools: toolListsExpectation
+  tools: toolListsExpectation,
+  jobs: jobsExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))
