@@ -7,6 +7,10 @@ import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
+import * as JobsLive from "./jobsLive.js"
+import { Jobs } from "../tools/Jobs.js"
+import * as JobsTool from "../tools/jobsTool.js"
+import { JobStore } from "../tools/JobStore.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -188,7 +192,11 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   // MCP servers connect in the background too: a slow or failing server never holds the agent back.
   // Work that reports back later (background jobs, sub-agents, schedules) posts its turns through the runtime.
   const followups = FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
-  return Layer.mergeAll(Builtins.layerWith(liveInfo), ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+  // Background jobs report their ends through the followups; a job left running by the last process is reported now.
+  const jobs = JobsLive.layer.pipe(Layer.provideMerge(JobStore.Default))
+  const tools = Layer.mergeAll(Builtins.layerWith(liveInfo, Layer.effect(Jobs, Jobs)), JobsTool.layer, ReadSkill.layer)
+  return Layer.mergeAll(tools, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+    Layer.provideMerge(jobs),
     Layer.provideMerge(followups),
     Layer.provideMerge(runtime)
   )
