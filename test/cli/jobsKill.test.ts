@@ -7,7 +7,7 @@ import { recordedPid } from "../support/backgroundAgent.js"
 import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer, type RecordedRequest } from "../support/fakeModelServer.js"
 import { taggedProcesses } from "../support/mcpServers.js"
-import { eventually } from "../support/waitFor.js"
+import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 // A background job running when its agent is killed with SIGKILL: the next start reaps its processes and reports it,
 // once, as interrupted with its output so far, in the conversation that started it; it is never run again by itself.
@@ -75,10 +75,10 @@ describe("background jobs across kill -9", () => {
       expect(meanwhile.stdout).toContain("running")
 
       yield* model.reply(FakeReply.text("noted: it was interrupted"))
-      const before = (yield* model.modelRequests).length
       expect((yield* kern(["start"], dir)).status).toBe(0)
-      const requests = yield* model.awaitRequests(before + 1)
-      const report = lastUser(requests.at(-1)!)
+      const reported = Effect.map(model.modelRequests, (all) => all.filter((request) => lastUser(request).includes("[job 1 interrupted")))
+      expect(yield* eventuallyEffect(Effect.map(reported, (found) => found.length > 0))).toBe(true)
+      const report = lastUser((yield* reported)[0]!)
       expect(report).toContain("[job 1 interrupted")
       expect(report).toContain("it was not run again")
       expect(report).toContain("before-kill")
