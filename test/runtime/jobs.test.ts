@@ -181,4 +181,20 @@ describe("background jobs", () => {
       expect(NodeFs.existsSync(marker)).toBe(false)
       yield* Scope.close(scope, Exit.void)
     }), 60_000)
+
+  it.scopedLive("outside a running agent (kern kernel exec) a background command is refused with the reason, and nothing runs", () =>
+    Effect.gen(function*() {
+      const dir = agentDir()
+      const context = yield* Layer.build(
+        Layers.kernelAgentLayer(dir).pipe(
+          Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", PATH: process.env.PATH ?? "/usr/bin" })),
+          Layer.provide(NodeContext.layer)
+        )
+      )
+      const marker = NodePath.join(dir, "ran")
+      const result = yield* call(context, "bash", { command: `touch ${marker}`, background: true })
+      expect(result.success).toBe(false)
+      expect(result.errorMessage).toContain("background jobs run only in a running agent")
+      expect(NodeFs.existsSync(marker)).toBe(false)
+    }), 60_000)
 })
