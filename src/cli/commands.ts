@@ -508,6 +508,14 @@ const usersRevoke = Command.make("revoke", { id: userIdArg, dir: dirArg, dirFlag
     Command.withDescription("Forget a user or a pending code: their messages no longer reach the agent.")
   )
 
+const jobs = Command.make("jobs", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./jobs.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription(
+      "Background jobs (bash with background: true), newest first: id, state, how long, when, conversation, command. " +
+        "Reads kern.db: works with or without a running agent."
+    )
+  )
+
 const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.list(resolved)))).pipe(
     Command.withDescription("Channel users: approved (role, tool scope) and pending (code); promote, scope, revoke."),
@@ -571,7 +579,7 @@ const mcp = Command.make("mcp").pipe(
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, kernel, runtimeGuard, mcp, skills])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills])
 )
 
 export const commands = kern
@@ -611,6 +619,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   approvals: doc(approvals, "The tool calls waiting for approval."),
   approve: doc(approve, "Approve a waiting tool call."),
   deny: doc(deny, "Refuse a waiting tool call."),
+  jobs: doc(jobs, "Background jobs and how they ended."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
   "users promote": doc(usersPromote, "Make a user an operator."),
   "users scope": doc(usersScope, "Set a user's tool scope and memory reach."),

@@ -8,6 +8,7 @@ import { McpToolBudget, mcpToolBudgetExpectation } from "./mcpToolBudget.js"
 import { ToolLists, toolListsExpectation } from "./toolLists.js"
 import { Limits, limitsExpectation } from "./limits.js"
 import { SubagentsConfig, subagentsDefaults, subagentsExpectation } from "./subagents.js"
+import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -122,7 +123,8 @@ export const KernConfigFields = {
   mcpToolBudget: McpToolBudget,
   tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) }),
   limits: Schema.optionalWith(Limits, { default: () => ({}) }),
-  subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults })
+  subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults }),
+  jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -186,7 +188,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   mcpToolBudget: mcpToolBudgetExpectation,
   tools: toolListsExpectation,
   limits: limitsExpectation,
-  subagents: subagentsExpectation
+  subagents: subagentsExpectation,
+  jobs: jobsExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

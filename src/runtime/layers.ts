@@ -9,6 +9,10 @@ import * as FollowupsLive from "./followupsLive.js"
 import * as SubagentsLive from "./subagentsLive.js"
 import * as Spawn from "../tools/subagents/spawn.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
+import * as JobsLive from "./jobsLive.js"
+import { Jobs } from "../tools/Jobs.js"
+import * as JobsTool from "../tools/jobsTool.js"
+import { JobStore } from "../tools/JobStore.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -195,8 +199,12 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   // Sub-agents (spawn) run their turns in the runtime and report back through the followups.
   const followups = FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
   const subagents = SubagentsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
-  return Layer.mergeAll(Builtins.layerWith(liveInfo), Spawn.layer, ReadSkill.layer, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
+  // Background jobs report their ends through the followups; a job left running by the last process is reported now.
+  const jobs = JobsLive.layer.pipe(Layer.provideMerge(JobStore.Default))
+  const tools = Layer.mergeAll(Builtins.layerWith(liveInfo, Layer.effect(Jobs, Jobs)), JobsTool.layer, Spawn.layer, ReadSkill.layer)
+  return Layer.mergeAll(tools, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
     Layer.provideMerge(subagents),
+    Layer.provideMerge(jobs),
     Layer.provideMerge(followups),
     Layer.provideMerge(runtime)
   )

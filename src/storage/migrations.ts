@@ -24,6 +24,7 @@ import userMemory from "./migrations/0881_user_memory.js"
 import baselineContracts from "./migrations/0960_baseline_contracts.js"
 import mcpToolCache from "./migrations/0961_mcp_tool_cache.js"
 import contextStats from "./migrations/0970_context_stats.js"
+import backgroundJobs from "./migrations/1010_background_jobs.js"
 import subagents from "./migrations/1020_subagents.js"
 import spendLedger from "./migrations/1040_spend_ledger.js"
 
@@ -58,6 +59,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0960_baseline_contracts": baselineContracts,
   "0961_mcp_tool_cache": mcpToolCache,
   "0970_context_stats": contextStats,
+  "1010_background_jobs": backgroundJobs,
   "1020_subagents": subagents,
   "1040_spend_ledger": spendLedger
 }

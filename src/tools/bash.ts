@@ -1,5 +1,7 @@
 import { Effect, Schema } from "effect"
-import { toolFailure } from "../kernel/ToolFailure.js"
+import { RunContext } from "../kernel/RunContext.js"
+import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
+import { Jobs } from "./Jobs.js"
 import { type ProcessRun, runInProcessGroup } from "./processGroup.js"
 import { describeKilled, makeCallTag } from "./processTag.js"
 import type { ToolMetadata } from "./toolMetadata.js"
@@ -20,7 +22,12 @@ export const BashArgs = Schema.Struct({
     Schema.Int.pipe(Schema.between(1, bashMaxTimeoutMs)).annotations({
       description: "Milliseconds before the command and all its children are killed (default 120000, max 600000)"
     })
-  )
+  ),
+  background: Schema.optional(Schema.Boolean.annotations({
+    description: "Run it as a background job: returns a job id at once; when it ends, its exit code and output tail " +
+      "come back as a new message. Read and control it with the jobs tool. Without timeout, it may run up to the " +
+      "config's jobs.maxLifetimeMs"
+  }))
 })
 export type BashArgs = typeof BashArgs.Type
 
@@ -29,7 +36,8 @@ export const bashTool: ToolMetadata = {
   name: "Bash",
   description: "Run a shell command in the agent folder. Returns the exit code, stdout and stderr. The command and " +
     "everything it starts are killed at the timeout; background processes (even setsid, nohup or daemons) are " +
-    "killed when the command finishes: they do not outlive the call.",
+    "killed when the command finishes: they do not outlive the call. For a long command, pass background: true: it " +
+    "returns a job id at once and reports the job's end later as a new message.",
   safetyClass: "DESTRUCTIVE",
   idempotent: false,
   timeoutMs: 60_000,
@@ -37,7 +45,8 @@ export const bashTool: ToolMetadata = {
 }
 
 /** The kernel's timeout for one bash call: the command's own timeout plus a grace to clean up. */
-export const bashKernelTimeoutMs = (args: BashArgs): number => (args.timeout ?? bashDefaultTimeoutMs) + bashKernelGraceMs
+export const bashKernelTimeoutMs = (args: BashArgs): number =>
+  args.background === true ? bashKernelGraceMs : (args.timeout ?? bashDefaultTimeoutMs) + bashKernelGraceMs
 
 export interface BashOutput {
   readonly exitCode: number | null
@@ -95,13 +104,48 @@ const render = (run: ProcessRun) =>
     ...(run.stderr === "" ? [] : [run.stderr.endsWith("\n") ? run.stderr.slice(0, -1) : run.stderr])
   ].join("\n")
 
-/** Runs a command under the write lock, with the secret keys of `.kern/.env` removed from its environment. */
+export interface BashJobStarted {
+  readonly jobId: number
+  readonly text: string
+}
+
+/**
+ * Starts the command as a background job (Jobs): not under the write lock, which it would hold for hours; with the
+ * same environment, folder and tagging as a call in the foreground.
+ */
+export const bashInBackground = Effect.fn("kern.tools.bash.background")(function*(args: BashArgs) {
+  const workspace = yield* Workspace
+  if (args.command.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "command contains a NUL character")
+  const jobs = yield* Jobs
+  const ctx = yield* RunContext
+  const row = yield* jobs.start({
+    command: args.command,
+    cwd: workspace.root,
+    env: workspace.childEnv,
+    folder: workspace.folder,
+    lifetimeMs: args.timeout,
+    ctx
+  })
+  return {
+    jobId: row.id,
+    text: `started background job ${row.id}; its end comes back as a new message ([job ${row.id} finished: …]). ` +
+      `Meanwhile: jobs { action: "status" | "output" | "kill", id: ${row.id} }.`
+  }
+})
+
+/** The registered handler: a background job with `background: true`, else the command in the foreground. */
+export const bashHandler = (
+  args: BashArgs
+): Effect.Effect<BashOutput | BashJobStarted, ToolFailure, Workspace | WriteLock | Jobs | RunContext> =>
+  args.background === true ? bashInBackground(args) : bash(args)
+
+/** Runs a command in the foreground under the write lock, with the secret keys of `.kern/.env` removed from its environment. */
 export const bash = Effect.fn("kern.tools.bash")(function*(args: BashArgs) {
   const workspace = yield* Workspace
   const lock = yield* WriteLock
   const timeoutMs = args.timeout ?? bashDefaultTimeoutMs
   if (args.command.includes("\0")) return yield* toolFailure("VALIDATION_ERROR", "command contains a NUL character")
-  yield* Effect.annotateCurrentSpan({ timeoutMs })
+  yield* Effect.annotateCurrentSpan({ timeoutMs, background: args.background === true })
   // Tagged with the agent folder even when the call runs in shared/: a dead runtime's orphans are reaped by it.
   const tag = yield* makeCallTag(workspace.folder)
   const run = yield* lock.withLock(

@@ -10,7 +10,7 @@ import type { EventLog } from "../kernel/EventLog.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { unknownToolNames } from "./toolListNames.js"
 import { askKernelTimeoutMs, askUserQuestion, AskUserQuestionArgs, askUserQuestionTool } from "./askUserQuestion.js"
-import { bash, BashArgs, bashDefaultTimeoutMs, bashKernelTimeoutMs, bashTool } from "./bash.js"
+import { BashArgs, bashHandler, bashDefaultTimeoutMs, bashKernelTimeoutMs, bashTool } from "./bash.js"
 import { contextBudgetStats, ContextBudgetStatsArgs, contextBudgetStatsTool } from "./contextBudgetStats.js"
 import { contextForTask, ContextForTaskArgs, contextForTaskTool } from "./contextForTask.js"
 import { edit, EditArgs, editTool } from "./edit.js"
@@ -24,6 +24,7 @@ import { recall, RecallArgs, recallTool } from "./recall.js"
 import type { Recall } from "../recall/Recall.js"
 import type { Channels } from "./Channels.js"
 import * as RuntimeInfo from "./RuntimeInfo.js"
+import { Jobs, unavailable as jobsUnavailable } from "./Jobs.js"
 import { retrieveToolOutput, RetrieveToolOutputArgs, retrieveToolOutputTool } from "./retrieveToolOutput.js"
 import { summarizeFileStructure, SummarizeFileStructureArgs, summarizeFileStructureTool } from "./summarizeFileStructure.js"
 import type { ToolMetadata } from "./toolMetadata.js"
@@ -49,6 +50,8 @@ export type BuiltinRequirements =
   | Recall
   // the message tool: the running chat channels
   | Channels
+  // bash with background: the running agent's jobs (refused elsewhere)
+  | Jobs
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 
@@ -92,7 +95,7 @@ export const builtinTools = [
   tool({
     metadata: bashTool,
     parameters: BashArgs,
-    handler: bash,
+    handler: bashHandler,
     timeoutFor: bashKernelTimeoutMs,
     defaultTimeoutMs: bashDefaultTimeoutMs
   }),
@@ -144,12 +147,16 @@ export const registerBuiltins = (scope: ToolScope, options: { readonly recall?: 
 
 /**
  * The built-in tools of the loaded agent, registered in its registry, with the RuntimeInfo the `kern` tool reports
- * from: the running agent passes one with live figures (`RuntimeInfo.layerWith`).
+ * from and the Jobs bash starts background commands with: the running agent passes live ones
+ * (`RuntimeInfo.layerWith`, src/runtime/jobsLive.ts); elsewhere background commands are refused.
  */
-export const layerWith = <E, R>(runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, E, R>) =>
+export const layerWith = <E, R, EJ = never, RJ = never>(
+  runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, E, R>,
+  jobs: Layer.Layer<Jobs, EJ, RJ> = jobsUnavailable as Layer.Layer<Jobs, EJ, RJ>
+) =>
   Layer.effectDiscard(Effect.flatMap(AgentConfig, ({ config }) =>
     Effect.zipRight(registerBuiltins(config.toolScope, { recall: config.recall }), warnUnknownToolNames(config)))).pipe(
-    Layer.provide(runtimeInfo)
+    Layer.provide(Layer.merge(runtimeInfo, jobs))
   )
 
 /** A warning for each `tools.allow`/`tools.block` entry that names no tool (toolListNames.ts). */

@@ -132,7 +132,8 @@ describe("AgentConfig", () => {
     ["webSearch", "brave", "the string \"brave\""],
     ["mcpToolBudget", 1.5, "the number 1.5"],
     ["tools", "webfetch", "the string \"webfetch\""],
-    ["subagents", 2, "the number 2"]
+    ["subagents", 2, "the number 2"],
+    ["jobs", 3, "the number 3"]
   ]
 
   it("the wrong-type table covers every key", () => {
