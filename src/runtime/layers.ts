@@ -7,6 +7,7 @@ import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
+import * as ScheduleLoop from "./ScheduleLoop.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -32,6 +33,7 @@ import * as McpServers from "../mcp/McpServers.js"
 import * as ReadSkill from "../skills/readSkill.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
+import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 
 /** Where a layer's notices go (config warnings, the lock's waiting line): stderr in the CLI, a log in a library. */
@@ -116,7 +118,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
     : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
   const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
 }
 
 /**
@@ -195,16 +197,19 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
 }
 
 /**
- * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop) and the
- * heartbeat (HeartbeatLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
+ * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop), the
+ * heartbeat (HeartbeatLoop) and the schedules (ScheduleLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
  */
-export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer)
+export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer, ScheduleLoop.layer)
 
 /**
  * The AgentRuntime (with its heartbeat schedule), serving, over layers the caller builds (agentRuntimeLayer and what
  * it needs): for a program or test that assembles the agent itself. Without servingLayer, `runtime.step` runs turns.
  */
-export const servingRuntimeLayer = servingLayer.pipe(Layer.provideMerge(AgentRuntimeLive.layer))
+export const servingRuntimeLayer = servingLayer.pipe(
+  Layer.provideMerge(FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))),
+  Layer.provideMerge(AgentRuntimeLive.layer)
+)
 
 /**
  * The long-running agent, with the folder held, serving: runningAgentCoreLayer, then `channels` attached over it (the

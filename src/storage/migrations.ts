@@ -24,6 +24,7 @@ import userMemory from "./migrations/0881_user_memory.js"
 import baselineContracts from "./migrations/0960_baseline_contracts.js"
 import mcpToolCache from "./migrations/0961_mcp_tool_cache.js"
 import contextStats from "./migrations/0970_context_stats.js"
+import schedules from "./migrations/1030_schedules.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -54,5 +55,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0881_user_memory": userMemory,
   "0960_baseline_contracts": baselineContracts,
   "0961_mcp_tool_cache": mcpToolCache,
-  "0970_context_stats": contextStats
+  "0970_context_stats": contextStats,
+  "1030_schedules": schedules
 }
