@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Either, Option } from "effect"
+import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { localIso } from "../session/envelope.js"
 import { Followups } from "../tools/Followups.js"
 import { catchUp, parseCron } from "../tools/schedules/dueTimes.js"
@@ -25,8 +25,8 @@ export const firingText = (row: ScheduleRow, dueMs: number, late: boolean, misse
  * the key posted and only records it); runs that came due while the agent was down go by the schedule's misfire policy,
  * and the skipped ones are recorded as missed.
  */
-export class Scheduler extends Effect.Service<Scheduler>()("kern/runtime/Scheduler", {
-  effect: Effect.gen(function*() {
+const make = (pollInterval: Duration.Duration) =>
+  Effect.gen(function*() {
     const store = yield* ScheduleStore
     const followups = yield* Followups
 
@@ -68,26 +68,37 @@ export class Scheduler extends Effect.Service<Scheduler>()("kern/runtime/Schedul
       return settled.every(Boolean)
     })
 
-    /** How long to sleep: until the earliest due time, at most a poll interval (a failure waits a whole one). */
-    const nap = (ok: boolean) =>
+    /** How long until the earliest due time (none: no schedule has a run left); a failure retries at the next poll. */
+    const untilDue = (ok: boolean) =>
       Effect.gen(function*() {
-        const poll = Duration.toMillis(schedulePollInterval)
-        if (!ok) return poll
+        if (!ok) return Option.none<number>()
         const earliest = yield* store.earliest
         const nowMs = yield* Clock.currentTimeMillis
-        return Option.match(earliest, { onNone: () => poll, onSome: (due) => Math.max(0, Math.min(poll, due - nowMs)) })
-      })
+        return Option.map(earliest, (due) => Math.max(0, due - nowMs))
+      }).pipe(Effect.orElseSucceed(() => Option.none<number>()))
+
+    // Polling for what other processes wrote runs on the real clock: their writes happen in real time, and a test's
+    // simulated hours then cost no wake-up every 10 s (the due times themselves are on the Clock, TestClock included).
+    const liveClock = Clock.make()
+    const poll = Effect.sleep(pollInterval).pipe(Effect.withClock(liveClock))
 
     const run = Effect.gen(function*() {
       while (true) {
         const ok = yield* tick.pipe(Effect.catchAll((error) =>
           Effect.as(Effect.logWarning(`kern: the schedules could not be read: ${error.message}; retrying shortly`), false)
         ))
-        const waitMs = yield* nap(ok).pipe(Effect.orElseSucceed(() => Duration.toMillis(schedulePollInterval)))
-        if (waitMs > 0) yield* Effect.raceFirst(Effect.sleep(Duration.millis(waitMs)), store.awaitChange)
+        const wait = yield* untilDue(ok)
+        if (Option.isSome(wait) && wait.value === 0) continue
+        const due = Option.match(wait, { onNone: () => Effect.never, onSome: (ms) => Effect.sleep(Duration.millis(ms)) })
+        yield* Effect.raceAll([due, poll, store.awaitChange])
       }
     })
 
     return { run, tick } as const
   })
-}) {}
+
+export class Scheduler extends Effect.Service<Scheduler>()("kern/runtime/Scheduler", { effect: make(schedulePollInterval) }) {
+  /** A Scheduler polling kern.db at another interval: for tests whose simulated hours need no poll every 10 s. */
+  static readonly layerPolling = (pollInterval: Duration.DurationInput) =>
+    Layer.effect(Scheduler, Effect.map(make(Duration.decode(pollInterval)), Scheduler.make))
+}

@@ -20,7 +20,7 @@ const units: ReadonlyArray<readonly [RegExp, keyof typeof unitMs]> = [
   [/^(w|wk|wks|week|weeks)$/, "week"]
 ]
 
-const isoLocal = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2}))?$/
+const isoLocal = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{1,2}):(\d{2})(?::(\d{2}))?$/
 const isoOffset = /^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})$/i
 const clock = /^(\d{1,2}):(\d{2})$/
 
