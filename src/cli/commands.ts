@@ -522,6 +522,56 @@ const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jso
     Command.withSubcommands([usersPromote, usersScope, usersRevoke])
   )
 
+const misfires = ["skip", "once", "all"] as const
+
+const scheduleAdd = Command.make("add", {
+  prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("what the agent is to do when it fires (quote it)")),
+  dir: dirArg,
+  dirFlag: dirOption,
+  at: Options.text("at").pipe(
+    Options.withDescription("a one-shot: an ISO time (2026-12-01T09:00) or \"in 3 days at 09:00\", \"tomorrow at 8:30\", \"in 2 hours\""),
+    Options.optional
+  ),
+  cron: Options.text("cron").pipe(Options.withDescription("recurring: a cron expression, e.g. \"0 8 * * 1-5\""), Options.optional),
+  timezone: Options.text("timezone").pipe(Options.withDescription("an IANA zone (default: the agent's timezone, else UTC)"), Options.optional),
+  deliverTo: Options.text("deliver-to").pipe(
+    Options.withDescription("a paired user (telegram:42) whose chat each firing's reply goes to"),
+    Options.optional
+  ),
+  misfire: Options.choice("misfire", misfires).pipe(
+    Options.withDescription("runs missed while the agent was down: skip (default for --cron), once (default for --at), all"),
+    Options.optional
+  ),
+  graceMinutes: Options.integer("grace-minutes").pipe(
+    Options.withDescription("with --misfire all: how late a missed run may still run (default 1440)"),
+    Options.optional
+  ),
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./schedule.js"), (m) => m.add(resolved)))).pipe(
+  Command.withDescription(
+    "Add a schedule: at its time (--at) or on a cron (--cron) the prompt comes to the agent as a message in the " +
+      "operator's conversation. Works with or without a running agent (kern.db is the truth; a running one sees it within 10 s)."
+  )
+)
+
+const scheduleList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./schedule.js"), (m) => m.list(resolved)))).pipe(
+    Command.withDescription("Every schedule: when, its zone, when it next fires, its runs fired and missed (while the agent was down).")
+  )
+
+const scheduleRm = Command.make("rm", {
+  id: Args.integer({ name: "id" }).pipe(Args.withDescription("the schedule's id (kern schedule list)")),
+  dir: dirArg,
+  dirFlag: dirOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./schedule.js"), (m) => m.remove(resolved)))).pipe(
+  Command.withDescription("Remove a schedule: it never fires again.")
+)
+
+const schedule = Command.make("schedule").pipe(
+  Command.withDescription("Schedules: prompts the agent acts on at a time or on a cron, each firing a turn."),
+  Command.withSubcommands([scheduleAdd, scheduleList, scheduleRm])
+)
+
 const mcpServe = Command.make("serve", {
   dir: dirArg,
   dirFlag: dirOption,
@@ -579,7 +629,7 @@ const mcp = Command.make("mcp").pipe(
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule])
 )
 
 export const commands = kern
@@ -642,7 +692,11 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "mcp serve": doc(mcpServe, "Serve the agent's memory to other agents over MCP (stdio)."),
   skills: doc(skills, "Skills the agent loads when a task needs them."),
   "skills list": doc(skillsList, "Each skill, its folder, and what is wrong with a bad one."),
-  "skills show": doc(skillsShow, "A skill's instructions and files.")
+  "skills show": doc(skillsShow, "A skill's instructions and files."),
+  schedule: doc(schedule, "Prompts the agent acts on at a time or on a cron."),
+  "schedule add": doc(scheduleAdd, "Add a one-shot (--at) or recurring (--cron) schedule."),
+  "schedule list": doc(scheduleList, "Each schedule, its next run, runs fired and missed."),
+  "schedule rm": doc(scheduleRm, "Remove a schedule.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

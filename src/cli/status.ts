@@ -14,6 +14,7 @@ import { resolveDir } from "./dirs.js"
 import { CommandFailed } from "./errors.js"
 import { counted } from "../config/counted.js"
 import { heartbeatStatus } from "../runtime/HeartbeatLog.js"
+import { localIso } from "../session/envelope.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import { embeddingLine, indexLine } from "../recall/format.js"
 import { RecallStats } from "../recall/schema.js"
@@ -61,6 +62,14 @@ export const run = (args: StatusArgs) =>
       .filter((pairing) => pairing.status === "pending" && codeIsLive(pairing, now))
       .map((pairing) => ({ id: userKey(pairing), name: pairing.displayName, code: pairing.code }))
     const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
+    // Schedules, and the runs they missed while the agent was down (kern schedule list names them).
+    const scheduleSummary = fromDb?._tag === "Right" ? fromDb.right[3] : undefined
+    const schedules = scheduleSummary === undefined ? null : {
+      count: scheduleSummary.schedules,
+      active: scheduleSummary.active,
+      missed: scheduleSummary.missed,
+      lastMissed: scheduleSummary.lastMissedMs === null ? null : localIso(scheduleSummary.lastMissedMs, config.timezone)
+    }
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
     const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
     if (holder._tag === "Left") problems.push(holder.left.message)
@@ -113,6 +122,7 @@ export const run = (args: StatusArgs) =>
       dbBytes,
       usage,
       heartbeat,
+      schedules,
       runtime,
       server,
       recall,
@@ -138,6 +148,7 @@ export const run = (args: StatusArgs) =>
         : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,
       ...spendLines(spend).map((line, i) => `${i === 0 ? "spend:     " : "           "}${line}`),
       `heartbeat: ${heartbeatLine(heartbeat)}`,
+      ...(schedules === null || schedules.count === 0 ? [] : [`schedules: ${scheduleLine(schedules)}`]),
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [
         `approvals: ${approvals} waiting (kern approvals lists them; kern approve <id> / kern deny <id>)`,
@@ -199,6 +210,10 @@ const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string =>
   const next = heartbeat.next ?? "when the agent runs (kern run)"
   return `${every}; last ${last}; next ${next}`
 }
+
+const scheduleLine = (s: { readonly count: number; readonly active: number; readonly missed: number; readonly lastMissed: string | null }) =>
+  `${s.count} (${s.active} active)` +
+  (s.missed === 0 ? "" : `; ${s.missed} run${s.missed === 1 ? "" : "s"} missed while the agent was down, the last due ${s.lastMissed} (kern schedule list)`)
 
 const formatUptime = (ms: number): string => {
   const s = Math.floor(ms / 1000)

@@ -11,6 +11,7 @@ import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { usageTotals } from "../session/usageTotals.js"
 import { makeSpendLedger } from "../model/SpendLedger.js"
+import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
 import * as Database from "../storage/Database.js"
 import { PairingStore } from "../users/PairingStore.js"
 
@@ -35,12 +36,17 @@ const storedSummary = (loaded: LoadedConfig) =>
  */
 export const storedReads = (dbFile: string) =>
   Effect.map(Layer.memoize(Database.layer({ filename: dbFile })), (database) => ({
-    /** Usage totals, the heartbeat's state and the spend of `day` (the ledger's rows). */
+    /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
     usageAndHeartbeat: (day: string) =>
-      Effect.all([usageTotals, Effect.flatMap(HeartbeatLog, (log) => log.state), Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day))]).pipe(
-      Effect.provide(HeartbeatLog.Default),
-      Effect.provide(database)
-    ),
+      Effect.all([
+        usageTotals,
+        Effect.flatMap(HeartbeatLog, (log) => log.state),
+        Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day)),
+        Effect.flatMap(ScheduleStore, (store) => store.summary)
+      ]).pipe(
+        Effect.provide(Layer.merge(HeartbeatLog.Default, ScheduleStore.Default)),
+        Effect.provide(database)
+      ),
     pairings: Effect.flatMap(PairingStore, (store) => store.list).pipe(
       Effect.provide(PairingStore.Default),
       Effect.provide(database)

@@ -13,6 +13,7 @@ import * as JobsLive from "./jobsLive.js"
 import { Jobs } from "../tools/Jobs.js"
 import * as JobsTool from "../tools/jobsTool.js"
 import { JobStore } from "../tools/JobStore.js"
+import * as ScheduleLoop from "./ScheduleLoop.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -39,6 +40,7 @@ import * as McpServers from "../mcp/McpServers.js"
 import * as ReadSkill from "../skills/readSkill.js"
 import * as RuntimeInfo from "../tools/RuntimeInfo.js"
 import * as ToolServices from "../tools/ToolServices.js"
+import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 
 /** Where a layer's notices go (config warnings, the lock's waiting line): stderr in the CLI, a log in a library. */
@@ -125,7 +127,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
   // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.
   const guarded = SpendGuard.layer.pipe(Layer.provideMerge(kernel))
-  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(guarded))
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(guarded))
 }
 
 /**
@@ -211,16 +213,19 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
 }
 
 /**
- * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop) and the
- * heartbeat (HeartbeatLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
+ * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop), the
+ * heartbeat (HeartbeatLoop) and the schedules (ScheduleLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
  */
-export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer)
+export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer, ScheduleLoop.layer)
 
 /**
  * The AgentRuntime (with its heartbeat schedule), serving, over layers the caller builds (agentRuntimeLayer and what
  * it needs): for a program or test that assembles the agent itself. Without servingLayer, `runtime.step` runs turns.
  */
-export const servingRuntimeLayer = servingLayer.pipe(Layer.provideMerge(AgentRuntimeLive.layer))
+export const servingRuntimeLayer = servingLayer.pipe(
+  Layer.provideMerge(FollowupsLive.layer.pipe(Layer.provide(InboxSql.layerSql))),
+  Layer.provideMerge(AgentRuntimeLive.layer)
+)
 
 /**
  * The long-running agent, with the folder held, serving: runningAgentCoreLayer, then `channels` attached over it (the

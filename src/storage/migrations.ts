@@ -26,6 +26,7 @@ import mcpToolCache from "./migrations/0961_mcp_tool_cache.js"
 import contextStats from "./migrations/0970_context_stats.js"
 import backgroundJobs from "./migrations/1010_background_jobs.js"
 import subagents from "./migrations/1020_subagents.js"
+import schedules from "./migrations/1030_schedules.js"
 import spendLedger from "./migrations/1040_spend_ledger.js"
 
 /**
@@ -61,5 +62,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0970_context_stats": contextStats,
   "1010_background_jobs": backgroundJobs,
   "1020_subagents": subagents,
+  "1030_schedules": schedules,
   "1040_spend_ledger": spendLedger
 }

@@ -18,6 +18,8 @@ import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { message, MessageArgs, messageTool } from "./message.js"
+import { schedule, ScheduleArgs, scheduleTool } from "./schedule.js"
+import type { ScheduleStore } from "./schedules/ScheduleStore.js"
 import { kern, KernArgs, kernPair, KernPairArgs, kernPairTool, kernTool } from "./kern.js"
 import { read, ReadArgs, readTool } from "./read.js"
 import { recall, RecallArgs, recallTool } from "./recall.js"
@@ -52,6 +54,8 @@ export type BuiltinRequirements =
   | Channels
   // bash with background: the running agent's jobs (refused elsewhere)
   | Jobs
+  // the schedule tool: the schedules in kern.db
+  | ScheduleStore
 
 type AnyHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, BuiltinRequirements | ToolSession>
 
@@ -109,6 +113,7 @@ export const builtinTools = [
   tool({ metadata: recallTool, parameters: RecallArgs, handler: recall }),
   tool({ metadata: kernPairTool, parameters: KernPairArgs, handler: kernPair }),
   tool({ metadata: messageTool, parameters: MessageArgs, handler: message }),
+  tool({ metadata: scheduleTool, parameters: ScheduleArgs, handler: schedule }),
   tool({ metadata: askUserQuestionTool, parameters: AskUserQuestionArgs, handler: askUserQuestion, timeoutFor: askKernelTimeoutMs })
 ] as const
 

@@ -4,6 +4,7 @@ import { Effect, Layer, Ref } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Channels from "../../src/tools/Channels.js"
+import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
@@ -57,7 +58,7 @@ const agent = (dir: string, ask: boolean, approve = false) => {
     { safetyMode: "NORMAL", contractEnforcement: "observe", askForPrivileged: ask, root: dir },
     recordingGate(approve)
   ).pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer)
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default)
     .pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }

@@ -16,6 +16,7 @@ import * as Database from "../../src/storage/Database.js"
 import { ArtifactStore } from "../../src/tools/ArtifactStore.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as Channels from "../../src/tools/Channels.js"
+import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import { ChannelStatus } from "../../src/tools/Channels.js"
 import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
@@ -75,7 +76,7 @@ const registered = (dir: string) => {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(
     Layer.provideMerge(kernel)
   )
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)

@@ -15,6 +15,7 @@ import * as Builtins from "../../src/tools/builtins.js"
 import * as RecallLayers from "../../src/recall/layers.js"
 import { Recall } from "../../src/recall/Recall.js"
 import * as Channels from "../../src/tools/Channels.js"
+import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import { kern, kernPair } from "../../src/tools/kern.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { isSecretKey, isSecretVariable } from "../../src/config/secretNames.js"
@@ -58,7 +59,7 @@ const processEnv = {
 const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, never, MessageQueue> = RuntimeInfo.layer) => {
   const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
   const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
-  const log = Layer.merge(EventLog.layerSql, PairingStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
+  const log = Layer.mergeAll(EventLog.layerSql, PairingStore.Default, ScheduleStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
   const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform, KnownSecrets.layer.pipe(Layer.provide(config)))))
   return Layer.mergeAll(config, log, info, platform, recall, Channels.layer).pipe(Layer.orDie)
@@ -260,7 +261,7 @@ const registeredTools = (dir: string, options: Partial<Kernel.KernelOptions> = {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }
 
@@ -394,7 +395,7 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
     const db = Database.layerMemory.pipe(Layer.provideMerge(configLayer))
     const kernel = Kernel.layer({ safetyMode: "NORMAL", approvalMode: "deny", contractEnforcement: "observe", ...options })
       .pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 

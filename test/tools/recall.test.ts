@@ -10,6 +10,7 @@ import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { Recall } from "../../src/recall/Recall.js"
 import * as RecallLayers from "../../src/recall/layers.js"
 import * as Channels from "../../src/tools/Channels.js"
+import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import * as Database from "../../src/storage/Database.js"
 import * as Builtins from "../../src/tools/builtins.js"
 import * as ToolServices from "../../src/tools/ToolServices.js"
@@ -41,7 +42,7 @@ const agent = (config: Record<string, unknown> = {}) => {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer).pipe(Layer.provideMerge(kernel))
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }
 

@@ -216,6 +216,27 @@ export class UsersGroup extends HttpApiGroup.make("users")
   .middleware(Authorization)
 {}
 
+/** The schedules, as the operator sees and changes them (the web UI's Schedules view; `kern schedule` on kern.db). */
+export class SchedulesGroup extends HttpApiGroup.make("schedules")
+  .add(HttpApiEndpoint.get("list", "/schedules").addSuccess(Api.SchedulesResponse).addError(Errors.ServerError))
+  .add(
+    HttpApiEndpoint.post("add", "/schedules")
+      .setPayload(Api.ScheduleRequest)
+      .addSuccess(Api.ScheduleAdded, { status: 201 })
+      .addError(Errors.BadRequest)
+      .addError(Errors.ServerError)
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/schedules/:id")
+      .setPath(Schema.Struct({ id: IntParam(1, Number.MAX_SAFE_INTEGER) }))
+      .addSuccess(Api.ScheduleRemoved)
+      .addError(Errors.NotFound)
+      .addError(Errors.ServerError)
+  )
+  .middleware(BodyLimit)
+  .middleware(Authorization)
+{}
+
 /** Stopping a running turn as the operator: one by its id (404 when it is not running), or every running turn. */
 export class TurnsGroup extends HttpApiGroup.make("turns")
   .add(
@@ -242,6 +263,7 @@ export class KernApi extends HttpApi.make("kern")
   .add(NotesGroup)
   .add(UsersGroup)
   .add(TurnsGroup)
+  .add(SchedulesGroup)
   // A query or path parameter that does not decode is answered as every bad input is: 400 naming it.
   .addError(Errors.BadRequest)
 {}

@@ -22,6 +22,7 @@ import * as Conversation from "./handlers/conversation.js"
 import * as Notes from "./handlers/notes.js"
 import * as Open from "./handlers/open.js"
 import * as Recall from "./handlers/recall.js"
+import * as Schedules from "./handlers/schedules.js"
 import * as Sessions from "./handlers/sessions.js"
 import * as Status from "./handlers/status.js"
 import * as Turns from "./handlers/turns.js"
@@ -71,7 +72,8 @@ const groups = Layer.mergeAll(
   QuestionsHandlers.layer,
   Notes.layer,
   Users.layer,
-  Turns.layer
+  Turns.layer,
+  Schedules.layer
 )
 
 /** The UI's files: open (they hold no data), raw routes on the API's router; nothing outside `assets/` is reachable. */

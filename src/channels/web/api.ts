@@ -401,6 +401,39 @@ export const ChannelUser = Schema.Struct({
 export const UsersResponse = Schema.Struct({ users: Schema.Array(ChannelUser) })
 export type UsersResponse = typeof UsersResponse.Type
 
+/** GET /schedules: each schedule, when it next fires (in its zone), its runs fired and missed. */
+export const ScheduleView = Schema.Struct({
+  id: Schema.Number,
+  kind: Schema.Literal("at", "cron"),
+  when: Schema.String,
+  timezone: Schema.String,
+  prompt: Schema.String,
+  misfire: Schema.Literal("skip", "once", "all"),
+  deliverTo: Schema.NullOr(Schema.String),
+  createdBy: Schema.String,
+  next: Schema.NullOr(Schema.String),
+  nextDueMs: Schema.NullOr(Schema.Number),
+  fired: Schema.Number,
+  missed: Schema.Number,
+  lastFired: Schema.NullOr(Schema.String),
+  lastMissed: Schema.NullOr(Schema.String)
+})
+export const SchedulesResponse = Schema.Struct({ schedules: Schema.Array(ScheduleView) })
+export type SchedulesResponse = typeof SchedulesResponse.Type
+
+/** POST /schedules (the operator's): exactly one of `at` and `cron`, as `kern schedule add` takes them. */
+export const ScheduleRequest = Schema.Struct({
+  prompt: Schema.String,
+  at: Schema.optional(Schema.String),
+  cron: Schema.optional(Schema.String),
+  timezone: Schema.optional(Schema.String),
+  deliverTo: Schema.optional(Schema.String),
+  misfire: Schema.optional(Schema.Literal("skip", "once", "all")),
+  graceMinutes: Schema.optional(Schema.Int)
+})
+export const ScheduleAdded = Schema.Struct({ schedule: ScheduleView })
+export const ScheduleRemoved = Schema.Struct({ removed: Schema.Number })
+
 // ---------------------------------------------------------------------------------------------------------------
 // GET /events (SSE): `id: <seq>`, `event: <type>` (a turn's `error` as `turn-error`: sseEventName.ts), `data: <one of these as JSON>`; `Last-Event-ID` resumes.
 // Keepalive comments (`: keepalive`) every 15 s. When the replay buffer no longer holds what a client missed, the
