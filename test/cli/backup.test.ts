@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
+import { createRequire } from "node:module"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Recall } from "../../src/recall/Recall.js"
@@ -9,6 +10,33 @@ import { runKernIn } from "../support/inProcessCli.js"
 import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { stdoutShows } from "../support/cli.js"
+
+/**
+ * A writer standing in for a busy agent: transactions of two rows that cancel out (a sum that stays 0 in any
+ * consistent copy) in kern.db, and session lines appended in two writes each (a torn line at almost any moment).
+ */
+const writerScript = `
+const Database = require(process.argv[1])
+const fs = require("node:fs")
+const db = new Database(process.argv[2])
+db.pragma("journal_mode = WAL")
+db.exec("CREATE TABLE IF NOT EXISTS pairs (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+const insert = db.prepare("INSERT INTO pairs (v) VALUES (?)")
+const pair = db.transaction((i) => { insert.run(i); insert.run(-i) })
+let i = 1
+const step = () => {
+  for (let n = 0; n < 50; n++, i++) {
+    pair(i)
+    const line = JSON.stringify({ _tag: "user", text: "line " + i, at: "2026-11-27T00:00:00.000Z" }) + "\\n"
+    fs.appendFileSync(process.argv[3], line.slice(0, 10))
+    fs.appendFileSync(process.argv[3], line.slice(10))
+  }
+  if (i === 51) process.stdout.write("ready\\n")
+  setImmediate(step)
+}
+step()
+`
 
 const env = { OPENAI_API_KEY: "sk-test" }
 const kern = (args: ReadonlyArray<string>) => Effect.promise(() => runKernIn(args, { env }))
@@ -118,4 +146,41 @@ describe("kern backup, backup verify, restore", () => {
       const fromOriginal = conversationOf(turnRequest(yield* server.requests, question))
       expect(fromRestored).toEqual(fromOriginal)
     })), 120_000)
+
+  it.live("a backup taken while kern.db and a session are written is consistent: every transaction whole, every session line complete", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model" }), "AGENTS.md": "# agent\n", ".gitignore": ".kern/\n" })
+      git(dir, "init", "-q")
+      git(dir, "add", "-A")
+      git(dir, "commit", "-qm", "first")
+      const session = NodePath.join(dir, ".kern", "sessions", "20261127-000000-000-beef.jsonl")
+      NodeFs.mkdirSync(NodePath.dirname(session))
+      const sqlite = createRequire(import.meta.url).resolve("better-sqlite3")
+      const writer = yield* Effect.acquireRelease(
+        Effect.sync(() => spawn(process.execPath, ["-e", writerScript, sqlite, NodePath.join(dir, ".kern", "kern.db"), session], { stdio: ["ignore", "pipe", "inherit"] })),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      yield* Effect.promise(() => stdoutShows(writer, "ready"))
+      const archive = NodePath.join(makeTempDir(), "busy.tar.gz")
+      const made = yield* kern(["backup", dir, "-o", archive])
+      expect(made.status, made.stderr).toBe(0)
+      const restored = NodePath.join(makeTempDir(), "restored")
+      const back = yield* kern(["restore", archive, "--dir", restored])
+      expect(back.status, back.stderr).toBe(0)
+      const copy = new (createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+        prepare: (sql: string) => { get: () => Record<string, number> }
+        close: () => void
+      })(NodePath.join(restored, ".kern", "kern.db"))
+      const totals = copy.prepare("SELECT count(*) AS rows, sum(v) AS total FROM pairs").get()
+      copy.close()
+      expect(totals["rows"]).toBeGreaterThan(0)
+      expect(totals["rows"]! % 2).toBe(0)
+      expect(totals["total"]).toBe(0)
+      const text = NodeFs.readFileSync(NodePath.join(restored, ".kern", "sessions", NodePath.basename(session)), "utf8")
+      expect(text.endsWith("\n")).toBe(true)
+      const lines = text.split("\n").slice(0, -1)
+      expect(lines.length).toBeGreaterThanOrEqual(50)
+      expect(lines.every((line) => typeof JSON.parse(line) === "object")).toBe(true)
+    })))
 })
