@@ -49,12 +49,16 @@ const archiveOf = async (entries: ReadonlyArray<RawEntry>): Promise<string> => {
       const sink = pack.entry({ name: entry.name, size: entry.size })
       const block = Buffer.alloc(1024 * 1024)
       for (let left = entry.size; left > 0; left -= block.length) {
-        if (!sink.write(left >= block.length ? block : block.subarray(0, left))) await new Promise((resolve) => sink.once("drain", resolve))
+        if (!sink.write(left >= block.length ? block : block.subarray(0, left))) await new Promise<void>((resolve) => sink.once("drain", () => resolve()))
       }
-      sink.end()
-      await new Promise((resolve) => sink.once("finish", resolve))
+      await new Promise<void>((resolve) => {
+        sink.once("finish", () => resolve())
+        sink.end(Buffer.alloc(0))
+      })
     } else {
-      pack.entry({ name: entry.name, type, linkname: entry.linkname ?? "", size: 0, mode: 0o644 }, type === "file" ? (entry.data ?? "") : undefined)
+      const header = { name: entry.name, type, linkname: entry.linkname ?? "", size: 0, mode: 0o644 }
+      if (type === "file") pack.entry(header, entry.data ?? "")
+      else pack.entry(header)
     }
   }
   pack.finalize()
