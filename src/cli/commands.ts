@@ -627,9 +627,52 @@ const mcp = Command.make("mcp").pipe(
   Command.withSubcommands([mcpList, mcpTools, mcpCall, mcpPrompts, mcpServe])
 )
 
+const backupVerify = Command.make("verify", {
+  file: Args.text({ name: "file" }).pipe(Args.withDescription("the archive kern backup wrote")),
+  json: jsonOption
+}, (args) => lazy(() => import("./backup.js"), (m) => m.verify(args))).pipe(
+  Command.withDescription(
+    "Check a backup: every entry against the manifest's size and sha256, the memory bundle with git bundle verify, " +
+      "and kern.db with SQLite's integrity check (on copies in a temporary folder). Exit 1 with what is wrong."
+  )
+)
+
+const backup = Command.make("backup", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  // Optional to the parser, so that `kern backup verify FILE` parses; the handler asks for it.
+  output: Options.text("output").pipe(Options.withAlias("o"), Options.withDescription("the archive to write (a .tar.gz); required"), Options.optional),
+  includeSecrets: Options.boolean("include-secrets").pipe(
+    Options.withDescription("also archive .kern/.env (provider keys, bot tokens)")
+  ),
+  force: Options.boolean("force").pipe(Options.withDescription("replace the output file if it exists")),
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./backup.js"), (m) => m.backup(resolved)))).pipe(
+  Command.withDescription(
+    "Write the agent into one archive (tar.gz, 0600): a manifest with each entry's size and sha256, a git bundle of the " +
+      "memory repository, an online copy of kern.db (works while the agent runs), the sessions, artifacts and config; " +
+      ".kern/.env only with --include-secrets. Logs, locks and the session counts are left out. Progress on stderr; " +
+      "the output appears only when complete, and an existing one is replaced only with --force."
+  ),
+  Command.withSubcommands([backupVerify])
+)
+
+const restore = Command.make("restore", {
+  file: Args.text({ name: "file" }).pipe(Args.withDescription("the archive kern backup wrote")),
+  dir: folderText.pipe(Args.withDescription("the new agent folder (same as --dir)"), Args.optional),
+  dirFlag: Options.text("dir").pipe(Options.withDescription("the new agent folder: must not exist, or be empty"), Options.optional),
+  json: jsonOption
+}, (args) => lazy(() => import("./backup.js"), (m) => m.restore(args))).pipe(
+  Command.withDescription(
+    "Make a working agent folder from a backup: the memory repository with its history, kern.db, sessions, artifacts " +
+      "and config. Refuses a folder that is not empty; every entry is checked before it is written and nothing is " +
+      "written outside the new folder (a path out of it, a link, a device or a manifest that lies is refused)."
+  )
+)
+
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore])
 )
 
 export const commands = kern
@@ -696,7 +739,10 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   schedule: doc(schedule, "Prompts the agent acts on at a time or on a cron."),
   "schedule add": doc(scheduleAdd, "Add a one-shot (--at) or recurring (--cron) schedule."),
   "schedule list": doc(scheduleList, "Each schedule, its next run, runs fired and missed."),
-  "schedule rm": doc(scheduleRm, "Remove a schedule.")
+  "schedule rm": doc(scheduleRm, "Remove a schedule."),
+  backup: { ...doc(backup, "Write the agent into one archive."), runsAlone: true },
+  "backup verify": doc(backupVerify, "Check a backup's entries, bundle and database."),
+  restore: doc(restore, "Make a new agent folder from a backup.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

@@ -1,0 +1,186 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFileSync, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { Recall } from "../../src/recall/Recall.js"
+import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
+import { runKernIn } from "../support/inProcessCli.js"
+import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { stdoutShows } from "../support/cli.js"
+
+/**
+ * A writer standing in for a busy agent: transactions of two rows that cancel out (a sum that stays 0 in any
+ * consistent copy) in kern.db, and session lines appended in two writes each (a torn line at almost any moment).
+ */
+const writerScript = `
+const Database = require(process.argv[1])
+const fs = require("node:fs")
+const db = new Database(process.argv[2])
+db.pragma("journal_mode = WAL")
+db.exec("CREATE TABLE IF NOT EXISTS pairs (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+const insert = db.prepare("INSERT INTO pairs (v) VALUES (?)")
+const pair = db.transaction((i) => { insert.run(i); insert.run(-i) })
+let i = 1
+const step = () => {
+  for (let n = 0; n < 50; n++, i++) {
+    pair(i)
+    const line = JSON.stringify({ _tag: "user", text: "line " + i, at: "2026-11-27T00:00:00.000Z" }) + "\\n"
+    fs.appendFileSync(process.argv[3], line.slice(0, 10))
+    fs.appendFileSync(process.argv[3], line.slice(10))
+  }
+  if (i === 51) process.stdout.write("ready\\n")
+  setImmediate(step)
+}
+step()
+`
+
+const env = { OPENAI_API_KEY: "sk-test" }
+const kern = (args: ReadonlyArray<string>) => Effect.promise(() => runKernIn(args, { env }))
+
+const git = (dir: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, encoding: "utf8" })
+
+/** The request of the turn that carries `text` (a turn's request offers tools; a summary's does not). */
+const turnRequest = (requests: ReadonlyArray<RecordedRequest>, text: string) =>
+  requests.filter((r) => r.path === "/responses" && (r.body as { tools?: unknown }).tools !== undefined && JSON.stringify(r.body).includes(text)).at(-1)
+
+/** A Responses request's items after the system prompt (which names the time and the folder). */
+const conversationOf = (request: RecordedRequest | undefined) => {
+  const [system, ...rest] = (request?.body as { input: ReadonlyArray<{ content?: unknown }> }).input
+  const summary = /<conversation_summary>[\s\S]*<\/conversation_summary>/.exec(JSON.stringify(system?.content))?.[0]
+  // The message's own envelope names the moment it was sent.
+  return { summary, rest: JSON.parse(JSON.stringify(rest).replace(/time: [^\]]*\]/g, "time: T]")) as unknown }
+}
+
+/** An agent folder with memory history in git, a long conversation (an old exchange about a key, then 600 messages). */
+const agentWithHistory = (baseURL: string) => {
+  const dir = NodePath.join(makeTempDir(), "agent")
+  writeFiles(dir, {
+    ".kern/config.json": JSON.stringify({
+      provider: "openai",
+      model: "test-model",
+      baseURL,
+      embeddingModel: "test-embedding",
+      maxContextTokens: 8_000,
+      autoRecall: true
+    }),
+    ".gitignore": ".kern/\n",
+    "IDENTITY.md": "# IDENTITY.md\nI am the test agent.\n"
+  })
+  git(dir, "init", "-q")
+  git(dir, "add", "-A")
+  git(dir, "commit", "-qm", "first")
+  NodeFs.writeFileSync(NodePath.join(dir, "KNOWLEDGE.md"), "# Knowledge\nThe boat is at pier 7.\n")
+  git(dir, "add", "-A")
+  git(dir, "commit", "-qm", "second")
+  const path = writeSessionFixture(dir, 600)
+  const [header, ...rest] = NodeFs.readFileSync(path, "utf8").split("\n")
+  const old = [
+    { _tag: "user", text: "remember: the spare key is under the blue flowerpot by the shed", at: "2026-11-01T10:00:00.000Z" },
+    { _tag: "assistant", text: "Noted: spare key, blue flowerpot, by the shed.", toolCalls: [], at: "2026-11-01T10:00:01.000Z" }
+  ].map((line) => JSON.stringify(line))
+  NodeFs.writeFileSync(path, [header, ...old, ...rest].join("\n"))
+  return dir
+}
+
+describe("kern backup, backup verify, restore", () => {
+  it.live("round trip: the restored agent has the history, recalls, and continues with the same context window and summaries", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({ fallback: FakeReply.text("We went over the router settings again.") })
+      yield* server.embeddings({ bagOfWords: { dimensions: 256 } })
+      const dir = agentWithHistory(server.baseURL)
+      // As a long-running agent leaves it: indexed, a turn answered, its summaries made.
+      const first = yield* Effect.gen(function*() {
+        yield* Effect.flatMap(Recall, (recall) => recall.backfill)
+        return yield* operatorTurn("what changed on the router?")
+      }).pipe(Effect.provide(testRuntime(dir)))
+      expect(first.outcome.failure).toBeUndefined()
+
+      const archive = NodePath.join(makeTempDir(), "agent.tar.gz")
+      const made = yield* kern(["backup", dir, "-o", archive])
+      expect(made.status, made.stderr).toBe(0)
+      expect(made.stderr).toContain("copied kern.db")
+      expect(made.stdout).toContain("the memory repository (2 commits), 1 session")
+      expect(NodeFs.statSync(archive).mode & 0o777).toBe(0o600)
+      expect(NodeFs.readdirSync(NodePath.dirname(archive))).toEqual(["agent.tar.gz"])
+
+      const verified = yield* kern(["backup", "verify", archive])
+      expect(verified.status, verified.stderr).toBe(0)
+      expect(verified.stdout).toMatch(/^ok: .*match the manifest, the memory bundle verifies \(1 ref\), kern.db passes/)
+
+      const restored = NodePath.join(makeTempDir(), "restored")
+      const back = yield* kern(["restore", archive, "--dir", restored])
+      expect(back.status, back.stderr).toBe(0)
+      expect(back.stdout).toContain("the backup holds no secrets")
+      expect(git(restored, "log", "--format=%s")).toBe("second\nfirst\n")
+      expect(git(restored, "status", "--porcelain")).toBe("")
+      expect(NodeFs.readFileSync(NodePath.join(restored, "KNOWLEDGE.md"), "utf8")).toContain("pier 7")
+
+      // The same next request, summaries and cut included.
+      const shown = (at: string) => Effect.map(kern(["context", "show", "--json", "--dir", at]), (result) => {
+        expect(result.status, result.stderr).toBe(0)
+        const json = JSON.parse(result.stdout) as { cut: number; messages: number; injected: unknown; tokens: { raw: number } }
+        return { cut: json.cut, messages: json.messages, injected: json.injected, raw: json.tokens.raw }
+      })
+      const original = yield* shown(dir)
+      expect(original.injected).not.toEqual([])
+      expect(yield* shown(restored)).toEqual(original)
+
+      // Recall answers from the restored index.
+      const search = yield* kern(["recall", "search", "spare key flowerpot", "--json", "--dir", restored])
+      expect(search.status, search.stderr).toBe(0)
+      expect(search.stdout).toContain("blue flowerpot")
+
+      // The conversation goes on: the same request in both, the summary and the recalled exchange in it.
+      const question = "where is the spare key, under which flowerpot?"
+      const again = yield* operatorTurn(question).pipe(Effect.provide(testRuntime(restored)))
+      expect(again.outcome.failure).toBeUndefined()
+      const fromRestored = conversationOf(turnRequest(yield* server.requests, question))
+      expect(fromRestored.summary).toBeDefined()
+      expect(JSON.stringify(fromRestored.rest)).toContain("blue flowerpot")
+      yield* operatorTurn(question).pipe(Effect.provide(testRuntime(dir)))
+      const fromOriginal = conversationOf(turnRequest(yield* server.requests, question))
+      expect(fromRestored).toEqual(fromOriginal)
+    })), 120_000)
+
+  it.live("a backup taken while kern.db and a session are written is consistent: every transaction whole, every session line complete", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model" }), "AGENTS.md": "# agent\n", ".gitignore": ".kern/\n" })
+      git(dir, "init", "-q")
+      git(dir, "add", "-A")
+      git(dir, "commit", "-qm", "first")
+      const session = NodePath.join(dir, ".kern", "sessions", "20261127-000000-000-beef.jsonl")
+      NodeFs.mkdirSync(NodePath.dirname(session))
+      const sqlite = createRequire(import.meta.url).resolve("better-sqlite3")
+      const writer = yield* Effect.acquireRelease(
+        Effect.sync(() => spawn(process.execPath, ["-e", writerScript, sqlite, NodePath.join(dir, ".kern", "kern.db"), session], { stdio: ["ignore", "pipe", "inherit"] })),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      yield* Effect.promise(() => stdoutShows(writer, "ready"))
+      const archive = NodePath.join(makeTempDir(), "busy.tar.gz")
+      const made = yield* kern(["backup", dir, "-o", archive])
+      expect(made.status, made.stderr).toBe(0)
+      const restored = NodePath.join(makeTempDir(), "restored")
+      const back = yield* kern(["restore", archive, "--dir", restored])
+      expect(back.status, back.stderr).toBe(0)
+      const copy = new (createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+        prepare: (sql: string) => { get: () => Record<string, number> }
+        close: () => void
+      })(NodePath.join(restored, ".kern", "kern.db"))
+      const totals = copy.prepare("SELECT count(*) AS rows, sum(v) AS total FROM pairs").get()
+      copy.close()
+      expect(totals["rows"]).toBeGreaterThan(0)
+      expect(totals["rows"]! % 2).toBe(0)
+      expect(totals["total"]).toBe(0)
+      const text = NodeFs.readFileSync(NodePath.join(restored, ".kern", "sessions", NodePath.basename(session)), "utf8")
+      expect(text.endsWith("\n")).toBe(true)
+      const lines = text.split("\n").slice(0, -1)
+      expect(lines.length).toBeGreaterThanOrEqual(50)
+      expect(lines.every((line) => typeof JSON.parse(line) === "object")).toBe(true)
+    })))
+})
