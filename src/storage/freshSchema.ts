@@ -25,7 +25,11 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "0881_user_memory",
   "0960_baseline_contracts",
   "0961_mcp_tool_cache",
-  "0970_context_stats"
+  "0970_context_stats",
+  "1010_background_jobs",
+  "1020_subagents",
+  "1030_schedules",
+  "1040_spend_ledger"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -64,5 +68,14 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE \"recall_vectors\" (\n    chunk_id INTEGER PRIMARY KEY NOT NULL REFERENCES recall_chunks (id) ON DELETE CASCADE,\n    embedding BLOB NOT NULL,\n    scale REAL NOT NULL\n  )",
   "CREATE TABLE notices (key TEXT PRIMARY KEY, given_at_ms INTEGER NOT NULL)",
   "CREATE TABLE mcp_tool_cache (\n    server TEXT PRIMARY KEY,\n    tools TEXT NOT NULL,\n    listed_at INTEGER NOT NULL\n  )",
-  "CREATE TABLE context_stats (\n    session_id TEXT PRIMARY KEY,\n    active_context_tokens INTEGER NOT NULL DEFAULT 0,\n    compactions INTEGER NOT NULL DEFAULT 0,\n    saved_by_compaction_bytes INTEGER NOT NULL DEFAULT 0,\n    duplicates INTEGER NOT NULL DEFAULT 0,\n    saved_by_duplicates_bytes INTEGER NOT NULL DEFAULT 0\n  )"
+  "CREATE TABLE context_stats (\n    session_id TEXT PRIMARY KEY,\n    active_context_tokens INTEGER NOT NULL DEFAULT 0,\n    compactions INTEGER NOT NULL DEFAULT 0,\n    saved_by_compaction_bytes INTEGER NOT NULL DEFAULT 0,\n    duplicates INTEGER NOT NULL DEFAULT 0,\n    saved_by_duplicates_bytes INTEGER NOT NULL DEFAULT 0\n  )",
+  "CREATE TABLE background_jobs (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    command TEXT NOT NULL,\n    state TEXT NOT NULL,\n    conversation TEXT NOT NULL,\n    origin_interface TEXT NOT NULL,\n    origin_channel TEXT NOT NULL,\n    origin_user TEXT NOT NULL,\n    session_id TEXT NOT NULL,\n    tag TEXT NOT NULL,\n    pid INTEGER,\n    output_file TEXT NOT NULL,\n    started_at_ms INTEGER NOT NULL,\n    ended_at_ms INTEGER,\n    exit_code INTEGER,\n    signal TEXT,\n    output_bytes INTEGER NOT NULL DEFAULT 0,\n    dropped_bytes INTEGER NOT NULL DEFAULT 0,\n    artifact_id TEXT\n  )",
+  "CREATE INDEX background_jobs_state ON background_jobs (state)",
+  "CREATE INDEX background_jobs_conversation ON background_jobs (conversation, id)",
+  "CREATE TABLE subagents (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    task TEXT NOT NULL,\n    parent_interface TEXT NOT NULL,\n    parent_channel TEXT NOT NULL,\n    parent_user_id TEXT NOT NULL,\n    parent_session_id TEXT NOT NULL,\n    approver TEXT NOT NULL,\n    depth INTEGER NOT NULL,\n    tools TEXT NOT NULL,\n    tool_scope TEXT,\n    audience TEXT,\n    budget TEXT NOT NULL,\n    used TEXT NOT NULL,\n    state TEXT NOT NULL,\n    outcome TEXT,\n    created_at_ms INTEGER NOT NULL,\n    ended_at_ms INTEGER\n  )",
+  "CREATE INDEX subagents_state ON subagents (state)",
+  "CREATE TABLE schedules (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    kind TEXT NOT NULL CHECK (kind IN ('at', 'cron')),\n    cron TEXT,\n    at_ms INTEGER,\n    timezone TEXT NOT NULL,\n    prompt TEXT NOT NULL,\n    misfire TEXT NOT NULL CHECK (misfire IN ('skip', 'once', 'all')),\n    grace_ms INTEGER NOT NULL,\n    deliver_to TEXT,\n    origin_interface TEXT NOT NULL,\n    origin_channel TEXT NOT NULL,\n    origin_user_id TEXT NOT NULL,\n    created_by TEXT NOT NULL,\n    created_at_ms INTEGER NOT NULL,\n    next_due_ms INTEGER\n  )",
+  "CREATE INDEX schedules_next_due ON schedules (next_due_ms) WHERE next_due_ms IS NOT NULL",
+  "CREATE TABLE schedule_runs (\n    schedule_id INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,\n    due_ms INTEGER NOT NULL,\n    outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'missed')),\n    at_ms INTEGER NOT NULL,\n    PRIMARY KEY (schedule_id, due_ms)\n  )",
+  "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID"
 ]
