@@ -131,7 +131,8 @@ describe("AgentConfig", () => {
     ["skillsPaths", "~/skills", "the string \"~/skills\""],
     ["webSearch", "brave", "the string \"brave\""],
     ["mcpToolBudget", 1.5, "the number 1.5"],
-    ["tools", "webfetch", "the string \"webfetch\""]
+    ["tools", "webfetch", "the string \"webfetch\""],
+    ["limits", 100, "the number 100"]
   ]
 
   it("the wrong-type table covers every key", () => {
