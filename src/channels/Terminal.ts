@@ -1,3 +1,5 @@
+import { SpendGuard } from "../model/SpendGuard.js"
+import { spendLines } from "../model/spendStatus.js"
 import { Context, Effect, Layer, Schedule, type Stream } from "effect"
 import { counted } from "../config/counted.js"
 import { AgentConfig } from "../config/AgentConfig.js"
@@ -38,6 +40,7 @@ export const runTerminal = (options: TerminalOptions) =>
     const { config } = yield* AgentConfig
     const stops = yield* TurnStops
     const events = yield* TerminalFeed
+    const guard = yield* SpendGuard
     const peer: TerminalPeer = {
       greeting: `kern — ${config.name}. /help for commands.`,
       zone: agentZone(config.timezone),
@@ -52,6 +55,7 @@ export const runTerminal = (options: TerminalOptions) =>
           `queue:    ${s.queued} waiting, ${counted(s.turns, "turn")} since start`,
           `uptime:   ${Math.round(s.uptimeMs / 1000)} s`
         ].join("\n")),
+      usage: Effect.map(guard.today, (today) => spendLines(today).join("\n")),
       newSession: runtime.newSession(),
       stopTurns: Effect.map(stops.stopOperators(operatorUserId), (turns) => turns.map((turn) => turn.turnId)),
       ctrlC: "stop",

@@ -89,6 +89,7 @@ export const formatOutgoing = (sent: { readonly interface: string; readonly chan
 export const helpText = [
   "Type a message and press Enter. Commands:",
   "  /status   the agent, its model, session and usage",
+  "  /usage    today's model spend against the daily caps (limits)",
   "  /new      start a new session",
   "  /stop     stop the running turn (what it said so far is kept)",
   "  /approve [id], /deny [id]   answer a tool call waiting for approval (y / n answer the oldest)",

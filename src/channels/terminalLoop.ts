@@ -33,6 +33,8 @@ export interface TerminalPeer {
   readonly answer: (id: string, reply: { readonly choices: ReadonlyArray<number>; readonly text?: string }) => Effect.Effect<void, PeerFailure>
   /** The lines `/status` shows. */
   readonly status: Effect.Effect<string, PeerFailure>
+  /** The lines `/usage` shows: today's model spend against the `limits` caps. */
+  readonly usage: Effect.Effect<string, PeerFailure>
   /** Starts a new session (`/new`): its id. */
   readonly newSession: Effect.Effect<string, PeerFailure>
   /** Stops the running turns as the operator (`/stop`): the ids of those it stopped (none when nothing ran). */
@@ -155,6 +157,8 @@ export const runTerminalLoop = (peer: TerminalPeer, options: TerminalOptions) =>
           return said(Effect.succeed(helpText))
         case "/status":
           return said(peer.status)
+        case "/usage":
+          return said(peer.usage)
         case "/new":
           return said(Effect.map(peer.newSession, (id) => `new session ${id}`))
         case "/stop":

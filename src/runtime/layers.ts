@@ -10,7 +10,8 @@ import * as SubagentsLive from "./subagentsLive.js"
 import * as Spawn from "../tools/subagents/spawn.js"
 import * as HeartbeatLoop from "./HeartbeatLoop.js"
 import * as JobsLive from "./jobsLive.js"
-import { Jobs } from "../tools/Jobs.js"
+import * as Jobs from "../tools/Jobs.js"
+import * as SubAgents from "../tools/subagents/SubAgents.js"
 import * as JobsTool from "../tools/jobsTool.js"
 import { JobStore } from "../tools/JobStore.js"
 import * as ScheduleLoop from "./ScheduleLoop.js"
@@ -135,7 +136,18 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
  * or failed once): what kernel commands run against.
  */
 export const kernelAgentLayer = (source: ConfigSource, report: Report = logReport) =>
-  Layer.mergeAll(Builtins.layer, ReadSkill.layer, McpServers.layerReady).pipe(Layer.provideMerge(kernelCoreLayer(source, report)))
+  Layer.mergeAll(Builtins.layer, ReadSkill.layer, McpServers.layerReady, runningAgentToolsRegistered).pipe(
+    Layer.provideMerge(kernelCoreLayer(source, report))
+  )
+
+/**
+ * The tools only a running agent can carry out (`jobs`, `spawn`), registered so what the kernel commands list and
+ * what `kern context show` previews is what the running agent has; called here, they say a running agent is needed.
+ */
+const runningAgentToolsRegistered = Layer.mergeAll(
+  JobsTool.layer.pipe(Layer.provide(Jobs.unavailable)),
+  Spawn.layer.pipe(Layer.provide(SubAgents.unavailable))
+)
 
 /** kernelAgentLayer with the folder held: what a single turn needs below the model. */
 const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
@@ -203,7 +215,7 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
   const subagents = SubagentsLive.layer.pipe(Layer.provide(InboxSql.layerSql))
   // Background jobs report their ends through the followups; a job left running by the last process is reported now.
   const jobs = JobsLive.layer.pipe(Layer.provideMerge(JobStore.Default))
-  const tools = Layer.mergeAll(Builtins.layerWith(liveInfo, Layer.effect(Jobs, Jobs)), JobsTool.layer, Spawn.layer, ReadSkill.layer)
+  const tools = Layer.mergeAll(Builtins.layerWith(liveInfo, Layer.effect(Jobs.Jobs, Jobs.Jobs)), JobsTool.layer, Spawn.layer, ReadSkill.layer)
   return Layer.mergeAll(tools, RecallWorker.layer, ContextCatchUp.layer, McpServers.layer).pipe(
     Layer.provideMerge(subagents),
     Layer.provideMerge(jobs),

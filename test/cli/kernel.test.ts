@@ -19,8 +19,8 @@ describe("kern kernel", () => {
   it("info and tools describe the registry; tools filters by safety class and --json decodes", async () => {
     const dir = newAgent()
     const info = JSON.parse((await kern(dir, "kernel", "info", "--json")).stdout)
-    expect(info).toMatchObject({ tools: 18, policy: "normal", contractEnforcement: "observe", namespaces: 8 })
-    expect(info.toolsBySafety).toEqual({ READ_ONLY: 11, LOCAL_WRITE: 3, NETWORK: 3, DESTRUCTIVE: 1 })
+    expect(info).toMatchObject({ tools: 21, policy: "normal", contractEnforcement: "observe", namespaces: 8 })
+    expect(info.toolsBySafety).toEqual({ READ_ONLY: 11, LOCAL_WRITE: 6, NETWORK: 3, DESTRUCTIVE: 1 })
     const readOnly = JSON.parse((await kern(dir, "kernel", "tools", "--safety", "read_only", "--json")).stdout)
     expect(readOnly.map((tool: { toolId: string }) => tool.toolId)).toEqual([
       "ask_user_question",
@@ -154,11 +154,11 @@ describe("kern runtime-guard", () => {
   it("snapshot approves, mismatches reports changes, approve-contract re-approves, enforce denies in between", async () => {
     const dir = newAgent({ contractEnforcement: "enforce" })
     const before = JSON.parse((await kern(dir, "runtime-guard", "mismatches", "--json")).stdout)
-    expect(before.mismatches).toHaveLength(18)
+    expect(before.mismatches).toHaveLength(21)
     expect(before.mismatches.every((m: { kind: string }) => m.kind === "new")).toBe(true)
 
     const snapshot = await kern(dir, "runtime-guard", "snapshot", "--approved-by", "alice")
-    expect(snapshot.stdout).toContain("approved 18 contracts")
+    expect(snapshot.stdout).toContain("approved 21 contracts")
     expect(JSON.parse((await kern(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches).toEqual([])
 
     // As if `write` had changed since it was approved (an upgrade rewrote its contract).

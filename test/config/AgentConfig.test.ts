@@ -133,7 +133,8 @@ describe("AgentConfig", () => {
     ["mcpToolBudget", 1.5, "the number 1.5"],
     ["tools", "webfetch", "the string \"webfetch\""],
     ["subagents", 2, "the number 2"],
-    ["jobs", 3, "the number 3"]
+    ["jobs", 3, "the number 3"],
+    ["limits", 100, "the number 100"]
   ]
 
   it("the wrong-type table covers every key", () => {

@@ -60,6 +60,6 @@ describe("tools as @effect/ai tools", () => {
         assert.notInclude(json, "$ref", tool.name)
         assert.include(json, "\"type\":\"object\"", tool.name)
       }
-      assert.strictEqual(Object.keys(toolkit.tools).length, 17)
+      assert.strictEqual(Object.keys(toolkit.tools).length, 18)
     }).pipe(Effect.provide(kernelLayer())))
 })

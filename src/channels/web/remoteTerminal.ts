@@ -1,3 +1,4 @@
+import { spendLines } from "../../model/spendStatus.js"
 import { Console, type DateTime, Duration, Effect, Option, Ref, Stream } from "effect"
 import { counted } from "../../config/counted.js"
 import type { AgentEventInput } from "../AgentEvent.js"
@@ -58,6 +59,8 @@ export const attach = (client: AgentClient, name: string, zone: DateTime.TimeZon
           `queue:    ${s.runtime.queued} waiting, ${counted(s.runtime.turns, "turn")} since start`,
           `uptime:   ${Math.round(s.runtime.uptimeMs / 1000)} s`
         ].join("\n")),
+      usage: Effect.map(client.status, (s) =>
+        s.spend === undefined ? "the running agent does not report its spend (an older kern)" : spendLines(s.spend).join("\n")),
       newSession: Effect.map(client.newSession, ({ sessionId }) => sessionId),
       stopTurns: Effect.map(client.stopTurns, ({ stopped }) => stopped),
       ctrlC: "leave",

@@ -272,13 +272,16 @@ describe("HTTP API: routes", () => {
       const whole = system.sections.map((s) => s.text).join("\n\n")
       expect(system.totalChars).toBe(whole.length)
       expect(system.totalTokens).toBe(countTokens(whole))
-      // The operator's next turn is offered every registered tool: here the built-in ones, but web_search (no search
-      // provider is configured) and ask_user_question (no surface that shows questions runs in this agent).
+      // The operator's next turn is offered every registered tool: here the built-in ones (with the running agent's
+      // jobs and spawn), but web_search (no search provider is configured) and ask_user_question (no surface that
+      // shows questions runs in this agent).
       const tools = system.sections.find((s) => s.kind === "tools")
       expect(system.sections.at(-1)).toBe(tools)
       const offered = (tools?.text ?? "").split("\n").slice(1, -1).map((line) => line.slice(0, line.indexOf(":")))
       const notOffered = ["web_search", "ask_user_question"]
-      expect(offered.toSorted()).toEqual(builtinTools.map((t) => t.metadata.toolId).filter((id) => !notOffered.includes(id)).toSorted())
+      expect(offered.toSorted()).toEqual(
+        [...builtinTools.map((t) => t.metadata.toolId), "jobs", "spawn"].filter((id) => !notOffered.includes(id)).toSorted()
+      )
       expect((yield* request(`${base}/usage`, { headers: bearer })).json).toMatchObject({ turns: 1, inputTokens: 12, outputTokens: 7 })
       expect((yield* request(`${base}/notes/summary`, { headers: bearer })).json).toEqual({ summary: null })
       // Two daily notes: POST regenerates the summary of the one before the latest with the model, GET then serves it.
