@@ -180,7 +180,7 @@ describe("kern runtime-guard", () => {
     const file = NodePath.join(dir, ".kern/config.json")
     NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), toolScope: "read" }))
     const missing = JSON.parse((await kern(dir, "runtime-guard", "mismatches", "--json")).stdout).mismatches
-    expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "kern_pair:missing", "message:missing", "write:missing"])
+    expect(missing.map((m: { toolId: string; kind: string }) => `${m.toolId}:${m.kind}`)).toEqual(["bash:missing", "edit:missing", "jobs:missing", "kern_pair:missing", "message:missing", "schedule:missing", "write:missing"])
 
     const tools = JSON.parse((await kern(dir, "runtime-guard", "tools", "--json")).stdout)
     expect(tools.tools.find((t: { toolId: string }) => t.toolId === "read")).toMatchObject({ status: "approved", approvedBy: "alice" })
