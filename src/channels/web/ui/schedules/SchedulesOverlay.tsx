@@ -6,10 +6,18 @@ import { Modal } from "../Modal.js"
 import { decodeSchedules, type Schedule } from "./responses.js"
 import { ScheduleForm } from "./ScheduleForm.js"
 
+/** A local ISO time of the server's (`2026-11-30T07:30:00+01:00`) as people read it: `2026-11-30 07:30 +01:00`. */
+export const readableTime = (iso: string): string => {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?(.*)$/.exec(iso)
+  if (m === null) return iso
+  const [, date, minutes, seconds, offset] = m
+  return `${date} ${minutes}${seconds === undefined || seconds === ":00" ? "" : seconds}${offset === "" ? "" : ` ${offset}`}`
+}
+
 /** A schedule's runs: how many fired, how many were missed and the last missed one's due time. */
 const runs = (s: Schedule) => ({
-  fired: s.lastFired === null ? `${s.fired}` : `${s.fired} (last ${s.lastFired})`,
-  missed: s.lastMissed === null ? `${s.missed}` : `${s.missed} (last due ${s.lastMissed})`
+  fired: s.lastFired === null ? `${s.fired}` : `${s.fired} (last ${readableTime(s.lastFired)})`,
+  missed: s.lastMissed === null ? `${s.missed}` : `${s.missed} (last due ${readableTime(s.lastMissed)})`
 })
 
 /** One schedule: when, its zone, the next run, runs fired and missed, whom it answers; Remove asks first. */
@@ -29,7 +37,7 @@ const ScheduleItem = ({ schedule: s, onRemoved }: { readonly schedule: Schedule;
   }
   const { fired, missed } = runs(s)
   const facts: ReadonlyArray<readonly [string, string]> = [
-    ["Next run", s.next ?? "done"],
+    ["Next run", s.next === null ? "done" : readableTime(s.next)],
     ["Fired", fired],
     ["Missed", missed],
     ["Misfire", s.misfire],
@@ -40,7 +48,9 @@ const ScheduleItem = ({ schedule: s, onRemoved }: { readonly schedule: Schedule;
     <li class={`schedule${s.next === null ? " schedule-done" : ""}`} aria-label={`Schedule ${s.id}`}>
       <div class="schedule-head">
         <span class="tag schedule-kind-tag">{s.kind === "cron" ? "cron" : "once"}</span>
-        <code class="schedule-when">{s.when}</code>
+        {s.kind === "cron"
+          ? <code class="schedule-when">{s.when}</code>
+          : <time class="schedule-when" dateTime={s.when}>{readableTime(s.when)}</time>}
         <span class="schedule-zone muted">{s.timezone}</span>
         <span class="schedule-id muted">#{s.id}</span>
       </div>
@@ -76,7 +86,7 @@ export const SchedulesOverlay = ({ onClose }: { readonly onClose: () => void }) 
       <div class="panel schedules-panel">
         <ScheduleForm
           onAdded={(s) => {
-            setSaid(`Added schedule ${s.id}${s.next === null ? "" : `, next run ${s.next}`}.`)
+            setSaid(`Added schedule ${s.id}${s.next === null ? "" : `, next run ${readableTime(s.next)}`}.`)
             reload()
           }}
         />
