@@ -9,7 +9,7 @@ import { startWebUiFixture, type WebUiFixture } from "../../support/webUiFixture
 // Every screen of the web UI, at desktop (1280×800) and phone (390×844) width, saved to test-output/ui/ as
 // <size>-<nn>-<screen>.png for a reviewer to look at: the login (logged out), the chat (a conversation with a code
 // block, tool rows ok, failed and denied, a channel user by name), an open tool row, the approval dialog, and each
-// tab of the Memory overlay. Each is taken once the screen shows what it is for.
+// tab of the Memory overlay, the Schedules view. Each is taken once the screen shows what it is for.
 
 type Message = HistoryItem["message"]
 const at = "2026-11-23T08:00:00.000Z"
@@ -121,6 +121,22 @@ const json: Record<string, { readonly status?: number; readonly body: unknown }>
         { path: "notes/2026-11-22.md", date: "2026-11-22", text: "- moved the DHCP range" }
       ],
       total: 2
+    }
+  },
+  "/schedules": {
+    body: {
+      schedules: [
+        {
+          id: 1, kind: "cron", when: "30 7 * * 1-5", timezone: "Europe/Berlin", prompt: "Check the restic backups and tell me if any failed.",
+          misfire: "skip", deliverTo: null, createdBy: "operator", next: "2026-11-24T07:30:00+01:00", nextDueMs: Date.UTC(2026, 10, 24, 6, 30),
+          fired: 12, missed: 2, lastFired: "2026-11-23T07:30:00+01:00", lastMissed: "2026-11-20T07:30:00+01:00"
+        },
+        {
+          id: 2, kind: "at", when: "2026-12-01T09:00:00+00:00", timezone: "UTC", prompt: "Remind Ada to renew the domain.",
+          misfire: "once", deliverTo: "slack:U0000000001", createdBy: "operator", next: "2026-12-01T09:00:00+00:00", nextDueMs: Date.UTC(2026, 11, 1, 9),
+          fired: 0, missed: 0, lastFired: null, lastMissed: null
+        }
+      ]
     }
   },
   "/recall/stats": { body: { messages: 46, chunks: 9, unembedded: 0, sessions: 2, files: 2, from: "2026-11-20T08:00:00.000Z", to: at, backfillRunning: false } },
@@ -267,6 +283,13 @@ describe("the web UI's screens, as pictures", () => {
       await tab("Context").click()
       await dialog.getByText("3 sections", { exact: false }).waitFor()
       await shoot(page, "memory-context")
+      await page.keyboard.press("Escape")
+
+      await page.getByRole("button", { name: "Schedules", exact: true }).click()
+      const schedules = page.getByRole("dialog", { name: "Schedules" })
+      await schedules.getByRole("listitem", { name: "Schedule 2" }).waitFor()
+      await schedules.getByText("2 (last due 2026-11-20 07:30 +01:00)").waitFor()
+      await shoot(page, "schedules")
       await page.keyboard.press("Escape")
       await page.close()
 

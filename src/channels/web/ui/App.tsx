@@ -3,6 +3,7 @@ import { ApprovalDialog } from "./ApprovalDialog.js"
 import { QuestionDialog } from "./QuestionDialog.js"
 import { ChatLog, Composer } from "./Chat.js"
 import { MemoryOverlay } from "./memory/Overlay.js"
+import { SchedulesOverlay } from "./schedules/SchedulesOverlay.js"
 import type { Connection, Store } from "./store.js"
 import { TurnControls } from "./TurnControls.js"
 import type { McpServerView } from "./wire.js"
@@ -92,6 +93,8 @@ const Spend = ({ store }: { readonly store: Store }) => {
 export const App = ({ store }: { readonly store: Store }) => {
   const [memory, setMemory] = useState(false)
   const memoryButton = useRef<HTMLButtonElement>(null)
+  const [schedules, setSchedules] = useState(false)
+  const schedulesButton = useRef<HTMLButtonElement>(null)
 
   useEffect(() => {
     const close = store.connect()
@@ -107,6 +110,11 @@ export const App = ({ store }: { readonly store: Store }) => {
     memoryButton.current?.focus()
   }
 
+  const closeSchedules = () => {
+    setSchedules(false)
+    schedulesButton.current?.focus()
+  }
+
   const state = store.connection.value
   return (
     <div class="app">
@@ -120,6 +128,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         <Summaries store={store} />
         <Spend store={store} />
         <TurnControls store={store} />
+        <button type="button" ref={schedulesButton} onClick={() => setSchedules(true)} aria-haspopup="dialog">Schedules</button>
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>
       </header>
       {store.problem.value !== undefined && <p class="problem" role="alert">{store.problem.value}</p>}
@@ -128,6 +137,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         <Composer store={store} />
       </main>
       {memory && <MemoryOverlay onClose={closeMemory} />}
+      {schedules && <SchedulesOverlay onClose={closeSchedules} />}
       <ApprovalDialog store={store} />
       <QuestionDialog store={store} />
     </div>

@@ -40,6 +40,8 @@ export const postJson = (path: string, body: Json) =>
     body: JSON.stringify(body)
   })
 
+export const deleteJson = (path: string) => request(path, { method: "DELETE", headers: { accept: "application/json" } })
+
 /** Decodes an Ok answer with `decode`; an answer that does not decode is a failure that says so. */
 export const mapLoaded = <A>(loaded: Loaded<Json | undefined>, decode: (u: Json | undefined) => A | undefined): Loaded<A> => {
   if (loaded._tag !== "Ok") return loaded

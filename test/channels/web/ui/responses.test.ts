@@ -25,6 +25,9 @@ import {
   type Json
 } from "../../../../src/channels/web/ui/wire.js"
 import { decodeUsers, senderLabel } from "../../../../src/channels/web/ui/userNames.js"
+import { decodeAdded, decodeSchedules } from "../../../../src/channels/web/ui/schedules/responses.js"
+import * as Database from "../../../../src/storage/Database.js"
+import { ScheduleStore } from "../../../../src/tools/schedules/ScheduleStore.js"
 import { PairingStore } from "../../../../src/users/PairingStore.js"
 import { FakeReply } from "../../../support/fakeModelServer.js"
 import { startServer, token } from "../harness.js"
@@ -202,5 +205,28 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
       const waiting = yield* api.approvals.list()
       expect(waiting.approvals).toHaveLength(1)
       expect(decodeApprovals(yield* onWire("approvals", "list")(waiting))).toEqual(waiting.approvals)
+    })), 120_000)
+
+  it.live("the schedules, with runs fired and missed, and one just added", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* startServer({ config: { recall: false, timezone: "UTC" } })
+      const api = yield* clientOf(server)
+      const added = yield* api.schedules.add({ payload: { prompt: "check the backups", cron: "30 7 * * 1-5", timezone: "Europe/Berlin" } })
+      expect(decodeAdded(yield* onWire("schedules", "add")(added))).toEqual(added.schedule)
+      yield* api.schedules.add({ payload: { prompt: "renew the domain", at: "in 2 days at 10:00" } })
+      const nextDueMs = added.schedule.nextDueMs ?? 0
+      yield* Effect.gen(function*() {
+        const store = yield* ScheduleStore
+        yield* store.settle(added.schedule.id, nextDueMs, { fired: [nextDueMs - 86_400_000], missed: [nextDueMs - 3 * 86_400_000] }, nextDueMs)
+      }).pipe(
+        Effect.provide(ScheduleStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(server.dir, ".kern", "kern.db") })))),
+        Effect.orDie
+      )
+      const listed = yield* api.schedules.list()
+      expect(listed.schedules.map((s) => [s.fired, s.missed, s.lastFired === null, s.lastMissed === null])).toEqual([[1, 1, false, false], [0, 0, true, true]])
+      expect(decodeSchedules(yield* onWire("schedules", "list")(listed))).toEqual(listed.schedules)
+      // A schedule of another shape is left out, never guessed at; an answer without the list is no answer.
+      expect(decodeSchedules({ schedules: [{ id: 1, kind: "weekly" }] })).toEqual([])
+      expect(decodeSchedules({ items: [] })).toBeUndefined()
     })), 120_000)
 })
