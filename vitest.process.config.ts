@@ -16,6 +16,7 @@ export const processFiles = [
   "test/cli/mcpOrphans.test.ts",
   "test/cli/mcpRunning.test.ts",
   "test/cli/jobsKill.test.ts",
+  "test/cli/scheduleKill.test.ts",
   "test/cli/recallRebuild.test.ts",
   "test/cli/sessionLoad.test.ts",
   "test/context/endToEnd.test.ts",
