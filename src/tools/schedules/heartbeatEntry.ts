@@ -3,7 +3,7 @@ import { localIso } from "../../session/envelope.js"
 /** The heartbeat's id in schedule listings: no stored schedule has it (theirs start at 1). */
 export const heartbeatScheduleId = 0
 
-/** Why `kern schedule rm 0`, the schedule tool and DELETE /schedules/0 do not remove the heartbeat, and what does. */
+/** Why `kern schedule rm 0` and the schedule tool do not remove the heartbeat, and what turns it off. */
 export const heartbeatNotRemovable =
   "schedule 0 is the heartbeat: it is not removed like a schedule; to turn it off, set heartbeatInterval: 0 in .kern/config.json"
 

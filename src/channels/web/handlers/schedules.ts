@@ -3,7 +3,6 @@ import { Clock, Effect, Either } from "effect"
 import { AgentConfig } from "../../../config/AgentConfig.js"
 import { operatorOrigin } from "../../../tools/Followups.js"
 import { deliveryOrigin } from "../../../tools/schedules/delivery.js"
-import { heartbeatNotRemovable, heartbeatScheduleId } from "../../../tools/schedules/heartbeatEntry.js"
 import { draftSchedule } from "../../../tools/schedules/newSchedule.js"
 import { ScheduleStore } from "../../../tools/schedules/ScheduleStore.js"
 import { scheduleView } from "../../../tools/schedules/scheduleView.js"
@@ -39,7 +38,6 @@ export const layer = HttpApiBuilder.group(KernApi, "schedules", (handlers) =>
         }).pipe(Effect.withSpan("kern.web.schedules.add")))
       .handle("remove", ({ path }) =>
         Effect.gen(function*() {
-          if (path.id === heartbeatScheduleId) return yield* badRequest("id", heartbeatNotRemovable)
           if (!(yield* store.remove(path.id).pipe(Effect.mapError(serverError)))) {
             return yield* new NotFound({ error: `no schedule ${path.id}` })
           }
