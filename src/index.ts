@@ -50,7 +50,6 @@ export { AgenticRuntime } from "./turn/AgenticRuntime.js"
 export { AgentRuntime } from "./runtime/AgentRuntime.js"
 // What serves an AgentRuntime (a scoped layer each: built, it serves; its scope closed, it stops).
 export * as TurnLoop from "./runtime/TurnLoop.js"
-export * as HeartbeatLoop from "./runtime/HeartbeatLoop.js"
 export * as AgentLive from "./runtime/AgentLive.js"
 export * as AgentLock from "./runtime/AgentLock.js"
 export * as LockFile from "./storage/LockFile.js"

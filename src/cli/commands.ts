@@ -556,7 +556,9 @@ const scheduleAdd = Command.make("add", {
 
 const scheduleList = Command.make("list", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./schedule.js"), (m) => m.list(resolved)))).pipe(
-    Command.withDescription("Every schedule: when, its zone, when it next fires, its runs fired and missed (while the agent was down).")
+    Command.withDescription(
+      "The heartbeat (id 0) and every schedule: when, its zone, when it next fires, its runs fired and missed (while the agent was down)."
+    )
   )
 
 const scheduleRm = Command.make("rm", {
@@ -564,7 +566,7 @@ const scheduleRm = Command.make("rm", {
   dir: dirArg,
   dirFlag: dirOption
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./schedule.js"), (m) => m.remove(resolved)))).pipe(
-  Command.withDescription("Remove a schedule: it never fires again.")
+  Command.withDescription("Remove a schedule: it never fires again. Not the heartbeat (id 0): set heartbeatInterval: 0 to turn it off.")
 )
 
 const schedule = Command.make("schedule").pipe(

@@ -4,6 +4,7 @@ import * as Layers from "../runtime/layers.js"
 import * as Database from "../storage/Database.js"
 import { operatorOrigin } from "../tools/Followups.js"
 import { deliveryOrigin } from "../tools/schedules/delivery.js"
+import { heartbeatNotRemovable, heartbeatScheduleId, heartbeatView } from "../tools/schedules/heartbeatEntry.js"
 import { draftSchedule } from "../tools/schedules/newSchedule.js"
 import type { MisfirePolicy } from "../tools/schedules/ScheduleRow.js"
 import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
@@ -63,16 +64,28 @@ export interface ScheduleListArgs {
   readonly json: boolean
 }
 
-/** `kern schedule list`: every schedule, when it next fires, and its runs fired and missed. */
+/** `kern schedule list`: the heartbeat and every schedule, when each next fires, and their runs fired and missed. */
 export const list = (args: ScheduleListArgs) =>
   Effect.gen(function*() {
+    const { config } = yield* AgentConfig
     const store = yield* ScheduleStore
     const all = (yield* store.list.pipe(Effect.mapError(failed))).map(scheduleView)
-    if (args.json) return yield* Console.log(JSON.stringify(all))
-    if (all.length === 0) return yield* Console.log("no schedules (kern schedule add, or ask the agent)")
+    const heartbeat = heartbeatView(config, yield* store.heartbeatNext.pipe(Effect.mapError(failed)))
+    if (args.json) return yield* Console.log(JSON.stringify(heartbeat === undefined ? all : [heartbeat, ...all]))
+    if (all.length === 0 && heartbeat === undefined) return yield* Console.log("no schedules (kern schedule add, or ask the agent)")
+    const beat = heartbeat === undefined ? [] : [[
+      `${heartbeat.id} (heartbeat)`,
+      heartbeat.when,
+      heartbeat.timezone,
+      heartbeat.next ?? "when the agent runs",
+      "",
+      "",
+      "",
+      "heartbeatInterval: 0 turns it off"
+    ]]
     yield* Console.log(table(
       ["id", "when", "zone", "next", "fired", "missed", "deliver to", "prompt"],
-      all.map((s) => [
+      [...beat, ...all.map((s) => [
         String(s.id),
         s.when,
         s.timezone,
@@ -81,7 +94,7 @@ export const list = (args: ScheduleListArgs) =>
         s.missed === 0 ? "0" : `${s.missed} (last ${s.lastMissed})`,
         s.deliverTo ?? "",
         s.prompt.length > 40 ? `${s.prompt.slice(0, 39)}…` : s.prompt
-      ])
+      ])]
     ))
   }).pipe(Effect.provide(scheduleLayer(args.dir)))
 
@@ -90,9 +103,10 @@ export interface ScheduleRemoveArgs {
   readonly id: number
 }
 
-/** `kern schedule rm <id>`: it never fires again; its record of runs goes with it. */
+/** `kern schedule rm <id>`: it never fires again; its record of runs goes with it. The heartbeat is refused. */
 export const remove = (args: ScheduleRemoveArgs) =>
   Effect.gen(function*() {
+    if (args.id === heartbeatScheduleId) return yield* new CommandFailed({ message: heartbeatNotRemovable })
     const store = yield* ScheduleStore
     if (!(yield* store.remove(args.id).pipe(Effect.mapError(failed)))) {
       return yield* new CommandFailed({ message: `no schedule ${args.id} (kern schedule list shows them)` })

@@ -39,7 +39,7 @@ const inboxIdsOf = (messages: ReadonlyArray<SessionMessage>) =>
  * side, as many as there are callers of `step`), every turn's events published to all channels
  * (TurnEvents: each names its turn and conversation, and a turn's first, `incoming`, says where it came from), the
  * memory committed after turns, and the heartbeat told of messages and heartbeat turns. What serves it (the turn loop,
- * the heartbeat's ticks) are feature layers over it (TurnLoop, HeartbeatLoop; see layers.ts). Each session is open in
+ * the heartbeat's ticks) are feature layers over it (TurnLoop, ScheduleLoop; see layers.ts). Each session is open in
  * a scope of its own inside the runtime's, opened when its conversation first needs it, so `/new` closes the old file
  * and shutting down closes (and syncs) every open one.
  */
@@ -159,5 +159,5 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
   })
 }) {}
 
-/** The runtime with the heartbeat schedule it tells (which HeartbeatLoop runs): the same schedule for both. */
+/** The runtime with the heartbeat schedule it tells (which the Scheduler fires, ScheduleLoop): the same schedule for both. */
 export const layer = AgentRuntime.Default.pipe(Layer.provideMerge(HeartbeatSchedule.Default))

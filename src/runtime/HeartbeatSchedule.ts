@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Clock, Duration, Effect, Exit, Option, PubSub, Ref } from "effect"
+import { Clock, Effect, Exit, Option, PubSub, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { knowledgeReport, needsCare } from "../memory/knowledge.js"
 import { today } from "../memory/notes.js"
@@ -20,7 +20,8 @@ export interface HeartbeatNotice {
 /**
  * The running agent's heartbeat: a `[heartbeat]` message in the queue every heartbeatInterval minutes, unless there is
  * no reason for one; what each tick did is recorded in kern.db (HeartbeatLog) and published to the channels. The
- * runtime runs it while it serves, tells it when a message arrives and when a heartbeat's turn ends.
+ * Scheduler fires it (a schedule like any other, `kern schedule list` shows it); the runtime tells it when a message
+ * arrives and when a heartbeat's turn ends.
  */
 export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern/runtime/HeartbeatSchedule", {
   dependencies: [HeartbeatLog.Default],
@@ -101,31 +102,36 @@ export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern
     const intervalMs = config.heartbeatInterval * 60_000
 
     /**
-     * The heartbeat: a tick every heartbeatInterval minutes, the next one due an interval after the last one fired,
-     * so a tick that comes late (a suspended machine, an agent that was down) fires once, not once per interval
-     * missed. The due time is kept in kern.db (HeartbeatLog): a restart does not start the interval over.
+     * When the first tick is due as the Scheduler starts (none: heartbeatInterval 0, no heartbeat). The tick the last
+     * runtime scheduled stays due across a restart (one missed while the agent was down fires once, now); none, or one
+     * further off than an interval (the interval was shortened in config), is due an interval from now.
      */
-    const run = intervalMs === 0 ? Effect.never : Effect.gen(function*() {
-      // The tick the last runtime scheduled stays due across a restart (one missed while the agent was down fires
-      // once, now); none, or one further off than an interval (the interval was shortened), is due an interval from now.
-      const start = yield* Clock.currentTimeMillis
-      let next = Option.match(yield* heartbeatLog.due, {
-        onNone: () => start + intervalMs,
-        onSome: (due) => due <= start + intervalMs ? due : start + intervalMs
+    const start = intervalMs === 0 ? Effect.succeed(Option.none<number>()) : Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const next = Option.match(yield* heartbeatLog.due, {
+        onNone: () => now + intervalMs,
+        onSome: (due) => due <= now + intervalMs ? due : now + intervalMs
       })
       yield* heartbeatLog.setNext(next)
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        if (now < next) {
-          yield* Effect.sleep(Duration.millis(next - now))
-          continue
-        }
-        yield* tick(now)
-        next = now + intervalMs
-        yield* heartbeatLog.setNext(next)
-      }
-    }).pipe(Effect.ensuring(heartbeatLog.setNext(null)))
+      return Option.some(next)
+    })
 
-    return { notices, messageArrived, turnEnded, run } as const
+    /**
+     * The Scheduler fires the heartbeat when it is due: one tick, and the next one due an interval after this one fired,
+     * so a tick that comes late (a suspended machine, an agent that was down) fires once, not once per interval missed.
+     * The due time is kept in kern.db (HeartbeatLog): a restart does not start the interval over.
+     */
+    const fire = (nowMs: number) =>
+      Effect.gen(function*() {
+        yield* tick(nowMs)
+        const next = nowMs + intervalMs
+        yield* heartbeatLog.setNext(next)
+        return next
+      })
+
+    /** The Scheduler stops: no tick is due until a runtime runs again (the due time itself is kept). */
+    const stopped = heartbeatLog.setNext(null)
+
+    return { notices, messageArrived, turnEnded, intervalMs, start, fire, stopped } as const
   })
 }) {}

@@ -1,9 +1,10 @@
-import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Layer, Option, Ref } from "effect"
 import { localIso } from "../session/envelope.js"
 import { Followups } from "../tools/Followups.js"
 import { catchUp, parseCron } from "../tools/schedules/dueTimes.js"
 import { lateToleranceMs, runKey, type ScheduleRow } from "../tools/schedules/ScheduleRow.js"
 import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
+import { HeartbeatSchedule } from "./HeartbeatSchedule.js"
 
 /** How often kern.db is read for a schedule another process (`kern schedule add` beside the agent) added. */
 export const schedulePollInterval = Duration.seconds(10)
@@ -24,8 +25,12 @@ export const firingText = (row: ScheduleRow, dueMs: number, late: boolean, misse
  * time, so it fires exactly once even when the agent dies between posting it and recording it (the next start finds
  * the key posted and only records it); runs that came due while the agent was down go by the schedule's misfire policy,
  * and the skipped ones are recorded as missed.
+ *
+ * The heartbeat is one of its schedules: due every heartbeatInterval minutes (its due time kept in kern.db by
+ * HeartbeatLog, across a restart), fired by this loop (HeartbeatSchedule.fire: activeHours, no pile-up, the cheap-first
+ * skip), with no timer of its own. A Scheduler without one (`layerPolling`, for tests of schedules alone) fires none.
  */
-const make = (pollInterval: Duration.Duration) =>
+const make = (pollInterval: Duration.Duration, heartbeat: Option.Option<HeartbeatSchedule>) =>
   Effect.gen(function*() {
     const store = yield* ScheduleStore
     const followups = yield* Followups
@@ -82,23 +87,69 @@ const make = (pollInterval: Duration.Duration) =>
     const liveClock = Clock.make()
     const poll = Effect.sleep(pollInterval).pipe(Effect.withClock(liveClock))
 
-    const run = Effect.gen(function*() {
+    /** When the heartbeat is next due (none: no heartbeat); set as the loop starts and each time it fires. */
+    const heartbeatDue = yield* Ref.make(Option.none<number>())
+
+    /**
+     * The heartbeat's tick when it is due. A failure of its own is logged and the next one is due an interval later
+     * (the schedules go on); so is a defect, which no longer stops a fiber of its own.
+     */
+    const heartbeatTick = Option.match(heartbeat, {
+      onNone: () => Effect.void,
+      onSome: (beat) =>
+        Effect.gen(function*() {
+          const due = yield* Ref.get(heartbeatDue)
+          const nowMs = yield* Clock.currentTimeMillis
+          if (Option.isNone(due) || nowMs < due.value) return
+          const next = yield* beat.fire(nowMs).pipe(
+            Effect.catchAllCause((cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause)
+                : Effect.as(Effect.logWarning("kern: the heartbeat's tick failed", cause), nowMs + beat.intervalMs)
+            )
+          )
+          yield* Ref.set(heartbeatDue, Option.some(next))
+        }).pipe(Effect.withSpan("kern.schedules.heartbeat"))
+    })
+
+    /** The earlier of two waits (none: nothing due). */
+    const sooner = (a: Option.Option<number>, b: Option.Option<number>) =>
+      Option.isNone(a) ? b : Option.isNone(b) ? a : Option.some(Math.min(a.value, b.value))
+
+    const loop = Effect.gen(function*() {
       while (true) {
         const ok = yield* tick.pipe(Effect.catchAll((error) =>
           Effect.as(Effect.logWarning(`kern: the schedules could not be read: ${error.message}; retrying shortly`), false)
         ))
-        const wait = yield* untilDue(ok)
+        yield* heartbeatTick
+        const nowMs = yield* Clock.currentTimeMillis
+        const beat = Option.map(yield* Ref.get(heartbeatDue), (due) => Math.max(0, due - nowMs))
+        const wait = sooner(yield* untilDue(ok), beat)
         if (Option.isSome(wait) && wait.value === 0) continue
         const due = Option.match(wait, { onNone: () => Effect.never, onSome: (ms) => Effect.sleep(Duration.millis(ms)) })
         yield* Effect.raceAll([due, poll, store.awaitChange])
       }
     })
 
+    const run = Option.match(heartbeat, {
+      onNone: () => loop,
+      onSome: (beat) =>
+        Effect.gen(function*() {
+          yield* Ref.set(heartbeatDue, yield* beat.start)
+          return yield* loop
+        }).pipe(Effect.ensuring(beat.stopped))
+    })
+
     return { run, tick } as const
   })
 
-export class Scheduler extends Effect.Service<Scheduler>()("kern/runtime/Scheduler", { effect: make(schedulePollInterval) }) {
-  /** A Scheduler polling kern.db at another interval: for tests whose simulated hours need no poll every 10 s. */
-  static readonly layerPolling = (pollInterval: Duration.DurationInput) =>
-    Layer.effect(Scheduler, Effect.map(make(Duration.decode(pollInterval)), Scheduler.make))
+export class Scheduler extends Effect.Service<Scheduler>()("kern/runtime/Scheduler", {
+  effect: Effect.flatMap(HeartbeatSchedule, (heartbeat) => make(schedulePollInterval, Option.some(heartbeat)))
+}) {
+  /**
+   * A Scheduler polling kern.db at another interval, with the heartbeat or without: for tests whose simulated hours
+   * need no poll every 10 s.
+   */
+  static readonly layerPolling = (pollInterval: Duration.DurationInput, heartbeat: Option.Option<HeartbeatSchedule> = Option.none()) =>
+    Layer.effect(Scheduler, Effect.map(make(Duration.decode(pollInterval), heartbeat), Scheduler.make))
 }

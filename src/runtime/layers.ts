@@ -8,7 +8,6 @@ import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
 import * as SubagentsLive from "./subagentsLive.js"
 import * as Spawn from "../tools/subagents/spawn.js"
-import * as HeartbeatLoop from "./HeartbeatLoop.js"
 import * as JobsLive from "./jobsLive.js"
 import * as Jobs from "../tools/Jobs.js"
 import * as SubAgents from "../tools/subagents/SubAgents.js"
@@ -225,10 +224,11 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
 }
 
 /**
- * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop), the
- * heartbeat (HeartbeatLoop) and the schedules (ScheduleLoop). Closing it stops both before anything below closes (the sessions, kern.db, the lock).
+ * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop) and the
+ * schedules, the heartbeat among them (ScheduleLoop). Closing it stops both before anything below closes (the sessions,
+ * kern.db, the lock).
  */
-export const servingLayer = Layer.mergeAll(TurnLoop.layer, HeartbeatLoop.layer, ScheduleLoop.layer)
+export const servingLayer = Layer.mergeAll(TurnLoop.layer, ScheduleLoop.layer)
 
 /**
  * The AgentRuntime (with its heartbeat schedule), serving, over layers the caller builds (agentRuntimeLayer and what

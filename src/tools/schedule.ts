@@ -8,6 +8,7 @@ import { creatorOf, deliveryOrigin } from "./schedules/delivery.js"
 import { draftSchedule } from "./schedules/newSchedule.js"
 import { MisfirePolicy } from "./schedules/ScheduleRow.js"
 import { ScheduleStore } from "./schedules/ScheduleStore.js"
+import { heartbeatNotRemovable, heartbeatScheduleId, heartbeatView } from "./schedules/heartbeatEntry.js"
 import { scheduleView } from "./schedules/scheduleView.js"
 import { whenForms } from "./schedules/whenText.js"
 import type { ToolMetadata } from "./toolMetadata.js"
@@ -37,7 +38,8 @@ export const scheduleTool: ToolMetadata = {
   description: "Act later or regularly: add a schedule whose prompt comes back to you as a message in this conversation " +
     "when it is due, e.g. { action: \"add\", at: \"in 3 days at 09:00\", prompt: \"Remind the operator of the dentist\" } or " +
     "{ action: \"add\", cron: \"0 8 * * 1-5\", prompt: \"Morning brief\", deliverTo: \"telegram:42\" }; list them " +
-    "(with runs fired and missed) or remove one by id.",
+    "(with runs fired and missed; in the operator's conversation the heartbeat too, id 0, which heartbeatInterval " +
+    "in config sets, not remove) or remove one by id.",
   safetyClass: "LOCAL_WRITE",
   idempotent: false,
   timeoutMs: 10_000,
@@ -76,10 +78,16 @@ export const schedule = (args: ScheduleArgs) =>
       }
       case "list": {
         const all = yield* store.list.pipe(Effect.mapError(storage))
-        return { schedules: all.filter((s) => visible(s.createdBy)).map(scheduleView) }
+        const schedules = all.filter((s) => visible(s.createdBy)).map(scheduleView)
+        if (own !== undefined) return { schedules }
+        // The operator's conversation sees the heartbeat too (id 0): a schedule like the others, not removed like them.
+        const { config } = yield* AgentConfig
+        const heartbeat = heartbeatView(config, yield* store.heartbeatNext.pipe(Effect.mapError(storage)))
+        return { schedules: heartbeat === undefined ? schedules : [heartbeat, ...schedules] }
       }
       case "remove": {
         if (args.id === undefined) return yield* toolFailure("VALIDATION_ERROR", "remove needs the schedule's id (list shows them)")
+        if (args.id === heartbeatScheduleId && own === undefined) return yield* toolFailure("PERMISSION_DENIED", heartbeatNotRemovable)
         const found = yield* store.get(args.id).pipe(Effect.mapError(storage))
         if (Option.isNone(found) || !visible(found.value.createdBy)) {
           return yield* toolFailure("NOT_FOUND", `no schedule ${args.id} here (list shows them)`)

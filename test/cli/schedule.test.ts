@@ -11,17 +11,24 @@ import { pairTelegramUsers } from "../support/pairedUsers.js"
 
 const Listed = Schema.Array(Schema.Struct({
   id: Schema.Number,
-  kind: Schema.Literal("at", "cron"),
+  kind: Schema.Literal("at", "cron", "heartbeat"),
   when: Schema.String,
   timezone: Schema.String,
   prompt: Schema.String,
-  misfire: Schema.String,
-  deliverTo: Schema.NullOr(Schema.String),
+  misfire: Schema.optional(Schema.String),
+  deliverTo: Schema.optional(Schema.NullOr(Schema.String)),
   next: Schema.NullOr(Schema.String),
   nextDueMs: Schema.NullOr(Schema.Number),
-  fired: Schema.Number,
-  missed: Schema.Number
+  fired: Schema.optional(Schema.Number),
+  missed: Schema.optional(Schema.Number)
 }))
+
+/** The stored schedules `kern schedule list --json` shows, after the heartbeat (id 0, listed first). */
+const schedulesIn = (stdout: string) => {
+  const [heartbeat, ...schedules] = Schema.decodeUnknownSync(Schema.parseJson(Listed))(stdout)
+  expect(heartbeat).toMatchObject({ id: 0, kind: "heartbeat", when: "every 60 min", next: null })
+  return schedules
+}
 
 const kern = async (...args: ReadonlyArray<string>) => runKernIn(args)
 
@@ -39,7 +46,7 @@ describe("kern schedule", () => {
 
       const listed = await kern("schedule", "list", dir, "--json")
       expect(listed.status, listed.stderr).toBe(0)
-      const [first, second] = Schema.decodeUnknownSync(Schema.parseJson(Listed))(listed.stdout)
+      const [first, second] = schedulesIn(listed.stdout)
       expect(first).toMatchObject({ id: 1, kind: "at", timezone: "Europe/Berlin", prompt: "water the plants", misfire: "once", deliverTo: null, fired: 0, missed: 0 })
       expect(first!.next).toMatch(/T09:00:00\+0[12]:00$/)
       expect(first!.nextDueMs! - Date.now()).toBeGreaterThan(2 * 24 * 3600_000)
@@ -64,7 +71,7 @@ describe("kern schedule", () => {
       const stranger = await kern("schedule", "add", "x", dir, "--at", "in 1 hour", "--deliver-to", "telegram:999")
       expect(stranger.status).toBe(1)
       expect(stranger.stderr).toContain("--deliver-to: no user telegram:999")
-      expect(Schema.decodeUnknownSync(Schema.parseJson(Listed))((await kern("schedule", "list", dir, "--json")).stdout).length).toBe(2)
+      expect(schedulesIn((await kern("schedule", "list", dir, "--json")).stdout).length).toBe(2)
 
       const removed = await kern("schedule", "rm", "1", dir)
       expect(removed.status, removed.stderr).toBe(0)
@@ -72,7 +79,13 @@ describe("kern schedule", () => {
       const again = await kern("schedule", "rm", "1", dir)
       expect(again.status).toBe(1)
       expect(again.stderr).toContain("no schedule 1")
-      expect(Schema.decodeUnknownSync(Schema.parseJson(Listed))((await kern("schedule", "list", dir, "--json")).stdout).map((s) => s.id)).toEqual([2])
+      expect(schedulesIn((await kern("schedule", "list", dir, "--json")).stdout).map((s) => s.id)).toEqual([2])
+      const heartbeat = await kern("schedule", "rm", "0", dir)
+      expect(heartbeat.status).toBe(1)
+      expect(heartbeat.stderr).toContain("schedule 0 is the heartbeat: it is not removed like a schedule; to turn it off, set heartbeatInterval: 0")
+      const listedTable = await kern("schedule", "list", dir)
+      expect(listedTable.stdout).toContain("0 (heartbeat)")
+      expect(listedTable.stdout).toContain("when the agent runs")
     }))
 
   it.live("runs missed while the agent was down show in kern schedule list and kern status", () =>

@@ -150,7 +150,7 @@ describe("the running agent's serving layers", () => {
       )
       yield* agent.stop
       const features = lines.filter((line) => line.feature !== undefined).map((line) => [line.level, line.feature, line.text])
-      for (const feature of ["turn-loop", "heartbeat"]) {
+      for (const feature of ["turn-loop", "schedules"]) {
         expect(features).toContainEqual(["DEBUG", feature, `${feature} started`])
         expect(features).toContainEqual(["DEBUG", feature, `${feature} stopped`])
       }

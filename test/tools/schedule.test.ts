@@ -20,7 +20,7 @@ const onDb = (dir: string) =>
 describe("the schedule tool", () => {
   it.live("a paired user schedules for their own chat only; the operator delivers to anyone paired; a firing is a turn", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { dir, model, runtime } = yield* startServer({ config: { recall: false, timezone: "UTC" } })
+      const { dir, model, runtime } = yield* startServer({ config: { recall: false, timezone: "UTC", heartbeatInterval: 240 } })
       yield* Effect.gen(function*() {
         const store = yield* PairingStore
         const alice = yield* store.request({ interface: "telegram", userId: "42", chatId: "9042", displayName: "Alice" })
@@ -56,7 +56,8 @@ describe("the schedule tool", () => {
         FakeReply.toolCalls([
           { id: "o1", name: "schedule", args: { action: "add", cron: "30 7 * * 1-5", prompt: "brief Bob", deliverTo: "telegram:77" } },
           { id: "o2", name: "schedule", args: { action: "add", at: soon, prompt: "ping from the schedule" } },
-          { id: "o3", name: "schedule", args: { action: "list" } }
+          { id: "o3", name: "schedule", args: { action: "list" } },
+          { id: "o4", name: "schedule", args: { action: "remove", id: 0 } }
         ]),
         FakeReply.text("scheduled"),
         FakeReply.text("pong")
@@ -67,6 +68,11 @@ describe("the schedule tool", () => {
       expect(operator.o1).toContain("\"deliverTo\": \"telegram:77\"")
       expect(operator.o3).toContain("remind me")
       expect(operator.o3).toContain("brief Bob")
+      // The operator's conversation sees the heartbeat among the schedules (id 0), and may not remove it.
+      expect(operator.o3).toContain("\"kind\": \"heartbeat\"")
+      expect(operator.o3).toContain("every 240 min")
+      expect(operator.o4).toContain("PERMISSION_DENIED")
+      expect(operator.o4).toContain("set heartbeatInterval: 0 in .kern/config.json")
       const fired = JSON.stringify(requests[4]!.body)
       expect(fired).toContain("ping from the schedule")
       expect(fired).toMatch(/\[schedule \d+, due /)
@@ -83,6 +89,7 @@ describe("the schedule tool", () => {
       const again = toolResultsById((yield* model.awaitRequests(7))[6]!.body)
       expect(again.l1).toContain("remind me")
       expect(again.l1).not.toContain("brief Bob")
+      expect(again.l1).not.toContain("heartbeat")
       expect(again.l2).toContain("NOT_FOUND")
 
       const rows = yield* Effect.flatMap(ScheduleStore, (store) => store.list).pipe(Effect.provide(onDb(dir)))

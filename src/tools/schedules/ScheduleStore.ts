@@ -36,6 +36,7 @@ export class MissedSummary extends Schema.Class<MissedSummary>("MissedSummary")(
 const decodeRows = Schema.decodeUnknown(Schema.Array(ScheduleRow))
 const decodeWithRuns = Schema.decodeUnknown(Schema.Array(ScheduleWithRuns))
 const decodeSummary = Schema.decodeUnknown(Schema.Array(MissedSummary))
+const decodeHeartbeatNext = Schema.decodeUnknown(Schema.Array(Schema.Struct({ nextAtMs: Schema.NullOr(Schema.Number) })))
 const decodeEarliest = Schema.decodeUnknown(Schema.Array(Schema.Struct({ earliest: Schema.NullOr(Schema.Number) })))
 
 /**
@@ -148,9 +149,16 @@ export class ScheduleStore extends Effect.Service<ScheduleStore>()("kern/tools/S
       Effect.mapError(failed("read"))
     )
 
+    /** When the running agent's heartbeat is next due (HeartbeatLog keeps it; none while no agent runs), for listings. */
+    const heartbeatNext = sql`SELECT next_at_ms FROM heartbeat_state WHERE id = 1`.pipe(
+      Effect.flatMap(decodeHeartbeatNext),
+      Effect.map((rows) => rows[0]?.nextAtMs ?? null),
+      Effect.mapError(failed("read"))
+    )
+
     /** Waits until this process adds or removes a schedule (the Scheduler's wake-up; one waiter). */
     const awaitChange = Queue.take(changes)
 
-    return { add, list, get, remove, due, earliest, settle, summary, awaitChange } as const
+    return { add, list, get, remove, due, earliest, settle, summary, heartbeatNext, awaitChange } as const
   })
 }) {}
