@@ -18,12 +18,18 @@ const reachedOf = (spent: SpendTotals, cap: SpendCap | undefined): ReadonlyArray
 /**
  * `/usage` from a paired chat user (Telegram, Slack): their own spend today against the caps that apply to them
  * (`limits.perUser`, and `limits.perChannel` for the chat it is typed in), never the agent's total nor anyone
- * else's; a paired operator sees the whole day as `kern status` shows it. It never reaches the model: the text
- * returned is the answer.
+ * else's; a paired operator sees the whole day as `kern status` shows it, in a private chat only (a group would read
+ * everyone's figures). It never reaches the model: the text returned is the answer.
  */
-export const chatUsage = (guard: SpendGuardShape, pairings: PairingStore, iface: string, channel: string, userId: string) =>
+export const chatUsage = (
+  guard: SpendGuardShape,
+  pairings: PairingStore,
+  where: { readonly iface: string; readonly channel: string; readonly userId: string; readonly privateChat: boolean }
+) =>
   Effect.gen(function*() {
-    if (yield* isChatOperator(pairings, iface, userId, "/usage")) {
+    const { channel, iface, userId } = where
+    const operator = yield* isChatOperator(pairings, iface, userId, "/usage")
+    if (operator && where.privateChat) {
       const status = yield* guard.today
       return ["Today's spend of the whole agent (you are an operator):", ...spendLines(status)].join("\n")
     }
@@ -36,13 +42,14 @@ export const chatUsage = (guard: SpendGuardShape, pairings: PairingStore, iface:
     return [
       `Your spend today (${spend.day}): ${againstCap(spend.user, perUser)}${perUser === undefined ? " (no cap on you)" : " (your daily cap)"}.`,
       ...(perChannel === undefined ? [] : [`This chat today: ${againstCap(spend.channel, perChannel)} (its daily cap).`]),
-      ...(reached.length === 0 ? [] : [`Reached: ${reached.join(", ")}: model calls for you are refused until the day ends.`])
+      ...(reached.length === 0 ? [] : [`Reached: ${reached.join(", ")}: model calls for you are refused until the day ends.`]),
+      ...(operator ? ["The whole agent's spend: /usage in a private chat with me, or kern status."] : [])
     ].join("\n")
   }).pipe(
     // kern.db unreadable: the user is told so, never left unanswered.
     Effect.catchTags({
-      SqlError: (error) => Effect.as(Effect.logWarning(`kern: ${iface}: /usage: ${error.message}`), "Today's spend could not be read; try again later."),
-      ParseError: (error) => Effect.as(Effect.logWarning(`kern: ${iface}: /usage: ${error.message}`), "Today's spend could not be read; try again later.")
+      SqlError: (error) => Effect.as(Effect.logWarning(`kern: ${where.iface}: /usage: ${error.message}`), "Today's spend could not be read; try again later."),
+      ParseError: (error) => Effect.as(Effect.logWarning(`kern: ${where.iface}: /usage: ${error.message}`), "Today's spend could not be read; try again later.")
     }),
     Effect.withSpan("kern.channels.chatUsage")
   )

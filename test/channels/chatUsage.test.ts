@@ -16,9 +16,10 @@ const limits = { perUser: { usdCents: 50, tokens: 100000 }, perChannel: { tokens
 const alice = { id: 42, first_name: "Alice", username: "alice" }
 const bob = { id: 43, first_name: "Bob", username: "bob" }
 const carol = { id: 44, first_name: "Carol", username: "carol" }
+const group = { chatId: -1001, chatType: "supergroup" as const }
 
 describe("/usage in Telegram", () => {
-  it.scopedLive("a user sees their own spend against perUser and their chat's perChannel; an operator sees the whole day", () =>
+  it.scopedLive("a user sees their own spend against perUser and their chat's perChannel; an operator the whole day, privately", () =>
     Effect.gen(function*() {
       const model = yield* makeFakeModel
       const telegram = yield* makeFakeTelegram()
@@ -50,6 +51,15 @@ describe("/usage in Telegram", () => {
       expect(bobAnswer).toContain("7.00¢ of 50¢, 5000 of 100000 tokens")
       expect(bobAnswer).toContain("Reached: limits.perChannel.tokens")
       expect(bobAnswer).not.toMatch(/12\.50|3\.00|telegram:42/)
+
+      // Carol, an operator, in a group: the group would read what she is told, so she gets her own figures alone.
+      yield* telegram.message({ ...group, from: carol, text: "/usage@kern_test_bot" })
+      const groupChat = yield* telegram.awaitChat(group.chatId, (messages) => messages.some((m) => m.text.includes("Your spend today")))
+      const groupAnswer = groupChat.find((m) => m.text.includes("Your spend today"))!.text
+      expect(groupAnswer).toContain("0.00¢ of 50¢, 0 of 100000 tokens (your daily cap).")
+      expect(groupAnswer).toContain("This chat today: 0.00¢, 0 of 2000 tokens")
+      expect(groupAnswer).toContain("/usage in a private chat with me, or kern status")
+      expect(groupAnswer).not.toMatch(/12\.50|7\.00|3\.00|telegram:4[23]/)
 
       // Carol, an operator, sees the whole day: the agent's total against perDay, and each person and chat.
       yield* telegram.message({ from: carol, text: "/usage" })

@@ -123,7 +123,13 @@ export const make = (deps: InboundDeps) =>
             }, Posted).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /stop")))
           } else if (isUsageCommand(text)) {
             yield* deps.inbox.setCursor(cursor)
-            const answer = yield* chatUsage(deps.spend, deps.pairings, slackInterface, encodeTarget(target), userId)
+            const answer = yield* chatUsage(deps.spend, deps.pairings, {
+              iface: slackInterface,
+              channel: encodeTarget(target),
+              userId,
+              // A DM is answered in it; a mention in a channel is answered in its thread, for the channel to read.
+              privateChat: target.threadTs === undefined
+            })
             yield* deps.api.call("chat.postMessage", {
               channel: target.channel,
               text: answer,

@@ -133,7 +133,12 @@ export const layer: Layer.Layer<
               return yield* skip(update)
             }
             if (isUsageCommand(inbound.text)) {
-              const answer = yield* chatUsage(spend, pairings, telegramInterface, inbound.chatId, inbound.userId)
+              const answer = yield* chatUsage(spend, pairings, {
+                iface: telegramInterface,
+                channel: inbound.chatId,
+                userId: inbound.userId,
+                privateChat: !inbound.group
+              })
               yield* sendChunk(api, inbound.chatId, escapeHtml(answer)).pipe(refusedIsDone("answer /usage"))
               return yield* skip(update)
             }
