@@ -32,7 +32,9 @@ describe("/usage in Telegram", () => {
         ["user", "telegram:42", 1000, 200, 3],
         ["channel", "telegram:42", 1000, 200, 3],
         ["user", "telegram:43", 4000, 1000, 7],
-        ["channel", "telegram:43", 4000, 1000, 7]
+        ["channel", "telegram:43", 4000, 1000, 7],
+        // Sixty more people over their perUser tokens: the operator's whole day outgrows one Telegram message.
+        ...Array.from({ length: 60 }, (_, i) => ["user", `telegram:${9000 + i}`, 150000, 0, 0.5] as const)
       ])
       const day = today()
 
@@ -63,8 +65,14 @@ describe("/usage in Telegram", () => {
 
       // Carol, an operator, sees the whole day: the agent's total against perDay, and each person and chat.
       yield* telegram.message({ from: carol, text: "/usage" })
-      const carolChat = yield* telegram.awaitChat(carol.id, (messages) => messages.some((m) => m.text.includes("whole agent")))
-      const carolAnswer = carolChat.find((m) => m.text.includes("whole agent"))!.text
+      const carolChat = yield* telegram.awaitChat(carol.id, (messages) =>
+        messages.some((m) => m.text.includes("REACHED: limits.perChannel.tokens 2000 tokens for telegram:43")))
+      // In pieces Telegram takes (at most 4096 characters each), in order: all of it.
+      expect(carolChat.length).toBeGreaterThan(1)
+      for (const message of carolChat) expect(message.text.length).toBeLessThanOrEqual(4096)
+      const carolAnswer = carolChat.map((m) => m.text).join("\n")
+      expect(carolAnswer).toMatch(/^Today's spend of the whole agent/)
+      expect(carolAnswer).toContain("REACHED: limits.perUser.tokens 100000 tokens for telegram:9059 (150000 tokens spent)")
       expect(carolAnswer).toContain(`today ${day}: 12.50¢, 10000 tokens (no perDay cap)`)
       expect(carolAnswer).toContain("telegram:42 3.00¢ of 50¢, 1200 of 100000 tokens")
       expect(carolAnswer).toContain("telegram:43 7.00¢ of 50¢, 5000 of 100000 tokens")

@@ -12,6 +12,7 @@ import { questionActions, type QuestionPosts } from "./QuestionPosts.js"
 import { unescapeSlack } from "./mrkdwn.js"
 import { slackInterface } from "./Replies.js"
 import type { SlackApi } from "./SlackApi.js"
+import { splitMessage } from "./split.js"
 import { encodeTarget, type Target } from "./target.js"
 import { decodeBlockActions, decodeEventCallback, Posted, SeenIds, type SlackEvent } from "./wire.js"
 
@@ -130,11 +131,13 @@ export const make = (deps: InboundDeps) =>
               // A DM is answered in it; a mention in a channel is answered in its thread, for the channel to read.
               privateChat: target.threadTs === undefined
             })
-            yield* deps.api.call("chat.postMessage", {
-              channel: target.channel,
-              text: answer,
-              ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
-            }, Posted).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /usage")))
+            // An operator's whole day may outgrow one message: posted in pieces.
+            yield* Effect.forEach(splitMessage(answer), (chunk) =>
+              deps.api.call("chat.postMessage", {
+                channel: target.channel,
+                text: chunk,
+                ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
+              }, Posted)).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /usage")))
           } else if (yield* deps.questions.typed(encodeTarget(target), userId, text)) {
             // The answer to a question its turn asked this person here: not a new message.
             yield* deps.inbox.setCursor(cursor)

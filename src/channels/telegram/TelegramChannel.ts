@@ -14,6 +14,7 @@ import { Questions } from "../../tools/Questions.js"
 import { sendChunk, sendMarkdown, transient } from "./deliver.js"
 import { classify } from "./inbound.js"
 import { escapeHtml } from "./markdown.js"
+import { splitHtml } from "./split.js"
 import { finishLeftovers } from "../leftoverReplies.js"
 import * as ReplyPlaceholders from "../ReplyPlaceholders.js"
 import { SessionStore } from "../../session/SessionStore.js"
@@ -139,7 +140,10 @@ export const layer: Layer.Layer<
                 userId: inbound.userId,
                 privateChat: !inbound.group
               })
-              yield* sendChunk(api, inbound.chatId, escapeHtml(answer)).pipe(refusedIsDone("answer /usage"))
+              // An operator's whole day may outgrow one message: sent in pieces of at most 4096 characters.
+              yield* Effect.forEach(splitHtml(escapeHtml(answer)), (chunk) => sendChunk(api, inbound.chatId, chunk)).pipe(
+                refusedIsDone("answer /usage")
+              )
               return yield* skip(update)
             }
             // The answer to a question its turn asked this person here is not a new message.
