@@ -1,7 +1,8 @@
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { conversationIdOf } from "../turn/TurnEvent.js"
 import type { TurnStops } from "../turn/TurnStops.js"
 import { type PairingStore, userKey } from "../users/PairingStore.js"
+import { isChatOperator } from "./chatOperator.js"
 
 /** `/stop` as a chat user types it: alone, or addressed to a bot in a group (`/stop@kern_bot`). */
 export const isStopCommand = (text: string): boolean => /^\/stop(@[A-Za-z0-9_]+)?$/i.test(text.trim())
@@ -18,12 +19,7 @@ export const chatStop = (stops: TurnStops, pairings: PairingStore, iface: string
     const here = (yield* stops.running).filter((turn) => turn.conversationId === conversationId)
     if (here.length === 0) return "Nothing is running here to stop."
     // A users table that cannot be read makes no one an operator: they may still stop their own turn.
-    const pairing = yield* pairings.find(user).pipe(
-      Effect.map(Option.some),
-      Effect.catchTag("PairingError", (error) =>
-        Effect.as(Effect.logWarning(`kern: ${iface}: /stop: ${error.message}`), Option.none()))
-    )
-    const operator = Option.isSome(pairing) && pairing.value.status === "approved" && pairing.value.role === "operator"
+    const operator = yield* isChatOperator(pairings, iface, userId, "/stop")
     const stopped = yield* stops.stopWhere(
       (turn) => turn.conversationId === conversationId && (operator || turn.userId === userId),
       user

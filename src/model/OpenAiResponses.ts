@@ -1,5 +1,5 @@
-import type { AiError, EmbeddingModel, LanguageModel } from "@effect/ai"
-import { type Generated, OpenAiClient, OpenAiEmbeddingModel, OpenAiLanguageModel } from "@effect/ai-openai"
+import type { AiError, LanguageModel } from "@effect/ai"
+import { type Generated, OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import type { HttpClient } from "@effect/platform"
 import { Clock, Effect, Layer, Option, Ref, Stream } from "effect"
 import { rawArgumentsOf, toolCallParams } from "../kernel/toolArgs.js"
@@ -144,10 +144,3 @@ export const languageModelLayer = (
   OpenAiLanguageModel.layer({ model: settings.model, config: { strict: false } }).pipe(
     Layer.provide(clientLayer(settings, options))
   )
-
-/** An EmbeddingModel over `POST {baseURL}/embeddings` (OpenAI, OpenRouter, Ollama and most compatible servers). */
-export const embeddingModelLayer = (
-  settings: ModelSettings,
-  options: { readonly retry?: boolean | undefined } = {}
-): Layer.Layer<EmbeddingModel.EmbeddingModel, never, HttpClient.HttpClient> =>
-  OpenAiEmbeddingModel.layerBatched({ model: settings.model }).pipe(Layer.provide(clientLayer(settings, options)))

@@ -1,4 +1,4 @@
-import { type EmbeddingModel, LanguageModel } from "@effect/ai"
+import { LanguageModel } from "@effect/ai"
 import type { HttpClient } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
@@ -9,7 +9,6 @@ import {
   ModelConfigMissing,
   type ModelPurpose,
   type ModelSettings,
-  resolveEmbeddingSettings,
   resolveModelSettings
 } from "./ModelSettings.js"
 import { SpendGuard } from "./SpendGuard.js"
@@ -114,33 +113,3 @@ export const heartbeatLayer: Layer.Layer<
     Layer.provide(layerFromConfig(loaded, { purpose: "heartbeat" }))
   )
 }))
-
-/**
- * The embedding model from a loaded config. Fails with reason "embedding_model" when embeddings are off
- * (`embeddingModel: false`) or the provider has none; check `resolveEmbeddingSettings` to decide beforehand.
- */
-export const embeddingLayerFromConfig = (
-  loaded: Pick<LoadedConfig, "config" | "env">,
-  options: ModelLayerOptions = {}
-): Layer.Layer<EmbeddingModel.EmbeddingModel, ModelConfigMissing, HttpClient.HttpClient> =>
-  Either.match(resolveEmbeddingSettings(loaded), {
-    onLeft: (error) => Layer.fail(error),
-    onRight: Option.match({
-      onNone: () =>
-        Layer.fail(
-          new ModelConfigMissing({
-            reason: "embedding_model",
-            message: `no embedding model for provider "${loaded.config.provider}": set "embeddingModel" in ` +
-              ".kern/config.json (or false to turn embeddings off)"
-          })
-        ),
-      onSome: (settings) =>
-        Layer.unwrapEffect(Effect.map(openAiResponses, (module) => module.embeddingModelLayer(settings, options)))
-    })
-  })
-
-export const embeddingLayer: Layer.Layer<
-  EmbeddingModel.EmbeddingModel,
-  ModelConfigMissing,
-  AgentConfig | HttpClient.HttpClient
-> = Layer.unwrapEffect(Effect.map(AgentConfig, (loaded) => embeddingLayerFromConfig(loaded)))

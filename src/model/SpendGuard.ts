@@ -2,13 +2,14 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer, type ParseResult, PubSub } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import type { Limits } from "../config/limits.js"
 import { type BudgetExceeded, budgetExceeded, type ReachedCap } from "./BudgetExceeded.js"
 import type { CallTokens } from "./finishUsage.js"
 import { priceTable, usageCostCents } from "./pricing.js"
 import type { SpendAttributionData } from "./SpendAttribution.js"
 import { capsFor, entriesFor, reachedCaps, spendDay, spendZone } from "./spendCaps.js"
 import { makeSpendLedger, microUsdOfCents } from "./SpendLedger.js"
-import { type SpendStatus, spendStatusOf } from "./spendStatus.js"
+import { type SpendStatus, spendStatusOf, type SpendTotals, totalsOf } from "./spendStatus.js"
 
 export interface SpendGuardShape {
   /** Refuses a call of `who` when a cap it counts against is reached today: one indexed read, none without caps. */
@@ -19,6 +20,16 @@ export interface SpendGuardShape {
   readonly reached: PubSub.PubSub<BudgetExceeded>
   /** Today's spend against the caps. */
   readonly today: Effect.Effect<SpendStatus, SqlError | ParseResult.ParseError>
+  /** Today's rows of one person and channel, with the caps (`/usage` in a chat: what applies to them alone). */
+  readonly todayOf: (who: { readonly user: string; readonly channel: string }) => Effect.Effect<SpendOf, SqlError | ParseResult.ParseError>
+}
+
+/** One person's and channel's spend today: their ledger rows (none when nothing was spent) and the caps. */
+export interface SpendOf {
+  readonly day: string
+  readonly limits: Limits
+  readonly user: SpendTotals
+  readonly channel: SpendTotals
 }
 
 /**
@@ -88,7 +99,18 @@ export const make = Effect.gen(function*() {
     check,
     record,
     reached,
-    today: Effect.flatMap(today, (day) => Effect.map(ledger.day(day), (rows) => spendStatusOf(day, limits, rows)))
+    today: Effect.flatMap(today, (day) => Effect.map(ledger.day(day), (rows) => spendStatusOf(day, limits, rows))),
+    todayOf: (who) =>
+      Effect.flatMap(today, (day) =>
+        Effect.map(
+          ledger.rowsOf(day, [{ scope: "user", key: who.user }, { scope: "channel", key: who.channel }]),
+          (rows): SpendOf => ({
+            day,
+            limits,
+            user: totalsOf(rows.find((row) => row.scope === "user" && row.key === who.user)),
+            channel: totalsOf(rows.find((row) => row.scope === "channel" && row.key === who.channel))
+          })
+        )).pipe(Effect.withSpan("kern.model.spend.todayOf"))
   })
 })
 
@@ -106,6 +128,7 @@ export const layerNone: Layer.Layer<SpendGuard> = Layer.effect(
       check: () => Effect.void,
       record: () => Effect.void,
       reached,
-      today: Effect.succeed(spendStatusOf("", {}, []))
+      today: Effect.succeed(spendStatusOf("", {}, [])),
+      todayOf: () => Effect.succeed({ day: "", limits: {}, user: totalsOf(undefined), channel: totalsOf(undefined) })
     }))
 )

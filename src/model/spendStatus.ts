@@ -38,7 +38,8 @@ export type SpendStatus = typeof SpendStatus.Type
 /** Users and channels listed at most. */
 const listed = 20
 
-const totalsOf = (row: SpendRow | undefined): SpendTotals => ({
+/** A ledger row's totals in cents; zero for no row. */
+export const totalsOf = (row: SpendRow | undefined): SpendTotals => ({
   calls: row?.calls ?? 0,
   inputTokens: row?.inputTokens ?? 0,
   outputTokens: row?.outputTokens ?? 0,

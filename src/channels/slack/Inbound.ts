@@ -5,11 +5,14 @@ import type { Cursor, InboxShape } from "../../runtime/Inbox.js"
 import type { TurnStops } from "../../turn/TurnStops.js"
 import type { PairingStore } from "../../users/PairingStore.js"
 import { chatStop, isStopCommand } from "../chatStop.js"
+import { chatUsage, isUsageCommand } from "../chatUsage.js"
+import type { SpendGuardShape } from "../../model/SpendGuard.js"
 import { approveAction, denyAction } from "./approvalMessages.js"
 import { questionActions, type QuestionPosts } from "./QuestionPosts.js"
 import { unescapeSlack } from "./mrkdwn.js"
 import { slackInterface } from "./Replies.js"
 import type { SlackApi } from "./SlackApi.js"
+import { splitMessage } from "./split.js"
 import { encodeTarget, type Target } from "./target.js"
 import { decodeBlockActions, decodeEventCallback, Posted, SeenIds, type SlackEvent } from "./wire.js"
 
@@ -54,6 +57,8 @@ export interface InboundDeps {
   readonly approvals: ApprovalsShape
   readonly questions: QuestionPosts
   readonly stops: TurnStops
+  /** `/usage`: today's spend against the caps. */
+  readonly spend: SpendGuardShape
   readonly botUserId: Effect.Effect<string>
 }
 
@@ -117,6 +122,22 @@ export const make = (deps: InboundDeps) =>
               text: answer,
               ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
             }, Posted).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /stop")))
+          } else if (isUsageCommand(text)) {
+            yield* deps.inbox.setCursor(cursor)
+            const answer = yield* chatUsage(deps.spend, deps.pairings, {
+              iface: slackInterface,
+              channel: encodeTarget(target),
+              userId,
+              // A DM is answered in it; a mention in a channel is answered in its thread, for the channel to read.
+              privateChat: target.threadTs === undefined
+            })
+            // An operator's whole day may outgrow one message: posted in pieces.
+            yield* Effect.forEach(splitMessage(answer), (chunk) =>
+              deps.api.call("chat.postMessage", {
+                channel: target.channel,
+                text: chunk,
+                ...(target.threadTs === undefined ? {} : { thread_ts: target.threadTs })
+              }, Posted)).pipe(Effect.asVoid, Effect.catchAll(logFailure("answer /usage")))
           } else if (yield* deps.questions.typed(encodeTarget(target), userId, text)) {
             // The answer to a question its turn asked this person here: not a new message.
             yield* deps.inbox.setCursor(cursor)

@@ -6,6 +6,7 @@ import { Approvals } from "../../runtime/Approvals.js"
 import { Inbox } from "../../runtime/Inbox.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { PairingStore } from "../../users/PairingStore.js"
+import { SpendGuard } from "../../model/SpendGuard.js"
 import { TurnStops } from "../../turn/TurnStops.js"
 import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
 import * as ApprovalPosts from "./ApprovalPosts.js"
@@ -76,6 +77,7 @@ const make = Effect.gen(function*() {
     approvals,
     questions: questionPosts,
     stops: yield* TurnStops,
+    spend: yield* SpendGuard,
     // Envelopes arrive only on a connection, and connecting waits for auth.test.
     botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => ""))
   })
@@ -108,5 +110,5 @@ const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient
+  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | SpendGuard
 > = Layer.scopedDiscard(make).pipe(Layer.provide(Layer.merge(NodeSocket.layerWebSocketConstructor, ReplyPlaceholders.layerSql)))

@@ -14,11 +14,14 @@ import { Questions } from "../../tools/Questions.js"
 import { sendChunk, sendMarkdown, transient } from "./deliver.js"
 import { classify } from "./inbound.js"
 import { escapeHtml } from "./markdown.js"
+import { splitHtml } from "./split.js"
 import { finishLeftovers } from "../leftoverReplies.js"
 import * as ReplyPlaceholders from "../ReplyPlaceholders.js"
 import { SessionStore } from "../../session/SessionStore.js"
 import { TurnStops } from "../../turn/TurnStops.js"
 import { chatStop, isStopCommand } from "../chatStop.js"
+import { chatUsage, isUsageCommand } from "../chatUsage.js"
+import { SpendGuard } from "../../model/SpendGuard.js"
 import { finishPlaceholder, makeReplies, telegramInterface } from "./replies.js"
 
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
@@ -49,7 +52,7 @@ const channelError = (error: Api.TelegramError) =>
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops | SpendGuard
 > = Layer.scopedDiscard(Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
@@ -61,6 +64,7 @@ export const layer: Layer.Layer<
   const approvals = yield* Approvals
   const questions = yield* Questions
   const stops = yield* TurnStops
+  const spend = yield* SpendGuard
   const channels = yield* Channels
   const api = yield* Api.make({ root, token })
   const status = yield* makeStatusCell(telegramInterface)
@@ -123,10 +127,23 @@ export const layer: Layer.Layer<
           return yield* skip(update)
         case "Text": {
           if (yield* pairings.isApproved(telegramInterface, inbound.userId)) {
-            // `/stop` is a command to kern, not a message: answered here, never queued nor sent to the model.
+            // `/stop` and `/usage` are commands to kern, not a message: answered here, never queued nor sent to the model.
             if (isStopCommand(inbound.text)) {
               const answer = yield* chatStop(stops, pairings, telegramInterface, inbound.chatId, inbound.userId)
               yield* sendChunk(api, inbound.chatId, escapeHtml(answer)).pipe(refusedIsDone("answer /stop"))
+              return yield* skip(update)
+            }
+            if (isUsageCommand(inbound.text)) {
+              const answer = yield* chatUsage(spend, pairings, {
+                iface: telegramInterface,
+                channel: inbound.chatId,
+                userId: inbound.userId,
+                privateChat: !inbound.group
+              })
+              // An operator's whole day may outgrow one message: sent in pieces of at most 4096 characters.
+              yield* Effect.forEach(splitHtml(escapeHtml(answer)), (chunk) => sendChunk(api, inbound.chatId, chunk)).pipe(
+                refusedIsDone("answer /usage")
+              )
               return yield* skip(update)
             }
             // The answer to a question its turn asked this person here is not a new message.

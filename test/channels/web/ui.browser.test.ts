@@ -8,6 +8,7 @@ import { launchChromium, screenshot, watchPageErrors } from "../../support/brows
 import { runKern } from "../../support/cli.js"
 import { startTcpProxy } from "../../support/tcpProxy.js"
 import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
+import { seedSpendIn, today } from "../../support/spendRows.js"
 
 // End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
 // model server, and real headless Chromium logging in through the one-time URL `kern open` prints.
@@ -246,5 +247,36 @@ describe("web UI end to end", () => {
         expect(await page.getByText("logged out", { exact: true }).count()).toBe(0)
         await screenshot(page, "e2e-11-after-restart")
       })
+    })), 180_000)
+  it.live("the header shows today's spend against the perDay cap, and says when a cap is reached", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* makeFakeServer
+      const limits = { perDay: { usdCents: 500, tokens: 2000000 }, perUser: { usdCents: 10 } }
+      const dir = initAgentWithModel(model.baseURL, { limits, timezone: "UTC" })
+      // The ledger as the agent's model calls would have left it today: one person over their perUser cap.
+      yield* seedSpendIn(dir, today("UTC"), [
+        ["agent", "", 9000, 1000, 12.5],
+        ["user", "telegram:42", 6000, 700, 11.25],
+        ["user", "operator", 3000, 300, 1.25]
+      ])
+      const port = yield* use(freePort)
+      yield* startKern(dir, port)
+      const url = yield* loginUrl(dir, port)
+      const { page, errors } = yield* newPage
+      yield* use(async () => {
+        await page.goto(url)
+        await page.getByText("connected", { exact: true }).waitFor()
+        const spend = page.locator("header .spend")
+        await spend.waitFor()
+        expect(await spend.textContent()).toBe("today 12.50¢ of 500¢, 10000 of 2000000 tokens (cap reached)")
+        expect(await spend.getAttribute("class")).toContain("spend-reached")
+        const details = await spend.getAttribute("title")
+        expect(details).toContain(`spend on ${today("UTC")}: today 12.50¢ of 500¢, 10000 of 2000000 tokens`)
+        expect(details).toContain("limits.perUser.usdCents 10 for telegram:42 reached (11.25 spent)")
+        await screenshot(page, "e2e-12-spend")
+      })
+      expect(errors.filter((e) => /Content Security Policy|Uncaught|TypeError|ReferenceError/.test(e))).toEqual([])
+      // Loading the page made no model call.
+      expect(yield* model.modelRequests).toHaveLength(0)
     })), 180_000)
 })
