@@ -38,8 +38,7 @@ export const scheduleTool: ToolMetadata = {
   description: "Act later or regularly: add a schedule whose prompt comes back to you as a message in this conversation " +
     "when it is due, e.g. { action: \"add\", at: \"in 3 days at 09:00\", prompt: \"Remind the operator of the dentist\" } or " +
     "{ action: \"add\", cron: \"0 8 * * 1-5\", prompt: \"Morning brief\", deliverTo: \"telegram:42\" }; list them " +
-    "(with runs fired and missed; in the operator's conversation the heartbeat too, id 0, which heartbeatInterval " +
-    "in config sets, not remove) or remove one by id.",
+    "(with runs fired and missed) or remove one by id.",
   safetyClass: "LOCAL_WRITE",
   idempotent: false,
   timeoutMs: 10_000,
