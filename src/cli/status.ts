@@ -21,6 +21,7 @@ import { RecallStats } from "../recall/schema.js"
 import { chatChannelTokens } from "../tools/Channels.js"
 import { codeIsLive, userKey } from "../users/PairingStore.js"
 import { describeState } from "../mcp/McpServerState.js"
+import { runningJobLines, runningJobsOf, runningSubAgentLines, runningSubAgentsOf } from "../tools/runningWork.js"
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
   fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
@@ -81,6 +82,17 @@ export const run = (args: StatusArgs) =>
     const runtime = holder._tag === "Right" && Option.isSome(holder.right)
       ? { pid: holder.right.value.pid, command: holder.right.value.command, since: holder.right.value.startedAt }
       : null
+    // Background jobs and sub-agents, from kern.db: running while the agent runs; rows a stopped agent left `running`
+    // are not (their processes died with it) and are reported as interrupted when it starts again.
+    const runningRows = stored === undefined ? undefined : yield* Effect.either(stored.running)
+    if (runningRows?._tag === "Left") problems.push(runningRows.left.message)
+    const [jobRows, subagentRows] = runningRows?._tag === "Right" ? runningRows.right : [[], []]
+    const jobs = runtime === null ? null : runningJobsOf(jobRows, now)
+    const subagents = runtime === null ? null : runningSubAgentsOf(subagentRows, now)
+    const leftRunning = runtime === null ? [
+      ...(jobRows.length === 0 ? [] : [counted(jobRows.length, "background job")]),
+      ...(subagentRows.length === 0 ? [] : [counted(subagentRows.length, "sub-agent")])
+    ] : []
     // The running agent's server: its address and uptime, from its own /status; what waits, by id, from its GET
     // /approvals. Its HTTP client is loaded only while a live process holds the lock (src/cli/statusLive.ts).
     const live = runtime === null
@@ -132,6 +144,8 @@ export const run = (args: StatusArgs) =>
       pendingPairings,
       summarizer,
       mcpServers,
+      jobs,
+      subagents,
       spend
     }
     if (args.json) return yield* Console.log(JSON.stringify(status)).pipe(Effect.zipRight(problemsExit(problems, "in \"problems\"")))
@@ -149,6 +163,11 @@ export const run = (args: StatusArgs) =>
       ...spendLines(spend).map((line, i) => `${i === 0 ? "spend:     " : "           "}${line}`),
       `heartbeat: ${heartbeatLine(heartbeat)}`,
       ...(schedules === null || schedules.count === 0 ? [] : [`schedules: ${scheduleLine(schedules)}`]),
+      ...(jobs === null ? [] : runningJobLines(jobs).map(neutralizeControls)),
+      ...(subagents === null ? [] : runningSubAgentLines(subagents).map(neutralizeControls)),
+      ...(leftRunning.length === 0 ? [] : [
+        `left:      ${leftRunning.join(" and ")} the agent's last run left unfinished (reported as interrupted when it starts)`
+      ]),
       ...channels.map((channel) => `${`${channel.interface}:`.padEnd(11)}${channelLine(channel)}`),
       ...(approvals === null || approvals === 0 ? [] : [
         `approvals: ${approvals} waiting (kern approvals lists them; kern approve <id> / kern deny <id>)`,

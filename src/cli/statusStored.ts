@@ -11,7 +11,9 @@ import * as SessionIndex from "../session/SessionIndex.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { usageTotals } from "../session/usageTotals.js"
 import { makeSpendLedger } from "../model/SpendLedger.js"
+import { JobStore } from "../tools/JobStore.js"
 import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
+import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
 import * as Database from "../storage/Database.js"
 import { PairingStore } from "../users/PairingStore.js"
 
@@ -47,6 +49,14 @@ export const storedReads = (dbFile: string) =>
         Effect.provide(Layer.merge(HeartbeatLog.Default, ScheduleStore.Default)),
         Effect.provide(database)
       ),
+    /** The rows of the background jobs and the sub-agents still `running`. */
+    running: Effect.all([
+      Effect.flatMap(JobStore, (store) => store.running),
+      Effect.flatMap(SubAgentStore, (store) => store.running)
+    ]).pipe(
+      Effect.provide(Layer.merge(JobStore.Default, SubAgentStore.Default)),
+      Effect.provide(database)
+    ),
     pairings: Effect.flatMap(PairingStore, (store) => store.list).pipe(
       Effect.provide(PairingStore.Default),
       Effect.provide(database)

@@ -93,6 +93,12 @@ export const layer = Layer.scoped(
           }
           // Its own sub-agents report into its conversation: it answers once they have.
           if ((yield* store.runningChildren(id)) > 0) return
+          // A child that ended before this turn did has its report waiting in this conversation (not yet in a turn):
+          // the turn that answers it reports, not this one (else the child's result would never reach the parent).
+          const childReports = (yield* inbox.pending).filter((entry) =>
+            entry.interface === subagentInterface && entry.channel === String(id) && entry.text.startsWith("[sub-agent ")
+          )
+          if (childReports.length > 0) return
           yield* finish(row, "done", reportOf(row, { _tag: "done", reply: event.delivered ? event.reply : "" }))
         }))
       })

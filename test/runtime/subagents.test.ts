@@ -6,9 +6,11 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
+import { Approvals, channelUser, localOperator } from "../../src/runtime/Approvals.js"
 import * as Layers from "../../src/runtime/layers.js"
 import * as Database from "../../src/storage/Database.js"
 import { SubAgentStore } from "../../src/tools/subagents/SubAgentStore.js"
+import { PairingStore } from "../../src/users/PairingStore.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { FakeReply, type FakeModelServerShape, makeWith as makeFakeServer } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
@@ -63,11 +65,14 @@ const seenLayer = Layer.scoped(Seen, Effect.flatMap(AgentRuntime, (runtime) => P
 const start = (dir: string) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
+    // Closed by stop, or with the test's scope when the test fails before it (no agent left waiting on an approval).
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     const context = yield* Layer.buildWithScope(provided(Layers.runningAgentLayerWith(dir, hold, seenLayer)), scope)
     return {
       runtime: Context.get(context, AgentRuntime),
       seen: Context.get(context, Seen),
       store: Context.get(context, SubAgentStore),
+      approvals: Context.get(context, Approvals),
       stop: Scope.close(scope, Exit.void)
     }
   })
@@ -264,4 +269,97 @@ describe("sub-agents", () => {
       expect(offeredTools((yield* server.modelRequests).find((request) => userTexts(request.body as Record<string, unknown>).some((t) => t.includes("go deeper")))!.body)).not.toContain("spawn")
       yield* agent.stop
     }), 240_000)
+
+  it.scopedLive("an approval a paired user's sub-agent needs is asked of that user's chat, not another's; approved, the call runs", () =>
+    Effect.gen(function*() {
+      const server = yield* makeFakeServer({
+        fallback: (body) => {
+          if (isSubagent(body)) {
+            return stepOf(body) === 0
+              ? FakeReply.toolCalls([{ id: "x1", name: "bash", args: { command: "rm scratch.txt && echo removed" } }])
+              : FakeReply.text("removed the scratch file")
+          }
+          if (lastIsReport(body)) return FakeReply.text("noted")
+          return stepOf(body) === 0
+            ? FakeReply.toolCalls([{ id: "p1", name: "spawn", args: { task: "remove scratch.txt", tools: ["bash"] } }])
+            : FakeReply.text("started it")
+        }
+      })
+      const dir = agentDir(server, { approvalMode: "ask", approvalTimeout: 60 })
+      writeFiles(dir, { "shared/scratch.txt": "scratch" })
+      // Two paired users; Ada (42) has the full scope her sub-agent's bash needs, Bob (7) is there to be left alone.
+      yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: "42", displayName: "Ada" }, { userId: "7", displayName: "Bob" }]))
+      yield* Effect.flatMap(PairingStore, (store) => store.setScope("telegram:42", "full")).pipe(
+        Effect.provide(PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
+        Effect.orDie
+      )
+      const agent = yield* start(dir)
+      const asked = yield* PubSub.subscribe(agent.approvals.requests)
+      yield* agent.runtime.submit({ interface: "telegram", channel: "42", userId: "42", text: "please remove the scratch file" })
+
+      // The sub-agent's bash waits for a person: Ada's chat (its origin: Telegram sends the prompt to origin.channel,
+      // approvalPrompts.ts), not Bob's, not the terminal.
+      const pending = yield* Queue.take(asked).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("no approval asked") }))
+      expect(pending).toMatchObject({ toolId: "bash", args: { command: "rm scratch.txt && echo removed" } })
+      expect({ ...pending.origin }).toEqual({ interface: "telegram", channel: "42", userId: "42" })
+      expect(NodeFs.existsSync(NodePath.join(dir, "shared", "scratch.txt"))).toBe(true)
+      // Bob, a paired user but no operator, cannot answer it.
+      const byBob = yield* Effect.flip(agent.approvals.decide(pending.id, true, channelUser("telegram", "7")))
+      expect(byBob).toMatchObject({ reason: "not_operator" })
+      yield* agent.approvals.decide(pending.id, true, localOperator("test"))
+
+      const events = yield* eventsUntil(agent.seen, reportAnswered)
+      expect(reports(events)).toEqual([
+        expect.objectContaining({ interface: "telegram", channel: "42", text: "[sub-agent 1 finished: remove scratch.txt] removed the scratch file" })
+      ])
+      expect(NodeFs.existsSync(NodePath.join(dir, "shared", "scratch.txt"))).toBe(false)
+      const sub = (yield* server.modelRequests).filter((request) => isSubagent(request.body as Record<string, unknown>))
+      expect(toolResultsById(sub[1]!.body).x1).toContain("removed")
+      // Nothing else was asked of anyone.
+      expect(yield* Queue.size(asked)).toBe(0)
+      yield* agent.stop
+    }), 180_000)
+
+  it.scopedLive("nesting to depth 2 (maxDepth 2): the inner sub-agent reports to the outer, the outer to the parent", () =>
+    Effect.gen(function*() {
+      const taskOf = (body: Record<string, unknown>) => userTexts(body).find((text) => text.includes("You are a sub-agent")) ?? ""
+      const server = yield* makeFakeServer({
+        fallback: (body) => {
+          const task = taskOf(body)
+          if (task.includes("count the notes")) return FakeReply.text("there is 1 note")
+          if (task.includes("survey the folder")) {
+            if (lastIsReport(body)) return FakeReply.text("my helper says: there is 1 note")
+            return stepOf(body) === 0
+              ? FakeReply.toolCalls([{ id: "o1", name: "spawn", args: { task: "count the notes" } }])
+              : FakeReply.text("asked a helper")
+          }
+          if (lastIsReport(body)) return FakeReply.text("noted")
+          return stepOf(body) === 0
+            ? FakeReply.toolCalls([{ id: "p1", name: "spawn", args: { task: "survey the folder" } }])
+            : FakeReply.text("started it")
+        }
+      })
+      const dir = agentDir(server, { subagents: { maxDepth: 2 } })
+      const agent = yield* start(dir)
+      yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "survey" })
+      const events = yield* eventsUntil(agent.seen, reportAnswered)
+
+      // The inner's answer came to the outer's conversation; the parent's heard only the outer, once, after it.
+      const incoming = events.filter((event) => event.type === "incoming" && event.text.startsWith("[sub-agent "))
+      expect(incoming).toEqual([
+        expect.objectContaining({ interface: "subagent", channel: "1", text: "[sub-agent 2 finished: count the notes] there is 1 note" }),
+        expect.objectContaining({ interface: "cli", text: "[sub-agent 1 finished: survey the folder] my helper says: there is 1 note" })
+      ])
+      expect(yield* agent.store.get(1).pipe(Effect.orDie)).toMatchObject({ _tag: "Some", value: { state: "done", depth: 1 } })
+      expect(yield* agent.store.get(2).pipe(Effect.orDie)).toMatchObject({
+        _tag: "Some",
+        value: { state: "done", depth: 2, parentInterface: "subagent", parentChannel: "1" }
+      })
+      // The outer (depth 1) was offered spawn; the inner (depth 2 = maxDepth) was not.
+      const requests = yield* server.modelRequests
+      const firstOf = (text: string) => requests.find((request) => taskOf(request.body as Record<string, unknown>).includes(text))!.body
+      expect(offeredTools(firstOf("survey the folder"))).toContain("spawn")
+      expect(offeredTools(firstOf("count the notes"))).not.toContain("spawn")
+      yield* agent.stop
+    }), 180_000)
 })

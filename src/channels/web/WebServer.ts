@@ -8,6 +8,8 @@ import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
 import { KnownSecrets } from "../../config/KnownSecrets.js"
 import { redactHttpBody } from "../../model/redactHttpBody.js"
 import { Tokenizer } from "../../model/tokenizer.js"
+import { JobStore } from "../../tools/JobStore.js"
+import { SubAgentStore } from "../../tools/subagents/SubAgentStore.js"
 import { apiErrorResponse, badRequest, errorResponse } from "./ApiError.js"
 import { makeLogins, ticketTtlMs } from "./auth.js"
 import * as Authorization from "./Authorization.js"
@@ -212,6 +214,8 @@ export const layer = (options: WebServerOptions) => {
         Layer.provide(RuntimeFeed.layer),
         Layer.provideMerge(EventHub.Default),
         Layer.provide(HeartbeatLog.Default),
+        // For GET /status's running jobs and sub-agents (kern.db's rows; stateless over the agent's SqlClient).
+        Layer.provide(Layer.merge(JobStore.Default, SubAgentStore.Default)),
         Layer.provide(BrowserSessions.Default),
         // For GET /context/system's token counts.
         Layer.provide(Tokenizer.Default)

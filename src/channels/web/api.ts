@@ -1,4 +1,5 @@
 import { SpendStatus } from "../../model/spendStatus.js"
+import { RunningJobs, RunningSubAgents } from "../../tools/runningWork.js"
 import { Schema } from "effect"
 import { McpServerState } from "../../mcp/McpServerState.js"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
@@ -146,7 +147,11 @@ export const StatusResponse = Schema.Struct({
   /** Each configured MCP server: connected (tools), starting, failed (reason, stderr tail), disabled (optional: older agents do not send it). */
   mcpServers: Schema.optional(Schema.Array(McpServerState)),
   /** Today's model spend against the `limits` caps (optional: older agents do not send it). */
-  spend: Schema.optional(SpendStatus)
+  spend: Schema.optional(SpendStatus),
+  /** The background jobs running now: how many, and each id, command (clipped) and age (optional: older agents do not send it). */
+  jobs: Schema.optional(RunningJobs),
+  /** The sub-agents running now: how many, and each id, task (clipped), depth and age (optional: older agents do not send it). */
+  subagents: Schema.optional(RunningSubAgents)
 })
 export type StatusResponse = typeof StatusResponse.Type
 

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { AgentConfig } from "../../../config/AgentConfig.js"
 import { providerProblems } from "../../../config/providers.js"
 import { ContextWindow } from "../../../context/ContextWindow.js"
@@ -14,6 +14,9 @@ import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
 import { isoAt } from "../../../session/envelope.js"
 import { usageTotals } from "../../../session/usageTotals.js"
 import { Channels } from "../../../tools/Channels.js"
+import { JobStore } from "../../../tools/JobStore.js"
+import { runningJobsOf, runningSubAgentsOf } from "../../../tools/runningWork.js"
+import { SubAgentStore } from "../../../tools/subagents/SubAgentStore.js"
 import { notFound, serverError } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
 import { databaseBytes } from "../inspect.js"
@@ -33,6 +36,8 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
     const server = yield* ServerInfo
     const mcpServers = yield* McpServers
     const guard = yield* SpendGuard
+    const jobStore = yield* JobStore
+    const subagentStore = yield* SubAgentStore
     const { config, paths } = loaded
     const usage = usageTotals.pipe(Effect.mapError(serverError))
 
@@ -71,7 +76,9 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
         })),
         summarizer: yield* context.summaryStatus(live.sessionId, live.messages),
         mcpServers: yield* mcpServers.states,
-        spend: yield* guard.today.pipe(Effect.mapError(serverError))
+        spend: yield* guard.today.pipe(Effect.mapError(serverError)),
+        jobs: runningJobsOf(yield* jobStore.running.pipe(Effect.mapError(serverError)), yield* Clock.currentTimeMillis),
+        subagents: runningSubAgentsOf(yield* subagentStore.running.pipe(Effect.mapError(serverError)), yield* Clock.currentTimeMillis)
       }
     })
 
