@@ -74,6 +74,14 @@ export const layer = Layer.scoped(
     const note = (turnId: string, change: (was: Seen) => Seen) =>
       Ref.update(seen, (map) => new Map([...map, [turnId, change(map.get(turnId) ?? { toolCalls: 0 })]]))
 
+    /** Per sub-agent, how many of its children's reports its turns have taken (their `incoming` events). */
+    const reportsAnswered = yield* Ref.make<ReadonlyMap<number, number>>(new Map())
+    const answeredReport = (event: Extract<TurnEvent, { readonly type: "incoming" }>) => {
+      if (event.interface !== subagentInterface || !event.text.startsWith("[sub-agent ")) return Effect.void
+      const id = Number(event.conversationId.slice(eventPrefix.length))
+      return Ref.update(reportsAnswered, (map) => new Map([...map, [id, (map.get(id) ?? 0) + 1]]))
+    }
+
     const finished = (event: Extract<TurnEvent, { readonly type: "finish" }>) =>
       Effect.gen(function*() {
         const id = Number(event.conversationId.slice(eventPrefix.length))
@@ -93,12 +101,12 @@ export const layer = Layer.scoped(
           }
           // Its own sub-agents report into its conversation: it answers once they have.
           if ((yield* store.runningChildren(id)) > 0) return
-          // A child that ended before this turn did has its report waiting in this conversation (not yet in a turn):
-          // the turn that answers it reports, not this one (else the child's result would never reach the parent).
-          const childReports = (yield* inbox.pending).filter((entry) =>
-            entry.interface === subagentInterface && entry.channel === String(id) && entry.text.startsWith("[sub-agent ")
-          )
-          if (childReports.length > 0) return
+          // A child that ended before this turn did has its report waiting in this conversation, not yet answered by
+          // a turn: the turn that answers it reports, not this one (else the child's result would never reach the
+          // parent). Counted from the turns' own events, which this fiber reads in order: a later turn that already
+          // took the report (its `incoming` comes after this `finish`) is not counted yet.
+          const answered = (yield* Ref.get(reportsAnswered)).get(id) ?? 0
+          if ((yield* store.reportedChildren(id)) > answered) return
           yield* finish(row, "done", reportOf(row, { _tag: "done", reply: event.delivered ? event.reply : "" }))
         }))
       })
@@ -110,6 +118,8 @@ export const layer = Layer.scoped(
         ? note(event.turnId, (was) => ({ ...was, toolCalls: was.toolCalls + 1 }))
         : event.type === "error"
         ? note(event.turnId, (was) => ({ ...was, failure: event.message }))
+        : event.type === "incoming"
+        ? answeredReport(event)
         : event.type === "finish"
         ? finished(event)
         : Effect.void

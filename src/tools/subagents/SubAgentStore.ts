@@ -135,10 +135,20 @@ export class SubAgentStore extends Effect.Service<SubAgentStore>()("kern/tools/S
         Effect.mapError(failed("read"))
       )
 
+    /** How many of a sub-agent's own sub-agents have ended with a report to it (a cancelled one reports nothing). */
+    const reportedChildren = (id: number) =>
+      sql`SELECT count(*) AS n FROM subagents WHERE state IN ('done', 'failed', 'interrupted')
+        AND parent_interface = ${subagentInterface} AND parent_channel = ${String(id)}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Count)),
+        Effect.map((rows) => rows[0]?.n ?? 0),
+        Effect.mapError(failed("read"))
+      )
+
     return {
       create,
       addUsage,
       runningChildren,
+      reportedChildren,
       end,
       get: (id: number) => one(id).pipe(Effect.mapError(failed("read"))),
       running: inState("running").pipe(Effect.mapError(failed("read"))),
