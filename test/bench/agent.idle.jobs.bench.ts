@@ -1,4 +1,4 @@
-import { cpuMs, kernCommand as kern, pidOf, rssMb, sleep, stopAgent } from "./agentProcess.js"
+import { cpuPerMinute, kernCommand as kern, pidOf, rssMb, sleep, stopAgent } from "./agentProcess.js"
 import type { Bench } from "./bench.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
@@ -26,15 +26,7 @@ const idleWithJobs = (rounds: number, windowMs: number) => async () => {
     const [a, b] = [pidOf(withJobs.dir), pidOf(without.dir)]
     // Let both settle after their turns (recall, summaries, the session's files) before measuring.
     await sleep(5_000)
-    const samples: Array<number> = []
-    const baseline: Array<number> = []
-    for (let round = 0; round < rounds; round++) {
-      const [a0, b0] = [cpuMs(a), cpuMs(b)]
-      await sleep(windowMs)
-      const [a1, b1] = [cpuMs(a), cpuMs(b)]
-      samples.push((a1 - a0) * 60_000 / windowMs)
-      baseline.push((b1 - b0) * 60_000 / windowMs)
-    }
+    const { samples, baseline } = await cpuPerMinute(a, b, rounds, windowMs)
     if (runningJobs(withJobs.dir) !== jobCount) throw new Error(`the ${jobCount} jobs did not keep running`)
     return { samples, baseline, extra: { rssJobsMb: rssMb(a), rssNoneMb: rssMb(b) } }
   } finally {

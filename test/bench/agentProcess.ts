@@ -28,6 +28,23 @@ export const cpuMs = (pid: number): number => {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
+/**
+ * CPU per minute of two processes side by side, `rounds` windows of `windowMs` each: both are
+ * read at the start and end of every window, so the load of the machine weighs on both alike.
+ */
+export const cpuPerMinute = async (a: number, b: number, rounds: number, windowMs: number) => {
+  const samples: Array<number> = []
+  const baseline: Array<number> = []
+  for (let round = 0; round < rounds; round++) {
+    const [a0, b0] = [cpuMs(a), cpuMs(b)]
+    await sleep(windowMs)
+    const [a1, b1] = [cpuMs(a), cpuMs(b)]
+    samples.push((a1 - a0) * 60_000 / windowMs)
+    baseline.push((b1 - b0) * 60_000 / windowMs)
+  }
+  return { samples, baseline }
+}
+
 export const rssMb = (pid: number): number => {
   const line = /^VmRSS:\s+(\d+) kB$/m.exec(NodeFs.readFileSync(`/proc/${pid}/status`, "utf8"))
   if (line === null) throw new Error(`no VmRSS for pid ${pid}`)

@@ -4,7 +4,7 @@ import * as Database from "../../src/storage/Database.js"
 import { operatorOrigin } from "../../src/tools/Followups.js"
 import { draftSchedule } from "../../src/tools/schedules/newSchedule.js"
 import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
-import { agentHttp, cpuMs, kernCommand as kern, pidOf, rssMb, sleep, stopAgent } from "./agentProcess.js"
+import { agentHttp, cpuPerMinute, kernCommand as kern, pidOf, rssMb, sleep, stopAgent } from "./agentProcess.js"
 import type { Bench } from "./bench.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
@@ -55,15 +55,7 @@ const idleWithSchedules = (rounds: number, windowMs: number) => async () => {
     const [a, b] = [pidOf(withSchedules.dir), pidOf(without.dir)]
     // Let both settle after their turns before measuring.
     await sleep(5_000)
-    const samples: Array<number> = []
-    const baseline: Array<number> = []
-    for (let round = 0; round < rounds; round++) {
-      const [a0, b0] = [cpuMs(a), cpuMs(b)]
-      await sleep(windowMs)
-      const [a1, b1] = [cpuMs(a), cpuMs(b)]
-      samples.push((a1 - a0) * 60_000 / windowMs)
-      baseline.push((b1 - b0) * 60_000 / windowMs)
-    }
+    const { samples, baseline } = await cpuPerMinute(a, b, rounds, windowMs)
     return { samples, baseline, extra: { rssSchedulesMb: rssMb(a), rssNoneMb: rssMb(b) } }
   } finally {
     stopAgent(withSchedules.dir)

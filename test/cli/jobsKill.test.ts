@@ -8,6 +8,7 @@ import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer, type RecordedRequest } from "../support/fakeModelServer.js"
 import { taggedProcesses } from "../support/mcpServers.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
+import { processRunning } from "../../src/storage/processState.js"
 
 // A background job running when its agent is killed with SIGKILL: the next start reaps its processes and reports it,
 // once, as interrupted with its output so far, in the conversation that started it; it is never run again by itself.
@@ -16,15 +17,6 @@ const env = { OPENROUTER_API_KEY: "sk-test" }
 
 const kern = (args: ReadonlyArray<string>, cwd: string) => Effect.promise(() => runKern(args, { cwd, env }))
 
-const running = (pid: number) => {
-  try {
-    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
-}
 
 /** The text of a request's last user message: what started its turn. */
 const lastUser = (request: RecordedRequest): string => {
@@ -48,7 +40,7 @@ describe("background jobs across kill -9", () => {
         Effect.sync(() => {
           for (const pid of taggedProcesses(dir)) process.kill(pid, "SIGKILL")
           const agent = NodeFs.existsSync(NodePath.join(dir, ".kern/agent.pid")) ? recordedPid(dir) : undefined
-          if (agent !== undefined && running(agent)) process.kill(agent, "SIGKILL")
+          if (agent !== undefined && processRunning(agent)) process.kill(agent, "SIGKILL")
         })
       )
       const command = "echo run >> runs.txt; echo $$ > job.pid; echo before-kill; exec sleep 600"
@@ -61,15 +53,15 @@ describe("background jobs across kill -9", () => {
       expect(chat.status, chat.stderr).toBe(0)
       expect(yield* eventually(() => NodeFs.existsSync(NodePath.join(dir, "job.pid")) && outputSoFar(dir).includes("before-kill"))).toBe(true)
       const job = Number(NodeFs.readFileSync(NodePath.join(dir, "job.pid"), "utf8").trim())
-      expect(running(job)).toBe(true)
+      expect(processRunning(job)).toBe(true)
       const listed = yield* kern(["jobs", "--json"], dir)
       expect(JSON.parse(listed.stdout)).toMatchObject([{ id: 1, state: "running", command }])
 
       const agent = recordedPid(dir)
       process.kill(agent, "SIGKILL")
-      expect(yield* eventually(() => !running(agent))).toBe(true)
+      expect(yield* eventually(() => !processRunning(agent))).toBe(true)
       // Nothing stops a job when its agent dies by SIGKILL: the next start's work. `kern jobs` reads kern.db alone.
-      expect(running(job)).toBe(true)
+      expect(processRunning(job)).toBe(true)
       const meanwhile = yield* kern(["jobs"], dir)
       expect(meanwhile.status, meanwhile.stderr).toBe(0)
       expect(meanwhile.stdout).toContain("running")
@@ -83,7 +75,7 @@ describe("background jobs across kill -9", () => {
       expect(report).toContain("it was not run again")
       expect(report).toContain("before-kill")
       // The old process group is gone, and the command ran once.
-      expect(yield* eventually(() => !running(job))).toBe(true)
+      expect(yield* eventually(() => !processRunning(job))).toBe(true)
       expect(NodeFs.readFileSync(NodePath.join(dir, "runs.txt"), "utf8")).toBe("run\n")
       const after = yield* kern(["jobs", "--json"], dir)
       const [row] = JSON.parse(after.stdout) as ReadonlyArray<{ state: string; artifactId: string | null }>

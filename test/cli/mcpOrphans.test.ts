@@ -9,6 +9,7 @@ import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { changingServer, taggedProcesses } from "../support/mcpServers.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually } from "../support/waitFor.js"
+import { processRunning } from "../../src/storage/processState.js"
 
 // An agent's stdio MCP server, and the child that server started, do not outlive a kill -9 of the agent: the next
 // start reaps them (the tag bash's processes carry), and a stop leaves nothing of the agent's running.
@@ -17,15 +18,6 @@ const env = { OPENROUTER_API_KEY: "sk-test" }
 
 const kern = (args: ReadonlyArray<string>, cwd: string) => Effect.promise(() => runKern(args, { cwd, env }))
 
-const running = (pid: number) => {
-  try {
-    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
-}
 
 describe("MCP servers' processes", () => {
   it.live("kill -9 of the agent with a stdio server (and its own child) running: the next start reaps them all", () =>
@@ -39,7 +31,7 @@ describe("MCP servers' processes", () => {
         Effect.sync(() => {
           for (const pid of taggedProcesses(dir)) process.kill(pid, "SIGKILL")
           const agent = NodeFs.existsSync(NodePath.join(dir, ".kern/agent.pid")) ? recordedPid(dir) : undefined
-          if (agent !== undefined && running(agent)) process.kill(agent, "SIGKILL")
+          if (agent !== undefined && processRunning(agent)) process.kill(agent, "SIGKILL")
         })
       )
       const started = yield* kern(["start"], dir)
@@ -50,14 +42,14 @@ describe("MCP servers' processes", () => {
 
       const agent = recordedPid(dir)
       process.kill(agent, "SIGKILL")
-      expect(yield* eventually(() => !running(agent))).toBe(true)
+      expect(yield* eventually(() => !processRunning(agent))).toBe(true)
       // The server may leave by itself once its stdin closes with its agent; the child it spawned does not, and nothing
       // stops it when its agent dies by SIGKILL: that is the next start's work.
-      expect(left.filter(running).length).toBeGreaterThan(0)
+      expect(left.filter(processRunning).length).toBeGreaterThan(0)
 
       const restarted = yield* kern(["start"], dir)
       expect(restarted.status, restarted.stderr).toBe(0)
-      expect(yield* eventually(() => left.every((pid) => !running(pid)))).toBe(true)
+      expect(yield* eventually(() => left.every((pid) => !processRunning(pid)))).toBe(true)
       const log = NodeFs.readFileSync(NodePath.join(dir, ".kern/logs/kern.log"), "utf8")
       expect(log).toMatch(/reaped \d+ process/)
       // The new agent runs a server of its own; stopping it leaves no process of the folder.
