@@ -28,7 +28,7 @@ export const layers = [
   ["config"],
   ["storage"],
   ["kernel"],
-  ["session", "model", "users"],
+  ["session", "model", "users", "media"],
   ["tools", "recall", "context", "memory"],
   ["mcp", "skills", "backup"],
   ["turn"],

@@ -11,6 +11,8 @@ export interface AgentPaths {
   /** A count record per session (src/session/SessionIndex.ts), apart so `sessions/` holds only the sessions. */
   readonly sessionCountsDir: string
   readonly artifactsDir: string
+  /** Files that came with messages, content-addressed (src/media/MediaStore.ts). */
+  readonly mediaDir: string
   readonly logsDir: string
   /** Held by the one runtime that writes the folder (src/runtime/AgentLock.ts). */
   readonly lockFile: string
@@ -30,6 +32,7 @@ export const agentPaths = (dir: string): AgentPaths => {
     sessionsDir: NodePath.join(kernDir, "sessions"),
     sessionCountsDir: NodePath.join(kernDir, "session-counts"),
     artifactsDir: NodePath.join(kernDir, "artifacts"),
+    mediaDir: NodePath.join(kernDir, "media"),
     logsDir: NodePath.join(kernDir, "logs"),
     lockFile: NodePath.join(kernDir, "agent.lock"),
     pidFile: NodePath.join(kernDir, "agent.pid")

@@ -80,7 +80,14 @@ export const makeConversationInbox = (routing: {
           yield* told(delivery.id, Option.none())
         } else {
           const queued = yield* queue.offer(
-            { interface: delivery.interface, channel: delivery.channel, userId: delivery.userId, text: delivery.text, conversation },
+            {
+              interface: delivery.interface,
+              channel: delivery.channel,
+              userId: delivery.userId,
+              text: delivery.text,
+              ...(delivery.attachments === undefined ? {} : { attachments: delivery.attachments }),
+              conversation
+            },
             { inboxId: delivery.id, receivedAtMs: delivery.receivedAtMs }
           )
           yield* told(delivery.id, Option.some(queued))

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import type { InboxEntry } from "./Inbox.js"
 
 /** What a conversation is handed: a message already in kern.db's inbox (its id there is its identity). */
-export type Delivery = Pick<InboxEntry, "id" | "interface" | "channel" | "userId" | "text" | "receivedAtMs">
+export type Delivery = Pick<InboxEntry, "id" | "interface" | "channel" | "userId" | "text" | "attachments" | "receivedAtMs">
 
 /** A message stored in the inbox could not be handed to its conversation; it stays in the inbox for a restart. */
 export class DeliveryError extends Schema.TaggedError<DeliveryError>()("DeliveryError", {

@@ -2,6 +2,7 @@ import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { diskFullText, isDiskFull, storageProblem } from "../storage/diskFull.js"
+import { Attachment } from "../session/messages.js"
 import type { NewMessage } from "../turn/MessageQueue.js"
 
 /** A message accepted by a channel and not yet recorded in a session. */
@@ -11,8 +12,20 @@ export class InboxEntry extends Schema.Class<InboxEntry>("InboxEntry")({
   channel: Schema.String,
   userId: Schema.String,
   text: Schema.String,
+  /** Files that came with it, by reference to the media store. */
+  attachments: Schema.optional(Schema.Array(Attachment)),
   receivedAtMs: Schema.Number
 }) {}
+
+/** An inbox row as kern.db holds it: the attachments as JSON text, null when the message has none. */
+const InboxRow = Schema.Struct({
+  ...InboxEntry.fields,
+  attachments: Schema.NullishOr(Schema.parseJson(Schema.Array(Attachment)))
+})
+const entryOf = (row: typeof InboxRow.Type): InboxEntry => {
+  const { attachments, ...rest } = row
+  return new InboxEntry(attachments === null || attachments === undefined ? rest : { ...rest, attachments })
+}
 
 export class InboxError extends Schema.TaggedError<InboxError>()("InboxError", {
   message: Schema.String,
@@ -50,7 +63,8 @@ export interface InboxShape {
  */
 export class Inbox extends Context.Tag("kern/runtime/Inbox")<Inbox, InboxShape>() {}
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(InboxEntry))
+const decodeRows = (rows: unknown) =>
+  Effect.map(Schema.decodeUnknown(Schema.Array(InboxRow))(rows), (decoded) => decoded.map(entryOf))
 const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
 const CursorRows = Schema.Array(Schema.Struct({ value: Schema.String }))
 
@@ -69,7 +83,16 @@ export const makeSql = Effect.gen(function*() {
     Effect.gen(function*() {
       const receivedAtMs = yield* Clock.currentTimeMillis
       const rows = yield* sql`INSERT INTO inbox ${
-        sql.insert({ interface: message.interface, channel: message.channel, userId: message.userId, text: message.text, receivedAtMs })
+        sql.insert({
+          interface: message.interface,
+          channel: message.channel,
+          userId: message.userId,
+          text: message.text,
+          attachments: message.attachments === undefined || message.attachments.length === 0
+            ? null
+            : JSON.stringify(Schema.encodeSync(Schema.Array(Attachment))(message.attachments)),
+          receivedAtMs
+        })
       } RETURNING *`
       if (cursor !== undefined) yield* writeCursor(cursor, receivedAtMs)
       const [entry] = yield* decodeRows(rows)

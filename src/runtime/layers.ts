@@ -6,6 +6,7 @@ import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
 import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
+import * as MediaStore from "../media/MediaStore.js"
 import * as SubagentsLive from "./subagentsLive.js"
 import * as Spawn from "../tools/subagents/spawn.js"
 import * as JobsLive from "./jobsLive.js"
@@ -127,7 +128,10 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
   // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.
   const guarded = SpendGuard.layer.pipe(Layer.provideMerge(kernel))
-  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(guarded))
+  // Files that come with messages (issue 32): stored once, read by the channels that take them and the prompt that sends them.
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer).pipe(
+    Layer.provideMerge(guarded)
+  )
 }
 
 /**

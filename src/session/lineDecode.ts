@@ -120,7 +120,7 @@ const decodeFast = (o: Json): SessionLine | undefined => {
   switch (o["_tag"]) {
     case "user": {
       const text = str(o, "text")
-      if (text === undefined || at === undefined) return undefined
+      if (text === undefined || at === undefined || has(o, "attachments")) return undefined
       const inboxId = optionalNumber(o, "inboxId")
       if (inboxId === false) return undefined
       const withId = inboxId === undefined ? {} : { inboxId }

@@ -50,7 +50,7 @@ const toolCallsOf = (calls: AssistantMessage["toolCalls"]) => {
 /** The encoded form of a message kern built, or undefined when the schema must judge it. */
 const encodeFast = (line: SessionLine): object | undefined => {
   if (line instanceof UserMessage) {
-    if (!isString(line.text) || !isString(line.at)) return undefined
+    if (!isString(line.text) || !isString(line.at) || line.attachments !== undefined) return undefined
     if (line.inboxId !== undefined && !isNumber(line.inboxId)) return undefined
     const inboxId = line.inboxId === undefined ? {} : { inboxId: line.inboxId }
     if (line.envelope === undefined) return { text: line.text, ...inboxId, at: line.at, _tag: "user" }

@@ -20,8 +20,36 @@ export class SessionHeader extends Schema.TaggedClass<SessionHeader>()("session"
   agent: Schema.String
 }) {}
 
+/** What kind of file a message carries, as sniffed from its bytes (src/media/sniff.ts), never from its name. */
+export const AttachmentKind = Schema.Literal("image", "pdf", "audio", "text", "file")
+export type AttachmentKind = typeof AttachmentKind.Type
+
+/**
+ * A file that came with a message (a photo, a PDF, a voice note, any file). The bytes are in the agent's media store
+ * (`.kern/media/<sha256>`, src/media/MediaStore.ts) under `id`; a session holds this reference, never the bytes.
+ * `text` is what kern read out of it for the model and recall: a PDF's text, a voice note's transcript, a text file's
+ * content (each capped); `note` says what could not be done with it (no text layer, transcription failed).
+ */
+export class Attachment extends Schema.Class<Attachment>("Attachment")({
+  /** The media store's id: `med_` and the first 24 hex digits of the bytes' sha256. */
+  id: Schema.String.pipe(Schema.pattern(/^med_[0-9a-f]{24}$/)),
+  /** The file's name as the sender gave it (shown, never used as a path). */
+  name: Schema.String,
+  /** The media type sniffed from the bytes (`image/jpeg`, `application/pdf`, `audio/ogg`, `text/plain`, …). */
+  mediaType: Schema.String,
+  kind: AttachmentKind,
+  bytes: Schema.Number,
+  width: Schema.optional(Schema.Number),
+  height: Schema.optional(Schema.Number),
+  pages: Schema.optional(Schema.Number),
+  text: Schema.optional(Schema.String),
+  note: Schema.optional(Schema.String)
+}) {}
+
 export class UserMessage extends Schema.TaggedClass<UserMessage>()("user", {
   text: Schema.String,
+  /** Files that came with the message, by reference (Attachment). */
+  attachments: Schema.optional(Schema.Array(Attachment)),
   envelope: Schema.optional(Envelope),
   /**
    * The message's id in kern.db's inbox, when it came through it: being in the session and being out of the inbox

@@ -29,7 +29,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1010_background_jobs",
   "1020_subagents",
   "1030_schedules",
-  "1040_spend_ledger"
+  "1040_spend_ledger",
+  "1050_media"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -47,7 +48,7 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE tool_reads (\n    session_id TEXT NOT NULL,\n    path TEXT NOT NULL,\n    size INTEGER NOT NULL,\n    sha256 TEXT NOT NULL,\n    recorded_at_ms INTEGER NOT NULL,\n    PRIMARY KEY (session_id, path)\n  ) WITHOUT ROWID",
   "CREATE TABLE heartbeat_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_at_ms INTEGER,\n    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('ran', 'skipped', 'failed')),\n    reason TEXT NOT NULL DEFAULT '',\n    next_at_ms INTEGER\n  , due_at_ms INTEGER)",
   "CREATE TABLE notes_summary (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    cache_key TEXT NOT NULL,\n    sources TEXT NOT NULL,\n    summary TEXT NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  )",
-  "CREATE TABLE inbox (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    interface TEXT NOT NULL,\n    channel TEXT NOT NULL,\n    user_id TEXT NOT NULL,\n    text TEXT NOT NULL,\n    received_at_ms INTEGER NOT NULL\n  )",
+  "CREATE TABLE inbox (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    interface TEXT NOT NULL,\n    channel TEXT NOT NULL,\n    user_id TEXT NOT NULL,\n    text TEXT NOT NULL,\n    received_at_ms INTEGER NOT NULL\n  , attachments TEXT)",
   "CREATE TABLE recall_messages (\n    session_id TEXT NOT NULL,\n    idx INTEGER NOT NULL,\n    role TEXT NOT NULL,\n    at_ms INTEGER NOT NULL,\n    tool_calls INTEGER NOT NULL,\n    text TEXT NOT NULL,\n    PRIMARY KEY (session_id, idx)\n  ) WITHOUT ROWID",
   "CREATE TABLE recall_chunks (\n    id INTEGER PRIMARY KEY,\n    source TEXT NOT NULL,\n    session_id TEXT,\n    path TEXT,\n    message_start INTEGER NOT NULL,\n    message_end INTEGER NOT NULL,\n    start_ms INTEGER NOT NULL,\n    end_ms INTEGER NOT NULL,\n    text TEXT NOT NULL,\n    embedded INTEGER NOT NULL DEFAULT 0\n  )",
   "CREATE INDEX recall_chunks_session ON recall_chunks (session_id, message_start)",
@@ -77,5 +78,6 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE schedules (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    kind TEXT NOT NULL CHECK (kind IN ('at', 'cron')),\n    cron TEXT,\n    at_ms INTEGER,\n    timezone TEXT NOT NULL,\n    prompt TEXT NOT NULL,\n    misfire TEXT NOT NULL CHECK (misfire IN ('skip', 'once', 'all')),\n    grace_ms INTEGER NOT NULL,\n    deliver_to TEXT,\n    origin_interface TEXT NOT NULL,\n    origin_channel TEXT NOT NULL,\n    origin_user_id TEXT NOT NULL,\n    created_by TEXT NOT NULL,\n    created_at_ms INTEGER NOT NULL,\n    next_due_ms INTEGER\n  )",
   "CREATE INDEX schedules_next_due ON schedules (next_due_ms) WHERE next_due_ms IS NOT NULL",
   "CREATE TABLE schedule_runs (\n    schedule_id INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,\n    due_ms INTEGER NOT NULL,\n    outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'missed')),\n    at_ms INTEGER NOT NULL,\n    PRIMARY KEY (schedule_id, due_ms)\n  )",
-  "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID"
+  "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID",
+  "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  ) WITHOUT ROWID"
 ]

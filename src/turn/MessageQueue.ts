@@ -1,5 +1,6 @@
 import { Clock, Effect, Option, Schema, STM, TRef } from "effect"
 import { mainConversation } from "../kernel/Audience.js"
+import { Attachment } from "../session/messages.js"
 
 /** A message waiting for the agent, from any channel. */
 /** A message waiting for (or taken by) a turn. */
@@ -10,6 +11,8 @@ export const QueuedMessage = Schema.Struct({
   channel: Schema.String,
   userId: Schema.String,
   text: Schema.String,
+  /** Files that came with it, stored in the media store (src/media/MediaStore.ts). */
+  attachments: Schema.optional(Schema.Array(Attachment)),
   receivedAtMs: Schema.Number,
   /** What clients follow the turn by: the inbox id for a durable message, else one made by the queue. */
   turnId: Schema.String,

@@ -193,6 +193,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       Effect.gen(function*() {
         yield* append(turn.session, new UserMessage({
           text: queued.text,
+          ...(queued.attachments === undefined || queued.attachments.length === 0 ? {} : { attachments: queued.attachments }),
           envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), turn.message.turnId),
           ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
           at: yield* now

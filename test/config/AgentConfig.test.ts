@@ -134,6 +134,7 @@ describe("AgentConfig", () => {
     ["tools", "webfetch", "the string \"webfetch\""],
     ["subagents", 2, "the number 2"],
     ["jobs", 3, "the number 3"],
+    ["media", 5, "the number 5"],
     ["limits", 100, "the number 100"]
   ]
 

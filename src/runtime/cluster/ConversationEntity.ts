@@ -71,6 +71,7 @@ export const layer = Layer.effect(
               channel: delivery.channel,
               userId: delivery.userId,
               text: delivery.text,
+              ...(delivery.attachments === undefined ? {} : { attachments: delivery.attachments }),
               receivedAtMs: delivery.receivedAtMs
             },
             { discard: true }
