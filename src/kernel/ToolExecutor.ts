@@ -210,6 +210,18 @@ export const make = Effect.gen(function*() {
     detail?: Readonly<Record<string, unknown>>
   ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage, ...(detail === undefined ? {} : { detail }) })
 
+  /**
+   * Whether a run may be told a tool exists: one its turn offers, its sub-agent was given and its user's scope allows.
+   * An unknown tool's error lists only these, so a paired user's or a sub-agent's model learns no more than it was offered.
+   */
+  const visibleTo = (ctx: RunContextData, toolId: string): boolean => {
+    if (ctx.offered !== undefined && !ctx.offered.has(toolId)) return false
+    if (ctx.delegation !== undefined && !ctx.delegation.tools.has(toolId)) return false
+    if (ctx.toolScope === undefined) return true
+    const tool = registry.lookup(toolId)
+    return tool !== undefined && allowsTool(ctx.toolScope, tool.spec)
+  }
+
   const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
     Effect.clockWith((clock) => {
       const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis() }
@@ -221,7 +233,7 @@ export const make = Effect.gen(function*() {
             call,
             "kernel.tool.dispatch",
             "NOT_FOUND",
-            `unknown tool "${toolId}"; available tools: ${known.join(", ") || "(none)"}`
+            `unknown tool "${toolId}"; available tools: ${known.filter((id) => visibleTo(ctx, id)).join(", ") || "(none)"}`
           ))
       }
       // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.

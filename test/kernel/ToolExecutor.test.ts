@@ -48,6 +48,36 @@ describe("ToolExecutor", () => {
       assert.strictEqual(calls, 0)
     }).pipe(Effect.provide(kernelLayer())))
 
+  it.effect("an unknown tool's error names only the tools the run may use: offered, delegated, within its user's scope", () =>
+    Effect.gen(function*() {
+      // A tool says which user scope it needs by a risk tag; untagged, it needs full.
+      yield* registerEcho(yield* Ref.make(0), { riskTags: ["scope:read"] })
+      const registry = yield* ToolRegistry
+      const handler = () => Effect.void
+      yield* registry.register({ toolId: "notes.write", name: "Write", safetyClass: "LOCAL_WRITE" }, { parameters: Schema.Struct({}), handler })
+      yield* registry.register({ toolId: "secret.admin", name: "Admin", safetyClass: "DESTRUCTIVE" }, { parameters: Schema.Struct({}), handler })
+      const listed = (message: string) => message.slice(message.indexOf("available tools: ") + "available tools: ".length).split(", ")
+
+      // The operator outside a turn (kern kernel exec): every registered tool.
+      const all = yield* inRun(execute("nope", {}))
+      assert.sameMembers(listed(all.errorMessage ?? ""), ["echo.tool", "notes.write", "secret.admin"])
+      // A paired user with read scope: the tools that need more are not named to their model.
+      const reader = yield* inRun(execute("nope", {}), { toolScope: "read" })
+      assert.deepStrictEqual(listed(reader.errorMessage ?? ""), ["echo.tool"])
+      // A sub-agent given only notes.write: nothing else is named, not even a read tool it was not given.
+      const delegated = yield* inRun(execute("nope", {}), { delegation: { id: 1, depth: 1, tools: new Set(["notes.write"]) } })
+      assert.deepStrictEqual(listed(delegated.errorMessage ?? ""), ["notes.write"])
+      // A turn that offered only echo.tool.
+      const offered = yield* inRun(
+        Effect.flatMap(RunContext, (ctx) =>
+          Effect.provideService(execute("nope", {}), RunContext, { ...ctx, offered: new Set(["echo.tool"]) }))
+      )
+      assert.deepStrictEqual(listed(offered.errorMessage ?? ""), ["echo.tool"])
+      // Nobody's scope: none named at all.
+      const none = yield* inRun(execute("nope", {}), { toolScope: "none" })
+      assert.include(none.errorMessage, "available tools: (none)")
+    }).pipe(Effect.provide(kernelLayer())))
+
   it.effect("step 3: a denied call neither runs nor consumes budget, and is audited as blocked", () =>
     Effect.gen(function*() {
       const runs = yield* Ref.make(0)
