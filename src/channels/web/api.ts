@@ -423,7 +423,22 @@ export const ScheduleView = Schema.Struct({
   lastFired: Schema.NullOr(Schema.String),
   lastMissed: Schema.NullOr(Schema.String)
 })
-export const SchedulesResponse = Schema.Struct({ schedules: Schema.Array(ScheduleView) })
+/**
+ * The heartbeat as GET /schedules shows it beside the schedules (`kern schedule list` lists it as schedule 0): every
+ * heartbeatInterval minutes within activeHours, its next tick (null while no agent runs). Not removed like a
+ * schedule: heartbeatInterval 0 turns it off, and then it is null.
+ */
+export const HeartbeatView = Schema.Struct({
+  id: Schema.Literal(0),
+  kind: Schema.Literal("heartbeat"),
+  when: Schema.String,
+  timezone: Schema.String,
+  prompt: Schema.String,
+  next: Schema.NullOr(Schema.String),
+  nextDueMs: Schema.NullOr(Schema.Number),
+  note: Schema.String
+})
+export const SchedulesResponse = Schema.Struct({ schedules: Schema.Array(ScheduleView), heartbeat: Schema.NullOr(HeartbeatView) })
 export type SchedulesResponse = typeof SchedulesResponse.Type
 
 /** POST /schedules (the operator's): exactly one of `at` and `cron`, as `kern schedule add` takes them. */

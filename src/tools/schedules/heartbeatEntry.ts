@@ -1,7 +1,7 @@
 import { localIso } from "../../session/envelope.js"
 
 /** The heartbeat's id in schedule listings: no stored schedule has it (theirs start at 1). */
-export const heartbeatScheduleId = 0
+export const heartbeatScheduleId = 0 as const
 
 /** Why `kern schedule rm 0` and the schedule tool do not remove the heartbeat, and what turns it off. */
 export const heartbeatNotRemovable =

@@ -48,5 +48,27 @@ describe("/schedules", () => {
       expect((yield* call("GET", "/schedules", undefined, {})).status).toBe(401)
       expect((yield* call("POST", "/schedules", { prompt: "x", at: "in 1 hour" }, {})).status).toBe(401)
       expect(((yield* call("GET", "/schedules")).json["schedules"] as ReadonlyArray<{ id: number }>).map((s) => s.id)).toEqual([2])
+      // The heartbeat is off in this agent (heartbeatInterval 0): none is listed, and 0 is still not a schedule to remove.
+      expect((yield* call("GET", "/schedules")).json["heartbeat"]).toBeNull()
+      expect(yield* call("DELETE", "/schedules/0")).toMatchObject({ status: 400, json: { field: "id" } })
+    })), 120_000)
+
+  it.live("the heartbeat is listed beside the schedules as schedule 0, and is not removed like one", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base } = yield* startServer({ config: { recall: false, timezone: "Europe/Berlin", heartbeatInterval: 45, activeHours: "08:00-22:00" } })
+      const call = (method: string, path: string) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${base}${path}`, { method, headers: bearer })
+          return { status: response.status, json: await response.json() as Record<string, unknown> }
+        })
+      const listed = yield* call("GET", "/schedules")
+      expect(listed.json).toMatchObject({
+        schedules: [],
+        heartbeat: { id: 0, kind: "heartbeat", when: "every 45 min within 08:00-22:00", timezone: "Europe/Berlin" }
+      })
+      const removed = yield* call("DELETE", "/schedules/0")
+      expect(removed).toMatchObject({ status: 400, json: { field: "id" } })
+      expect(String(removed.json["error"])).toContain("heartbeatInterval: 0")
+      expect((yield* call("GET", "/schedules")).json["heartbeat"]).toMatchObject({ id: 0 })
     })), 120_000)
 })

@@ -132,4 +132,24 @@ describe("web UI: the Schedules view", () => {
       expect((yield* listed).map((s) => s.id)).toEqual([2])
       expect(pageErrors(errors)).toEqual([])
     })), 180_000)
+
+  it.live("lists the heartbeat first, with when it ticks and how to turn it off, and no Remove", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* startServer({
+        webRoot: NodePath.join(testDist, "web"),
+        config: { recall: false, timezone: "UTC", heartbeatInterval: 45, activeHours: "08:00-22:00" }
+      })
+      const { page, errors } = yield* loggedInPage(server.base)
+      const dialog = page.getByRole("dialog", { name: "Schedules" })
+      yield* use(async () => {
+        await page.getByRole("button", { name: "Schedules", exact: true }).click()
+        const heartbeat = dialog.getByRole("listitem", { name: "Heartbeat" })
+        await heartbeat.waitFor()
+        expect(await heartbeat.locator(".schedule-when").textContent()).toBe("every 45 min within 08:00-22:00")
+        expect(await heartbeat.textContent()).toContain("heartbeatInterval")
+        expect(await heartbeat.getByRole("button").count()).toBe(0)
+        expect(await dialog.getByText("No schedules yet", { exact: false }).count()).toBe(0)
+      })
+      expect(pageErrors(errors)).toEqual([])
+    })), 120_000)
 })

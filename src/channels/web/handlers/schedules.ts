@@ -4,6 +4,7 @@ import { AgentConfig } from "../../../config/AgentConfig.js"
 import { operatorOrigin } from "../../../tools/Followups.js"
 import { deliveryOrigin } from "../../../tools/schedules/delivery.js"
 import { draftSchedule } from "../../../tools/schedules/newSchedule.js"
+import { heartbeatNotRemovable, heartbeatScheduleId, heartbeatView } from "../../../tools/schedules/heartbeatEntry.js"
 import { ScheduleStore } from "../../../tools/schedules/ScheduleStore.js"
 import { scheduleView } from "../../../tools/schedules/scheduleView.js"
 import { PairingStore } from "../../../users/PairingStore.js"
@@ -13,7 +14,7 @@ import { KernApi } from "../KernApi.js"
 /**
  * The schedules over HTTP, the operator's (every route of the API is: Authorization): the list, an added one (the
  * operator's conversation, or delivered to a paired user), a removed one. The running agent's Scheduler is woken by
- * the store at once.
+ * the store at once. The heartbeat is listed beside them (schedule 0), and is not removed like one.
  */
 export const layer = HttpApiBuilder.group(KernApi, "schedules", (handlers) =>
   Effect.gen(function*() {
@@ -22,7 +23,11 @@ export const layer = HttpApiBuilder.group(KernApi, "schedules", (handlers) =>
     const { config } = yield* AgentConfig
     const listed = store.list.pipe(Effect.map((all) => all.map(scheduleView)), Effect.mapError(serverError))
     return handlers
-      .handle("list", () => Effect.map(listed, (schedules) => ({ schedules })).pipe(Effect.withSpan("kern.web.schedules.list")))
+      .handle("list", () =>
+        Effect.all({
+          schedules: listed,
+          heartbeat: Effect.map(store.heartbeatNext.pipe(Effect.mapError(serverError)), (next) => heartbeatView(config, next) ?? null)
+        }).pipe(Effect.withSpan("kern.web.schedules.list")))
       .handle("add", ({ payload }) =>
         Effect.gen(function*() {
           const draft = draftSchedule(payload, yield* Clock.currentTimeMillis, config.timezone)
@@ -38,6 +43,7 @@ export const layer = HttpApiBuilder.group(KernApi, "schedules", (handlers) =>
         }).pipe(Effect.withSpan("kern.web.schedules.add")))
       .handle("remove", ({ path }) =>
         Effect.gen(function*() {
+          if (path.id === heartbeatScheduleId) return yield* badRequest("id", heartbeatNotRemovable)
           if (!(yield* store.remove(path.id).pipe(Effect.mapError(serverError)))) {
             return yield* new NotFound({ error: `no schedule ${path.id}` })
           }

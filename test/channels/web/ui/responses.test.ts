@@ -209,7 +209,7 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
 
   it.live("the schedules, with runs fired and missed, and one just added", () =>
     Effect.scoped(Effect.gen(function*() {
-      const server = yield* startServer({ config: { recall: false, timezone: "UTC" } })
+      const server = yield* startServer({ config: { recall: false, timezone: "UTC", heartbeatInterval: 30 } })
       const api = yield* clientOf(server)
       const added = yield* api.schedules.add({ payload: { prompt: "check the backups", cron: "30 7 * * 1-5", timezone: "Europe/Berlin" } })
       expect(decodeAdded(yield* onWire("schedules", "add")(added))).toEqual(added.schedule)
@@ -224,9 +224,11 @@ describe("the web UI's decoders, on answers encoded with KernApi's schemas", () 
       )
       const listed = yield* api.schedules.list()
       expect(listed.schedules.map((s) => [s.fired, s.missed, s.lastFired === null, s.lastMissed === null])).toEqual([[1, 1, false, false], [0, 0, true, true]])
-      expect(decodeSchedules(yield* onWire("schedules", "list")(listed))).toEqual(listed.schedules)
+      expect(listed.heartbeat).toMatchObject({ id: 0, when: "every 30 min" })
+      expect(decodeSchedules(yield* onWire("schedules", "list")(listed))).toEqual({ schedules: listed.schedules, heartbeat: listed.heartbeat })
       // A schedule of another shape is left out, never guessed at; an answer without the list is no answer.
-      expect(decodeSchedules({ schedules: [{ id: 1, kind: "weekly" }] })).toEqual([])
+      expect(decodeSchedules({ schedules: [{ id: 1, kind: "weekly" }], heartbeat: { id: 3, kind: "heartbeat" } }))
+        .toEqual({ schedules: [], heartbeat: null })
       expect(decodeSchedules({ items: [] })).toBeUndefined()
     })), 120_000)
 })

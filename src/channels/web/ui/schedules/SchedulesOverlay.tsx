@@ -3,7 +3,7 @@ import { deleteJson } from "../http.js"
 import { LoadedView } from "../memory/LoadedView.js"
 import { useLoaded } from "../memory/useLoaded.js"
 import { Modal } from "../Modal.js"
-import { decodeSchedules, type Schedule } from "./responses.js"
+import { decodeSchedules, type Heartbeat, type Schedule } from "./responses.js"
 import { ScheduleForm } from "./ScheduleForm.js"
 
 /** A local ISO time of the server's (`2026-11-30T07:30:00+01:00`) as people read it: `2026-11-30 07:30 +01:00`. */
@@ -77,7 +77,27 @@ const ScheduleItem = ({ schedule: s, onRemoved }: { readonly schedule: Schedule;
   )
 }
 
-/** The Schedules overlay: every schedule (GET /schedules) and a form that adds one as the operator. */
+/** The heartbeat, schedule 0: when it ticks and its next tick; it is turned off in the config, not removed here. */
+const HeartbeatItem = ({ heartbeat: h }: { readonly heartbeat: Heartbeat }) => (
+  <li class="schedule schedule-heartbeat" aria-label="Heartbeat">
+    <div class="schedule-head">
+      <span class="tag schedule-kind-tag">heartbeat</span>
+      <span class="schedule-when">{h.when}</span>
+      <span class="schedule-zone muted">{h.timezone}</span>
+      <span class="schedule-id muted">#{h.id}</span>
+    </div>
+    <p class="schedule-prompt">{h.prompt}</p>
+    <dl class="schedule-facts">
+      <div>
+        <dt>Next run</dt>
+        <dd>{h.next === null ? "when the agent runs" : readableTime(h.next)}</dd>
+      </div>
+    </dl>
+    <p class="muted">{h.note}</p>
+  </li>
+)
+
+/** The Schedules overlay: the heartbeat and every schedule (GET /schedules), and a form that adds one as the operator. */
 export const SchedulesOverlay = ({ onClose }: { readonly onClose: () => void }) => {
   const { loaded, reload } = useLoaded("/schedules", decodeSchedules)
   const [said, setSaid] = useState("")
@@ -93,11 +113,12 @@ export const SchedulesOverlay = ({ onClose }: { readonly onClose: () => void }) 
         <p class="muted schedules-said" role="status" aria-live="polite">{said}</p>
         <h3>Schedules</h3>
         <LoadedView loaded={loaded} what="schedules">
-          {(schedules) =>
-            schedules.length === 0
+          {({ heartbeat, schedules }) =>
+            schedules.length === 0 && heartbeat === null
               ? <p class="muted">No schedules yet: add one above, or ask the agent to do something later or regularly.</p>
               : (
                 <ul class="schedules" aria-label="Schedules">
+                  {heartbeat !== null && <HeartbeatItem heartbeat={heartbeat} />}
                   {schedules.map((s) => (
                     <ScheduleItem
                       key={s.id}
