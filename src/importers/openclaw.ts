@@ -77,7 +77,10 @@ const transcriptFolders = (root: string, skipped: Array<Skipped>): Array<{ reado
       skipped.push({ what: "agents", why: `could not be listed: ${error instanceof Error ? error.message : String(error)}` })
     }
     // Real folders only: a symlinked agent folder is not followed.
-    for (const entry of names.filter((e) => e.isDirectory()).sort((x, y) => (x.name < y.name ? -1 : 1))) add(`agents/${entry.name}/sessions`)
+    for (const entry of names.sort((x, y) => (x.name < y.name ? -1 : 1))) {
+      if (entry.isDirectory()) add(`agents/${entry.name}/sessions`)
+      else if (entry.isSymbolicLink()) skipped.push({ what: `agents/${entry.name}`, why: "a symlink: not followed (an agent's folder must be inside the source)" })
+    }
   }
   return folders
 }

@@ -24,7 +24,7 @@ import { planKernAi } from "./kernAi.js"
 import { placeMemory } from "./memoryFiles.js"
 import { planOpenclaw } from "./openclaw.js"
 import { planOpencode } from "./opencode.js"
-import { importConversation } from "./sessionBuilder.js"
+import { closeLastTurn, importConversation } from "./sessionBuilder.js"
 import { sourceRoot } from "./sourceFiles.js"
 
 export interface ImportOptions {
@@ -139,8 +139,8 @@ export const runImport = (options: ImportOptions) =>
         skipped.push(loaded.left)
         continue
       }
-      const converted = loaded.right
-      if (converted.messages.length === 0) {
+      const converted = { ...loaded.right, messages: closeLastTurn(loaded.right.messages, kind) }
+      if (loaded.right.messages.length === 0) {
         skipped.push({ what: source.label, why: "it holds no messages" })
         continue
       }

@@ -117,6 +117,17 @@ export const pairCalls = (messages: ReadonlyArray<SessionMessage>, kind: ImportK
 const noResult = (call: ToolCall, kind: ImportKind, at: string) =>
   new ToolResultMessage({ toolCallId: call.id, toolName: call.name, isError: true, result: `(the ${kind} session holds no result for this call)`, at })
 
+/**
+ * The messages with their last turn ended: an imported conversation goes on nowhere, but a turn that ends in a tool
+ * result or a user's message reads, to recall's indexer, as one still running, and it would never be indexed. A
+ * short assistant line saying where the import ends closes it.
+ */
+export const closeLastTurn = (messages: ReadonlyArray<SessionMessage>, kind: ImportKind): ReadonlyArray<SessionMessage> => {
+  const last = messages.at(-1)
+  if (last === undefined || (last._tag === "assistant" && last.toolCalls.length === 0)) return messages
+  return [...messages, new AssistantMessage({ text: `(the imported ${kind} session ends here)`, toolCalls: [], at: last.at })]
+}
+
 /** A user message of imported text. */
 export const userText = (text: string, at: string) => new UserMessage({ text, at })
 

@@ -123,11 +123,12 @@ export const listFiles = (
         if (options.recursive) walk(path)
         continue
       }
-      if (!keep(path)) continue
+      // A linked folder is said to be left out, whatever its name: silence would hide what was in it.
       if (entry.isSymbolicLink() && isFolderLink(NodePath.join(dir, path))) {
         skipped.push({ what: NodePath.posix.join(label, path), why: "a symlink to a folder: not followed" })
         continue
       }
+      if (!keep(path)) continue
       if (files.length >= maxListedFiles) {
         skipped.push({ what: NodePath.posix.join(label, path), why: `more than ${maxListedFiles} files in ${label}: the rest were not read` })
         return

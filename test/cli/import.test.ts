@@ -84,15 +84,17 @@ describe("kern import", () => {
       expect(NodeFs.readFileSync(NodePath.join(agent, "notes/2026-04-08.md"), "utf8")).toContain("zeppelin museum tickets")
       expect(git(agent, "log", "-1", "--format=%s")).toContain("kern: import openclaw memory from")
       expect(git(agent, "status", "--porcelain")).toBe("")
-      expect(summary.indexed).toBe(7)
+      expect(summary.indexed).toBe(8)
 
       const { lines } = sessionWith(agent, "_import-openclaw-b7300bff-a214-4c11-97ae-eab26883c67a-")
-      expect(lines.slice(1).map((l) => l["_tag"])).toEqual(["user", "assistant", "tool", "assistant", "assistant", "assistant", "tool"])
+      expect(lines.slice(1).map((l) => l["_tag"])).toEqual(["user", "assistant", "tool", "assistant", "assistant", "assistant", "tool", "assistant"])
       expect(lines[1]).toMatchObject({ text: "Book the zeppelin museum for Saturday morning, please.", at: "2026-04-08T01:04:00.000Z" })
       expect(lines[2]).toMatchObject({ text: "Checking your calendar.", toolCalls: [{ id: "call_1", name: "exec", params: { command: "cal --saturday" } }] })
       expect(lines[3]).toMatchObject({ toolCallId: "call_1", result: "Saturday 11 April: free until noon", isError: false })
       expect(lines[5]!["text"]).toContain("[compaction summary]")
       expect(lines[6]).toMatchObject({ toolCalls: [{ name: "bash", params: { command: "ls tickets" } }] })
+      // Its last turn closed, so recall indexes it whole.
+      expect(lines[8]).toMatchObject({ _tag: "assistant", text: "(the imported openclaw session ends here)" })
 
       const found = yield* run(["recall", "search", "zeppelin", "--dir", agent])
       expect(found.stdout).toContain("_import-openclaw-")
@@ -116,7 +118,7 @@ describe("kern import", () => {
       expect(result.stderr).toBe("")
       expect(result.status).toBe(0)
       expect(result.stdout).toContain("kern-ai")
-      expect(result.stdout).toContain("imported 2 conversations (9 messages)")
+      expect(result.stdout).toContain("imported 2 conversations (10 messages)")
       expect(result.stdout).toContain("IDENTITY.md → IDENTITY.imported-kern-ai.md (renamed: a different file has its name)")
       expect(NodeFs.readFileSync(NodePath.join(agent, "IDENTITY.md"), "utf8")).toContain("I am the test agent.")
       expect(NodeFs.readFileSync(NodePath.join(agent, "IDENTITY.imported-kern-ai.md"), "utf8")).toContain("I am Vega")
