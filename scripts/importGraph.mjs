@@ -2,7 +2,7 @@
 // a lower layer, or another folder of its own layer, never a higher one, and no two folders may reach each other
 // (a cycle between folders, even within one layer). Lowest first:
 //
-//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← mcp, skills, backup ← turn ← agent, runtime
+//   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← mcp, skills, backup, importers ← turn ← agent, runtime
 //   ← channels ← cli ← quick ← src/*.ts
 //
 // `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
@@ -30,7 +30,7 @@ export const layers = [
   ["kernel"],
   ["session", "model", "users", "media"],
   ["tools", "recall", "context", "memory"],
-  ["mcp", "skills", "backup"],
+  ["mcp", "skills", "backup", "importers"],
   ["turn"],
   ["agent", "runtime"],
   ["channels"],

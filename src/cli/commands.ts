@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type Provider, providers } from "../config/literals.js"
 import { pairingCodeProblem, userIdProblem } from "../users/userNames.js"
-import { withDir } from "./dirs.js"
+import { resolveDir, withDir } from "./dirs.js"
 import { UsageError } from "./errors.js"
 import { type CommandDoc, plainUsage } from "./help.js"
 
@@ -672,9 +672,31 @@ const restore = Command.make("restore", {
   )
 )
 
+const importCommand = Command.make("import", {
+  words: Args.text({ name: "kind|source" }).pipe(
+    Args.withDescription("[kern-ai|openclaw|opencode] SOURCE: the source, its kind before it (found from the source when left out)"),
+    Args.between(1, 2)
+  ),
+  dirFlag: Options.text("dir").pipe(Options.withDescription("the agent folder to import into (default: the current folder)"), Options.optional),
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be imported; write nothing")),
+  wait: waitOption,
+  json: jsonOption
+}, (args) =>
+  Effect.flatMap(resolveDir(Option.none(), args.dirFlag), (dir) =>
+    lazy(() => import("./import.js"), (m) => m.run({ dir, words: args.words, dryRun: args.dryRun, wait: args.wait, json: args.json })))).pipe(
+    Command.withDescription(
+      "Import another agent's conversations and memory: a kern-ai agent folder (its sessions, recall.db and memory " +
+        "files), an OpenClaw folder (~/.openclaw or a workspace: memory/ and MEMORY.md, agents/*/sessions/*.jsonl) or an " +
+        "opencode export (opencode export <sessionID> > FILE.json, or a folder of them). Each conversation becomes a " +
+        "session of its own (conversation import-<kind>-…, seen by the operator and recall, never written to by a " +
+        "channel) with its original times; memory files go to notes/ and knowledge/, never over an existing file, " +
+        "committed once. Importing again skips what is there. The agent must not be running (the folder is held)."
+    )
+  )
+
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand])
 )
 
 export const commands = kern
@@ -744,7 +766,8 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "schedule rm": doc(scheduleRm, "Remove a schedule."),
   backup: { ...doc(backup, "Write the agent into one archive."), runsAlone: true },
   "backup verify": doc(backupVerify, "Check a backup's entries, bundle and database."),
-  restore: doc(restore, "Make a new agent folder from a backup.")
+  restore: doc(restore, "Make a new agent folder from a backup."),
+  import: doc(importCommand, "Import conversations and memory from kern-ai, OpenClaw or opencode.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

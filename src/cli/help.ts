@@ -52,7 +52,7 @@ const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
   switch (doc._tag) {
     case "Paragraph": {
       const text = spanText(doc.value).trim()
-      return text === "" || boilerplate.has(text) || text.startsWith("One of the following:") ? [] : [text]
+      return text === "" || boilerplate.has(text) || text.startsWith("One of the following:") ? [] : [text.replace(/ This argument must be repeated .*$/, "")]
     }
     case "Sequence":
       return [...paragraphs(doc.left), ...paragraphs(doc.right)]

@@ -261,19 +261,35 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
     const headerFor = (id: string) =>
       Effect.map(DateTime.now, (now) => new SessionHeader({ version: 1, id, createdAt: DateTime.formatIso(now), agent: config.name }))
 
-    /** Starts a new session of `conversation` (it becomes the conversation's active one). */
-    const createIn = (conversation: string) => Effect.gen(function*() {
-      const existing = yield* ids
-      const id = sessionIdIn(yield* newId(existing[existing.length - 1]), conversation)
+    /** Writes a new session's file with its header (never over an existing one) and records it. */
+    const start = (id: string, header: SessionHeader) => Effect.gen(function*() {
       const path = fileOf(id)
       yield* fs.makeDirectory(dir, { recursive: true, mode: privateModes.dir }).pipe(Effect.mapError(fail(id, `could not create ${dir}`)))
-      const header = yield* headerFor(id)
       yield* fs.writeFileString(path, lineOf(header), { flag: "wx", mode: privateModes.file }).pipe(
         Effect.mapError(fail(id, `could not create ${path}`))
       )
       yield* record(new SessionRecord({ sessionId: id, createdAt: header.createdAt, messages: 0, ...(yield* fileStamp(id, path)) }))
       return id
+    })
+
+    /** Starts a new session of `conversation` (it becomes the conversation's active one). */
+    const createIn = (conversation: string) => Effect.gen(function*() {
+      const existing = yield* ids
+      const id = sessionIdIn(yield* newId(existing[existing.length - 1]), conversation)
+      return yield* start(id, yield* headerFor(id))
     }).pipe(Effect.withSpan("kern.session.create", { attributes: { conversation } }))
+
+    /**
+     * Starts a session of `conversation` as of `atMs`, an instant in the past (an imported conversation: its id and
+     * header carry the time it began at its source). Its id sorts by that time among the conversation's sessions; the
+     * caller keeps `atMs` at or before now, so no later session id is pushed past it.
+     */
+    const createAt = (conversation: string, atMs: number) => Effect.gen(function*() {
+      const suffix = (yield* Random.nextIntBetween(0, 0x10000)).toString(16).padStart(4, "0")
+      const id = sessionIdIn(`${stamp(atMs)}-${suffix}`, conversation)
+      const header = new SessionHeader({ version: 1, id, createdAt: DateTime.formatIso(DateTime.unsafeMake(atMs)), agent: config.name })
+      return yield* start(id, header)
+    }).pipe(Effect.withSpan("kern.session.createAt", { attributes: { conversation } }))
 
     /** Starts a new session of the operator's conversation. */
     const create = createIn(mainConversation)
@@ -377,6 +393,6 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
         } satisfies SessionSummary)))
     }).pipe(Effect.withSpan("kern.session.list"))
 
-    return { create, createIn, load, open, openActive, list, activeId, activeIdIn, dir } as const
+    return { create, createIn, createAt, load, open, openActive, list, activeId, activeIdIn, dir } as const
   })
 }) {}
