@@ -123,12 +123,12 @@ export const startFakeOtlp = (): Promise<FakeOtlp> =>
 export const fakeOtlp = Effect.acquireRelease(Effect.promise(startFakeOtlp), (collector) => Effect.promise(collector.close))
 
 /** An origin where nothing listens: a collector that is down (a port just freed). */
-export const downCollector = (): Promise<string> =>
-  new Promise((resolve) => {
+export const downCollector = (): Effect.Effect<string> =>
+  Effect.async((resolve) => {
     const server = NodeHttp.createServer()
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo
-      server.close(() => resolve(`http://127.0.0.1:${port}`))
+      server.close(() => resolve(Effect.succeed(`http://127.0.0.1:${port}`)))
     })
   })
 
