@@ -223,6 +223,28 @@ describe("OpenTelemetry export of a running agent", () => {
       expect(failures[0]!.message).toContain(down)
     }), 120_000)
 
+  it.scopedLive("a collector that never answers: turns go on, closing waits no more than its bound", () =>
+    Effect.gen(function*() {
+      const collector = yield* fakeOtlp
+      collector.script(...Array.from({ length: 200 }, () => "hang" as const))
+      const server = yield* makeFakeServer
+      const dir = agentDir(server, { otel: { endpoint: collector.origin } })
+      const agent = yield* start(dir, { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_BLRP_SCHEDULE_DELAY: "20", OTEL_EXPORTER_OTLP_TIMEOUT: "60000" })
+      for (const text of ["one", "two"]) {
+        yield* server.reply(FakeReply.text(`answer ${text}`))
+        yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text })
+        const turn = yield* nextTurn(agent.seen)
+        expect(turn.at(-1)).toMatchObject({ type: "finish", reply: `answer ${text}` })
+      }
+      // The exports are stuck at the collector meanwhile.
+      expect(yield* eventually(() => collector.requests.some((request) => request.path === "/v1/traces"))).toBe(true)
+      yield* agent.stop.pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("closing hung on the collector") }))
+      // At most two requests per signal were ever in flight: nothing piled up behind the stuck ones.
+      for (const path of ["/v1/traces", "/v1/logs"]) {
+        expect(collector.requests.filter((request) => request.path === path).length, path).toBeLessThanOrEqual(2)
+      }
+    }), 120_000)
+
   it.scopedLive("off: no variable and no config, nothing is sent to a collector that listens", () =>
     Effect.gen(function*() {
       const collector = yield* fakeOtlp
