@@ -225,8 +225,10 @@ export const make = Effect.gen(function*() {
     // 1. Lookup.
     const tool = registry.lookup(toolId)
     if (tool !== undefined && !tool.spec.emitTrace) return executeLooked(ctx, toolId, tool, args, options, undefined)
+    // The span is handed down rather than made the fiber's current one (a context copy per call): the attempts and the
+    // approval, its children, are parented to it explicitly.
     return Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
-      Effect.withParentSpan(executeLooked(ctx, toolId, tool, args, options, span), span))
+      executeLooked(ctx, toolId, tool, args, options, span))
   }
 
   const executeLooked = (
@@ -320,7 +322,8 @@ export const make = Effect.gen(function*() {
       sessionId: ctx.sessionId,
       origin: ctx.origin
     }
-    return Effect.flatMap(gate.request(request), (answer) =>
+    const asked = call.span === undefined ? gate.request(request) : Effect.withParentSpan(gate.request(request), call.span)
+    return Effect.flatMap(asked, (answer) =>
       answer.approved
         ? reserve(call, tool, check, options, answer.by)
         : refuse(
@@ -363,7 +366,7 @@ export const make = Effect.gen(function*() {
         return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
       }
       // 7. Run with timeout and retries.
-      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>
+      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.span), ({ attempts, outcome, spanId }) =>
         ended(outcome, attempts, spanId))
     })
 
