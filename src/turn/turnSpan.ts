@@ -1,7 +1,6 @@
 import { Effect, Exit } from "effect"
 import { conversationIdOf, type TurnUsage } from "./TurnEvent.js"
 import type { QueuedMessage } from "./MessageQueue.js"
-import type { TurnOutcome } from "./turnTally.js"
 
 /**
  * What an operator asks of a turn in a trace, on its `kern.agent.turn` span: whose conversation, from which channel
@@ -27,8 +26,15 @@ export const usageAttributes = (usage: TurnUsage) => ({
   "kern.usage.cost_usd_cents": usage.costUsdCents
 })
 
+/** What the turn's span says of its end (a TurnOutcome; structural, so the web UI's imports stay free of the turn's). */
+interface Ended {
+  readonly steps: number
+  readonly usage: TurnUsage
+  readonly failure?: { readonly _tag: string } | undefined
+}
+
 /** The turn's ending on its span: steps, usage, and `ok` or the failure's tag. */
-export const spannedTurnEnd = <E, R>(turn: Effect.Effect<TurnOutcome, E, R>): Effect.Effect<TurnOutcome, E, R> =>
+export const spannedTurnEnd = <A extends Ended, E, R>(turn: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.onExit(turn, (exit) =>
     Exit.isSuccess(exit)
       ? Effect.annotateCurrentSpan({
