@@ -1,4 +1,5 @@
 import type { Tracer } from "effect"
+import { clip } from "../config/clip.js"
 import type { SafetyClass, ToolSpec } from "./contracts.js"
 import type { RunContextData } from "./RunContext.js"
 import type { ToolErrorCode } from "./ToolFailure.js"
@@ -20,11 +21,9 @@ export const maxArgsChars = 1_000
 
 const maxMessageChars = 500
 
-const clipped = (text: string, max: number): string => text.length > max ? `${text.slice(0, max)}…` : text
-
 const argsText = (args: unknown): string => {
   try {
-    return clipped(JSON.stringify(args) ?? String(args), maxArgsChars)
+    return clip(JSON.stringify(args) ?? String(args), maxArgsChars)
   } catch {
     return "(arguments that are not JSON)"
   }
@@ -64,7 +63,7 @@ export const toolCallSpanEnd = (span: Tracer.Span, end: ToolCallEnd, latencyMs: 
   if (end.approvedBy !== undefined) span.attribute("kern.tool.approved_by", end.approvedBy)
   span.attribute("kern.tool.status", end.deniedBy !== undefined ? "denied" : end.success ? "ok" : "error")
   if (end.errorCode !== undefined) span.attribute("kern.tool.error_code", end.errorCode)
-  if (end.errorMessage !== undefined) span.attribute("kern.tool.error", clipped(end.errorMessage, maxMessageChars))
+  if (end.errorMessage !== undefined) span.attribute("kern.tool.error", clip(end.errorMessage, maxMessageChars))
   span.attribute("kern.tool.retries", end.retries ?? 0)
   span.attribute("kern.tool.latency_ms", latencyMs)
 }

@@ -76,9 +76,8 @@ const nextTurn = (seen: Queue.Dequeue<TurnEvent>) =>
 
 const named = (spans: ReadonlyArray<OtlpSpan>, name: string) => spans.filter((span) => span.name === name)
 
-/** The collector's raw bodies never held `value`: checked on the recorded byte counts' bodies via the decoded data. */
-const everything = (collector: FakeOtlp) => JSON.stringify([collector.spans, collector.logs, collector.metrics], (_, v) =>
-  typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("latin1") : v)
+/** Whether any body the collector received holds `value`, as it came over the wire. */
+const sent = (collector: FakeOtlp, value: string) => collector.requests.some((request) => request.body.includes(value))
 
 describe("OpenTelemetry export of a running agent", () => {
   it.scopedLive("a turn with an approved and a refused call: its span tree and attributes reach the collector over protobuf, nothing secret in them", () =>
@@ -161,9 +160,11 @@ describe("OpenTelemetry export of a running agent", () => {
 
       // The credential-shaped argument left as a marker; neither it nor the provider key is anywhere on the wire.
       expect(String(approved!.attributes["kern.tool.args"])).toContain("[redacted:credential]")
-      const wire = everything(collector)
-      expect(wire).not.toContain(shapedToken)
-      expect(wire).not.toContain(providerKey)
+      expect(collector.requests.length).toBeGreaterThan(0)
+      expect(sent(collector, shapedToken)).toBe(false)
+      expect(sent(collector, providerKey)).toBe(false)
+      // The check can fail: what was sent in the clear is found.
+      expect(sent(collector, "rm -rf build")).toBe(true)
 
       // The executor's metrics and the turn's log lines went out too, the lines tied to their spans.
       const toolCalls = collector.metrics.filter((metric) => metric.name === "kern_tool_calls_total")
@@ -245,30 +246,23 @@ describe("OpenTelemetry export of a running agent", () => {
       }
     }), 120_000)
 
-  it.scopedLive("off: no variable and no config, nothing is sent to a collector that listens", () =>
-    Effect.gen(function*() {
-      const collector = yield* fakeOtlp
-      const server = yield* makeFakeServer
-      const dir = agentDir(server, {})
-      // The collector's address is in the environment under a name that is not a standard variable.
-      const agent = yield* start(dir, { COLLECTOR: collector.origin, OTEL_BSP_SCHEDULE_DELAY: "20" })
-      yield* server.reply(FakeReply.text("quiet"))
-      yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })
-      yield* nextTurn(agent.seen)
-      yield* agent.stop
-      expect(collector.requests).toEqual([])
-    }), 120_000)
-
-  it.scopedLive("OTEL_SDK_DISABLED=true turns export off whatever config says", () =>
-    Effect.gen(function*() {
-      const collector = yield* fakeOtlp
-      const server = yield* makeFakeServer
-      const dir = agentDir(server, { otel: { endpoint: collector.origin } })
-      const agent = yield* start(dir, { OTEL_SDK_DISABLED: "TRUE" })
-      yield* server.reply(FakeReply.text("quiet"))
-      yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })
-      yield* nextTurn(agent.seen)
-      yield* agent.stop
-      expect(collector.requests).toEqual([])
-    }), 120_000)
+  const offCases: ReadonlyArray<readonly [string, (origin: string) => Record<string, unknown>, (origin: string) => Record<string, string>]> = [
+    // The collector's address is in the environment under a name that is not a standard variable.
+    ["no variable and no config", () => ({}), (origin) => ({ COLLECTOR: origin })],
+    ["OTEL_SDK_DISABLED=true, whatever config says", (origin) => ({ otel: { endpoint: origin } }), () => ({ OTEL_SDK_DISABLED: "TRUE" })],
+    ["config enabled: false, whatever the variables say", (origin) => ({ otel: { endpoint: origin, enabled: false } }), (origin) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: origin })]
+  ]
+  for (const [what, config, env] of offCases) {
+    it.scopedLive(`off (${what}): nothing is sent to a collector that listens`, () =>
+      Effect.gen(function*() {
+        const collector = yield* fakeOtlp
+        const server = yield* makeFakeServer
+        const agent = yield* start(agentDir(server, config(collector.origin)), { ...env(collector.origin), OTEL_BSP_SCHEDULE_DELAY: "20" })
+        yield* server.reply(FakeReply.text("quiet"))
+        yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })
+        expect((yield* nextTurn(agent.seen)).at(-1)).toMatchObject({ type: "finish", reply: "quiet" })
+        yield* agent.stop
+        expect(collector.requests).toEqual([])
+      }), 120_000)
+  }
 })

@@ -26,6 +26,8 @@ export interface OtlpRequest {
   readonly contentType: string
   readonly headers: NodeHttp.IncomingHttpHeaders
   readonly bytes: number
+  /** The body as it came, to search for what must never be sent (protobuf strings are plain UTF-8 in it). */
+  readonly body: Buffer
 }
 
 export type OtlpAnswer = { readonly status: number } | "hang"
@@ -80,7 +82,7 @@ export const startFakeOtlp = (): Promise<FakeOtlp> =>
       void readBody(request).then((body) => {
         const path = (request.url ?? "").split("?")[0] ?? ""
         const contentType = String(request.headers["content-type"] ?? "").split(";")[0]!.trim()
-        requests.push({ path, contentType, headers: request.headers, bytes: body.length })
+        requests.push({ path, contentType, headers: request.headers, bytes: body.length, body })
         const next = scripted.shift()
         if (next === "hang") return void hanging.push(response)
         if (next !== undefined) return void response.writeHead(next.status).end()
