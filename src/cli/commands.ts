@@ -324,7 +324,8 @@ const run = Command.make("run", {
 }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./run.js"), (m) => m.run(resolved)))).pipe(
     Command.withDescription(
-      "Run the agent in the foreground with its HTTP API and web UI: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly."
+      "Run the agent in the foreground with its HTTP API and web UI: the TUI on a terminal, headless otherwise (stdin lines are messages). Ctrl-C stops it cleanly. " +
+        "Spans, metrics and logs go to an OpenTelemetry collector when OTEL_EXPORTER_OTLP_ENDPOINT or config otel names one."
     )
   )
 
@@ -336,7 +337,8 @@ const tui = Command.make("tui", { dir: dirArg, dirFlag: dirOption, wait: waitOpt
 const start = Command.make("start", { dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.start(resolved)))).pipe(
     Command.withDescription(
-      "Run the agent in the background (pid in .kern/agent.pid, log in .kern/logs/kern.log); waits until its HTTP API answers."
+      "Run the agent in the background (pid in .kern/agent.pid, log in .kern/logs/kern.log); waits until its HTTP API answers. " +
+        "Spans, metrics and logs go to an OpenTelemetry collector when OTEL_EXPORTER_OTLP_ENDPOINT or config otel names one."
     )
   )
 

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig, type LoadedConfig } from "./AgentConfig.js"
 import { secretReferences } from "./mcpServers.js"
+import { otelHeaderSecrets } from "./otelSettings.js"
 import { apiKeyEnvFor } from "./providers.js"
 import { isSecretVariable } from "./secretNames.js"
 import { searchKeyEnvFor } from "./webSearch.js"
@@ -56,7 +57,7 @@ export const make = (
 
 /**
  * The `.kern/.env` values, the configured provider key and web search key, the tokens kern reads and the variables MCP servers' env and
- * headers reference (`"${GITHUB_TOKEN}"`), then every other inherited variable
+ * headers reference (`"${GITHUB_TOKEN}"`), the header values sent to an OpenTelemetry collector, then every other inherited variable
  * named like a secret (`AWS_SECRET_ACCESS_KEY`, another provider's key), from the loaded config.
  */
 export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
@@ -74,7 +75,9 @@ export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
       const value = loaded.env[name]
       return value === undefined ? [] : [[name, value] as const]
     })
-  return make(pairsOf(names), pairsOf(Object.keys(loaded.env).filter((name) => !names.has(name) && isSecretVariable(name))))
+  // What reaches an OpenTelemetry collector as a header (an API key) is a secret too, whichever variable holds it.
+  const otelHeaders = otelHeaderSecrets(loaded.config.otel, loaded.env)
+  return make([...pairsOf(names), ...otelHeaders], pairsOf(Object.keys(loaded.env).filter((name) => !names.has(name) && isSecretVariable(name))))
 }
 
 /** The secrets of the loaded agent folder. */

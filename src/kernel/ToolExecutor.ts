@@ -1,4 +1,4 @@
-import { type Clock, Context, Effect, Either, Fiber, Layer } from "effect"
+import { type Clock, Context, Effect, Either, Fiber, Layer, type Tracer } from "effect"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
@@ -17,6 +17,7 @@ import { type PolicyDecision, ToolPolicy } from "./ToolPolicy.js"
 import { allowsTool, requiredScope } from "./toolScope.js"
 import { makeToolMetrics } from "./toolMetrics.js"
 import { logToolCall, toolOutcome } from "./toolLog.js"
+import { type DeniedBy, toolCallSpanEnd, toolCallSpanStart } from "./toolSpan.js"
 import { type ToolErrorCode, ToolFailure } from "./ToolFailure.js"
 
 /** How the executor checks contracts, and which baseline surface it compares against. */
@@ -40,6 +41,8 @@ interface Call {
   readonly ctx: RunContextData
   readonly clock: Clock.Clock
   readonly startedAt: number
+  /** The call's `kern.tool.call` span, when its tool is traced: the decision and the outcome are set on it at the end. */
+  readonly span: Tracer.Span | undefined
 }
 
 /**
@@ -53,6 +56,8 @@ type RefusalKey = "kernel.tool.dispatch" | "kernel.tool.policy.blocked" | "kerne
 /** How a call ended; `decisionKey` is set only for a call refused before it ran. */
 interface CallEnd {
   readonly decisionKey?: RefusalKey
+  /** Who refused a call refused before it ran. */
+  readonly deniedBy?: DeniedBy
   readonly success: boolean
   readonly data?: unknown
   readonly errorCode?: ToolErrorCode
@@ -196,6 +201,7 @@ export const make = Effect.gen(function*() {
       retries: end.retries ?? 0,
       approvedBy: end.approvedBy
     }, secrets)
+    if (call.span !== undefined) toolCallSpanEnd(call.span, { ...end, ...(tool === undefined ? {} : { safetyClass: tool.spec.safetyClass }) }, latencyMs)
     return Effect.as(Effect.zipRight(logged, audited ? Effect.zipRight(record, account) : account), result)
   }
 
@@ -203,12 +209,13 @@ export const make = Effect.gen(function*() {
   const refuse = (
     call: Call,
     decisionKey: RefusalKey,
+    deniedBy: DeniedBy,
     errorCode: ToolErrorCode,
     errorMessage: string,
     tool?: RegisteredTool,
     check?: Checked,
     detail?: Readonly<Record<string, unknown>>
-  ) => finish(call, tool, check, { decisionKey, success: false, errorCode, errorMessage, ...(detail === undefined ? {} : { detail }) })
+  ) => finish(call, tool, check, { decisionKey, deniedBy, success: false, errorCode, errorMessage, ...(detail === undefined ? {} : { detail }) })
 
   /**
    * Whether a run may be told a tool exists: one its turn offers, its sub-agent was given and its user's scope allows.
@@ -222,16 +229,36 @@ export const make = Effect.gen(function*() {
     return tool !== undefined && allowsTool(ctx.toolScope, tool.spec)
   }
 
-  const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
+  /**
+   * A traced tool's call (and a call to no tool) runs in a `kern.tool.call` span, its attempts' spans and an approval's
+   * below it; the span says at the end what the kernel decided and how the call ended (toolSpan.ts).
+   */
+  const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) => {
+    // 1. Lookup.
+    const tool = registry.lookup(toolId)
+    if (tool !== undefined && !tool.spec.emitTrace) return executeLooked(ctx, toolId, tool, args, options, undefined)
+    // The span is handed down rather than made the fiber's current one (a context copy per call): the attempts and the
+    // approval, its children, are parented to it explicitly.
+    return Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
+      executeLooked(ctx, toolId, tool, args, options, span))
+  }
+
+  const executeLooked = (
+    ctx: RunContextData,
+    toolId: string,
+    tool: RegisteredTool | undefined,
+    args: unknown,
+    options: ExecuteOptions,
+    span: Tracer.Span | undefined
+  ) =>
     Effect.clockWith((clock) => {
-      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis() }
-      // 1. Lookup.
-      const tool = registry.lookup(toolId)
+      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis(), span }
       if (tool === undefined) {
         return Effect.flatMap(registry.listIds, (known) =>
           refuse(
             call,
             "kernel.tool.dispatch",
+            "unknown_tool",
             "NOT_FOUND",
             `unknown tool "${toolId}"; available tools: ${known.filter((id) => visibleTo(ctx, id)).join(", ") || "(none)"}`
           ))
@@ -249,9 +276,9 @@ export const make = Effect.gen(function*() {
   /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
   const authorize = (call: Call, tool: RegisteredTool, check: Checked, options: ExecuteOptions) => {
     const deny = Fiber.isFiber(check) ? undefined : check.deny
-    if (deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", deny, tool, check)
+    if (deny !== undefined) return refuse(call, "kernel.tool.policy.blocked", "contract", "PERMISSION_DENIED", deny, tool, check)
     const leak = secretRefusal(tool.spec, call.args, secrets)
-    if (leak !== undefined) return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", leak, tool, check)
+    if (leak !== undefined) return refuse(call, "kernel.tool.policy.blocked", "secret_guard", "PERMISSION_DENIED", leak, tool, check)
     const { ctx } = call
     const spec = tool.spec
     // The run's user's scope (a paired user's), whatever the model was told or offered.
@@ -261,6 +288,7 @@ export const make = Effect.gen(function*() {
       return refuse(
         call,
         "kernel.tool.policy.blocked",
+        "scope",
         "PERMISSION_DENIED",
         `${spec.toolId} needs tool scope ${requiredScope(spec)}; ${who} ${has}`,
         tool,
@@ -273,6 +301,7 @@ export const make = Effect.gen(function*() {
       return refuse(
         call,
         "kernel.tool.policy.blocked",
+        "delegation",
         "PERMISSION_DENIED",
         `${spec.toolId} is not among the tools this sub-agent was given (no more than its parent turn was offered)`,
         tool,
@@ -291,7 +320,7 @@ export const make = Effect.gen(function*() {
     const { ctx } = call
     const spec = tool.spec
     if (decision._tag === "Deny") {
-      return refuse(call, "kernel.tool.policy.blocked", "PERMISSION_DENIED", decision.reason, tool, check)
+      return refuse(call, "kernel.tool.policy.blocked", "policy", "PERMISSION_DENIED", decision.reason, tool, check)
     }
     if (decision._tag === "Allow") return reserve(call, tool, check, options, undefined)
     const request = {
@@ -305,12 +334,14 @@ export const make = Effect.gen(function*() {
       sessionId: ctx.sessionId,
       origin: ctx.origin
     }
-    return Effect.flatMap(gate.request(request), (answer) =>
+    const asked = call.span === undefined ? gate.request(request) : Effect.withParentSpan(gate.request(request), call.span)
+    return Effect.flatMap(asked, (answer) =>
       answer.approved
         ? reserve(call, tool, check, options, answer.by)
         : refuse(
           call,
           "kernel.tool.policy.blocked",
+          "approval",
           "PERMISSION_DENIED",
           `${decision.reason} and needs approval, which was refused (${answer.by}: ${answer.reason})`,
           tool,
@@ -329,7 +360,7 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(call.ctx.budget.reserveToolCall, (reservation) => {
       if (!reservation.granted) {
         const message = `the run's budget is used up (${reservation.cap} reached)`
-        return refuse(call, "kernel.budget.exceeded", "BUDGET_EXCEEDED", message, tool, check)
+        return refuse(call, "kernel.budget.exceeded", "budget", "BUDGET_EXCEEDED", message, tool, check)
       }
       // 5. Handler, 6. arguments: argument schemas are synchronous, decoded outside the fiber interpreter.
       const handler = options.overrideFn ?? tool.handler
@@ -347,7 +378,7 @@ export const make = Effect.gen(function*() {
         return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
       }
       // 7. Run with timeout and retries.
-      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx), ({ attempts, outcome, spanId }) =>
+      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.span), ({ attempts, outcome, spanId }) =>
         ended(outcome, attempts, spanId))
     })
 

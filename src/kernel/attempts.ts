@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Either, Exit, Option, Schedule } from "effect"
+import { Cause, Context, Effect, Either, Exit, Option, Schedule, type Tracer } from "effect"
 import { RunContext, type RunContextData } from "./RunContext.js"
 import { runToolFiber } from "./toolFiber.js"
 import { ToolFailure } from "./ToolFailure.js"
@@ -42,7 +42,9 @@ export const runAttempts = (
   tool: RegisteredTool,
   handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
   args: unknown,
-  ctx: RunContextData
+  ctx: RunContextData,
+  /** The call's span, the attempts' parent; the caller's span when absent. */
+  parent?: Tracer.AnySpan | undefined
 ): Effect.Effect<Attempts> => {
   const spec = tool.spec
   const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
@@ -57,7 +59,8 @@ export const runAttempts = (
     const span = spec.emitTrace
       ? {
         name: "kern.tool.execute",
-        attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts }
+        attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts },
+        parent
       }
       : undefined
     return Effect.map(

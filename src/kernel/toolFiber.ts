@@ -20,7 +20,12 @@ export interface ToolFiberOptions<R, E2> {
   /** The failure reported when the work is cut off by the timeout. */
   readonly onTimeout: () => E2
   /** A span around the work; the spans the work makes are its children. */
-  readonly span?: { readonly name: string; readonly attributes: Record<string, unknown> } | undefined
+  readonly span?: {
+    readonly name: string
+    readonly attributes: Record<string, unknown>
+    /** The span's parent, when not the caller's current span. */
+    readonly parent?: Tracer.AnySpan | undefined
+  } | undefined
 }
 
 /** How the work ended, and the span it ran in when it was traced. */
@@ -54,7 +59,11 @@ export const runToolFiber = <A, E, R, E2>(
       Effect.flatMap(
         options.span === undefined
           ? Effect.succeed(undefined)
-          : Effect.makeSpan(options.span.name, { attributes: options.span.attributes, captureStackTrace: false }),
+          : Effect.makeSpan(options.span.name, {
+            attributes: options.span.attributes,
+            captureStackTrace: false,
+            ...(options.span.parent === undefined ? {} : { parent: options.span.parent })
+          }),
         (span) =>
           Effect.withFiberRuntime<ToolFiberExit<A, E | E2>>((caller, status) => {
             // One copy of the services, with the Scope and the span: everything `work` requires.

@@ -8,6 +8,7 @@ import * as AgentRuntimeLive from "./AgentRuntime.js"
 import * as FollowupsLive from "./followupsLive.js"
 import * as MediaStore from "../media/MediaStore.js"
 import * as SubagentsLive from "./subagentsLive.js"
+import * as Telemetry from "./telemetry.js"
 import * as Spawn from "../tools/subagents/spawn.js"
 import * as JobsLive from "./jobsLive.js"
 import * as Jobs from "../tools/Jobs.js"
@@ -121,9 +122,10 @@ const configOf = (source: ConfigSource, report: Report) =>
  * the folder's lock is taken before kern.db is opened and released after everything above it has closed.
  */
 const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder, checkDatabase = false) => {
+  // A turn runner exports its telemetry when a collector is configured (telemetry.ts): over the config, under the rest.
   const config = hold === undefined
     ? configOf(source, report)
-    : heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))
+    : Telemetry.layer(report).pipe(Layer.provideMerge(heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))))
   const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
   // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.

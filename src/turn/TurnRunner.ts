@@ -31,6 +31,7 @@ import { noReplyEmit } from "./replyFilter.js"
 import { heartbeatInterface, MessageQueue, operatorUserId, type QueuedMessage } from "./MessageQueue.js"
 import { pairedInterfaces } from "../tools/Channels.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
+import { spannedTurnEnd, turnSpanAttributes } from "./turnSpan.js"
 import { loggedTurn, logModelStep } from "./turnLog.js"
 import { makeStepPrompt } from "./turnPrompt.js"
 import { makeToolkitCache } from "./turnToolkit.js"
@@ -433,6 +434,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       stops.during(input.message, (stop) => Effect.gen(function*() {
         // Stoppable from here to its end (TurnStops): looked at before each step, and ending the stream or the calls it meets.
         const turn = yield* openTurn(input, stop)
+        yield* Effect.annotateCurrentSpan(turnSpanAttributes(input.message, input.session.id, turn.model.modelId))
         // The turn's first event: what a channel knows the turn by (its conversation, its user).
         yield* turn.emit(incomingOf(input.message))
         yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
@@ -445,6 +447,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       })).pipe(
         Effect.provideService(SpendAttribution, spendOf(input.message)),
         loggedTurn(input.message, input.session.id),
+        spannedTurnEnd,
         Effect.withSpan("kern.agent.turn")
       )
 

@@ -9,6 +9,7 @@ import { type ModelPrice, usageCostCents } from "../model/pricing.js"
 import { addUsage, noUsage, type TurnEventBody, type TurnUsage } from "./TurnEvent.js"
 import type { Stopped } from "./TurnFailure.js"
 import type { TurnStop } from "./TurnStops.js"
+import { usageAttributes } from "./turnSpan.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
 export const watchdogTimeout = "5 minutes"
@@ -89,6 +90,7 @@ export const modelStep = (options: ModelStepOptions) =>
     let text = ""
     const calls: Array<StepCall> = []
     let usage = noUsage
+    let retries = 0
     // When the stream last sent something, for the watchdog: one timer per step, not one race per part.
     let lastPart = yield* Clock.currentTimeMillis
     const watchdog = Effect.gen(function*() {
@@ -152,7 +154,10 @@ export const modelStep = (options: ModelStepOptions) =>
     // Each retry, of the request (RedactingHttpClient's retryingClient) or of a stream that showed nothing, is told to
     // the turn's followers as it waits.
     const retried = Effect.retry(streamed, retryBeforeOutput).pipe(
-      Effect.provideService(RetryNotices, ({ text, waitMs }) => options.emit({ type: "retry", text, waitMs }))
+      Effect.provideService(RetryNotices, ({ text, waitMs }) => {
+        retries += 1
+        return options.emit({ type: "retry", text, waitMs })
+      })
     )
     // The watchdog runs beside the whole step, its retries' waits included (it counts from the last part, or the
     // step's start), and the turn's stop interrupts it: one fiber beside the stream per step, nothing per part.
@@ -160,5 +165,11 @@ export const modelStep = (options: ModelStepOptions) =>
     yield* stop === undefined ? Effect.raceFirst(retried, watchdog) : stop.guarded(retried, watchdog).pipe(
       Effect.catchTag("Stopped", (by) => Effect.suspend(() => Effect.fail(new StepStopped({ partial: { text, calls: [...calls], usage }, by }))))
     )
+    yield* Effect.annotateCurrentSpan({
+      ...(options.modelId === "" ? {} : { "gen_ai.request.model": options.modelId }),
+      ...usageAttributes(usage),
+      "kern.model.tool_calls": calls.length,
+      "kern.model.retries": retries
+    })
     return { text, calls, usage } satisfies StepResult
   }).pipe(Effect.withSpan("kern.agent.modelStep"))

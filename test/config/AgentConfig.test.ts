@@ -135,6 +135,7 @@ describe("AgentConfig", () => {
     ["subagents", 2, "the number 2"],
     ["jobs", 3, "the number 3"],
     ["media", 5, "the number 5"],
+    ["otel", "http://127.0.0.1:4318", "the string \"http://127.0.0.1:4318\""],
     ["limits", 100, "the number 100"]
   ]
 

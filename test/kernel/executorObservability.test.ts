@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Metric, MetricLabel, Option, Schema, Scope, TestClock, Tracer } from "effect"
+import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import { makeRunContext, RunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { toolFailure } from "../../src/kernel/ToolFailure.js"
@@ -151,4 +152,57 @@ describe("ToolExecutor observability", () => {
       const result = yield* Effect.provideService(execute("services.probe", {}), RunContext, ctx)
       assert.deepStrictEqual(result.data, { greeting: "hello", runId: ctx.runId, scoped: true, span: Option.some(result.spanId) })
     }).pipe(Effect.provide(kernelLayer())))
+})
+
+describe("the kern.tool.call span: the kernel's decision on each call", () => {
+  const callSpans = (run: Effect.Effect<unknown, unknown, ToolExecutor | ToolRegistry>, options: Parameters<typeof kernelLayer>[0] = {}) => {
+    const { spans, tracer } = recordingTracer()
+    return run.pipe(
+      Effect.map(() => spans.filter((span) => span.name === "kern.tool.call")),
+      Effect.provide(Layer.merge(kernelLayer(options), Layer.setTracer(tracer)))
+    )
+  }
+  const register = (toolId: string, safetyClass: "READ_ONLY" | "DESTRUCTIVE", maxRetries = 0) =>
+    Effect.flatMap(ToolRegistry, (registry) => {
+      let attempts = 0
+      return registry.register({ toolId, name: toolId, safetyClass, maxRetries, idempotent: true }, {
+        parameters: Schema.Struct({ secret: Schema.optional(Schema.String) }),
+        handler: () => Effect.suspend(() => ++attempts === 1 && maxRetries > 0 ? Effect.fail(toolFailure("NETWORK_ERROR", "blip", true)) : Effect.succeed("ok"))
+      })
+    })
+
+  it.effect("allowed, approved (by whom), denied by the budget, the scope or as an unknown tool; retries counted", () =>
+    Effect.gen(function*() {
+      const spans = yield* callSpans(
+        Effect.gen(function*() {
+          yield* register("read.thing", "READ_ONLY", 1)
+          yield* register("drop.thing", "DESTRUCTIVE")
+          const retried = yield* Effect.fork(inRun(execute("read.thing", {})))
+          yield* TestClock.adjust("10 seconds")
+          yield* Fiber.join(retried)
+          yield* inRun(execute("drop.thing", {}))
+          yield* inRun(execute("read.thing", {}), { budget: { maxToolCalls: 0 } })
+          yield* inRun(execute("drop.thing", {}), { toolScope: "read", userSid: "telegram:7" })
+          yield* inRun(execute("no.such.tool", { secret: "x" }))
+        }), { gate: ApprovalGate.allowAll("operator") })
+      const attributes = spans.map((span) => Object.fromEntries(span.attributes))
+      assert.strictEqual(spans.length, 5)
+      assert.isTrue(spans.every((span) => span.ended))
+      assert.deepInclude(attributes[0], { "kern.tool.id": "read.thing", "kern.tool.safety_class": "READ_ONLY", "kern.tool.decision": "allowed", "kern.tool.status": "ok", "kern.tool.retries": 1 })
+      assert.deepInclude(attributes[1], { "kern.tool.id": "drop.thing", "kern.tool.decision": "approved", "kern.tool.approved_by": "operator", "kern.tool.status": "ok" })
+      assert.deepInclude(attributes[2], { "kern.tool.decision": "denied", "kern.tool.denied_by": "budget", "kern.tool.error_code": "BUDGET_EXCEEDED" })
+      assert.deepInclude(attributes[3], { "kern.tool.decision": "denied", "kern.tool.denied_by": "scope", "kern.tool.status": "denied" })
+      assert.deepInclude(attributes[4], { "kern.tool.id": "no.such.tool", "kern.tool.denied_by": "unknown_tool", "kern.tool.error_code": "NOT_FOUND" })
+      assert.strictEqual(attributes[4]?.["kern.tool.args"], "{\"secret\":\"x\"}")
+    }))
+
+  it.effect("denied when the approval is refused: a DESTRUCTIVE call under a gate that says no", () =>
+    Effect.gen(function*() {
+      const spans = yield* callSpans(
+        Effect.gen(function*() {
+          yield* register("drop.thing", "DESTRUCTIVE")
+          yield* inRun(execute("drop.thing", {}))
+        }), { gate: ApprovalGate.denyAll("nobody here") })
+      assert.deepInclude(Object.fromEntries(spans[0]!.attributes), { "kern.tool.decision": "denied", "kern.tool.denied_by": "approval" })
+    }))
 })

@@ -61,20 +61,26 @@ describe("span parents of a tool registered inside a span", () => {
     }).pipe(Effect.provide(Layer.merge(kernelLayer(), Layer.setTracer(tracer))))
   }
 
-  it.effect("traced: the call's span is a child of the turn's, the handler's spans children of the call's", () =>
+  it.effect("traced: the call's span is a child of the turn's, its attempt's a child of the call's, the handler's spans children of the attempt's", () =>
     Effect.gen(function*() {
       const { named, result } = yield* registeredInSpan(true)
-      const call = named("kern.tool.execute")
+      const call = named("kern.tool.call")
+      const attempt = named("kern.tool.execute")
       assert.strictEqual(call?.parentSpanId, named("turn")?.spanId)
-      assert.strictEqual(call?.spanId, result.spanId)
-      assert.strictEqual(named("handler.work")?.parentSpanId, call?.spanId)
-      assert.strictEqual(call?.traceId, named("turn")?.traceId)
+      assert.strictEqual(attempt?.parentSpanId, call?.spanId)
+      assert.strictEqual(attempt?.spanId, result.spanId)
+      assert.strictEqual(named("handler.work")?.parentSpanId, attempt?.spanId)
+      assert.strictEqual(attempt?.traceId, named("turn")?.traceId)
+      assert.isTrue(call?.ended)
+      assert.strictEqual(call?.attributes.get("kern.tool.decision"), "allowed")
+      assert.strictEqual(call?.attributes.get("kern.tool.status"), "ok")
     }))
 
   it.effect("untraced: the handler's spans are children of the turn's, not of the registration's", () =>
     Effect.gen(function*() {
       const { named } = yield* registeredInSpan(false)
       assert.isUndefined(named("kern.tool.execute"))
+      assert.isUndefined(named("kern.tool.call"))
       const work = named("handler.work")
       assert.strictEqual(work?.parentSpanId, named("turn")?.spanId)
       assert.notStrictEqual(work?.parentSpanId, named("kern.kernel.registry.register")?.spanId)
