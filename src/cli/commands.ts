@@ -672,9 +672,18 @@ const restore = Command.make("restore", {
   )
 )
 
+const doctor = Command.make("doctor", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./doctor.js"), (m) => m.run(resolved)))).pipe(
+    Command.withDescription(
+      "Check the agent folder and say what to do about each problem: permissions, the lock, kern.db's integrity and " +
+        "migrations, the recall index, the summarizer, chat channel tokens, MCP servers, disk space, the config and the " +
+        "memory repository. Changes nothing; safe while the agent runs. Exit 1 on any problem."
+    )
+  )
+
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, doctor])
 )
 
 export const commands = kern
@@ -744,7 +753,8 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   "schedule rm": doc(scheduleRm, "Remove a schedule."),
   backup: { ...doc(backup, "Write the agent into one archive."), runsAlone: true },
   "backup verify": doc(backupVerify, "Check a backup's entries, bundle and database."),
-  restore: doc(restore, "Make a new agent folder from a backup.")
+  restore: doc(restore, "Make a new agent folder from a backup."),
+  doctor: doc(doctor, "Check the folder; what to do about each problem.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{
