@@ -206,7 +206,7 @@ describe("kern doctor", () => {
       const broken = yield* doctor(dir)
       expect(broken.text.status).toBe(1)
       expect(levels(broken.report)).toEqual({ ...allOk, database: "problem", recall: "warning", summarizer: "warning" })
-      expect(broken.text.stdout).toContain(`${dbFile} is damaged: SQLite's integrity check fails`)
+      expect(broken.text.stdout).toContain(`${dbFile} is damaged: SQLite's integrity check fails (database disk image is malformed)`)
       expect(broken.text.stdout).toContain("Put a good copy back (from a backup)")
       expect(checkOf(broken.report, "recall").summary).toBe("not checked: kern.db could not be read")
     })), 180_000)
