@@ -28,12 +28,16 @@ interface Report {
   readonly checks: ReadonlyArray<{ readonly check: string; readonly level: string; readonly summary: string; readonly fixes: ReadonlyArray<string> }>
 }
 
+/** `kern doctor --json`: its exit status and report, with the report's lines and fixes as text to look for. */
 const doctor = (dir: string) =>
   Effect.promise(async () => {
-    const text = await runKernIn(["doctor", dir], { env })
     const json = await runKernIn(["doctor", dir, "--json"], { env })
-    return { text, report: JSON.parse(json.stdout) as Report, jsonStatus: json.status }
+    const report = JSON.parse(json.stdout) as Report
+    const text = report.checks.map((check) => [check.summary, ...check.fixes.map((fix) => `${check.check}: ${fix}`)].join("\n")).join("\n")
+    return { status: json.status, stderr: json.stderr, report, text }
   })
+
+const doctorText = (dir: string) => Effect.promise(() => runKernIn(["doctor", dir], { env }))
 
 const levels = (report: Report) => Object.fromEntries(report.checks.map((check) => [check.check, check.level]))
 const checkOf = (report: Report, name: string) => report.checks.find((check) => check.check === name)!
@@ -117,14 +121,17 @@ describe("kern doctor", () => {
       const { dir, telegram } = yield* healthyFolder
 
       const healthy = yield* doctor(dir)
-      expect(healthy.text.status, healthy.text.stdout + healthy.text.stderr).toBe(0)
+      expect(healthy.status, healthy.text + healthy.stderr).toBe(0)
       expect(levels(healthy.report)).toEqual(allOk)
       expect(healthy.report.ok).toBe(true)
-      expect(healthy.text.stdout).toContain("all is well: 10 checks ok")
+      const healthyText = yield* doctorText(dir)
+      expect(healthyText.status).toBe(0)
+      expect(healthyText.stdout).toMatch(/^ok {7}lock {9}no kern runs this agent now$/m)
+      expect(healthyText.stdout.trimEnd().endsWith("all is well: 10 checks ok")).toBe(true)
       expect(checkOf(healthy.report, "channels").summary).toBe("telegram @kern_test_bot and slack take their tokens")
       expect(checkOf(healthy.report, "mcp").summary).toContain("words (1 tool)")
       expect(checkOf(healthy.report, "recall").summary).toContain("each with its vector")
-      expect(healthy.text.stdout).not.toContain("--fix")
+      expect(healthyText.stdout).not.toContain("--fix")
       // Read-only: the doctor leaves every file as it found it (kern.db's reader may add SQLite's -wal and -shm).
       const snapshot = () =>
         NodeFs.readdirSync(dir, { recursive: true }).map(String).filter((name) => !/kern\.db-(wal|shm)$/.test(name)).sort().map((name) => {
@@ -132,7 +139,7 @@ describe("kern doctor", () => {
           return `${name} ${stat.mode} ${stat.isFile() ? `${stat.size} ${stat.mtimeMs}` : ""}`
         })
       const before = snapshot()
-      expect((yield* doctor(dir)).text.status).toBe(0)
+      expect((yield* doctor(dir)).status).toBe(0)
       expect(snapshot()).toEqual(before)
 
       // Each problem is made in the folder, looked at, and undone (a copy would be a new inode for every session,
@@ -142,13 +149,18 @@ describe("kern doctor", () => {
 
       // .env readable by others.
       const envFile = NodePath.join(dir, ".kern/.env")
-      const opened = yield* problemWhile(() => NodeFs.chmodSync(envFile, 0o644), () => NodeFs.chmodSync(envFile, 0o600))
-      expect(opened.text.status).toBe(1)
-      expect(opened.jsonStatus).toBe(1)
+      const [opened, openedText] = yield* Effect.acquireUseRelease(
+        Effect.sync(() => NodeFs.chmodSync(envFile, 0o644)),
+        () => Effect.all([doctor(dir), doctorText(dir)]),
+        () => Effect.sync(() => NodeFs.chmodSync(envFile, 0o600))
+      )
+      expect(opened.status).toBe(1)
       expect(levels(opened.report)).toEqual({ ...allOk, permissions: "problem" })
-      expect(opened.text.stdout).toContain(`${envFile} is readable by other users (mode 644`)
-      expect(opened.text.stdout).toContain(`permissions: chmod 600 ${envFile}`)
-      expect(opened.text.stderr).toContain("kern: doctor found 1 problem")
+      expect(openedText.status).toBe(1)
+      expect(openedText.stdout).toMatch(new RegExp(`^problem {2}permissions  ${envFile}.* is readable by other users \\(mode 644`, "m"))
+      expect(openedText.stdout).toContain(`What to do:\n  permissions: chmod 600 ${envFile}\n`)
+      expect(openedText.stdout.trimEnd().endsWith("1 problem, 0 warnings")).toBe(true)
+      expect(openedText.stderr).toContain("kern: doctor found 1 problem")
 
       // A lock left by a process that is gone.
       const dead = spawnSync(process.execPath, ["-e", ""]).pid!
@@ -157,10 +169,10 @@ describe("kern doctor", () => {
         () => NodeFs.writeFileSync(lockFile, JSON.stringify({ pid: dead, startedAt: new Date().toISOString(), host: NodeOs.hostname(), command: "run" })),
         () => NodeFs.rmSync(lockFile)
       )
-      expect(stale.text.status).toBe(1)
+      expect(stale.status).toBe(1)
       expect(levels(stale.report)).toEqual({ ...allOk, lock: "problem" })
-      expect(stale.text.stdout).toContain(`${lockFile} is stale: pid ${dead} (run) is no longer running`)
-      expect(stale.text.stdout).toContain(`rm ${lockFile}`)
+      expect(stale.text).toContain(`${lockFile} is stale: pid ${dead} (run) is no longer running`)
+      expect(stale.text).toContain(`rm ${lockFile}`)
 
       // A Telegram token the Bot API refuses.
       const envText = NodeFs.readFileSync(envFile, "utf8")
@@ -168,11 +180,11 @@ describe("kern doctor", () => {
         () => NodeFs.writeFileSync(envFile, envText.replace(telegram.token, "999:not-the-token")),
         () => NodeFs.writeFileSync(envFile, envText)
       )
-      expect(rejected.text.status).toBe(1)
+      expect(rejected.status).toBe(1)
       expect(levels(rejected.report)).toEqual({ ...allOk, channels: "problem" })
-      expect(rejected.text.stdout).toContain("Telegram refuses TELEGRAM_BOT_TOKEN (Unauthorized)")
-      expect(rejected.text.stdout).toContain("channels: set TELEGRAM_BOT_TOKEN in .kern/.env")
-      expect(rejected.text.stdout).not.toContain("999:not-the-token")
+      expect(rejected.text).toContain("Telegram refuses TELEGRAM_BOT_TOKEN (Unauthorized)")
+      expect(rejected.text).toContain("channels: set TELEGRAM_BOT_TOKEN in .kern/.env")
+      expect(rejected.text).not.toContain("999:not-the-token")
 
       // An MCP server whose command does not exist.
       const configFile = NodePath.join(dir, ".kern/config.json")
@@ -181,20 +193,20 @@ describe("kern doctor", () => {
         () => NodeFs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(configText), mcpServers: { ghost: { command: "/nonexistent/kern-mcp-ghost" } } })),
         () => NodeFs.writeFileSync(configFile, configText)
       )
-      expect(missing.text.status).toBe(1)
+      expect(missing.status).toBe(1)
       expect(levels(missing.report)).toEqual({ ...allOk, mcp: "problem" })
-      expect(missing.text.stdout).toContain("MCP server \"ghost\" failed:")
-      expect(missing.text.stdout).toContain("mcp: check mcpServers.ghost.command (\"/nonexistent/kern-mcp-ghost\") and args in .kern/config.json")
+      expect(missing.text).toContain("MCP server \"ghost\" failed:")
+      expect(missing.text).toContain("mcp: check mcpServers.ghost.command (\"/nonexistent/kern-mcp-ghost\") and args in .kern/config.json")
 
       // A session recall has not indexed.
       const unindexed = yield* problemWhile(
         () => writeSessionFixture(dir, 12, "20261122-100000-000-cafe"),
         () => NodeFs.rmSync(NodePath.join(dir, ".kern/sessions/20261122-100000-000-cafe.jsonl"))
       )
-      expect(unindexed.text.status).toBe(1)
+      expect(unindexed.status).toBe(1)
       expect(levels(unindexed.report)).toEqual({ ...allOk, recall: "problem" })
-      expect(unindexed.text.stdout).toContain("12 messages in 1 session not yet indexed")
-      expect(unindexed.text.stdout).toContain("kern recall reindex")
+      expect(unindexed.text).toContain("12 messages in 1 session not yet indexed")
+      expect(unindexed.text).toContain("kern recall reindex")
 
       // A damaged page of kern.db.
       const dbFile = NodePath.join(dir, ".kern/kern.db")
@@ -204,10 +216,10 @@ describe("kern doctor", () => {
       NodeFs.writeSync(fd, Buffer.alloc(size, 0xa5), 0, size, (root - 1) * size)
       NodeFs.closeSync(fd)
       const broken = yield* doctor(dir)
-      expect(broken.text.status).toBe(1)
+      expect(broken.status).toBe(1)
       expect(levels(broken.report)).toEqual({ ...allOk, database: "problem", recall: "warning", summarizer: "warning" })
-      expect(broken.text.stdout).toContain(`${dbFile} is damaged: SQLite's integrity check fails (database disk image is malformed)`)
-      expect(broken.text.stdout).toContain("Put a good copy back (from a backup)")
+      expect(broken.text).toContain(`${dbFile} is damaged: SQLite's integrity check fails (database disk image is malformed)`)
+      expect(broken.text).toContain("Put a good copy back (from a backup)")
       expect(checkOf(broken.report, "recall").summary).toBe("not checked: kern.db could not be read")
     })), 180_000)
 
