@@ -121,15 +121,38 @@ describe("kern backup, backup verify, restore", () => {
       expect(git(restored, "status", "--porcelain")).toBe("")
       expect(NodeFs.readFileSync(NodePath.join(restored, "KNOWLEDGE.md"), "utf8")).toContain("pier 7")
 
+      // The restored index keeps what it read of each session (the restored files are new inodes): nothing is read,
+      // chunked or embedded again.
+      const indexed = (at: string) => {
+        const db = new (createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+          prepare: (sql: string) => { all: () => Array<{ session_id: string; dev: string; ino: string; offset: number; messages: number }> }
+          close: () => void
+        })(NodePath.join(at, ".kern", "kern.db"))
+        const rows = db.prepare("SELECT * FROM recall_sessions").all()
+        db.close()
+        return rows
+      }
+      const [kept] = indexed(restored)
+      const restoredSession = NodeFs.statSync(NodePath.join(restored, ".kern", "sessions", `${kept!.session_id}.jsonl`))
+      expect({ dev: kept!.dev, ino: kept!.ino }).toEqual({ dev: String(restoredSession.dev), ino: String(restoredSession.ino) })
+      expect(indexed(restored).map((row) => [row.session_id, row.offset, row.messages])).toEqual(indexed(dir).map((row) => [row.session_id, row.offset, row.messages]))
+      // The doctor finds the restored index where the original is (the turn after the backfill not indexed yet).
+      const recallOf = (at: string) =>
+        Effect.map(kern(["doctor", at, "--json"]), (result) =>
+          (JSON.parse(result.stdout) as { checks: ReadonlyArray<{ check: string; summary: string }> }).checks.find((check) => check.check === "recall"))
+      const original = yield* recallOf(dir)
+      expect(original?.summary).toContain("2 messages in 1 session not yet indexed")
+      expect(yield* recallOf(restored)).toEqual(original)
+
       // The same next request, summaries and cut included.
       const shown = (at: string) => Effect.map(kern(["context", "show", "--json", "--dir", at]), (result) => {
         expect(result.status, result.stderr).toBe(0)
         const json = JSON.parse(result.stdout) as { cut: number; messages: number; injected: unknown; tokens: { raw: number } }
         return { cut: json.cut, messages: json.messages, injected: json.injected, raw: json.tokens.raw }
       })
-      const original = yield* shown(dir)
-      expect(original.injected).not.toEqual([])
-      expect(yield* shown(restored)).toEqual(original)
+      const originalContext = yield* shown(dir)
+      expect(originalContext.injected).not.toEqual([])
+      expect(yield* shown(restored)).toEqual(originalContext)
 
       // Recall answers from the restored index.
       const search = yield* kern(["recall", "search", "spare key flowerpot", "--json", "--dir", restored])
