@@ -2,10 +2,8 @@ import type { HttpClient } from "@effect/platform"
 import { Duration, Effect } from "effect"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import * as SlackApi from "../../channels/slack/SlackApi.js"
-import { defaultApiUrl } from "../../channels/slack/SlackChannel.js"
 import { AuthTest, ConnectionsOpen } from "../../channels/slack/wire.js"
 import * as TelegramApi from "../../channels/telegram/api.js"
-import { defaultApiRoot } from "../../channels/telegram/TelegramChannel.js"
 import { type CheckResult, type Finding, problem, resultOf, warning } from "./Check.js"
 
 /** How long a peer has to answer the doctor: it asks one cheap question of each, all at once. */
@@ -17,7 +15,7 @@ const unreachable = (peer: string, root: string, detail: string): Finding =>
 /** Telegram's getMe with TELEGRAM_BOT_TOKEN: a 401 names the variable to fix. */
 const telegram = (env: Readonly<Record<string, string>>, token: string) =>
   Effect.gen(function*() {
-    const root = env["TELEGRAM_API_ROOT"]?.trim() || defaultApiRoot
+    const root = env["TELEGRAM_API_ROOT"]?.trim() || TelegramApi.defaultApiRoot
     const api = yield* TelegramApi.make({ root, token })
     return yield* api.getMe.pipe(
       Effect.timeoutFail({
@@ -43,7 +41,7 @@ const telegram = (env: Readonly<Record<string, string>>, token: string) =>
 /** Slack's auth.test with SLACK_BOT_TOKEN and apps.connections.open with SLACK_APP_TOKEN (a URL handed out, never opened). */
 const slack = (env: Readonly<Record<string, string>>, botToken: string, appToken: string) =>
   Effect.gen(function*() {
-    const root = env["SLACK_API_URL"] || defaultApiUrl
+    const root = env["SLACK_API_URL"] || SlackApi.defaultApiUrl
     const api = yield* SlackApi.make({ apiUrl: root, botToken, appToken })
     const ask = <A, I>(variable: string, method: string, schema: Parameters<typeof api.call<A, I>>[2], token: string) =>
       api.call(method, {}, schema, token).pipe(
