@@ -20,6 +20,7 @@ export const processFiles = [
   "test/cli/scheduleKill.test.ts",
   "test/cli/recallRebuild.test.ts",
   "test/cli/sessionLoad.test.ts",
+  "test/cli/backupRunning.test.ts",
   "test/context/endToEnd.test.ts",
   "test/runtime/subagentsKill.test.ts"
 ]

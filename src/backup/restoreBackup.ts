@@ -2,6 +2,9 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { agentPaths } from "../config/paths.js"
+import { relocateSessions } from "../recall/relocateSessions.js"
+import * as RecallStoreSqlite from "../recall/RecallStoreSqlite.js"
+import * as Database from "../storage/Database.js"
 import { tightenPrivateDir } from "../storage/privateFiles.js"
 import { BackupError, describe } from "./BackupError.js"
 import { integrityProblems } from "./databaseCopy.js"
@@ -19,6 +22,15 @@ export interface RestoreReport {
   readonly artifacts: number
   readonly secrets: boolean
 }
+
+/** The restored index keeps what it indexed of each restored session (relocateSessions.ts); an empty kern.db has none. */
+const keepRecallIndex = (dbFile: string, sessionsDir: string) =>
+  NodeFs.statSync(dbFile, { throwIfNoEntry: false })?.size === 0
+    ? Effect.void
+    : Effect.flatMap(RecallStoreSqlite.make, (store) => relocateSessions(store, sessionsDir)).pipe(
+      Effect.provide(Database.layer({ filename: dbFile })),
+      Effect.mapError((error) => new BackupError({ reason: "database", message: `${dbFile}: could not keep the recall index: ${error.message}` }))
+    )
 
 const inTheWay = (message: string) => new BackupError({ reason: "in-the-way", message })
 
@@ -75,6 +87,7 @@ export const restoreBackup = Effect.fn("kern.backup.restore")(function*(file: st
     })
     const failures = yield* tightenPrivateDir(paths.kernDir)
     if (failures.length > 0) return yield* new BackupError({ reason: "io", message: failures.map((failure) => failure.message).join("; ") })
+    yield* keepRecallIndex(paths.dbFile, paths.sessionsDir)
     return {
       dir: target,
       agent: manifest.agent,

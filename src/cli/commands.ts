@@ -693,12 +693,21 @@ const importCommand = Command.make("import", {
         "session of its own (conversation import-<kind>-…, seen by the operator and recall, never written to by a " +
         "channel) with its original times; memory files go to notes/ and knowledge/, never over an existing file, " +
         "committed once. Importing again skips what is there. The agent must not be running (the folder is held)."
+      )
+    )
+
+const doctor = Command.make("doctor", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
+  Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./doctor.js"), (m) => m.run(resolved)))).pipe(
+    Command.withDescription(
+      "Check the agent folder and say what to do about each problem: permissions, the lock, kern.db's integrity and " +
+        "migrations, the recall index, the summarizer, chat channel tokens, MCP servers, disk space, the config and the " +
+        "memory repository. Changes nothing; safe while the agent runs. Exit 1 on any problem."
     )
   )
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand, doctor])
 )
 
 export const commands = kern
@@ -769,7 +778,8 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   backup: { ...doc(backup, "Write the agent into one archive."), runsAlone: true },
   "backup verify": doc(backupVerify, "Check a backup's entries, bundle and database."),
   restore: doc(restore, "Make a new agent folder from a backup."),
-  import: doc(importCommand, "Import conversations and memory from kern-ai, OpenClaw or opencode.")
+  import: doc(importCommand, "Import conversations and memory from kern-ai, OpenClaw or opencode."),
+  doctor: doc(doctor, "Check the folder; what to do about each problem.")
 }
 
 export type InitArgs = Command.Command.ParseConfig<{

@@ -95,6 +95,11 @@ export interface RecallStoreShape {
   readonly sessionStates: E<ReadonlyArray<SessionState>>
   /** Forgets everything indexed from a session (it was rewritten, truncated or deleted). */
   readonly resetSession: (sessionId: string) => E<void>
+  /**
+   * The session's file is another file on disk with the same lines (a restored backup's): what was indexed of it is
+   * kept, under the file's new device and inode, instead of read again.
+   */
+  readonly relocateSession: (sessionId: string, dev: string, ino: string) => E<void>
   /** Stores newly read messages and the new reading state, together. */
   readonly appendMessages: (state: SessionState, messages: ReadonlyArray<IndexedMessage>) => E<void>
   readonly messagesIn: (sessionId: string, start: number, end: number) => E<ReadonlyArray<IndexedMessage>>

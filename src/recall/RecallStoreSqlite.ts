@@ -137,6 +137,13 @@ export const make = Effect.gen(function*() {
       yield* sql`DELETE FROM recall_sessions WHERE session_id = ${sessionId}`
     }).pipe(transaction(sql), Effect.mapError(failed("reset a session in")), Effect.withSpan("kern.recall.store.resetSession"))
 
+  const relocateSession = (sessionId: string, dev: string, ino: string) =>
+    sql`UPDATE recall_sessions SET dev = ${dev}, ino = ${ino} WHERE session_id = ${sessionId}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(failed("write")),
+      Effect.withSpan("kern.recall.store.relocateSession")
+    )
+
   const appendMessages = (state: SessionState, messages: ReadonlyArray<IndexedMessage>) =>
     Effect.gen(function*() {
       for (let i = 0; i < messages.length; i += batchRows) {
@@ -340,6 +347,7 @@ export const make = Effect.gen(function*() {
     setNote,
     sessionStates,
     resetSession,
+    relocateSession,
     appendMessages,
     messagesIn,
     addSessionChunks,

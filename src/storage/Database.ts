@@ -36,7 +36,7 @@ const describeCause = (error: unknown): string =>
 const runMigrations = Migrator.make({})
 
 /** The id of a migration record's newest entry (`0500_channel_cursors` is 500). */
-const newestId = (migrations: Record<string, unknown>): number =>
+export const newestId = (migrations: Record<string, unknown>): number =>
   Math.max(0, ...Object.keys(migrations).map((key) => Number.parseInt(key, 10)).filter(Number.isFinite))
 
 const AppliedRows = Schema.Array(Schema.Struct({ newest: Schema.NullOr(Schema.Number) }))
@@ -80,7 +80,7 @@ const sqliteHeader = Buffer.from("SQLite format 3\u0000", "latin1")
  * SQLite itself would silently overwrite a file shorter than its header, and kern.db holds the audit log. Runs
  * inside Effect.try: an unreadable file is a DatabaseError.
  */
-const hasSqliteHeader = (file: string): boolean => {
+export const hasSqliteHeader = (file: string): boolean => {
   if (!NodeFs.existsSync(file)) return true
   const fd = NodeFs.openSync(file, "r")
   try {

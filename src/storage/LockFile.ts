@@ -143,12 +143,13 @@ const removeIfHolding = (file: string, content: string) =>
   })
 
 /** What a look at an existing lock file found. */
-type Found =
+export type Found =
   | { readonly _tag: "Gone" }
   | { readonly _tag: "Live"; readonly holder: LockHolder }
   | { readonly _tag: "Stale"; readonly content: string; readonly why: string }
 
-const inspect = (file: string) =>
+/** What the lock file says now, looked at only (`kern doctor`): absent, held by a live process, or stale. */
+export const inspect = (file: string) =>
   Effect.gen(function*() {
     const content = yield* readText(file)
     if (Option.isNone(content)) return { _tag: "Gone" } satisfies Found

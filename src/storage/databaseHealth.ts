@@ -67,7 +67,8 @@ export const quickCheck = (dbFile: string): Effect.Effect<void, DatabaseProblem,
     const damaged = (detail: string) => new DatabaseProblem({ file: dbFile, reason: "damaged", detail })
     const rows = yield* sql`PRAGMA quick_check(5)`.pipe(
       Effect.flatMap(Schema.decodeUnknown(CheckRows)),
-      Effect.mapError((error) => damaged(error.message))
+      // SQLite's own words ("database disk image is malformed") are in the SqlError's cause.
+      Effect.mapError((error) => damaged("cause" in error && error.cause instanceof Error ? error.cause.message : error.message))
     )
     const problems = rows.flatMap((row) => Object.values(row)).filter((line) => line !== "ok")
     if (problems.length > 0) return yield* damaged(problems.join("; "))

@@ -4,6 +4,7 @@ import { execFileSync, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { gunzipSync } from "node:zlib"
 import { Recall } from "../../src/recall/Recall.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
 import { runKernIn } from "../support/inProcessCli.js"
@@ -120,15 +121,38 @@ describe("kern backup, backup verify, restore", () => {
       expect(git(restored, "status", "--porcelain")).toBe("")
       expect(NodeFs.readFileSync(NodePath.join(restored, "KNOWLEDGE.md"), "utf8")).toContain("pier 7")
 
+      // The restored index keeps what it read of each session (the restored files are new inodes): nothing is read,
+      // chunked or embedded again.
+      const indexed = (at: string) => {
+        const db = new (createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+          prepare: (sql: string) => { all: () => Array<{ session_id: string; dev: string; ino: string; offset: number; messages: number }> }
+          close: () => void
+        })(NodePath.join(at, ".kern", "kern.db"))
+        const rows = db.prepare("SELECT * FROM recall_sessions").all()
+        db.close()
+        return rows
+      }
+      const [kept] = indexed(restored)
+      const restoredSession = NodeFs.statSync(NodePath.join(restored, ".kern", "sessions", `${kept!.session_id}.jsonl`))
+      expect({ dev: kept!.dev, ino: kept!.ino }).toEqual({ dev: String(restoredSession.dev), ino: String(restoredSession.ino) })
+      expect(indexed(restored).map((row) => [row.session_id, row.offset, row.messages])).toEqual(indexed(dir).map((row) => [row.session_id, row.offset, row.messages]))
+      // The doctor finds the restored index where the original is (the turn after the backfill not indexed yet).
+      const recallOf = (at: string) =>
+        Effect.map(kern(["doctor", at, "--json"]), (result) =>
+          (JSON.parse(result.stdout) as { checks: ReadonlyArray<{ check: string; summary: string }> }).checks.find((check) => check.check === "recall"))
+      const original = yield* recallOf(dir)
+      expect(original?.summary).toContain("2 messages in 1 session not yet indexed")
+      expect(yield* recallOf(restored)).toEqual(original)
+
       // The same next request, summaries and cut included.
       const shown = (at: string) => Effect.map(kern(["context", "show", "--json", "--dir", at]), (result) => {
         expect(result.status, result.stderr).toBe(0)
         const json = JSON.parse(result.stdout) as { cut: number; messages: number; injected: unknown; tokens: { raw: number } }
         return { cut: json.cut, messages: json.messages, injected: json.injected, raw: json.tokens.raw }
       })
-      const original = yield* shown(dir)
-      expect(original.injected).not.toEqual([])
-      expect(yield* shown(restored)).toEqual(original)
+      const originalContext = yield* shown(dir)
+      expect(originalContext.injected).not.toEqual([])
+      expect(yield* shown(restored)).toEqual(originalContext)
 
       // Recall answers from the restored index.
       const search = yield* kern(["recall", "search", "spare key flowerpot", "--json", "--dir", restored])
@@ -183,4 +207,56 @@ describe("kern backup, backup verify, restore", () => {
       expect(lines.length).toBeGreaterThanOrEqual(50)
       expect(lines.every((line) => typeof JSON.parse(line) === "object")).toBe(true)
     })))
+
+  it.live("--include-secrets: .kern/.env goes into the archive (0600, and the command says so); without it, .env is absent", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      const secret = "sk-live-backup-secret-0123456789"
+      writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model" }), "AGENTS.md": "# agent\n", ".gitignore": ".kern/\n" })
+      NodeFs.writeFileSync(NodePath.join(dir, ".kern/.env"), `OPENAI_API_KEY=${secret}\n`, { mode: 0o600 })
+      git(dir, "init", "-q")
+      git(dir, "add", "-A")
+      git(dir, "commit", "-qm", "first")
+      const out = makeTempDir()
+      /** The archive's entries, and whether the secret is anywhere in its bytes once unzipped. */
+      const contents = (archive: string) => ({
+        entries: execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).trim().split("\n"),
+        holdsSecret: gunzipSync(NodeFs.readFileSync(archive)).includes(secret)
+      })
+
+      const plain = NodePath.join(out, "plain.tar.gz")
+      const without = yield* kern(["backup", dir, "-o", plain])
+      expect(without.status, without.stderr).toBe(0)
+      expect(without.stdout).toContain("secrets (.kern/.env) are not in it: add --include-secrets for them")
+      expect(NodeFs.statSync(plain).mode & 0o777).toBe(0o600)
+      expect(contents(plain).entries).toContain(".kern/config.json")
+      expect(contents(plain).entries).not.toContain(".kern/.env")
+      expect(contents(plain).holdsSecret).toBe(false)
+
+      const full = NodePath.join(out, "full.tar.gz")
+      const withSecrets = yield* kern(["backup", dir, "-o", full, "--include-secrets"])
+      expect(withSecrets.status, withSecrets.stderr).toBe(0)
+      expect(withSecrets.stdout).toContain(", config, .kern/.env")
+      expect(withSecrets.stdout).toContain("it holds the agent's secrets (.kern/.env): written 0600, readable only by you")
+      expect(NodeFs.statSync(full).mode & 0o777).toBe(0o600)
+      expect(contents(full).entries).toContain(".kern/.env")
+      expect(contents(full).holdsSecret).toBe(true)
+      const json = yield* kern(["backup", dir, "-o", NodePath.join(out, "full2.tar.gz"), "--include-secrets", "--json"])
+      expect(JSON.parse(json.stdout)).toMatchObject({ secrets: true })
+
+      const verified = yield* kern(["backup", "verify", full])
+      expect(verified.status, verified.stderr).toBe(0)
+      expect(verified.stdout).toContain("; it holds .kern/.env")
+      const restored = NodePath.join(makeTempDir(), "restored")
+      const back = yield* kern(["restore", full, "--dir", restored])
+      expect(back.status, back.stderr).toBe(0)
+      expect(back.stdout).not.toContain("the backup holds no secrets")
+      expect(NodeFs.readFileSync(NodePath.join(restored, ".kern/.env"), "utf8")).toBe(`OPENAI_API_KEY=${secret}\n`)
+      expect(NodeFs.statSync(NodePath.join(restored, ".kern/.env")).mode & 0o777).toBe(0o600)
+      const plainRestored = NodePath.join(makeTempDir(), "plain")
+      const plainBack = yield* kern(["restore", plain, "--dir", plainRestored])
+      expect(plainBack.status, plainBack.stderr).toBe(0)
+      expect(plainBack.stdout).toContain("the backup holds no secrets")
+      expect(NodeFs.existsSync(NodePath.join(plainRestored, ".kern/.env"))).toBe(false)
+    }))
 })

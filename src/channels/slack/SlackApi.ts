@@ -25,6 +25,9 @@ export class SlackApiError extends Schema.TaggedError<SlackApiError>()("SlackApi
   }
 }
 
+/** The Web API's root unless SLACK_API_URL names another (a test server). */
+export const defaultApiUrl = "https://slack.com/api/"
+
 export interface SlackApiSettings {
   /** The Web API root, ending in `/` (`https://slack.com/api/`). */
   readonly apiUrl: string

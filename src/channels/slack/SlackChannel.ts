@@ -26,7 +26,7 @@ import { splitMessage } from "./split.js"
 import { decodeTarget, isUserId, postFields } from "./target.js"
 import { AuthTest, ConversationsOpen, Posted } from "./wire.js"
 
-export const defaultApiUrl = "https://slack.com/api/"
+export { defaultApiUrl } from "./SlackApi.js"
 
 const channelError = (error: SlackApi.SlackApiError) =>
   new ChannelError({
@@ -45,7 +45,7 @@ const make = Effect.gen(function*() {
     }
     return
   }
-  const api = yield* SlackApi.make({ apiUrl: env["SLACK_API_URL"] || defaultApiUrl, botToken, appToken })
+  const api = yield* SlackApi.make({ apiUrl: env["SLACK_API_URL"] || SlackApi.defaultApiUrl, botToken, appToken })
   const runtime = yield* AgentRuntime
   const approvals = yield* Approvals
   const channels = yield* Channels

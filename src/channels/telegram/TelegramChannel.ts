@@ -26,7 +26,7 @@ import { finishPlaceholder, makeReplies, telegramInterface } from "./replies.js"
 
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
 export const offsetKey = "telegram:offset"
-export const defaultApiRoot = "https://api.telegram.org"
+export { defaultApiRoot } from "./api.js"
 
 /** Waits after the n-th failure in a row: 1 s, 2 s, 4 s … up to a minute. */
 export const backoff = (failures: number): Duration.Duration => Duration.seconds(Math.min(60, 2 ** Math.max(0, failures - 1)))
@@ -57,7 +57,7 @@ export const layer: Layer.Layer<
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
   if (token === "") return
-  const root = env["TELEGRAM_API_ROOT"]?.trim() || defaultApiRoot
+  const root = env["TELEGRAM_API_ROOT"]?.trim() || Api.defaultApiRoot
   const runtime = yield* AgentRuntime
   const inbox = yield* Inbox
   const pairings = yield* PairingStore

@@ -124,6 +124,9 @@ export interface SendOptions {
   readonly keyboard?: InlineKeyboard | undefined
 }
 
+/** The Bot API's root unless TELEGRAM_API_ROOT names another (a test server). */
+export const defaultApiRoot = "https://api.telegram.org"
+
 /** The long poll waits this many seconds for an update before answering an empty list. */
 export const pollSeconds = 25
 
