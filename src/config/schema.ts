@@ -9,6 +9,7 @@ import { ToolLists, toolListsExpectation } from "./toolLists.js"
 import { Limits, limitsExpectation } from "./limits.js"
 import { SubagentsConfig, subagentsDefaults, subagentsExpectation } from "./subagents.js"
 import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
+import { RetentionConfig, retentionDefaults, retentionExpectation } from "./retention.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -124,7 +125,8 @@ export const KernConfigFields = {
   tools: Schema.optionalWith(ToolLists, { default: () => ({ block: [] }) }),
   limits: Schema.optionalWith(Limits, { default: () => ({}) }),
   subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults }),
-  jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults })
+  jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults }),
+  retention: Schema.optionalWith(RetentionConfig, { default: () => retentionDefaults })
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -189,7 +191,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   tools: toolListsExpectation,
   limits: limitsExpectation,
   subagents: subagentsExpectation,
-  jobs: jobsExpectation
+  jobs: jobsExpectation,
+  retention: retentionExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))
