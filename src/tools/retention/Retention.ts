@@ -6,7 +6,7 @@ import { spendZone } from "../../model/spendCaps.js"
 import { pruneArtifacts } from "./pruneArtifacts.js"
 import { pruneCounts } from "./pruneCounts.js"
 import { pruneEvents } from "./pruneEvents.js"
-import { RetentionReport } from "./RetentionReport.js"
+import type { RetentionReport } from "./RetentionReport.js"
 
 export class RetentionError extends Schema.TaggedError<RetentionError>()("RetentionError", {
   message: Schema.String
@@ -26,7 +26,7 @@ export interface RetentionRun {
 export const vacuumShare = 0.1
 
 const PageCount = Schema.Struct({ pages: Schema.Number, free: Schema.Number, pageSize: Schema.Number })
-const StateRow = Schema.Struct({ lastRunAtMs: Schema.Number, report: Schema.parseJson(RetentionReport) })
+const StateRow = Schema.Struct({ lastRunAtMs: Schema.Number })
 
 /**
  * Retention of what kern.db and `.kern/artifacts/` gather (config `retention`): artifacts, the event log and count
@@ -117,15 +117,13 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
         return report
       }).pipe(Effect.withSpan("kern.retention.run", { attributes: { dryRun: options.dryRun } }))
 
-    /** When retention last ran (not a dry run) and what it freed; none before the first run. */
-    const lastRun = SqlSchema.findOne({
+    /** When retention last ran (not a dry run: `kern gc` or the agent's daily job); none before the first run. */
+    const lastRunAtMs = SqlSchema.findOne({
       Request: Schema.Void,
       Result: StateRow,
-      execute: () => sql`SELECT last_run_at_ms, report FROM retention_state WHERE id = 1`
-    })(undefined).pipe(Effect.mapError(fail("read when retention last ran")))
+      execute: () => sql`SELECT last_run_at_ms FROM retention_state WHERE id = 1`
+    })(undefined).pipe(Effect.map(Option.map((row) => row.lastRunAtMs)), Effect.mapError(fail("read when retention last ran")))
 
-    return { run, lastRun } as const
+    return { run, lastRunAtMs } as const
   })
 }) {}
-
-export type LastRetentionRun = Option.Option<typeof StateRow.Type>
