@@ -134,7 +134,8 @@ describe("AgentConfig", () => {
     ["tools", "webfetch", "the string \"webfetch\""],
     ["subagents", 2, "the number 2"],
     ["jobs", 3, "the number 3"],
-    ["limits", 100, "the number 100"]
+    ["limits", 100, "the number 100"],
+    ["retention", "forever", "the string \"forever\""]
   ]
 
   it("the wrong-type table covers every key", () => {
