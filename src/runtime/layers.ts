@@ -14,7 +14,6 @@ import * as SubAgents from "../tools/subagents/SubAgents.js"
 import * as JobsTool from "../tools/jobsTool.js"
 import { JobStore } from "../tools/JobStore.js"
 import * as ScheduleLoop from "./ScheduleLoop.js"
-import * as RetentionJob from "./RetentionJob.js"
 import * as InboxSql from "./Inbox.js"
 import * as TurnLoop from "./TurnLoop.js"
 import { PairingStore } from "../users/PairingStore.js"
@@ -225,11 +224,11 @@ export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) =>
 }
 
 /**
- * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop), the
- * schedules, the heartbeat among them (ScheduleLoop), and the daily retention (RetentionJob). Closing it stops them
- * before anything below closes (the sessions, kern.db, the lock).
+ * What serves the running agent, from when it is built until its scope closes: the turn loop (TurnLoop) and the
+ * schedules, the heartbeat among them (ScheduleLoop). Closing it stops both before anything below closes (the sessions,
+ * kern.db, the lock).
  */
-export const servingLayer = Layer.mergeAll(TurnLoop.layer, ScheduleLoop.layer, RetentionJob.layer)
+export const servingLayer = Layer.mergeAll(TurnLoop.layer, ScheduleLoop.layer)
 
 /**
  * The AgentRuntime (with its heartbeat schedule), serving, over layers the caller builds (agentRuntimeLayer and what

@@ -11,6 +11,9 @@ export const eventBatch = 2_000
 
 export const dayMs = 86_400_000
 
+/** Event ids summed per statement when the log's size is measured. */
+const sumRange = 20_000
+
 /**
  * A row's bytes, estimated: its text columns (UTF-8) with the two indexes' copies of run_id and tool_id, and 48 bytes
  * for its numbers, ids and record headers. Within a few percent of the table's and its indexes' pages (dbstat).
@@ -34,9 +37,13 @@ const EventRow = Schema.Struct({ eventId: Schema.Number, tsMs: Schema.Number, by
 export const pruneEvents = (sql: SqlClient.SqlClient, limits: RetentionLimits, nowMs: number, dryRun: boolean) =>
   Effect.gen(function*() {
     const totals = SqlSchema.single({
-      Request: Schema.Void,
+      Request: Schema.Struct({ from: Schema.Number, to: Schema.Number }),
       Result: Totals,
-      execute: () => sql.unsafe(`SELECT count(*) AS count, coalesce(sum(${rowBytes}), 0) AS bytes FROM kernel_events`)
+      execute: ({ from, to }) =>
+        sql.unsafe(`SELECT count(*) AS count, coalesce(sum(${rowBytes}), 0) AS bytes FROM kernel_events WHERE event_id BETWEEN ? AND ?`, [
+          from,
+          to
+        ])
     })
     const batch = SqlSchema.findAll({
       Request: Schema.Number,
@@ -47,7 +54,19 @@ export const pruneEvents = (sql: SqlClient.SqlClient, limits: RetentionLimits, n
           eventBatch
         ])
     })
-    const before = yield* totals(undefined)
+    // Summed a range of ids at a time, with the event loop let go between ranges: one scan of a million rows held
+    // the agent's process for seconds (retention.gc.events.1m).
+    const bounds = yield* SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ low: Schema.NullOr(Schema.Number), high: Schema.NullOr(Schema.Number) }),
+      execute: () => sql`SELECT min(event_id) AS low, max(event_id) AS high FROM kernel_events`
+    })(undefined)
+    let before = { count: 0, bytes: 0 }
+    for (let from = bounds.low ?? 1; bounds.high !== null && from <= bounds.high; from += sumRange) {
+      const part = yield* totals({ from, to: from + sumRange - 1 })
+      before = { count: before.count + part.count, bytes: before.bytes + part.bytes }
+      yield* yieldToEventLoop
+    }
     const cutoffMs = limits.maxAgeDays === null ? -Infinity : nowMs - limits.maxAgeDays * dayMs
     let excess = limits.maxBytes === null ? 0 : before.bytes - limits.maxBytes
     let pruned: Freed = { count: 0, bytes: 0 }
