@@ -518,6 +518,18 @@ const jobs = Command.make("jobs", { dir: dirArg, dirFlag: dirOption, json: jsonO
     )
   )
 
+const gc = Command.make("gc", {
+  dir: dirArg,
+  dirFlag: dirOption,
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be freed and change nothing")),
+  json: jsonOption
+}, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./gc.js"), (m) => m.gc(resolved)))).pipe(
+  Command.withDescription(
+    "Apply retention now (config retention: artifacts, the event log, count records; never sessions or memory) and " +
+      "say what it freed per kind. With or without a running agent; kern.db is vacuumed only while no agent runs."
+  )
+)
+
 const users = Command.make("users", { dir: dirArg, dirFlag: dirOption, json: jsonOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./users.js"), (m) => m.list(resolved)))).pipe(
     Command.withDescription("Channel users: approved (role, tool scope) and pending (code); promote, scope, revoke."),
@@ -707,7 +719,7 @@ const doctor = Command.make("doctor", { dir: dirArg, dirFlag: dirOption, json: j
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand, doctor])
+  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, gc, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand, doctor])
 )
 
 export const commands = kern
@@ -748,6 +760,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   approve: doc(approve, "Approve a waiting tool call."),
   deny: doc(deny, "Refuse a waiting tool call."),
   jobs: doc(jobs, "Background jobs and how they ended."),
+  gc: doc(gc, "Prune old artifacts, events and count records now."),
   users: { ...doc(users, "Channel users, their roles and tool scopes."), runsAlone: true },
   "users promote": doc(usersPromote, "Make a user an operator."),
   "users scope": doc(usersScope, "Set a user's tool scope and memory reach."),

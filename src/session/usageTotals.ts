@@ -6,21 +6,38 @@ import { Usage } from "./messages.js"
 export const UsageTotals = Schema.Struct({ turns: Schema.Number, ...Usage.fields })
 export type UsageTotals = typeof UsageTotals.Type
 
-/** Usage summed over every finished agent turn (not agentic runs) recorded in kern.db's event log. */
+/**
+ * The usage of finished agent turns (not agentic runs) as kern.db's event log records them: one sum per field, from
+ * `detail`. Shared by the totals below and by retention, which carries the usage of the events it prunes.
+ */
+export const finishedTurnUsageColumns = `count(*) AS turns,
+  coalesce(sum(json_extract(detail, '$.usage.inputTokens')), 0) AS input_tokens,
+  coalesce(sum(json_extract(detail, '$.usage.outputTokens')), 0) AS output_tokens,
+  coalesce(sum(json_extract(detail, '$.usage.cachedInputTokens')), 0) AS cached_input_tokens,
+  coalesce(sum(json_extract(detail, '$.usage.cacheWriteTokens')), 0) AS cache_write_tokens,
+  coalesce(sum(json_extract(detail, '$.usage.costUsdCents')), 0) AS cost_usd_cents`
+
+export const isFinishedTurn = `decision_key = 'kernel.run.finished' AND json_extract(detail, '$.kind') = 'turn'`
+
+/**
+ * Usage summed over every finished agent turn (not agentic runs): those recorded in kern.db's event log, plus those
+ * whose events retention pruned (`usage_carried`).
+ */
 export const usageTotals = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const query = SqlSchema.single({
     Request: Schema.Void,
     Result: UsageTotals,
     execute: () =>
-      sql`SELECT
-          count(*) AS turns,
-          coalesce(sum(json_extract(detail, '$.usage.inputTokens')), 0) AS input_tokens,
-          coalesce(sum(json_extract(detail, '$.usage.outputTokens')), 0) AS output_tokens,
-          coalesce(sum(json_extract(detail, '$.usage.cachedInputTokens')), 0) AS cached_input_tokens,
-          coalesce(sum(json_extract(detail, '$.usage.cacheWriteTokens')), 0) AS cache_write_tokens,
-          coalesce(sum(json_extract(detail, '$.usage.costUsdCents')), 0) AS cost_usd_cents
-        FROM kernel_events WHERE decision_key = 'kernel.run.finished' AND json_extract(detail, '$.kind') = 'turn'`
+      sql.unsafe(`SELECT
+          l.turns + coalesce(c.turns, 0) AS turns,
+          l.input_tokens + coalesce(c.input_tokens, 0) AS input_tokens,
+          l.output_tokens + coalesce(c.output_tokens, 0) AS output_tokens,
+          l.cached_input_tokens + coalesce(c.cached_input_tokens, 0) AS cached_input_tokens,
+          l.cache_write_tokens + coalesce(c.cache_write_tokens, 0) AS cache_write_tokens,
+          l.cost_usd_cents + coalesce(c.cost_usd_cents, 0) AS cost_usd_cents
+        FROM (SELECT ${finishedTurnUsageColumns} FROM kernel_events WHERE ${isFinishedTurn}) l
+        LEFT JOIN usage_carried c ON c.id = 1`)
   })
   return yield* query(undefined)
 }).pipe(Effect.withSpan("kern.kernel.usageTotals"))

@@ -30,7 +30,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1020_subagents",
   "1030_schedules",
   "1040_spend_ledger",
-  "1050_media"
+  "1050_media",
+  "1065_retention"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -42,7 +43,7 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE INDEX kernel_events_tool ON kernel_events (tool_id, event_id)",
   "CREATE TABLE contract_baselines (\n    surface TEXT NOT NULL,\n    tool_id TEXT NOT NULL,\n    fingerprint TEXT NOT NULL,\n    safety_class TEXT NOT NULL,\n    side_effect_level TEXT NOT NULL,\n    approved_by TEXT NOT NULL,\n    approved_at_ms INTEGER NOT NULL, contract TEXT,\n    PRIMARY KEY (surface, tool_id)\n  )",
   "CREATE TABLE durable_memory (\n    key TEXT PRIMARY KEY NOT NULL,\n    value TEXT NOT NULL,\n    source TEXT NOT NULL DEFAULT '',\n    confidence REAL NOT NULL DEFAULT 1,\n    created_at_ms INTEGER NOT NULL,\n    ttl_s REAL\n  )",
-  "CREATE TABLE tool_artifacts (\n    artifact_id TEXT PRIMARY KEY NOT NULL,\n    sha256 TEXT NOT NULL UNIQUE,\n    bytes INTEGER NOT NULL,\n    lines INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  )",
+  "CREATE TABLE tool_artifacts (\n    artifact_id TEXT PRIMARY KEY NOT NULL,\n    sha256 TEXT NOT NULL UNIQUE,\n    bytes INTEGER NOT NULL,\n    lines INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  , last_used_at_ms INTEGER NOT NULL DEFAULT 0, pruned_at_ms INTEGER)",
   "CREATE TABLE tool_artifact_uses (\n    session_id TEXT NOT NULL,\n    artifact_id TEXT NOT NULL REFERENCES tool_artifacts (artifact_id),\n    tool_id TEXT NOT NULL,\n    first_seen_at_ms INTEGER NOT NULL,\n    PRIMARY KEY (session_id, artifact_id)\n  )",
   "CREATE TABLE pairings (\n    code TEXT PRIMARY KEY NOT NULL,\n    interface TEXT NOT NULL,\n    user_id TEXT NOT NULL,\n    chat_id TEXT NOT NULL,\n    display_name TEXT NOT NULL DEFAULT '',\n    status TEXT NOT NULL CHECK (status IN ('pending', 'approved')),\n    requested_at_ms INTEGER NOT NULL,\n    approved_at_ms INTEGER,\n    approved_by TEXT, role TEXT NOT NULL DEFAULT 'user' CHECK (role IN ('operator', 'user')), tool_scope TEXT CHECK (tool_scope IS NULL OR tool_scope IN ('read', 'write', 'full')), expires_at_ms INTEGER, memory TEXT NOT NULL DEFAULT 'shared' CHECK (memory IN ('shared', 'all')),\n    UNIQUE (interface, user_id)\n  )",
   "CREATE TABLE tool_reads (\n    session_id TEXT NOT NULL,\n    path TEXT NOT NULL,\n    size INTEGER NOT NULL,\n    sha256 TEXT NOT NULL,\n    recorded_at_ms INTEGER NOT NULL,\n    PRIMARY KEY (session_id, path)\n  ) WITHOUT ROWID",
@@ -69,7 +70,7 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE \"recall_vectors\" (\n    chunk_id INTEGER PRIMARY KEY NOT NULL REFERENCES recall_chunks (id) ON DELETE CASCADE,\n    embedding BLOB NOT NULL,\n    scale REAL NOT NULL\n  )",
   "CREATE TABLE notices (key TEXT PRIMARY KEY, given_at_ms INTEGER NOT NULL)",
   "CREATE TABLE mcp_tool_cache (\n    server TEXT PRIMARY KEY,\n    tools TEXT NOT NULL,\n    listed_at INTEGER NOT NULL\n  )",
-  "CREATE TABLE context_stats (\n    session_id TEXT PRIMARY KEY,\n    active_context_tokens INTEGER NOT NULL DEFAULT 0,\n    compactions INTEGER NOT NULL DEFAULT 0,\n    saved_by_compaction_bytes INTEGER NOT NULL DEFAULT 0,\n    duplicates INTEGER NOT NULL DEFAULT 0,\n    saved_by_duplicates_bytes INTEGER NOT NULL DEFAULT 0\n  )",
+  "CREATE TABLE context_stats (\n    session_id TEXT PRIMARY KEY,\n    active_context_tokens INTEGER NOT NULL DEFAULT 0,\n    compactions INTEGER NOT NULL DEFAULT 0,\n    saved_by_compaction_bytes INTEGER NOT NULL DEFAULT 0,\n    duplicates INTEGER NOT NULL DEFAULT 0,\n    saved_by_duplicates_bytes INTEGER NOT NULL DEFAULT 0\n  , updated_at_ms INTEGER NOT NULL DEFAULT 0)",
   "CREATE TABLE background_jobs (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    command TEXT NOT NULL,\n    state TEXT NOT NULL,\n    conversation TEXT NOT NULL,\n    origin_interface TEXT NOT NULL,\n    origin_channel TEXT NOT NULL,\n    origin_user TEXT NOT NULL,\n    session_id TEXT NOT NULL,\n    tag TEXT NOT NULL,\n    pid INTEGER,\n    output_file TEXT NOT NULL,\n    started_at_ms INTEGER NOT NULL,\n    ended_at_ms INTEGER,\n    exit_code INTEGER,\n    signal TEXT,\n    output_bytes INTEGER NOT NULL DEFAULT 0,\n    dropped_bytes INTEGER NOT NULL DEFAULT 0,\n    artifact_id TEXT\n  )",
   "CREATE INDEX background_jobs_state ON background_jobs (state)",
   "CREATE INDEX background_jobs_conversation ON background_jobs (conversation, id)",
@@ -79,5 +80,8 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE INDEX schedules_next_due ON schedules (next_due_ms) WHERE next_due_ms IS NOT NULL",
   "CREATE TABLE schedule_runs (\n    schedule_id INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,\n    due_ms INTEGER NOT NULL,\n    outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'missed')),\n    at_ms INTEGER NOT NULL,\n    PRIMARY KEY (schedule_id, due_ms)\n  )",
   "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID",
-  "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  ) WITHOUT ROWID"
+  "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  ) WITHOUT ROWID",
+  "CREATE INDEX tool_artifacts_last_used ON tool_artifacts (last_used_at_ms) WHERE pruned_at_ms IS NULL",
+  "CREATE TABLE usage_carried (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    turns INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cached_input_tokens INTEGER NOT NULL,\n    cache_write_tokens INTEGER NOT NULL,\n    cost_usd_cents REAL NOT NULL\n  )",
+  "CREATE TABLE retention_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_run_at_ms INTEGER NOT NULL,\n    report TEXT NOT NULL\n  )"
 ]

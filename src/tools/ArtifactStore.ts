@@ -19,8 +19,13 @@ export interface StoredArtifact {
   readonly duplicateOf?: ArtifactId
 }
 
-const ArtifactRow = Schema.Struct({ sha256: Schema.String, bytes: Schema.Number })
+const ArtifactRow = Schema.Struct({ sha256: Schema.String, bytes: Schema.Number, prunedAtMs: Schema.NullOr(Schema.Number) })
 const ArtifactUse = Schema.Struct({ sessionId: Schema.String })
+
+/** What reopening an artifact retention pruned says: it existed, and was removed on purpose. */
+export const prunedMessage = (artifactId: string, prunedAtMs: number) =>
+  `artifact ${artifactId} was pruned by retention on ${new Date(prunedAtMs).toISOString().slice(0, 10)} ` +
+  `(config retention.artifacts); its output is no longer kept: run the tool again if it is still needed`
 
 const unexpected = (what: string) => (error: { readonly message: string }) =>
   toolFailure("UNEXPECTED", `artifact store: could not ${what}: ${error.message}`)
@@ -57,8 +62,10 @@ export class ArtifactStore extends Effect.Service<ArtifactStore>()("kern/tools/A
       let lines = 1
       for (let i = 0; i < input.text.length; i++) if (input.text.charCodeAt(i) === 10) lines++
       const earlier = yield* transaction(sql)(Effect.gen(function*() {
-        yield* sql`INSERT INTO tool_artifacts (artifact_id, sha256, bytes, lines, created_at_ms)
-          VALUES (${artifactId}, ${sha256}, ${data.byteLength}, ${lines}, ${now}) ON CONFLICT DO NOTHING`
+        // Seen again: a use, and one retention had pruned is back (its file was written again above).
+        yield* sql`INSERT INTO tool_artifacts (artifact_id, sha256, bytes, lines, created_at_ms, last_used_at_ms)
+          VALUES (${artifactId}, ${sha256}, ${data.byteLength}, ${lines}, ${now}, ${now})
+          ON CONFLICT (artifact_id) DO UPDATE SET last_used_at_ms = excluded.last_used_at_ms, pruned_at_ms = NULL`
         const seen = yield* sql`SELECT tool_id FROM tool_artifact_uses
           WHERE session_id = ${input.sessionId} AND artifact_id = ${artifactId}`
         if (seen.length === 0) {
@@ -90,13 +97,14 @@ export class ArtifactStore extends Effect.Service<ArtifactStore>()("kern/tools/A
           `no artifact ${artifactId} in this conversation; only the outputs of this conversation's own tool calls can be reopened here`
         )
       }
-      const rows = yield* sql`SELECT sha256, bytes FROM tool_artifacts WHERE artifact_id = ${artifactId}`.pipe(
+      const rows = yield* sql`SELECT sha256, bytes, pruned_at_ms FROM tool_artifacts WHERE artifact_id = ${artifactId}`.pipe(
         Effect.mapError(unexpected("look up the artifact"))
       )
       if (rows.length === 0) {
         return yield* toolFailure("NOT_FOUND", `no artifact ${artifactId}; artifact ids look like art_ followed by 24 hex digits`)
       }
       const row = yield* Schema.decodeUnknown(ArtifactRow)(rows[0]).pipe(Effect.mapError(unexpected("decode the artifact index")))
+      if (row.prunedAtMs !== null) return yield* toolFailure("NOT_FOUND", prunedMessage(artifactId, row.prunedAtMs))
       return yield* fs.readFileString(fileOf(row.sha256)).pipe(
         Effect.mapError(() => toolFailure("NOT_FOUND", `artifact ${artifactId} is indexed but its file is gone from ${workspace.artifactsDir}`))
       )

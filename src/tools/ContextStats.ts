@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { toolFailure } from "../kernel/ToolFailure.js"
 
 export const ContextCounters = Schema.Struct({
@@ -40,30 +40,37 @@ export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/Con
         sql`SELECT active_context_tokens, compactions, saved_by_compaction_bytes, duplicates, saved_by_duplicates_bytes
           FROM context_stats WHERE session_id = ${sessionId}`
     })
-    const write = (span: string, statement: Effect.Effect<unknown, { readonly message: string }>) =>
-      statement.pipe(Effect.asVoid, Effect.mapError(failed("update")), Effect.withSpan(span))
+    // When a session's counters last changed: retention ages out those of sessions idle past retention.counts.
+    const write = (span: string, statement: (nowMs: number) => Effect.Effect<unknown, { readonly message: string }>) =>
+      Effect.flatMap(Clock.currentTimeMillis, statement).pipe(Effect.asVoid, Effect.mapError(failed("update")), Effect.withSpan(span))
     return {
       setActiveContextTokens: (sessionId: string, tokens: number) =>
         write(
           "kern.tools.ContextStats.setActiveContextTokens",
-          sql`INSERT INTO context_stats (session_id, active_context_tokens) VALUES (${sessionId}, ${tokens})
-            ON CONFLICT (session_id) DO UPDATE SET active_context_tokens = excluded.active_context_tokens`
+          (now) =>
+            sql`INSERT INTO context_stats (session_id, active_context_tokens, updated_at_ms) VALUES (${sessionId}, ${tokens}, ${now})
+            ON CONFLICT (session_id) DO UPDATE SET active_context_tokens = excluded.active_context_tokens,
+              updated_at_ms = excluded.updated_at_ms`
         ),
       recordCompaction: (sessionId: string, originalBytes: number, compactedBytes: number) =>
         write(
           "kern.tools.ContextStats.recordCompaction",
-          sql`INSERT INTO context_stats (session_id, compactions, saved_by_compaction_bytes)
-            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - compactedBytes)})
+          (now) =>
+            sql`INSERT INTO context_stats (session_id, compactions, saved_by_compaction_bytes, updated_at_ms)
+            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - compactedBytes)}, ${now})
             ON CONFLICT (session_id) DO UPDATE SET compactions = compactions + 1,
-              saved_by_compaction_bytes = saved_by_compaction_bytes + excluded.saved_by_compaction_bytes`
+              saved_by_compaction_bytes = saved_by_compaction_bytes + excluded.saved_by_compaction_bytes,
+              updated_at_ms = excluded.updated_at_ms`
         ),
       recordDuplicate: (sessionId: string, originalBytes: number, referenceBytes: number) =>
         write(
           "kern.tools.ContextStats.recordDuplicate",
-          sql`INSERT INTO context_stats (session_id, duplicates, saved_by_duplicates_bytes)
-            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - referenceBytes)})
+          (now) =>
+            sql`INSERT INTO context_stats (session_id, duplicates, saved_by_duplicates_bytes, updated_at_ms)
+            VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - referenceBytes)}, ${now})
             ON CONFLICT (session_id) DO UPDATE SET duplicates = duplicates + 1,
-              saved_by_duplicates_bytes = saved_by_duplicates_bytes + excluded.saved_by_duplicates_bytes`
+              saved_by_duplicates_bytes = saved_by_duplicates_bytes + excluded.saved_by_duplicates_bytes,
+              updated_at_ms = excluded.updated_at_ms`
         ),
       get: (sessionId: string) =>
         row(sessionId).pipe(
