@@ -136,7 +136,6 @@ describe("AgentConfig", () => {
     ["jobs", 3, "the number 3"],
     ["media", 5, "the number 5"],
     ["otel", "http://127.0.0.1:4318", "the string \"http://127.0.0.1:4318\""],
-    ["limits", 100, "the number 100"]
     ["limits", 100, "the number 100"],
     ["retention", "forever", "the string \"forever\""]
   ]
