@@ -29,7 +29,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1010_background_jobs",
   "1020_subagents",
   "1030_schedules",
-  "1040_spend_ledger"
+  "1040_spend_ledger",
+  "1070_audit_journals"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -77,5 +78,6 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE schedules (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    kind TEXT NOT NULL CHECK (kind IN ('at', 'cron')),\n    cron TEXT,\n    at_ms INTEGER,\n    timezone TEXT NOT NULL,\n    prompt TEXT NOT NULL,\n    misfire TEXT NOT NULL CHECK (misfire IN ('skip', 'once', 'all')),\n    grace_ms INTEGER NOT NULL,\n    deliver_to TEXT,\n    origin_interface TEXT NOT NULL,\n    origin_channel TEXT NOT NULL,\n    origin_user_id TEXT NOT NULL,\n    created_by TEXT NOT NULL,\n    created_at_ms INTEGER NOT NULL,\n    next_due_ms INTEGER\n  )",
   "CREATE INDEX schedules_next_due ON schedules (next_due_ms) WHERE next_due_ms IS NOT NULL",
   "CREATE TABLE schedule_runs (\n    schedule_id INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,\n    due_ms INTEGER NOT NULL,\n    outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'missed')),\n    at_ms INTEGER NOT NULL,\n    PRIMARY KEY (schedule_id, due_ms)\n  )",
-  "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID"
+  "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID",
+  "CREATE TABLE audit_journals (\n    file TEXT PRIMARY KEY NOT NULL,\n    committed INTEGER NOT NULL\n  ) WITHOUT ROWID"
 ]

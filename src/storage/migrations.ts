@@ -28,6 +28,7 @@ import backgroundJobs from "./migrations/1010_background_jobs.js"
 import subagents from "./migrations/1020_subagents.js"
 import schedules from "./migrations/1030_schedules.js"
 import spendLedger from "./migrations/1040_spend_ledger.js"
+import auditJournals from "./migrations/1070_audit_journals.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -63,5 +64,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1010_background_jobs": backgroundJobs,
   "1020_subagents": subagents,
   "1030_schedules": schedules,
-  "1040_spend_ledger": spendLedger
+  "1040_spend_ledger": spendLedger,
+  "1070_audit_journals": auditJournals
 }
