@@ -1,6 +1,8 @@
+import { changeCounter } from "../storage/changeCounter.js"
+import { databaseFile } from "../storage/databaseFile.js"
 import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Ref, Schema } from "effect"
 import type { ToolSpec } from "./contracts.js"
 import { contractChanges, contractFingerprint, contractText } from "./fingerprint.js"
 
@@ -53,13 +55,34 @@ export class ContractBaselineStore extends Context.Tag("kern/kernel/ContractBase
 }>() {}
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(ContractBaseline))
+const decodeFingerprints = Schema.decodeUnknown(Schema.Array(Schema.Struct({ toolId: Schema.String, fingerprint: Schema.String })))
 
-/** Baselines in kern.db; they outlive the process, which is their point. */
-export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlClient> = Layer.effect(
+/** A surface's approved fingerprints by tool, as kern.db held them at `version` of its change counter. */
+interface Approved {
+  readonly version: number
+  readonly fingerprints: ReadonlyMap<string, string>
+}
+
+/** What `check` answers from a surface's approved fingerprints. */
+const statusOf = (fingerprints: ReadonlyMap<string, string>, toolId: string, fingerprint: string): BaselineStatus => {
+  if (fingerprints.size === 0) return "none"
+  const approved = fingerprints.get(toolId)
+  return approved === undefined ? "new" : approved === fingerprint ? "approved" : "changed"
+}
+
+/**
+ * Baselines in kern.db; they outlive the process, which is their point. `check`, asked on every tool call, answers
+ * from the surface's fingerprints read once and kept while kern.db's change counter stands still: any commit, an
+ * approval by `kern runtime-guard` in another process as much as one here, makes the next check read them again.
+ */
+export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlClient> = Layer.scoped(
   ContractBaselineStore,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const fail = (error: { readonly message: string }) => new BaselineError({ message: error.message })
+    const file = yield* databaseFile(sql)
+    const counter = Option.isSome(file) ? yield* changeCounter(file.value) : Option.none<() => number>()
+    const approved = yield* Ref.make<ReadonlyMap<string, Approved>>(new Map())
 
     const list = (surface: string) =>
       sql`SELECT * FROM contract_baselines WHERE surface = ${surface} ORDER BY tool_id`.pipe(
@@ -151,17 +174,27 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
         return found.sort((a, b) => (a.toolId < b.toolId ? -1 : 1))
       })
 
-    const check = (surface: string, spec: ToolSpec, fingerprint: string) =>
-      sql<{ fingerprint: string | null; taken: number }>`SELECT
-          (SELECT fingerprint FROM contract_baselines WHERE surface = ${surface} AND tool_id = ${spec.toolId}) AS fingerprint,
-          EXISTS (SELECT 1 FROM contract_baselines WHERE surface = ${surface}) AS taken`.pipe(
-        Effect.map((rows): BaselineStatus => {
-          const row = rows[0]
-          if (row === undefined || row.taken === 0) return "none"
-          return row.fingerprint === null ? "new" : row.fingerprint === fingerprint ? "approved" : "changed"
-        }),
+    const fingerprintsOf = (surface: string) =>
+      sql`SELECT tool_id, fingerprint FROM contract_baselines WHERE surface = ${surface}`.pipe(
+        Effect.flatMap(decodeFingerprints),
+        Effect.map((rows): ReadonlyMap<string, string> => new Map(rows.map((row) => [row.toolId, row.fingerprint]))),
         Effect.mapError(fail)
       )
+
+    const check = (surface: string, spec: ToolSpec, fingerprint: string) => {
+      if (Option.isNone(counter)) return Effect.map(fingerprintsOf(surface), (fingerprints) => statusOf(fingerprints, spec.toolId, fingerprint))
+      const read = counter.value
+      return Effect.flatMap(Ref.get(approved), (cached) => {
+        const version = read()
+        const kept = cached.get(surface)
+        if (kept !== undefined && kept.version === version) return Effect.succeed(statusOf(kept.fingerprints, spec.toolId, fingerprint))
+        // The counter is read before the rows: a commit while they are read moves it, and the next check reads again.
+        return fingerprintsOf(surface).pipe(
+          Effect.tap((fingerprints) => Ref.update(approved, (all) => new Map(all).set(surface, { version, fingerprints }))),
+          Effect.map((fingerprints) => statusOf(fingerprints, spec.toolId, fingerprint))
+        )
+      })
+    }
 
     return { configured: true, list, snapshot, approve, mismatches, check, changes }
   })

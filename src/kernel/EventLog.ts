@@ -1,7 +1,15 @@
 import { SqlClient } from "@effect/sql"
-import { Chunk, Clock, Context, Effect, Layer, Queue, Ref, Schedule, Schema } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Layer, Option, Queue, Ref, Schedule, Schema } from "effect"
+import { type KnownSecret, KnownSecrets } from "../config/KnownSecrets.js"
+import { databaseFile } from "../storage/databaseFile.js"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
+import { processStart } from "../storage/LockFile.js"
+import { journalFolder, journalName, type JournalWriter, openJournal } from "./auditJournal.js"
+import { type Bound, insertRows, valuesOf } from "./eventRows.js"
+import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
+import { randomHex } from "./RunContext.js"
+import { redactSecretsInJson, redactSecretsInText } from "./secretGuard.js"
 
 /** One audited kernel decision (a tool call, a denial, a memory write, a run boundary). */
 export class KernelEvent extends Schema.Class<KernelEvent>("KernelEvent")({
@@ -38,7 +46,10 @@ export class EventLogError extends Schema.TaggedError<EventLogError>()("EventLog
 /** The kernel's structured audit log, queryable by run. */
 export class EventLog extends Context.Tag("kern/kernel/EventLog")<EventLog, {
   readonly enabled: boolean
-  /** Queues an event; it is in kern.db once a flush has run (see layerSql for when that is). */
+  /**
+   * Records an event: once this returns it survives the process being killed (layerSql: it is in the journal), and it
+   * is in kern.db once a flush has run (see layerSql for when that is).
+   */
   readonly record: (event: EventInput) => Effect.Effect<void, EventLogError>
   /** Returns once every event recorded before it is in kern.db. */
   readonly flush: Effect.Effect<void, EventLogError>
@@ -57,8 +68,8 @@ export const recordOrWarn = (log: EventLog["Type"], event: EventInput): Effect.E
   )
 
 /**
- * Every event recorded so far in kern.db before the caller goes on (before a tool call's result is stored); a log
- * that cannot write them now keeps them, warns, and the work goes on.
+ * Every event recorded so far in kern.db before the caller goes on (a run's own events, which other processes read:
+ * `kern status`'s usage); a log that cannot write them now keeps them, warns, and the work goes on.
  */
 export const flushOrWarn = (log: EventLog["Type"]): Effect.Effect<void> =>
   log.flush.pipe(Effect.catchAll((error) => Effect.logWarning(`kern: audit events are not yet in kern.db: ${error.message}`)))
@@ -92,70 +103,45 @@ const Row = Schema.Struct({
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 type SqlRows = Effect.Effect<ReadonlyArray<unknown>, { readonly message: string }>
 
-/** Events kept while kern.db cannot take them; past this many the newest are dropped, and counted. */
+/** Events kept in memory while neither a journal nor kern.db takes them; past this many the newest are dropped, and counted. */
 const maxKept = 10_000
 
-/** How often kept events are tried again while kern.db is busy. */
+/** How often a batch kern.db refused is tried again. */
 const retryEvery = Schedule.spaced("2 seconds")
 
-/** How many times the writer lets other fibers run before it writes what was queued meanwhile. */
-const gatherYields = 7
+/** How long the first event of a batch waits for others before the batch goes to kern.db. */
+const batchDelay = Duration.millis(500)
 
-/** kernel_events' columns in the order of `valuesOf`. */
-const columns = [
-  "ts_ms", "decision_key", "run_id", "trace_id", "session_id", "tool_id", "args_digest", "status", "error_code",
-  "error_message", "latency_ms", "retries", "contract_fingerprint", "registered_fingerprint", "contract_status",
-  "contract_enforcement", "contract_mismatch", "detail"
-] as const
+/** A batch this large goes at once. */
+const maxBatch = 2_000
 
-type Bound = string | number | null
-
-const valuesOf = (event: KernelEvent): ReadonlyArray<Bound> => [
-  event.tsMs,
-  event.decisionKey,
-  event.runId,
-  event.traceId,
-  event.sessionId,
-  event.toolId ?? null,
-  event.argsDigest ?? null,
-  event.status,
-  event.errorCode ?? null,
-  event.errorMessage ?? null,
-  event.latencyMs ?? null,
-  event.retries ?? null,
-  event.contractFingerprint ?? null,
-  event.registeredFingerprint ?? null,
-  event.contractStatus ?? null,
-  event.contractEnforcement ?? null,
-  event.contractMismatch === undefined || event.contractMismatch === null ? null : event.contractMismatch ? 1 : 0,
-  event.detail ?? null
-]
+/** A journal all in kern.db and at least this large is replaced by a new one, and deleted. */
+const rotateBytes = 4 << 20
 
 /**
- * One statement for a batch of any size: the rows travel as one JSON array of arrays (one bound parameter), so the
- * statement is prepared once and a batch is atomic without a transaction.
+ * Events in kern.db's `kernel_events` table, through a journal (auditJournal.ts). `record` appends the event's line to
+ * this event log's journal, `.kern/audit/<pid>-…jsonl` beside kern.db (0600), in one write with no fsync: once it
+ * returns, the event survives the process being killed (kill -9, a crash), with no transaction on the call's path.
+ * A background fiber, woken by the first event and waiting `batchDelay` (or until `maxBatch` are waiting), moves the
+ * journal into kern.db in one transaction (journalIngest.ts); `flush` does the same at once and returns when every event
+ * recorded before it is in kern.db, and the scope's close flushes and deletes the journal. Reads (`byRun`, `recent`,
+ * `count`) flush first, and take in the journals of other processes too, so they see every event recorded before them
+ * here or elsewhere. Building the layer replays the journals of processes that are gone (their last line torn by the
+ * kill is said and skipped); each event is written exactly once however often a journal is read.
+ *
+ * Every event's free texts (`errorMessage`, `detail`) have the known secrets redacted before they are written
+ * anywhere: the journal is a file at rest like kern.db.
+ *
+ * An in-memory kern.db (`:memory:`, tests) has no journal: events wait in memory for the batch. So do events a journal
+ * refuses (a full disk): a warning says so, and they are written with the next batch. While kern.db refuses a batch
+ * (another process holds its write lock past the busy timeout, a full disk) the events stay where they are and the
+ * batch is tried again every `retryEvery`. An audit write never fails the work it audits.
  */
-const insertBatch = `INSERT INTO kernel_events (${columns.join(", ")}) SELECT ${
-  columns.map((_, i) => `value ->> ${i}`).join(", ")
-} FROM json_each(?) ORDER BY key`
-
-/**
- * Events in kern.db's `kernel_events` table, written in batches: `record` queues an event (a tool call pays no
- * transaction), and the queue is written in one statement soon after, by a background fiber woken by the first queued
- * event once the recording fibers have yielded a few times, by `flush`, and at scope close. What is durable when:
- * - `flush` returns once every event recorded before it is committed to kern.db (WAL: it survives the process being
- *   killed); the turn runner flushes before it stores a tool call's result, so a result the model is shown, now or
- *   after a restart, was audited first;
- * - a run's own events (`recordRunEvent`: started, finished, budget stops) are flushed before it returns;
- * - reads (`byRun`, `recent`, `count`) flush first, so they see every event recorded before them.
- * While kern.db is busy (another process holds its write lock past the busy timeout) or its disk is full, events are
- * kept in memory, in order, and written once it takes them again: by a background retry, by the next flush, and at
- * shutdown. An audit write never fails the work it audits.
- */
-export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer.scoped(
+export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownSecrets> = Layer.scoped(
   EventLog,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { secrets } = yield* KnownSecrets
     const fail = (error: { readonly message: string }) => new EventLogError({ message: error.message })
     const read = (rows: SqlRows): Effect.Effect<ReadonlyArray<KernelEvent>, EventLogError> =>
       rows.pipe(
@@ -170,18 +156,42 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         ),
         Effect.mapError(fail)
       )
-    /** The events, oldest first, in one statement. */
-    const write = (events: ReadonlyArray<KernelEvent>) => Effect.asVoid(sql.unsafe(insertBatch, [JSON.stringify(events.map(valuesOf))]))
-    // Queued: recorded and not yet taken by a flush. Kept: taken by a flush kern.db refused (older than the queued).
-    const queued = yield* Queue.unbounded<KernelEvent>()
-    const kept = yield* Ref.make<ReadonlyArray<KernelEvent>>([])
+    const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
+    const folder = Option.map(yield* databaseFile(sql), journalFolder)
+    const known = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
+
+    // Journals of processes that are gone: into kern.db before this log records anything.
+    if (Option.isSome(folder)) {
+      yield* ingestOthers(sql, folder.value, undefined, known).pipe(
+        Effect.zipRight(forgetRetired(sql, folder.value)),
+        Effect.catchAll((error) =>
+          Effect.logWarning(`kern: audit journals in ${folder.value} are not yet in kern.db (the next start tries again): ${error.message}`)
+        )
+      )
+    }
+
+    const start = Option.getOrUndefined(yield* processStart(process.pid))
+    const openOwn = (at: string) =>
+      Effect.flatMap(randomHex(8), (random) =>
+        Effect.try(() => openJournal(at, journalName(process.pid, start, random))).pipe(
+          Effect.tapError((error) => Effect.logWarning(`kern: no audit journal in ${at} (events wait in memory for kern.db): ${String(error)}`)),
+          Effect.option
+        ))
+    // The journal being appended to, and how much of it is in kern.db (this log alone writes it, and it moves it).
+    let journal: JournalWriter | undefined = Option.isSome(folder) ? Option.getOrUndefined(yield* openOwn(folder.value)) : undefined
+    let committed = 0
+
+    // Recorded and not in a journal (none, or it failed), and a batch of them kern.db refused (older than the queued).
+    const queued = yield* Queue.unbounded<ReadonlyArray<Bound>>()
+    const kept = yield* Ref.make<ReadonlyArray<ReadonlyArray<Bound>>>([])
     const dropped = yield* Ref.make(0)
     const flushing = yield* Effect.makeSemaphore(1)
     const wake = yield* Queue.sliding<void>(1)
-    const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
+    const full = yield* Queue.sliding<void>(1)
+    let waiting = 0
 
     /** Keeps a refused batch for the next try, the newest past `maxKept` dropped and counted. */
-    const keep = (batch: ReadonlyArray<KernelEvent>, wasKept: number) =>
+    const keep = (batch: ReadonlyArray<ReadonlyArray<Bound>>, wasKept: number) =>
       Effect.gen(function*() {
         if (batch.length > maxKept) yield* Ref.update(dropped, (n) => n + batch.length - maxKept)
         yield* Ref.set(kept, batch.slice(0, maxKept))
@@ -190,13 +200,15 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         }
       })
 
-    /** Writes the kept and queued events, oldest first, in one statement; they stay kept if kern.db refuses them. */
-    const flushRaw = flushing.withPermits(1)(Effect.gen(function*() {
+    /** The events no journal holds, oldest first, in one statement; they stay kept if kern.db refuses them. */
+    const writeQueued = Effect.gen(function*() {
       const before = yield* Ref.get(kept)
       const fresh = yield* Queue.takeAll(queued)
       if (before.length === 0 && fresh.length === 0) return
       const batch = before.length === 0 ? Chunk.toReadonlyArray(fresh) : [...before, ...fresh]
-      yield* write(batch).pipe(Effect.tapError((error) => transient(error) ? keep(batch, before.length) : Effect.void))
+      yield* sql.unsafe(insertRows, [JSON.stringify(batch)]).pipe(
+        Effect.tapError((error) => transient(error) ? keep(batch, before.length) : Effect.void)
+      )
       if (before.length === 0) return
       yield* Ref.set(kept, [])
       const lost = yield* Ref.getAndSet(dropped, 0)
@@ -204,43 +216,83 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
         `kern: kern.db takes audit events again: ${before.length} kept event(s) written` +
           (lost === 0 ? "" : `, ${lost} dropped past the ${maxKept} kept`)
       )
+    })
+
+    /** The journal's lines past what is in kern.db; a large journal all in kern.db replaced by a new one and deleted. */
+    const moveJournal = (at: string) =>
+      Effect.gen(function*() {
+        const own = journal
+        if (own === undefined || own.size() === committed) return
+        const ingested = yield* ingestJournal(sql, at, own.name)
+        committed = ingested.committed
+        if (own.broken() === undefined && (committed < rotateBytes || committed !== own.size())) return
+        // Full, or broken by a failed write: the next event goes to a new journal, and this one, all moved, is deleted.
+        const next = own.broken() === undefined ? Option.getOrUndefined(yield* openOwn(at)) : undefined
+        journal = next
+        committed = 0
+        own.close()
+        yield* retireJournal(sql, at, own.name, ingested)
+      })
+
+    const flushRaw = flushing.withPermits(1)(Effect.gen(function*() {
+      waiting = 0
+      yield* writeQueued
+      if (Option.isSome(folder)) yield* moveJournal(folder.value)
     })).pipe(Effect.withSpan("kern.eventlog.flush", { captureStackTrace: false }))
     const flush = Effect.mapError(flushRaw, fail)
 
     const record = (input: EventInput) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          queued.unsafeOffer(new KernelEvent({ ...input, tsMs: clock.unsafeCurrentTimeMillis() }, true))
-          wake.unsafeOffer(undefined)
+          const values = valuesOf({
+            ...input,
+            tsMs: clock.unsafeCurrentTimeMillis(),
+            ...(secrets.length === 0 ? {} : redactTexts(input, secrets))
+          })
+          if (journal === undefined || !journal.append(`${JSON.stringify(values)}\n`)) queued.unsafeOffer(values)
+          waiting += 1
+          if (waiting === 1) wake.unsafeOffer(undefined)
+          if (waiting === maxBatch) full.unsafeOffer(undefined)
         })
       )
 
-    // Woken by the first queued event, the writer flushes once the recording fiber yields; while kern.db refuses the
-    // batch it tries again every `retryEvery` until it is written.
+    // Woken by the first event of a batch, the writer waits for more (or for a full batch), then moves them; while
+    // kern.db refuses the batch it tries again every `retryEvery` until it is written.
     const writer = Queue.take(wake).pipe(
-      // A burst of calls gathers first: the recording fibers yield a few times (no timer), then one statement writes it.
-      Effect.zipRight(Effect.repeatN(Effect.yieldNow(), gatherYields)),
+      Effect.zipRight(Effect.raceFirst(Effect.sleep(batchDelay), Queue.take(full))),
       Effect.zipRight(flushRaw.pipe(
         Effect.retry({ schedule: retryEvery, while: transient }),
-        Effect.catchAll((error) => Effect.logWarning(`kern: could not write kept audit events: ${error.message}`))
+        Effect.catchAll((error) => Effect.logWarning(`kern: could not write audit events to kern.db: ${error.message}`))
       )),
       Effect.forever
     )
     yield* Effect.forkScoped(writer)
     yield* Effect.addFinalizer(() =>
       flush.pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          const own = journal
+          if (own === undefined || Option.isNone(folder)) return Effect.void
+          own.close()
+          return retireJournal(sql, folder.value, own.name, { committed, size: own.size(), gone: false })
+        })),
         Effect.catchAll((error) =>
-          Effect.flatMap(Effect.zip(Ref.get(kept), Queue.size(queued)), ([events, waiting]) =>
+          Effect.flatMap(Effect.zip(Ref.get(kept), Queue.size(queued)), ([events, inMemory]) =>
             Effect.logError(
-              `kern: ${events.length + waiting} audit event(s) could not be written to kern.db before shutdown: ${error.message}`
+              `kern: audit events could not be written to kern.db before shutdown (${error.message}): ` +
+                (events.length + inMemory === 0
+                  ? `they are in ${journal?.path ?? "the journal"}, which the next start writes there`
+                  : `${events.length + inMemory} of them were only in memory and are lost`)
             ))
         )
       )
     )
-    // A read sees every event recorded before it; one kern.db refuses now is read once it is written.
+    // A read sees every event recorded before it, here or in another process; one kern.db refuses now is read once it is written.
     const fresh = <A>(query: Effect.Effect<A, EventLogError>) =>
       Effect.zipRight(
-        Effect.catchAll(flush, (error) => Effect.logWarning(`kern: audit events not yet in kern.db are not read: ${error.message}`)),
+        flush.pipe(
+          Effect.zipRight(Option.isSome(folder) ? Effect.mapError(ingestOthers(sql, folder.value, journal?.name, known), fail) : Effect.void),
+          Effect.catchAll((error) => Effect.logWarning(`kern: audit events not yet in kern.db are not read: ${error.message}`))
+        ),
         query
       )
 
@@ -257,6 +309,12 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient> = Layer
     }
   })
 )
+
+/** An event's free texts with the known secrets redacted: the one redactor (secretGuard.ts), before anything is written. */
+const redactTexts = (input: EventInput, secrets: ReadonlyArray<KnownSecret>) => ({
+  ...(typeof input.errorMessage === "string" ? { errorMessage: redactSecretsInText(input.errorMessage, secrets) } : {}),
+  ...(typeof input.detail === "string" ? { detail: redactSecretsInJson(input.detail, secrets) } : {})
+})
 
 /** Events kept in memory, for tests and for embedding without a database. */
 export const layerMemory: Layer.Layer<EventLog> = Layer.effect(

@@ -31,7 +31,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1030_schedules",
   "1040_spend_ledger",
   "1050_media",
-  "1065_retention"
+  "1065_retention",
+  "1070_audit_journals"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -83,5 +84,6 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  ) WITHOUT ROWID",
   "CREATE INDEX tool_artifacts_last_used ON tool_artifacts (last_used_at_ms) WHERE pruned_at_ms IS NULL",
   "CREATE TABLE usage_carried (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    turns INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cached_input_tokens INTEGER NOT NULL,\n    cache_write_tokens INTEGER NOT NULL,\n    cost_usd_cents REAL NOT NULL\n  )",
-  "CREATE TABLE retention_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_run_at_ms INTEGER NOT NULL,\n    report TEXT NOT NULL\n  )"
+  "CREATE TABLE retention_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_run_at_ms INTEGER NOT NULL,\n    report TEXT NOT NULL\n  )",
+  "CREATE TABLE audit_journals (\n    file TEXT PRIMARY KEY NOT NULL,\n    committed INTEGER NOT NULL\n  ) WITHOUT ROWID"
 ]

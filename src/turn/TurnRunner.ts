@@ -2,7 +2,7 @@ import { LanguageModel } from "@effect/ai"
 import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
-import { EventLog, flushOrWarn, recordRunEvent } from "../kernel/EventLog.js"
+import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
@@ -288,9 +288,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         // An MCP tool offered by name is loaded by its first call: it runs (the executor checks its arguments against
         // its schema), and its definition is sent from the next step on.
         if (turn.offer.lazyMcp && isMcpToolId(call.name)) yield* Ref.update(turn.loaded, (loaded) => new Set([...loaded, call.name]))
+        // Its audit event is in the event log's journal when this returns (a kill -9 now does not lose it): what
+        // the model is shown was audited.
         const toolResult = yield* executor.executeIn(turn.ctx, call.name, call.params)
-        // Its audit event is in kern.db before its result is stored: what the model is shown was audited.
-        yield* flushOrWarn(eventLog)
         const compacted = yield* compactor.compact({
           sessionId: turn.session.id,
           toolId: call.name,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as EventLog from "../../src/kernel/EventLog.js"
@@ -11,7 +12,7 @@ import { offeredTools, toolResultsById } from "../support/modelRequests.js"
 
 /** The folder's kern.db over a connection of the test's own (the agent's stays open beside it: WAL). */
 const inDb = (dir: string) =>
-  Layer.mergeAll(PairingStore.Default, EventLog.layerSql).pipe(
+  Layer.mergeAll(PairingStore.Default, EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(
     Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })),
     Layer.orDie
   )

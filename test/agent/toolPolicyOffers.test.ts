@@ -1,6 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Agent from "../../src/agent/Agent.js"
@@ -18,7 +19,7 @@ const env = { OPENROUTER_API_KEY: "sk-test" }
 /** The folder's audit log, read after the agent let it go. */
 const auditOf = (dir: string) =>
   Effect.flatMap(EventLog.EventLog, (log) => log.recent(100)).pipe(
-    Effect.provide(EventLog.layerSql.pipe(Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
+    Effect.provide(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
     Effect.orDie
   )
 

@@ -134,7 +134,9 @@ const measureSecrets = Effect.gen(function*() {
 const onDiskEventLog = async <A>(use: (eventLog: Layer.Layer<EventLog.EventLog, unknown>) => Promise<A>): Promise<A> => {
   const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-eventlog-"))
   try {
-    return await use(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") }))))
+    return await use(EventLog.layerSql.pipe(
+      Layer.provide(Layer.merge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") }), KnownSecrets.layerNone))
+    ))
   } finally {
     NodeFs.rmSync(dir, { recursive: true, force: true })
   }

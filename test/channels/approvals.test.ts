@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import * as Database from "../../src/storage/Database.js"
 import * as NodeFs from "node:fs"
@@ -54,7 +55,7 @@ describe("approvals (approvalMode ask)", () => {
       expect(left.json).toEqual({ approvals: [] })
       // The decision, who made it and when, in the EventLog next to the call it let through.
       const events = yield* Effect.flatMap(EventLog.EventLog, (log) => log.recent(50)).pipe(
-        Effect.provide(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
+        Effect.provide(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
         Effect.orDie
       )
       const decision = events.find((event) => event.decisionKey === "kernel.tool.approval")

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Ref, Schema } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as NodePath from "node:path"
 import type { ContractEnforcement } from "../../src/config/schema.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
@@ -17,7 +18,7 @@ const sqlKernel = (enforcement: ContractEnforcement, filename = ":memory:") => {
   return kernelLayer({
     enforcement,
     gate: ApprovalGate.allowAll(),
-    eventLog: EventLog.layerSql.pipe(Layer.provide(db)),
+    eventLog: EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(db)),
     baselines: ContractBaselineStore.layerSql.pipe(Layer.provide(db))
   }).pipe(Layer.provideMerge(db))
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { type ChildProcess } from "node:child_process"
 import * as NodePath from "node:path"
 import * as EventLog from "../../src/kernel/EventLog.js"
@@ -40,7 +41,7 @@ describe("EventLog on an on-disk kern.db", () => {
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
       const log = Context.get(context, EventLog.EventLog)
       // 600 events recorded without a yield: more than any one chunk, written by one flush.
       for (let n = 0; n < 600; n++) yield* log.record(event("run-a", n))
@@ -58,7 +59,7 @@ describe("EventLog on an on-disk kern.db", () => {
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
       const log = Context.get(context, EventLog.EventLog)
       yield* log.record(event("run-b", 1))
       yield* EventLog.recordRunEvent(log, { runId: "run-b", traceId: "t", sessionId: "s" }, "kernel.run.finished", "ok", {})
@@ -70,7 +71,7 @@ describe("EventLog on an on-disk kern.db", () => {
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
       const log = Context.get(context, EventLog.EventLog)
       for (let n = 0; n < 5; n++) yield* log.record(event("run-c", n))
       yield* Scope.close(scope, Exit.void)
@@ -79,7 +80,7 @@ describe("EventLog on an on-disk kern.db", () => {
 })
 
 describe("kern killed with SIGKILL after a tool call", () => {
-  it.live("the call's audit event is in kern.db: it was written before the result went back to the model", () =>
+  it.live("the call's audit event was journaled before the result went back to the model: the restart writes it to kern.db once", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
@@ -102,7 +103,10 @@ describe("kern killed with SIGKILL after a tool call", () => {
       child!.kill("SIGKILL")
       const result = yield* Effect.promise(() => done)
       expect(result.status).toBeNull()
-      const events = yield* eventsOnDisk(NodePath.join(dir, ".kern", "kern.db"))
+      // The restart replays the killed process's audit journal: the call's event once, whenever its batch ran.
+      const file = NodePath.join(dir, ".kern", "kern.db")
+      yield* Effect.scoped(Layer.build(EventLog.layerSql.pipe(Layer.provide(Layer.merge(Database.layer({ filename: file }), KnownSecrets.layerNone))))).pipe(Effect.orDie)
+      const events = yield* eventsOnDisk(file)
       expect(events.filter((row) => row.decisionKey === "kernel.tool.dispatch")).toEqual([
         expect.objectContaining({ toolId: "read", status: "ok" })
       ])

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as NodePath from "node:path"
 import * as DurableMemory from "../../src/kernel/DurableMemory.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
@@ -9,7 +10,7 @@ import { makeTempDir } from "../support/tempDir.js"
 
 const memoryLayer = (filename = ":memory:") => {
   const db = Database.layer({ filename })
-  return Layer.mergeAll(DurableMemory.layerSql, EventLog.layerSql).pipe(Layer.provideMerge(db))
+  return Layer.mergeAll(DurableMemory.layerSql, EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(db))
 }
 
 const bundle = makeMemoryBundle({ traceId: "t".repeat(32), sessionId: "s1", runId: "run_1" })

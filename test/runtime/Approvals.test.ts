@@ -1,6 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, PubSub, Queue, TestClock } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import * as NodePath from "node:path"
 import { Approvals, channelUser, layer as approvalsLayer, localOperator } from "../../src/runtime/Approvals.js"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
@@ -15,7 +16,7 @@ const dir = NodePath.join(makeTempDir(), "agent")
 writeFiles(dir, { ".kern/config.json": JSON.stringify({ approvalMode: "ask", approvalTimeout: 120 }) })
 
 const config = AgentConfig.layer(dir).pipe(Layer.provide(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, {}))))
-const below = Layer.mergeAll(PairingStore.Default, eventLogSql).pipe(Layer.provideMerge(Database.layerMemory))
+const below = Layer.mergeAll(PairingStore.Default, eventLogSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(Database.layerMemory))
 const services = approvalsLayer.pipe(Layer.provideMerge(Layer.merge(below, config)), Layer.orDie)
 
 const bashSpec = {

@@ -59,7 +59,7 @@ const processEnv = {
 const layerFor = (dir: string, runtimeInfo: Layer.Layer<RuntimeInfo.RuntimeInfo, never, MessageQueue> = RuntimeInfo.layer) => {
   const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, processEnv))
   const config = AgentConfig.layer(dir).pipe(Layer.provide(platform))
-  const log = Layer.mergeAll(EventLog.layerSql, PairingStore.Default, ScheduleStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
+  const log = Layer.mergeAll(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)), PairingStore.Default, ScheduleStore.Default).pipe(Layer.provideMerge(Database.layerMemory))
   const info = runtimeInfo.pipe(Layer.provideMerge(MessageQueue.Default))
   const recall = RecallLayers.layer.pipe(Layer.provide(Layer.mergeAll(config, log, platform, KnownSecrets.layer.pipe(Layer.provide(config)))))
   return Layer.mergeAll(config, log, info, platform, recall, Channels.layer).pipe(Layer.orDie)

@@ -1,0 +1,105 @@
+import { Either, Schema } from "effect"
+
+/**
+ * An audit event as one row of `kernel_events` and one line of an audit journal: the values of `columns`, in their
+ * order, as a JSON array. The journal line is this array's JSON, and a batch of lines is written to kern.db in one
+ * statement that takes them as one JSON array of arrays (one bound parameter: the statement is prepared once, and a
+ * batch is atomic without a transaction of its own).
+ */
+
+/** kernel_events' columns, in the order of an event's values. New columns only ever go at the end. */
+export const columns = [
+  "ts_ms", "decision_key", "run_id", "trace_id", "session_id", "tool_id", "args_digest", "status", "error_code",
+  "error_message", "latency_ms", "retries", "contract_fingerprint", "registered_fingerprint", "contract_status",
+  "contract_enforcement", "contract_mismatch", "detail"
+] as const
+
+export type Bound = string | number | null
+
+/** The fields of an event that become its row (the event log stamps `tsMs`). */
+export interface EventFields {
+  readonly tsMs: number
+  readonly decisionKey: string
+  readonly runId: string
+  readonly traceId: string
+  readonly sessionId?: string | undefined
+  readonly toolId?: string | null | undefined
+  readonly argsDigest?: string | null | undefined
+  readonly status: string
+  readonly errorCode?: string | null | undefined
+  readonly errorMessage?: string | null | undefined
+  readonly latencyMs?: number | null | undefined
+  readonly retries?: number | null | undefined
+  readonly contractFingerprint?: string | null | undefined
+  readonly registeredFingerprint?: string | null | undefined
+  readonly contractStatus?: string | null | undefined
+  readonly contractEnforcement?: string | null | undefined
+  readonly contractMismatch?: boolean | null | undefined
+  readonly detail?: string | null | undefined
+}
+
+export const valuesOf = (event: EventFields): ReadonlyArray<Bound> => [
+  event.tsMs,
+  event.decisionKey,
+  event.runId,
+  event.traceId,
+  event.sessionId ?? "",
+  event.toolId ?? null,
+  event.argsDigest ?? null,
+  event.status,
+  event.errorCode ?? null,
+  event.errorMessage ?? null,
+  event.latencyMs ?? null,
+  event.retries ?? null,
+  event.contractFingerprint ?? null,
+  event.registeredFingerprint ?? null,
+  event.contractStatus ?? null,
+  event.contractEnforcement ?? null,
+  event.contractMismatch === undefined || event.contractMismatch === null ? null : event.contractMismatch ? 1 : 0,
+  event.detail ?? null
+]
+
+/** Inserts the rows of a JSON array of value arrays, in order. */
+export const insertRows = `INSERT INTO kernel_events (${columns.join(", ")}) SELECT ${
+  columns.map((_, i) => `value ->> ${i}`).join(", ")
+} FROM json_each(?) ORDER BY key`
+
+const Text = Schema.String
+const OptionalText = Schema.NullOr(Schema.String)
+const OptionalNumber = Schema.NullOr(Schema.Number)
+
+/**
+ * A journal line as it must be to become a row: the NOT NULL columns present with their types. Values past the known
+ * columns (a newer kern's) are allowed and left out.
+ */
+const JournalLine = Schema.parseJson(Schema.Tuple(
+  [
+    Schema.Number, // ts_ms
+    Text, // decision_key
+    Text, // run_id
+    Text, // trace_id
+    Text, // session_id
+    OptionalText, // tool_id
+    OptionalText, // args_digest
+    Text, // status
+    OptionalText, // error_code
+    OptionalText, // error_message
+    OptionalNumber, // latency_ms
+    OptionalNumber, // retries
+    OptionalText, // contract_fingerprint
+    OptionalText, // registered_fingerprint
+    OptionalText, // contract_status
+    OptionalText, // contract_enforcement
+    OptionalNumber, // contract_mismatch
+    OptionalText // detail
+  ],
+  Schema.Unknown
+))
+
+const decodeLine = Schema.decodeUnknownEither(JournalLine)
+
+/** Whether a journal line is an event kern.db can take; the reason when it is not. */
+export const lineProblem = (line: string): string | undefined => {
+  const decoded = decodeLine(line)
+  return Either.isRight(decoded) ? undefined : decoded.left.message.split("\n")[0]
+}

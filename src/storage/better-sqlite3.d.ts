@@ -1,0 +1,19 @@
+// The part of better-sqlite3 (installed with @effect/sql-sqlite-node, which ships no types for it) that kern uses
+// directly: changeCounter.ts's connection of its own.
+declare module "better-sqlite3" {
+  interface Statement {
+    pluck(toggle?: boolean): Statement
+    get(...params: ReadonlyArray<unknown>): unknown
+  }
+  interface Database {
+    prepare(source: string): Statement
+    close(): void
+  }
+  interface Options {
+    readonly readonly?: boolean
+    readonly fileMustExist?: boolean
+    readonly timeout?: number
+  }
+  const Database: new (filename: string, options?: Options) => Database
+  export default Database
+}
