@@ -12,6 +12,7 @@ import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 import { MediaConfig, mediaDefaults, mediaExpectation } from "./media.js"
 import { OtelConfig, otelExpectation } from "./otel.js"
 import { RetentionConfig, retentionDefaults, retentionExpectation } from "./retention.js"
+import { TranscriptionModel, transcriptionModelExpectation } from "./transcriptionModel.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -130,7 +131,8 @@ export const KernConfigFields = {
   jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults }),
   media: Schema.optionalWith(MediaConfig, { default: () => mediaDefaults }),
   otel: Schema.optional(OtelConfig),
-  retention: Schema.optionalWith(RetentionConfig, { default: () => retentionDefaults })
+  retention: Schema.optionalWith(RetentionConfig, { default: () => retentionDefaults }),
+  transcriptionModel: Schema.optional(TranscriptionModel)
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -198,7 +200,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   jobs: jobsExpectation,
   media: mediaExpectation,
   otel: otelExpectation,
-  retention: retentionExpectation
+  retention: retentionExpectation,
+  transcriptionModel: transcriptionModelExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -7,13 +7,24 @@ export const maxChunkTokens = 2_000
 /** A tool result contributes at most this many characters to a chunk (the message itself is kept whole). */
 export const maxToolChars = 2_000
 
+/**
+ * A user message's text with what kern read out of its files (a PDF's text, a voice note's transcript, a text file),
+ * each under its name, so recall finds a message by a word only its attachment holds.
+ */
+const userText = (message: Extract<SessionMessage, { readonly _tag: "user" }>): string => {
+  const files = (message.attachments ?? []).map((file) =>
+    file.text === undefined ? `[file: ${file.name}]` : `[file: ${file.name}]\n${file.text}`
+  )
+  return [message.text, ...files].filter((part) => part !== "").join("\n\n")
+}
+
 /** A session message as the index stores it: its whole text, tool calls named with their arguments. */
 export const indexedMessage = (message: SessionMessage, index: number): IndexedMessage => {
   const atMs = Date.parse(message.at)
   const at = Number.isNaN(atMs) ? 0 : atMs
   switch (message._tag) {
     case "user":
-      return { index, role: "user", atMs: at, toolCalls: 0, text: message.text }
+      return { index, role: "user", atMs: at, toolCalls: 0, text: userText(message) }
     case "assistant": {
       const calls = message.toolCalls.map((call) => `→ ${call.name} ${valueText(call.params)}`)
       return {

@@ -137,7 +137,8 @@ describe("AgentConfig", () => {
     ["media", 5, "the number 5"],
     ["otel", "http://127.0.0.1:4318", "the string \"http://127.0.0.1:4318\""],
     ["limits", 100, "the number 100"],
-    ["retention", "forever", "the string \"forever\""]
+    ["retention", "forever", "the string \"forever\""],
+    ["transcriptionModel", "", "the string \"\""]
   ]
 
   it("the wrong-type table covers every key", () => {

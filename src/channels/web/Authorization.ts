@@ -35,14 +35,16 @@ export class BodyLimit extends HttpApiMiddleware.Tag<BodyLimit>()("kern/channels
   failure: Errors.PayloadTooLarge
 }) {}
 
-export const bodyLimitLayer = (limitBytes: number) =>
+/** `limitBytes` for every route but `POST /message`, which carries files: `messageLimitBytes` for it. */
+export const bodyLimitLayer = (limitBytes: number, messageLimitBytes: number = limitBytes) =>
   Layer.succeed(
     BodyLimit,
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      const limit = request.method === "POST" && request.url.split("?")[0] === "/message" ? messageLimitBytes : limitBytes
       const length = Number(request.headers["content-length"] ?? "0")
-      if (Number.isFinite(length) && length > limitBytes) {
-        return yield* new PayloadTooLarge({ error: `the body is larger than ${limitBytes} bytes` })
+      if (Number.isFinite(length) && length > limit) {
+        return yield* new PayloadTooLarge({ error: `the body is larger than ${limit} bytes` })
       }
     })
   )

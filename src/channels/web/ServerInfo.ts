@@ -12,6 +12,8 @@ export class ServerInfo extends Context.Tag("kern/channels/web/ServerInfo")<Serv
   readonly baseUrl: string
   /** Request bodies beyond this are refused with 413. */
   readonly bodyLimitBytes: number
+  /** The cap of `POST /message`'s body: bodyLimitBytes plus the files a message may carry (base64). */
+  readonly messageBodyLimitBytes: number
 }>() {}
 
 /** The login tickets and browser sessions of this server (auth.ts's makeLogins). */

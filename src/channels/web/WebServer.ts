@@ -8,6 +8,7 @@ import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
 import { KnownSecrets } from "../../config/KnownSecrets.js"
 import { redactHttpBody } from "../../model/redactHttpBody.js"
 import { Tokenizer } from "../../model/tokenizer.js"
+import { MediaStore } from "../../media/MediaStore.js"
 import { JobStore } from "../../tools/JobStore.js"
 import { SubAgentStore } from "../../tools/subagents/SubAgentStore.js"
 import { apiErrorResponse, badRequest, errorResponse } from "./ApiError.js"
@@ -38,6 +39,13 @@ import { asset, defaultWebRoot, indexPage } from "./static.js"
 
 /** Request bodies beyond this are refused with 413. */
 export const defaultBodyLimitBytes = 1024 * 1024
+
+/**
+ * `POST /message`'s body cap: the files a message may carry (`media.maxTurnBytes`) in base64 (4 characters for 3
+ * bytes, and 1 KiB for padding) on top of the ordinary cap, which the text, the names and the JSON around them share.
+ */
+export const messageBodyLimit = (bodyLimitBytes: number, maxTurnBytes: number): number =>
+  bodyLimitBytes + Math.ceil(maxTurnBytes / 3) * 4 + 1024
 
 export interface WebServerOptions extends ServerSettings {
   /** What runs the server, as /status reports it (`kern run`, `kern start`). */
@@ -106,6 +114,7 @@ const decodeErrorsNamed = HttpApiBuilder.middleware(KernApi, (app) =>
 export const makeRoutes = (options: WebServerOptions) =>
   Effect.gen(function*() {
     const runtime = yield* AgentRuntime
+    const media = yield* MediaStore
     const logins = yield* makeLogins({ ticketTtlMs: options.ticketTtlMs ?? ticketTtlMs })
     const guard: GuardSettings = {
       token: options.token,
@@ -119,11 +128,12 @@ export const makeRoutes = (options: WebServerOptions) =>
       command: options.command,
       startedAtMs: runtime.startedAtMs,
       baseUrl: baseUrl(options),
-      bodyLimitBytes: options.bodyLimitBytes ?? defaultBodyLimitBytes
+      bodyLimitBytes: options.bodyLimitBytes ?? defaultBodyLimitBytes,
+      messageBodyLimitBytes: messageBodyLimit(options.bodyLimitBytes ?? defaultBodyLimitBytes, media.limits.maxTurnBytes)
     })
     const api = HttpApiBuilder.api(KernApi).pipe(
       Layer.provide(groups),
-      Layer.provide(Layer.mergeAll(Authorization.layer(guard), Authorization.bodyLimitLayer(server.bodyLimitBytes)))
+      Layer.provide(Layer.mergeAll(Authorization.layer(guard), Authorization.bodyLimitLayer(server.bodyLimitBytes, server.messageBodyLimitBytes)))
     )
     const routes = yield* Layer.build(
       Layer.mergeAll(api, webFiles(options.webRoot ?? defaultWebRoot()), decodeErrorsNamed, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer).pipe(

@@ -68,9 +68,22 @@ export const AuthQuery = Schema.Struct({ ticket: Schema.String })
 // ---------------------------------------------------------------------------------------------------------------
 // POST /message → 202
 
+/** A file sent with a message: the sender's name for it (shown, never a path) and its bytes in base64. */
+export const MessageFile = Schema.Struct({
+  name: Schema.String,
+  /** The file's bytes, base64 (RFC 4648, with or without padding). Its type is sniffed from the bytes, never the name. */
+  data: Schema.String
+})
+export type MessageFile = typeof MessageFile.Type
+
 export const MessageRequest = Schema.Struct({
-  /** What to say; not empty (after trimming). */
+  /** What to say; not empty (after trimming) unless files come with it. */
   text: Schema.String,
+  /**
+   * Files that come with the message (photos, PDFs, voice notes, any file), each at most config `media.maxFileBytes`
+   * and together at most `media.maxTurnBytes`; one refused file refuses the message (4xx naming it), nothing queued.
+   */
+  files: Schema.optional(Schema.Array(MessageFile)),
   /** Who it comes through: "web" by default ("heartbeat" and "subagent" are reserved). */
   interface: Schema.optional(Schema.String),
   /** The conversation it belongs to: "web" by default. */
