@@ -10,6 +10,7 @@ import { Limits, limitsExpectation } from "./limits.js"
 import { SubagentsConfig, subagentsDefaults, subagentsExpectation } from "./subagents.js"
 import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 import { MediaConfig, mediaDefaults, mediaExpectation } from "./media.js"
+import { Vision, visionExpectation } from "./vision.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -126,7 +127,8 @@ export const KernConfigFields = {
   limits: Schema.optionalWith(Limits, { default: () => ({}) }),
   subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults }),
   jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults }),
-  media: Schema.optionalWith(MediaConfig, { default: () => mediaDefaults })
+  media: Schema.optionalWith(MediaConfig, { default: () => mediaDefaults }),
+  vision: Schema.optional(Vision)
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -192,7 +194,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   limits: limitsExpectation,
   subagents: subagentsExpectation,
   jobs: jobsExpectation,
-  media: mediaExpectation
+  media: mediaExpectation,
+  vision: visionExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))
