@@ -1,5 +1,4 @@
 import { Data, Effect } from "effect"
-import sharp from "sharp"
 import { fittedSize, type ImageBox, maxInputPixels } from "./imageLimits.js"
 
 export interface FittedImage {
@@ -23,6 +22,8 @@ const jpegQuality = 85
 export const fitImage = (bytes: Uint8Array, box: ImageBox): Effect.Effect<FittedImage, ImageUnreadable> =>
   Effect.tryPromise({
     try: async () => {
+      // Loaded on first use: sharp's native module takes ~1 s to load, which a turn without images never pays.
+      const sharp = (await import("sharp")).default
       const input = sharp(bytes, { limitInputPixels: maxInputPixels, failOn: "error" })
       const meta = await input.metadata()
       if (meta.width === undefined || meta.height === undefined) throw new Error("it has no size")
