@@ -40,3 +40,16 @@ export const fitImage = (bytes: Uint8Array, box: ImageBox): Effect.Effect<Fitted
     },
     catch: (error) => new ImageUnreadable({ message: error instanceof Error ? error.message : String(error) })
   }).pipe(Effect.withSpan("kern.media.fitImage", { attributes: { box } }))
+
+/** An image's upright size in pixels, or why it cannot be read as one. */
+export const imageSize = (bytes: Uint8Array): Effect.Effect<{ readonly width: number; readonly height: number }, ImageUnreadable> =>
+  Effect.tryPromise({
+    try: async () => {
+      const sharp = (await import("sharp")).default
+      const meta = await sharp(bytes, { limitInputPixels: maxInputPixels }).metadata()
+      if (meta.width === undefined || meta.height === undefined) throw new Error("it has no size")
+      const turned = (meta.orientation ?? 1) >= 5
+      return turned ? { width: meta.height, height: meta.width } : { width: meta.width, height: meta.height }
+    },
+    catch: (error) => new ImageUnreadable({ message: error instanceof Error ? error.message : String(error) })
+  })

@@ -9,7 +9,7 @@ import { fitImage, type FittedImage } from "./fitImage.js"
 import { boxOf, type ImageBox } from "./imageLimits.js"
 import { MediaStore } from "./MediaStore.js"
 import { carriedAttachments } from "./promptAttachments.js"
-import { isReadImageResult, type ReadImage } from "./readImage.js"
+import { type ReadImage, readImageOf } from "./readImage.js"
 
 // What a step's model is sent of the files in its window. The context holds every file in its text form
 // (src/context/prompt.ts); here the newest images and PDFs become image and file parts (@effect/ai's
@@ -130,12 +130,13 @@ export const makePromptMedia = Effect.gen(function*() {
       for (let i = 0; i < message.content.length; i++) {
         const part = message.content[i]!
         const decision = decisions[i]
-        if (decision === undefined || !isReadImageResult(part.result)) {
+        const image = decision === undefined ? undefined : readImageOf(part.name, part.result)
+        if (decision === undefined || image === undefined) {
           parts.push(part)
           continue
         }
-        const image = part.result.image
-        const note = (text: string) => parts.push({ ...part, result: { ...part.result as object, text: readImageLine(image, [text]) } })
+        // The whole result is replaced: the model reads this line, never the reference.
+        const note = (text: string) => parts.push({ ...part, result: readImageLine(image, [text]) })
         if (decision !== "part") {
           note(notShownText(why(decision)))
           continue
@@ -184,7 +185,8 @@ export const makePromptMedia = Effect.gen(function*() {
         } else if (message.role === "tool") {
           let row: Array<Decision | undefined> | undefined
           for (let i = message.content.length - 1; i >= 0; i--) {
-            if (!isReadImageResult(message.content[i]!.result)) continue
+            const part = message.content[i]!
+            if (readImageOf(part.name, part.result) === undefined) continue
             row ??= new Array(message.content.length).fill(undefined)
             row[i] = decide()
           }

@@ -19,7 +19,26 @@ export const ReadImage = Schema.Struct({
 })
 export type ReadImage = typeof ReadImage.Type
 
-/** A read result that carries an image. */
-export const ReadImageResult = Schema.Struct({ kind: Schema.Literal("image"), image: ReadImage })
+/**
+ * The line a read result of an image ends with. A session keeps a tool's result as text, so the reference travels
+ * in it; each turn's prompt replaces the whole result with a line of its own (shown, or why not), so a model never
+ * reads this one.
+ */
+export const imageReferenceLine = (image: ReadImage): string => `[image reference: ${JSON.stringify(image)}]`
 
-export const isReadImageResult = Schema.is(ReadImageResult)
+const referenced = /^[^\n]*: image\/[a-z0-9.+-]+ image, [^\n]*\n\[image reference: (\{[^\n]*\})\]$/
+
+const decodeReference = Schema.decodeUnknownOption(Schema.parseJson(ReadImage))
+
+/**
+ * The image a `read` result refers to: only a result of the read tool, in the exact two lines it writes (a
+ * description, then the reference); anything else (a text file that holds such a line, another tool's output) is
+ * no reference. The bytes are sent only if their sha256 is still the one recorded.
+ */
+export const readImageOf = (toolName: string, result: unknown): ReadImage | undefined => {
+  if (toolName !== "read" || typeof result !== "string") return undefined
+  const match = referenced.exec(result)
+  if (match === null) return undefined
+  const decoded = decodeReference(match[1])
+  return decoded._tag === "Some" ? decoded.value : undefined
+}
