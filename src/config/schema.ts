@@ -11,6 +11,7 @@ import { SubagentsConfig, subagentsDefaults, subagentsExpectation } from "./suba
 import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 import { MediaConfig, mediaDefaults, mediaExpectation } from "./media.js"
 import { Vision, visionExpectation } from "./vision.js"
+import { TranscriptionModel, transcriptionModelExpectation } from "./transcriptionModel.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -128,7 +129,8 @@ export const KernConfigFields = {
   subagents: Schema.optionalWith(SubagentsConfig, { default: subagentsDefaults }),
   jobs: Schema.optionalWith(JobsConfig, { default: () => jobsDefaults }),
   media: Schema.optionalWith(MediaConfig, { default: () => mediaDefaults }),
-  vision: Schema.optional(Vision)
+  vision: Schema.optional(Vision),
+  transcriptionModel: Schema.optional(TranscriptionModel)
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -195,7 +197,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   subagents: subagentsExpectation,
   jobs: jobsExpectation,
   media: mediaExpectation,
-  vision: visionExpectation
+  vision: visionExpectation,
+  transcriptionModel: transcriptionModelExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

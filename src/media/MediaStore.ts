@@ -10,6 +10,7 @@ import { privateModes } from "../storage/privateFiles.js"
 import { describe } from "./describe.js"
 import { MediaNotFound, MediaRejected } from "./MediaRejected.js"
 import { sniff } from "./sniff.js"
+import { Transcriber } from "./Transcriber.js"
 
 /** A file as a channel received it: the sender's name for it (shown, never a path) and its bytes. */
 export interface IncomingFile {
@@ -52,6 +53,7 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
     const sql = yield* SqlClient.SqlClient
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const transcriber = yield* Transcriber
     const fileOf = (sha256: string) => path.join(options.dir, sha256)
     const { limits } = options
 
@@ -82,7 +84,9 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
         yield* sql`INSERT INTO media ${
           sql.insert({ mediaId: id, sha256, mediaType: sniffed.mediaType, bytes: file.bytes.length, createdAtMs: now })
         } ON CONFLICT(media_id) DO NOTHING`.pipe(Effect.mapError(notStored))
-        const described = yield* describe(file.bytes, sniffed)
+        const described = yield* describe({ name, bytes: file.bytes }, sniffed).pipe(
+          Effect.provideService(Transcriber, transcriber)
+        )
         return new Attachment({ id, name, mediaType: sniffed.mediaType, kind: sniffed.kind, bytes: file.bytes.length, ...described })
       }).pipe(Effect.withSpan("kern.media.ingest"))
 
@@ -114,7 +118,11 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
   })
 
 /** The media store of the loaded agent folder. */
-export const layer: Layer.Layer<MediaStore, never, AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path> =
+export const layer: Layer.Layer<
+  MediaStore,
+  never,
+  AgentConfig | SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | Transcriber
+> =
   Layer.effect(
     MediaStore,
     Effect.flatMap(AgentConfig, (loaded) => make({ dir: loaded.paths.mediaDir, limits: loaded.config.media }))

@@ -26,6 +26,7 @@ import type { AgentCapabilities } from "../kernel/contracts.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
 import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
+import * as Transcription from "../model/Transcription.js"
 import * as SpendGuard from "../model/SpendGuard.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
@@ -117,6 +118,17 @@ const configOf = (source: ConfigSource, report: Report) =>
   typeof source === "string" ? configLayer(source, report) : loadedConfigLayer(source, report)
 
 /**
+ * The media store, with voice notes transcribed at the provider's `/audio/transcriptions` (`transcriptionModel`) over
+ * an undici client of its own that sends no known secret in a body (RedactingHttpClient), as recall's embedder does.
+ */
+const mediaLayer = MediaStore.layer.pipe(
+  Layer.provide(Transcription.layerFromConfig.pipe(
+    Layer.provide(RedactingHttpClient.layer),
+    Layer.provide(NodeHttpClient.layerUndici)
+  ))
+)
+
+/**
  * Config, kern.db, the kernel and the tools' services, with no tool registered yet. A turn runner passes `hold`:
  * the folder's lock is taken before kern.db is opened and released after everything above it has closed.
  */
@@ -129,7 +141,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
   // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.
   const guarded = SpendGuard.layer.pipe(Layer.provideMerge(kernel))
   // Files that come with messages (issue 32): stored once, read by the channels that take them and the prompt that sends them.
-  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer).pipe(
+  return Layer.mergeAll(ToolServices.layer, RecallLayers.layer, Channels.layer, ScheduleStore.Default, mediaLayer).pipe(
     Layer.provideMerge(guarded)
   )
 }

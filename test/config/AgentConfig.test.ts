@@ -135,6 +135,7 @@ describe("AgentConfig", () => {
     ["subagents", 2, "the number 2"],
     ["jobs", 3, "the number 3"],
     ["media", 5, "the number 5"],
+    ["transcriptionModel", "", "the string \"\""],
     ["limits", 100, "the number 100"]
   ]
 

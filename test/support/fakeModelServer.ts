@@ -104,6 +104,23 @@ export interface EmbeddingScript {
   readonly delay?: Duration.DurationInput
 }
 
+/**
+ * How `POST /audio/transcriptions` answers from now on: by default `{ text }` with `text` (default "fake transcript");
+ * `status` answers that HTTP error instead (JSON in OpenAI's shape, or an HTML page with `html`); `delay` waits first.
+ */
+export interface TranscriptionScript {
+  readonly text?: string
+  readonly status?: number
+  readonly html?: boolean
+  readonly delay?: Duration.DurationInput
+}
+
+/** A recorded `/audio/transcriptions` request's form: its fields, and the file part's name, type and bytes. */
+export interface RecordedTranscription {
+  readonly fields: Readonly<Record<string, string>>
+  readonly file: { readonly name: string; readonly type: string; readonly bytes: Uint8Array } | undefined
+}
+
 export interface FakeModelServerShape {
   /** The API root to configure as `baseURL`, e.g. `http://127.0.0.1:41234/v1`. */
   readonly baseURL: string
@@ -119,6 +136,8 @@ export interface FakeModelServerShape {
    * one from the queue, until set again (`undefined`: back to the queue): a summary model that fails on every call.
    */
   readonly answerModel: (model: string, reply: FakeReply | undefined) => Effect.Effect<void>
+  /** Scripts `/audio/transcriptions` (see TranscriptionScript). */
+  readonly transcriptions: (script: TranscriptionScript) => Effect.Effect<void>
   /** Waits (without timers) until at least `count` requests have arrived. */
   readonly awaitRequests: (count: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
 }
@@ -203,6 +222,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
   const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
   const embeddingScript = yield* Ref.make<EmbeddingScript>({})
   const byModel = yield* Ref.make<ReadonlyMap<string, FakeReply>>(new Map())
+  const transcriptionScript = yield* Ref.make<TranscriptionScript>({})
 
   const nextReply = Ref.modify(queue, (replies): [Option.Option<FakeReply>, ReadonlyArray<FakeReply>] =>
     Arr.isNonEmptyReadonlyArray(replies)
@@ -255,9 +275,50 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
         : HttpServerResponse.unsafeJson(chatBody(id, model, r.turn))
     })
 
+  // OpenAI's Whisper API as OpenAI-compatible servers copy it: a multipart form with `file` and `model`, `{ text }` back.
+  const transcription = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function*() {
+      const contentType = request.headers["content-type"] ?? ""
+      const bytes = yield* Effect.orDie(request.arrayBuffer)
+      const form = contentType.startsWith("multipart/form-data")
+        ? yield* Effect.promise(() => new Response(bytes, { headers: { "content-type": contentType } }).formData().catch(() => undefined))
+        : undefined
+      const fields: Record<string, string> = {}
+      let file: RecordedTranscription["file"] = undefined
+      for (const [key, value] of form?.entries() ?? []) {
+        if (typeof value === "string") fields[key] = value
+        else if (key === "file") {
+          file = { name: value.name, type: value.type, bytes: new Uint8Array(yield* Effect.promise(() => value.arrayBuffer())) }
+        }
+      }
+      const recordedForm: RecordedTranscription = { fields, file }
+      yield* SubscriptionRef.update(recorded, (rs) => [
+        ...rs,
+        { method: request.method, path: "/audio/transcriptions", headers: { ...request.headers }, body: recordedForm, media: [] }
+      ])
+      const invalid = (message: string) =>
+        HttpServerResponse.text(JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }), {
+          status: 400,
+          contentType: "application/json"
+        })
+      if (request.method !== "POST" || form === undefined) return invalid("expected a multipart/form-data POST")
+      if (file === undefined) return invalid("you must provide a file")
+      if (fields["model"] === undefined) return invalid("you must provide a model parameter")
+      const script = yield* Ref.get(transcriptionScript)
+      if (script.delay !== undefined) yield* Effect.sleep(script.delay)
+      if (script.status !== undefined) {
+        return HttpServerResponse.text(script.html === true ? htmlPage(script.status) : errorJson(script.status), {
+          status: script.status,
+          contentType: script.html === true ? "text/html; charset=utf-8" : "application/json"
+        })
+      }
+      return HttpServerResponse.unsafeJson({ text: script.text ?? "fake transcript" })
+    })
+
   const app = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = new URL(request.url, "http://fake").pathname.replace(/^\/v1/, "")
+    if (path === "/audio/transcriptions") return yield* transcription(request)
     const text = yield* request.text
     const body = Either.getOrUndefined(Either.try(() => JSON.parse(text) as unknown))
     // The provider's own checks of images and files: a shape it would refuse is answered as it answers (400).
@@ -313,7 +374,11 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     baseURL: `http://127.0.0.1:${port}/v1`,
     reply: (...replies) => Ref.update(queue, (queued) => [...queued, ...replies]),
     requests: SubscriptionRef.get(recorded),
-    modelRequests: Effect.map(SubscriptionRef.get(recorded), (all) => all.filter((r) => r.path !== "/embeddings")),
+    modelRequests: Effect.map(
+      SubscriptionRef.get(recorded),
+      (all) => all.filter((r) => r.path !== "/embeddings" && r.path !== "/audio/transcriptions")
+    ),
+    transcriptions: (script) => Ref.set(transcriptionScript, script),
     embeddings: (script) => Ref.set(embeddingScript, script),
     answerModel: (model, reply) =>
       Ref.update(byModel, (map) => {
