@@ -1,5 +1,6 @@
 import { Data, Effect } from "effect"
-import { fittedSize, type ImageBox, maxInputPixels } from "./imageLimits.js"
+import { fittedSize, type ImageBox } from "./imageLimits.js"
+import { maxImagePixels } from "./imageSize.js"
 
 export interface FittedImage {
   readonly data: Uint8Array
@@ -17,14 +18,14 @@ const jpegQuality = 85
  * An image as a provider takes it: turned upright (EXIF orientation), scaled down into the box, and encoded again
  * (PNG when it has transparency, else JPEG), so its metadata (a phone photo's GPS position) never leaves, and every
  * input format sharp reads (HEIC, TIFF, AVIF, BMP, …) reaches the model in one it takes. A file sharp cannot decode
- * (truncated, not an image, over `maxInputPixels`) fails with ImageUnreadable saying why.
+ * (truncated, not an image, over `maxImagePixels`) fails with ImageUnreadable saying why.
  */
 export const fitImage = (bytes: Uint8Array, box: ImageBox): Effect.Effect<FittedImage, ImageUnreadable> =>
   Effect.tryPromise({
     try: async () => {
       // Loaded on first use: sharp's native module takes ~1 s to load, which a turn without images never pays.
       const sharp = (await import("sharp")).default
-      const input = sharp(bytes, { limitInputPixels: maxInputPixels, failOn: "error" })
+      const input = sharp(bytes, { limitInputPixels: maxImagePixels, failOn: "error" })
       const meta = await input.metadata()
       if (meta.width === undefined || meta.height === undefined) throw new Error("it has no size")
       const turned = (meta.orientation ?? 1) >= 5
@@ -41,15 +42,3 @@ export const fitImage = (bytes: Uint8Array, box: ImageBox): Effect.Effect<Fitted
     catch: (error) => new ImageUnreadable({ message: error instanceof Error ? error.message : String(error) })
   }).pipe(Effect.withSpan("kern.media.fitImage", { attributes: { box } }))
 
-/** An image's upright size in pixels, or why it cannot be read as one. */
-export const imageSize = (bytes: Uint8Array): Effect.Effect<{ readonly width: number; readonly height: number }, ImageUnreadable> =>
-  Effect.tryPromise({
-    try: async () => {
-      const sharp = (await import("sharp")).default
-      const meta = await sharp(bytes, { limitInputPixels: maxInputPixels }).metadata()
-      if (meta.width === undefined || meta.height === undefined) throw new Error("it has no size")
-      const turned = (meta.orientation ?? 1) >= 5
-      return turned ? { width: meta.height, height: meta.width } : { width: meta.width, height: meta.height }
-    },
-    catch: (error) => new ImageUnreadable({ message: error instanceof Error ? error.message : String(error) })
-  })

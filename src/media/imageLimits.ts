@@ -14,9 +14,6 @@ export const anthropicMaxPixels = 1_150_000
 export const openAiBox = 2048
 export const openAiShortSide = 768
 
-/** Larger inputs are refused before they are decoded (a decompression bomb); a 108 MP phone photo still passes. */
-export const maxInputPixels = 120_000_000
-
 /** Whose limits an image is fitted to. */
 export type ImageBox = "anthropic" | "openai" | "both"
 

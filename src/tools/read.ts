@@ -13,7 +13,8 @@ import { ToolSession } from "./ToolSession.js"
 import { Workspace } from "./Workspace.js"
 import { counted } from "../config/counted.js"
 import * as NodeCrypto from "node:crypto"
-import { imageSize } from "../media/fitImage.js"
+import { imageSize } from "../media/imageSize.js"
+import { pdfText } from "../media/pdfText.js"
 import { imageReferenceLine, type ReadImage } from "../media/readImage.js"
 import { sniff } from "../media/sniff.js"
 
@@ -62,7 +63,8 @@ export const readTool: ToolMetadata = {
     "of code), whichever comes first; the result says which limit was reached and the offset to continue with. " +
     "Start with mode \"outline\" or \"preview\" for large files, then read exact ranges with " +
     "offset and limit. Binary files are described, not dumped. Files over 256 KB can only be read by range. " +
-    "An image (PNG, JPEG, GIF, WebP, HEIC, …) is shown to you as an image when your model takes images.",
+    "An image (PNG, JPEG, GIF, WebP, HEIC, …) is shown to you as an image when your model takes images; a PDF is " +
+    "read as its text, page by page (--- page N --- lines), by offset and limit like a text file.",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 30_000,
@@ -112,11 +114,11 @@ const readImage = (path: string, display: string, bytes: Uint8Array): Effect.Eff
   Effect.gen(function*() {
     const { mediaType } = yield* Effect.promise(() => sniff(bytes))
     if (!mediaType.startsWith("image/")) return undefined
-    const size = yield* Effect.either(imageSize(bytes))
-    if (size._tag === "Left") {
-      return { path: display, kind: "binary", text: `${display}: ${mediaType}, ${formatBytes(bytes.byteLength)}; it could not be read as an image (${size.left.message})` } satisfies ReadOutput
+    const size = yield* imageSize(bytes)
+    if (size._tag === "Unreadable") {
+      return { path: display, kind: "binary", text: `${display}: ${mediaType}, ${formatBytes(bytes.byteLength)}; it could not be read as an image (${size.detail})` } satisfies ReadOutput
     }
-    const { width, height } = size.right
+    const { width, height } = size
     const sha256 = NodeCrypto.createHash("sha256").update(bytes).digest("hex")
     const image: ReadImage = { file: path, name: display, sha256, mediaType, bytes: bytes.byteLength, width, height }
     return {
@@ -125,6 +127,30 @@ const readImage = (path: string, display: string, bytes: Uint8Array): Effect.Eff
       text: `${display}: ${mediaType} image, ${width}×${height}, ${formatBytes(bytes.byteLength)}\n${imageReferenceLine(image)}`,
       image
     } satisfies ReadOutput
+  })
+
+/** The text a read of a PDF keeps at most (its pages past that are left out, and the result says so). */
+export const readPdfChars = 1_000_000
+
+/**
+ * A PDF as its text, page by page (`--- page N ---` lines, src/media/pdfText.ts, read in a worker with caps), shown
+ * as a text file is: numbered lines, offset and limit, maxBytes.
+ */
+const readPdf = (args: ReadArgs, path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput, ToolFailure> =>
+  Effect.gen(function*() {
+    const extracted = yield* Effect.either(pdfText(bytes, { maxChars: readPdfChars }))
+    const about = `${display}: PDF, ${formatBytes(bytes.byteLength)}`
+    if (extracted._tag === "Left") {
+      return { path: display, kind: "binary", text: `${about}; its text could not be read (${extracted.left.message})` } satisfies ReadOutput
+    }
+    const { pages, text, truncated } = extracted.right
+    const pagesText = counted(pages, "page")
+    if (text === "") {
+      return { path: display, kind: "binary", text: `${about}, ${pagesText}; it has no text layer (a scan?)` } satisfies ReadOutput
+    }
+    const read = yield* readFile(args, path, display, new TextEncoder().encode(text))
+    const cut = truncated ? `; its text is cut at ${readPdfChars} characters or ${pagesText === "1 page" ? "its page" : "the pages read"}` : ""
+    return { ...read, text: `[${about}, ${pagesText}: its text, page by page${cut}]\n${read.text}` }
   })
 
 const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput, ToolFailure> => {
@@ -205,6 +231,7 @@ export const read = Effect.fn("kern.tools.read")(function*(args: ReadArgs) {
     )
   )
   yield* tracker.record(sessionId, file.path, snapshotOf(bytes))
+  if (binaryKind(bytes) === "PDF document") return yield* readPdf(args, file.path, file.display, bytes)
   const image = isBinary(bytes) ? yield* readImage(file.path, file.display, bytes) : undefined
   return image ?? (yield* readFile(args, file.path, file.display, bytes))
 }) satisfies (args: ReadArgs) => Effect.Effect<ReadOutput, ToolFailure, FileSystem.FileSystem | Workspace | ReadTracker | ToolSession>

@@ -8,6 +8,7 @@ import { openActiveSession } from "../../src/runtime/activeSession.js"
 import type { Attachment } from "../../src/session/messages.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
 import { TurnRunner } from "../../src/turn/TurnRunner.js"
+import { makePdf } from "../support/pdfFiles.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 // What the media tests share: an agent on the fake model server speaking one of the three APIs, a turn of a message
@@ -65,27 +66,8 @@ export const transparentPng = (width: number, height: number) =>
     sharp({ create: { width, height, channels: 4, background: { r: 200, g: 10, b: 10, alpha: 0.5 } } }).png().toBuffer()
   ).pipe(Effect.map((buffer) => new Uint8Array(buffer)))
 
-/** A one-page PDF (a real file: header, objects, xref, trailer). */
-export const onePagePdf = (): Uint8Array => {
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    "<< /Length 44 >>\nstream\nBT /F1 12 Tf 20 100 Td (Total due 42) Tj ET\nendstream",
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-  ]
-  let body = "%PDF-1.4\n"
-  const offsets: Array<number> = []
-  objects.forEach((object, i) => {
-    offsets.push(body.length)
-    body += `${i + 1} 0 obj\n${object}\nendobj\n`
-  })
-  const xref = body.length
-  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  for (const offset of offsets) body += `${String(offset).padStart(10, "0")} 00000 n \n`
-  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return new TextEncoder().encode(body)
-}
+/** A one-page PDF with a text layer (test/support/pdfFiles.ts). */
+export const onePagePdf = (): Uint8Array => makePdf(["Total due 42"])
 
 /** The pixel size of an image's bytes. */
 export const sizeOf = (bytes: Uint8Array) =>

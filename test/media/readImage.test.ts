@@ -4,6 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { fittedSize } from "../../src/media/imageLimits.js"
 import { FakeReply, makeWith } from "../support/fakeModelServer.js"
+import { makePdf } from "../support/pdfFiles.js"
 import { agentDir, apis, photo, runtime, sizeOf, transparentPng, turnWith } from "./mediaTurn.js"
 
 // The read tool on an image in the workspace: its result says what the image is, and the model that sees is shown
@@ -81,6 +82,28 @@ describe("read on a workspace image", () => {
         const [, , third] = yield* server.modelRequests
         expect(third!.media).toEqual([])
         expect(JSON.stringify(third!.body)).toContain("not shown: the file changed since it was read]")
+      }).pipe(Effect.provide(runtime(dir)))
+    })), 60_000)
+
+  it.live("read on a PDF: its text page by page, as numbered lines, by offset and limit", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeWith({})
+      const dir = agentDir(server.baseURL, apis.chat)
+      NodeFs.writeFileSync(NodePath.join(dir, "contract.pdf"), makePdf(["Parties", "Terms", "Signatures"]))
+      yield* Effect.gen(function*() {
+        yield* server.reply(
+          FakeReply.toolCalls([{ id: "call_1", name: "read", args: { path: "contract.pdf", offset: 3, limit: 2 } }]),
+          FakeReply.text("terms")
+        )
+        yield* turnWith("what are the terms?")
+        const [, second] = yield* server.modelRequests
+        const messages = (second!.body as { messages: ReadonlyArray<{ role: string; content: unknown }> }).messages
+        const result = String(messages.find((message) => message.role === "tool")!.content)
+        expect(result).toMatch(/^\[contract\.pdf: PDF, [\d.]+ (B|KB), 3 pages: its text, page by page\]\n/)
+        expect(result).toContain("3\t--- page 2 ---")
+        expect(result).toContain("4\tTerms")
+        expect(result).not.toContain("Parties")
+        expect(result).toContain("continue with offset 5")
       }).pipe(Effect.provide(runtime(dir)))
     })), 60_000)
 })
