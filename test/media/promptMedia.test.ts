@@ -126,9 +126,9 @@ describe("a message's photo and PDF in each API's request", () => {
         for (const request of [first!, second!]) {
           expect(request.media).toHaveLength(6)
           const text = JSON.stringify(request.body)
-          expect(text).toMatch(/\[image: p0\.jpg, \d+ bytes, not shown: an earlier image \(only the last 6 images of the conversation are sent\)\]/)
-          expect(text).toMatch(/\[image: p1\.jpg, \d+ bytes, not shown: an earlier image/)
-          expect(text).toMatch(/\[image: p2\.jpg, \d+ bytes\]/)
+          expect(text).toMatch(/\[image: p0\.jpg, \d+ bytes, 40×30, not shown: an earlier image \(only the last 6 images of the conversation are sent\)\]/)
+          expect(text).toMatch(/\[image: p1\.jpg, \d+ bytes, 40×30, not shown: an earlier image/)
+          expect(text).toMatch(/\[image: p2\.jpg, \d+ bytes, 40×30\]/)
         }
         // The second request sends the very same bytes: the fitted images were kept, not made again.
         expect(second!.media.map((part) => Array.from(part.data))).toEqual(first!.media.map((part) => Array.from(part.data)))

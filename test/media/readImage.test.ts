@@ -92,7 +92,7 @@ describe("read on a workspace image", () => {
       NodeFs.writeFileSync(NodePath.join(dir, "contract.pdf"), makePdf(["Parties", "Terms", "Signatures"]))
       yield* Effect.gen(function*() {
         yield* server.reply(
-          FakeReply.toolCalls([{ id: "call_1", name: "read", args: { path: "contract.pdf", offset: 3, limit: 2 } }]),
+          FakeReply.toolCalls([{ id: "call_1", name: "read", args: { path: "contract.pdf", offset: 4, limit: 2 } }]),
           FakeReply.text("terms")
         )
         yield* turnWith("what are the terms?")
@@ -100,10 +100,10 @@ describe("read on a workspace image", () => {
         const messages = (second!.body as { messages: ReadonlyArray<{ role: string; content: unknown }> }).messages
         const result = String(messages.find((message) => message.role === "tool")!.content)
         expect(result).toMatch(/^\[contract\.pdf: PDF, [\d.]+ (B|KB), 3 pages: its text, page by page\]\n/)
-        expect(result).toContain("3\t--- page 2 ---")
-        expect(result).toContain("4\tTerms")
+        expect(result).toContain("4\t--- page 2 ---")
+        expect(result).toContain("5\tTerms")
         expect(result).not.toContain("Parties")
-        expect(result).toContain("continue with offset 5")
+        expect(result).toContain("continue with offset 6")
       }).pipe(Effect.provide(runtime(dir)))
     })), 60_000)
 })
