@@ -1,4 +1,5 @@
-import type { ModelWire } from "../model/ModelSettings.js"
+/** The wire protocol a model speaks (src/model/ModelSettings.ts ModelWire, which model/ keeps; media stays below it). */
+export type ModelWire = "responses" | "chat" | "anthropic"
 
 /**
  * The image sizes providers take without scaling them down themselves (larger images cost upload time and, at
