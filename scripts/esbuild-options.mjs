@@ -1,6 +1,7 @@
 // The esbuild options of the shipped bundle, shared by the build and the benchmarks (which measure the code as it
 // ships: minified, without the name-keeping wrappers a development transform adds to every function).
-export const external = ["better-sqlite3", "sqlite-vec"]
+// sharp loads its platform's native build (@img/sharp-<platform>) at run time: it cannot be bundled.
+export const external = ["better-sqlite3", "sqlite-vec", "sharp"]
 
 /** @type {import("esbuild").BuildOptions} */
 export const shipped = {

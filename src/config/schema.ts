@@ -12,6 +12,7 @@ import { JobsConfig, jobsDefaults, jobsExpectation } from "./jobs.js"
 import { MediaConfig, mediaDefaults, mediaExpectation } from "./media.js"
 import { OtelConfig, otelExpectation } from "./otel.js"
 import { RetentionConfig, retentionDefaults, retentionExpectation } from "./retention.js"
+import { Vision, visionExpectation } from "./vision.js"
 import { TranscriptionModel, transcriptionModelExpectation } from "./transcriptionModel.js"
 
 export const Provider = Schema.Literal(...providers)
@@ -132,6 +133,7 @@ export const KernConfigFields = {
   media: Schema.optionalWith(MediaConfig, { default: () => mediaDefaults }),
   otel: Schema.optional(OtelConfig),
   retention: Schema.optionalWith(RetentionConfig, { default: () => retentionDefaults }),
+  vision: Schema.optional(Vision),
   transcriptionModel: Schema.optional(TranscriptionModel)
 } as const
 
@@ -201,6 +203,7 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   media: mediaExpectation,
   otel: otelExpectation,
   retention: retentionExpectation,
+  vision: visionExpectation,
   transcriptionModel: transcriptionModelExpectation
 }
 

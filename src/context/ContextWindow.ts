@@ -17,6 +17,7 @@ import { SegmentStore } from "./SegmentStore.js"
 import { SegmentSummarizer } from "./Summarizer.js"
 import { SummaryGate } from "./SummaryGate.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
+import { boxOf, wireOfConfig } from "../media/imageLimits.js"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
@@ -121,7 +122,8 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         base: loaded.firstIndex,
         maxToolResultChars: config.maxToolResultChars,
         count: counter,
-        positions: loaded.positions
+        positions: loaded.positions,
+        imageBox: boxOf(wireOfConfig(config), config.provider)
       })
 
     const calibrationOf = (modelId: string) =>

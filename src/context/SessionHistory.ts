@@ -5,6 +5,8 @@ import type { TokenCounter } from "../model/tokenizer.js"
 import type { SessionMessage } from "../session/messages.js"
 import type { LinePosition } from "../session/parse.js"
 import { appendPromptMessage, systemMessage } from "./prompt.js"
+import type { ImageBox } from "../media/imageLimits.js"
+import { attachmentImageTokens } from "../media/imageTokens.js"
 
 export interface HistoryOptions {
   readonly sessionId: string
@@ -16,6 +18,8 @@ export interface HistoryOptions {
   readonly count: Effect.Effect<TokenCounter>
   /** Where loaded messages' lines are in the session file, when the reader knows it (user messages). */
   readonly positions?: WeakMap<SessionMessage, LinePosition> | undefined
+  /** Whose limits images are sent at, for their price (imageTokens.ts); the larger of both by default. */
+  readonly imageBox?: ImageBox | undefined
 }
 
 const unknownPosition: LinePosition = { byteOffset: -1, linesBefore: -1 }
@@ -75,7 +79,10 @@ export class SessionHistory {
 
   private countOf(count: TokenCounter, message: SessionMessage, index: number): number {
     const { maxToolResultChars, sessionId } = this.options
-    return count(sentText(message, maxToolResultChars, sessionId, index)) + messageOverheadTokens
+    const images = message._tag === "user" && message.attachments !== undefined
+      ? attachmentImageTokens(message.attachments, this.options.imageBox ?? "both")
+      : 0
+    return count(sentText(message, maxToolResultChars, sessionId, index)) + messageOverheadTokens + images
   }
 
   /**

@@ -2,6 +2,9 @@ import { Prompt } from "@effect/ai"
 import type { SessionMessage } from "../session/messages.js"
 import { envelopedText } from "../session/envelope.js"
 import { failedTurnNote } from "./failedTurnNote.js"
+import { attachmentsText } from "../media/attachmentText.js"
+import { carrying } from "../media/promptAttachments.js"
+import type { Attachment } from "../session/messages.js"
 
 // One frozen empty options object for every part and message kern makes: nothing writes to it.
 const noOptions: Prompt.ProviderOptions = Object.freeze({})
@@ -27,6 +30,17 @@ const userMessage = (text: string): Prompt.UserMessage => ({
   options: noOptions
 })
 
+/**
+ * A message with files: each file's text form (attachmentText.ts) before the message's text, as Anthropic advises
+ * (images before the question), the files themselves carried for the turn to swap in what its model is sent.
+ */
+const attachedUserMessage = (text: string, attachments: ReadonlyArray<Attachment>): Prompt.UserMessage => ({
+  [Prompt.MessageTypeId]: Prompt.MessageTypeId,
+  role: "user",
+  content: [...attachmentsText(attachments).map(textPart), textPart(text)],
+  options: carrying(attachments)
+})
+
 const toolMessage = (content: ReadonlyArray<Prompt.ToolResultPart>): Prompt.ToolMessage => ({
   [Prompt.MessageTypeId]: Prompt.MessageTypeId,
   role: "tool",
@@ -48,7 +62,8 @@ export const appendPromptMessage = (
   switch (message._tag) {
     case "user": {
       const text = envelopedText(message.envelope, message.text)
-      out.push(userMessage(text))
+      const attachments = message.attachments ?? []
+      out.push(attachments.length === 0 ? userMessage(text) : attachedUserMessage(text, attachments))
       return
     }
     case "assistant": {

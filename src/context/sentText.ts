@@ -1,6 +1,7 @@
 import { envelopedText } from "../session/envelope.js"
 import { type SessionMessage, valueText } from "../session/messages.js"
 import { failedTurnNote } from "./failedTurnNote.js"
+import { attachmentsText } from "../media/attachmentText.js"
 
 /** Tokens a message costs on the wire beyond its text (role, separators): providers add about this many. */
 export const messageOverheadTokens = 4
@@ -33,8 +34,12 @@ export const toolResultInContext = (
 /** The text of a message as the model reads it (what its tokens are counted from). */
 export const sentText = (message: SessionMessage, maxToolResultChars: number, sessionId = "", index = 0): string => {
   switch (message._tag) {
-    case "user":
-      return envelopedText(message.envelope, message.text)
+    case "user": {
+      const text = envelopedText(message.envelope, message.text)
+      const attachments = message.attachments ?? []
+      // An image's own price is added where the text is counted (SessionHistory, imageTokens.ts).
+      return attachments.length === 0 ? text : [...attachmentsText(attachments), text].join("\n")
+    }
     case "assistant": {
       if (message.toolCalls.length === 0) return message.text
       const calls = message.toolCalls.map((call) => `${call.name} ${valueText(call.params)}`)

@@ -13,6 +13,7 @@ import type {
 const malformed = (description: string) =>
   new AiError.MalformedInput({ module: "ChatCompletions", method: "prepareRequest", description })
 
+/** A file part's data as a URL: its own when it has one, else a base64 data URL. */
 const imageUrl = (part: Prompt.FilePart): string => {
   const mediaType = part.mediaType === "image/*" ? "image/jpeg" : part.mediaType
   if (part.data instanceof URL) return part.data.toString()
@@ -28,8 +29,11 @@ const userContent = (message: Prompt.UserMessage) =>
         parts.push({ type: "text", text: part.text })
       } else if (part.mediaType.startsWith("image/")) {
         parts.push({ type: "image_url", image_url: { url: imageUrl(part) } })
+      } else if (part.mediaType === "application/pdf" && !(part.data instanceof URL)) {
+        // OpenAI's and OpenRouter's shape; kern sends PDFs as parts only to those (src/media/promptMedia.ts).
+        parts.push({ type: "file", file: { filename: part.fileName ?? "document.pdf", file_data: imageUrl(part) } })
       } else {
-        return yield* malformed(`Chat Completions cannot send a file of type ${part.mediaType}; only images`)
+        return yield* malformed(`Chat Completions cannot send a file of type ${part.mediaType}; only images and PDFs`)
       }
     }
     // Plain text goes as a string: some servers (older Ollama, llama.cpp) reject content arrays.

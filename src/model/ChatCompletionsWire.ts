@@ -114,6 +114,12 @@ export type WireContentPart =
     readonly image_url: { readonly url: string }
     readonly cache_control?: WireCacheControl
   }
+  | {
+    /** A PDF, as OpenAI's and OpenRouter's Chat Completions take one: its bytes as a data URL. */
+    readonly type: "file"
+    readonly file: { readonly filename: string; readonly file_data: string }
+    readonly cache_control?: WireCacheControl
+  }
 
 // Content is a plain string except on a message carrying a cache breakpoint, whose content is a parts array.
 export type WireMessage =

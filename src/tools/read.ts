@@ -12,6 +12,11 @@ import type { ToolMetadata } from "./toolMetadata.js"
 import { ToolSession } from "./ToolSession.js"
 import { Workspace } from "./Workspace.js"
 import { counted } from "../config/counted.js"
+import * as NodeCrypto from "node:crypto"
+import { imageSize } from "../media/imageSize.js"
+import { pdfText } from "../media/pdfText.js"
+import { imageReferenceLine, type ReadImage } from "../media/readImage.js"
+import { sniff } from "../media/sniff.js"
 
 /** Seed 000's default: a read shows up to 2000 lines. */
 export const readDefaultLimit = 2000
@@ -57,7 +62,9 @@ export const readTool: ToolMetadata = {
     `(default ${readDefaultLimit}) and at most maxBytes of text (default ${readDefaultMaxBytes}, a few hundred lines ` +
     "of code), whichever comes first; the result says which limit was reached and the offset to continue with. " +
     "Start with mode \"outline\" or \"preview\" for large files, then read exact ranges with " +
-    "offset and limit. Binary files are described, not dumped. Files over 256 KB can only be read by range.",
+    "offset and limit. Binary files are described, not dumped. Files over 256 KB can only be read by range. " +
+    "An image (PNG, JPEG, GIF, WebP, HEIC, …) is shown to you as an image when your model takes images; a PDF is " +
+    "read as its text, page by page (--- page N --- lines), by offset and limit like a text file.",
   safetyClass: "READ_ONLY",
   idempotent: true,
   timeoutMs: 30_000,
@@ -66,7 +73,7 @@ export const readTool: ToolMetadata = {
 
 export interface ReadOutput {
   readonly path: string
-  readonly kind: "file" | "directory" | "binary"
+  readonly kind: "file" | "directory" | "binary" | "image"
   readonly totalLines?: number
   readonly startLine?: number
   readonly endLine?: number
@@ -75,6 +82,8 @@ export interface ReadOutput {
   /** Which limit ended the range before the file did: `limit` lines or `maxBytes` of text. */
   readonly stoppedBy?: "lines" | "bytes"
   readonly text: string
+  /** An image: where it is and the hash of what was read, for the turn's prompt to show it (src/media/promptMedia.ts). */
+  readonly image?: ReadImage
 }
 
 /** Files larger than this are only served by range. */
@@ -96,6 +105,53 @@ const numberedRange = (lines: ReadonlyArray<string>, first: number, last: number
   }
   return { text: out.join("\n"), endLine: line - 1 }
 }
+
+/**
+ * An image file, by its bytes (any format sharp decodes; an SVG is text): its size, and a reference the turn's prompt
+ * shows it from; undefined when the bytes are no image.
+ */
+const readImage = (path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput | undefined> =>
+  Effect.gen(function*() {
+    const { mediaType } = yield* Effect.promise(() => sniff(bytes))
+    if (!mediaType.startsWith("image/")) return undefined
+    const size = yield* imageSize(bytes)
+    if (size._tag === "Unreadable") {
+      return { path: display, kind: "binary", text: `${display}: ${mediaType}, ${formatBytes(bytes.byteLength)}; it could not be read as an image (${size.detail})` } satisfies ReadOutput
+    }
+    const { width, height } = size
+    const sha256 = NodeCrypto.createHash("sha256").update(bytes).digest("hex")
+    const image: ReadImage = { file: path, name: display, sha256, mediaType, bytes: bytes.byteLength, width, height }
+    return {
+      path: display,
+      kind: "image",
+      text: `${display}: ${mediaType} image, ${width}×${height}, ${formatBytes(bytes.byteLength)}\n${imageReferenceLine(image)}`,
+      image
+    } satisfies ReadOutput
+  })
+
+/** The text a read of a PDF keeps at most (its pages past that are left out, and the result says so). */
+export const readPdfChars = 1_000_000
+
+/**
+ * A PDF as its text, page by page (`--- page N ---` lines, src/media/pdfText.ts, read in a worker with caps), shown
+ * as a text file is: numbered lines, offset and limit, maxBytes.
+ */
+const readPdf = (args: ReadArgs, path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput, ToolFailure> =>
+  Effect.gen(function*() {
+    const extracted = yield* Effect.either(pdfText(bytes, { maxChars: readPdfChars }))
+    const about = `${display}: PDF, ${formatBytes(bytes.byteLength)}`
+    if (extracted._tag === "Left") {
+      return { path: display, kind: "binary", text: `${about}; its text could not be read (${extracted.left.message})` } satisfies ReadOutput
+    }
+    const { pages, text, truncated } = extracted.right
+    const pagesText = counted(pages, "page")
+    if (text === "") {
+      return { path: display, kind: "binary", text: `${about}, ${pagesText}; it has no text layer (a scan?)` } satisfies ReadOutput
+    }
+    const read = yield* readFile(args, path, display, new TextEncoder().encode(text))
+    const cut = truncated ? `; its text is cut at ${readPdfChars} characters or ${pagesText === "1 page" ? "its page" : "the pages read"}` : ""
+    return { ...read, text: `[${about}, ${pagesText}: its text, page by page${cut}]\n${read.text}` }
+  })
 
 const readFile = (args: ReadArgs, path: string, display: string, bytes: Uint8Array): Effect.Effect<ReadOutput, ToolFailure> => {
   if (isBinary(bytes)) {
@@ -175,5 +231,7 @@ export const read = Effect.fn("kern.tools.read")(function*(args: ReadArgs) {
     )
   )
   yield* tracker.record(sessionId, file.path, snapshotOf(bytes))
-  return yield* readFile(args, file.path, file.display, bytes)
+  if (binaryKind(bytes) === "PDF document") return yield* readPdf(args, file.path, file.display, bytes)
+  const image = isBinary(bytes) ? yield* readImage(file.path, file.display, bytes) : undefined
+  return image ?? (yield* readFile(args, file.path, file.display, bytes))
 }) satisfies (args: ReadArgs) => Effect.Effect<ReadOutput, ToolFailure, FileSystem.FileSystem | Workspace | ReadTracker | ToolSession>

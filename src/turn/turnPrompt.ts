@@ -7,6 +7,9 @@ import { ContextWindow } from "../context/ContextWindow.js"
 import type { SessionHistory } from "../context/SessionHistory.js"
 import { buildSystemPromptFrom, type PromptSkill, type PromptTool } from "../context/systemPrompt.js"
 import { makeFileCache } from "../memory/fileCache.js"
+import { wireOfConfig } from "../media/imageLimits.js"
+import { makePromptMedia } from "../media/promptMedia.js"
+import { modelSees } from "../model/visionModels.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { type AutoRecall, withRecallBlock } from "../recall/autoRecall.js"
 import { Recall } from "../recall/Recall.js"
@@ -48,6 +51,8 @@ export const makeStepPrompt = Effect.gen(function*() {
   const context = yield* ContextWindow
   const contextStats = yield* ContextStats
   const files = yield* makeFileCache
+  const media = yield* makePromptMedia
+  const wire = wireOfConfig(config)
   const systemPrompt = (tools: ReadonlyArray<PromptTool>, run: StepPromptInput["run"], skills: ReadonlyArray<PromptSkill>) =>
     buildSystemPromptFrom(files, { tools, run, skills }).pipe(
       Effect.provideService(AgentConfig, loaded),
@@ -89,12 +94,18 @@ export const makeStepPrompt = Effect.gen(function*() {
         Effect.catchTag("ToolFailure", (failure) => Effect.logWarning(failure.message))
       )
       const recalled = input.firstStep ? yield* autoRecall(input, prepared.breakdown.cut, prepared.breakdown.messages) : input.recalled
+      // Images and PDFs of the window as this step's model takes them (parts, or notes saying why not).
+      const withMedia = yield* media.render(prepared.prompt.content, {
+        sees: modelSees(config.vision, input.modelId),
+        wire,
+        provider: config.provider
+      })
       // The block rides in a copy of the prompt: never in the session, never in the cached prefix.
-      const messages = recalled === undefined ? prepared.prompt.content : withRecallBlock(prepared.prompt.content, recalled.block)
+      const messages = recalled === undefined ? withMedia : withRecallBlock(withMedia, recalled.block)
       // Anthropic caches only what is marked: the system prompt, a mid-history message and the last user message.
       const prompt = promptCachingApplies(config.provider, input.modelId)
         ? Prompt.fromMessages(withCacheBreakpoints(messages))
-        : recalled === undefined
+        : messages === prepared.prompt.content
         ? prepared.prompt
         : Prompt.fromMessages(messages)
       return { estimate: prepared.estimate, prompt, recalled }

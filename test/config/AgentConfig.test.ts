@@ -138,7 +138,8 @@ describe("AgentConfig", () => {
     ["otel", "http://127.0.0.1:4318", "the string \"http://127.0.0.1:4318\""],
     ["limits", 100, "the number 100"],
     ["retention", "forever", "the string \"forever\""],
-    ["transcriptionModel", "", "the string \"\""]
+    ["transcriptionModel", "", "the string \"\""],
+    ["vision", 3, "the number 3"]
   ]
 
   it("the wrong-type table covers every key", () => {

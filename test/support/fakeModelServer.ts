@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Array as Arr, Context, Duration, Effect, Either, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
 import { createServer } from "node:http"
 import { bagOfWordsEmbedding } from "../../src/recall/bagOfWords.js"
+import { MediaRefused, mediaPartsOf, type RecordedMedia } from "./fakeModelMedia.js"
 import {
   chatBody,
   chatEvents,
@@ -17,6 +18,7 @@ import {
 } from "./fakeModelWire.js"
 
 export type { FakeToolCall, FakeTurn, FakeUsage } from "./fakeModelWire.js"
+export type { RecordedMedia } from "./fakeModelMedia.js"
 
 /** One scripted answer to `POST /responses`, `POST /chat/completions` or (when on) `POST /messages`. */
 export type FakeReply =
@@ -86,6 +88,8 @@ export interface RecordedRequest {
   readonly headers: Readonly<Record<string, string>>
   /** The JSON body, parsed (undefined when it was not JSON). */
   readonly body: unknown
+  /** The images and files a model request carried, read from its API's shape (fakeModelMedia.ts). */
+  readonly media: ReadonlyArray<RecordedMedia>
 }
 
 /**
@@ -290,7 +294,7 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
       const recordedForm: RecordedTranscription = { fields, file }
       yield* SubscriptionRef.update(recorded, (rs) => [
         ...rs,
-        { method: request.method, path: "/audio/transcriptions", headers: { ...request.headers }, body: recordedForm }
+        { method: request.method, path: "/audio/transcriptions", headers: { ...request.headers }, body: recordedForm, media: [] }
       ])
       const invalid = (message: string) =>
         HttpServerResponse.text(JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: null } }), {
@@ -317,12 +321,24 @@ export const makeWith = (serverOptions: FakeServerOptions) => Effect.gen(functio
     if (path === "/audio/transcriptions") return yield* transcription(request)
     const text = yield* request.text
     const body = Either.getOrUndefined(Either.try(() => JSON.parse(text) as unknown))
+    // The provider's own checks of images and files: a shape it would refuse is answered as it answers (400).
+    const media = isRecord(body) ? Either.try({ try: () => mediaPartsOf(path, body), catch: (error) => error }) : Either.right([])
     const all = yield* SubscriptionRef.updateAndGet(recorded, (rs) => [
       ...rs,
-      { method: request.method, path, headers: { ...request.headers }, body: serverOptions.record === false ? undefined : body }
+      {
+        method: request.method,
+        path,
+        headers: { ...request.headers },
+        body: serverOptions.record === false ? undefined : body,
+        media: Either.getOrElse(media, () => [])
+      }
     ])
     if (request.method !== "POST" || !isRecord(body)) {
       return HttpServerResponse.text("expected a JSON POST", { status: 400 })
+    }
+    if (Either.isLeft(media)) {
+      const refused = media.left instanceof MediaRefused ? media.left.message : String(media.left)
+      return HttpServerResponse.text(errorJson(400, refused), { status: 400, contentType: "application/json" })
     }
     if (path === "/responses" || path === "/chat/completions" || (path === "/messages" && serverOptions.messagesApi === true)) {
       return yield* answer(path, body, all.length)
