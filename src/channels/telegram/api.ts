@@ -234,7 +234,11 @@ export const make = (settings: BotApiSettings) =>
       form.append("chat_id", chatId)
       if (file.caption !== undefined && file.caption !== "") form.append("caption", file.caption)
       form.append(method === "sendPhoto" ? "photo" : "document", new Blob([file.bytes], { type: file.mediaType }), file.name)
-      return exchange(method, HttpBody.formData(form), Message, Duration.minutes(2))
+      // Encoded here, by Node's own fetch: the undici client kern sends with takes no FormData of Node's globals.
+      return Effect.promise(async () => {
+        const encoded = new Response(form)
+        return { type: encoded.headers.get("content-type") ?? "multipart/form-data", body: new Uint8Array(await encoded.arrayBuffer()) }
+      }).pipe(Effect.flatMap(({ body, type }) => exchange(method, HttpBody.uint8Array(body, type), Message, Duration.minutes(2))))
     }
 
     const short = Duration.seconds(30)
