@@ -41,6 +41,16 @@ export const PendingQuestionInfo = Schema.Struct({
 })
 export type PendingQuestionInfo = typeof PendingQuestionInfo.Type
 
+/** A file as clients show it: its media store id (`GET /media/<id>`), name, type and size; never its bytes or text. */
+export const FileInfo = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  mediaType: Schema.String,
+  kind: Schema.String,
+  bytes: Schema.Number
+})
+export type FileInfo = typeof FileInfo.Type
+
 /** The agent said something to someone (a turn's delivered reply, or the message tool). */
 export const OutgoingEvent = Schema.Struct({
   type: Schema.Literal("outgoing"),
@@ -48,7 +58,9 @@ export const OutgoingEvent = Schema.Struct({
   conversationId: Schema.optional(Schema.String),
   text: Schema.String,
   interface: Schema.String,
-  channel: Schema.optional(Schema.String)
+  channel: Schema.optional(Schema.String),
+  /** The file it sent (the message tool's `file`). */
+  file: Schema.optional(FileInfo)
 })
 
 /** A heartbeat tick: sent (queued a heartbeat turn) or skipped, and how a heartbeat turn ended (ran, failed). */

@@ -59,7 +59,16 @@ const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
   type: "outgoing",
   text: sent.text,
   interface: sent.interface,
-  channel: sent.channel
+  channel: sent.channel,
+  ...(sent.attachment === undefined ? {} : {
+    file: {
+      id: sent.attachment.id,
+      name: sent.attachment.name,
+      mediaType: sent.attachment.mediaType,
+      kind: sent.attachment.kind,
+      bytes: sent.attachment.bytes
+    }
+  })
 })
 
 /**

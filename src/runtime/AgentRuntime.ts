@@ -1,5 +1,7 @@
 import { Clock, Effect, ExecutionStrategy, Exit, HashSet, Layer, PubSub, Ref, Scope, SynchronizedRef } from "effect"
+import { SqlClient } from "@effect/sql"
 import { mainConversation } from "../kernel/Audience.js"
+import { linkMedia } from "../media/mediaLinks.js"
 import type { SessionMessage } from "../session/messages.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { heartbeatText } from "./heartbeat.js"
@@ -52,6 +54,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
     const store = yield* SessionStore
     const context = yield* ContextWindow
     const inbox = yield* Inbox
+    const sql = yield* SqlClient.SqlClient
     const events = yield* PubSub.unbounded<TurnEvent>()
     const startedAtMs = yield* Clock.currentTimeMillis
     const turns = yield* Ref.make(0)
@@ -111,7 +114,17 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
      * channel passes its cursor, moved in the same transaction (Inbox.add).
      */
     const submit = (message: NewMessage, cursor?: Cursor): Effect.Effect<QueuedMessage, InboxError> =>
-      Effect.zipLeft(conversation.submit(message, cursor), heartbeat.messageArrived)
+      Effect.zipLeft(conversation.submit(message, cursor), heartbeat.messageArrived).pipe(
+        // Its files belong to its conversation from now on: what that conversation's web view and tools may reach.
+        Effect.tap((queued) =>
+          queued.attachments === undefined || queued.attachments.length === 0
+            ? Effect.void
+            : linkMedia(queued.attachments.map((file) => file.id), queued.conversation).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql),
+              Effect.catchAll((error) => Effect.logWarning(`kern: could not link the files of a message to its conversation: ${error.message}`))
+            )
+        )
+      )
 
     /** The runtime's bookkeeping after each turn: a heartbeat's outcome, the count of turns run, the inbox's and journal's. */
     const ended = (message: QueuedMessage, exit: Exit.Exit<TurnOutcome>) =>

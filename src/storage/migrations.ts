@@ -31,6 +31,7 @@ import spendLedger from "./migrations/1040_spend_ledger.js"
 import media from "./migrations/1050_media.js"
 import retention from "./migrations/1065_retention.js"
 import auditJournals from "./migrations/1070_audit_journals.js"
+import mediaLinks from "./migrations/1057_media_links.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -69,5 +70,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1040_spend_ledger": spendLedger,
   "1050_media": media,
   "1065_retention": retention,
-  "1070_audit_journals": auditJournals
+  "1070_audit_journals": auditJournals,
+  "1057_media_links": mediaLinks
 }

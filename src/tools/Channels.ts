@@ -1,3 +1,4 @@
+import type { Attachment } from "../session/messages.js"
 import { Clock, Context, Effect, Layer, LogLevel, Option, PubSub, Ref, Schema, type Scope } from "effect"
 
 /** kern's chat channels, each with the variables it needs set to run (its layer stays off without them). */
@@ -31,12 +32,21 @@ export class ChannelError extends Schema.TaggedError<ChannelError>()("ChannelErr
   message: Schema.String
 }) {}
 
+/** A file a channel sends: its bytes, the name it is shown by, and its type as sniffed when it was stored or read. */
+export interface OutgoingFile {
+  readonly name: string
+  readonly bytes: Uint8Array
+  readonly mediaType: string
+}
+
 /** A message a channel sent on its own (the message tool), not as a turn's reply. */
 export interface Outgoing {
   readonly interface: string
   readonly channel: string
   readonly userId: string
   readonly text: string
+  /** The file it carried, by its media store reference. */
+  readonly attachment?: Attachment | undefined
 }
 
 /**
@@ -49,6 +59,8 @@ export interface Channel {
   readonly status: Effect.Effect<ChannelStatus>
   /** Sends `text` to a chat, unprompted: split and formatted as replies are. */
   readonly send: (chatId: string, text: string) => Effect.Effect<void, ChannelError>
+  /** Sends a file to a chat, `caption` (markdown) with it: a photo or a document on Telegram, an upload on Slack. */
+  readonly sendFile: (chatId: string, file: OutgoingFile, caption: string) => Effect.Effect<void, ChannelError>
 }
 
 export interface ChannelsShape {

@@ -18,6 +18,7 @@ import { glob, GlobArgs, globTool } from "./glob.js"
 import { grep, GrepArgs, grepTool } from "./grep.js"
 import { PairingStore } from "../users/PairingStore.js"
 import { message, MessageArgs, messageTool } from "./message.js"
+import type { MediaStore } from "../media/MediaStore.js"
 import { schedule, ScheduleArgs, scheduleTool } from "./schedule.js"
 import type { ScheduleStore } from "./schedules/ScheduleStore.js"
 import { kern, KernArgs, kernPair, KernPairArgs, kernPairTool, kernTool } from "./kern.js"
@@ -50,8 +51,9 @@ export type BuiltinRequirements =
   | PairingStore
   // the recall tool: the agent's index of past conversations
   | Recall
-  // the message tool: the running chat channels
+  // the message tool: the running chat channels, and the files it sends
   | Channels
+  | MediaStore
   // bash with background: the running agent's jobs (refused elsewhere)
   | Jobs
   // the schedule tool: the schedules in kern.db

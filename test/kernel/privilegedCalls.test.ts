@@ -1,3 +1,5 @@
+import * as MediaStore from "../../src/media/MediaStore.js"
+import * as Transcriber from "../../src/media/Transcriber.js"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
@@ -58,7 +60,7 @@ const agent = (dir: string, ask: boolean, approve = false) => {
     { safetyMode: "NORMAL", contractEnforcement: "observe", askForPrivileged: ask, root: dir },
     recordingGate(approve)
   ).pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default)
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer.pipe(Layer.provide(Transcriber.layerOff("no transcription in this test"))))
     .pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }

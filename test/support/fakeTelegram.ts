@@ -41,6 +41,19 @@ export interface FakeUser {
   readonly username?: string
 }
 
+/** A file a bot uploaded (sendPhoto / sendDocument), as Telegram received it. */
+export interface Uploaded {
+  readonly method: string
+  readonly chatId: string
+  readonly name: string
+  readonly mediaType: string
+  readonly bytes: Uint8Array
+  readonly caption: string | undefined
+}
+
+/** How the next file downloads fail: a 404, a 5xx, an HTML error page (status 200), a body cut short. */
+export type DownloadFailure = "404" | "500" | "html" | "truncated"
+
 interface Scripted {
   readonly method: string
   readonly failure: ScriptedFailure
@@ -71,6 +84,10 @@ export const make = (options: { readonly token?: string; readonly botId?: number
     const state = yield* SubscriptionRef.make<State>({ updates: [], nextUpdateId: 1000, nextMessageId: 1, polls: 0, messages: [] })
     const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedCall>>([])
     const failures = yield* Ref.make<ReadonlyArray<Scripted>>([])
+    const files = new Map<string, { readonly bytes: Uint8Array; readonly path: string; readonly size: number }>()
+    const downloadFailures: Array<DownloadFailure> = []
+    const uploads = yield* SubscriptionRef.make<ReadonlyArray<Uploaded>>([])
+    let nextFile = 0
 
     const ok = (result: unknown) => HttpServerResponse.unsafeJson({ ok: true, result })
     const error = (failure: ScriptedFailure) =>
@@ -174,9 +191,72 @@ export const make = (options: { readonly token?: string; readonly botId?: number
         return ok(true)
       })
 
+    /** getFile: where the file is; Telegram refuses files over 20 MB to bots. */
+    const getFile = (body: Record<string, unknown>) => {
+      const id = typeof body["file_id"] === "string" ? body["file_id"] : ""
+      const file = files.get(id)
+      if (file === undefined) return bad("Bad Request: invalid file_id")
+      if (file.size > 20 * 1024 * 1024) return bad("Bad Request: file is too big")
+      return ok({ file_id: id, file_unique_id: `u${id}`, file_size: file.size, file_path: file.path })
+    }
+
+    /** `GET /file/bot<token>/<file_path>`: the bytes, or the scripted failure. */
+    const download = (pathname: string) => {
+      const match = /^\/file\/bot([^/]+)\/(.+)$/.exec(pathname)
+      if (match === null || match[1] !== token) return HttpServerResponse.text("Not Found", { status: 404 })
+      const file = [...files.values()].find((f) => f.path === match[2])
+      const failure = downloadFailures.shift()
+      if (file === undefined || failure === "404") return HttpServerResponse.text("Not Found", { status: 404 })
+      if (failure === "500") return HttpServerResponse.text("Internal Server Error", { status: 500 })
+      if (failure === "html") return HttpServerResponse.html("<html><body><h1>502 Bad Gateway</h1></body></html>")
+      const bytes = failure === "truncated" ? file.bytes.subarray(0, Math.floor(file.bytes.length / 2)) : file.bytes
+      return HttpServerResponse.uint8Array(bytes, { contentType: "application/octet-stream" })
+    }
+
+    /** sendPhoto / sendDocument as multipart/form-data: the file part recorded with its name and bytes. */
+    const upload = (method: string, form: FormData) =>
+      Effect.gen(function*() {
+        const part = form.get(method === "sendPhoto" ? "photo" : "document")
+        const chatId = form.get("chat_id")
+        if (typeof chatId !== "string") return bad("Bad Request: chat_id is empty")
+        if (part === null || typeof part === "string") return bad(`Bad Request: there is no ${method === "sendPhoto" ? "photo" : "document"} in the request`)
+        const bytes = new Uint8Array(yield* Effect.promise(() => part.arrayBuffer()))
+        if (method === "sendPhoto" && bytes.length > 10 * 1024 * 1024) return bad("Bad Request: PHOTO_INVALID_DIMENSIONS")
+        const caption = form.get("caption")
+        yield* SubscriptionRef.update(uploads, (all) => [...all, {
+          method,
+          chatId,
+          name: part.name,
+          mediaType: part.type,
+          bytes,
+          caption: typeof caption === "string" ? caption : undefined
+        }])
+        const messageId = yield* SubscriptionRef.modify(state, (s): [number, State] => [s.nextMessageId, { ...s, nextMessageId: s.nextMessageId + 1 }])
+        return ok({ message_id: messageId, from: bot, chat: { id: Number(chatId), type: "private" }, date: 0 })
+      })
+
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(request.url, "http://fake").pathname)
+      const pathname = new URL(request.url, "http://fake").pathname
+      if (request.method === "GET" && pathname.startsWith("/file/")) {
+        const atMs = yield* Clock.currentTimeMillis
+        yield* SubscriptionRef.update(recorded, (all) => [...all, { method: "download", body: { path: pathname.replace(token, "<token>") }, atMs }])
+        return download(pathname)
+      }
+      const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(pathname)
+      const contentType = request.headers["content-type"] ?? ""
+      if (contentType.startsWith("multipart/form-data")) {
+        const raw = yield* request.arrayBuffer
+        const form = yield* Effect.promise(() => new Response(raw, { headers: { "content-type": contentType } }).formData())
+        const method = match?.[2] ?? ""
+        const atMs = yield* Clock.currentTimeMillis
+        yield* SubscriptionRef.update(recorded, (all) => [...all, { method, body: { chat_id: form.get("chat_id") }, atMs }])
+        if (match === null) return error({ status: 404, description: "Not Found" })
+        if (match[1] !== token) return error(Failures.unauthorized)
+        const scripted = yield* takeFailure(method)
+        if (Option.isSome(scripted)) return error(scripted.value)
+        return method === "sendPhoto" || method === "sendDocument" ? yield* upload(method, form) : bad("Bad Request: unexpected multipart")
+      }
       const text = yield* request.text
       const parsed = Either.getOrUndefined(Either.try(() => JSON.parse(text === "" ? "{}" : text) as unknown))
       const body = isRecord(parsed) ? parsed : {}
@@ -190,6 +270,8 @@ export const make = (options: { readonly token?: string; readonly botId?: number
       switch (method) {
         case "getMe":
           return ok(bot)
+        case "getFile":
+          return getFile(body)
         case "getUpdates":
           return yield* getUpdates(body)
         case "sendMessage":
@@ -247,6 +329,34 @@ export const make = (options: { readonly token?: string; readonly botId?: number
             }
           })
         }),
+      /** A file Telegram holds, for a message to carry; returns its file_id. `size` overrides what getFile says. */
+      addFile: (bytes: Uint8Array, options: { readonly size?: number } = {}) =>
+        Effect.sync(() => {
+          const id = `F${++nextFile}`
+          files.set(id, { bytes, path: `documents/file_${nextFile}`, size: options.size ?? bytes.length })
+          return id
+        }),
+      /** A user's message with files (`photo` sizes, `document`, `voice`, `audio`), in Telegram's shape; returns its update id. */
+      fileMessage: (input: { readonly from: FakeUser; readonly caption?: string; readonly chatId?: number } & Record<string, unknown>) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const { caption, chatId, from, ...media } = input
+          return push({
+            message: {
+              message_id: 20_000 + nextFile,
+              from: { is_bot: false, ...from },
+              chat: { id: chatId ?? from.id, type: "private" },
+              date: Math.floor(now / 1000),
+              ...(caption === undefined ? {} : { caption }),
+              ...media
+            }
+          })
+        }),
+      /** The next downloads fail, one failure each. */
+      failDownloads: (...kinds: ReadonlyArray<DownloadFailure>) => Effect.sync(() => void downloadFailures.push(...kinds)),
+      /** Files the bot uploaded, oldest first. */
+      uploads: SubscriptionRef.get(uploads),
+      awaitUploads: (count: number) =>
+        uploads.changes.pipe(Stream.filter((all) => all.length >= count), Stream.runHead, Effect.map(Option.getOrElse((): ReadonlyArray<Uploaded> => []))),
       /** Any update, as Telegram would send it (fields kern does not know, odd shapes); returns its id. */
       update: (update: Record<string, unknown>) => push(update),
       /** A press on an inline button of the bot's message. */

@@ -1,3 +1,5 @@
+import * as MediaStore from "../../src/media/MediaStore.js"
+import * as Transcriber from "../../src/media/Transcriber.js"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
@@ -76,7 +78,7 @@ const registered = (dir: string) => {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer.pipe(Layer.provide(Transcriber.layerOff("no transcription in this test")))).pipe(
     Layer.provideMerge(kernel)
   )
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
@@ -335,7 +337,8 @@ describe("what a non-operator's tools reach: the operator's runtime, artifacts a
       yield* channels.register({
         interface: "telegram",
         status: Effect.succeed(new ChannelStatus({ interface: "telegram", state: "connected", detail: "", sinceMs: 0 })),
-        send: (chatId, text) => Ref.update(sent, (all) => [...all, `${chatId}:${text}`])
+        send: (chatId, text) => Ref.update(sent, (all) => [...all, `${chatId}:${text}`]),
+        sendFile: (chatId, file) => Ref.update(sent, (all) => [...all, `${chatId}:file:${file.name}`])
       })
       const store = yield* PairingStore
       for (const userId of ["555", "777"]) {

@@ -1,3 +1,5 @@
+import * as MediaStore from "../../src/media/MediaStore.js"
+import * as Transcriber from "../../src/media/Transcriber.js"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
@@ -261,7 +263,7 @@ const registeredTools = (dir: string, options: Partial<Kernel.KernelOptions> = {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer.pipe(Layer.provide(Transcriber.layerOff("no transcription in this test")))).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }
 
@@ -395,7 +397,7 @@ describe("kern_pair: approving a pairing is a write, governed as one", () => {
     const db = Database.layerMemory.pipe(Layer.provideMerge(configLayer))
     const kernel = Kernel.layer({ safetyMode: "NORMAL", approvalMode: "deny", contractEnforcement: "observe", ...options })
       .pipe(Layer.provideMerge(KnownSecrets.layer), Layer.provideMerge(db))
-    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
+    const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer.pipe(Layer.provide(Transcriber.layerOff("no transcription in this test")))).pipe(Layer.provideMerge(kernel))
     return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
   }
 

@@ -1,3 +1,5 @@
+import * as MediaStore from "../../src/media/MediaStore.js"
+import * as Transcriber from "../../src/media/Transcriber.js"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -42,7 +44,7 @@ const agent = (config: Record<string, unknown> = {}) => {
     Layer.provideMerge(KnownSecrets.layer),
     Layer.provideMerge(db)
   )
-  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default).pipe(Layer.provideMerge(kernel))
+  const tools = Layer.mergeAll(ToolServices.layer, PairingStore.Default, RecallLayers.layer, Channels.layer, ScheduleStore.Default, MediaStore.layer.pipe(Layer.provide(Transcriber.layerOff("no transcription in this test")))).pipe(Layer.provideMerge(kernel))
   return Builtins.layer.pipe(Layer.provideMerge(tools), Layer.orDie)
 }
 

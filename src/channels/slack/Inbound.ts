@@ -11,10 +11,12 @@ import { approveAction, denyAction } from "./approvalMessages.js"
 import { questionActions, type QuestionPosts } from "./QuestionPosts.js"
 import { unescapeSlack } from "./mrkdwn.js"
 import { slackInterface } from "./Replies.js"
-import type { SlackApi } from "./SlackApi.js"
+import { type SlackApi, SlackApiError } from "./SlackApi.js"
+import type { MediaStoreShape } from "../../media/MediaStore.js"
+import { fetchFiles } from "./files.js"
 import { splitMessage } from "./split.js"
-import { encodeTarget, type Target } from "./target.js"
-import { decodeBlockActions, decodeEventCallback, Posted, SeenIds, type SlackEvent } from "./wire.js"
+import { encodeTarget, postFields, type Target } from "./target.js"
+import { decodeBlockActions, decodeEventCallback, Posted, SeenIds, type SlackEvent, type SlackFile } from "./wire.js"
 
 /** The inbox cursor holding the event ids taken lately, written with each message (see Inbox.add). */
 export const seenKey = "slack:seen"
@@ -26,6 +28,8 @@ interface Taken {
   readonly target: Target
   readonly userId: string
   readonly text: string
+  /** Files shared with it (a `file_share` message, or a mention with files). */
+  readonly files: ReadonlyArray<SlackFile>
 }
 
 /**
@@ -34,14 +38,18 @@ interface Taken {
  */
 export const classify = (event: SlackEvent, botUserId: string): Option.Option<Taken> => {
   const user = event.user
-  if (user === undefined || user === botUserId || event.bot_id !== undefined || event.subtype !== undefined) return Option.none()
-  if (event.channel === undefined || event.text === undefined) return Option.none()
+  // A message with files is `file_share`; any other subtype (an edit, a join, a bot's post) is not a person's message.
+  const subtypeOk = event.subtype === undefined || event.subtype === "file_share"
+  if (user === undefined || user === botUserId || event.bot_id !== undefined || !subtypeOk) return Option.none()
+  const files = event.files ?? []
+  if (event.channel === undefined || (event.text === undefined && files.length === 0)) return Option.none()
+  const said = event.text ?? ""
   if (event.type === "message" && event.channel_type === "im") {
-    return Option.some({ target: { channel: event.channel }, userId: user, text: unescapeSlack(event.text) })
+    return Option.some({ target: { channel: event.channel }, userId: user, text: unescapeSlack(said), files })
   }
   if (event.type === "app_mention" && event.ts !== undefined) {
-    const text = unescapeSlack(event.text.split(`<@${botUserId}>`).join("").replace(/\s+/g, " ").trim())
-    return Option.some({ target: { channel: event.channel, threadTs: event.thread_ts ?? event.ts }, userId: user, text })
+    const text = unescapeSlack(said.split(`<@${botUserId}>`).join("").replace(/\s+/g, " ").trim())
+    return Option.some({ target: { channel: event.channel, threadTs: event.thread_ts ?? event.ts }, userId: user, text, files })
   }
   return Option.none()
 }
@@ -60,6 +68,7 @@ export interface InboundDeps {
   /** `/usage`: today's spend against the caps. */
   readonly spend: SpendGuardShape
   readonly botUserId: Effect.Effect<string>
+  readonly media: MediaStoreShape
 }
 
 const logFailure = (what: string) => (error: { readonly message: string }) =>
@@ -112,8 +121,24 @@ export const make = (deps: InboundDeps) =>
         if (Option.isNone(taken)) {
           yield* deps.inbox.setCursor(cursor)
         } else if (yield* deps.pairings.isApproved(slackInterface, taken.value.userId)) {
-          const { target, userId, text } = taken.value
-          if (isStopCommand(text)) {
+          const { files, target, userId, text } = taken.value
+          if (files.length > 0) {
+            const post = (answer: string) =>
+              deps.api.call("chat.postMessage", { ...postFields(target), text: answer }, Posted).pipe(
+                Effect.asVoid,
+                Effect.catchAll(logFailure("say why a file was refused"))
+              )
+            // A failure that may pass fails the event: unacknowledged, Slack delivers it again and it is fetched then.
+            const attachments = yield* fetchFiles(deps.api, deps.media, files).pipe(
+              Effect.catchTag("FilesRefused", (refused) => Effect.as(post(refused.text), undefined)),
+              Effect.mapError((failed) => new SlackApiError({ method: "files", error: "network", message: failed.message }))
+            )
+            if (attachments === undefined) {
+              yield* deps.inbox.setCursor(cursor)
+            } else {
+              yield* deps.runtime.submit({ interface: slackInterface, channel: encodeTarget(target), userId, text, attachments }, cursor)
+            }
+          } else if (isStopCommand(text)) {
             // A command to kern, not a message: answered where it was typed, never queued nor sent to the model.
             yield* deps.inbox.setCursor(cursor)
             const answer = yield* chatStop(deps.stops, deps.pairings, slackInterface, encodeTarget(target), userId)

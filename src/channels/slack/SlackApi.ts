@@ -2,6 +2,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Duration, Effect, Either, Schema } from "effect"
 import { parseJsonWith } from "../../config/json.js"
 import { parseRetryAfter } from "../../model/ProviderError.js"
+import { type Downloaded, DownloadFailure, downloadCapped } from "../download.js"
 import { ApiAnswer } from "./wire.js"
 
 /** Answers that mean the token is wrong or dead: retrying cannot help, the channel stops. */
@@ -75,11 +76,20 @@ export const make = (settings: SlackApiSettings) =>
       body: Record<string, unknown>,
       schema: Schema.Schema<A, I>,
       token: string = settings.botToken
+    ): Effect.Effect<A, SlackApiError> =>
+      send(method, HttpClientRequest.bodyUnsafeJson(body), schema, token)
+
+    /** A call with a form body: the methods that take no JSON (files.getUploadURLExternal). */
+    const callForm = <A, I>(method: string, fields: Record<string, string>, schema: Schema.Schema<A, I>) =>
+      send(method, HttpClientRequest.bodyUrlParams(fields), schema, settings.botToken)
+
+    const send = <A, I>(
+      method: string,
+      withBody: (request: HttpClientRequest.HttpClientRequest) => HttpClientRequest.HttpClientRequest,
+      schema: Schema.Schema<A, I>,
+      token: string
     ): Effect.Effect<A, SlackApiError> => {
-      const request = HttpClientRequest.post(`${root}${method}`).pipe(
-        HttpClientRequest.bearerToken(token),
-        HttpClientRequest.bodyUnsafeJson(body)
-      )
+      const request = HttpClientRequest.post(`${root}${method}`).pipe(HttpClientRequest.bearerToken(token), withBody)
       /** One exchange: the decoded answer, or the seconds a 429 asks us to wait. */
       const exchange: Effect.Effect<Either.Either<A, number>, SlackApiError> = http.execute(request).pipe(
         Effect.mapError((error) => failure(method, "network", error.message)),
@@ -106,7 +116,43 @@ export const make = (settings: SlackApiSettings) =>
       return attempt(0).pipe(Effect.withSpan(`kern.slack.${method}`))
     }
 
-    return { call, appToken: settings.appToken } as const
+    /**
+     * A file's `url_private_download`, with the bot token: only on Slack's own hosts (or the configured API's, a test
+     * server's), so an odd URL in an event never receives the token.
+     */
+    const download = (url: string, maxBytes: number): Effect.Effect<Downloaded, DownloadFailure> =>
+      Effect.gen(function*() {
+        const parsed = yield* Effect.try(() => new URL(url)).pipe(
+          Effect.mapError(() => new DownloadFailure({ reason: "not-the-file", message: "the file's download URL is not a URL" }))
+        )
+        const apiHost = new URL(root).host
+        const slackHost = parsed.protocol === "https:" && (parsed.hostname === "slack.com" || parsed.hostname.endsWith(".slack.com"))
+        if (!slackHost && parsed.host !== apiHost) {
+          return yield* new DownloadFailure({ reason: "not-the-file", message: `the file's download URL is not on Slack (${parsed.host})` })
+        }
+        return yield* downloadCapped(http, HttpClientRequest.get(parsed.href).pipe(HttpClientRequest.bearerToken(settings.botToken)), maxBytes)
+      }).pipe(
+        Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new DownloadFailure({ reason: "network", message: "no end in 2m" }) }),
+        Effect.withSpan("kern.slack.download")
+      )
+
+    /** The bytes of an upload, to the URL files.getUploadURLExternal gave (it carries its own authorization). */
+    const upload = (url: string, bytes: Uint8Array, name: string) =>
+      http.execute(
+        HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUint8Array(bytes, "application/octet-stream"))
+      ).pipe(
+        Effect.flatMap((response) =>
+          response.status >= 200 && response.status < 300
+            ? Effect.void
+            : Effect.fail(failure("upload", `http_${response.status}`, `the upload of ${name} answered HTTP ${response.status}`))
+        ),
+        Effect.mapError((error) => error._tag === "SlackApiError" ? error : failure("upload", "network", error.message)),
+        Effect.scoped,
+        Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => failure("upload", "network", "no answer in 2m") }),
+        Effect.withSpan("kern.slack.upload")
+      )
+
+    return { call, callForm, download, upload, appToken: settings.appToken } as const
   })
 
 export type SlackApi = Effect.Effect.Success<ReturnType<typeof make>>

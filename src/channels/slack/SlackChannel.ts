@@ -8,7 +8,9 @@ import { AgentConfig } from "../../config/AgentConfig.js"
 import { PairingStore } from "../../users/PairingStore.js"
 import { SpendGuard } from "../../model/SpendGuard.js"
 import { TurnStops } from "../../turn/TurnStops.js"
-import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
+import { ChannelError, Channels, makeStatusCell, type OutgoingFile } from "../../tools/Channels.js"
+import { MediaStore } from "../../media/MediaStore.js"
+import { uploadFile } from "./files.js"
 import * as ApprovalPosts from "./ApprovalPosts.js"
 import * as QuestionPosts from "./QuestionPosts.js"
 import { Questions } from "../../tools/Questions.js"
@@ -79,27 +81,41 @@ const make = Effect.gen(function*() {
     stops: yield* TurnStops,
     spend: yield* SpendGuard,
     // Envelopes arrive only on a connection, and connecting waits for auth.test.
-    botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => ""))
+    botUserId: Effect.map(Ref.get(botUserId), Option.getOrElse(() => "")),
+    media: yield* MediaStore
   })
   const onEnvelope = (type: string, payload: unknown) =>
     type === "events_api" ? inbound.onEvent(payload) : type === "interactive" ? inbound.onInteractive(payload) : Effect.void
   yield* Effect.forkScoped(Connection.supervise({ api, setStatus: status.set, onEnvelope }, identify))
 
-  const send = (chatId: string, text: string) =>
+  /** Where a chat id sends to: a DM opened with a user id, or a conversation (and thread). */
+  const targetOf = (chatId: string) =>
     Effect.gen(function*() {
       const current = yield* status.get
       if (current.state === "stopped") {
         return yield* new ChannelError({ interface: slackInterface, reason: "not_connected", message: `Slack is stopped: ${current.detail}` })
       }
-      const target = isUserId(chatId)
+      return isUserId(chatId)
         ? { channel: (yield* api.call("conversations.open", { users: chatId }, ConversationsOpen)).channel.id }
         : decodeTarget(chatId)
+    })
+  const send = (chatId: string, text: string) =>
+    Effect.gen(function*() {
+      const target = yield* targetOf(chatId)
       for (const chunk of splitMessage(toMrkdwn(text))) {
         yield* api.call("chat.postMessage", { ...postFields(target), text: chunk }, Posted)
       }
     }).pipe(Effect.catchTag("SlackApiError", (error) => Effect.fail(channelError(error))), Effect.withSpan("kern.slack.send"))
+  const sendFile = (chatId: string, file: OutgoingFile, caption: string) =>
+    Effect.gen(function*() {
+      const target = yield* targetOf(chatId)
+      // A caption past a comment's length goes first as messages of its own.
+      const long = caption.length > 4000
+      if (long) yield* send(chatId, caption)
+      yield* uploadFile(api, target, file, long ? "" : toMrkdwn(caption))
+    }).pipe(Effect.catchTag("SlackApiError", (error) => Effect.fail(channelError(error))), Effect.withSpan("kern.slack.sendFile"))
 
-  yield* channels.register({ interface: slackInterface, status: status.get, send })
+  yield* channels.register({ interface: slackInterface, status: status.get, send, sendFile })
 })
 
 /**
@@ -110,5 +126,5 @@ const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | SpendGuard
+  Channels | AgentRuntime | TurnStops | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | SpendGuard | MediaStore
 > = Layer.scopedDiscard(make).pipe(Layer.provide(Layer.merge(NodeSocket.layerWebSocketConstructor, ReplyPlaceholders.layerSql)))

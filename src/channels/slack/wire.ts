@@ -25,8 +25,29 @@ export const Frame = Schema.Union(Hello, Disconnect, Envelope)
 export type Frame = typeof Frame.Type
 export const decodeFrame = Schema.decodeUnknown(parseJsonWith(Frame))
 
+/**
+ * A file shared in a message, as the event carries it: sometimes whole, sometimes only its id with
+ * `file_access: "check_file_info"` (then files.info says the rest).
+ */
+export const SlackFile = Schema.Struct({
+  id: Schema.String,
+  name: Schema.optional(Schema.NullOr(Schema.String)),
+  title: Schema.optional(Schema.NullOr(Schema.String)),
+  mimetype: Schema.optional(Schema.String),
+  size: Schema.optional(Schema.Number),
+  mode: Schema.optional(Schema.String),
+  file_access: Schema.optional(Schema.String),
+  url_private_download: Schema.optional(Schema.String)
+})
+export type SlackFile = typeof SlackFile.Type
+export const FilesInfo = Schema.Struct({ file: SlackFile })
+/** files.getUploadURLExternal: where to send the bytes, and the id to complete the upload with. */
+export const UploadUrl = Schema.Struct({ upload_url: Schema.String, file_id: Schema.String })
+export const Completed = Schema.Struct({ files: Schema.Array(Schema.Struct({ id: Schema.String })) })
+
 /** The events kern takes: a message (DMs) and an app mention (channels). */
 export const SlackEvent = Schema.Struct({
+  files: Schema.optional(Schema.Array(SlackFile)),
   type: Schema.String,
   channel: Schema.optional(Schema.String),
   channel_type: Schema.optional(Schema.String),

@@ -6,7 +6,7 @@ import { Approvals } from "../../runtime/Approvals.js"
 import { Inbox } from "../../runtime/Inbox.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { PairingStore } from "../../users/PairingStore.js"
-import { ChannelError, Channels, makeStatusCell } from "../../tools/Channels.js"
+import { ChannelError, Channels, makeStatusCell, type OutgoingFile } from "../../tools/Channels.js"
 import * as Api from "./api.js"
 import { makeApprovalPrompts } from "./approvalPrompts.js"
 import { isQuestionButton, makeQuestionPrompts } from "./questionPrompts.js"
@@ -23,6 +23,12 @@ import { chatStop, isStopCommand } from "../chatStop.js"
 import { chatUsage, isUsageCommand } from "../chatUsage.js"
 import { SpendGuard } from "../../model/SpendGuard.js"
 import { finishPlaceholder, makeReplies, telegramInterface } from "./replies.js"
+import { MediaStore } from "../../media/MediaStore.js"
+import { fetchFiles } from "./files.js"
+import { sendFile } from "./sendFile.js"
+
+/** A message whose files failed to download this many times in a row is answered with the reason and passed. */
+export const maxFileAttempts = 5
 
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
 export const offsetKey = "telegram:offset"
@@ -52,7 +58,7 @@ const channelError = (error: Api.TelegramError) =>
 export const layer: Layer.Layer<
   never,
   never,
-  Channels | AgentRuntime | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops | SpendGuard
+  Channels | AgentRuntime | Inbox | PairingStore | Approvals | Questions | AgentConfig | HttpClient.HttpClient | SessionStore | SqlClient.SqlClient | TurnStops | SpendGuard | MediaStore
 > = Layer.scopedDiscard(Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const token = env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
@@ -66,6 +72,7 @@ export const layer: Layer.Layer<
   const stops = yield* TurnStops
   const spend = yield* SpendGuard
   const channels = yield* Channels
+  const media = yield* MediaStore
   const api = yield* Api.make({ root, token })
   const status = yield* makeStatusCell(telegramInterface)
 
@@ -99,6 +106,8 @@ export const layer: Layer.Layer<
   )
   const offset = yield* Ref.make(Option.none<number>())
   const failures = yield* Ref.make(0)
+  /** The update whose files failed to download, and how many times in a row. */
+  const fileAttempts = yield* Ref.make({ updateId: -1, attempts: 0 })
 
   /** Past an update that was taken and not queued. */
   const skip = (update: Api.Update) => inbox.setCursor({ key: offsetKey, value: String(update.update_id + 1) })
@@ -113,9 +122,35 @@ export const layer: Layer.Layer<
       )
     )
 
+  /**
+   * A message's files, in the media store; undefined when they were refused (the sender is told why). A failure
+   * that may pass (network, 5xx, a cut download) fails, so the offset stays before the update and the poll comes
+   * back to it after a backoff; after `maxFileAttempts` such failures in a row the sender is told and it is passed.
+   */
+  const takeFiles = (update: Api.Update, chatId: string, files: Parameters<typeof fetchFiles>[2]) =>
+    fetchFiles(api, media, files).pipe(
+      Effect.tap(() => Ref.set(fileAttempts, { updateId: -1, attempts: 0 })),
+      Effect.catchAll((error) =>
+        Effect.gen(function*() {
+          if (error._tag === "FilesRefused") {
+            yield* sendChunk(api, chatId, escapeHtml(error.text)).pipe(refusedIsDone("say why a file was refused"))
+            return undefined
+          }
+          const { attempts } = yield* Ref.updateAndGet(fileAttempts, (last) =>
+            last.updateId === update.update_id ? { updateId: update.update_id, attempts: last.attempts + 1 } : { updateId: update.update_id, attempts: 1 })
+          if (attempts < maxFileAttempts || error.reason === "unauthorized") return yield* error
+          yield* Effect.logWarning(`kern: telegram: gave up on the files of update ${update.update_id}: ${error.message}`)
+          const names = files.map((file) => file.name).join(", ")
+          yield* sendChunk(api, chatId, escapeHtml(`I could not download ${names} from Telegram (${error.message}); please send it again`))
+            .pipe(refusedIsDone("say a file could not be downloaded"))
+          return undefined
+        })
+      )
+    )
+
   const handle = (bot: Api.User, update: Api.Update) =>
     Effect.gen(function*() {
-      const inbound = classify(update, bot)
+      const inbound = classify(update, bot, media.limits.maxFileBytes)
       const cursor = { key: offsetKey, value: String(update.update_id + 1) }
       switch (inbound._tag) {
         case "Ignored":
@@ -127,6 +162,14 @@ export const layer: Layer.Layer<
           return yield* skip(update)
         case "Text": {
           if (yield* pairings.isApproved(telegramInterface, inbound.userId)) {
+            if (inbound.files.length > 0) {
+              const taken = yield* takeFiles(update, inbound.chatId, inbound.files)
+              if (taken === undefined) return yield* skip(update)
+              return yield* runtime.submit(
+                { interface: telegramInterface, channel: inbound.chatId, userId: inbound.userId, text: inbound.text, attachments: taken },
+                cursor
+              )
+            }
             // `/stop` and `/usage` are commands to kern, not a message: answered here, never queued nor sent to the model.
             if (isStopCommand(inbound.text)) {
               const answer = yield* chatStop(stops, pairings, telegramInterface, inbound.chatId, inbound.userId)
@@ -220,18 +263,24 @@ export const layer: Layer.Layer<
   const run = Effect.repeat(Effect.catchAll(session, recover), { while: (again) => again })
   yield* Effect.forkScoped(run)
 
+  const running = Effect.gen(function*() {
+    const current = yield* status.get
+    if (current.state === "stopped") {
+      return yield* new ChannelError({
+        interface: telegramInterface,
+        reason: "not_connected",
+        message: `the Telegram channel is stopped: ${current.detail}`
+      })
+    }
+  })
   const send = (chatId: string, text: string) =>
-    Effect.gen(function*() {
-      const current = yield* status.get
-      if (current.state === "stopped") {
-        return yield* new ChannelError({
-          interface: telegramInterface,
-          reason: "not_connected",
-          message: `the Telegram channel is stopped: ${current.detail}`
-        })
-      }
-      yield* sendMarkdown(api, chatId, text).pipe(Effect.mapError(channelError))
-    }).pipe(Effect.withSpan("kern.telegram.send"))
+    running.pipe(
+      Effect.zipRight(sendMarkdown(api, chatId, text).pipe(Effect.mapError(channelError))),
+      Effect.asVoid,
+      Effect.withSpan("kern.telegram.send")
+    )
+  const sendFileTo = (chatId: string, file: OutgoingFile, caption: string) =>
+    running.pipe(Effect.zipRight(sendFile(api, chatId, file, caption).pipe(Effect.mapError(channelError))))
 
-  yield* channels.register({ interface: telegramInterface, status: status.get, send })
+  yield* channels.register({ interface: telegramInterface, status: status.get, send, sendFile: sendFileTo })
 })).pipe(Layer.provide(ReplyPlaceholders.layerSql))

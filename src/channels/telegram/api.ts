@@ -1,5 +1,6 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Data, Duration, Effect, Option, type ParseResult, Schema } from "effect"
+import { downloadCapped } from "../download.js"
 import { jsonValueDepthExceeded, maxJsonDepth, parseJsonWith } from "../../config/json.js"
 
 /** The Bot API objects kern reads: only the fields it uses (others are ignored when decoding). */
@@ -30,6 +31,25 @@ const RepliedTo = Schema.Struct({
   from: Schema.optional(User)
 })
 
+/** One size of a photo (Telegram sends several, smallest first). */
+export const PhotoSize = Schema.Struct({
+  file_id: Schema.String,
+  width: Schema.Number,
+  height: Schema.Number,
+  file_size: Schema.optional(Schema.Number)
+})
+export type PhotoSize = typeof PhotoSize.Type
+
+/** A document, voice note or audio file: what getFile is asked for, with what Telegram says of it beforehand. */
+export const FileObject = Schema.Struct({
+  file_id: Schema.String,
+  file_name: Schema.optional(Schema.String),
+  title: Schema.optional(Schema.String),
+  mime_type: Schema.optional(Schema.String),
+  file_size: Schema.optional(Schema.Number)
+})
+export type FileObject = typeof FileObject.Type
+
 export const Message = Schema.Struct({
   message_id: Schema.Number,
   from: Schema.optional(User),
@@ -37,7 +57,13 @@ export const Message = Schema.Struct({
   date: Schema.optional(Schema.Number),
   text: Schema.optional(Schema.String),
   entities: Schema.optional(Schema.Array(MessageEntity)),
-  reply_to_message: Schema.optional(RepliedTo)
+  reply_to_message: Schema.optional(RepliedTo),
+  /** A file's message has a caption, not a text. */
+  caption: Schema.optional(Schema.String),
+  photo: Schema.optional(Schema.Array(PhotoSize)),
+  document: Schema.optional(FileObject),
+  voice: Schema.optional(FileObject),
+  audio: Schema.optional(FileObject)
 })
 export type Message = typeof Message.Type
 
@@ -126,6 +152,24 @@ export interface SendOptions {
 
 /** The Bot API's root unless TELEGRAM_API_ROOT names another (a test server). */
 export const defaultApiRoot = "https://api.telegram.org"
+/** getFile's answer: where to download the file (valid for an hour), and its size when Telegram knows it. */
+export const TelegramFile = Schema.Struct({
+  file_id: Schema.String,
+  file_size: Schema.optional(Schema.Number),
+  file_path: Schema.optional(Schema.String)
+})
+export type TelegramFile = typeof TelegramFile.Type
+
+/** The largest file the Bot API lets a bot download (getFile), whatever kern's own cap. */
+export const botDownloadLimit = 20 * 1024 * 1024
+
+/** A file to upload: sendPhoto or sendDocument. */
+export interface Upload {
+  readonly name: string
+  readonly bytes: Uint8Array
+  readonly mediaType: string
+  readonly caption?: string | undefined
+}
 
 /** The long poll waits this many seconds for an update before answering an empty list. */
 export const pollSeconds = 25
@@ -137,17 +181,15 @@ export const make = (settings: BotApiSettings) =>
     const root = settings.root.replace(/\/+$/, "")
     const hide = (text: string) => text.split(settings.token).join("<token>")
 
-    const call = <A, I>(
+    const exchange = <A, I>(
       method: string,
-      params: Record<string, unknown>,
+      body: HttpBody.HttpBody,
       schema: Schema.Schema<A, I>,
       timeout: Duration.Duration,
       decode: typeof decodeEnvelope = decodeEnvelope
     ) =>
       Effect.gen(function*() {
-        const request = HttpClientRequest.post(`${root}/bot${settings.token}/${method}`).pipe(
-          HttpClientRequest.setBody(HttpBody.unsafeJson(params))
-        )
+        const request = HttpClientRequest.post(`${root}/bot${settings.token}/${method}`).pipe(HttpClientRequest.setBody(body))
         const network = (detail: string) =>
           new TelegramError({ reason: "network", method, description: "", message: `Telegram ${method}: ${hide(detail)}` })
         const { status, text } = yield* http.execute(request).pipe(
@@ -180,6 +222,26 @@ export const make = (settings: BotApiSettings) =>
           Effect.mapError((error) => network(`unexpected ${method} result: ${error.message}`))
         )
       }).pipe(Effect.withSpan(`kern.telegram.${method}`))
+
+    const call = <A, I>(
+      method: string,
+      params: Record<string, unknown>,
+      schema: Schema.Schema<A, I>,
+      timeout: Duration.Duration,
+      decode: typeof decodeEnvelope = decodeEnvelope
+    ) => exchange(method, HttpBody.unsafeJson(params), schema, timeout, decode)
+
+    const upload = (method: "sendPhoto" | "sendDocument", chatId: string, file: Upload) => {
+      const form = new FormData()
+      form.append("chat_id", chatId)
+      if (file.caption !== undefined && file.caption !== "") form.append("caption", file.caption)
+      form.append(method === "sendPhoto" ? "photo" : "document", new Blob([file.bytes], { type: file.mediaType }), file.name)
+      // Encoded here, by Node's own fetch: the undici client kern sends with takes no FormData of Node's globals.
+      return Effect.promise(async () => {
+        const encoded = new Response(form)
+        return { type: encoded.headers.get("content-type") ?? "multipart/form-data", body: new Uint8Array(await encoded.arrayBuffer()) }
+      }).pipe(Effect.flatMap(({ body, type }) => exchange(method, HttpBody.uint8Array(body, type), Message, Duration.minutes(2))))
+    }
 
     const short = Duration.seconds(30)
     const optional = <K extends string, V>(key: K, value: V | undefined) => value === undefined ? {} : { [key]: value }
@@ -223,7 +285,29 @@ export const make = (settings: BotApiSettings) =>
         call("deleteMessage", { chat_id: chatId, message_id: messageId }, Schema.Unknown, short),
       sendTyping: (chatId: string) => call("sendChatAction", { chat_id: chatId, action: "typing" }, Schema.Unknown, short),
       answerCallbackQuery: (id: string, text: string, alert: boolean) =>
-        call("answerCallbackQuery", { callback_query_id: id, text, show_alert: alert }, Schema.Unknown, short)
+        call("answerCallbackQuery", { callback_query_id: id, text, show_alert: alert }, Schema.Unknown, short),
+      getFile: (fileId: string) => call("getFile", { file_id: fileId }, TelegramFile, short),
+      /** Downloads `<root>/file/bot<token>/<file_path>`: at most `maxBytes`, else a `rejected` error naming the cap. */
+      download: (filePath: string, maxBytes: number) =>
+        downloadCapped(http, HttpClientRequest.get(`${root}/file/bot${settings.token}/${filePath}`), maxBytes).pipe(
+          Effect.mapError((failure) =>
+            new TelegramError({
+              // Too large is final; anything else (a 404 for a path gone stale, a 5xx, a cut body) is tried again.
+              reason: failure.reason === "too-large" ? "rejected" : "network",
+              method: "download",
+              description: hide(failure.message),
+              message: `Telegram file download: ${hide(failure.message)}`
+            })
+          ),
+          Effect.timeoutFail({
+            duration: Duration.minutes(2),
+            onTimeout: () => new TelegramError({ reason: "network", method: "download", description: "", message: "Telegram file download: no end in 2m" })
+          }),
+          Effect.withSpan("kern.telegram.download")
+        ),
+      /** sendPhoto (a raster image) or sendDocument (anything else), as multipart/form-data. */
+      sendFile: (chatId: string, method: "sendPhoto" | "sendDocument", file: Upload) =>
+        upload(method, chatId, file)
     } as const
   })
 

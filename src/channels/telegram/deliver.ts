@@ -16,7 +16,7 @@ const writeRetries = Schedule.identity<TelegramError>().pipe(
   Schedule.intersect(Schedule.recurs(3))
 )
 
-const retryWrite = <A>(write: Effect.Effect<A, TelegramError>): Effect.Effect<A, TelegramError> =>
+export const retryWrite = <A>(write: Effect.Effect<A, TelegramError>): Effect.Effect<A, TelegramError> =>
   Effect.retry(write, { schedule: writeRetries, while: transient })
 
 const html: SendOptions = { parseMode: "HTML" }
