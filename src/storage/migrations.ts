@@ -29,9 +29,9 @@ import subagents from "./migrations/1020_subagents.js"
 import schedules from "./migrations/1030_schedules.js"
 import spendLedger from "./migrations/1040_spend_ledger.js"
 import media from "./migrations/1050_media.js"
+import mediaLinks from "./migrations/1057_media_links.js"
 import retention from "./migrations/1065_retention.js"
 import auditJournals from "./migrations/1070_audit_journals.js"
-import mediaLinks from "./migrations/1057_media_links.js"
 
 /**
  * Every migration of kern.db, keyed `<id>_<name>`; ids only ever grow. A subsystem that needs tables adds a file
@@ -69,7 +69,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1030_schedules": schedules,
   "1040_spend_ledger": spendLedger,
   "1050_media": media,
+  "1057_media_links": mediaLinks,
   "1065_retention": retention,
-  "1070_audit_journals": auditJournals,
-  "1057_media_links": mediaLinks
+  "1070_audit_journals": auditJournals
 }

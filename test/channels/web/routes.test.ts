@@ -1,3 +1,4 @@
+import { messageBodyLimit } from "../../../src/channels/web/WebServer.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Schedule, Schema, Stream } from "effect"
 import * as NodeFs from "node:fs"
@@ -65,8 +66,10 @@ describe("HTTP API: routes", () => {
 
   it.live("bodies over the cap are 413, with or without Content-Length; at the cap they are read", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base } = yield* startServer({ bodyLimitBytes: 1000 })
-      const big = JSON.stringify({ text: "x".repeat(1000) })
+      // POST /message's cap leaves room for the files of one message (media.maxTurnBytes, base64); other routes keep theirs.
+      const { base } = yield* startServer({ bodyLimitBytes: 1000, config: { media: { maxTurnBytes: 3 } } })
+      const cap = messageBodyLimit(1000, 3)
+      const big = JSON.stringify({ text: "x".repeat(cap) })
       const declared = yield* request(`${base}/message`, { method: "POST", headers: json, body: big })
       expect(declared.status).toBe(413)
       // Chunked: no Content-Length, so only counting while reading can catch it.
@@ -78,9 +81,12 @@ describe("HTTP API: routes", () => {
       })
       const streamed = yield* request(`${base}/message`, { method: "POST", headers: json, body: chunks, duplex: "half" } as RequestInit)
       expect(streamed.status).toBe(413)
-      const fits = JSON.stringify({ text: "x".repeat(1000 - 11) })
-      expect(fits.length).toBe(1000)
+      const fits = JSON.stringify({ text: "x".repeat(cap - 11) })
+      expect(fits.length).toBe(cap)
       expect((yield* request(`${base}/message`, { method: "POST", headers: json, body: fits })).status).toBe(202)
+      // Another route's body is held to the server's own cap.
+      const schedule = JSON.stringify({ prompt: "x".repeat(1001), at: "in 1 hour" })
+      expect((yield* request(`${base}/schedules`, { method: "POST", headers: json, body: schedule })).status).toBe(413)
     })))
 
   it.live("/context/segments and /segments: the context's cut, budget, tokens and segment tree, before and after a trimming turn", () =>
