@@ -12,24 +12,12 @@ import { decodeSessionLine } from "../../src/session/lineDecode.js"
 import { encodeSessionLine } from "../../src/session/lineEncode.js"
 import { UserMessage } from "../../src/session/messages.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { testAgentDir } from "../support/testAgentDir.js"
 
 // Files that come with messages are stored once, by content, with their type read from the bytes; a message carries
 // references to them through the inbox, a restart and the session, never the bytes.
 
-const agentDir = (media?: object) => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({
-      model: "m",
-      heartbeatInterval: 0,
-      autoCommit: false,
-      recall: false,
-      ...(media === undefined ? {} : { media })
-    })
-  })
-  return dir
-}
+const agentDir = (media?: object) => testAgentDir(media === undefined ? {} : { media })
 
 const started = (dir: string, scope: Scope.Scope) =>
   Layer.buildWithScope(

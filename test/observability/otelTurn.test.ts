@@ -10,7 +10,7 @@ import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { downCollector, type FakeOtlp, fakeOtlp, isUnder, parentOf } from "../support/fakeOtlp.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import type { OtlpSpan } from "../support/otlpWire.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { testAgentDir } from "../support/testAgentDir.js"
 import { eventually } from "../support/waitFor.js"
 
 // OpenTelemetry export of a running agent (src/runtime/telemetry.ts, otelExport.ts) against a fake collector that
@@ -26,21 +26,8 @@ const shapedToken = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 const provided = <A, E>(layer: Layer.Layer<A, E, ProcessEnv | Layer.Layer.Success<typeof NodeContext.layer>>, env: Record<string, string>) =>
   layer.pipe(Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: providerKey, ...env })), Layer.provide(NodeContext.layer))
 
-const agentDir = (server: FakeModelServerShape, config: Record<string, unknown>) => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({
-      model: "m",
-      baseURL: server.baseURL,
-      heartbeatInterval: 0,
-      autoCommit: false,
-      recall: false,
-      timezone: "UTC",
-      ...config
-    })
-  })
-  return dir
-}
+const agentDir = (server: FakeModelServerShape, config: Record<string, unknown>) =>
+  testAgentDir({ baseURL: server.baseURL, ...config })
 
 class Seen extends Context.Tag("test/Seen")<Seen, Queue.Dequeue<TurnEvent>>() {}
 const seenLayer = Layer.scoped(Seen, Effect.flatMap(AgentRuntime, (runtime) => PubSub.subscribe(runtime.events)))

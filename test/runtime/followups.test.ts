@@ -1,23 +1,16 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import * as NodePath from "node:path"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import * as Layers from "../../src/runtime/layers.js"
 import { Followups } from "../../src/tools/Followups.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { testAgentDir } from "../support/testAgentDir.js"
 
 // Work that outlives its turn reports back as a new turn in the conversation that started it, exactly once per key,
 // across restarts.
 
-const agentDir = () => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({ model: "m", heartbeatInterval: 0, autoCommit: false, recall: false })
-  })
-  return dir
-}
+const agentDir = () => testAgentDir()
 
 const started = (dir: string, scope: Scope.Scope) =>
   Layer.buildWithScope(

@@ -10,7 +10,7 @@ import * as Layers from "../../src/runtime/layers.js"
 import * as Database from "../../src/storage/Database.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { testAgentDir } from "../support/testAgentDir.js"
 
 // The running agent's serving features (src/runtime/layers.ts): the turn loop and the heartbeat serve from the moment
 // runningAgentLayer is built and stop when its scope closes; channels attached with it see every turn.
@@ -19,21 +19,8 @@ const hold = { command: "kern test", waitSeconds: 10 }
 const provided = <A, E>(layer: Layer.Layer<A, E, ProcessEnv | Layer.Layer.Success<typeof NodeContext.layer>>) =>
   layer.pipe(Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })), Layer.provide(NodeContext.layer))
 
-const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({
-      model: "m",
-      baseURL: server.baseURL,
-      heartbeatInterval: 0,
-      autoCommit: false,
-      recall: false,
-      timezone: "UTC",
-      ...config
-    })
-  })
-  return dir
-}
+const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) =>
+  testAgentDir({ baseURL: server.baseURL, ...config })
 
 /** A channel as the test sees it: the agent's turn events, subscribed when the channel is built. */
 class Seen extends Context.Tag("test/Seen")<Seen, Queue.Dequeue<TurnEvent>>() {}

@@ -15,7 +15,8 @@ import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { FakeReply, type FakeModelServerShape, makeWith as makeFakeServer } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
 import { pairTelegramUsers } from "../support/pairedUsers.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { writeFiles } from "../support/tempDir.js"
+import { testAgentDir } from "../support/testAgentDir.js"
 
 // Sub-agents (spawn): a turn of the agent in a conversation of its own, under its parent turn's terms, whose answer
 // comes back to the parent's conversation exactly once. The fake model answers each request by what it carries.
@@ -42,22 +43,10 @@ const stepOf = (body: Record<string, unknown>) => {
 }
 const lastIsReport = (body: Record<string, unknown>) => (userTexts(body).at(-1) ?? "").includes("[sub-agent ")
 
-const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({
-      model: "m",
-      baseURL: server.baseURL,
-      heartbeatInterval: 0,
-      autoCommit: false,
-      recall: false,
-      timezone: "UTC",
-      ...config
-    }),
+const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) =>
+  testAgentDir({ baseURL: server.baseURL, ...config }, {
     "notes.txt": "hello"
   })
-  return dir
-}
 
 class Seen extends Context.Tag("test/Seen")<Seen, Queue.Dequeue<TurnEvent>>() {}
 const seenLayer = Layer.scoped(Seen, Effect.flatMap(AgentRuntime, (runtime) => PubSub.subscribe(runtime.events)))
