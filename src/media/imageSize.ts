@@ -1,5 +1,4 @@
 import { Effect } from "effect"
-import sharp from "sharp"
 
 /** The most pixels kern decodes of an image (about 8000 × 6000): a larger one is refused, not decoded. */
 export const maxImagePixels = 50_000_000
@@ -18,6 +17,9 @@ export const imageSize = (bytes: Uint8Array): Effect.Effect<ImageSize> =>
   Effect.promise(async (): Promise<ImageSize> => {
     const options = { failOn: "warning", limitInputPixels: maxImagePixels } as const
     try {
+      // Loaded on first use, as fitImage does: sharp's native module takes about a second to load, which an agent
+      // that is never sent an image never pays (the media store is built with every running agent).
+      const sharp = (await import("sharp")).default
       const metadata = await sharp(bytes, options).metadata()
       await sharp(bytes, options).resize(16, 16, { fit: "inside" }).raw().toBuffer()
       const width = metadata.autoOrient?.width ?? metadata.width
