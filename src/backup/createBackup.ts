@@ -10,7 +10,7 @@ import { formatBytes } from "../tools/textFile.js"
 import { type ArchivedFile, FileChanged, snapshotFile, writeArchive } from "./archiveWriter.js"
 import { BackupError, describe } from "./BackupError.js"
 import { copyDatabase } from "./databaseCopy.js"
-import { artifactsPrefix, bundleEntry, configEntry, databaseEntry, envEntry, sessionsPrefix } from "./entryPaths.js"
+import { artifactsPrefix, bundleEntry, configEntry, databaseEntry, envEntry, mediaPrefix, sessionsPrefix } from "./entryPaths.js"
 import { BackupManifest, ManifestJson } from "./manifest.js"
 import { createBundle } from "./memoryBundle.js"
 import { stagingDir } from "./stagingDir.js"
@@ -105,7 +105,8 @@ export const createBackup = Effect.fn("kern.backup.create")(function*(options: B
     { entry: configEntry, file: paths.configFile },
     ...(options.includeSecrets && NodeFs.existsSync(paths.envFile) ? [{ entry: envEntry, file: paths.envFile }] : []),
     ...regularFiles(paths.sessionsDir, sessionsPrefix, false, skipped),
-    ...regularFiles(paths.artifactsDir, artifactsPrefix, true, skipped)
+    ...regularFiles(paths.artifactsDir, artifactsPrefix, true, skipped),
+    ...regularFiles(paths.mediaDir, mediaPrefix, false, skipped)
   ]
   if (options.includeSecrets && !NodeFs.existsSync(paths.envFile)) yield* options.report(`there is no ${paths.envFile}: no secrets to include`)
   for (const line of skipped) yield* options.report(`left out ${line}`)

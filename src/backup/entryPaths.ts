@@ -10,6 +10,8 @@ export const configEntry = ".kern/config.json"
 export const envEntry = ".kern/.env"
 export const sessionsPrefix = ".kern/sessions/"
 export const artifactsPrefix = ".kern/artifacts/"
+/** Files that came with messages (src/media/MediaStore.ts): one folder, each file named by its sha256. */
+export const mediaPrefix = ".kern/media/"
 
 /** A name's longest path: far beyond what kern writes (a session id, an artifact's sha256). */
 const maxPathLength = 512
@@ -34,6 +36,7 @@ export const entryPathProblem = (path: string): string | undefined => {
   // Sessions are one folder of files; artifacts may nest.
   if (path.startsWith(sessionsPrefix) && segments.length === 3) return undefined
   if (path.startsWith(artifactsPrefix) && segments.length >= 3) return undefined
+  if (path.startsWith(mediaPrefix) && segments.length === 3) return undefined
   return `it is none of the files a kern backup holds (${bundleEntry}, ${databaseEntry}, ${configEntry}, ${envEntry}, ` +
-    `${sessionsPrefix}…, ${artifactsPrefix}…)`
+    `${sessionsPrefix}…, ${artifactsPrefix}…, ${mediaPrefix}…)`
 }

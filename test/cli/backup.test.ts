@@ -101,6 +101,11 @@ describe("kern backup, backup verify, restore", () => {
       }).pipe(Effect.provide(testRuntime(dir)))
       expect(first.outcome.failure).toBeUndefined()
 
+      // A file that came with a message, as the media store keeps it (named by its sha256).
+      const photo = NodePath.join(dir, ".kern", "media", "ab".repeat(32))
+      NodeFs.mkdirSync(NodePath.dirname(photo), { recursive: true })
+      NodeFs.writeFileSync(photo, "photo bytes", { mode: 0o600 })
+
       const archive = NodePath.join(makeTempDir(), "agent.tar.gz")
       const made = yield* kern(["backup", dir, "-o", archive])
       expect(made.status, made.stderr).toBe(0)
@@ -120,6 +125,9 @@ describe("kern backup, backup verify, restore", () => {
       expect(git(restored, "log", "--format=%s")).toBe("second\nfirst\n")
       expect(git(restored, "status", "--porcelain")).toBe("")
       expect(NodeFs.readFileSync(NodePath.join(restored, "KNOWLEDGE.md"), "utf8")).toContain("pier 7")
+      const restoredPhoto = NodePath.join(restored, ".kern", "media", "ab".repeat(32))
+      expect(NodeFs.readFileSync(restoredPhoto, "utf8")).toBe("photo bytes")
+      expect(NodeFs.statSync(restoredPhoto).mode & 0o777).toBe(0o600)
 
       // The restored index keeps what it read of each session (the restored files are new inodes): nothing is read,
       // chunked or embedded again.

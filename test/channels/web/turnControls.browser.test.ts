@@ -45,7 +45,7 @@ describe("web UI: failed and stopped turns, a new conversation", () => {
         expect(await connection(page)).toBe("connected")
         await screenshot(page, "turn-failed-live")
         await page.reload()
-        await page.getByText("connected", { exact: true }).waitFor()
+        await page.getByText("connected", { exact: true }).waitFor({ timeout: 60_000 })
         // The failure is in the record: under its message after a reload, the next turn answered below it.
         await page.locator(".turn-error", { hasText: "ProviderFailed" }).waitFor()
         await page.locator("article.msg-done", { hasText: "Back to normal." }).waitFor()
@@ -78,7 +78,7 @@ describe("web UI: failed and stopped turns, a new conversation", () => {
         expect(await page.evaluate(errorAfterText)).toBe(true)
         await screenshot(page, "turn-stopped")
         await page.reload()
-        await page.getByText("connected", { exact: true }).waitFor()
+        await page.getByText("connected", { exact: true }).waitFor({ timeout: 60_000 })
         await page.locator(".turn-error", { hasText: "stopped by the operator" }).waitFor()
         expect(await page.locator("article", { hasText: "Here is a long" }).count()).toBeGreaterThan(0)
       })
