@@ -1,51 +1,26 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Scope } from "effect"
+import { Context, Effect, Scope } from "effect"
 import * as NodePath from "node:path"
 import sharp from "sharp"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { MediaStore } from "../../src/media/MediaStore.js"
 import { transcriptionOffNote } from "../../src/model/Transcription.js"
-import * as Layers from "../../src/runtime/layers.js"
 import * as FakeModelServer from "../support/fakeModelServer.js"
 import type { RecordedTranscription } from "../support/fakeModelServer.js"
+import { oggVoice } from "../support/mediaFiles.js"
 import { makePdf } from "../support/pdfFiles.js"
-import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // What kern reads out of a file when it is stored: an image's size, a PDF's text, a voice note's transcript; what it
 // cannot read becomes a note, and the file is still stored.
 
-const agentDir = (config: object) => {
-  const dir = NodePath.join(makeTempDir(), "agent")
-  writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({ model: "m", heartbeatInterval: 0, autoCommit: false, recall: false, ...config })
-  })
-  return dir
-}
+const agentDir = (config: Record<string, unknown>) => testAgentDir(config)
 
 const started = (dir: string, scope: Scope.Scope) =>
-  Effect.map(
-    Layer.buildWithScope(
-      Layers.runningAgentCoreLayer(dir, { command: "kern test", waitSeconds: 10 }).pipe(
-        Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test-transcribe-key" })),
-        Layer.provide(NodeContext.layer)
-      ),
-      scope
-    ),
-    (context) => Context.get(context, MediaStore)
-  )
+  Effect.map(buildAgentCore(dir, scope, "sk-test-transcribe-key"), (context) => Context.get(context, MediaStore))
 
 const jpeg = () =>
   Effect.promise(() => sharp({ create: { width: 40, height: 30, channels: 3, background: "#0a0" } }).jpeg().toBuffer())
 
-/** A few bytes of an Ogg stream (the header file-type sniffs as audio/ogg): what a voice note starts with. */
-const oggVoice = () => {
-  const bytes = new Uint8Array(600).fill(1)
-  bytes.set(new TextEncoder().encode("OggS"), 0)
-  bytes.set([0, 2], 4)
-  bytes.set(new TextEncoder().encode("\u0001vorbis"), 28)
-  return bytes
-}
 
 describe("media descriptions", () => {
   it.scopedLive("an image gets its size; a truncated one is a file with a note", () =>

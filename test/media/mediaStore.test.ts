@@ -1,32 +1,22 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import sharp from "sharp"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { MediaStore } from "../../src/media/MediaStore.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
-import * as Layers from "../../src/runtime/layers.js"
 import { decodeSessionLine } from "../../src/session/lineDecode.js"
 import { encodeSessionLine } from "../../src/session/lineEncode.js"
 import { UserMessage } from "../../src/session/messages.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { testAgentDir } from "../support/testAgentDir.js"
+import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // Files that come with messages are stored once, by content, with their type read from the bytes; a message carries
 // references to them through the inbox, a restart and the session, never the bytes.
 
 const agentDir = (media?: object) => testAgentDir(media === undefined ? {} : { media })
 
-const started = (dir: string, scope: Scope.Scope) =>
-  Layer.buildWithScope(
-    Layers.runningAgentCoreLayer(dir, { command: "kern test", waitSeconds: 10 }).pipe(
-      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
-      Layer.provide(NodeContext.layer)
-    ),
-    scope
-  )
+const started = buildAgentCore
 
 const png = () =>
   Effect.promise(() => sharp({ create: { width: 4, height: 3, channels: 3, background: "#f00" } }).png().toBuffer())

@@ -1,25 +1,15 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import * as Layers from "../../src/runtime/layers.js"
+import { Context, Effect, Exit, Scope } from "effect"
 import { Followups } from "../../src/tools/Followups.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { testAgentDir } from "../support/testAgentDir.js"
+import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // Work that outlives its turn reports back as a new turn in the conversation that started it, exactly once per key,
 // across restarts.
 
 const agentDir = () => testAgentDir()
 
-const started = (dir: string, scope: Scope.Scope) =>
-  Layer.buildWithScope(
-    Layers.runningAgentCoreLayer(dir, { command: "kern test", waitSeconds: 10 }).pipe(
-      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
-      Layer.provide(NodeContext.layer)
-    ),
-    scope
-  )
+const started = buildAgentCore
 
 describe("followups", () => {
   it.scopedLive("post a message once per key into the origin's conversation, and keep it through a restart", () =>

@@ -1,4 +1,8 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Layer, type Scope } from "effect"
 import * as NodePath from "node:path"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import * as Layers from "../../src/runtime/layers.js"
 import { makeTempDir, writeFiles } from "./tempDir.js"
 
 /**
@@ -20,3 +24,16 @@ export const testAgentDir = (config: Record<string, unknown> = {}, files: Readon
   })
   return dir
 }
+
+/**
+ * The running agent's core layers over `dir` (Layers.runningAgentCoreLayer: no turn loop serving), built in `scope`,
+ * with `apiKey` as the provider's key: what a test that drives the runtime or its stores by hand builds.
+ */
+export const buildAgentCore = (dir: string, scope: Scope.Scope, apiKey = "sk-test") =>
+  Layer.buildWithScope(
+    Layers.runningAgentCoreLayer(dir, { command: "kern test", waitSeconds: 10 }).pipe(
+      Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: apiKey })),
+      Layer.provide(NodeContext.layer)
+    ),
+    scope
+  )

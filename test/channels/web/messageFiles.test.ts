@@ -4,6 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import sharp from "sharp"
 import { FakeReply, type RecordedTranscription } from "../../support/fakeModelServer.js"
+import { oggVoice } from "../../support/mediaFiles.js"
 import { makePdf } from "../../support/pdfFiles.js"
 import { bearer, request, startServer } from "./harness.js"
 
@@ -28,13 +29,6 @@ const zip = () => {
   return bytes
 }
 
-const oggVoice = () => {
-  const bytes = new Uint8Array(600).fill(1)
-  bytes.set(new TextEncoder().encode("OggS"), 0)
-  bytes.set([0, 2], 4)
-  bytes.set(new TextEncoder().encode("\u0001vorbis"), 28)
-  return bytes
-}
 
 describe("POST /message with files", () => {
   it.live("the bad-file corpus: each ends in a clear answer, and the agent still answers the next message", () =>
