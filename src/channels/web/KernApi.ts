@@ -238,6 +238,21 @@ export class SchedulesGroup extends HttpApiGroup.make("schedules")
   .middleware(Authorization)
 {}
 
+/** The files that came with messages or that the agent sent, by media id (an Attachment's `id`), as GET /history names them. */
+export class MediaGroup extends HttpApiGroup.make("media")
+  .add(
+    // The bytes, with the stored type; shown in place only for raster images (mediaAccess.ts). 404 for anything the
+    // caller may not see, whether or not it exists.
+    HttpApiEndpoint.get("file", "/media/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(HttpApiSchema.Uint8Array())
+      .addError(Errors.NotFound)
+      .addError(Errors.ServerError)
+  )
+  .middleware(BodyLimit)
+  .middleware(Authorization)
+{}
+
 /** Stopping a running turn as the operator: one by its id (404 when it is not running), or every running turn. */
 export class TurnsGroup extends HttpApiGroup.make("turns")
   .add(
@@ -265,6 +280,7 @@ export class KernApi extends HttpApi.make("kern")
   .add(UsersGroup)
   .add(TurnsGroup)
   .add(SchedulesGroup)
+  .add(MediaGroup)
   // A query or path parameter that does not decode is answered as every bad input is: 400 naming it.
   .addError(Errors.BadRequest)
 {}

@@ -22,6 +22,7 @@ import * as QuestionsHandlers from "./handlers/questions.js"
 import * as Auth from "./handlers/auth.js"
 import * as Context from "./handlers/context.js"
 import * as Conversation from "./handlers/conversation.js"
+import * as Media from "./handlers/media.js"
 import * as Notes from "./handlers/notes.js"
 import * as Open from "./handlers/open.js"
 import * as Recall from "./handlers/recall.js"
@@ -76,6 +77,7 @@ const groups = Layer.mergeAll(
   Conversation.layer,
   Status.layer,
   Sessions.layer,
+  Media.layer,
   Context.layer,
   Recall.layer,
   Approvals.layer,
@@ -194,7 +196,10 @@ export const makeApp = (options: WebServerOptions) =>
       const body = redactHttpBody(response.body, secrets)
       // A body refused unread (Content-Length over the cap) is never drained: the connection goes with it.
       const close = response.status === 413 ? { connection: "close" } : {}
-      return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), { ...securityHeaders, ...cors, ...close })
+      // A route's own stricter policy stands (a stored file's: mediaAccess.ts); every other answer gets the page's.
+      const policy = response.headers["content-security-policy"]
+      const headers = { ...securityHeaders, ...(policy === undefined ? {} : { "content-security-policy": policy }), ...cors, ...close }
+      return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), headers)
     })
     return app
   })

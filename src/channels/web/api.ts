@@ -164,7 +164,12 @@ export const StatusResponse = Schema.Struct({
   /** The background jobs running now: how many, and each id, command (clipped) and age (optional: older agents do not send it). */
   jobs: Schema.optional(RunningJobs),
   /** The sub-agents running now: how many, and each id, task (clipped), depth and age (optional: older agents do not send it). */
-  subagents: Schema.optional(RunningSubAgents)
+  subagents: Schema.optional(RunningSubAgents),
+  /**
+   * The caps on the files of POST /message (config `media`): bytes one file may have, and the files of one message
+   * together; a client checks them before it uploads (optional: older agents do not send it).
+   */
+  media: Schema.optional(Schema.Struct({ maxFileBytes: Schema.Number, maxTurnBytes: Schema.Number }))
 })
 export type StatusResponse = typeof StatusResponse.Type
 

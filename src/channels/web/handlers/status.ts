@@ -78,7 +78,8 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
         mcpServers: yield* mcpServers.states,
         spend: yield* guard.today.pipe(Effect.mapError(serverError)),
         jobs: runningJobsOf(yield* jobStore.running.pipe(Effect.mapError(serverError)), yield* Clock.currentTimeMillis),
-        subagents: runningSubAgentsOf(yield* subagentStore.running.pipe(Effect.mapError(serverError)), yield* Clock.currentTimeMillis)
+        subagents: runningSubAgentsOf(yield* subagentStore.running.pipe(Effect.mapError(serverError)), yield* Clock.currentTimeMillis),
+        media: { maxFileBytes: config.media.maxFileBytes, maxTurnBytes: config.media.maxTurnBytes }
       }
     })
 
