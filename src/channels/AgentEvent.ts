@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { TurnEvent } from "../turn/TurnEvent.js"
+import type { Attachment } from "../session/messages.js"
 
 /**
  * Every event of a running agent, as `GET /events` streams it and the terminals follow it: its turns' events
@@ -47,9 +48,21 @@ export const FileInfo = Schema.Struct({
   name: Schema.String,
   mediaType: Schema.String,
   kind: Schema.String,
-  bytes: Schema.Number
+  bytes: Schema.Number,
+  /** A PDF's pages. */
+  pages: Schema.optional(Schema.Number)
 })
 export type FileInfo = typeof FileInfo.Type
+
+/** A stored file (an Attachment) as clients are shown it. */
+export const fileInfo = (file: Attachment): FileInfo => ({
+  id: file.id,
+  name: file.name,
+  mediaType: file.mediaType,
+  kind: file.kind,
+  bytes: file.bytes,
+  ...(file.pages === undefined ? {} : { pages: file.pages })
+})
 
 /** The agent said something to someone (a turn's delivered reply, or the message tool). */
 export const OutgoingEvent = Schema.Struct({

@@ -7,7 +7,7 @@ import { Channels, type Outgoing } from "../tools/Channels.js"
 import { Questions } from "../tools/Questions.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import { makeTurnOrigins, type TurnOrigin } from "../turn/turnOrigins.js"
-import type { AgentEventInput } from "./AgentEvent.js"
+import { type AgentEventInput, fileInfo } from "./AgentEvent.js"
 import { approvalInfo } from "./approvalInfo.js"
 import { questionEvent, questionResolvedEvent } from "./questionInfo.js"
 
@@ -60,15 +60,7 @@ const outgoingEvent = (sent: Outgoing): AgentEventInput => ({
   text: sent.text,
   interface: sent.interface,
   channel: sent.channel,
-  ...(sent.attachment === undefined ? {} : {
-    file: {
-      id: sent.attachment.id,
-      name: sent.attachment.name,
-      mediaType: sent.attachment.mediaType,
-      kind: sent.attachment.kind,
-      bytes: sent.attachment.bytes
-    }
-  })
+  ...(sent.attachment === undefined ? {} : { file: fileInfo(sent.attachment) })
 })
 
 /**

@@ -5,7 +5,7 @@ import { McpServerState } from "../../mcp/McpServerState.js"
 import { SummarizerStatus } from "../../context/summarizerStatus.js"
 import { RecallStats, SearchResult } from "../../recall/schema.js"
 import { SessionMessage, Usage } from "../../session/messages.js"
-import { PendingApprovalInfo, PendingQuestionInfo } from "../AgentEvent.js"
+import { FileInfo, PendingApprovalInfo, PendingQuestionInfo } from "../AgentEvent.js"
 
 // GET /recall/stats answers RecallStats, GET /recall/search a SearchResult: recall's own schemas.
 export { RecallStats, SearchResult }
@@ -96,7 +96,11 @@ export type MessageRequest = typeof MessageRequest.Type
  * message arrives while a turn of the same channel runs, it is injected into that turn instead: its `incoming`
  * event then has `messageId` = this `turnId` and `turnId` = the running turn's; follow that turn from there.
  */
-export const MessageAccepted = Schema.Struct({ turnId: Schema.String })
+export const MessageAccepted = Schema.Struct({
+  turnId: Schema.String,
+  /** The files as stored, in the order sent: each one's media id (`GET /media/<id>`), name, sniffed type, size, pages. */
+  files: Schema.optional(Schema.Array(FileInfo))
+})
 export type MessageAccepted = typeof MessageAccepted.Type
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import { AgentRuntime } from "../../../runtime/AgentRuntime.js"
 import { Questions } from "../../../tools/Questions.js"
 import { heartbeatInterface } from "../../../turn/MessageQueue.js"
 import { subagentInterface } from "../../../kernel/Audience.js"
+import { fileInfo } from "../../AgentEvent.js"
 import { MessageRequest } from "../api.js"
 import { badRequest, InsufficientStorage, PayloadTooLarge, Unavailable } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
@@ -65,7 +66,8 @@ export const layer = HttpApiBuilder.group(KernApi, "conversation", (handlers) =>
                 : new Unavailable({ error: `not accepted: ${error.message}` })
             )
           )
-          return { turnId: queued.turnId }
+          if (attachments.length === 0) return { turnId: queued.turnId }
+          return { turnId: queued.turnId, files: attachments.map(fileInfo) }
         }))
       .handle("events", ({ headers, urlParams }) =>
         Effect.sync(() => {

@@ -1,4 +1,7 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks"
+import { FileList, PickedFiles } from "./Attachments.js"
+import { refusal } from "./attachments.js"
+import { pick, type PickedFile } from "./fileUpload.js"
 import type { Item, Part } from "./chatState.js"
 import { Markdown } from "./Markdown.js"
 import type { Store } from "./store.js"
@@ -47,7 +50,8 @@ const ItemView = ({ item, names }: { readonly item: Item; readonly names: UserNa
             <time>{time(item.at)}</time>
             {item.queued === true && <span class="tag">queued</span>}
           </header>
-          <div class="msg-text">{item.text}</div>
+          {item.text.length > 0 && <div class="msg-text">{item.text}</div>}
+          {item.files !== undefined && item.files.length > 0 && <FileList files={item.files} />}
         </article>
       )
     case "assistant": {
@@ -76,6 +80,7 @@ const ItemView = ({ item, names }: { readonly item: Item; readonly names: UserNa
             <time>{time(item.at)}</time>
           </header>
           <Markdown text={item.text} />
+          {item.file !== undefined && <FileList files={[item.file]} />}
         </article>
       )
     case "notice":
@@ -132,42 +137,103 @@ export const ChatLog = ({ store }: { readonly store: Store }) => {
 
 export const Composer = ({ store }: { readonly store: Store }) => {
   const [text, setText] = useState("")
+  const [files, setFiles] = useState<ReadonlyArray<PickedFile>>([])
   const [sending, setSending] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
+  const [dragging, setDragging] = useState(false)
+  const input = useRef<HTMLInputElement>(null)
+  const counter = useRef(0)
+
+  /** Files picked, dropped or pasted: refused here, with the server's caps in words, before a byte is uploaded. */
+  const add = (list: ReadonlyArray<File>) => {
+    if (list.length === 0) return
+    const refused = refusal([...files, ...list].map((f) => ({ name: f.name === "" ? "the pasted file" : f.name, size: f.size })), store.mediaLimits.value)
+    if (refused !== undefined) {
+      setError(refused)
+      return
+    }
+    setError(undefined)
+    setFiles([...files, ...pick(list, () => ++counter.current)])
+  }
 
   const submit = async () => {
     const message = text.trim()
-    if (message.length === 0 || sending) return
+    if ((message.length === 0 && files.length === 0) || sending) return
     setSending(true)
-    const failed = await store.send(message)
+    let failed: string | undefined
+    try {
+      const read = await Promise.all(files.map(async (f) => ({ name: f.name, data: await f.data })))
+      failed = await store.send(message, read)
+    } catch (e) {
+      failed = e instanceof Error ? e.message : "a file could not be read"
+    }
     setSending(false)
     setError(failed)
-    if (failed === undefined) setText("")
+    if (failed === undefined) {
+      setText("")
+      setFiles([])
+    }
   }
 
   return (
     <form
-      class="composer"
+      class={`composer${dragging ? " dragging" : ""}`}
       onSubmit={(e) => {
         e.preventDefault()
         void submit()
       }}
+      onDragOver={(e) => {
+        if (e.dataTransfer?.types.includes("Files") !== true) return
+        e.preventDefault()
+        setDragging(true)
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        setDragging(false)
+        const dropped = Array.from(e.dataTransfer?.files ?? [])
+        if (dropped.length === 0) return
+        e.preventDefault()
+        add(dropped)
+      }}
     >
       {error !== undefined && <p class="send-error" role="alert">{error}</p>}
-      <textarea
-        aria-label="Message to the agent"
-        placeholder="Message (Enter sends, Shift+Enter for a new line)"
-        rows={2}
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      {files.length > 0 && <PickedFiles files={files} remove={(key) => setFiles(files.filter((f) => f.key !== key))} />}
+      <div class="composer-row">
+        <input
+          ref={input}
+          type="file"
+          multiple
+          hidden
+          aria-label="Files to attach"
+          onChange={(e) => {
+            add(Array.from(e.currentTarget.files ?? []))
+            e.currentTarget.value = ""
+          }}
+        />
+        <button type="button" class="attach" aria-label="Attach files" title="Attach files (or drop or paste them here)" onClick={() => input.current?.click()}>
+          +
+        </button>
+        <textarea
+          aria-label="Message to the agent"
+          placeholder="Message (Enter sends, Shift+Enter for a new line)"
+          rows={2}
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onPaste={(e) => {
+            const pasted = Array.from(e.clipboardData?.files ?? [])
+            if (pasted.length === 0) return
             e.preventDefault()
-            void submit()
-          }
-        }}
-      />
-      <button type="submit" disabled={sending || text.trim().length === 0}>{sending ? "Sending…" : "Send"}</button>
+            add(pasted)
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+              e.preventDefault()
+              void submit()
+            }
+          }}
+        />
+        <button type="submit" disabled={sending || (text.trim().length === 0 && files.length === 0)}>{sending ? "Sending…" : "Send"}</button>
+      </div>
     </form>
   )
 }

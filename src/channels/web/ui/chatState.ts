@@ -1,6 +1,7 @@
 // The chat as a value: history pages and live events fold into one list of items. Pure (no DOM, no signals), so the
 // reconnect and dedupe rules are unit-tested under Node.
 import { resolutionText } from "./approvals.js"
+import type { FileView } from "./attachments.js"
 import { failureTag, type ServerEvent } from "./wire.js"
 
 export interface ToolResult {
@@ -27,6 +28,8 @@ export type Item =
     readonly channel?: string | undefined
     /** Who wrote it on its channel (GET /users names them). */
     readonly userId?: string | undefined
+    /** The files that came with it (GET /history's attachments, POST /message's answer). */
+    readonly files?: ReadonlyArray<FileView> | undefined
     readonly at: string
   }
   | {
@@ -47,6 +50,8 @@ export type Item =
     readonly text: string
     readonly interface: string
     readonly channel?: string | undefined
+    /** The file it carried (the message tool's `file`). */
+    readonly file?: FileView | undefined
     readonly at: string
   }
   | {
@@ -208,6 +213,7 @@ const foldEvent = (state: ChatState, event: ServerEvent): ReadonlyArray<Item> =>
         text: event.text,
         interface: event.interface,
         channel: event.channel,
+        ...(event.file === undefined ? {} : { file: event.file }),
         at: event.at
       }]
     }
@@ -259,8 +265,18 @@ export const replaceWithHistory = (state: ChatState, page: ReadonlyArray<Item>):
  * A message the server accepted (202 with its id) shows at once, marked queued until its `incoming` event comes; when
  * that event came first, there is nothing to add.
  */
-export const addSent = (state: ChatState, sent: { readonly messageId: string; readonly text: string; readonly at: string }): ChatState =>
-  state.items.some((item) => item.kind === "user" && item.messageId === sent.messageId) ? state : {
+export const addSent = (
+  state: ChatState,
+  sent: { readonly messageId: string; readonly text: string; readonly at: string; readonly files?: ReadonlyArray<FileView> | undefined }
+): ChatState => {
+  const files = sent.files === undefined || sent.files.length === 0 ? {} : { files: sent.files }
+  // Its incoming event came first: the files go onto the item it made.
+  if (state.items.some((item) => item.kind === "user" && item.messageId === sent.messageId)) {
+    return "files" in files
+      ? { ...state, items: state.items.map((item) => item.kind === "user" && item.messageId === sent.messageId ? { ...item, ...files } : item) }
+      : state
+  }
+  return {
     ...state,
     items: [...state.items, {
       kind: "user",
@@ -268,10 +284,12 @@ export const addSent = (state: ChatState, sent: { readonly messageId: string; re
       messageId: sent.messageId,
       text: sent.text,
       interface: "web",
+      ...files,
       at: sent.at,
       queued: true
     }]
   }
+}
 
 /** The log's line for a call waiting for approval; its resolution is written over it. */
 export const askedNotice = (approval: { readonly id: string; readonly toolId: string; readonly at: string }) => ({

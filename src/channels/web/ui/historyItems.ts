@@ -1,4 +1,5 @@
 // Session messages from `GET /history` as chat items: pure, like chatState.ts, so its grouping is unit-tested.
+import { decodeFiles } from "./attachments.js"
 import type { ChatState, Item, Part, ToolResult } from "./chatState.js"
 import { arr, isObject, type Json, obj, str } from "./wire.js"
 
@@ -35,6 +36,7 @@ export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: stri
         interface: (envelope && str(envelope, "interface")) ?? "web",
         channel: envelope && str(envelope, "channel"),
         userId: envelope && str(envelope, "userId"),
+        ...(arr(m, "attachments").length === 0 ? {} : { files: decodeFiles(arr(m, "attachments")) }),
         at
       })
     } else if (tag === "assistant") {

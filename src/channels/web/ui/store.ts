@@ -6,6 +6,7 @@ import { type ApprovalsState, loadApprovals as mergeApprovals, noApprovals, reso
 import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } from "./chatState.js"
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
+import { decodeFiles, decodeMediaLimits, type MediaLimits } from "./attachments.js"
 import { getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeUsers, noNames, unknownSender, type UserNames, userKeyOf } from "./userNames.js"
 import { sseEventName } from "../sseEventName.js"
@@ -54,6 +55,8 @@ export const makeStore = () => {
   const spend = signal<SpendState | undefined>(undefined)
   const mcpServers = signal<ReadonlyArray<McpServerView>>([])
   const userNames = signal<UserNames>(noNames)
+  /** The caps on a message's files, as /status says them (undefined until it has). */
+  const mediaLimits = signal<MediaLimits | undefined>(undefined)
   /** Senders the names were asked again for once already: someone without a name is not asked about every time. */
   const askedNames = new Set<string>()
   let historyGeneration = 0
@@ -106,6 +109,7 @@ export const makeStore = () => {
       summarizer.value = decodeSummarizer(status)
       spend.value = decodeSpend(status)
       mcpServers.value = decodeMcpServers(status)
+      mediaLimits.value = decodeMediaLimits(status)
     })
   }
 
@@ -280,11 +284,14 @@ export const makeStore = () => {
     }
   }
 
-  const send = async (text: string): Promise<string | undefined> => {
-    const sent = await postJson("/message", { text })
+  /** Sends a message and its files (each `{ name, data }`, data in base64); the failure's words, or undefined. */
+  const send = async (text: string, files: ReadonlyArray<{ readonly name: string; readonly data: string }> = []): Promise<string | undefined> => {
+    const sent = await postJson("/message", files.length === 0 ? { text } : { text, files: files.map((f) => ({ name: f.name, data: f.data })) })
     if (sent._tag === "Ok") {
-      const messageId = isObject(sent.value) ? str(sent.value, "turnId") : undefined
-      if (messageId !== undefined) chat.value = addSent(chat.value, { messageId, text, at: new Date().toISOString() })
+      const answer = isObject(sent.value) ? sent.value : undefined
+      const messageId = answer && str(answer, "turnId")
+      const stored = answer && Array.isArray(answer["files"]) ? decodeFiles(answer["files"]) : []
+      if (messageId !== undefined) chat.value = addSent(chat.value, { messageId, text, files: stored, at: new Date().toISOString() })
       return undefined
     }
     return sent._tag === "NotBuilt" ? "Sending is not built in this server yet." : sent.message
@@ -305,6 +312,7 @@ export const makeStore = () => {
     spend,
     mcpServers,
     userNames,
+    mediaLimits,
     loadUsers,
     loadHistory,
     loadOlder,

@@ -48,6 +48,34 @@ export const parseJson = (text: string): Json | undefined => {
   }
 }
 
+/** A stored file as the page shows it (GET /history's Attachment, POST /message's answer, an outgoing event's file). */
+export interface FileView {
+  readonly id: string
+  readonly name: string
+  readonly mediaType: string
+  readonly kind: string
+  readonly bytes: number
+  readonly pages?: number | undefined
+}
+
+/** Only a media store id ever becomes part of a URL: anything else the server might send is dropped. */
+const mediaId = /^med_[0-9a-f]{24}$/
+
+export const decodeFile = (u: Json | undefined): FileView | undefined => {
+  if (!isObject(u)) return undefined
+  const id = str(u, "id")
+  if (id === undefined || !mediaId.test(id)) return undefined
+  const pages = num(u, "pages")
+  return {
+    id,
+    name: str(u, "name") ?? "file",
+    mediaType: str(u, "mediaType") ?? "application/octet-stream",
+    kind: str(u, "kind") ?? "file",
+    bytes: num(u, "bytes") ?? 0,
+    ...(pages === undefined ? {} : { pages })
+  }
+}
+
 /**
  * The events of `GET /events`, as their Schemas describe them (src/turn/TurnEvent.ts for a turn's, AgentEvent.ts for
  * the agent's own; types only: nothing of Effect is bundled).
@@ -320,8 +348,9 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
       if (ids === undefined || failure === undefined) return undefined
       return { type, seq, at, ...ids, message: str(u, "message") ?? failure.message, failure }
     }
-    case "outgoing":
+    case "outgoing": {
       if (text === undefined || iface === undefined) return undefined
+      const file = decodeFile(u["file"])
       return {
         type,
         seq,
@@ -330,8 +359,10 @@ export const decodeEvent = (data: string): ServerEvent | undefined => {
         interface: iface,
         ...(turnId === undefined ? {} : { turnId }),
         ...(conversationId === undefined ? {} : { conversationId }),
-        ...(channel === undefined ? {} : { channel })
+        ...(channel === undefined ? {} : { channel }),
+        ...(file === undefined ? {} : { file })
       }
+    }
     case "heartbeat": {
       const outcome = outcomeOf(str(u, "outcome"))
       if (outcome === undefined) return undefined
