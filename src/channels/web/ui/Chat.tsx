@@ -1,5 +1,5 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks"
-import { FileList, PickedFiles } from "./Attachments.js"
+import { FileList, PickedFiles } from "./FileChips.js"
 import { refusal } from "./attachments.js"
 import { pick, type PickedFile } from "./fileUpload.js"
 import type { Item, Part } from "./chatState.js"
