@@ -158,4 +158,30 @@ describe("files in the web UI", () => {
       yield* use(() => screenshot(page, "media-files"))
       expect(pageErrors(errors)).toEqual([])
     })), 240_000)
+
+  it.live("a file the agent sends into the web chat shows as a download chip, live and after a reload", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const report = "week 48: all green\n"
+      const server = yield* startServer({ webRoot, config: { recall: false }, files: { "reports/week.txt": report } })
+      yield* server.model.reply(
+        FakeReply.toolCalls([{ id: "call_1", name: "message", args: { text: "the report", file: "reports/week.txt" } }]),
+        FakeReply.text("Sent you the report.")
+      )
+      const { page, errors } = yield* loggedInPage(server.base)
+      yield* use(async () => {
+        const box = page.getByRole("textbox", { name: "Message to the agent" })
+        await box.fill("send me the report")
+        await box.press("Enter")
+        await page.getByText("Sent you the report.").waitFor()
+        await page.getByRole("link", { name: "Download week.txt" }).waitFor()
+        await page.reload()
+        await page.getByRole("link", { name: "Download week.txt" }).waitFor()
+      })
+      const href = yield* use(() => page.getByRole("link", { name: "Download week.txt" }).first().getAttribute("href"))
+      const fetched = (yield* use(() =>
+        page.evaluate(`fetch(${JSON.stringify(href)}).then(async (r) => ({ status: r.status, type: r.headers.get("content-type"), disposition: r.headers.get("content-disposition"), text: await r.text() }))`)
+      )) as { status: number; type: string; disposition: string; text: string }
+      expect(fetched).toEqual({ status: 200, type: "text/plain", disposition: "attachment", text: report })
+      expect(pageErrors(errors)).toEqual([])
+    })), 240_000)
 })

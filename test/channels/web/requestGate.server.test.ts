@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Authorization } from "../../../src/channels/web/Authorization.js"
 import { KernApi } from "../../../src/channels/web/KernApi.js"
-import { startServer, token } from "./harness.js"
+import { request, startServer, token } from "./harness.js"
 import { nonCanonical, rawRequest } from "./rawHttp.js"
 
 interface Route {
@@ -43,10 +43,17 @@ describe("HTTP: one path, one decision", () => {
       expect(gets.length).toBeGreaterThanOrEqual(13)
       expect(gets).not.toContain("/health")
       const sessionId = (yield* server.runtime.currentSession).id
+      // A stored file of the conversation, for GET /media/:id.
+      const stored = yield* request(`${server.base}/message`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "a file", files: [{ name: "a.txt", data: Buffer.from("hello").toString("base64") }] })
+      })
+      const mediaId = (stored.json as { files: ReadonlyArray<{ id: string }> }).files[0]!.id
       const host = `Host: 127.0.0.1:${server.port}`
       let sent = 0
       for (const route of routes) {
-        const path = route.path.replace(":id", sessionId)
+        const path = route.path === "/media/:id" ? `/media/${mediaId}` : route.path.replace(":id", sessionId)
         // The canonical spelling reaches the route (with the token) and is refused without it.
         if (route.method === "GET" && route.path !== "/events") {
           const plain = yield* rawRequest(server.port, { target: `${path}?q=hello`, headers: [host, `Authorization: Bearer ${token}`] })

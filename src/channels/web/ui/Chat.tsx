@@ -22,7 +22,12 @@ const PartView = ({ part }: { readonly part: Part }) => {
     case "text":
       return <Markdown text={part.text} />
     case "tool":
-      return <ToolBlock part={part} />
+      return (
+        <>
+          <ToolBlock part={part} />
+          {part.result?.file !== undefined && <FileList files={[part.result.file]} />}
+        </>
+      )
     case "recall":
       return (
         <div class="recall-block" role="note">

@@ -8,6 +8,8 @@ export interface ToolResult {
   readonly text: string
   readonly isError: boolean
   readonly durationMs?: number | undefined
+  /** The file the call sent (the message tool's `file`, as GET /history's result names it). */
+  readonly file?: FileView | undefined
 }
 export type Part =
   | { readonly kind: "text"; readonly text: string }

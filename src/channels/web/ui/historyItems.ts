@@ -1,5 +1,5 @@
 // Session messages from `GET /history` as chat items: pure, like chatState.ts, so its grouping is unit-tested.
-import { decodeFiles } from "./attachments.js"
+import { decodeFile, decodeFiles } from "./attachments.js"
 import type { ChatState, Item, Part, ToolResult } from "./chatState.js"
 import { arr, isObject, type Json, obj, str } from "./wire.js"
 
@@ -54,7 +54,12 @@ export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: stri
       }
     } else if (tag === "tool") {
       const id = str(m, "toolCallId") ?? ""
-      const result: ToolResult = { text: resultText(m["result"]), isError: m["isError"] === true }
+      const sentFile = isObject(m["result"]) ? decodeFile(m["result"]["file"]) : undefined
+      const result: ToolResult = {
+        text: resultText(m["result"]),
+        isError: m["isError"] === true,
+        ...(sentFile === undefined ? {} : { file: sentFile })
+      }
       if (last?.kind === "assistant" && last.parts.some((p) => p.kind === "tool" && p.id === id)) {
         items[items.length - 1] = {
           ...last,
