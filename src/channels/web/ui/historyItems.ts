@@ -1,7 +1,7 @@
 // Session messages from `GET /history` as chat items: pure, like chatState.ts, so its grouping is unit-tested.
-import { decodeFile, decodeFiles } from "./attachments.js"
+import { decodeFile, decodeFiles, type FileView } from "./attachments.js"
 import type { ChatState, Item, Part, ToolResult } from "./chatState.js"
-import { arr, isObject, type Json, obj, str } from "./wire.js"
+import { arr, isObject, type Json, obj, parseJson, str } from "./wire.js"
 
 export interface HistoryPage {
   readonly items: ReadonlyArray<Item>
@@ -17,6 +17,12 @@ const resultText = (u: Json | undefined): string =>
     : u === undefined
     ? ""
     : JSON.stringify(u, null, 2)
+
+/** The file a tool call sent (the message tool's `{ sent, to, file }`), as the session recorded its result: JSON text. */
+const sentFileOf = (u: Json | undefined): FileView | undefined => {
+  const result = typeof u === "string" ? parseJson(u) : u
+  return isObject(result) ? decodeFile(result["file"]) : undefined
+}
 
 /** Session messages (oldest first) to chat items: an assistant message and its tool results group under one turn. */
 export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: string): ReadonlyArray<Item> => {
@@ -54,7 +60,7 @@ export const itemsFromMessages = (messages: ReadonlyArray<Json>, keyPrefix: stri
       }
     } else if (tag === "tool") {
       const id = str(m, "toolCallId") ?? ""
-      const sentFile = isObject(m["result"]) ? decodeFile(m["result"]["file"]) : undefined
+      const sentFile = sentFileOf(m["result"])
       const result: ToolResult = {
         text: resultText(m["result"]),
         isError: m["isError"] === true,

@@ -55,7 +55,8 @@ describe("files in the page", () => {
     const items = itemsFromMessages([
       { _tag: "user", text: "", attachments: [encoded(pdf), { id: "../x", name: "bad" }], at },
       { _tag: "assistant", text: "", toolCalls: [{ id: "c1", name: "message", params: { text: "t", file: "a.pdf" } }], at },
-      { _tag: "tool", toolCallId: "c1", toolName: "message", result: { sent: true, to: "this chat", file: encoded(pdf) }, isError: false, at }
+      // As the turn records a result: its JSON text.
+      { _tag: "tool", toolCallId: "c1", toolName: "message", result: JSON.stringify({ sent: true, to: "this chat", file: encoded(pdf) }), isError: false, at }
     ], "h")
     expect(items[0]).toMatchObject({ kind: "user", files: [{ id, name: "lease.pdf", pages: 3 }] })
     expect(items[0]?.kind === "user" ? items[0].files : undefined).toHaveLength(1)
