@@ -15,7 +15,7 @@ describe("files in the page", () => {
   it("decodes the session's Attachment and the events' FileInfo alike; only a media id ever becomes a URL", () => {
     const file = decodeFile(encoded(pdf))
     expect(file).toEqual({ id, name: "lease.pdf", mediaType: "application/pdf", kind: "pdf", bytes: 2048, pages: 3 })
-    expect(decodeFile(Schema.encodeSync(FileInfo)({ id, name: "a.png", mediaType: "image/png", kind: "image", bytes: 5 }))).toMatchObject({ id })
+    expect(decodeFile(Schema.encodeSync(FileInfo)({ id, name: "a.png", mediaType: "image/png", kind: "image", bytes: 5 }) as never)).toMatchObject({ id })
     expect(mediaUrl(file!)).toBe(`media/${id}`)
     expect(fileDetails(file!)).toBe("2.0 KB · 3 pages")
     for (const bad of ["../../.kern/kern.db", "/etc/passwd", `${id}/../x`, `MED_${"ab12".repeat(6)}`, "javascript:alert(1)", `med_${"ab12".repeat(6)}?x`, 42, null]) {
