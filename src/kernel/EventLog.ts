@@ -223,7 +223,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownS
       Effect.gen(function*() {
         const own = journal
         if (own === undefined || own.size() === committed) return
-        const ingested = yield* ingestJournal(sql, at, own.name)
+        const ingested = yield* ingestJournal(sql, at, own.name, true)
         committed = ingested.committed
         if (own.broken() === undefined && (committed < rotateBytes || committed !== own.size())) return
         // Full, or broken by a failed write: the next event goes to a new journal, and this one, all moved, is deleted.

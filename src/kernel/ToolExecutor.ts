@@ -12,6 +12,7 @@ import { EventLog, recordOrWarn } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
+import { spansKept } from "./spansKept.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { type PolicyDecision, ToolPolicy } from "./ToolPolicy.js"
 import { allowsTool, requiredScope } from "./toolScope.js"
@@ -43,6 +44,8 @@ interface Call {
   readonly startedAt: number
   /** The call's `kern.tool.call` span, when its tool is traced: the decision and the outcome are set on it at the end. */
   readonly span: Tracer.Span | undefined
+  /** Whether the call's attempts get spans: a traced tool, and a tracer that keeps spans. */
+  readonly traced: boolean
 }
 
 /**
@@ -230,17 +233,22 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * A traced tool's call (and a call to no tool) runs in a `kern.tool.call` span, its attempts' spans and an approval's
-   * below it; the span says at the end what the kernel decided and how the call ended (toolSpan.ts).
+   * Where a tracer keeps spans (spansKept.ts), a traced tool's call (and a call to no tool) runs in a `kern.tool.call`
+   * span, its attempts' spans and an approval's below it; the span says at the end what the kernel decided and how the
+   * call ended (toolSpan.ts).
    */
   const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) => {
     // 1. Lookup.
     const tool = registry.lookup(toolId)
-    if (tool !== undefined && !tool.spec.emitTrace) return executeLooked(ctx, toolId, tool, args, options, undefined)
+    if (tool !== undefined && !tool.spec.emitTrace) return executeLooked(ctx, toolId, tool, args, options, undefined, false)
+    // Spans only where a tracer keeps them (an exporter is on): with Effect's own tracer they would go nowhere.
     // The span is handed down rather than made the fiber's current one (a context copy per call): the attempts and the
     // approval, its children, are parented to it explicitly.
-    return Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
-      executeLooked(ctx, toolId, tool, args, options, span))
+    return Effect.flatMap(spansKept, (kept) =>
+      kept
+        ? Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
+          executeLooked(ctx, toolId, tool, args, options, span, true))
+        : executeLooked(ctx, toolId, tool, args, options, undefined, false))
   }
 
   const executeLooked = (
@@ -249,10 +257,11 @@ export const make = Effect.gen(function*() {
     tool: RegisteredTool | undefined,
     args: unknown,
     options: ExecuteOptions,
-    span: Tracer.Span | undefined
+    span: Tracer.Span | undefined,
+    traced: boolean
   ) =>
     Effect.clockWith((clock) => {
-      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis(), span }
+      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis(), span, traced }
       if (tool === undefined) {
         return Effect.flatMap(registry.listIds, (known) =>
           refuse(
@@ -378,7 +387,7 @@ export const make = Effect.gen(function*() {
         return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
       }
       // 7. Run with timeout and retries.
-      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.span), ({ attempts, outcome, spanId }) =>
+      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.traced, call.span), ({ attempts, outcome, spanId }) =>
         ended(outcome, attempts, spanId))
     })
 

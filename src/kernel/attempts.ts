@@ -33,7 +33,7 @@ export interface Attempts {
 
 /**
  * Step 7 of the executor: runs a handler whose arguments are decoded, each attempt in a fiber of its own with the
- * tool's timeout, a Scope and, when the tool is traced, a `kern.tool.execute` span carrying tool id, run id and
+ * tool's timeout, a Scope and, when the call is traced, a `kern.tool.execute` span carrying tool id, run id and
  * attempt. An idempotent tool's retryable failure, or an exception its handler throws, is retried with exponential
  * jittered backoff on the Clock, at most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
  * call: it counts that call's attempts.
@@ -43,6 +43,8 @@ export const runAttempts = (
   handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
   args: unknown,
   ctx: RunContextData,
+  /** Whether each attempt gets a span: the tool is traced and a tracer keeps spans (spansKept.ts). */
+  traced: boolean,
   /** The call's span, the attempts' parent; the caller's span when absent. */
   parent?: Tracer.AnySpan | undefined
 ): Effect.Effect<Attempts> => {
@@ -56,7 +58,7 @@ export const runAttempts = (
   let spanId: string | undefined
   const attempt = Effect.suspend(() => {
     attempts += 1
-    const span = spec.emitTrace
+    const span = traced
       ? {
         name: "kern.tool.execute",
         attributes: { "kern.tool.id": spec.toolId, "kern.run.id": ctx.runId, "kern.tool.attempt": attempts },

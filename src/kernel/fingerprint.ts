@@ -1,5 +1,5 @@
 import { Option, Schema } from "effect"
-import { createHash } from "node:crypto"
+import * as NodeCrypto from "node:crypto"
 import type { ToolSpec } from "./contracts.js"
 import { argsJsonSchema, parametersFromArgs } from "./toolArgs.js"
 
@@ -15,7 +15,10 @@ export const canonicalJson = (value: unknown): string => {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`
 }
 
-export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex")
+export const sha256: (text: string) => string = typeof NodeCrypto.hash === "function"
+  ? (text) => NodeCrypto.hash("sha256", text, "hex")
+  // Node before 20.12 has no one-shot hash.
+  : (text) => NodeCrypto.createHash("sha256").update(text).digest("hex")
 
 /** Lists whose order means nothing in a JSON Schema: which fields are required, which values a literal allows. */
 const unorderedLists: ReadonlySet<string> = new Set(["required", "enum"])

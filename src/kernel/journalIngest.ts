@@ -35,8 +35,12 @@ const detailOf = (error: unknown) => (error instanceof Error ? error.message : S
 const isMissing = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
 
-/** One pass: the whole lines past the journal's offset (about a MiB at most) into kern.db, with the new offset. */
-const pass = (sql: SqlClient.SqlClient, folder: string, name: string): Effect.Effect<Ingested, SqlError | JournalError> => {
+/**
+ * One pass: the whole lines past the journal's offset (about a MiB at most) into kern.db, with the new offset. Each
+ * line is checked to be an event, unless the journal is `own`: this event log's, whose whole lines it wrote itself
+ * from its events' values a moment ago (a failed write ends the journal, so no torn line sits before a whole one).
+ */
+const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boolean): Effect.Effect<Ingested, SqlError | JournalError> => {
   const path = NodePath.join(folder, name)
   return transaction(sql)(Effect.gen(function*() {
     // A write first: the transaction holds kern.db's write lock before it reads, so two processes moving the same
@@ -54,7 +58,8 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string): Effect.Ef
     const unread = read.right
     if (unread.end === committed) return { committed, size: unread.size, gone: false }
     const events: Array<string> = []
-    for (const line of unread.lines) {
+    if (own) for (const line of unread.lines) events.push(line.text)
+    else for (const line of unread.lines) {
       const problem = lineProblem(line.text)
       if (problem === undefined) events.push(line.text)
       else yield* Effect.logWarning(`kern: ${path}: the line at byte ${line.at} is not an audit event (${problem}): skipped`)
@@ -65,14 +70,22 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string): Effect.Ef
   }))
 }
 
-/** Every whole line of a journal past its offset into kern.db, pass after pass. */
-export const ingestJournal = (sql: SqlClient.SqlClient, folder: string, name: string): Effect.Effect<Ingested, SqlError | JournalError> =>
+/**
+ * Every whole line of a journal past its offset into kern.db, pass after pass. `own`: the caller's own journal, whose
+ * lines it wrote (their check is skipped); another process's lines, or a dead one's, are each checked.
+ */
+export const ingestJournal = (
+  sql: SqlClient.SqlClient,
+  folder: string,
+  name: string,
+  own = false
+): Effect.Effect<Ingested, SqlError | JournalError> =>
   Effect.gen(function*() {
     let before = -1
-    let now = yield* pass(sql, folder, name)
+    let now = yield* pass(sql, folder, name, own)
     while (!now.gone && now.committed < now.size && now.committed !== before) {
       before = now.committed
-      now = yield* pass(sql, folder, name)
+      now = yield* pass(sql, folder, name, own)
     }
     return now
   }).pipe(Effect.withSpan("kern.eventlog.ingest", { attributes: { journal: name }, captureStackTrace: false }))

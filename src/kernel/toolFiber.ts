@@ -5,6 +5,7 @@ import {
   Effect,
   Exit,
   Fiber,
+  FiberId,
   Option,
   Ref,
   Runtime,
@@ -94,11 +95,44 @@ export const runToolFiber = <A, E, R, E2>(
       ))
   )
 
+/** Effect's own clock: what a fiber has unless a test installed another (TestClock). Its sleep is a plain timer. */
+const liveClock = Effect.runSync(Effect.clock)
+
+/** The longest a Node timer waits; a longer timeout is none, as Effect's own clock treats it. */
+const maxTimerMillis = 2 ** 31 - 1
+
 /**
- * Waits for a running worker, interrupting it when `duration` passes on the Clock first. The timer is torn down
- * without waiting for it.
+ * Waits for a running worker, interrupting it when `duration` passes on the Clock first. On the live clock that is
+ * one timer and an observer on the worker, with no fiber of its own (a timer fiber per call cost about as much as
+ * the rest of an MCP call); on another clock (TestClock) a timer fiber sleeps on it. The timer is torn down without
+ * waiting for it.
  */
 const awaitWithin = <A, E, E2>(
+  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+  worker: Fiber.RuntimeFiber<A, E>,
+  duration: Duration.DurationInput,
+  onTimeout: () => E2
+): Effect.Effect<Exit.Exit<A, E | E2>> =>
+  Effect.clockWith((clock) => {
+    if (clock !== liveClock) return awaitWithinFiber(restore, worker, duration, onTimeout)
+    const millis = Duration.toMillis(duration)
+    return restore(Effect.async<Exit.Exit<A, E | E2>>((resume) => {
+      let fired = false
+      const timer = millis > maxTimerMillis ? undefined : setTimeout(() => {
+        fired = true
+        worker.unsafeInterruptAsFork(FiberId.none)
+      }, millis)
+      worker.addObserver((exit) => {
+        if (timer !== undefined) clearTimeout(timer)
+        resume(Effect.succeed(fired && Exit.isInterrupted(exit) ? Exit.fail(onTimeout()) : exit))
+      })
+      // The caller interrupted: the timer goes, and the worker is interrupted and waited for.
+      return Effect.zipRight(Effect.sync(() => timer !== undefined && clearTimeout(timer)), Fiber.interrupt(worker))
+    }))
+  })
+
+/** awaitWithin on a clock that is not the live one: a timer fiber sleeps on it. */
+const awaitWithinFiber = <A, E, E2>(
   restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
   worker: Fiber.RuntimeFiber<A, E>,
   duration: Duration.DurationInput,

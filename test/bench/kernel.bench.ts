@@ -12,7 +12,7 @@ import * as ToolExecutor from "../../src/kernel/ToolExecutor.js"
 import * as ToolPolicy from "../../src/kernel/ToolPolicy.js"
 import * as ToolRegistry from "../../src/kernel/ToolRegistry.js"
 import * as Database from "../../src/storage/Database.js"
-import type { Bench } from "./bench.js"
+import { type Bench, median } from "./bench.js"
 
 const Args = Schema.Struct({ n: Schema.Number })
 const handler = (args: { readonly n: number }) => Effect.succeed(args.n)
@@ -34,7 +34,8 @@ const batch = 2000
 const rounds = 15
 
 /**
- * Per-call microseconds: `rounds` samples of `batch` calls each, through the executor and directly. The tool is
+ * Per-call microseconds: `rounds` samples of `batch` calls each, through the executor and directly, with the CPU time
+ * per call of each reported beside (`cpuUs`, `baselineCpuUs`; the process's, SQLite's and GC's included). The tool is
  * traced and measured (the spec defaults). The RunContext is provided once around the loop, as one run makes many
  * calls; the agent and the CLI hold theirs and call `executeIn`, which is this same path.
  */
@@ -48,10 +49,15 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
     })
     const viaExecutor = executor.execute("bench.noop", { n: 1 })
     const direct = Effect.flatMap(Schema.decodeUnknown(Args)({ n: 1 }), handler)
-    const time = (effect: Effect.Effect<unknown, unknown, RunContext>) =>
+    const cpu: Array<number> = []
+    const baselineCpu: Array<number> = []
+    const time = (effect: Effect.Effect<unknown, unknown, RunContext>, cpuInto?: Array<number>) =>
       Effect.gen(function*() {
         const start = performance.now()
+        const cpuStart = process.cpuUsage()
         for (let i = 0; i < batch; i++) yield* effect
+        const used = process.cpuUsage(cpuStart)
+        cpuInto?.push((used.user + used.system) / batch)
         return ((performance.now() - start) * 1000) / batch
       })
     yield* time(viaExecutor)
@@ -59,8 +65,8 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
     const samples: Array<number> = []
     const baseline: Array<number> = []
     for (let i = 0; i < rounds; i++) {
-      samples.push(yield* time(viaExecutor))
-      baseline.push(yield* time(direct))
+      samples.push(yield* time(viaExecutor, cpu))
+      baseline.push(yield* time(direct, baselineCpu))
     }
     // Every call's event reached kern.db: the figure is not bought by dropping audit writes.
     const log = yield* EventLog.EventLog
@@ -68,7 +74,8 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
     if (log.enabled && written !== (rounds + 1) * batch) {
       return yield* Effect.die(new Error(`${written} events in kern.db for ${(rounds + 1) * batch} calls`))
     }
-    return { samples, baseline }
+    // CPU time per call beside the wall time: on a shared machine a sample's wall time includes waiting for a core.
+    return { samples, baseline, extra: { cpuUs: median(cpu), baselineCpuUs: median(baselineCpu) } }
   }).pipe(
     Effect.provideServiceEffect(RunContext, makeRunContext({ budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })),
     Effect.provide(kernel(eventLog))

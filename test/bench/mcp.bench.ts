@@ -40,10 +40,13 @@ const measure = Effect.gen(function*() {
   // The same call on the SDK client kern holds, to kern's server process: transport and server without the kernel.
   const kernClient = yield* (yield* McpServers).client("everything").pipe(Effect.orDie)
   const kernServer = Effect.promise(() => kernClient.callTool({ name: "echo", arguments: { message: "hi" } }))
-  const time = (effect: Effect.Effect<unknown>) =>
+  const time = (effect: Effect.Effect<unknown>, cpuInto?: Array<number>) =>
     Effect.gen(function*() {
       const start = performance.now()
+      const cpuStart = process.cpuUsage()
       for (let i = 0; i < batch; i++) yield* effect
+      const used = process.cpuUsage(cpuStart)
+      cpuInto?.push((used.user + used.system) / 1000 / batch)
       return (performance.now() - start) / batch
     })
   yield* time(viaKernel)
@@ -52,12 +55,15 @@ const measure = Effect.gen(function*() {
   const samples: Array<number> = []
   const baseline: Array<number> = []
   const viaKernServer: Array<number> = []
+  const cpu: Array<number> = []
+  const baselineCpu: Array<number> = []
   for (let i = 0; i < rounds; i++) {
-    samples.push(yield* time(viaKernel))
-    baseline.push(yield* time(direct))
+    samples.push(yield* time(viaKernel, cpu))
+    baseline.push(yield* time(direct, baselineCpu))
     viaKernServer.push(yield* time(kernServer))
   }
-  return { samples, baseline, extra: { kernServerMs: median(viaKernServer) } }
+  // This process's CPU per call (the servers' own is theirs): on a shared machine the wall time includes waiting for a core.
+  return { samples, baseline, extra: { kernServerMs: median(viaKernServer), cpuMs: median(cpu), baselineCpuMs: median(baselineCpu) } }
 })
 
 const run = () => {

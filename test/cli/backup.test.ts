@@ -1,11 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
+import { valuesOf } from "../../src/kernel/eventRows.js"
 import { Recall } from "../../src/recall/Recall.js"
+import * as Database from "../../src/storage/Database.js"
 import { FakeReply, makeWith, type RecordedRequest } from "../support/fakeModelServer.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { operatorTurn, testRuntime } from "../support/operatorTurn.js"
@@ -215,6 +218,39 @@ describe("kern backup, backup verify, restore", () => {
       expect(lines.length).toBeGreaterThanOrEqual(50)
       expect(lines.every((line) => typeof JSON.parse(line) === "object")).toBe(true)
     })))
+
+  it.live("audit events still in journals (a killed process's, never replayed) are moved into kern.db and are in the backup", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model" }), "AGENTS.md": "# agent\n", ".gitignore": ".kern/\n" })
+      git(dir, "init", "-q")
+      git(dir, "add", "-A")
+      git(dir, "commit", "-qm", "first")
+      const dbFile = NodePath.join(dir, ".kern", "kern.db")
+      // kern.db as an agent leaves it (every migration), and a journal of a process killed before it was replayed.
+      yield* Effect.scoped(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)).pipe(Effect.provide(Database.layer({ filename: dbFile })))
+      const events = [1, 2, 3].map((n) =>
+        JSON.stringify(valuesOf({ tsMs: 1000 + n, decisionKey: "kernel.tool.dispatch", runId: "journal-run", traceId: "t", toolId: `tool.${n}`, status: "ok" }))
+      )
+      const audit = NodePath.join(dir, ".kern", "audit")
+      NodeFs.mkdirSync(audit, { mode: 0o700 })
+      NodeFs.writeFileSync(NodePath.join(audit, "2147483000-0-0a0b0c0d.jsonl"), `${events.join("\n")}\n`, { mode: 0o600 })
+      const archive = NodePath.join(makeTempDir(), "journal.tar.gz")
+      const made = yield* kern(["backup", dir, "-o", archive])
+      expect(made.status, made.stderr).toBe(0)
+      const restored = NodePath.join(makeTempDir(), "restored")
+      const back = yield* kern(["restore", archive, "--dir", restored])
+      expect(back.status, back.stderr).toBe(0)
+      const copy = new (createRequire(import.meta.url)("better-sqlite3") as new (file: string) => {
+        prepare: (sql: string) => { all: () => ReadonlyArray<Record<string, unknown>> }
+        close: () => void
+      })(NodePath.join(restored, ".kern", "kern.db"))
+      const tools = copy.prepare("SELECT tool_id FROM kernel_events WHERE run_id = 'journal-run' ORDER BY ts_ms").all()
+      copy.close()
+      expect(tools.map((row) => row["tool_id"])).toEqual(["tool.1", "tool.2", "tool.3"])
+      // Moved, the dead process's journal is retired, as an agent's start would have.
+      expect(NodeFs.readdirSync(audit)).toEqual([])
+    }))
 
   it.live("--include-secrets: .kern/.env goes into the archive (0600, and the command says so); without it, .env is absent", () =>
     Effect.gen(function*() {

@@ -134,23 +134,41 @@ describe("ToolExecutor observability", () => {
       assert.strictEqual(second.errorCode, "BUDGET_EXCEEDED")
     }).pipe(Effect.provide(kernelLayer())))
 
-  it.effect("a handler sees the services captured at registration, the run, its own Scope and its span", () =>
-    Effect.gen(function*() {
-      const registry = yield* ToolRegistry
-      yield* registry.register({ toolId: "services.probe", name: "Probe" }, {
-        parameters: Schema.Struct({}),
-        handler: () =>
-          Effect.gen(function*() {
-            const greeting = yield* Greeting
-            const run = yield* RunContext
-            const scope = yield* Scope.Scope
-            const span = yield* Effect.serviceOption(Tracer.ParentSpan)
-            return { greeting, runId: run.runId, scoped: scope !== undefined, span: Option.map(span, (s) => s.spanId) }
-          })
-      }).pipe(Effect.provideService(Greeting, "hello"))
+  const registerProbe = Effect.flatMap(ToolRegistry, (registry) =>
+    registry.register({ toolId: "services.probe", name: "Probe" }, {
+      parameters: Schema.Struct({}),
+      handler: () =>
+        Effect.gen(function*() {
+          const greeting = yield* Greeting
+          const run = yield* RunContext
+          const scope = yield* Scope.Scope
+          const span = yield* Effect.serviceOption(Tracer.ParentSpan)
+          return { greeting, runId: run.runId, scoped: scope !== undefined, span: Option.map(span, (s) => s.spanId) }
+        })
+    }).pipe(Effect.provideService(Greeting, "hello")))
+
+  it.effect("a handler sees the services captured at registration, the run, its own Scope and its span", () => {
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      yield* registerProbe
       const ctx = yield* makeRunContext()
       const result = yield* Effect.provideService(execute("services.probe", {}), RunContext, ctx)
       assert.deepStrictEqual(result.data, { greeting: "hello", runId: ctx.runId, scoped: true, span: Option.some(result.spanId) })
+      assert.deepStrictEqual(spans.map((span) => span.name).filter((name) => name.startsWith("kern.tool.")), ["kern.tool.call", "kern.tool.execute"])
+    }).pipe(Effect.provide(Layer.merge(kernelLayer(), Layer.setTracer(tracer))))
+  })
+
+  it.effect("with Effect's own tracer (no exporter), a call makes no span: its handler is under the caller's span, its ids are span-shaped", () =>
+    Effect.gen(function*() {
+      yield* registerProbe
+      const ctx = yield* makeRunContext()
+      const caller = yield* Effect.makeSpan("caller")
+      const result = yield* execute("services.probe", {}).pipe(Effect.provideService(RunContext, ctx), Effect.withParentSpan(caller))
+      // A span made for the call would be the handler's parent; the caller's is.
+      assert.deepStrictEqual(result.data, { greeting: "hello", runId: ctx.runId, scoped: true, span: Option.some(caller.spanId) })
+      assert.match(result.spanId, /^[0-9a-f]{16}$/)
+      assert.strictEqual(result.callId, `call_${result.spanId}`)
+      assert.notStrictEqual(result.spanId, caller.spanId)
     }).pipe(Effect.provide(kernelLayer())))
 })
 

@@ -66,6 +66,30 @@ describe("runToolFiber", () => {
       assert.isTrue(yield* Deferred.isDone(finalized))
     }))
 
+  // On the live clock the timeout is a timer and an observer, not a fiber of its own (toolFiber.ts): the same three outcomes.
+  it.live("on the live clock: the work's exit when it finishes first; onTimeout after its finalizers ran; the caller's interrupt reaches the work", () =>
+    Effect.gen(function*() {
+      const later = Effect.zipRight(Effect.promise(() => new Promise((done) => setImmediate(done))), Effect.succeed(3))
+      assert.deepStrictEqual(yield* exitOf(later, { timeout: "1 hour" }), Exit.succeed(3))
+      assert.deepStrictEqual(yield* exitOf(Effect.zipRight(Effect.yieldNow(), Effect.fail("boom")), { timeout: "1 hour" }), Exit.fail("boom"))
+
+      const finalized = yield* Deferred.make<void>()
+      const stuck = Effect.zipRight(Effect.addFinalizer(() => Deferred.succeed(finalized, undefined)), Effect.never)
+      assert.deepStrictEqual(yield* exitOf(stuck, { timeout: "20 millis" }), Exit.fail("late"))
+      assert.isTrue(yield* Deferred.isDone(finalized))
+
+      const interrupted = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const work = Effect.zipRight(
+        Effect.zipRight(Effect.addFinalizer(() => Deferred.succeed(interrupted, undefined)), Deferred.succeed(started, undefined)),
+        Effect.never
+      )
+      const fiber = yield* Effect.fork(exitOf(work, { timeout: "1 hour" }))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(yield* Deferred.isDone(interrupted))
+    }))
+
   it.effect("traces the work in a span that is the parent of the work's spans, ended with its exit", () =>
     Effect.gen(function*() {
       const { spans, tracer } = recordingTracer()
