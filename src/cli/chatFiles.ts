@@ -1,6 +1,7 @@
 // The files `kern chat --file PATH` sends: read here, on the operator's side, and checked against the agent's media
 // caps before anything is sent or stored. It imports no runtime module: the quick chat bundle may load it.
 import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
 import type { MediaConfig } from "../config/media.js"
 import { CommandFailed, UsageError } from "./errors.js"
@@ -11,7 +12,8 @@ export interface ChatFile {
   readonly bytes: Uint8Array
 }
 
-const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+/** A size as the media store says it (`1.2 MB`), exact below a mebibyte where one decimal would say 0.0. */
+const mebibytes = (bytes: number) => bytes < 1024 * 1024 ? `${bytes} bytes` : `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 const tooLarge = (path: string, bytes: number, cap: number) =>
   new CommandFailed({
@@ -46,9 +48,12 @@ const readOne = (given: string, limits: MediaConfig) =>
     return { name: path.basename(given), bytes } satisfies ChatFile
   })
 
-/** A platform error in words: `permission denied`, not the errno's stack. */
-const reasonOf = (error: { readonly _tag: string; readonly message: string; readonly reason?: string }) =>
-  error._tag === "SystemError" && error.reason === "PermissionDenied" ? "permission denied" : error.message
+/** A platform error in the system's words (`permission denied`, `not a directory`), without its call and path. */
+const reasonOf = (error: PlatformError) => {
+  if (error._tag !== "SystemError") return error.message
+  if (error.reason === "PermissionDenied") return "permission denied"
+  return /^[A-Z]+: ([^,]+)/.exec(error.description ?? "")?.[1] ?? error.reason
+}
 
 /**
  * The `--file` paths of a chat, read in order and refused together over `media.maxTurnBytes` (the agent checks the
