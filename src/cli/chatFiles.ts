@@ -5,6 +5,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
 import type { MediaConfig } from "../config/media.js"
 import { CommandFailed, UsageError } from "./errors.js"
+import { sizeText } from "../media/sizeText.js"
 
 /** A file read for a chat message: the name it goes by (its base name, never the path) and its bytes. */
 export interface ChatFile {
@@ -12,12 +13,10 @@ export interface ChatFile {
   readonly bytes: Uint8Array
 }
 
-/** A size as the media store says it (`1.2 MB`), exact below a mebibyte where one decimal would say 0.0. */
-const mebibytes = (bytes: number) => bytes < 1024 * 1024 ? `${bytes} bytes` : `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 const tooLarge = (path: string, bytes: number, cap: number) =>
   new CommandFailed({
-    message: `--file ${path} is ${mebibytes(bytes)}; files over ${mebibytes(cap)} are not taken (config media.maxFileBytes)`
+    message: `--file ${path} is ${sizeText(bytes)}; files over ${sizeText(cap)} are not taken (config media.maxFileBytes)`
   })
 
 /**
@@ -65,8 +64,8 @@ export const readChatFiles = (paths: ReadonlyArray<string>, limits: MediaConfig)
     const total = files.reduce((sum, file) => sum + file.bytes.length, 0)
     if (total > limits.maxTurnBytes) {
       return yield* new CommandFailed({
-        message: `the --file files are ${mebibytes(total)} together; a message may carry ${
-          mebibytes(limits.maxTurnBytes)
+        message: `the --file files are ${sizeText(total)} together; a message may carry ${
+          sizeText(limits.maxTurnBytes)
         } (config media.maxTurnBytes)`
       })
     }

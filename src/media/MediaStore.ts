@@ -11,6 +11,7 @@ import { describe } from "./describe.js"
 import { MediaNotFound, MediaRejected } from "./MediaRejected.js"
 import { sniff } from "./sniff.js"
 import { Transcriber } from "./Transcriber.js"
+import { sizeText } from "./sizeText.js"
 
 /** A file as a channel received it: the sender's name for it (shown, never a path) and its bytes. */
 export interface IncomingFile {
@@ -39,7 +40,6 @@ export class MediaStore extends Context.Tag("kern/media/MediaStore")<MediaStore,
 
 const Row = Schema.Struct({ sha256: Schema.String })
 
-const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 /** Display form of a sender's file name: one line, bounded. */
 const shownName = (name: string) => {
@@ -64,7 +64,7 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
         if (file.bytes.length > limits.maxFileBytes) {
           return yield* new MediaRejected({
             reason: "too-large",
-            message: `${name} is ${mebibytes(file.bytes.length)}; files over ${mebibytes(limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
+            message: `${name} is ${sizeText(file.bytes.length)}; files over ${sizeText(limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
           })
         }
         const sniffed = yield* Effect.promise(() => sniff(file.bytes))
@@ -95,7 +95,7 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
       return total <= limits.maxTurnBytes ? Effect.void : Effect.fail(
         new MediaRejected({
           reason: "turn-too-large",
-          message: `the files of this message are ${mebibytes(total)} together; a message may carry ${mebibytes(limits.maxTurnBytes)} (config media.maxTurnBytes)`
+          message: `the files of this message are ${sizeText(total)} together; a message may carry ${sizeText(limits.maxTurnBytes)} (config media.maxTurnBytes)`
         })
       )
     }
