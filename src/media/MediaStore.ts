@@ -8,7 +8,7 @@ import { Attachment } from "../session/messages.js"
 import { atomicWrite } from "../storage/atomicWrite.js"
 import { privateModes } from "../storage/privateFiles.js"
 import { describe } from "./describe.js"
-import { MediaNotFound, MediaRejected } from "./MediaRejected.js"
+import { MediaNotFound, MediaRejected, prunedText } from "./MediaRejected.js"
 import { sniff } from "./sniff.js"
 import { Transcriber } from "./Transcriber.js"
 import { sizeText } from "./sizeText.js"
@@ -38,7 +38,7 @@ export interface MediaStoreShape {
  */
 export class MediaStore extends Context.Tag("kern/media/MediaStore")<MediaStore, MediaStoreShape>() {}
 
-const Row = Schema.Struct({ sha256: Schema.String })
+const Row = Schema.Struct({ sha256: Schema.String, prunedAtMs: Schema.NullOr(Schema.Number) })
 
 
 /** Display form of a sender's file name: one line, bounded. */
@@ -83,7 +83,8 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
         const now = yield* Clock.currentTimeMillis
         yield* sql`INSERT INTO media ${
           sql.insert({ mediaId: id, sha256, mediaType: sniffed.mediaType, bytes: file.bytes.length, createdAtMs: now })
-        } ON CONFLICT(media_id) DO NOTHING`.pipe(Effect.mapError(notStored))
+        } ON CONFLICT(media_id) DO UPDATE SET pruned_at_ms = NULL, created_at_ms = excluded.created_at_ms
+          WHERE media.pruned_at_ms IS NOT NULL`.pipe(Effect.mapError(notStored))
         const described = yield* describe({ name, bytes: file.bytes }, sniffed).pipe(
           Effect.provideService(Transcriber, transcriber)
         )
@@ -103,12 +104,15 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
     const read = (id: string) =>
       Effect.gen(function*() {
         const missing = (detail: string) => new MediaNotFound({ id, message: `media ${id} ${detail}` })
-        const rows = yield* sql`SELECT sha256 FROM media WHERE media_id = ${id}`.pipe(
+        const rows = yield* sql`SELECT sha256, pruned_at_ms FROM media WHERE media_id = ${id}`.pipe(
           Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
           Effect.mapError((error) => missing(`could not be looked up: ${error.message}`))
         )
         const row = rows[0]
         if (row === undefined) return yield* missing("is not in the media store")
+        if (row.prunedAtMs !== null) {
+          return yield* new MediaNotFound({ id, message: `media ${id} was ${prunedText(row.prunedAtMs)}`, prunedAtMs: row.prunedAtMs })
+        }
         return yield* fs.readFile(fileOf(row.sha256)).pipe(
           Effect.mapError((error) => missing(`could not be read: ${error.message}`))
         )
