@@ -194,10 +194,11 @@ const chat = Command.make("chat", {
     Options.withDefault("")
   ),
   files: Options.text("file").pipe(
+    Options.withPseudoName("PATH"),
     Options.repeated,
     Options.withDescription(
       "a file to send with the message (repeatable): an image reaches the model as an image, a PDF as its text " +
-        "(and as a file where the provider takes PDFs), a voice note as its transcript; config media caps its size"
+        "(and as a file where the provider takes PDFs), a voice note as its transcript; config media caps its size."
     )
   ),
   json: Options.boolean("json").pipe(Options.withDescription("print the turn's events as JSON lines")),
