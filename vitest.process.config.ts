@@ -12,6 +12,7 @@ export const processFiles = [
   "test/cli/lock.test.ts",
   "test/cli/run.test.ts",
   "test/cli/chat.test.ts",
+  "test/cli/chatFiles.test.ts",
   "test/observability/otelChat.test.ts",
   "test/cli/processes.test.ts",
   "test/cli/mcpOrphans.test.ts",

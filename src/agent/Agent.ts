@@ -1,14 +1,17 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { AgentCapabilities } from "../kernel/contracts.js"
+import { linkMedia } from "../media/mediaLinks.js"
 import { NotesSummary } from "../memory/NotesSummary.js"
 import { Recall } from "../recall/Recall.js"
 import { ContextWindow } from "../context/ContextWindow.js"
 import { openActiveSession } from "../runtime/activeSession.js"
 import * as ContextCatchUp from "../runtime/ContextCatchUp.js"
 import { agentRuntimeLayer, type ConfigSource, logReport, type Report } from "../runtime/layers.js"
+import type { Attachment } from "../session/messages.js"
 import { MessageQueue } from "../turn/MessageQueue.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import type { TurnFailure } from "../turn/TurnFailure.js"
@@ -31,6 +34,8 @@ export interface SendOptions {
    * the usage), each naming its turn and conversation: the events `GET /events` streams for a running agent's turns.
    */
   readonly onEvent?: ((event: TurnEvent) => Effect.Effect<void>) | undefined
+  /** Files that come with the message, already in the media store (MediaStore.ingest / ingestFiles). */
+  readonly attachments?: ReadonlyArray<Attachment> | undefined
 }
 
 export interface AgentService {
@@ -94,15 +99,25 @@ export const make = (options: { readonly newSession?: boolean | undefined; reado
       )
     )
     const oneAtATime = yield* Effect.makeSemaphore(1)
+    const sql = yield* SqlClient.SqlClient
     const send = (text: string, options: SendOptions = {}) =>
       oneAtATime.withPermits(1)(
         Effect.gen(function*() {
-          yield* queue.offer({
+          const attachments = options.attachments ?? []
+          const queued = yield* queue.offer({
             interface: options.interface ?? "library",
             channel: options.channel ?? "library",
             userId: options.userId ?? "operator",
-            text
+            text,
+            ...(attachments.length === 0 ? {} : { attachments })
           })
+          // Its files belong to its conversation from now on, as the runtime links a channel's (AgentRuntime.submit).
+          if (attachments.length > 0) {
+            yield* linkMedia(attachments.map((file) => file.id), queued.conversation).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql),
+              Effect.catchAll((error) => report(`could not link the files of a message to its conversation: ${error.message}`))
+            )
+          }
           const onEvent = options.onEvent ?? (() => Effect.void)
           const outcome = yield* runTurn({ session: () => Effect.succeed(session), emit: (_message, event) => onEvent(event) })
           if (outcome.failure !== undefined) return yield* Effect.fail(outcome.failure)

@@ -5,6 +5,8 @@ import { Data, Effect, Stream } from "effect"
 export class DownloadFailure extends Data.TaggedError("DownloadFailure")<{
   readonly reason: "too-large" | "status" | "network" | "not-the-file"
   readonly status?: number | undefined
+  /** The answer's `Retry-After`, when it had one (a 429 or 503). */
+  readonly retryAfter?: string | undefined
   readonly message: string
 }> {}
 
@@ -29,7 +31,12 @@ export const downloadCapped = (
     const response = yield* http.execute(request).pipe(Effect.mapError(network))
     const contentType = response.headers["content-type"] ?? ""
     if (response.status < 200 || response.status >= 300) {
-      return yield* new DownloadFailure({ reason: "status", status: response.status, message: `the download answered HTTP ${response.status}` })
+      return yield* new DownloadFailure({
+        reason: "status",
+        status: response.status,
+        retryAfter: response.headers["retry-after"],
+        message: `the download answered HTTP ${response.status}`
+      })
     }
     const declared = Number(response.headers["content-length"] ?? Number.NaN)
     if (Number.isFinite(declared) && declared > maxBytes) {

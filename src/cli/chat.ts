@@ -6,11 +6,14 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { redactSecrets } from "../kernel/secretGuard.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
+import { ingestFiles } from "../media/ingestFiles.js"
 import { agentZone } from "../session/envelope.js"
 import { agentRuntimeLayer } from "./agentLayer.js"
 import { askInline, chatApprovalNotice, chatApprovalResolved } from "./chatApprovals.js"
 import { followLocalQuestions } from "./chatQuestions.js"
+import type { ChatFile } from "./chatFiles.js"
 import { type ChatArgs, chatThroughRunning, eventPrinter, onTerminal, write } from "./chatRemote.js"
+import { CommandFailed, UsageError } from "./errors.js"
 
 export type { ChatArgs }
 
@@ -44,25 +47,30 @@ const followLocalApprovals = Effect.gen(function*() {
 })
 
 /** The turn in this process, holding the folder for it: when no agent runs in the background. */
-const inProcess = (args: ChatArgs) =>
+const inProcess = (args: ChatArgs, files: ReadonlyArray<ChatFile>) =>
   Effect.scoped(Effect.gen(function*() {
+    // Stored in the agent's media store (its caps checked again, its type sniffed) before the turn is queued.
+    const attachments = yield* ingestFiles(files).pipe(Effect.mapError((rejected) => new CommandFailed({ message: rejected.message })))
     const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
     yield* followLocalApprovals
     yield* followLocalQuestions
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.
-    yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json) })
+    yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json), attachments })
   })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))
 
 /**
- * `kern chat -m TEXT`: one operator message, the reply streamed, then exit. When the agent runs (kern start, or
- * kern run elsewhere) the message goes through its HTTP API, where the agent recorded it listens, however slow it is
- * to answer (up to `--wait`); otherwise the folder is held for the turn, so chats started together take their turns
- * one after another.
+ * `kern chat -m TEXT [--file PATH]…`: one operator message (with files, or files alone), the reply streamed, then
+ * exit. When the agent runs (kern start, or kern run elsewhere) the message goes through its HTTP API, where the agent
+ * recorded it listens, however slow it is to answer (up to `--wait`); otherwise the folder is held for the turn, so
+ * chats started together take their turns one after another.
  */
 export const run = (args: ChatArgs) =>
   Effect.gen(function*() {
-    const remote = yield* chatThroughRunning(args)
+    if (args.message.trim() === "" && args.files.length === 0) {
+      return yield* new UsageError({ message: "nothing to send: give -m TEXT, --file PATH, or both" })
+    }
+    const { files, remote } = yield* chatThroughRunning(args)
     if (Option.isSome(remote)) return yield* remote.value
-    yield* inProcess(args)
+    yield* inProcess(args, files)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))

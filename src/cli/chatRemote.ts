@@ -12,11 +12,15 @@ import { loadConfig } from "../config/AgentConfig.js"
 import { agentZone } from "../session/envelope.js"
 import { isTurnEvent, TurnEvent } from "../turn/TurnEvent.js"
 import { askInline, chatApprovalNotice, chatApprovalResolved } from "./chatApprovals.js"
+import { type ChatFile, readChatFiles } from "./chatFiles.js"
 import { CommandFailed } from "./errors.js"
 
 export interface ChatArgs {
   readonly dir: string
+  /** What to say; may be empty when files come with it. */
   readonly message: string
+  /** `--file` paths, in order (relative to the current folder). */
+  readonly files: ReadonlyArray<string>
   readonly json: boolean
   readonly newSession: boolean
   /** Seconds to wait for another runtime that holds the folder. */
@@ -101,11 +105,17 @@ const followRemoteApprovals = (client: AgentClient, zoneOf: () => DateTime.TimeZ
  * The turn through the running agent: subscribed to its events first, then the message posted, then its turn's
  * events printed as the in-process chat prints them (they are the same events), until it finishes.
  */
-const throughAgent = (client: AgentClient, args: ChatArgs, zoneOf: () => DateTime.TimeZone) =>
+const throughAgent = (client: AgentClient, args: ChatArgs, files: ReadonlyArray<ChatFile>, zoneOf: () => DateTime.TimeZone) =>
   Effect.scoped(Effect.gen(function*() {
     if (args.newSession) yield* client.newSession
     const events = yield* client.events()
-    const { turnId } = yield* client.send({ text: args.message, interface: "cli", channel: "terminal" })
+    const sent = files.map((file) => ({ name: file.name, data: Buffer.from(file.bytes).toString("base64") }))
+    const { turnId } = yield* client.send({
+      text: args.message,
+      interface: "cli",
+      channel: "terminal",
+      ...(sent.length === 0 ? {} : { files: sent })
+    })
     const mine = makeTurnFollower(turnId)
     const print = eventPrinter(args.json)
     const approval = followRemoteApprovals(client, zoneOf)
@@ -127,15 +137,18 @@ const throughAgent = (client: AgentClient, args: ChatArgs, zoneOf: () => DateTim
   }))
 
 /**
- * The chat through the folder's running agent, when one serves it (kern start, or kern run elsewhere): where the
- * agent recorded it listens, however slow it is to answer (up to `--wait`). None when no agent serves the folder, or
- * it is not an agent folder: then the caller runs the turn itself.
+ * The chat's `--file` files, read and checked against the folder's media caps first (a wrong path fails before any
+ * agent is asked), and the chat through the folder's running agent, when one serves it (kern start, or kern run
+ * elsewhere): where the agent recorded it listens, however slow it is to answer (up to `--wait`). `remote` is none
+ * when no agent serves the folder, or it is not an agent folder: then the caller runs the turn itself.
  */
 export const chatThroughRunning = (args: ChatArgs) =>
   Effect.gen(function*() {
     const loaded = yield* loadConfig(args.dir)
+    const files = yield* readChatFiles(args.files, loaded.config.media)
     const up = loaded.fileExists
       ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: (line) => Console.error(`kern: ${line}`) })
       : Option.none()
-    return Option.map(up, (agent) => throughAgent(agent.client, args, () => agentZone(loaded.config.timezone)))
+    const remote = Option.map(up, (agent) => throughAgent(agent.client, args, files, () => agentZone(loaded.config.timezone)))
+    return { files, remote } as const
   })

@@ -188,12 +188,24 @@ const runtimeGuard = Command.make("runtime-guard").pipe(
 const chat = Command.make("chat", {
   dir: dirArg,
   dirFlag: dirOption,
-  message: Options.text("message").pipe(Options.withAlias("m"), Options.withDescription("the message to send")),
+  message: Options.text("message").pipe(
+    Options.withAlias("m"),
+    Options.withDescription("the message to send (may be left out when --file is given)"),
+    Options.withDefault("")
+  ),
+  files: Options.text("file").pipe(
+    Options.withPseudoName("PATH"),
+    Options.repeated,
+    Options.withDescription(
+      "a file to send with the message (repeatable): an image reaches the model as an image, a PDF as its text " +
+        "(and as a file where the provider takes PDFs), a voice note as its transcript; config media caps its size."
+    )
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("print the turn's events as JSON lines")),
   newSession: Options.boolean("new").pipe(Options.withDescription("start a new session instead of continuing the newest")),
   wait: waitOption
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./chat.js"), (m) => m.run(resolved)))).pipe(
-  Command.withDescription("Send one message as the operator; the reply streams to stdout (for scripts).")
+  Command.withDescription("Send one message (and files) as the operator; the reply streams to stdout (for scripts).")
 )
 
 const conversationOption = Options.text("conversation").pipe(

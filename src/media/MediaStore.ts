@@ -8,9 +8,10 @@ import { Attachment } from "../session/messages.js"
 import { atomicWrite } from "../storage/atomicWrite.js"
 import { privateModes } from "../storage/privateFiles.js"
 import { describe } from "./describe.js"
-import { MediaNotFound, MediaRejected } from "./MediaRejected.js"
+import { MediaNotFound, MediaRejected, prunedText } from "./MediaRejected.js"
 import { sniff } from "./sniff.js"
 import { Transcriber } from "./Transcriber.js"
+import { sizeText } from "./sizeText.js"
 
 /** A file as a channel received it: the sender's name for it (shown, never a path) and its bytes. */
 export interface IncomingFile {
@@ -37,9 +38,8 @@ export interface MediaStoreShape {
  */
 export class MediaStore extends Context.Tag("kern/media/MediaStore")<MediaStore, MediaStoreShape>() {}
 
-const Row = Schema.Struct({ sha256: Schema.String })
+const Row = Schema.Struct({ sha256: Schema.String, prunedAtMs: Schema.NullOr(Schema.Number) })
 
-const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 /** Display form of a sender's file name: one line, bounded. */
 const shownName = (name: string) => {
@@ -64,7 +64,7 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
         if (file.bytes.length > limits.maxFileBytes) {
           return yield* new MediaRejected({
             reason: "too-large",
-            message: `${name} is ${mebibytes(file.bytes.length)}; files over ${mebibytes(limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
+            message: `${name} is ${sizeText(file.bytes.length)}; files over ${sizeText(limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
           })
         }
         const sniffed = yield* Effect.promise(() => sniff(file.bytes))
@@ -83,7 +83,8 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
         const now = yield* Clock.currentTimeMillis
         yield* sql`INSERT INTO media ${
           sql.insert({ mediaId: id, sha256, mediaType: sniffed.mediaType, bytes: file.bytes.length, createdAtMs: now })
-        } ON CONFLICT(media_id) DO NOTHING`.pipe(Effect.mapError(notStored))
+        } ON CONFLICT(media_id) DO UPDATE SET pruned_at_ms = NULL, created_at_ms = excluded.created_at_ms
+          WHERE media.pruned_at_ms IS NOT NULL`.pipe(Effect.mapError(notStored))
         const described = yield* describe({ name, bytes: file.bytes }, sniffed).pipe(
           Effect.provideService(Transcriber, transcriber)
         )
@@ -95,7 +96,7 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
       return total <= limits.maxTurnBytes ? Effect.void : Effect.fail(
         new MediaRejected({
           reason: "turn-too-large",
-          message: `the files of this message are ${mebibytes(total)} together; a message may carry ${mebibytes(limits.maxTurnBytes)} (config media.maxTurnBytes)`
+          message: `the files of this message are ${sizeText(total)} together; a message may carry ${sizeText(limits.maxTurnBytes)} (config media.maxTurnBytes)`
         })
       )
     }
@@ -103,12 +104,15 @@ export const make = (options: { readonly dir: string; readonly limits: MediaConf
     const read = (id: string) =>
       Effect.gen(function*() {
         const missing = (detail: string) => new MediaNotFound({ id, message: `media ${id} ${detail}` })
-        const rows = yield* sql`SELECT sha256 FROM media WHERE media_id = ${id}`.pipe(
+        const rows = yield* sql`SELECT sha256, pruned_at_ms FROM media WHERE media_id = ${id}`.pipe(
           Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
           Effect.mapError((error) => missing(`could not be looked up: ${error.message}`))
         )
         const row = rows[0]
         if (row === undefined) return yield* missing("is not in the media store")
+        if (row.prunedAtMs !== null) {
+          return yield* new MediaNotFound({ id, message: `media ${id} was ${prunedText(row.prunedAtMs)}`, prunedAtMs: row.prunedAtMs })
+        }
         return yield* fs.readFile(fileOf(row.sha256)).pipe(
           Effect.mapError((error) => missing(`could not be read: ${error.message}`))
         )

@@ -6,6 +6,7 @@ import type { Attachment } from "../session/messages.js"
 import { attachmentAsText, imageNote, type NotShown, notShownText, partLabel, readImageLine } from "./attachmentText.js"
 import { fitImage, type FittedImage } from "./fitImage.js"
 import { boxOf, type ImageBox, type ModelWire } from "./imageLimits.js"
+import { prunedText } from "./MediaRejected.js"
 import { MediaStore } from "./MediaStore.js"
 import { carriedAttachments } from "./promptAttachments.js"
 import { type ReadImage, readImageOf } from "./readImage.js"
@@ -102,7 +103,8 @@ export const makePromptMedia = Effect.gen(function*() {
       if (decision !== "part") {
         return [textPart(attachment.kind === "image" ? imageNote(attachment, why(decision)) : attachmentAsText(attachment))]
       }
-      const stored = Effect.mapError(store.read(attachment.id), () => "it is no longer in the media store")
+      const stored = Effect.mapError(store.read(attachment.id), (error) =>
+        error.prunedAtMs === undefined ? "it is no longer in the media store" : `it was ${prunedText(error.prunedAtMs)}`)
       if (attachment.kind === "pdf") {
         const bytes = yield* Effect.either(stored)
         return Either.isRight(bytes)

@@ -45,12 +45,12 @@ export const parseChatArgs = (argv: ReadonlyArray<string>): ChatArgs | undefined
   }
   if (message === undefined) return undefined
   if (dir !== undefined && dirFlag !== undefined && dir !== dirFlag) return undefined
-  return { dir: dir ?? dirFlag ?? ".", message, json, newSession, wait: wait ?? 60 }
+  return { dir: dir ?? dirFlag ?? ".", message, files: [], json, newSession, wait: wait ?? 60 }
 }
 
 const chat = (args: ChatArgs) =>
   chatThroughRunning(args).pipe(
-    Effect.flatMap(Option.match({
+    Effect.flatMap(({ remote }) => Option.match(remote, {
       onNone: () => Effect.succeed<Outcome>("full"),
       onSome: (turn) =>
         // From here on this process only talks to the agent: it keeps its environment in memory only, as a chat does.

@@ -30,6 +30,7 @@ import schedules from "./migrations/1030_schedules.js"
 import spendLedger from "./migrations/1040_spend_ledger.js"
 import media from "./migrations/1050_media.js"
 import mediaLinks from "./migrations/1057_media_links.js"
+import mediaRetention from "./migrations/1155_media_retention.js"
 import retention from "./migrations/1065_retention.js"
 import auditJournals from "./migrations/1070_audit_journals.js"
 
@@ -71,5 +72,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1050_media": media,
   "1057_media_links": mediaLinks,
   "1065_retention": retention,
-  "1070_audit_journals": auditJournals
+  "1070_audit_journals": auditJournals,
+  "1155_media_retention": mediaRetention
 }

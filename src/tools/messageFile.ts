@@ -4,6 +4,7 @@ import { confinedAudience } from "../kernel/Audience.js"
 import { RunContext } from "../kernel/RunContext.js"
 import { toolFailure } from "../kernel/ToolFailure.js"
 import { isLinked } from "../media/mediaLinks.js"
+import { prunedText } from "../media/MediaRejected.js"
 import { MediaStore } from "../media/MediaStore.js"
 import type { Attachment } from "../session/messages.js"
 import { readAgentFile } from "../storage/agentFiles.js"
@@ -40,7 +41,12 @@ export const resolveFile = (ref: string) =>
         ))
         const missing = toolFailure("NOT_FOUND", `no file ${ref} in this conversation; the message was not sent`)
         if (!allowed) return yield* missing
-        const bytes = yield* media.read(ref).pipe(Effect.mapError(() => missing))
+        // Linked to this conversation: that retention pruned it may be said, and when.
+        const bytes = yield* media.read(ref).pipe(Effect.mapError((error) =>
+          error.prunedAtMs === undefined
+            ? missing
+            : toolFailure("NOT_FOUND", `${ref} was ${prunedText(error.prunedAtMs)}; the message was not sent`)
+        ))
         return { name: ref, bytes }
       }
       if (artifactId.test(ref)) {

@@ -50,7 +50,7 @@ describe("media store", () => {
 
       const big = yield* Effect.flip(media.ingest({ name: "big.bin", bytes: new Uint8Array(65 * 1024).fill(7) }))
       expect(big).toMatchObject({ _tag: "MediaRejected", reason: "too-large" })
-      expect(big.message).toContain("big.bin is 0.1 MB")
+      expect(big.message).toContain("big.bin is 66560 bytes")
       expect(big.message).toContain("media.maxFileBytes")
       expect(yield* Effect.flip(media.ingest({ name: "empty", bytes: new Uint8Array() }))).toMatchObject({ reason: "empty" })
       const total = yield* Effect.flip(media.checkTotal([{ bytes: 60 * 1024 }, { bytes: 60 * 1024 }]))

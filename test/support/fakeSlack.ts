@@ -6,9 +6,13 @@ import { type WebSocket, WebSocketServer } from "ws"
 /**
  * A fake Slack, as far as a Socket Mode app sees it: the Web API (`POST /api/<method>`, JSON or form bodies, bearer
  * tokens checked: the bot token for chat.*, the app token for apps.connections.open) and the Socket Mode WebSocket
- * that `apps.connections.open` hands out (hello on connect, envelopes, acks by envelope_id, `disconnect`). Listens on
- * 127.0.0.1, records every call and ack with the time on the test's Clock, and is scripted per test: rate limits,
- * error answers, revoked tokens, disconnects and dropped sockets.
+ * that `apps.connections.open` hands out (hello on connect, envelopes, acks by envelope_id, `disconnect`). Files as
+ * Slack serves them: `files.info`, each file's private download URL (`GET /files-pri/<team>-<id>/download/<name>`,
+ * the bot token as Bearer; without it Slack answers its sign-in page, HTML with 200), and upload v2
+ * (`files.getUploadURLExternal` → a POST of the bytes to the URL it gives → `files.completeUploadExternal`). Listens on
+ * 127.0.0.1, records every call and ack with the time on the test's Clock (downloads as method `download`, upload
+ * POSTs as `upload`), and is scripted per test: rate limits, error answers, revoked tokens, disconnects, dropped
+ * sockets, failing downloads.
  */
 
 export interface SlackCall {
@@ -30,6 +34,37 @@ export interface SlackAck {
 export type SlackScript =
   | { readonly _tag: "RateLimited"; readonly retryAfterSeconds: number }
   | { readonly _tag: "Error"; readonly error: string }
+
+/** How the next download answers instead of the file. */
+export type DownloadScript =
+  | { readonly _tag: "RateLimited"; readonly retryAfterSeconds: number }
+  | { readonly _tag: "Status"; readonly status: number }
+  /** Slack's sign-in page, HTML with 200, as Slack answers a download it does not authorize. */
+  | { readonly _tag: "Html" }
+  /** A redirect elsewhere (Slack's downloads never redirect; a hostile or broken one might). */
+  | { readonly _tag: "Redirect"; readonly location: string }
+
+/** A file Slack holds: what files.info and a file_share event say of it, and its bytes. */
+export interface FakeFile {
+  readonly id: string
+  readonly name: string
+  readonly mimetype: string
+  readonly size: number
+  readonly mode: string
+  readonly bytes: Uint8Array
+  readonly urlPrivateDownload: string
+}
+
+/** A file uploaded with upload v2 and completed into a conversation. */
+export interface FakeUpload {
+  readonly fileId: string
+  readonly filename: string
+  readonly title: string | undefined
+  readonly bytes: Uint8Array
+  readonly channel: string
+  readonly threadTs: string | undefined
+  readonly initialComment: string | undefined
+}
 
 export interface FakeSlackOptions {
   readonly botToken?: string
@@ -53,13 +88,16 @@ interface Posted {
   readonly threadTs: string | undefined
 }
 
-const readBody = (request: NodeHttp.IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
+const readBytes = (request: NodeHttp.IncomingMessage) =>
+  new Promise<Buffer>((resolve, reject) => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    request.on("end", () => resolve(Buffer.concat(chunks)))
     request.on("error", reject)
   })
+
+/** What Slack answers a file download it does not authorize: its sign-in page. */
+const signInPage = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>"
 
 const parseBody = (text: string, contentType: string): Record<string, unknown> => {
   if (text === "") return {}
@@ -90,6 +128,11 @@ export const make = (options: FakeSlackOptions = {}) =>
     const sockets = new Set<WebSocket>()
     const tickets = new Set<string>()
     let latest: WebSocket | undefined
+    const files = new Map<string, FakeFile>()
+    const downloadScripts: Array<DownloadScript> = []
+    /** Upload slots handed out by files.getUploadURLExternal: their bytes once POSTed. */
+    const slots = new Map<string, { readonly filename: string; readonly length: number; bytes: Uint8Array | undefined }>()
+    const uploads = yield* SubscriptionRef.make<ReadonlyArray<FakeUpload>>([])
     let revoked = false
     let counter = 0
     const nextTs = () => `1700000000.${String(++counter).padStart(6, "0")}`
@@ -134,6 +177,40 @@ export const make = (options: FakeSlackOptions = {}) =>
         case "chat.postEphemeral":
           if (channel === undefined || typeof body["user"] !== "string") return { ok: false, error: "user_not_in_channel" }
           return { ok: true, message_ts: nextTs() }
+        case "files.info": {
+          const file = files.get(typeof body["file"] === "string" ? body["file"] : "")
+          return file === undefined ? { ok: false, error: "file_not_found" } : { ok: true, file: fileObject(file) }
+        }
+        case "files.getUploadURLExternal": {
+          const filename = typeof body["filename"] === "string" ? body["filename"] : ""
+          const length = Number(body["length"])
+          if (filename === "" || !Number.isInteger(length) || length <= 0) return { ok: false, error: "invalid_arguments" }
+          const fileId = `F${++counter}`
+          slots.set(fileId, { filename, length, bytes: undefined })
+          return { ok: true, upload_url: `http://127.0.0.1:${port}/upload/v1/${fileId}`, file_id: fileId }
+        }
+        case "files.completeUploadExternal": {
+          const listed = typeof body["files"] === "string" ? JSON.parse(body["files"]) as ReadonlyArray<{ id: string; title?: string }> : []
+          const target = typeof body["channel_id"] === "string" ? body["channel_id"] : undefined
+          const done: Array<FakeUpload> = []
+          for (const entry of listed) {
+            const slot = slots.get(entry.id)
+            if (slot === undefined || slot.bytes === undefined) return { ok: false, error: "file_not_found" }
+            if (slot.bytes.length !== slot.length) return { ok: false, error: "file_upload_size_mismatch" }
+            done.push({
+              fileId: entry.id,
+              filename: slot.filename,
+              title: entry.title,
+              bytes: slot.bytes,
+              channel: target ?? "",
+              threadTs: typeof body["thread_ts"] === "string" ? body["thread_ts"] : undefined,
+              initialComment: typeof body["initial_comment"] === "string" ? body["initial_comment"] : undefined
+            })
+          }
+          for (const entry of listed) slots.delete(entry.id)
+          run(SubscriptionRef.update(uploads, (all) => [...all, ...done]))
+          return { ok: true, files: done.map((upload) => ({ id: upload.fileId, title: upload.title ?? upload.filename })) }
+        }
         case "conversations.open":
           return typeof body["users"] === "string"
             ? { ok: true, channel: { id: `D${body["users"]}` } }
@@ -143,10 +220,65 @@ export const make = (options: FakeSlackOptions = {}) =>
       }
     }
 
+    /** A file as Slack's events and files.info describe it. */
+    const fileObject = (file: FakeFile) => ({
+      id: file.id,
+      name: file.name,
+      title: file.name,
+      mimetype: file.mimetype,
+      filetype: file.name.split(".").at(-1) ?? "binary",
+      size: file.size,
+      mode: file.mode,
+      url_private: file.urlPrivateDownload.replace("/download/", "/"),
+      url_private_download: file.urlPrivateDownload
+    })
+
+    const download = (request: NodeHttp.IncomingMessage, response: NodeHttp.ServerResponse, token: string) => {
+      const id = /^\/files-pri\/T1-([A-Z0-9]+)\//.exec(request.url ?? "")?.[1] ?? ""
+      run(SubscriptionRef.update(calls, (all) => [...all, { method: "download", token, body: { file: id }, atMs: now() }]))
+      const file = files.get(id)
+      const scripted = downloadScripts.shift()
+      if (scripted?._tag === "RateLimited") {
+        response.writeHead(429, { "content-type": "text/plain", "retry-after": String(scripted.retryAfterSeconds) })
+        return response.end("rate limited")
+      }
+      if (scripted?._tag === "Status") {
+        response.writeHead(scripted.status, { "content-type": "text/plain" })
+        return response.end(`status ${scripted.status}`)
+      }
+      if (scripted?._tag === "Redirect") {
+        response.writeHead(302, { location: scripted.location })
+        return response.end()
+      }
+      if (scripted?._tag === "Html" || token !== botToken || revoked || file === undefined) {
+        response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+        return response.end(signInPage)
+      }
+      response.writeHead(200, { "content-type": file.mimetype, "content-length": String(file.bytes.length) })
+      response.end(Buffer.from(file.bytes))
+    }
+
+    const upload = (request: NodeHttp.IncomingMessage, response: NodeHttp.ServerResponse, bytes: Buffer) => {
+      const id = /^\/upload\/v1\/([A-Z0-9]+)$/.exec(request.url ?? "")?.[1] ?? ""
+      const token = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "")
+      run(SubscriptionRef.update(calls, (all) => [...all, { method: "upload", token, body: { file: id, bytes: bytes.length }, atMs: now() }]))
+      const slot = slots.get(id)
+      if (request.method !== "POST" || slot === undefined) {
+        response.writeHead(404, { "content-type": "text/plain" })
+        return response.end("not found")
+      }
+      slot.bytes = new Uint8Array(bytes)
+      response.writeHead(200, { "content-type": "text/plain" })
+      response.end(`OK - ${bytes.length}`)
+    }
+
     const server = NodeHttp.createServer((request, response) => {
-      void readBody(request).then((text) => {
-        const method = (request.url ?? "").replace(/^\/api\//, "").replace(/\?.*$/, "")
+      void readBytes(request).then((raw) => {
         const token = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "")
+        if ((request.url ?? "").startsWith("/files-pri/")) return download(request, response, token)
+        if ((request.url ?? "").startsWith("/upload/")) return upload(request, response, raw)
+        const text = raw.toString("utf8")
+        const method = (request.url ?? "").replace(/^\/api\//, "").replace(/\?.*$/, "")
         const body = parseBody(text, request.headers["content-type"] ?? "")
         run(SubscriptionRef.update(calls, (all) => [...all, { method, token, body, atMs: now() }]))
         const scripted = scripts.get(method)?.shift()
@@ -301,6 +433,37 @@ export const make = (options: FakeSlackOptions = {}) =>
       drop: Effect.sync(() => {
         for (const ws of sockets) ws.terminate()
       }),
+      /**
+       * A file Slack holds, downloadable at its private URL with the bot token; returns what a file_share event carries
+       * of it. `size` is what Slack says (default its bytes' length), `mimetype` what Slack guessed from the name.
+       */
+      addFile: (bytes: Uint8Array, options: { readonly name: string; readonly mimetype?: string; readonly size?: number; readonly mode?: string }) =>
+        Effect.sync(() => {
+          const id = `F${++counter}`
+          const file: FakeFile = {
+            id,
+            name: options.name,
+            mimetype: options.mimetype ?? "application/octet-stream",
+            size: options.size ?? bytes.length,
+            mode: options.mode ?? "hosted",
+            bytes,
+            urlPrivateDownload: `http://127.0.0.1:${port}/files-pri/T1-${id}/download/${encodeURIComponent(options.name)}`
+          }
+          files.set(id, file)
+          return fileObject(file)
+        }),
+      /** A `file_share` message in the bot's DM with `user`: the files as the event carries them, and a text. */
+      fileShare: (user: string, shared: ReadonlyArray<Record<string, unknown>>, text = "", channel = `D${user}`) =>
+        Effect.flatMap(Effect.sync(nextTs), (ts) =>
+          sendEvent({ type: "message", subtype: "file_share", channel, channel_type: "im", user, text, files: shared, ts, event_ts: ts })),
+      /** The next downloads answer these instead of the file. */
+      failDownloads: (...answers: ReadonlyArray<DownloadScript>) =>
+        Effect.sync(() => {
+          downloadScripts.push(...answers)
+        }),
+      /** Waits until `count` uploads were completed into conversations; returns them. */
+      awaitUploads: (count: number) => awaitWhere(uploads, (all) => all.length >= count),
+      uploads: SubscriptionRef.get(uploads),
       /** Answers the next calls of `method` with these instead. */
       script: (method: string, ...answers: ReadonlyArray<SlackScript>) =>
         Effect.sync(() => {

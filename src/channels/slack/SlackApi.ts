@@ -42,6 +42,9 @@ const callTimeout = Duration.seconds(30)
 /** Rate-limited answers are waited out this many times before the call fails. */
 const maxRateLimitWaits = 5
 
+/** A download's Retry-After is honoured up to this long: a file is not worth holding the event for more. */
+const maxDownloadWaitSeconds = 60
+
 /** Slack's Web API over the ambient HttpClient: JSON bodies, bearer tokens, `Retry-After` honoured on 429. */
 export const make = (settings: SlackApiSettings) =>
   Effect.gen(function*() {
@@ -125,16 +128,27 @@ export const make = (settings: SlackApiSettings) =>
         const parsed = yield* Effect.try(() => new URL(url)).pipe(
           Effect.mapError(() => new DownloadFailure({ reason: "not-the-file", message: "the file's download URL is not a URL" }))
         )
-        const apiHost = new URL(root).host
+        // Slack's hosts over https only, or exactly the API root's origin (scheme, host and port): `http://slack.com`
+        // would carry the token in the clear.
         const slackHost = parsed.protocol === "https:" && (parsed.hostname === "slack.com" || parsed.hostname.endsWith(".slack.com"))
-        if (!slackHost && parsed.host !== apiHost) {
+        if (!slackHost && parsed.origin !== new URL(root).origin) {
           return yield* new DownloadFailure({ reason: "not-the-file", message: `the file's download URL is not on Slack (${parsed.host})` })
         }
-        return yield* downloadCapped(http, HttpClientRequest.get(parsed.href).pipe(HttpClientRequest.bearerToken(settings.botToken)), maxBytes)
-      }).pipe(
-        Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new DownloadFailure({ reason: "network", message: "no end in 2m" }) }),
-        Effect.withSpan("kern.slack.download")
-      )
+        const once = downloadCapped(http, HttpClientRequest.get(parsed.href).pipe(HttpClientRequest.bearerToken(settings.botToken)), maxBytes).pipe(
+          Effect.timeoutFail({ duration: Duration.minutes(2), onTimeout: () => new DownloadFailure({ reason: "network", message: "no end in 2m" }) })
+        )
+        // A 429 is waited out for its Retry-After (on the Clock), as a Web API call's is; then the last one is the answer.
+        const attempt = (waits: number): Effect.Effect<Downloaded, DownloadFailure> =>
+          Effect.catchIf(once, (error) => error.status === 429 && waits < maxRateLimitWaits, (error) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const seconds = Math.min(parseRetryAfter(error.retryAfter, now) ?? 1, maxDownloadWaitSeconds)
+              return Effect.logWarning(`kern: Slack rate-limited a file download; retrying in ${seconds} s`).pipe(
+                Effect.zipRight(Effect.sleep(Duration.seconds(seconds))),
+                Effect.zipRight(attempt(waits + 1))
+              )
+            }))
+        return yield* attempt(0)
+      }).pipe(Effect.withSpan("kern.slack.download"))
 
     /** The bytes of an upload, to the URL files.getUploadURLExternal gave (it carries its own authorization). */
     const upload = (url: string, bytes: Uint8Array, name: string) =>

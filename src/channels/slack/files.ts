@@ -5,6 +5,7 @@ import type { OutgoingFile } from "../../tools/Channels.js"
 import type { SlackApi, SlackApiError } from "./SlackApi.js"
 import type { Target } from "./target.js"
 import { Completed, FilesInfo, type SlackFile, UploadUrl } from "./wire.js"
+import { sizeText } from "../../media/sizeText.js"
 
 /** The files of a message could not all be taken: `text` is said to the sender, and the event is done. */
 export interface FilesRefused {
@@ -20,7 +21,6 @@ export interface FilesFailed {
 
 const refusal = (text: string): FilesRefused => ({ _tag: "FilesRefused", text })
 const failed = (message: string): FilesFailed => ({ _tag: "FilesFailed", message })
-const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const nameOf = (file: SlackFile) => file.name ?? file.title ?? file.id
 
 /** Slack errors that will not pass by asking again. */
@@ -45,16 +45,18 @@ const fetchOne = (api: SlackApi, media: MediaStoreShape, shared: SlackFile) =>
       return yield* Effect.fail(refusal(`${name} is not a file kern can download from Slack (${file.mode})`))
     }
     if (file.size !== undefined && file.size > cap) {
-      return yield* Effect.fail(refusal(`${name} is ${mebibytes(file.size)}; files over ${mebibytes(cap)} are not taken (config media.maxFileBytes)`))
+      return yield* Effect.fail(refusal(`${name} is ${sizeText(file.size)}; files over ${sizeText(cap)} are not taken (config media.maxFileBytes)`))
     }
     if (file.url_private_download === undefined) return yield* Effect.fail(refusal(`${name} has no download link on Slack`))
     const downloaded = yield* api.download(file.url_private_download, cap).pipe(
       Effect.mapError((error) =>
         error.reason === "too-large"
-          ? refusal(`${name} is over ${mebibytes(cap)}; files over that are not taken (config media.maxFileBytes)`)
+          ? refusal(`${name} is over ${sizeText(cap)}; files over that are not taken (config media.maxFileBytes)`)
           : error.reason === "not-the-file"
           ? refusal(`${name} could not be downloaded: ${error.message}`)
-          : error.reason === "status" && error.status !== undefined && error.status < 500 && error.status !== 429
+          : error.status === 429
+          ? refusal(`${name} was not taken: Slack is limiting downloads right now; send it again in a few minutes`)
+          : error.reason === "status" && error.status !== undefined && error.status < 500
           ? refusal(`${name} could not be downloaded from Slack (HTTP ${error.status})`)
           : failed(`${name}: ${error.message}`)
       )

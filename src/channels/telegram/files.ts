@@ -3,6 +3,7 @@ import type { MediaStoreShape } from "../../media/MediaStore.js"
 import type { Attachment } from "../../session/messages.js"
 import { botDownloadLimit, type BotApi, TelegramError } from "./api.js"
 import type { FileRef } from "./inbound.js"
+import { sizeText } from "../../media/sizeText.js"
 
 /** The files of a message could not all be taken: `text` is said to the sender, and the update is past. */
 export interface FilesRefused {
@@ -10,12 +11,11 @@ export interface FilesRefused {
   readonly text: string
 }
 
-const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 const refusal = (text: string): FilesRefused => ({ _tag: "FilesRefused", text })
 
 const overTelegram = (name: string, size: number | undefined) =>
-  `${name}${size === undefined ? "" : ` is ${mebibytes(size)}:`} Telegram lets bots download files up to ${mebibytes(botDownloadLimit)}; ` +
+  `${name}${size === undefined ? "" : ` is ${sizeText(size)}:`} Telegram lets bots download files up to ${sizeText(botDownloadLimit)}; ` +
   "send it in a smaller form or as a link"
 
 /** What Telegram and kern say about sizes before anything is downloaded. */
@@ -25,7 +25,7 @@ const checkAnnounced = (media: MediaStoreShape, files: ReadonlyArray<FileRef>): 
     if (file.size > media.limits.maxFileBytes) {
       return {
         _tag: "FilesRefused",
-        text: `${file.name} is ${mebibytes(file.size)}; files over ${mebibytes(media.limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
+        text: `${file.name} is ${sizeText(file.size)}; files over ${sizeText(media.limits.maxFileBytes)} are not taken (config media.maxFileBytes)`
       }
     }
     if (file.size > botDownloadLimit) return refusal(overTelegram(file.name, file.size))
@@ -56,7 +56,7 @@ const fetchOne = (api: BotApi, media: MediaStoreShape, file: FileRef) =>
     }
     const downloaded = yield* api.download(info.file_path, cap).pipe(
       Effect.catchIf((error) => error.reason === "rejected", () =>
-        Effect.fail(refusal(`${file.name} is over ${mebibytes(cap)}; files that large are not taken (config media.maxFileBytes)`)))
+        Effect.fail(refusal(`${file.name} is over ${sizeText(cap)}; files that large are not taken (config media.maxFileBytes)`)))
     )
     // What came is not what Telegram announced (an error page, a cut body): tried again, like a network failure.
     const expected = info.file_size ?? file.size

@@ -93,7 +93,9 @@ export const make = (settings: ClientSettings) =>
     const decide = (id: string, approved: boolean) => call("decide", api.approvals.decide({ path: { id }, payload: { approved } }))
     const answer = (id: string, reply: { readonly choices: ReadonlyArray<number>; readonly text?: string }) =>
       call("answer", api.questions.answer({ path: { id }, payload: reply }))
-    const send = (message: Api.MessageRequest) => call("send", api.conversation.send({ payload: message }))
+    // Files are stored and read (a PDF's text, a voice note's transcript) before the message is accepted: minutes, not seconds.
+    const send = (message: Api.MessageRequest) =>
+      call("send", api.conversation.send({ payload: message }), (message.files ?? []).length > 0 ? Duration.minutes(5) : undefined)
 
     /**
      * Subscribes to `/events` and returns once the server has the subscription (its `: connected` comment), so a

@@ -6,6 +6,7 @@ import { spendZone } from "../../model/spendCaps.js"
 import { pruneArtifacts } from "./pruneArtifacts.js"
 import { pruneCounts } from "./pruneCounts.js"
 import { pruneEvents } from "./pruneEvents.js"
+import { pruneMedia } from "./pruneMedia.js"
 import type { RetentionReport } from "./RetentionReport.js"
 
 export class RetentionError extends Schema.TaggedError<RetentionError>()("RetentionError", {
@@ -29,8 +30,8 @@ const PageCount = Schema.Struct({ pages: Schema.Number, free: Schema.Number, pag
 const StateRow = Schema.Struct({ lastRunAtMs: Schema.Number })
 
 /**
- * Retention of what kern.db and `.kern/artifacts/` gather (config `retention`): artifacts, the event log and count
- * records, each by age and by total size, applied by `kern gc` and by the running agent once a day. Sessions and
+ * Retention of what kern.db, `.kern/artifacts/` and `.kern/media/` gather (config `retention`): artifacts, media files
+ * no session refers to, the event log and count records, each by age and by total size, applied by `kern gc` and by the running agent once a day. Sessions and
  * memory are never touched. Each kind is pruned in short batches, so the agent's turns write between them.
  */
 export class Retention extends Effect.Service<Retention>()("kern/tools/Retention", {
@@ -75,6 +76,11 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
           Effect.provideService(Path.Path, path),
           Effect.mapError(fail("prune the artifacts"))
         )
+        const media = yield* pruneMedia(sql, paths, limits.media, nowMs, options.dryRun).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.provideService(Path.Path, path),
+          Effect.mapError(fail("prune the media files"))
+        )
         const events = yield* pruneEvents(sql, limits.events, nowMs, options.dryRun).pipe(Effect.mapError(fail("prune the event log")))
         const counts = yield* pruneCounts(sql, limits.counts, nowMs, zone, options.dryRun).pipe(
           Effect.mapError(fail("prune the count records"))
@@ -97,6 +103,7 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
           dryRun: options.dryRun,
           atMs: nowMs,
           artifacts,
+          media,
           events,
           counts,
           database: {

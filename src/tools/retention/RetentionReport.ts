@@ -25,6 +25,15 @@ export const RetentionReport = Schema.Struct({
     /** What is kept afterwards. */
     kept: Freed
   }),
+  /** Absent in a report of a kern before media retention. */
+  media: Schema.optional(Schema.Struct({
+    /** Files no session line or waiting message refers to, past their age or beyond the size limit: removed, rows kept as pruned. */
+    pruned: Freed,
+    /** What is kept afterwards. */
+    kept: Freed,
+    /** Of those kept, the files a session line or a waiting message refers to (never pruned). */
+    referenced: Freed
+  })),
   events: Schema.Struct({ pruned: Freed, kept: Freed }),
   counts: Schema.Struct({ spendRows: Freed, contextRows: Freed, kept: Freed }),
   database: Schema.Struct({
@@ -57,14 +66,18 @@ const line = (what: string, freed: Freed, noun: string) => `${what}: ${freed.cou
 /** The report as `kern gc` prints it: what was freed per kind, what is kept, and kern.db's size. */
 export const reportLines = (report: RetentionReport): ReadonlyArray<string> => {
   const verb = report.dryRun ? "would free" : "freed"
-  const { artifacts, counts, database, events } = report
-  const total = artifacts.pruned.bytes + artifacts.stray.bytes + events.pruned.bytes + counts.spendRows.bytes +
-    counts.contextRows.bytes
+  const { artifacts, counts, database, events, media } = report
+  const total = artifacts.pruned.bytes + artifacts.stray.bytes + (media?.pruned.bytes ?? 0) + events.pruned.bytes +
+    counts.spendRows.bytes + counts.contextRows.bytes
   return [
     `${report.dryRun ? "dry run: nothing changed; " : ""}kern gc ${verb} ${formatBytes(total)}`,
     line(`  artifacts ${verb}`, artifacts.pruned, "files") +
     (artifacts.missing === 0 ? "" : `; ${artifacts.missing} already missing`) +
     (artifacts.stray.count === 0 ? "" : `; ${artifacts.stray.count} stray files (${formatBytes(artifacts.stray.bytes)})`),
+    ...(media === undefined ? [] : [
+      line(`  media ${verb}`, media.pruned, "files") +
+      ` (kept: ${media.kept.count}, ${formatBytes(media.kept.bytes)}, of them ${media.referenced.count} a session refers to)`
+    ]),
     line(`  events ${verb}`, events.pruned, "rows"),
     line(`  counts ${verb}`, addFreed(counts.spendRows, counts.contextRows), "rows") +
     ` (${counts.spendRows.count} spend ledger, ${counts.contextRows.count} session context counters)`,
