@@ -46,23 +46,29 @@ const runMigrations = Migrator.make({})
  * DatabaseError naming the server (never its password).
  */
 export const layer = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, DatabaseError> => {
-  const where = `${options.shown} (schema ${options.schema})`
-  const fail = (operation: DatabaseError["operation"]) => (error: unknown) =>
-    new DatabaseError({ file: where, operation, detail: describeCause(error) })
-  const client = PgClient.layer({
+  const fail = failWith(options)
+  const prepare = Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`.pipe(Effect.mapError(fail("open")))
+    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
+      .pipe(Effect.mapError(fail("migrate")))
+  }).pipe(Effect.withSpan("kern.storage.preparePostgres"))
+  return Layer.effectDiscard(prepare).pipe(Layer.provideMerge(client(options)))
+}
+
+const failWith = (options: Pick<PostgresOptions, "shown" | "schema">) => (operation: DatabaseError["operation"]) => (error: unknown) =>
+  new DatabaseError({ file: `${options.shown} (schema ${options.schema})`, operation, detail: describeCause(error) })
+
+/** The client alone, every statement in the schema: nothing created or migrated (kern doctor reads through it). */
+export const client = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, DatabaseError> =>
+  PgClient.layer({
     url: Redacted.make(withSearchPath(Redacted.value(options.url), options.schema)),
     applicationName: "kern",
     maxConnections: options.maxConnections ?? 8,
     types,
     transformResultNames: Str.snakeToCamel,
     transformQueryNames: Str.camelToSnake
-  }).pipe(Layer.catchAllCause((cause) => Layer.fail(fail("open")(Cause.squash(cause)))))
-  const prepare = Effect.gen(function*() {
-    const sql = yield* PgClient.PgClient
-    yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`
-      .pipe(Effect.mapError(fail("open")))
-    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
-      .pipe(Effect.mapError(fail("migrate")))
-  }).pipe(Effect.withSpan("kern.storage.preparePostgres"))
-  return Layer.effectDiscard(prepare).pipe(Layer.provideMerge(client))
-}
+  }).pipe(Layer.catchAllCause((cause) => Layer.fail(failWith(options)("open")(Cause.squash(cause)))))
+
+/** The SqlClient a PostgreSQL layer provides. */
+export const sqlClient = Effect.map(PgClient.PgClient, (sql): SqlClient.SqlClient => sql)
