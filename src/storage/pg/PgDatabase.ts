@@ -2,13 +2,14 @@ import { Migrator, type SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Redacted, String as Str } from "effect"
 import * as PgTypes from "pg-types"
+import { shownUrl } from "../../config/database.js"
 import { DatabaseError, describeCause } from "../Database.js"
 import { pgMigrations } from "./migrations.js"
 
 export interface PostgresOptions {
   /** The server's URL, password and all. */
   readonly url: Redacted.Redacted
-  /** The URL without its password: what errors name. */
+  /** The URL errors name (its password, if any, taken out). */
   readonly shown: string
   /** The schema the agent's tables live in, created if absent. */
   readonly schema: string
@@ -57,7 +58,7 @@ export const layer = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient
 }
 
 const failWith = (options: Pick<PostgresOptions, "shown" | "schema">) => (operation: DatabaseError["operation"]) => (error: unknown) =>
-  new DatabaseError({ file: `${options.shown} (schema ${options.schema})`, operation, detail: describeCause(error) })
+  new DatabaseError({ file: `${shownUrl(options.shown)} (schema ${options.schema})`, operation, detail: describeCause(error) })
 
 /** The client alone, every statement in the schema: nothing created or migrated (kern doctor reads through it). */
 export const client = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, DatabaseError> =>
