@@ -108,7 +108,7 @@ describe.each(databases)("repositories whose SQL differs between the databases, 
   it.effect("the spend ledger and context stats add to the row they upsert", () =>
     Effect.gen(function*() {
       const ledger = yield* makeSpendLedger
-      const entries = [{ scope: "agent", key: "" }, { scope: "user", key: "u1" }]
+      const entries = [{ scope: "agent", key: "" }, { scope: "user", key: "u1" }] as const
       yield* ledger.add("2026-11-27", entries, { inputTokens: 5, outputTokens: 1, costMicroUsd: 7 })
       const rows = yield* ledger.add("2026-11-27", entries, { inputTokens: 5, outputTokens: 1, costMicroUsd: 7 })
       expect(rows.map((row) => [row.scope, row.calls, row.inputTokens, row.costMicroUsd])).toEqual([["agent", 2, 10, 14], ["user", 2, 10, 14]])
