@@ -35,7 +35,7 @@ export const sharedTest: NonNullable<UserConfig["test"]> = {
   pool: "forks",
   // Two files at a time on this 2-core machine; the files share their worker's modules.
   poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
-  globalSetup: ["test/support/globalSetup.ts"],
+  globalSetup: ["test/support/globalSetup.ts", "test/support/postgresSetup.ts"],
   setupFiles: ["test/support/sharedItGuard.ts"]
 }
 

@@ -1,6 +1,6 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Either, Layer, Option } from "effect"
 import { counted } from "../config/counted.js"
 import { agentPaths } from "../config/paths.js"
 import { Git } from "../memory/Git.js"
@@ -8,7 +8,9 @@ import * as LockFile from "../storage/LockFile.js"
 import { channelsCheck } from "./doctor/channels.js"
 import { type CheckResult, guarded, resultOf, skipped } from "./doctor/Check.js"
 import { configCheck } from "./doctor/configCheck.js"
+import { databaseTarget } from "../config/database.js"
 import { databaseCheck } from "./doctor/database.js"
+import { postgresCheck } from "./doctor/postgres.js"
 import { diskCheck } from "./doctor/disk.js"
 import { gitCheck } from "./doctor/gitRepo.js"
 import { lockCheck } from "./doctor/lock.js"
@@ -35,7 +37,9 @@ const allChecks = (dir: string) =>
     const config = yield* configCheck(dir)
     const loaded = config.loaded
     const running = Option.isSome(yield* LockFile.readHolder(paths.lockFile).pipe(Effect.orElseSucceed(() => Option.none())))
-    const database = yield* databaseCheck(paths)
+    // kern.db's tables where the config puts them: the SQLite file, or the agent's schema on PostgreSQL.
+    const target = loaded === undefined ? undefined : Either.getOrUndefined(databaseTarget(loaded.config, loaded.env, paths.dbFile))
+    const database = target?._tag === "postgres" ? yield* postgresCheck(target) : yield* databaseCheck(paths)
     const unread = database.result.level === "ok" ? "no kern.db yet: nothing stored" : "kern.db could not be read"
     const withConfig = <R>(name: string, check: (l: NonNullable<typeof loaded>) => Effect.Effect<CheckResult, { readonly message: string }, R>) =>
       loaded === undefined ? Effect.succeed(skipped(name, "the config does not load")) : guarded(name, check(loaded))

@@ -2,7 +2,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as AgentLock from "../runtime/AgentLock.js"
 import * as Layers from "../runtime/layers.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { Retention } from "../tools/retention/Retention.js"
 import { reportLines } from "../tools/retention/RetentionReport.js"
 import { CommandFailed } from "./errors.js"
@@ -20,7 +20,7 @@ export interface GcArgs {
 
 const gcLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = Layer.unwrapEffect(Effect.map(AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile })))
+  const database = AgentDatabase.layer()
   return Layer.mergeAll(Retention.Default, AgentLock.layer).pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

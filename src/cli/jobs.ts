@@ -1,7 +1,7 @@
 import { Clock, Console, Effect, Layer } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as Layers from "../runtime/layers.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { JobStore } from "../tools/JobStore.js"
 import { endDescription, formatDuration } from "../tools/jobText.js"
 import { neutralizeControls } from "../channels/terminalSafe.js"
@@ -17,7 +17,7 @@ export interface JobsArgs {
 
 const jobsLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = Layer.unwrapEffect(Effect.map(AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile })))
+  const database = AgentDatabase.layer()
   return JobStore.Default.pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

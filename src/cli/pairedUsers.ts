@@ -1,6 +1,5 @@
 import { Effect, Layer } from "effect"
-import { AgentConfig } from "../config/AgentConfig.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { PairingStore } from "../users/PairingStore.js"
 
 /**
@@ -8,7 +7,6 @@ import { PairingStore } from "../users/PairingStore.js"
  * listing only when a session is not the operator's and kern.db holds data (src/cli/sessions.ts).
  */
 export const pairedUsers = Effect.gen(function*() {
-  const { paths } = yield* AgentConfig
-  const store = PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: paths.dbFile })))
+  const store = PairingStore.Default.pipe(Layer.provide(AgentDatabase.layer()))
   return yield* Effect.flatMap(PairingStore, (pairings) => pairings.list).pipe(Effect.provide(store))
 }).pipe(Effect.withSpan("kern.cli.sessions.pairedUsers"))

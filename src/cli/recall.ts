@@ -9,7 +9,7 @@ import * as KnownSecrets from "../config/KnownSecrets.js"
 import * as RecallLayers from "../recall/layers.js"
 import { Recall } from "../recall/Recall.js"
 import { LoadResult, RecallStats, SearchResult } from "../recall/schema.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import * as LockFile from "../storage/LockFile.js"
 import { counted } from "../config/counted.js"
 import { CommandFailed, UsageError } from "./errors.js"
@@ -44,7 +44,7 @@ export interface RecallReindexArgs {
 export const recallLayer = Layer.unwrapEffect(Effect.gen(function*() {
   const { fileExists, paths } = yield* AgentConfig.AgentConfig
   if (!fileExists) return yield* new NotAnAgentFolder({ dir: paths.dir })
-  return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(Database.layer({ filename: paths.dbFile }), KnownSecrets.layer)))
+  return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(AgentDatabase.layer(), KnownSecrets.layer)))
 }))
 
 /** Read-only: no folder lock, so it works while the agent runs. */

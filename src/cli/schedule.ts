@@ -1,7 +1,7 @@
 import { Clock, Console, Effect, Either, Layer, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as Layers from "../runtime/layers.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { operatorOrigin } from "../tools/Followups.js"
 import { deliveryOrigin } from "../tools/schedules/delivery.js"
 import { heartbeatNotRemovable, heartbeatScheduleId, heartbeatView } from "../tools/schedules/heartbeatEntry.js"
@@ -18,7 +18,7 @@ import { table } from "./table.js"
 
 const scheduleLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = Layer.unwrapEffect(Effect.map(AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile })))
+  const database = AgentDatabase.layer()
   return Layer.merge(ScheduleStore.Default, PairingStore.Default).pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Console, Effect, Option, Schema } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
+import { databaseTarget } from "../config/database.js"
 import { summarizerLine } from "../context/summarizerStatus.js"
 import { providerProblems } from "../config/providers.js"
 import * as LockFile from "../storage/LockFile.js"
@@ -45,10 +46,18 @@ export const run = (args: StatusArgs) =>
     )
     if (sizes._tag === "Left") problems.push(`cannot read ${paths.dbFile}: ${sizes.left.message}`)
     const dbBytes = sizes._tag === "Right" ? sizes.right[0] + sizes.right[1] : 0
-    // kern.db's reads, with SQLite, loaded only when it holds something (src/cli/statusStored.ts).
-    const stored = dbBytes === 0
+    // Where kern.db's tables are: the SQLite file, or the agent's schema on PostgreSQL (`database.url`, shown without its password).
+    const target = yield* Effect.either(databaseTarget(config, loaded.env, paths.dbFile))
+    if (target._tag === "Left") problems.push(target.left.message)
+    const database = target._tag === "Left"
+      ? { kind: "unusable" as const }
+      : target.right._tag === "postgres"
+      ? { kind: "postgres" as const, url: target.right.shown, schema: target.right.schema }
+      : { kind: "sqlite" as const, file: paths.dbFile }
+    // kern.db's reads, with their database, loaded only when it may hold something (src/cli/statusStored.ts).
+    const stored = target._tag === "Left" || (target.right._tag === "sqlite" && dbBytes === 0)
       ? undefined
-      : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(paths.dbFile))
+      : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(target.right))
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
     const day = spendDay(yield* Clock.currentTimeMillis, spendZone(config.timezone))
     const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat(day))
@@ -132,6 +141,7 @@ export const run = (args: StatusArgs) =>
       agentFolder: loaded.fileExists,
       problems,
       dbBytes,
+      database,
       usage,
       heartbeat,
       schedules,
@@ -156,7 +166,13 @@ export const run = (args: StatusArgs) =>
       `model:     ${status.model ?? "(not set)"}`,
       `running:   ${runtime === null ? "no" : `pid ${runtime.pid} (${runtime.command}) since ${runtime.since}`}`,
       ...(server === null ? [] : [`server:    ${server.url}${server.uptimeMs === null ? "" : `, up ${formatUptime(server.uptimeMs)}`}`]),
-      `database:  ${formatBytes(dbBytes)}`,
+      `database:  ${
+        database.kind === "postgres"
+          ? `PostgreSQL ${database.url}, schema ${database.schema}`
+          : database.kind === "sqlite"
+          ? `${formatBytes(dbBytes)} (SQLite, ${database.file})`
+          : "unusable (see problems)"
+      }`,
       usage === null || usage.turns === 0
         ? "usage:     no turns yet"
         : `usage:     ${counted(usage.turns, "turn")}, ${usage.inputTokens} in (${usage.cachedInputTokens} cached) / ${usage.outputTokens} out tokens, ${usage.costUsdCents.toFixed(2)}¢`,

@@ -14,7 +14,8 @@ import { makeSpendLedger } from "../model/SpendLedger.js"
 import { JobStore } from "../tools/JobStore.js"
 import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
 import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
-import * as Database from "../storage/Database.js"
+import type { DatabaseTarget } from "../config/database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { PairingStore } from "../users/PairingStore.js"
 
 /** The summarizer's state kern.db keeps, with the newest session's messages (from the session index). */
@@ -36,8 +37,8 @@ const storedSummary = (loaded: LoadedConfig) =>
  * The reads of kern.db status makes, over one open of it (each open sets its pragmas, loads sqlite-vec and checks the
  * migrations), made by the first read that needs it and closed with the scope.
  */
-export const storedReads = (dbFile: string) =>
-  Effect.map(Layer.memoize(Database.layer({ filename: dbFile })), (database) => ({
+export const storedReads = (target: DatabaseTarget) =>
+  Effect.map(Layer.memoize(AgentDatabase.layerOf(target)), (database) => ({
     /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
     usageAndHeartbeat: (day: string) =>
       Effect.all([

@@ -3,7 +3,7 @@ import * as Layers from "../runtime/layers.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import type { ToolScope } from "../config/schema.js"
 import { type MemoryReach, sharedDirName } from "../kernel/Audience.js"
-import * as Database from "../storage/Database.js"
+import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { effectiveScope, type Pairing, PairingStore, userKey } from "../users/PairingStore.js"
 import { syncUsersFile } from "../users/usersFile.js"
 import { CommandFailed } from "./errors.js"
@@ -15,7 +15,7 @@ import { table } from "./table.js"
 
 const usersLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = Layer.unwrapEffect(Effect.map(AgentConfig, ({ paths }) => Database.layer({ filename: paths.dbFile })))
+  const database = AgentDatabase.layer()
   return PairingStore.Default.pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { AgentConfig, type LoadedConfig } from "./AgentConfig.js"
 import { secretReferences } from "./mcpServers.js"
+import { databaseSecretNames, databaseTarget } from "./database.js"
 import { otelHeaderSecrets } from "./otelSettings.js"
 import { apiKeyEnvFor } from "./providers.js"
 import { isSecretVariable } from "./secretNames.js"
@@ -68,7 +69,8 @@ export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
     ...(keyEnv === undefined ? [] : [keyEnv]),
     ...(searchKeyEnv === undefined ? [] : [searchKeyEnv]),
     ...kernTokens,
-    ...secretReferences(loaded.config.mcpServers)
+    ...secretReferences(loaded.config.mcpServers),
+    ...databaseSecretNames(loaded.config.database)
   ])
   const pairsOf = (of: Iterable<string>) =>
     [...of].flatMap((name) => {
@@ -77,7 +79,12 @@ export const fromConfig = (loaded: LoadedConfig): KnownSecretsService => {
     })
   // What reaches an OpenTelemetry collector as a header (an API key) is a secret too, whichever variable holds it.
   const otelHeaders = otelHeaderSecrets(loaded.config.otel, loaded.env)
-  return make([...pairsOf(names), ...otelHeaders], pairsOf(Object.keys(loaded.env).filter((name) => !names.has(name) && isSecretVariable(name))))
+  // The password of `database.url`, whether written in config.json or referenced from a variable.
+  const database = databaseTarget(loaded.config, loaded.env, loaded.paths.dbFile)
+  const databasePassword = database._tag === "Right" && database.right._tag === "postgres" && database.right.password !== undefined
+    ? [["DATABASE_PASSWORD", database.right.password] as const]
+    : []
+  return make([...pairsOf(names), ...otelHeaders, ...databasePassword], pairsOf(Object.keys(loaded.env).filter((name) => !names.has(name) && isSecretVariable(name))))
 }
 
 /** The secrets of the loaded agent folder. */

@@ -14,6 +14,7 @@ import { OtelConfig, otelExpectation } from "./otel.js"
 import { RetentionConfig, retentionDefaults, retentionExpectation } from "./retention.js"
 import { Vision, visionExpectation } from "./vision.js"
 import { TranscriptionModel, transcriptionModelExpectation } from "./transcriptionModel.js"
+import { DatabaseConfig, databaseExpectation } from "./database.js"
 
 export const Provider = Schema.Literal(...providers)
 export type Provider = typeof Provider.Type
@@ -134,7 +135,8 @@ export const KernConfigFields = {
   otel: Schema.optional(OtelConfig),
   retention: Schema.optionalWith(RetentionConfig, { default: () => retentionDefaults }),
   vision: Schema.optional(Vision),
-  transcriptionModel: Schema.optional(TranscriptionModel)
+  transcriptionModel: Schema.optional(TranscriptionModel),
+  database: Schema.optional(DatabaseConfig)
 } as const
 
 export const KernConfigFile = Schema.Struct(KernConfigFields)
@@ -204,7 +206,8 @@ export const expectations: { readonly [K in keyof typeof KernConfigFields]: stri
   otel: otelExpectation,
   retention: retentionExpectation,
   vision: visionExpectation,
-  transcriptionModel: transcriptionModelExpectation
+  transcriptionModel: transcriptionModelExpectation,
+  database: databaseExpectation
 }
 
 export const knownKeys: ReadonlySet<string> = new Set(Object.keys(KernConfigFields))

@@ -5,7 +5,7 @@ import { databaseFile } from "../storage/databaseFile.js"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import { processStart } from "../storage/LockFile.js"
 import { journalFolder, journalName, type JournalWriter, openJournal } from "./auditJournal.js"
-import { type Bound, insertRows, valuesOf } from "./eventRows.js"
+import { type Bound, insertRowsFor, valuesOf } from "./eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
 import { randomHex } from "./RunContext.js"
@@ -206,7 +206,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownS
       const fresh = yield* Queue.takeAll(queued)
       if (before.length === 0 && fresh.length === 0) return
       const batch = before.length === 0 ? Chunk.toReadonlyArray(fresh) : [...before, ...fresh]
-      yield* sql.unsafe(insertRows, [JSON.stringify(batch)]).pipe(
+      yield* sql.unsafe(insertRowsFor(sql), [JSON.stringify(batch)]).pipe(
         Effect.tapError((error) => transient(error) ? keep(batch, before.length) : Effect.void)
       )
       if (before.length === 0) return

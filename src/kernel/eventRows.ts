@@ -1,3 +1,4 @@
+import type { SqlClient } from "@effect/sql"
 import { Either, Schema } from "effect"
 
 /**
@@ -59,10 +60,27 @@ export const valuesOf = (event: EventFields): ReadonlyArray<Bound> => [
   event.detail ?? null
 ]
 
-/** Inserts the rows of a JSON array of value arrays, in order. */
+/** Inserts the rows of a JSON array of value arrays, in order (SQLite). */
 export const insertRows = `INSERT INTO kernel_events (${columns.join(", ")}) SELECT ${
   columns.map((_, i) => `value ->> ${i}`).join(", ")
 } FROM json_each(?) ORDER BY key`
+
+/** PostgreSQL takes a JSON value as text: the columns that are not text are cast to theirs. */
+const pgTypes: Partial<Record<(typeof columns)[number], string>> = {
+  ts_ms: "bigint",
+  latency_ms: "double precision",
+  retries: "bigint",
+  contract_mismatch: "bigint"
+}
+
+/** The same statement on PostgreSQL. */
+export const insertRowsPg = `INSERT INTO kernel_events (${columns.join(", ")}) SELECT ${
+  columns.map((column, i) => pgTypes[column] === undefined ? `value ->> ${i}` : `(value ->> ${i})::${pgTypes[column]}`).join(", ")
+} FROM json_array_elements($1::json) WITH ORDINALITY AS batch(value, key) ORDER BY key`
+
+/** The statement for the client's database, taking the batch as its one parameter. */
+export const insertRowsFor = (sql: SqlClient.SqlClient): string =>
+  sql.onDialectOrElse({ pg: () => insertRowsPg, orElse: () => insertRows })
 
 const Text = Schema.String
 const OptionalText = Schema.NullOr(Schema.String)

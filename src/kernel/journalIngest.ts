@@ -4,7 +4,7 @@ import { Data, Effect, Ref } from "effect"
 import * as NodePath from "node:path"
 import { transaction } from "../storage/transaction.js"
 import { journalExists, journalSize, listJournals, readUnread, removeJournal, writerRunning } from "./auditJournal.js"
-import { insertRows, lineProblem } from "./eventRows.js"
+import { insertRowsFor, lineProblem } from "./eventRows.js"
 
 /**
  * Audit journals into kern.db. A journal's row in `audit_journals` says up to which byte its events are in
@@ -46,7 +46,7 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
     // A write first: the transaction holds kern.db's write lock before it reads, so two processes moving the same
     // journal take turns, and the second finds the first one's offset.
     const [row] = yield* sql<{ readonly committed: number }>`INSERT INTO audit_journals (file, committed) VALUES (${name}, 0)
-      ON CONFLICT (file) DO UPDATE SET committed = committed RETURNING committed`
+      ON CONFLICT (file) DO UPDATE SET committed = audit_journals.committed RETURNING committed`
     const committed = row?.committed ?? 0
     const read = yield* Effect.try({ try: () => readUnread(path, committed), catch: (error) => error })
       .pipe(Effect.either)
@@ -64,7 +64,7 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
       if (problem === undefined) events.push(line.text)
       else yield* Effect.logWarning(`kern: ${path}: the line at byte ${line.at} is not an audit event (${problem}): skipped`)
     }
-    if (events.length > 0) yield* sql.unsafe(insertRows, [`[${events.join(",")}]`])
+    if (events.length > 0) yield* sql.unsafe(insertRowsFor(sql), [`[${events.join(",")}]`])
     yield* sql`UPDATE audit_journals SET committed = ${unread.end} WHERE file = ${name}`
     return { committed: unread.end, size: unread.size, gone: false }
   }))

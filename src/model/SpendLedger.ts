@@ -49,10 +49,10 @@ export const makeSpendLedger = Effect.gen(function*() {
     execute: ({ amount, day, entries }) =>
       sql`INSERT INTO spend_ledger ${sql.insert(entries.map((entry) => ({ day, scope: entry.scope, key: entry.key, calls: 1, ...amount })))}
         ON CONFLICT (day, scope, key) DO UPDATE SET
-          calls = calls + 1,
-          input_tokens = input_tokens + excluded.input_tokens,
-          output_tokens = output_tokens + excluded.output_tokens,
-          cost_micro_usd = cost_micro_usd + excluded.cost_micro_usd
+          calls = spend_ledger.calls + 1,
+          input_tokens = spend_ledger.input_tokens + excluded.input_tokens,
+          output_tokens = spend_ledger.output_tokens + excluded.output_tokens,
+          cost_micro_usd = spend_ledger.cost_micro_usd + excluded.cost_micro_usd
         RETURNING scope, key, calls, input_tokens, output_tokens, cost_micro_usd`
   })
 

@@ -26,7 +26,7 @@ export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/H
         Effect.catchAll((error) => Effect.logWarning(`kern: could not record the heartbeat's ${what}`, error))
       )
 
-    const ensureRow = sql`INSERT OR IGNORE INTO heartbeat_state (id) VALUES (1)`
+    const ensureRow = sql`INSERT INTO heartbeat_state (id) VALUES (1) ON CONFLICT (id) DO NOTHING`
 
     /** What the last tick did. */
     const record = (atMs: number, outcome: HeartbeatOutcome, reason: string) =>

@@ -36,8 +36,7 @@ import * as MemoryCommits from "../memory/MemoryCommits.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
 import * as RecallLayers from "../recall/layers.js"
 import * as RecallWorker from "./RecallWorker.js"
-import * as Database from "../storage/Database.js"
-import * as DatabaseHealth from "../storage/databaseHealth.js"
+import * as AgentDatabase from "./agentDatabase.js"
 import * as Builtins from "../tools/builtins.js"
 import * as McpServers from "../mcp/McpServers.js"
 import * as ReadSkill from "../skills/readSkill.js"
@@ -65,18 +64,6 @@ const checkedConfig = (dir: string, loaded: AgentConfig.LoadedConfig, report: Re
     if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })
     for (const warning of loaded.warnings) yield* report(`warning: ${warning}`)
   })
-
-/**
- * kern.db, refused when it is missing beside existing sessions (never silently started over). A long-running
- * agent (`check`) also runs SQLite's quick_check at start and refuses a damaged database.
- */
-const databaseLayer = (check: boolean) =>
-  Layer.unwrapEffect(Effect.map(AgentConfig.AgentConfig, ({ paths }) => {
-    const opened = Database.layer({ filename: paths.dbFile }).pipe(
-      Layer.provide(Layer.effectDiscard(DatabaseHealth.refuseMissing(paths.dbFile, paths.sessionsDir)))
-    )
-    return check ? Layer.effectDiscard(DatabaseHealth.quickCheck(paths.dbFile)).pipe(Layer.provideMerge(opened)) : opened
-  }))
 
 /**
  * The gate the config's approvalMode asks for, with the agent's Approvals (and users) beside it: `ask` sends
@@ -138,7 +125,7 @@ const kernelCoreLayer = (source: ConfigSource, report: Report, hold?: HoldFolder
   const config = hold === undefined
     ? configOf(source, report)
     : Telemetry.layer(report).pipe(Layer.provideMerge(heldLockLayer(hold).pipe(Layer.provideMerge(configOf(source, report)))))
-  const database = databaseLayer(checkDatabase).pipe(Layer.provideMerge(config))
+  const database = AgentDatabase.layer(checkDatabase).pipe(Layer.provideMerge(config))
   const kernel = Kernel.layerFromConfigWith(approvalGate, hold?.capabilities).pipe(Layer.provideMerge(database))
   // The spend ceiling every model call of the agent goes through (the model, the summaries, the embedder): one guard.
   const guarded = SpendGuard.layer.pipe(Layer.provideMerge(kernel))

@@ -26,7 +26,8 @@ export interface DatabaseOptions {
   readonly migrations?: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 }
 
-const describeCause = (error: unknown): string =>
+/** What went wrong, from an SqlError's cause or any error. */
+export const describeCause = (error: unknown): string =>
   typeof error === "object" && error !== null && "cause" in error && error.cause instanceof Error
     ? error.cause.message
     : error instanceof Error

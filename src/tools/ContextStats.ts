@@ -58,8 +58,8 @@ export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/Con
           (now) =>
             sql`INSERT INTO context_stats (session_id, compactions, saved_by_compaction_bytes, updated_at_ms)
             VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - compactedBytes)}, ${now})
-            ON CONFLICT (session_id) DO UPDATE SET compactions = compactions + 1,
-              saved_by_compaction_bytes = saved_by_compaction_bytes + excluded.saved_by_compaction_bytes,
+            ON CONFLICT (session_id) DO UPDATE SET compactions = context_stats.compactions + 1,
+              saved_by_compaction_bytes = context_stats.saved_by_compaction_bytes + excluded.saved_by_compaction_bytes,
               updated_at_ms = excluded.updated_at_ms`
         ),
       recordDuplicate: (sessionId: string, originalBytes: number, referenceBytes: number) =>
@@ -68,8 +68,8 @@ export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/Con
           (now) =>
             sql`INSERT INTO context_stats (session_id, duplicates, saved_by_duplicates_bytes, updated_at_ms)
             VALUES (${sessionId}, 1, ${Math.max(0, originalBytes - referenceBytes)}, ${now})
-            ON CONFLICT (session_id) DO UPDATE SET duplicates = duplicates + 1,
-              saved_by_duplicates_bytes = saved_by_duplicates_bytes + excluded.saved_by_duplicates_bytes,
+            ON CONFLICT (session_id) DO UPDATE SET duplicates = context_stats.duplicates + 1,
+              saved_by_duplicates_bytes = context_stats.saved_by_duplicates_bytes + excluded.saved_by_duplicates_bytes,
               updated_at_ms = excluded.updated_at_ms`
         ),
       get: (sessionId: string) =>

@@ -8,16 +8,18 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import type { ApprovalRequest } from "../../src/kernel/ApprovalGate.js"
 import { EventLog, layerSql as eventLogSql } from "../../src/kernel/EventLog.js"
-import * as Database from "../../src/storage/Database.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
+import { databases, type TestDatabase } from "../support/databases.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 const dir = NodePath.join(makeTempDir(), "agent")
 writeFiles(dir, { ".kern/config.json": JSON.stringify({ approvalMode: "ask", approvalTimeout: 120 }) })
 
 const config = AgentConfig.layer(dir).pipe(Layer.provide(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, {}))))
-const below = Layer.mergeAll(PairingStore.Default, eventLogSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(Database.layerMemory))
-const services = approvalsLayer.pipe(Layer.provideMerge(Layer.merge(below, config)), Layer.orDie)
+const servicesOn = (database: TestDatabase["layer"]) => {
+  const below = Layer.mergeAll(PairingStore.Default, eventLogSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(database))
+  return approvalsLayer.pipe(Layer.provideMerge(Layer.merge(below, config)), Layer.orDie)
+}
 
 const bashSpec = {
   toolId: "bash",
@@ -54,7 +56,9 @@ const asking = (request: ApprovalRequest) =>
     return { fiber, pending }
   })
 
-describe("Approvals", () => {
+describe.each(databases)("Approvals on $dialect", ({ layer }) => {
+  const services = servicesOn(layer)
+
   it.scoped("the operator's yes approves; the request carries the full arguments and where the turn came from", () =>
     Effect.gen(function*() {
       const approvals = yield* Approvals

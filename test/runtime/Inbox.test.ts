@@ -3,11 +3,12 @@ import { Effect, Layer, TestClock } from "effect"
 import * as NodePath from "node:path"
 import { Inbox, layerSql } from "../../src/runtime/Inbox.js"
 import * as Database from "../../src/storage/Database.js"
+import { databases } from "../support/databases.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const message = (text: string) => ({ interface: "web", channel: "web", userId: "operator", text })
 
-describe("Inbox", () => {
+describe.each(databases)("Inbox on $dialect", ({ layer }) => {
   it.effect("keeps messages in order with the time they arrived, until each is removed", () =>
     Effect.gen(function*() {
       const inbox = yield* Inbox
@@ -24,8 +25,10 @@ describe("Inbox", () => {
       yield* inbox.remove(b.id)
       expect((yield* inbox.pending).map((e) => e.text)).toEqual(["a", "c"])
       expect(yield* inbox.size).toBe(2)
-    }).pipe(Effect.provide(layerSql.pipe(Layer.provide(Database.layerMemory)))))
+    }).pipe(Effect.provide(layerSql.pipe(Layer.provide(layer)))))
+})
 
+describe("Inbox", () => {
   it.effect("ids only grow, even after the newest is removed and the database reopened: a turn id is never reused", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")

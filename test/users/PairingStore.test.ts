@@ -8,16 +8,20 @@ import * as NodePath from "node:path"
 import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import * as Database from "../../src/storage/Database.js"
+import { databases, type TestDatabase } from "../support/databases.js"
 import { migrations } from "../../src/storage/migrations.js"
 import { codeAlphabet, codeLifetimeMs, codePattern, PairingStore } from "../../src/users/PairingStore.js"
 import { mergeUsersFile, syncUsersFile, usersBegin, usersEnd } from "../../src/users/usersFile.js"
 
-const store = PairingStore.Default.pipe(Layer.provideMerge(Database.layerMemory))
+const storeOn = (database: TestDatabase["layer"]) => PairingStore.Default.pipe(Layer.provideMerge(database))
+const store = storeOn(Database.layerMemory)
 
 const alice = { interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" }
 const bob = { interface: "slack", userId: "U7", chatId: "C1", displayName: "Bob" }
 
-describe("pairing codes", () => {
+describe.each(databases)("pairing codes on $dialect", ({ layer }) => {
+  const store = storeOn(layer)
+
   it("the alphabet has no I, O, 0 or 1, and the pattern accepts exactly KERN- and four of its characters", () => {
     for (const confusable of ["I", "O", "0", "1"]) expect(codeAlphabet).not.toContain(confusable)
     expect(codeAlphabet).toHaveLength(32)
@@ -66,7 +70,9 @@ describe("pairing codes", () => {
     }).pipe(Effect.provide(store)))
 })
 
-describe("users: roles, scopes, revoke", () => {
+describe.each(databases)("users: roles, scopes, revoke on $dialect", ({ layer }) => {
+  const store = storeOn(layer)
+
   it.effect("a stranger has no scope; an approved user has read; scope and promote change it, capped by the config", () =>
     Effect.gen(function*() {
       const pairings = yield* PairingStore

@@ -47,9 +47,16 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
     const pages = SqlSchema.single({
       Request: Schema.Void,
       Result: PageCount,
+      // PostgreSQL: the bytes of the agent's schema as one page, none free (its autovacuum reuses what is deleted).
       execute: () =>
-        sql`SELECT (SELECT page_count FROM pragma_page_count()) AS pages, (SELECT freelist_count FROM pragma_freelist_count()) AS free,
-          (SELECT page_size FROM pragma_page_size()) AS page_size`
+        sql.onDialectOrElse({
+          pg: () =>
+            sql`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS pages, 0 AS free, 1 AS page_size
+              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`,
+          orElse: () =>
+            sql`SELECT (SELECT page_count FROM pragma_page_count()) AS pages, (SELECT freelist_count FROM pragma_freelist_count()) AS free,
+              (SELECT page_size FROM pragma_page_size()) AS page_size`
+        })
     })(undefined).pipe(Effect.mapError(fail("read kern.db's size")))
 
     const vacuum = Effect.gen(function*() {

@@ -3,6 +3,7 @@ import { Effect, Schema } from "effect"
 import type { RetentionLimits } from "../../config/retention.js"
 import { yieldToEventLoop } from "../../recall/indexing.js"
 import { finishedTurnUsageColumns, isFinishedTurn } from "../../session/usageTotals.js"
+import { dialectOf } from "../../storage/sqlDialect.js"
 import { transaction } from "../../storage/transaction.js"
 import type { Freed } from "./RetentionReport.js"
 
@@ -85,18 +86,17 @@ export const pruneEvents = (sql: SqlClient.SqlClient, limits: RetentionLimits, n
       const last = rows[taken - 1]!.eventId
       if (!dryRun) {
         yield* transaction(sql)(Effect.gen(function*() {
-          yield* sql.unsafe(
-            `INSERT INTO usage_carried (id, turns, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_usd_cents)
+          const dialect = dialectOf(sql)
+          yield* sql`INSERT INTO usage_carried (id, turns, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_usd_cents)
              SELECT 1, turns, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_usd_cents FROM (
-               SELECT ${finishedTurnUsageColumns} FROM kernel_events WHERE event_id BETWEEN ? AND ? AND ${isFinishedTurn}
-             ) WHERE turns > 0
-             ON CONFLICT (id) DO UPDATE SET turns = turns + excluded.turns, input_tokens = input_tokens + excluded.input_tokens,
-               output_tokens = output_tokens + excluded.output_tokens,
-               cached_input_tokens = cached_input_tokens + excluded.cached_input_tokens,
-               cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-               cost_usd_cents = cost_usd_cents + excluded.cost_usd_cents`,
-            [first, last]
-          )
+               SELECT ${sql.literal(finishedTurnUsageColumns(dialect))} FROM kernel_events
+               WHERE event_id BETWEEN ${first} AND ${last} AND ${sql.literal(isFinishedTurn(dialect))}
+             ) AS pruned WHERE turns > 0
+             ON CONFLICT (id) DO UPDATE SET turns = usage_carried.turns + excluded.turns, input_tokens = usage_carried.input_tokens + excluded.input_tokens,
+               output_tokens = usage_carried.output_tokens + excluded.output_tokens,
+               cached_input_tokens = usage_carried.cached_input_tokens + excluded.cached_input_tokens,
+               cache_write_tokens = usage_carried.cache_write_tokens + excluded.cache_write_tokens,
+               cost_usd_cents = usage_carried.cost_usd_cents + excluded.cost_usd_cents`
           yield* sql`DELETE FROM kernel_events WHERE event_id BETWEEN ${first} AND ${last}`
         }))
       }

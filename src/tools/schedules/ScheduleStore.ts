@@ -132,7 +132,7 @@ export class ScheduleStore extends Effect.Service<ScheduleStore>()("kern/tools/S
         if (still.length === 0) return
         for (const [outcome, dues] of [["fired", runs.fired], ["missed", runs.missed]] as const) {
           for (const dueMs of dues) {
-            yield* sql`INSERT OR IGNORE INTO schedule_runs ${sql.insert({ scheduleId: id, dueMs, outcome, atMs })}`
+            yield* sql`INSERT INTO schedule_runs ${sql.insert({ scheduleId: id, dueMs, outcome, atMs })} ON CONFLICT DO NOTHING`
           }
         }
         yield* sql`UPDATE schedules SET next_due_ms = ${next} WHERE id = ${id}`

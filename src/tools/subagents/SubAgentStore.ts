@@ -119,11 +119,20 @@ export class SubAgentStore extends Effect.Service<SubAgentStore>()("kern/tools/S
 
     /** Adds one turn's spend to what the sub-agent used. */
     const addUsage = (id: number, spent: SubAgentUsage) =>
-      sql`UPDATE subagents SET used = json_object(
-          'toolCalls', json_extract(used, '$.toolCalls') + ${spent.toolCalls},
-          'promptTokens', json_extract(used, '$.promptTokens') + ${spent.promptTokens},
-          'costUsdCents', json_extract(used, '$.costUsdCents') + ${spent.costUsdCents})
-        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.mapError(failed("write")), Effect.withSpan("kern.subagents.addUsage"))
+      sql.onDialectOrElse({
+        pg: () =>
+          sql`UPDATE subagents SET used = json_build_object(
+              'toolCalls', (used::jsonb ->> 'toolCalls')::double precision + ${spent.toolCalls},
+              'promptTokens', (used::jsonb ->> 'promptTokens')::double precision + ${spent.promptTokens},
+              'costUsdCents', (used::jsonb ->> 'costUsdCents')::double precision + ${spent.costUsdCents})::text
+            WHERE id = ${id}`,
+        orElse: () =>
+          sql`UPDATE subagents SET used = json_object(
+              'toolCalls', json_extract(used, '$.toolCalls') + ${spent.toolCalls},
+              'promptTokens', json_extract(used, '$.promptTokens') + ${spent.promptTokens},
+              'costUsdCents', json_extract(used, '$.costUsdCents') + ${spent.costUsdCents})
+            WHERE id = ${id}`
+      }).pipe(Effect.asVoid, Effect.mapError(failed("write")), Effect.withSpan("kern.subagents.addUsage"))
 
     const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
     /** How many sub-agents a sub-agent spawned are running (its own reports are still to come). */
