@@ -343,6 +343,7 @@ export const make = Effect.gen(function*() {
       )
 
   return RecallStore.of({
+    vectorsUnavailable: Option.none(),
     note,
     setNote,
     sessionStates,
