@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as Embedder from "../../src/recall/Embedder.js"
+import { recallCheck } from "../../src/cli/doctor/recallIndex.js"
+import { recallStatus } from "../../src/recall/status.js"
 import { noVectorsReason } from "../../src/recall/pg/RecallStorePostgres.js"
 import { Recall } from "../../src/recall/Recall.js"
 import { type NewChunk, RecallStore } from "../../src/recall/RecallStore.js"
@@ -244,6 +246,13 @@ describe("PostgreSQL without pgvector", () => {
         // A reindex tries the embeddings again where it may: here it may not.
         yield* recall.reindex(() => Effect.void)
         expect((yield* recall.stats).embedding.mode).toBe("keyword")
+        // `kern status` and `kern doctor` (another process: kern.db alone, no embedder) say it too.
+        const configured = loadedAt(dir, { provider: "ollama", model: "m", embeddingModel: "e", baseURL: "http://127.0.0.1:9" })
+        expect((yield* recallStatus(configured, false)).embedding).toMatchObject({ mode: "keyword", reason: noVectorsReason })
+        const doctor = yield* recallCheck(configured, false)
+        expect(doctor.level).toBe("warning")
+        expect(doctor.summary).toContain("no pgvector extension")
+        expect(doctor.summary).not.toContain("without a vector yet")
       }).pipe(Effect.provide(
         RecallStoreForClient.layer.pipe(Layer.provideMerge(recallLayer(loadedAt(dir), neverCalled, servers.postgres)))
       ))
