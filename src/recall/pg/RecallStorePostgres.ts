@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { transaction } from "../../storage/transaction.js"
 import {
   type ChunkVector,
@@ -18,6 +18,7 @@ import {
 } from "../RecallStore.js"
 import { keywordQueryWords } from "./keywords.js"
 import { cosineDistanceTo, hnswPlan, type VectorPlan, vectorLiteral } from "./vectors.js"
+import { ChunkRowSchema, CountRowSchema, decoded, MessageRow, RankedRow, SessionStateRow } from "../storeRows.js"
 
 // PostgreSQL's own parts of recall: keywords on a generated tsvector (GIN), vectors on pgvector (HNSW). The SQLite
 // store (FTS5, sqlite-vec) is RecallStoreSqlite; both implement RecallStore and are chosen by the client's dialect
@@ -28,46 +29,6 @@ const vectorRows = 100
 
 const failed = (what: string) => (error: SqlError | { readonly message: string }) =>
   new RecallStoreError({ message: `could not ${what} the recall index in PostgreSQL: ${error.message}` })
-
-/** 64-bit integers arrive from node-postgres as strings; both read as numbers. */
-const Int = Schema.Union(Schema.Number, Schema.NumberFromString)
-const Nullable = Schema.NullOr(Schema.String)
-
-const SessionStateRow = Schema.Struct({
-  sessionId: Schema.String,
-  dev: Schema.String,
-  ino: Schema.String,
-  offset: Int,
-  messages: Int,
-  chunked: Int
-})
-const MessageRow = Schema.Struct({ idx: Int, role: Schema.String, atMs: Int, toolCalls: Int, text: Schema.String })
-const ChunkRowSchema = Schema.Struct({
-  id: Int,
-  source: Schema.Literal("session", "file"),
-  sessionId: Nullable,
-  path: Nullable,
-  messageStart: Int,
-  messageEnd: Int,
-  startMs: Int,
-  endMs: Int,
-  text: Schema.String
-})
-const RankedRow = Schema.Struct({ id: Int, score: Schema.Number })
-const CountRowSchema = Schema.Struct({
-  messages: Int,
-  chunks: Int,
-  unembedded: Int,
-  sessions: Int,
-  files: Int,
-  fromMs: Schema.NullOr(Int),
-  toMs: Schema.NullOr(Int)
-})
-
-const decoded = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(Schema.Array(schema))
-  return <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(rows, (list) => decode(list))
-}
 
 /**
  * PostgreSQL's text cannot hold NUL (a tool's output may): it is stored as U+FFFD, the rest of the text as it was.
