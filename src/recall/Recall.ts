@@ -74,8 +74,13 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
     /** Why vectors are not used, once the endpoint said so (404); none while they work or are untried. */
     // Another process (the running agent) may have learnt it.
     const notedReason = yield* notedKeywordReason(store, embedder.model).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    // A database that keeps no vectors (PostgreSQL without pgvector): nothing is embedded, the store said why once.
     const keywordReason = yield* Ref.make<Option.Option<string>>(
-      Option.isNone(embedder.model) ? Option.some(embedder.offReason) : notedReason
+      Option.isNone(embedder.model)
+        ? Option.some(embedder.offReason)
+        : Option.isSome(store.vectorsUnavailable)
+        ? Option.some(store.vectorsUnavailable.value.reason)
+        : notedReason
     )
     const lastEmbeddingError = yield* Ref.make<Option.Option<string>>(Option.none())
 
@@ -275,7 +280,7 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         for (const path of files.keys()) yield* store.replaceFile(path, undefined, []).pipe(Effect.mapError(storage))
         // A reindex tries the embeddings again, whatever an earlier pass concluded.
         if (Option.isSome(embedder.model)) {
-          yield* Ref.set(keywordReason, Option.none())
+          yield* Ref.set(keywordReason, Option.map(store.vectorsUnavailable, (notice) => notice.reason))
           yield* store.setNote("keyword_reason", undefined).pipe(Effect.mapError(storage))
         }
         const messages = yield* pass({ onProgress })

@@ -85,6 +85,14 @@ export interface VectorSpace {
   readonly dimension: number
 }
 
+/**
+ * The database cannot hold vectors (PostgreSQL without the pgvector extension): recall searches by keywords only.
+ * Said once when the store is built, and shown by `kern doctor` and the recall stats (as the keyword-only reason).
+ */
+export class VectorsUnavailable extends Schema.TaggedClass<VectorsUnavailable>()("VectorsUnavailable", {
+  reason: Schema.String
+}) {}
+
 type E<A> = Effect.Effect<A, RecallStoreError>
 
 /**
@@ -92,6 +100,8 @@ type E<A> = Effect.Effect<A, RecallStoreError>
  * binary-prefilter query live there only, so another database is a layer swap.
  */
 export interface RecallStoreShape {
+  /** Set when this database keeps no vectors: nothing is embedded, search is by keywords. */
+  readonly vectorsUnavailable: Option.Option<VectorsUnavailable>
   readonly sessionStates: E<ReadonlyArray<SessionState>>
   /** Forgets everything indexed from a session (it was rewritten, truncated or deleted). */
   readonly resetSession: (sessionId: string) => E<void>

@@ -15,6 +15,7 @@ import {
   type VectorSpace
 } from "./RecallStore.js"
 import { bytesOf, cosineDistance, int8FromBytes, norm, quantize } from "../storage/int8Vector.js"
+import { ChunkRowSchema, CountRowSchema, decoded, MessageRow, RankedRow, SessionStateRow } from "./storeRows.js"
 
 // SQLite's own parts of recall (FTS5, vec0, the binary prefilter) stay in this module. Vectors are stored as int8
 // with a scale each (src/storage/int8Vector.ts, migration 0860).
@@ -35,46 +36,7 @@ export const ftsQuery = (text: string): string | undefined => {
   return words.length === 0 ? undefined : words.map((word) => `"${word}"`).join(" OR ")
 }
 
-const Int = Schema.Number
-const Nullable = Schema.NullOr(Schema.String)
-
-const SessionStateRow = Schema.Struct({
-  sessionId: Schema.String,
-  dev: Schema.String,
-  ino: Schema.String,
-  offset: Int,
-  messages: Int,
-  chunked: Int
-})
-const MessageRow = Schema.Struct({ idx: Int, role: Schema.String, atMs: Int, toolCalls: Int, text: Schema.String })
-const ChunkRowSchema = Schema.Struct({
-  id: Int,
-  source: Schema.Literal("session", "file"),
-  sessionId: Nullable,
-  path: Nullable,
-  messageStart: Int,
-  messageEnd: Int,
-  startMs: Int,
-  endMs: Int,
-  text: Schema.String
-})
-const RankedRow = Schema.Struct({ id: Int, score: Schema.Number })
-const CandidateRow = Schema.Struct({ id: Int, embedding: Schema.Uint8ArrayFromSelf })
-const CountRowSchema = Schema.Struct({
-  messages: Int,
-  chunks: Int,
-  unembedded: Int,
-  sessions: Int,
-  files: Int,
-  fromMs: Schema.NullOr(Int),
-  toMs: Schema.NullOr(Int)
-})
-
-/** Rows decoded with their Schema: a table that is not what this kern wrote is an error naming the column. */
-const decoded = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(Schema.Array(schema))
-  return <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(rows, (list) => decode(list))
-}
+const CandidateRow = Schema.Struct({ id: Schema.Number, embedding: Schema.Uint8ArrayFromSelf })
 
 const chunkColumns = (chunk: NewChunk) => ({
   source: chunk.source,
@@ -343,6 +305,7 @@ export const make = Effect.gen(function*() {
       )
 
   return RecallStore.of({
+    vectorsUnavailable: Option.none(),
     note,
     setNote,
     sessionStates,

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { embeddingChoice } from "./embeddingChoice.js"
-import * as RecallStoreSqlite from "./RecallStoreSqlite.js"
+import * as RecallStoreForClient from "./storeForClient.js"
 import type { RecallStats } from "./schema.js"
 import { notedBackfill, notedKeywordReason, readStats } from "./stats.js"
 
@@ -16,10 +16,14 @@ export const recallStatus = (
   holderAlive: boolean
 ): Effect.Effect<RecallStats, import("./RecallStore.js").RecallStoreError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const store = yield* RecallStoreSqlite.make
+    const store = yield* RecallStoreForClient.make
     const choice = embeddingChoice(loaded)
     const model = Either.match(choice, { onLeft: () => Option.none<string>(), onRight: (s) => Option.some(s.model) })
-    const keywordReason = Either.isLeft(choice) ? Option.some(choice.left) : yield* notedKeywordReason(store, model)
+    const keywordReason = Either.isLeft(choice)
+      ? Option.some(choice.left)
+      : Option.isSome(store.vectorsUnavailable)
+      ? Option.some(store.vectorsUnavailable.value.reason)
+      : yield* notedKeywordReason(store, model)
     return yield* readStats(store, {
       model,
       keywordReason,

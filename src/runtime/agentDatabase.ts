@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { type DatabaseConfigError, type DatabaseTarget, databaseTarget } from "../config/database.js"
-import { statements as recallStatements } from "../recall/pg/schema.js"
+import { recallMigration } from "../recall/pg/schema.js"
 import type { DatabaseError } from "../storage/Database.js"
 import * as DatabaseHealth from "../storage/databaseHealth.js"
 import { layerFor } from "../storage/layerFor.js"
@@ -13,7 +13,7 @@ export const targetOf = (loaded: LoadedConfig): Effect.Effect<DatabaseTarget, Da
   databaseTarget(loaded.config, loaded.env, loaded.paths.dbFile)
 
 /** kern's PostgreSQL migrations with recall's tables (src/recall/pg/schema.ts), the place its DDL plugs in. */
-export const agentPgMigrations = pgMigrationsWith(recallStatements)
+export const agentPgMigrations = pgMigrationsWith(recallMigration)
 
 /** The SqlClient of a target, with every table the agent uses. */
 export const layerOf = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, DatabaseError> => layerFor(target, agentPgMigrations)

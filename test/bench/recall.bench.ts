@@ -1,6 +1,6 @@
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schema, String as Str } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -9,6 +9,10 @@ import * as Embedder from "../../src/recall/Embedder.js"
 import { candidatesPerHit, Recall } from "../../src/recall/Recall.js"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
+import * as RecallStoreForClient from "../../src/recall/storeForClient.js"
+import { recallMigration } from "../../src/recall/pg/schema.js"
+import { PgClient } from "@effect/sql-pg"
+import { startPostgres } from "../support/postgres.js"
 import * as Database from "../../src/storage/Database.js"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
@@ -213,6 +217,117 @@ const search100k = async () => {
   }
 }
 
+/** The chunks of `fill`, without vectors (a server without pgvector keeps none), 1,000 a transaction. */
+const fillText = (corpus: Corpus) =>
+  Effect.gen(function*() {
+    const store = yield* RecallStore
+    for (let from = 1; from <= chunks; from += 1_000) {
+      const ids = Array.from({ length: Math.min(1_000, chunks - from + 1) }, (_, k) => from + k)
+      yield* store.addSessionChunks("bench", 0, ids.map((i) => ({
+        source: "session" as const,
+        sessionId: "bench",
+        path: null,
+        messageStart: i,
+        messageEnd: i,
+        startMs: i * 1000,
+        endMs: i * 1000,
+        text: corpus.textOf(i)
+      })))
+    }
+  })
+
+/**
+ * The whole search (`Recall.search` at the shipped default limit) over the same 100,000 chunks on PostgreSQL 15 (a
+ * throwaway server on loopback, kern's PostgreSQL store over @effect/sql-pg) against the same search on kern.db's
+ * SQLite in the same run (the floor), alternating. This machine's server (Debian 12) has no pgvector, so the
+ * PostgreSQL search is what a server without it gives: keywords (tsvector, GIN, ts_rank), the rows fetched, fusion;
+ * the SQLite one is hybrid as shipped (extra `sqliteKeywordMs`: SQLite's keyword side alone, for the like-for-like
+ * figure). The query's embedding is timed apart (extra `embeddingMs`).
+ */
+const searchPg100k = async () => {
+  const agent = benchAgent(undefined)
+  try {
+    return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const corpus = makeCorpus()
+      const queryVectors = Array.from({ length: queries + 2 }, (_, j) => corpus.query(j))
+      const vectorOfText = new Map(queryVectors.map((v, j) => [corpus.queryText(j), v]))
+      let embeddingMs = 0
+      const embedder = Layer.succeed(Embedder.Embedder, {
+        model: Option.some("bench"),
+        offReason: "",
+        embed: (texts: ReadonlyArray<string>) =>
+          Effect.sync(() => {
+            const start = performance.now()
+            const vectors = texts.map((text) => vectorOfText.get(text) ?? new Float32Array(dimensions))
+            embeddingMs += performance.now() - start
+            return vectors
+          })
+      })
+      const base = yield* Layer.build(storeLayer(agent.dir))
+      const recallOn = (sql: Layer.Layer<SqlClient.SqlClient, unknown>) =>
+        Layer.build(Recall.Default.pipe(
+          Layer.provideMerge(RecallStoreForClient.layer),
+          Layer.provide(embedder),
+          Layer.provide(KnownSecrets.layer),
+          Layer.provideMerge(sql),
+          Layer.provide(Layer.succeedContext(base))
+        ))
+      const onSqlite = yield* recallOn(Layer.succeedContext(base))
+      const pg = yield* startPostgres
+      const pgClient = Layer.effectDiscard(recallMigration).pipe(Layer.provideMerge(PgClient.layer({
+        url: pg.url,
+        maxConnections: 4,
+        transformResultNames: Str.snakeToCamel,
+        transformQueryNames: Str.camelToSnake
+      })))
+      const onPostgres = yield* recallOn(pgClient)
+      process.stderr.write(`  filling ${chunks} chunks × ${dimensions} dimensions in SQLite…\n`)
+      let started = performance.now()
+      yield* fill(corpus).pipe(Effect.provide(onSqlite))
+      process.stderr.write(`  filled in ${((performance.now() - started) / 1000).toFixed(1)} s; ${chunks} chunks in PostgreSQL…\n`)
+      started = performance.now()
+      yield* fillText(corpus).pipe(Effect.provide(onPostgres))
+      const sql = Context.get(onPostgres, SqlClient.SqlClient)
+      yield* sql`ANALYZE recall_chunks`
+      process.stderr.write(`  filled in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+      const sqliteRecall = Context.get(onSqlite, Recall)
+      const sqliteStore = Context.get(onSqlite, RecallStore)
+      const pgRecall = Context.get(onPostgres, Recall)
+      const samples: Array<number> = []
+      const baseline: Array<number> = []
+      const sqliteKeyword: Array<number> = []
+      const embeddings: Array<number> = []
+      let pgHits = 0
+      const window = { afterMs: undefined, beforeMs: undefined }
+      for (let j = 0; j < queries + 2; j++) {
+        embeddingMs = 0
+        let start = performance.now()
+        const lite = yield* sqliteRecall.search({ query: corpus.queryText(j) })
+        const liteMs = performance.now() - start - embeddingMs
+        embeddingMs = 0
+        start = performance.now()
+        const result = yield* pgRecall.search({ query: corpus.queryText(j) })
+        const pgMs = performance.now() - start - embeddingMs
+        start = performance.now()
+        yield* sqliteStore.keywordSearch(corpus.queryText(j), 5 * candidatesPerHit, window)
+        const keywordMs = performance.now() - start
+        if (lite.mode !== "hybrid") return yield* Effect.die(`the SQLite search ran in ${lite.mode} mode`)
+        if (result.mode !== "keyword") return yield* Effect.die(`the PostgreSQL search ran in ${result.mode} mode`)
+        if (j < 2) continue
+        samples.push(pgMs)
+        baseline.push(liteMs)
+        sqliteKeyword.push(keywordMs)
+        embeddings.push(embeddingMs)
+        pgHits += result.hits.length
+      }
+      process.stderr.write(`  ${(pgHits / queries).toFixed(1)} hits a PostgreSQL search\n`)
+      return { samples, baseline, extra: { sqliteKeywordMs: median(sqliteKeyword), embeddingMs: median(embeddings) } }
+    })))
+  } finally {
+    agent.remove()
+  }
+}
+
 const indexedMessages = 20_000
 
 /**
@@ -380,6 +495,12 @@ export const benches: ReadonlyArray<Bench> = [
     unit: "ms",
     run: search100k,
     targets: [{ of: "median", atMost: 30 }, { of: "extra.recallAt10", atLeast: 0.95 }]
+  },
+  {
+    name: "recall.search.pg.100k",
+    unit: "ms",
+    run: searchPg100k,
+    targets: [{ of: "median", atMost: 30 }, { of: "ratio", atMost: 2 }]
   },
   {
     name: "recall.index.throughput",

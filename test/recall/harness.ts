@@ -8,9 +8,9 @@ import { agentPaths } from "../../src/config/paths.js"
 import { KernConfigFile } from "../../src/config/schema.js"
 import * as Embedder from "../../src/recall/Embedder.js"
 import { Recall } from "../../src/recall/Recall.js"
-import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
+import * as RecallStoreForClient from "../../src/recall/storeForClient.js"
 import { AssistantMessage, SessionHeader, SessionLine, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
-import * as Database from "../../src/storage/Database.js"
+import { type RecallDatabase, sqlite } from "./databases.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const encodeLine = Schema.encodeSync(Schema.parseJson(SessionLine))
@@ -46,15 +46,19 @@ export const toolResult = (id: string, name: string, result: string, at = "2026-
 export const appendLines = (path: string, ...lines: ReadonlyArray<SessionLine>) =>
   NodeFs.appendFileSync(path, lines.map(lineOf).join(""))
 
-/** Recall over a folder's kern.db (a file, so several layers can share it) with the given embedder. */
+/**
+ * Recall over a folder's kern.db (a file, so several layers can share it) with the given embedder; on `database`
+ * (PostgreSQL: a schema named from the folder), the store the client's dialect picks.
+ */
 export const recallLayer = (
   loaded: LoadedConfig,
-  embedder: Layer.Layer<Embedder.Embedder> = Embedder.layerNone("embeddingModel is false")
+  embedder: Layer.Layer<Embedder.Embedder> = Embedder.layerNone("embeddingModel is false"),
+  database: RecallDatabase = sqlite
 ) =>
   Recall.Default.pipe(
-    Layer.provide(RecallStoreSqlite.layer),
+    Layer.provide(RecallStoreForClient.layer),
     Layer.provide(Layer.mergeAll(embedder, Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded), NodeContext.layer)),
-    Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile }))
+    Layer.provideMerge(database.sqlLayer(loaded))
   )
 
 export const withRecall = <A, E>(

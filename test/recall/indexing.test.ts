@@ -17,11 +17,13 @@ import {
   user
 } from "./harness.js"
 import { writeFiles } from "../support/tempDir.js"
+import { type RecallDatabase, sqlite } from "./databases.js"
+import { postgresServers } from "./servers.js"
 
 const sid = "20260101-100000-000-aaaa"
 
 const count = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly n: number }>`SELECT count(*) AS n FROM ${sql(table)}`).pipe(
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly n: number }>`SELECT CAST(count(*) AS integer) AS n FROM ${sql(table)}`).pipe(
     Effect.map((rows) => rows[0]!.n)
   )
 
@@ -29,13 +31,17 @@ const chunkRanges = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ readonly messageStart: number; readonly messageEnd: number; readonly text: string }>`
     SELECT message_start, message_end, text FROM recall_chunks WHERE source = 'session' ORDER BY message_start`)
 
-describe("recall indexing", () => {
+// Indexing is the same on SQLite and on PostgreSQL (the real server: keywords; vectors are search.test.ts's).
+const servers = postgresServers({ pglite: false, postgres: true })
+const databases: ReadonlyArray<RecallDatabase> = [sqlite, servers.postgres]
+
+describe.each(databases)("recall indexing on $name", (database) => {
   it.live("reads only appended bytes, waits for a torn line and for an unfinished turn, chunks a straddling turn once", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       const path = sessionPath(dir, sid)
       appendLines(path, header(sid), user("where is the router backup?"), answer("in notes/router-backup.md"))
-      const layer = recallLayer(loadedAt(dir))
+      const layer = recallLayer(loadedAt(dir), undefined, database)
       yield* Effect.gen(function*() {
         const recall = yield* Recall
         expect(yield* recall.sync).toBe(2)
@@ -91,7 +97,7 @@ describe("recall indexing", () => {
         yield* recall.sync
         expect(yield* count("recall_messages")).toBe(0)
         expect(yield* count("recall_chunks")).toBe(0)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
     }))
 
   it.live("a new session is picked up; long turns split at message boundaries; tool output is cut in chunks only", () =>
@@ -126,7 +132,7 @@ describe("recall indexing", () => {
         // The message itself is stored whole, for load mode.
         const loaded = yield* recall.load({ sessionId: second, messageStart: 2, messageEnd: 2 })
         expect(loaded.messages[0]!.text).toBe(big)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
     }))
 
   it.live("knowledge/ and notes/ files are indexed with their path, again when their content changes, and forgotten when removed", () =>
@@ -163,6 +169,6 @@ describe("recall indexing", () => {
         yield* recall.sync
         expect((yield* fileChunks).map((c) => c.path)).toEqual(["notes/2026-01-05.md"])
         expect((yield* recall.stats).files).toBe(1)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
     }))
 })

@@ -10,6 +10,8 @@ import { recallStatus } from "../../src/recall/status.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { answer, appendLines, header, loadedAt, makeAgentDir, recallLayer, sessionPath, user } from "./harness.js"
 import * as SpendGuard from "../../src/model/SpendGuard.js"
+import { type RecallDatabase, sqlite } from "./databases.js"
+import { postgresServers } from "./servers.js"
 
 const sid = "20260101-100000-000-aaaa"
 
@@ -31,15 +33,25 @@ const httpConfig = (baseURL: string) => ({ provider: "ollama", model: "m", embed
 const httpEmbedder = (dir: string, baseURL: string) =>
   Embedder.layerFromLoaded(loadedAt(dir, httpConfig(baseURL))).pipe(Layer.provide(SpendGuard.layerNone)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
-describe("recall search", () => {
-  it("fuses by reciprocal rank (k = 60): agreement beats one list's top", () => {
-    const fused = reciprocalRankFusion([[1, 2, 3], [2, 4, 1]])
-    expect(fused.map((f) => f.id)).toEqual([2, 1, 4, 3])
-    expect(fused[0]!.score).toBeCloseTo(1 / 62 + 1 / 61)
-    expect(fused[1]!.score).toBeCloseTo(1 / 61 + 1 / 63)
-  })
+// The same behaviour on every database kern.db can be: SQLite, PostgreSQL with pgvector (PGlite over pglite-socket)
+// and the real PostgreSQL 15 (no pgvector: the keyword tests). The embedder's own failures are tested on SQLite.
+const servers = postgresServers({ pglite: true, postgres: true })
+const databases: ReadonlyArray<RecallDatabase> = [sqlite, servers.pglite, servers.postgres]
+/** A test that runs on every database / only where vectors are kept / on SQLite only (the embedder's behaviour). */
+const everywhere = (_: RecallDatabase) => true
+const vectorsKept = (database: RecallDatabase) => database.vectors
+const sqliteOnly = (database: RecallDatabase) => database === sqlite
 
-  it.live("keyword search works with embeddings off, and after / before filter inside the query", () =>
+it("fuses by reciprocal rank (k = 60): agreement beats one list's top", () => {
+  const fused = reciprocalRankFusion([[1, 2, 3], [2, 4, 1]])
+  expect(fused.map((f) => f.id)).toEqual([2, 1, 4, 3])
+  expect(fused[0]!.score).toBeCloseTo(1 / 62 + 1 / 61)
+  expect(fused[1]!.score).toBeCloseTo(1 / 61 + 1 / 63)
+})
+
+describe.each(databases)("recall search on $name", (database) => {
+
+  it.live.runIf(everywhere(database))("keyword search works with embeddings off, and after / before filter inside the query", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       seed(dir)
@@ -69,10 +81,10 @@ describe("recall search", () => {
         expect(excluded.hits).toEqual([])
         // FTS syntax in a query is taken as words, never as an expression.
         expect((yield* recall.search({ query: "printer\" OR NOT (* NEAR" })).hits[0]!.messageStart).toBe(2)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
     }))
 
-  it.scopedLive("a paraphrase with no shared keyword is found through vectors from the provider's /embeddings", () =>
+  it.scopedLive.runIf(vectorsKept(database))("a paraphrase with no shared keyword is found through vectors from the provider's /embeddings", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.embeddings({
@@ -91,13 +103,13 @@ describe("recall search", () => {
         expect(result.mode).toBe("hybrid")
         expect(result.hits[0]!.text).toContain("my car needs new tyres")
         expect(result.hits[0]!.distance).toBeLessThan(0.5)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)))
       const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
       // One batch for the three chunks, one for the query.
       expect(embeds).toHaveLength(2)
     }))
 
-  it.live("after / before filter inside the vector query too: a near chunk outside the window is never a hit", () =>
+  it.live.runIf(vectorsKept(database))("after / before filter inside the vector query too: a near chunk outside the window is never a hit", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       seed(dir)
@@ -117,37 +129,36 @@ describe("recall search", () => {
         expect(january.hits.map((h) => h.messageStart)).toEqual([0])
         const february = yield* recall.search({ query, after: "2026-02-10", before: "2026-02-10", limit: 10 })
         expect(february.hits.map((h) => h.messageStart)).toEqual([2])
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 64, synonyms }))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 64, synonyms }), database)))
     }))
 
-  it.live("a change of model or dimension rebuilds the vectors from stored chunk text, not from the session files", () =>
+  it.live.runIf(vectorsKept(database))("a change of model or dimension rebuilds the vectors from stored chunk text, not from the session files", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       seed(dir)
       yield* Effect.gen(function*() {
         yield* (yield* Recall).sync
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "a", dimensions: 32 }))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "a", dimensions: 32 }), database)))
       // The session file is gone from under the index's feet: the rebuild must not need it.
       NodeFs.renameSync(sessionPath(dir, sid), `${sessionPath(dir, sid)}.away`)
       yield* Effect.gen(function*() {
         const recall = yield* Recall
         // Only the embedding pass, not a session pass (the file is away and would be forgotten).
         const sql = yield* SqlClient.SqlClient
-        const before = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM recall_vectors`
+        const before = yield* sql<{ readonly n: number }>`SELECT CAST(count(*) AS integer) AS n FROM recall_vectors`
         expect(before[0]!.n).toBe(3)
         yield* recall.syncSession("no-such-session")
         const stats = yield* recall.stats
         expect(stats.embedding).toMatchObject({ model: "b", dimension: 48 })
         expect(stats.unembedded).toBe(0)
-        const rows = yield* sql<{ readonly bytes: number }>`SELECT length(embedding) AS bytes FROM recall_vectors`
-        expect(rows.map((r) => r.bytes)).toEqual([48, 48, 48])
+        expect(yield* database.vectorWidths).toEqual([48, 48, 48])
         const hit = yield* recall.search({ query: "thick paper printer", limit: 1 })
         expect(hit.mode).toBe("hybrid")
         expect(hit.hits[0]!.messageStart).toBe(2)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "b", dimensions: 48 }))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ model: "b", dimensions: 48 }), database)))
     }))
 
-  it.live("a one-shot chat's pass embeds its own newest chunks (one batch); the backlog waits for a full pass", () =>
+  it.live.runIf(vectorsKept(database))("a one-shot chat's pass embeds its own newest chunks (one batch); the backlog waits for a full pass", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       const turns = Array.from({ length: 150 }, (_, i) => [user(`question ${i}`), answer(`answer ${i}`)]).flat()
@@ -162,10 +173,10 @@ describe("recall search", () => {
         expect(newest[0]!.embedded).toBe(1)
         yield* recall.sync
         expect((yield* recall.stats).unembedded).toBe(0)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 16 }))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 16 }), database)))
     }))
 
-  it.scopedLive("an endpoint answering 404 gives keyword-only recall that still works, and says why", () =>
+  it.scopedLive.runIf(vectorsKept(database))("an endpoint answering 404 gives keyword-only recall that still works, and says why", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.embeddings({ status: 404 })
@@ -184,10 +195,10 @@ describe("recall search", () => {
         const status = yield* recallStatus(loadedAt(dir, httpConfig(server.baseURL)), false)
         expect(status.embedding).toMatchObject({ mode: "keyword", model: "fake-embed" })
         expect(status.embedding.reason).toContain("HTTP 404")
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)))
     }))
 
-  it.scopedLive("an endpoint answering 500 is retried, then the pass goes on without vectors and tries again later", () =>
+  it.scopedLive.runIf(sqliteOnly(database))("an endpoint answering 500 is retried, then the pass goes on without vectors and tries again later", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.embeddings({ status: 500 })
@@ -207,13 +218,13 @@ describe("recall search", () => {
         stats = yield* recall.stats
         expect(stats.unembedded).toBe(0)
         expect(stats.embedding.reason).toBeNull()
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)))
       // 4 attempts for the chunks' batch (the provider retry schedule) before giving up.
       const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
       expect(embeds.length).toBe(4 + 1)
     }))
 
-  it.scopedLive("a search does not ride out a failing endpoint's retries: it answers by keywords after a short wait", () =>
+  it.scopedLive.runIf(sqliteOnly(database))("a search does not ride out a failing endpoint's retries: it answers by keywords after a short wait", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.embeddings({ bagOfWords: { dimensions: 16 } })
@@ -232,12 +243,12 @@ describe("recall search", () => {
         const tried = (yield* server.requests).filter((r) => r.path === "/embeddings").length - before
         expect(tried).toBeGreaterThan(0)
         expect(tried).toBeLessThan(4)
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)))
     }))
 })
 
-describe("recall load", () => {
-  it.live("returns messages in full with roles and times, paged by characters with the next start given", () =>
+describe.each(databases)("recall load on $name", (database) => {
+  it.live.runIf(everywhere(database))("returns messages in full with roles and times, paged by characters with the next start given", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       seed(dir)
@@ -262,6 +273,6 @@ describe("recall load", () => {
 
         const missing = yield* Effect.flip(recall.load({ sessionId: "nope", messageStart: 0, messageEnd: 3 }))
         expect(missing.reason).toBe("not_found")
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir))))
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
     }))
 })

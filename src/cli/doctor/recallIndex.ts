@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import { counted } from "../../config/counted.js"
 import { embeddingChoice } from "../../recall/embeddingChoice.js"
-import * as RecallStoreSqlite from "../../recall/RecallStoreSqlite.js"
+import * as RecallStoreForClient from "../../recall/storeForClient.js"
 import { type CheckResult, type Finding, problem, resultOf, warning } from "./Check.js"
 
 /** Lines (messages) in `file` from byte `from` on, counted without decoding them: the doctor stays quick on big sessions. */
@@ -63,12 +63,17 @@ export const recallCheck = (
 ): Effect.Effect<CheckResult, { readonly message: string }, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     if (!loaded.config.recall) return resultOf("recall", [], "recall is off (\"recall\": false)")
-    const store = yield* RecallStoreSqlite.make
+    const store = yield* RecallStoreForClient.make
     const states = new Map((yield* store.sessionStates).map((state) => [state.sessionId, state]))
     const unindexed = unindexedSessions(loaded.paths.sessionsDir, states)
     const counts = yield* store.counts
-    const vectors = Either.isRight(embeddingChoice(loaded))
+    const chosen = Either.isRight(embeddingChoice(loaded))
+    const vectors = chosen && Option.isNone(store.vectorsUnavailable)
     const findings: Array<Finding> = []
+    // An embedding model is configured, but the database cannot keep vectors (PostgreSQL without pgvector).
+    if (chosen && Option.isSome(store.vectorsUnavailable)) {
+      findings.push(warning(store.vectorsUnavailable.value.reason, "install pgvector on the server (CREATE EXTENSION vector), or set \"embeddingModel\": false"))
+    }
     const catchUp = running
       ? "nothing to do while the agent runs: it indexes them in the background (if the count does not fall, look at kern logs)"
       : "start the agent (kern start, or kern run): it indexes what is new at once; or rebuild the index: kern recall reindex"

@@ -32,10 +32,13 @@ const types = {
       : PgTypes.getTypeParser(oid, "text")
 }
 
-/** The URL with `search_path` set to the schema at every connection (libpq's `options`). */
+/**
+ * The URL with `search_path` set to the schema at every connection (libpq's `options`), then `public`, where
+ * extensions shared by every agent on the server live (pgvector's `vector` type: src/recall/pg/schema.ts).
+ */
 const withSearchPath = (url: string, schema: string): string => {
   const parsed = new URL(url)
-  parsed.searchParams.set("options", `-c search_path=${schema}`)
+  parsed.searchParams.set("options", `-c search_path=${schema},public`)
   return parsed.toString()
 }
 
