@@ -13,6 +13,7 @@ export const processFiles = [
   "test/cli/run.test.ts",
   "test/cli/chat.test.ts",
   "test/cli/chatFiles.test.ts",
+  "test/cli/postgresAgent.test.ts",
   "test/observability/otelChat.test.ts",
   "test/cli/processes.test.ts",
   "test/cli/mcpOrphans.test.ts",
