@@ -1,0 +1,96 @@
+// One runner of kern's multi-runner cluster on PostgreSQL, as its own process, for the failover test and bench:
+// `node --import tsx test/support/clusterRunner.ts '<json>'` with { url, name, port, lockExpirationMs, hold? }.
+//
+// It builds the cluster kern's host builds (MultiRunner.multiRunner on a socket at 127.0.0.1:port, the journal and
+// the runners' registry in the database, shard locks as advisory locks) and the Agent entity (AgentEntity.ts), with
+// AgentPlacement opening a stand-in agent runtime whose `receive` writes to the database: a row in
+// runner_attempts for every call (who ran it, when), and a row in runner_handled per message, deduped by
+// (agent, inbox id) as a runtime's receive dedupes by inbox id. With `hold`, a message whose text is "hold" is
+// recorded and then never completes (a runner killed in the middle of a handler).
+//
+// It prints `ready` once built; each stdin line `send <agent> <conversation> <id> <text>` hands a message to the
+// agent's entity from this runner and prints `acked <id>` once the journal holds it (or `failed <id> <reason>`).
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Redacted, Runtime } from "effect"
+import * as NodeReadline from "node:readline"
+import { AgentPlacement, AgentReceivers, deliverTo, entityLayer } from "../../src/runtime/cluster/AgentEntity.js"
+import { multiRunner } from "../../src/runtime/cluster/MultiRunner.js"
+
+interface Options {
+  readonly url: string
+  readonly name: string
+  readonly port: number
+  readonly lockExpirationMs: number
+  readonly hold?: boolean
+}
+
+const options = JSON.parse(process.argv[2] ?? "{}") as Options
+
+const program = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const lines = NodeReadline.createInterface({ input: process.stdin })
+  const senders = new Map<string, Effect.Effect.Success<ReturnType<typeof deliverTo>>>()
+  const context = yield* Effect.context<import("@effect/cluster").Sharding.Sharding>()
+  lines.on("line", (line) => {
+    const [command, agent, conversation, id, ...text] = line.split(" ")
+    if (command !== "send" || agent === undefined || conversation === undefined || id === undefined) return
+    const send = Effect.gen(function*() {
+      let deliver = senders.get(agent)
+      if (deliver === undefined) {
+        deliver = yield* deliverTo(agent)
+        senders.set(agent, deliver)
+      }
+      yield* deliver(
+        { id: Number(id), interface: "http", channel: "web", userId: "operator", text: text.join(" "), receivedAtMs: Date.now() },
+        conversation
+      )
+    }).pipe(
+      Effect.provide(context),
+      Effect.match({
+        onSuccess: () => process.stdout.write(`acked ${id}\n`),
+        onFailure: (error) => process.stdout.write(`failed ${id} ${error.message}\n`)
+      })
+    )
+    Runtime.runFork(runtime)(send)
+  })
+  process.stdout.write("ready\n")
+  return yield* Effect.never
+})
+
+/** The stand-in runtime of every agent: its `receive` registered while the cluster holds the agent here. */
+const placement = Layer.effect(
+  AgentPlacement,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const receivers = yield* AgentReceivers
+    return {
+      hold: (agent: string) =>
+        receivers.register(agent, (delivery, conversation) =>
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO runner_attempts (agent, conversation, inbox_id, runner, at)
+              VALUES (${agent}, ${conversation}, ${delivery.id}, ${options.name}, clock_timestamp())`
+            yield* sql`INSERT INTO runner_handled (agent, conversation, inbox_id, runner, at)
+              VALUES (${agent}, ${conversation}, ${delivery.id}, ${options.name}, clock_timestamp())
+              ON CONFLICT (agent, inbox_id) DO NOTHING`
+            if (options.hold === true && delivery.text === "hold") yield* Effect.never
+          }).pipe(Effect.orDie))
+    }
+  })
+)
+
+const cluster = multiRunner({
+  address: { host: "127.0.0.1", port: options.port },
+  shardsPerGroup: 16,
+  lockExpiration: `${options.lockExpirationMs} millis`,
+  messagePollInterval: "1 second"
+})
+
+const layer = entityLayer.pipe(
+  Layer.provideMerge(placement),
+  Layer.provideMerge(AgentReceivers.Default),
+  Layer.provideMerge(cluster),
+  Layer.provideMerge(PgClient.layer({ url: Redacted.make(options.url), maxConnections: 4 }))
+)
+
+Effect.runFork(program.pipe(Effect.provide(layer), Effect.tapErrorCause(Effect.logError)))

@@ -1,0 +1,79 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as NodePath from "node:path"
+
+const root = NodePath.resolve(import.meta.dirname, "../..")
+
+/** A runner process of test/support/clusterRunner.ts: what it acknowledged, and its lines. */
+export interface RunnerProcess {
+  readonly name: string
+  readonly port: number
+  readonly child: ChildProcess
+  /** Inbox id → Date.now() when the runner printed `acked <id>`. */
+  readonly acked: Map<number, number>
+  readonly failed: Array<string>
+  readonly ready: Promise<void>
+  readonly send: (agent: string, conversation: string, id: number, text: string) => void
+  /** kill -9; resolves once the process is gone. */
+  readonly kill9: () => Promise<void>
+  readonly output: () => string
+}
+
+export interface RunnerOptions {
+  readonly url: string
+  readonly name: string
+  readonly port: number
+  readonly lockExpirationMs: number
+  readonly hold?: boolean
+}
+
+/** Starts one runner (`node --import tsx test/support/clusterRunner.ts`), its stdin a pipe for `send` lines. */
+export const startRunner = (options: RunnerOptions): RunnerProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/support/clusterRunner.ts", JSON.stringify(options)], {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const acked = new Map<number, number>()
+  const failed: Array<string> = []
+  let out = ""
+  let pending = ""
+  let onReady: () => void = () => {}
+  let onExit: (error: Error) => void = () => {}
+  const ready = new Promise<void>((resolve, reject) => {
+    onReady = resolve
+    onExit = reject
+  })
+  child.stdout?.on("data", (chunk: Buffer) => {
+    const text = chunk.toString("utf8")
+    out += text
+    pending += text
+    const lines = pending.split("\n")
+    pending = lines.pop() ?? ""
+    for (const line of lines) {
+      if (line === "ready") onReady()
+      const ack = /^acked (\d+)$/.exec(line)
+      if (ack !== null) acked.set(Number(ack[1]), Date.now())
+      if (line.startsWith("failed ")) failed.push(line)
+    }
+  })
+  child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      onExit(new Error(`runner ${options.name} exited (${code ?? signal}) before it was ready:\n${out}`))
+      resolve()
+    }))
+  return {
+    name: options.name,
+    port: options.port,
+    child,
+    acked,
+    failed,
+    ready,
+    send: (agent, conversation, id, text) => child.stdin?.write(`send ${agent} ${conversation} ${id} ${text}\n`),
+    kill9: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      return exited
+    },
+    output: () => out
+  }
+}
