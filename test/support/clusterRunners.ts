@@ -26,9 +26,13 @@ export interface RunnerOptions {
   readonly hold?: boolean
 }
 
-/** Starts one runner (`node --import tsx test/support/clusterRunner.ts`), its stdin a pipe for `send` lines. */
-export const startRunner = (options: RunnerOptions): RunnerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/support/clusterRunner.ts", JSON.stringify(options)], {
+/**
+ * Starts one runner (`node --import tsx test/support/clusterRunner.ts`, or plain node on `bundle`, the script bundled
+ * as it would ship), its stdin a pipe for `send` lines.
+ */
+export const startRunner = (options: RunnerOptions, bundle?: string): RunnerProcess => {
+  const script = bundle === undefined ? ["--import", "tsx", "test/support/clusterRunner.ts"] : [bundle]
+  const child = spawn(process.execPath, [...script, JSON.stringify(options)], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" },
     stdio: ["pipe", "pipe", "pipe"]

@@ -11,6 +11,7 @@ import {
 import { layerClientProtocol, layerSocketServer } from "@effect/platform-node/NodeClusterSocket"
 import { RpcSerialization } from "@effect/rpc"
 import { Clock, Duration, Effect, Layer, Option } from "effect"
+import type { ClusterConfig } from "../../config/cluster.js"
 import { shardingConfig as singleRunnerConfig } from "./Cluster.js"
 
 /** Where a runner is reached by the others, and where it listens (the same unless it sits behind a NAT or a proxy). */
@@ -101,3 +102,11 @@ export const multiRunner = (options: MultiRunnerOptions) => {
     Layer.locallyEffect((build) => Effect.withClock(build, Clock.make()))
   )
 }
+
+/** The runner's options from its config (`cluster`, src/config/cluster.ts). */
+export const multiRunnerOptions = (config: ClusterConfig): MultiRunnerOptions => ({
+  address: { host: config.host, port: config.port },
+  listen: config.listen === undefined ? undefined : { host: config.listen, port: config.port },
+  shardsPerGroup: config.shards,
+  lockExpiration: config.lockExpirationSeconds === undefined ? undefined : Duration.seconds(config.lockExpirationSeconds)
+})
