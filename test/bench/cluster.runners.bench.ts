@@ -10,11 +10,10 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, ManagedRuntime, Redacted, Scope } from "effect"
-import { build } from "esbuild"
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { shipped } from "../../scripts/esbuild-options.mjs"
+import { pathToFileURL } from "node:url"
 import { type RunnerProcess, startRunner } from "../support/clusterRunners.js"
 import { freePort, type Postgres, startPostgres } from "../support/postgres.js"
 import type { Bench } from "./bench.js"
@@ -34,15 +33,20 @@ const waitFor = async <A>(what: string, seconds: number, check: () => Promise<A 
   throw new Error(`gave up waiting for ${what} after ${seconds} s`)
 }
 
-/** The runner script bundled with the shipped build's options, into the bench cache. */
+/**
+ * The runner script bundled with the shipped build's options, into the bench cache: by esbuild in a node process of
+ * its own (esbuild's API finds its binary from its own place, which a bundle of this file does not share).
+ */
 const bundleRunner = async () => {
   const outfile = NodePath.join(benchCacheFolder(root), "clusterRunner.mjs")
-  await build({
-    ...shipped,
-    entryPoints: [NodePath.join(root, "test/support/clusterRunner.ts")],
-    outfile,
-    define: { "import.meta.dirname": JSON.stringify(NodePath.join(root, "test/support")) }
-  })
+  const options = pathToFileURL(NodePath.join(root, "scripts/esbuild-options.mjs")).href
+  const script = [
+    `import { build } from "esbuild"; import { shipped } from ${JSON.stringify(options)};`,
+    `await build({ ...shipped, entryPoints: [${JSON.stringify(NodePath.join(root, "test/support/clusterRunner.ts"))}],`,
+    `outfile: ${JSON.stringify(outfile)}, define: { "import.meta.dirname": ${JSON.stringify(JSON.stringify(NodePath.join(root, "test/support")))} } })`
+  ].join(" ")
+  const built = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" })
+  if (built.status !== 0) throw new Error(`could not bundle the runner: ${built.stderr}`)
   return outfile
 }
 

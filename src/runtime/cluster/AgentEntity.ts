@@ -1,11 +1,10 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Deferred, Effect, HashMap, Layer, Option, Ref, Schema, type Scope } from "effect"
-import { transaction } from "../../storage/transaction.js"
 import { type ConversationDoor, Conversations, type Delivery, DeliveryError } from "../Conversations.js"
 import { InboxEntry } from "../Inbox.js"
+import { deliveryFields, pruneJournal } from "./journal.js"
 
 /**
  * A message for one of an agent's conversations, journaled before it is delivered (Persisted) and identified by its
@@ -70,10 +69,6 @@ export class AgentReceivers extends Effect.Service<AgentReceivers>()("kern/runti
   })
 }) {}
 
-/** The journal's tables (SqlMessageStorage's default prefix, `cluster`). */
-const messagesTable = "cluster_messages"
-const repliesTable = "cluster_replies"
-
 /**
  * The Agent entity on this runner: a message for an agent holds the agent live here (AgentPlacement) and is handed to
  * its runtime's `receive`, which completes once the message is in the session; only then does the journal mark it
@@ -106,19 +101,7 @@ export const deliverTo = (agent: string) =>
     const client = yield* Agent.client
     const clock = Clock.make()
     return (delivery: Delivery, conversation: string): Effect.Effect<void, DeliveryError> =>
-      client(agent).Deliver(
-        {
-          conversation,
-          id: delivery.id,
-          interface: delivery.interface,
-          channel: delivery.channel,
-          userId: delivery.userId,
-          text: delivery.text,
-          ...(delivery.attachments === undefined ? {} : { attachments: delivery.attachments }),
-          receivedAtMs: delivery.receivedAtMs
-        },
-        { discard: true }
-      ).pipe(
+      client(agent).Deliver({ conversation, ...deliveryFields(delivery) }, { discard: true }).pipe(
         // Already on its way to the agent (journaled by an earlier hand-over): one message.
         Effect.catchTag("AlreadyProcessingMessage", () => Effect.void),
         Effect.mapError((error) =>
@@ -139,19 +122,7 @@ export const conversationsOf = (agent: string) =>
     Conversations,
     Effect.gen(function*() {
       const receivers = yield* AgentReceivers
-      const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-      const processed = sql.onDialectOrElse({ sqlite: () => sql.literal("1"), orElse: () => sql.literal("TRUE") })
-      const done = sql`${sql(messagesTable)} WHERE entity_type = ${Agent.type} AND entity_id = ${agent} AND processed = ${processed}`
-      const prune: Effect.Effect<void> = sql`SELECT 1 AS found FROM ${done} LIMIT 1`.pipe(
-        Effect.flatMap((rows): Effect.Effect<void, SqlError> =>
-          rows.length === 0 ? Effect.void : Effect.zipRight(
-            sql`DELETE FROM ${sql(repliesTable)} WHERE request_id IN (SELECT id FROM ${done})`,
-            sql`DELETE FROM ${done}`
-          ).pipe(transaction(sql), Effect.asVoid)
-        ),
-        Effect.catchAll((error) => Effect.logWarning(`kern: could not prune agent ${agent}'s journal: ${error.message}`)),
-        Effect.withSpan("kern.conversations.prune")
-      )
+      const prune = pruneJournal(yield* SqlClient.SqlClient, { type: Agent.type, id: agent }, `agent ${agent}'s journal`)
       const deliver = yield* deliverTo(agent)
       const open = (receive: (delivery: Delivery) => Effect.Effect<void>) =>
         Effect.gen(function*() {
