@@ -3,8 +3,11 @@
 //
 // - cluster.failover: kill -9 of a runner to the first message of one of its agents handled on the survivor. The
 //   floor, in the same rounds: a message to an agent on a live runner, sent to handled. The lock expiration (the
-//   time the survivors must wait by design) is set short through the runners' config and reported beside.
-// - cluster.idle.cpu: CPU time per minute of a runner with no messages (two runners up, shards split), from
+//   time the survivors must wait by design) is set short (4 s, polls every 1 s) through the runners' config and
+//   reported beside: the failover is about that expiration, less up to one renewal interval (the dead runner's last
+//   heartbeat was that old), plus up to one read of the runners' list.
+// - cluster.idle.cpu: CPU time per minute of a runner with no messages (two runners up, shards split, MultiRunner's
+//   default settings: locks expiring after 30 s, renewed every 10 s, the journal polled every 5 s), from
 //   /proc/<pid>/stat. The floor: a bare node process idling on a timer, sampled the same way. The PostgreSQL
 //   server's CPU over the same windows (both runners' polling and heartbeats) is reported beside.
 import { SqlClient } from "@effect/sql"
@@ -87,10 +90,10 @@ const query = <A extends object>(client: Client, text: string) =>
   client.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)))
 
 /** Two runners up, each holding some of the 16 shard locks (advisory locks). */
-const startPair = async (pg: Postgres, client: Client, bundle: string, round: number) => {
+const startPair = async (pg: Postgres, client: Client, bundle: string, round: number, settings: { lockExpirationMs?: number; pollMs?: number }) => {
   const url = Redacted.value(pg.url)
-  const a = startRunner({ url, name: `a${round}`, port: await freePort(), lockExpirationMs }, bundle)
-  const b = startRunner({ url, name: `b${round}`, port: await freePort(), lockExpirationMs }, bundle)
+  const a = startRunner({ url, name: `a${round}`, port: await freePort(), ...settings }, bundle)
+  const b = startRunner({ url, name: `b${round}`, port: await freePort(), ...settings }, bundle)
   await Promise.all([a.ready, b.ready])
   await waitFor("the shards split between both runners", 120, async () => {
     const rows = await query<{ holders: string; locks: string }>(
@@ -112,7 +115,7 @@ const failover = (rounds: number) => async () => {
     const baseline: Array<number> = []
     let id = 0
     for (let round = 0; round < rounds; round++) {
-      const [a, b] = await startPair(pg, client, bundle, round)
+      const [a, b] = await startPair(pg, client, bundle, round, { lockExpirationMs, pollMs: 1000 })
       try {
         const agents = Array.from({ length: 16 }, (_, i) => `r${round}-agent-${i}`)
         const first = agents.map((agent) => {
@@ -205,7 +208,7 @@ const idleCpu = (count: number, windowMs: number) => async () => {
       stdio: ["ignore", "pipe", "inherit"]
     })
     try {
-      runners = await startPair(pg, client, bundle, 0)
+      runners = await startPair(pg, client, bundle, 0, {})
       // Past start-up: the shards taken, the first polls done.
       await sleep(5000)
       const runner = runners[0]!.child.pid!

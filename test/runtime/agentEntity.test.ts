@@ -4,8 +4,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Option, Ref, Schema } from "effect"
 import { ClusterConfig } from "../../src/config/cluster.js"
 import { Conversations, type Delivery } from "../../src/runtime/Conversations.js"
-import { AgentPlacement, AgentReceivers, conversationsOf, entityLayer } from "../../src/runtime/cluster/AgentEntity.js"
-import { multiRunner, multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
+import { AgentPlacement, AgentReceivers, conversationsOf } from "../../src/runtime/cluster/AgentEntity.js"
+import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
+import { multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
 import { freePort, startPostgres } from "../support/postgres.js"
 import { eventuallyEffect } from "../support/waitFor.js"
 
@@ -60,10 +61,9 @@ describe("agents on the multi-runner cluster", () => {
         hold: (agent) => Effect.acquireRelease(Ref.update(held, (all) => [...all, `+${agent}`]), () => Ref.update(held, (all) => [...all, `-${agent}`]))
       })
       const port = yield* Effect.promise(freePort)
-      const runner = entityLayer.pipe(
+      const runner = AgentsLive.layer({ address: { host: "127.0.0.1", port }, shardsPerGroup: 8 }).pipe(
         Layer.provideMerge(placement),
         Layer.provideMerge(AgentReceivers.Default),
-        Layer.provideMerge(multiRunner({ address: { host: "127.0.0.1", port }, shardsPerGroup: 8 })),
         Layer.provideMerge(PgClient.layer({ url: pg.url, maxConnections: 4 }))
       )
       const context = yield* Layer.build(runner)

@@ -40,8 +40,8 @@ describe("agents shared by two runners on PostgreSQL", () => {
       const attempts = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_attempts`
 
       // Runner a holds a message whose text is "hold" forever once recorded: killed in the middle of its handler.
-      const a = yield* runnerProcess({ url, name: "a", port: yield* Effect.promise(freePort), lockExpirationMs, hold: true })
-      const b = yield* runnerProcess({ url, name: "b", port: yield* Effect.promise(freePort), lockExpirationMs })
+      const a = yield* runnerProcess({ url, name: "a", port: yield* Effect.promise(freePort), lockExpirationMs, pollMs: 1000, hold: true })
+      const b = yield* runnerProcess({ url, name: "b", port: yield* Effect.promise(freePort), lockExpirationMs, pollMs: 1000 })
       yield* ready(a)
       yield* ready(b)
       // Both runners hold shard locks (PostgreSQL advisory locks), all 16 of them between them.

@@ -1,11 +1,12 @@
 // One runner of kern's multi-runner cluster on PostgreSQL, as its own process, for the failover test and bench:
-// `node --import tsx test/support/clusterRunner.ts '<json>'` with { url, name, port, lockExpirationMs, hold? }.
+// `node --import tsx test/support/clusterRunner.ts '<json>'` with { url, name, port, lockExpirationMs?, pollMs?, hold? }
+// (without lockExpirationMs and pollMs, the defaults of MultiRunner.ts).
 //
-// It builds the cluster kern's host builds (MultiRunner.multiRunner on a socket at 127.0.0.1:port, the journal and
-// the runners' registry in the database, shard locks as advisory locks) and the Agent entity (AgentEntity.ts), with
-// AgentPlacement opening a stand-in agent runtime whose `receive` writes to the database: a row in
-// runner_attempts for every call (who ran it, when), and a row in runner_handled per message, deduped by
-// (agent, inbox id) as a runtime's receive dedupes by inbox id. With `hold`, a message whose text is "hold" is
+// It builds what kern's host builds (AgentsLive.layer: the multi-runner cluster on a socket at 127.0.0.1:port, the
+// journal and the runners' registry in the database, shard locks as advisory locks, and the Agent entity), with an
+// AgentPlacement that opens the conversations of a stand-in agent runtime whose `receive` writes to the database
+// (its channel is the conversation the sender named): a row in runner_attempts for every call (who ran it, when), and
+// a row in runner_handled per message, deduped by (agent, inbox id) as a runtime's receive dedupes by inbox id. With `hold`, a message whose text is "hold" is
 // recorded and then never completes (a runner killed in the middle of a handler).
 //
 // It prints `ready` once built; each stdin line `send <agent> <conversation> <id> <text>` hands a message to the
@@ -14,14 +15,15 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted, Runtime } from "effect"
 import * as NodeReadline from "node:readline"
-import { AgentPlacement, AgentReceivers, deliverTo, entityLayer } from "../../src/runtime/cluster/AgentEntity.js"
-import { multiRunner } from "../../src/runtime/cluster/MultiRunner.js"
+import { AgentPlacement, AgentReceivers, deliverTo } from "../../src/runtime/cluster/AgentEntity.js"
+import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
 
 interface Options {
   readonly url: string
   readonly name: string
   readonly port: number
-  readonly lockExpirationMs: number
+  readonly lockExpirationMs?: number
+  readonly pollMs?: number
   readonly hold?: boolean
 }
 
@@ -42,7 +44,7 @@ const program = Effect.gen(function*() {
         senders.set(agent, deliver)
       }
       yield* deliver(
-        { id: Number(id), interface: "http", channel: "web", userId: "operator", text: text.join(" "), receivedAtMs: Date.now() },
+        { id: Number(id), interface: "http", channel: conversation, userId: "operator", text: text.join(" "), receivedAtMs: Date.now() },
         conversation
       )
     }).pipe(
@@ -63,33 +65,32 @@ const placement = Layer.effect(
   AgentPlacement,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const receivers = yield* AgentReceivers
     return {
-      hold: (agent: string) =>
-        receivers.register(agent, (delivery, conversation) =>
+      // The agent's runtime opens its conversations while the cluster holds it here.
+      hold: (agent: string, conversations) =>
+        conversations.open((delivery) =>
           Effect.gen(function*() {
             yield* sql`INSERT INTO runner_attempts (agent, conversation, inbox_id, runner, at)
-              VALUES (${agent}, ${conversation}, ${delivery.id}, ${options.name}, clock_timestamp())`
+              VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())`
             yield* sql`INSERT INTO runner_handled (agent, conversation, inbox_id, runner, at)
-              VALUES (${agent}, ${conversation}, ${delivery.id}, ${options.name}, clock_timestamp())
+              VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())
               ON CONFLICT (agent, inbox_id) DO NOTHING`
             if (options.hold === true && delivery.text === "hold") yield* Effect.never
-          }).pipe(Effect.orDie))
+          }).pipe(Effect.orDie)).pipe(Effect.asVoid)
     }
   })
 )
 
-const cluster = multiRunner({
+const cluster = AgentsLive.layer({
   address: { host: "127.0.0.1", port: options.port },
   shardsPerGroup: 16,
-  lockExpiration: `${options.lockExpirationMs} millis`,
-  messagePollInterval: "1 second"
+  lockExpiration: options.lockExpirationMs === undefined ? undefined : `${options.lockExpirationMs} millis`,
+  messagePollInterval: options.pollMs === undefined ? undefined : `${options.pollMs} millis`
 })
 
-const layer = entityLayer.pipe(
+const layer = cluster.pipe(
   Layer.provideMerge(placement),
   Layer.provideMerge(AgentReceivers.Default),
-  Layer.provideMerge(cluster),
   Layer.provideMerge(PgClient.layer({ url: Redacted.make(options.url), maxConnections: 4 }))
 )
 

@@ -22,7 +22,8 @@ export interface RunnerOptions {
   readonly url: string
   readonly name: string
   readonly port: number
-  readonly lockExpirationMs: number
+  readonly lockExpirationMs?: number
+  readonly pollMs?: number
   readonly hold?: boolean
 }
 

@@ -30,12 +30,14 @@ export type Receive = (delivery: Delivery, conversation: string) => Effect.Effec
 /**
  * Where the host keeps an agent live. The cluster calls `hold` when the agent's entity starts on this runner (a
  * message for it, or its shard taken over from a runner that died) and closes the scope when the entity stops here
- * (idle, or its shard moved to another runner): the host wakes the agent for the scope's lifetime, so the agent's
- * runtime opens its conversations (`conversationsOf`), and may passivate it after. This is the interface the host
- * (`kern serve`) implements; `layerAlwaysLive` is for processes whose agents are live from the start.
+ * (idle, or its shard moved to another runner). The host wakes the agent for the scope's lifetime with
+ * `conversations` as its runtime's Conversations (`conversationsOf(agent)`, built by the cluster: the runtime's
+ * `open` registers its `receive`, which the entity's messages wait for), and may passivate it after. An agent is live
+ * only where the cluster holds it: that is what keeps its conversations on one runner. This is the interface the host
+ * (`kern serve`) implements; `layerAlwaysLive` is for a process whose agents open their conversations themselves.
  */
 export class AgentPlacement extends Context.Tag("kern/runtime/cluster/AgentPlacement")<AgentPlacement, {
-  readonly hold: (agent: string) => Effect.Effect<void, never, Scope.Scope>
+  readonly hold: (agent: string, conversations: Conversations["Type"]) => Effect.Effect<void, never, Scope.Scope>
 }>() {
   static readonly layerAlwaysLive = Layer.succeed(AgentPlacement, { hold: () => Effect.void })
 }
@@ -68,29 +70,6 @@ export class AgentReceivers extends Effect.Service<AgentReceivers>()("kern/runti
     return { register, receiverOf } as const
   })
 }) {}
-
-/**
- * The Agent entity on this runner: a message for an agent holds the agent live here (AgentPlacement) and is handed to
- * its runtime's `receive`, which completes once the message is in the session; only then does the journal mark it
- * processed. A runner killed before that leaves it pending, and the runner that takes the agent over delivers it
- * again: at least once, and the runtime's `receive` dedupes by inbox id (a message already in the session is not
- * recorded twice).
- */
-export const entityLayer = Agent.toLayer(
-  Effect.gen(function*() {
-    const address = yield* Entity.CurrentAddress
-    const agent = address.entityId
-    const receivers = yield* AgentReceivers
-    yield* (yield* AgentPlacement).hold(agent)
-    return Agent.of({
-      Deliver: ({ payload }) => {
-        const { conversation, ...delivery } = payload
-        return Effect.flatMap(receivers.receiverOf(agent), (receive) => receive(delivery, conversation))
-      }
-    })
-  }),
-  { concurrency: "unbounded" }
-)
 
 /**
  * Hands messages to an agent's entity, wherever it runs (this runner or another): succeeds once the message is in the
@@ -133,3 +112,27 @@ export const conversationsOf = (agent: string) =>
       return Conversations.of({ open })
     })
   )
+
+/**
+ * The Agent entity on this runner: a message for an agent holds the agent live here (AgentPlacement) and is handed to
+ * its runtime's `receive`, which completes once the message is in the session; only then does the journal mark it
+ * processed. A runner killed before that leaves it pending, and the runner that takes the agent over delivers it
+ * again: at least once, and the runtime's `receive` dedupes by inbox id (a message already in the session is not
+ * recorded twice).
+ */
+export const entityLayer = Agent.toLayer(
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const agent = address.entityId
+    const receivers = yield* AgentReceivers
+    const conversations = yield* Layer.build(conversationsOf(agent))
+    yield* (yield* AgentPlacement).hold(agent, Context.get(conversations, Conversations))
+    return Agent.of({
+      Deliver: ({ payload }) => {
+        const { conversation, ...delivery } = payload
+        return Effect.flatMap(receivers.receiverOf(agent), (receive) => receive(delivery, conversation))
+      }
+    })
+  }),
+  { concurrency: "unbounded" }
+)
