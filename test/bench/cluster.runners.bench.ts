@@ -6,6 +6,8 @@
 //   time the survivors must wait by design) is set short (4 s, polls every 1 s) through the runners' config and
 //   reported beside: the failover is about that expiration, less up to one renewal interval (the dead runner's last
 //   heartbeat was that old), plus up to one read of the runners' list.
+// - cluster.handover: the same for a clean stop (SIGTERM, a runner's restart): the runner gives its shards up and
+//   leaves the registry, and the survivor takes them at its next read of the runners' list, whatever the expiration.
 // - cluster.idle.cpu: CPU time per minute of a runner with no messages (two runners up, shards split, MultiRunner's
 //   default settings: locks expiring after 30 s, renewed every 10 s, the journal polled every 5 s), from
 //   /proc/<pid>/stat. The floor: a bare node process idling on a timer, sampled the same way. The PostgreSQL
@@ -23,7 +25,6 @@ import type { Bench } from "./bench.js"
 import { benchCacheFolder } from "./kernBuild.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
-const lockExpirationMs = 4000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitFor = async <A>(what: string, seconds: number, check: () => Promise<A | undefined>): Promise<A> => {
@@ -108,14 +109,15 @@ const startPair = async (pg: Postgres, client: Client, bundle: string, round: nu
 const handledRows = (client: Client, ids: ReadonlyArray<number>) =>
   query<Row>(client, `SELECT agent, inbox_id, runner, at FROM runner_attempts WHERE inbox_id IN (${ids.join(",")})`)
 
-const failover = (rounds: number) => async () => {
+/** `end` ends runner a: kill -9 (a crash), or SIGTERM (a clean stop: a runner's restart). */
+const failover = (rounds: number, end: "kill -9" | "SIGTERM", settings: { lockExpirationMs: number; pollMs: number }) => async () => {
   const bundle = await bundleRunner()
   return withPostgres(async (pg, client) => {
     const samples: Array<number> = []
     const baseline: Array<number> = []
     let id = 0
     for (let round = 0; round < rounds; round++) {
-      const [a, b] = await startPair(pg, client, bundle, round, { lockExpirationMs, pollMs: 1000 })
+      const [a, b] = await startPair(pg, client, bundle, round, settings)
       try {
         const agents = Array.from({ length: 16 }, (_, i) => `r${round}-agent-${i}`)
         const first = agents.map((agent) => {
@@ -139,8 +141,8 @@ const failover = (rounds: number) => async () => {
         })
         baseline.push(handled!.at.getTime() - sentAt)
 
-        await a.kill9()
         const killedAt = Date.now()
+        await (end === "kill -9" ? a.kill9() : a.stop())
         const moved = onA.map((agent) => {
           b.send(agent, "main", ++id, "after")
           return id
@@ -155,7 +157,7 @@ const failover = (rounds: number) => async () => {
         await b.kill9()
       }
     }
-    return { samples, baseline, extra: { lockExpirationMs } }
+    return { samples, baseline, extra: { lockExpirationMs: settings.lockExpirationMs } }
   })
 }
 
@@ -232,6 +234,8 @@ const idleCpu = (count: number, windowMs: number) => async () => {
 }
 
 export const benches: ReadonlyArray<Bench> = [
-  { name: "cluster.failover", unit: "ms (kill -9 to handled on the survivor)", run: failover(3) },
+  { name: "cluster.failover", unit: "ms (kill -9 to handled on the survivor)", run: failover(3, "kill -9", { lockExpirationMs: 4000, pollMs: 1000 }) },
+  // A clean stop does not wait for the locks: they expire after 2 minutes here.
+  { name: "cluster.handover", unit: "ms (SIGTERM to handled on the survivor)", run: failover(3, "SIGTERM", { lockExpirationMs: 120_000, pollMs: 1000 }) },
   { name: "cluster.idle.cpu", unit: "CPU ms per minute (one idle runner)", run: idleCpu(4, 10_000) }
 ]

@@ -11,6 +11,8 @@
 //
 // It prints `ready` once built; each stdin line `send <agent> <conversation> <id> <text>` hands a message to the
 // agent's entity from this runner and prints `acked <id>` once the journal holds it (or `failed <id> <reason>`).
+// SIGTERM stops it cleanly; kill -9 is a crash.
+import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted, Runtime } from "effect"
@@ -94,4 +96,6 @@ const layer = cluster.pipe(
   Layer.provideMerge(PgClient.layer({ url: Redacted.make(options.url), maxConnections: 4 }))
 )
 
-Effect.runFork(program.pipe(Effect.provide(layer), Effect.tapErrorCause(Effect.logError)))
+// SIGTERM interrupts the program: the cluster's scope closes, the runner gives up its shards and leaves the
+// runners' registry, and the others take its agents without waiting for its locks to expire (a runner's restart).
+NodeRuntime.runMain(program.pipe(Effect.provide(layer)))

@@ -15,6 +15,8 @@ export interface RunnerProcess {
   readonly send: (agent: string, conversation: string, id: number, text: string) => void
   /** kill -9; resolves once the process is gone. */
   readonly kill9: () => Promise<void>
+  /** SIGTERM (a clean stop); resolves once the process is gone. */
+  readonly stop: () => Promise<void>
   readonly output: () => string
 }
 
@@ -77,6 +79,10 @@ export const startRunner = (options: RunnerOptions, bundle?: string): RunnerProc
     send: (agent, conversation, id, text) => child.stdin?.write(`send ${agent} ${conversation} ${id} ${text}\n`),
     kill9: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      return exited
+    },
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
       return exited
     },
     output: () => out
