@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Exit, Layer, Option, Ref, Schema } from "effect"
 import { ClusterConfig } from "../../src/config/cluster.js"
 import { Conversations, type Delivery } from "../../src/runtime/Conversations.js"
 import { AgentPlacement, AgentReceivers, conversationsOf } from "../../src/runtime/cluster/AgentEntity.js"
 import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
-import { multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
+import { multiRunner, multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
 import { freePort, startPostgres } from "../support/postgres.js"
 import { eventuallyEffect } from "../support/waitFor.js"
 
@@ -44,7 +44,7 @@ describe("agents on the multi-runner cluster", () => {
     expect(Either.isLeft(decode({ host: "10.0.0.5", port: 1, lockExpirationSeconds: 1 }))).toBe(true)
   })
 
-  it.scopedLive("a message reaches its agent once, the agent is held on the runner while its entity lives, the journal forgets what was received; the environment changes nothing", () =>
+  it.scopedLive("a message reaches its agent once, the agent is held on the runner while its entity lives, the journal forgets what was received; the environment changes nothing; a client that rounds BIGINT is refused", () =>
     Effect.gen(function*() {
       const pg = yield* startPostgres
       const saved = { ...process.env }
@@ -100,5 +100,18 @@ describe("agents on the multi-runner cluster", () => {
       expect(yield* eventuallyEffect(Effect.zipRight(ada.prune, Effect.map(pending("ada"), (n) => n === 0)))).toBe(true)
       expect(yield* pending("bob")).toBe(1)
       expect(yield* Ref.get(received)).toHaveLength(3)
+
+      // A client that reads BIGINT as a (rounded) number, as kern.db's PgClient does, would mix the journal's 64-bit
+      // ids up: the cluster refuses it before it starts.
+      const rounding = PgClient.layer({
+        url: pg.url,
+        maxConnections: 1,
+        // Every value as its text, but BIGINT (oid 20) as a number.
+        types: { getTypeParser: (oid: number) => oid === 20 ? (value: string) => Number(value) : (value: string) => value }
+      })
+      const refused = yield* Effect.exit(Layer.build(
+        multiRunner({ address: { host: "127.0.0.1", port: yield* Effect.promise(freePort) } }).pipe(Layer.provide(rounding))
+      ))
+      expect(Exit.isFailure(refused) && Cause.pretty(refused.cause)).toContain("reads BIGINT as a rounded number")
     }), 180_000)
 })

@@ -10,6 +10,7 @@ import {
 } from "@effect/cluster"
 import { layerClientProtocol, layerSocketServer } from "@effect/platform-node/NodeClusterSocket"
 import { RpcSerialization } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import type { ClusterConfig } from "../../config/cluster.js"
 import { shardingConfig as singleRunnerConfig } from "./Cluster.js"
@@ -90,6 +91,21 @@ export const multiRunnerConfig = (options: MultiRunnerOptions): ShardingConfig.S
  */
 export const multiRunner = (options: MultiRunnerOptions) => {
   const config = ShardingConfig.layer(multiRunnerConfig(options))
+  /**
+   * The journal's ids are 64-bit snowflakes, which the cluster reads back as BIGINT text (PgClient's default): a
+   * client that turns BIGINT into a JavaScript number (as kern.db's repositories' PgClient does, for counts and times)
+   * would round them and mix messages up. Checked before the cluster starts, with a message saying what to change.
+   */
+  const exactIds = Layer.effectDiscard(Effect.gen(function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const rows = yield* sql<{ id: unknown }>`SELECT CAST(${"9007199254740993"} AS BIGINT) AS id`.pipe(Effect.orDie)
+    const id = rows[0]?.id
+    if (String(id) !== "9007199254740993") {
+      return yield* Effect.dieMessage(
+        "kern: the cluster's database client reads BIGINT as a rounded number; give the cluster a PgClient with the default type parsers"
+      )
+    }
+  }))
   const runner = SocketRunner.layer.pipe(
     Layer.provide([layerSocketServer, layerClientProtocol]),
     Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol)))
@@ -98,7 +114,7 @@ export const multiRunner = (options: MultiRunnerOptions) => {
     Layer.provideMerge(runner),
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
     Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
-    Layer.provide([config, RpcSerialization.layerMsgPack]),
+    Layer.provide([config, RpcSerialization.layerMsgPack, exactIds]),
     Layer.locallyEffect((build) => Effect.withClock(build, Clock.make()))
   )
 }
