@@ -19,7 +19,7 @@ import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import { type RunnerProcess, startRunner } from "../support/clusterRunners.js"
+import { createRunnerTables, type RunnerProcess, startRunner } from "../support/clusterRunners.js"
 import { freePort, type Postgres, startPostgres } from "../support/postgres.js"
 import type { Bench } from "./bench.js"
 import { benchCacheFolder } from "./kernBuild.js"
@@ -64,13 +64,7 @@ const withPostgres = async <A>(use: (pg: Postgres, client: Client) => Promise<A>
     const pg = await Effect.runPromise(Scope.extend(startPostgres, scope))
     const client = makeClient(pg)
     try {
-      await client.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.zipRight(
-          sql`CREATE TABLE runner_attempts (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
-            runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
-          sql`CREATE TABLE runner_handled (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
-            runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, inbox_id))`
-        )))
+      await client.runPromise(Effect.flatMap(SqlClient.SqlClient, createRunnerTables))
       return await use(pg, client)
     } finally {
       await client.dispose()

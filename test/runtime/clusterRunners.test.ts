@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
-import { startRunner, type RunnerProcess } from "../support/clusterRunners.js"
+import { createRunnerTables, startRunner, type RunnerProcess } from "../support/clusterRunners.js"
 import { freePort, startPostgres } from "../support/postgres.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
@@ -16,6 +16,25 @@ interface Row {
   readonly inbox_id: number
   readonly runner: string
   readonly at: Date
+}
+
+interface Hold {
+  readonly agent: string
+  readonly runner: string
+  readonly started_at: Date
+  readonly ended_at: Date | null
+}
+
+/** Per agent, its holds one after another: each one let go before the next began, on whichever runner. */
+const oneAtATime = (holds: ReadonlyArray<Hold>) => {
+  for (const agent of new Set(holds.map((hold) => hold.agent))) {
+    const mine = holds.filter((hold) => hold.agent === agent).sort((x, y) => x.started_at.getTime() - y.started_at.getTime())
+    for (let i = 1; i < mine.length; i++) {
+      const before = mine[i - 1]!
+      expect(before.ended_at, `${agent} held by ${before.runner} and then ${mine[i]!.runner}`).not.toBeNull()
+      expect(mine[i]!.started_at.getTime(), agent).toBeGreaterThanOrEqual(before.ended_at!.getTime())
+    }
+  }
 }
 
 const runnerProcess = (options: Parameters<typeof startRunner>[0]) =>
@@ -34,10 +53,7 @@ const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: n
     const url = Redacted.value(pg.url)
     const context = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 2 }))
     const sql = yield* Effect.provide(SqlClient.SqlClient, context)
-    yield* sql`CREATE TABLE runner_attempts (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
-      runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL)`
-    yield* sql`CREATE TABLE runner_handled (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
-      runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, inbox_id))`
+    yield* createRunnerTables(sql)
     const handled = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_handled`
     const attempts = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_attempts`
 
@@ -118,10 +134,28 @@ const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: n
     const moved = tries.filter((row) => onA.includes(row.agent) && row.runner === "b")
     expect(moved.length).toBeGreaterThan(0)
     const failover = Math.min(...moved.map((row) => row.at.getTime())) - killedAt
+    // One runner at a time: b held each of a's agents only once a was gone (killed), or had let it go (stopped).
+    const holds = yield* sql<Hold>`SELECT agent, runner, started_at, ended_at FROM runner_holds ORDER BY started_at`
+    for (const agent of onA) {
+      const onB = holds.filter((hold) => hold.agent === agent && hold.runner === "b")
+      expect(onB.length, agent).toBeGreaterThan(0)
+      for (const hold of holds.filter((hold) => hold.agent === agent && hold.runner === "a")) {
+        if (end === "SIGTERM") expect(hold.ended_at, agent).not.toBeNull()
+        const gone = end === "kill -9" ? killedAt : hold.ended_at!.getTime()
+        for (const later of onB) expect(later.started_at.getTime(), agent).toBeGreaterThanOrEqual(gone)
+      }
+    }
     // b's sender was acknowledged for every agent before any of a's moved: it did not wait for the failover.
     if (end === "kill -9") expect(lastAck).toBeLessThan(killedAt + failover)
     console.log(`${end}: from the signal to the first message handled on the survivor ${failover} ms (lock expiration ${lockExpirationMs} ms)`)
   })
+
+/** Holders of shard locks (PostgreSQL advisory locks) and how many locks they hold. */
+const lockHolders = (sql: SqlClient.SqlClient) =>
+  sql<{ holders: string; locks: string }>`SELECT count(DISTINCT pid) AS holders, count(*) AS locks
+    FROM pg_locks WHERE locktype = 'advisory' AND granted`.pipe(
+    Effect.map((rows) => ({ holders: Number(rows[0]?.holders), locks: Number(rows[0]?.locks) }))
+  )
 
 describe("agents shared by two runners on PostgreSQL", () => {
   it.scopedLive("agents split between the runners; after kill -9 of one, its agents continue on the other once its locks expire, and every acknowledged message is handled once (at least once, deduped)", () =>
@@ -131,4 +165,45 @@ describe("agents shared by two runners on PostgreSQL", () => {
   it.scopedLive("a runner stopped cleanly (SIGTERM) hands its agents over without waiting for its locks to expire", () =>
     // Locks that expire after 2 minutes: the agents move within 1, so not by expiry.
     scenario("SIGTERM", 120_000, 60_000), 300_000)
+
+  it.scopedLive("a third runner joining takes some agents over, each agent on one runner at a time", () =>
+    Effect.gen(function*() {
+      const pg = yield* startPostgres
+      const url = Redacted.value(pg.url)
+      const context = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 2 }))
+      const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+      yield* createRunnerTables(sql)
+      const handled = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_handled`
+      const start = (name: string) =>
+        Effect.flatMap(Effect.promise(freePort), (port) => runnerProcess({ url, name, port, lockExpirationMs: 30_000, pollMs: 1000 }))
+      const a = yield* start("a")
+      const b = yield* start("b")
+      yield* ready(a)
+      yield* ready(b)
+      expect(yield* eventuallyEffect(Effect.map(lockHolders(sql), (l) => l.holders === 2 && l.locks === 16))).toBe(true)
+      let id = 0
+      const round = (from: RunnerProcess) =>
+        Effect.gen(function*() {
+          const ids = agents.map((agent) => {
+            from.send(agent, "main", ++id, `message ${id}`)
+            return id
+          })
+          expect(yield* eventually(() => ids.every((n) => from.acked.has(n)))).toBe(true)
+          expect(yield* eventuallyEffect(Effect.map(handled, (rows) => rows.length === id))).toBe(true)
+        })
+      yield* round(a)
+
+      const c = yield* start("c")
+      yield* ready(c)
+      expect(yield* eventuallyEffect(Effect.map(lockHolders(sql), (l) => l.holders === 3 && l.locks === 16))).toBe(true)
+      yield* round(b)
+      const rows = yield* handled
+      expect(rows.filter((row) => row.runner === "c").length).toBeGreaterThan(0)
+      // Every agent c took was held before by a or b, which let it go first.
+      const holds = yield* sql<Hold>`SELECT agent, runner, started_at, ended_at FROM runner_holds`
+      const moved = agents.filter((agent) => holds.some((hold) => hold.agent === agent && hold.runner === "c"))
+      expect(moved.length).toBeGreaterThan(0)
+      for (const agent of moved) expect(holds.filter((hold) => hold.agent === agent).length, agent).toBeGreaterThan(1)
+      oneAtATime(holds)
+    }), 300_000)
 })

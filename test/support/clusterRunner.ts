@@ -6,7 +6,9 @@
 // journal and the runners' registry in the database, shard locks as advisory locks, and the Agent entity), with an
 // AgentPlacement that opens the conversations of a stand-in agent runtime whose `receive` writes to the database
 // (its channel is the conversation the sender named): a row in runner_attempts for every call (who ran it, when), and
-// a row in runner_handled per message, deduped by (agent, inbox id) as a runtime's receive dedupes by inbox id. With `hold`, a message whose text is "hold" is
+// a row in runner_handled per message, deduped by (agent, inbox id) as a runtime's receive dedupes by inbox id, and
+// a row in runner_holds for each time the cluster held an agent here (started_at, and ended_at once it let go).
+// The tables are createRunnerTables' (clusterRunners.ts). With `hold`, a message whose text is "hold" is
 // recorded and then never completes (a runner killed in the middle of a handler).
 //
 // It prints `ready` once built; each stdin line `send <agent> <conversation> <id> <text>` hands a message to the
@@ -68,17 +70,25 @@ const placement = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
-      // The agent's runtime opens its conversations while the cluster holds it here.
+      // The agent's runtime opens its conversations while the cluster holds it here; runner_holds keeps when.
       hold: (agent: string, conversations) =>
-        conversations.open((delivery) =>
-          Effect.gen(function*() {
-            yield* sql`INSERT INTO runner_attempts (agent, conversation, inbox_id, runner, at)
-              VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())`
-            yield* sql`INSERT INTO runner_handled (agent, conversation, inbox_id, runner, at)
-              VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())
-              ON CONFLICT (agent, inbox_id) DO NOTHING`
-            if (options.hold === true && delivery.text === "hold") yield* Effect.never
-          }).pipe(Effect.orDie)).pipe(Effect.asVoid)
+        Effect.gen(function*() {
+          const [row] = yield* sql<{ id: number }>`INSERT INTO runner_holds (agent, runner, started_at)
+            VALUES (${agent}, ${options.name}, clock_timestamp()) RETURNING id`
+          yield* Effect.addFinalizer(() =>
+            sql`UPDATE runner_holds SET ended_at = clock_timestamp() WHERE id = ${row!.id}`.pipe(Effect.ignore)
+          )
+          yield* conversations.open((delivery) =>
+            Effect.gen(function*() {
+              yield* sql`INSERT INTO runner_attempts (agent, conversation, inbox_id, runner, at)
+                VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())`
+              yield* sql`INSERT INTO runner_handled (agent, conversation, inbox_id, runner, at)
+                VALUES (${agent}, ${delivery.channel}, ${delivery.id}, ${options.name}, clock_timestamp())
+                ON CONFLICT (agent, inbox_id) DO NOTHING`
+              if (options.hold === true && delivery.text === "hold") yield* Effect.never
+            }).pipe(Effect.orDie)
+          )
+        }).pipe(Effect.orDie)
     }
   })
 )

@@ -1,3 +1,5 @@
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodePath from "node:path"
 
@@ -88,3 +90,14 @@ export const startRunner = (options: RunnerOptions, bundle?: string): RunnerProc
     output: () => out
   }
 }
+
+/** The tables the runners write (clusterRunner.ts): every handler call, each message once, each hold of an agent. */
+export const createRunnerTables = (sql: SqlClient.SqlClient) =>
+  Effect.all([
+    sql`CREATE TABLE runner_attempts (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
+      runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
+    sql`CREATE TABLE runner_handled (agent TEXT NOT NULL, conversation TEXT NOT NULL, inbox_id INTEGER NOT NULL,
+      runner TEXT NOT NULL, at TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, inbox_id))`,
+    sql`CREATE TABLE runner_holds (id SERIAL PRIMARY KEY, agent TEXT NOT NULL, runner TEXT NOT NULL,
+      started_at TIMESTAMPTZ NOT NULL, ended_at TIMESTAMPTZ)`
+  ], { discard: true })
