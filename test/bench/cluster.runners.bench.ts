@@ -22,20 +22,10 @@ import { pathToFileURL } from "node:url"
 import { createRunnerTables, type RunnerProcess, startRunner } from "../support/clusterRunners.js"
 import { freePort, type Postgres, startPostgres } from "../support/postgres.js"
 import type { Bench } from "./bench.js"
+import { sleep, waitFor } from "./waitFor.js"
 import { benchCacheFolder } from "./kernBuild.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const waitFor = async <A>(what: string, seconds: number, check: () => Promise<A | undefined>): Promise<A> => {
-  const until = Date.now() + seconds * 1000
-  while (Date.now() < until) {
-    const value = await check().catch(() => undefined)
-    if (value !== undefined) return value
-    await sleep(50)
-  }
-  throw new Error(`gave up waiting for ${what} after ${seconds} s`)
-}
 
 /**
  * The runner script bundled with the shipped build's options, into the bench cache: by esbuild in a node process of

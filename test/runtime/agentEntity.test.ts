@@ -3,24 +3,16 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Duration, Effect, Either, Exit, Layer, Option, Ref, Schema } from "effect"
 import { ClusterConfig } from "../../src/config/cluster.js"
-import { Conversations, type Delivery } from "../../src/runtime/Conversations.js"
+import { Conversations } from "../../src/runtime/Conversations.js"
 import { AgentPlacement, AgentReceivers, conversationsOf } from "../../src/runtime/cluster/AgentEntity.js"
 import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
 import { multiRunner, multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
+import { delivery } from "../support/deliveries.js"
 import { freePort, startPostgres } from "../support/postgres.js"
 import { eventuallyEffect } from "../support/waitFor.js"
 
 // One runner of the multi-runner cluster in this process, on a real PostgreSQL server: the Agent entity (one per
 // agent), its placement and the agents' doors. Two runners and kill -9 are test/runtime/clusterRunners.test.ts.
-
-const delivery = (id: number, text: string): Delivery => ({
-  id,
-  interface: "http",
-  channel: "web",
-  userId: "operator",
-  text,
-  receivedAtMs: 1_764_000_000_000 + id
-})
 
 /** The variables @effect/cluster's own socket layer would read (CONSTANT_CASE of ShardingConfig's keys). */
 const hostile = { HOST: "x", PORT: "abc", SHARDS_PER_GROUP: "3", SHARD_LOCK_EXPIRATION: "soon" }

@@ -37,6 +37,22 @@ const oneAtATime = (holds: ReadonlyArray<Hold>) => {
   }
 }
 
+/** Holders of shard locks (PostgreSQL advisory locks) and how many locks they hold. */
+const lockHolders = (sql: SqlClient.SqlClient) =>
+  sql<{ holders: string; locks: string }>`SELECT count(DISTINCT pid) AS holders, count(*) AS locks
+    FROM pg_locks WHERE locktype = 'advisory' AND granted`.pipe(
+    Effect.map((rows) => ({ holders: Number(rows[0]?.holders), locks: Number(rows[0]?.locks) }))
+  )
+
+/** A PostgreSQL server of the test's own with the runners' tables: its URL, and a client on it. */
+const runnersDatabase = Effect.gen(function*() {
+  const pg = yield* startPostgres
+  const context = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 2 }))
+  const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+  yield* createRunnerTables(sql)
+  return { sql, url: Redacted.value(pg.url) }
+})
+
 const runnerProcess = (options: Parameters<typeof startRunner>[0]) =>
   Effect.acquireRelease(Effect.sync(() => startRunner(options)), (runner) => Effect.promise(() => runner.kill9()))
 
@@ -49,11 +65,7 @@ const ready = (runner: RunnerProcess) => Effect.promise(() => runner.ready)
  */
 const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: number) =>
   Effect.gen(function*() {
-    const pg = yield* startPostgres
-    const url = Redacted.value(pg.url)
-    const context = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 2 }))
-    const sql = yield* Effect.provide(SqlClient.SqlClient, context)
-    yield* createRunnerTables(sql)
+    const { sql, url } = yield* runnersDatabase
     const handled = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_handled`
     const attempts = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_attempts`
 
@@ -63,12 +75,7 @@ const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: n
     yield* ready(a)
     yield* ready(b)
     // Both runners hold shard locks (PostgreSQL advisory locks), all 16 of them between them.
-    const split = yield* eventuallyEffect(
-      sql<{ holders: string; locks: string }>`SELECT count(DISTINCT pid) AS holders, count(*) AS locks
-        FROM pg_locks WHERE locktype = 'advisory' AND granted`.pipe(
-        Effect.map((rows) => Number(rows[0]?.holders) === 2 && Number(rows[0]?.locks) === 16)
-      )
-    )
+    const split = yield* eventuallyEffect(Effect.map(lockHolders(sql), (l) => l.holders === 2 && l.locks === 16))
     expect(split, a.output() + b.output()).toBe(true)
 
     // Two conversations of each agent, sent from both runners.
@@ -150,13 +157,6 @@ const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: n
     console.log(`${end}: from the signal to the first message handled on the survivor ${failover} ms (lock expiration ${lockExpirationMs} ms)`)
   })
 
-/** Holders of shard locks (PostgreSQL advisory locks) and how many locks they hold. */
-const lockHolders = (sql: SqlClient.SqlClient) =>
-  sql<{ holders: string; locks: string }>`SELECT count(DISTINCT pid) AS holders, count(*) AS locks
-    FROM pg_locks WHERE locktype = 'advisory' AND granted`.pipe(
-    Effect.map((rows) => ({ holders: Number(rows[0]?.holders), locks: Number(rows[0]?.locks) }))
-  )
-
 describe("agents shared by two runners on PostgreSQL", () => {
   it.scopedLive("agents split between the runners; after kill -9 of one, its agents continue on the other once its locks expire, and every acknowledged message is handled once (at least once, deduped)", () =>
     // Short in this test through the runners' config: a dead runner's agents move after it.
@@ -168,11 +168,7 @@ describe("agents shared by two runners on PostgreSQL", () => {
 
   it.scopedLive("a third runner joining takes some agents over, each agent on one runner at a time", () =>
     Effect.gen(function*() {
-      const pg = yield* startPostgres
-      const url = Redacted.value(pg.url)
-      const context = yield* Layer.build(PgClient.layer({ url: pg.url, maxConnections: 2 }))
-      const sql = yield* Effect.provide(SqlClient.SqlClient, context)
-      yield* createRunnerTables(sql)
+      const { sql, url } = yield* runnersDatabase
       const handled = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_handled`
       const start = (name: string) =>
         Effect.flatMap(Effect.promise(freePort), (port) => runnerProcess({ url, name, port, lockExpirationMs: 30_000, pollMs: 1000 }))

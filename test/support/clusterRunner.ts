@@ -21,17 +21,9 @@ import { Effect, Layer, Redacted, Runtime } from "effect"
 import * as NodeReadline from "node:readline"
 import { AgentPlacement, AgentReceivers, deliverTo } from "../../src/runtime/cluster/AgentEntity.js"
 import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
+import type { RunnerOptions } from "./clusterRunners.js"
 
-interface Options {
-  readonly url: string
-  readonly name: string
-  readonly port: number
-  readonly lockExpirationMs?: number
-  readonly pollMs?: number
-  readonly hold?: boolean
-}
-
-const options = JSON.parse(process.argv[2] ?? "{}") as Options
+const options = JSON.parse(process.argv[2] ?? "{}") as RunnerOptions
 
 const program = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<never>()
