@@ -90,8 +90,9 @@ const startPair = async (pg: Postgres, client: Client, bundle: string, round: nu
   return [a, b] as const
 }
 
+/** The messages handled, each once (a message run again after a rebalance is counted at its first run). */
 const handledRows = (client: Client, ids: ReadonlyArray<number>) =>
-  query<Row>(client, `SELECT agent, inbox_id, runner, at FROM runner_attempts WHERE inbox_id IN (${ids.join(",")})`)
+  query<Row>(client, `SELECT agent, inbox_id, runner, at FROM runner_handled WHERE inbox_id IN (${ids.join(",")})`)
 
 /** `end` ends runner a: kill -9 (a crash), or SIGTERM (a clean stop: a runner's restart). */
 const failover = (rounds: number, end: "kill -9" | "SIGTERM", settings: { lockExpirationMs: number; pollMs: number }) => async () => {
@@ -111,6 +112,8 @@ const failover = (rounds: number, end: "kill -9" | "SIGTERM", settings: { lockEx
         const rows = await waitFor("the first messages handled", 120, async () => {
           const found = await handledRows(client, first)
           return found.length === first.length ? found : undefined
+        }).catch((error: Error) => {
+          throw new Error(`${error.message}\nrunner a:\n${a.output().slice(-4000)}\nrunner b:\n${b.output().slice(-4000)}`)
         })
         const onA = rows.filter((row) => row.runner === a.name).map((row) => row.agent)
         const onB = rows.filter((row) => row.runner === b.name).map((row) => row.agent)
