@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { Bench } from "./bench.js"
+import { sleep, waitFor } from "./waitFor.js"
 import { benchKernBin } from "./kernBuild.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
@@ -13,19 +14,6 @@ const rssMb = (pid: number): number => {
   const line = /^VmRSS:\s+(\d+) kB$/m.exec(NodeFs.readFileSync(`/proc/${pid}/status`, "utf8"))
   if (line === null) throw new Error(`no VmRSS for pid ${pid}`)
   return Number(line[1]) / 1024
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Polls `check` until it returns a value, for at most `seconds`. */
-const waitFor = async <A>(what: string, seconds: number, check: () => Promise<A | undefined>): Promise<A> => {
-  const until = Date.now() + seconds * 1000
-  while (Date.now() < until) {
-    const value = await check().catch(() => undefined)
-    if (value !== undefined) return value
-    await sleep(100)
-  }
-  throw new Error(`gave up waiting for ${what} after ${seconds} s`)
 }
 
 /** Samples of a process's RSS once it is idle: `count` of them, `everyMs` apart. */

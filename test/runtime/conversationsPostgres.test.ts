@@ -1,22 +1,14 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Ref, Schedule } from "effect"
-import { Conversations, type Delivery } from "../../src/runtime/Conversations.js"
+import { Conversations } from "../../src/runtime/Conversations.js"
 import * as ConversationsLive from "../../src/runtime/cluster/ConversationsLive.js"
 import { SqlClient } from "@effect/sql"
+import { delivery } from "../support/deliveries.js"
 import { startPostgres } from "../support/postgres.js"
 
 // The conversations' journal (kern's Conversation entities over @effect/cluster's SQL storage) on a real PostgreSQL
 // server: the same code kern runs over kern.db, with only the SqlClient swapped (issue 34's first step).
-
-const delivery = (id: number, text: string): Delivery => ({
-  id,
-  interface: "http",
-  channel: "web",
-  userId: "operator",
-  text,
-  receivedAtMs: 1_764_000_000_000 + id
-})
 
 describe("conversations on PostgreSQL", () => {
   it.scopedLive("a delivered message reaches its conversation once, and the journal forgets it once received", () =>

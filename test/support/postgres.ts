@@ -15,7 +15,8 @@ export interface Postgres {
 /** Debian's server binaries (`apt-get install -y postgresql`); .ci/run installs them. */
 const binDir = "/usr/lib/postgresql/15/bin"
 
-const freePort = () =>
+/** A loopback port free now (for a server about to listen on it). */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = NodeNet.createServer()
     server.once("error", reject)
