@@ -3,6 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { inject } from "vitest"
 import { initAgentWithModel } from "../support/agentFolder.js"
+import { killedAtEnd } from "../support/backgroundAgent.js"
 import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import * as NodeFs from "node:fs"
@@ -53,6 +54,20 @@ describe("an agent on PostgreSQL", () => {
       expect(status.stdout).toContain(`schema ${schemas.a}`)
       expect(status.stdout).not.toContain(new URL(url).password || "\u0000never")
 
+      // The running agent: its conversations' journal (the cluster's tables) is in the schema too (processed
+      // messages are pruned from it; none is left pending), and two turns through it are answered in order.
+      yield* killedAtEnd(a)
+      const started = yield* kern(["start", a])
+      expect(started.status, started.stderr).toBe(0)
+      for (const word of ["one", "two"]) {
+        yield* server.reply(FakeReply.text(`reply ${word}`))
+        const through = yield* kern(["chat", a, "-m", `message ${word}`])
+        expect(through.status, through.stderr).toBe(0)
+        expect(through.stdout).toContain(`reply ${word}`)
+      }
+      const stopped = yield* kern(["stop", a])
+      expect(stopped.status, stopped.stderr).toBe(0)
+
       for (const dir of [a, b]) expect(NodeFs.existsSync(NodePath.join(dir, ".kern/kern.db"))).toBe(false)
 
       const rows = yield* Effect.gen(function*() {
@@ -61,8 +76,14 @@ describe("an agent on PostgreSQL", () => {
           sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(schema)}.recall_messages WHERE text LIKE ${`%${text}%`}`.pipe(
             Effect.map((r) => r[0]?.n ?? 0)
           )
-        return { aHas: yield* count(schemas.a, "zebracorn"), bHas: yield* count(schemas.b, "zebracorn"), bOwn: yield* count(schemas.b, "hello there") }
+        const pending = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(schemas.a)}.cluster_messages WHERE NOT processed`
+        return {
+          aHas: yield* count(schemas.a, "zebracorn"),
+          bHas: yield* count(schemas.b, "zebracorn"),
+          bOwn: yield* count(schemas.b, "hello there"),
+          pending: pending[0]?.n
+        }
       }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.orDie)
-      expect(rows).toEqual({ aHas: 1, bHas: 0, bOwn: 1 })
+      expect(rows).toEqual({ aHas: 1, bHas: 0, bOwn: 1, pending: 0 })
     })), { timeout: 240_000 })
 })

@@ -44,6 +44,16 @@ describe("kern.db on PostgreSQL", () => {
       expect(tables[0]!.n).toBeGreaterThan(25)
     }))
 
+  it.live("64-bit integers come back as numbers while a number holds them exactly, and as text past 2^53", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ count: unknown; time: unknown; snowflake: unknown; sum: unknown }>`SELECT
+        count(*) AS count, CAST(${"1795000000000"} AS BIGINT) AS time,
+        CAST(${"9007199254740993"} AS BIGINT) AS snowflake, CAST(${"2.5"} AS NUMERIC) AS sum FROM kern_meta`
+      // The cluster's journal ids (snowflakes) must never be rounded: a rounded id names another message.
+      expect(row).toEqual({ count: 0, time: 1795000000000, snowflake: "9007199254740993", sum: 2.5 })
+    }).pipe(Effect.provide(agentLayer(`kern_ints_${process.pid}`))))
+
   it.live("a refused login and an unreachable server are DatabaseErrors naming the server, never the password", () =>
     Effect.gen(function*() {
       const server = new URL(url())

@@ -92,8 +92,8 @@ export const multiRunnerConfig = (options: MultiRunnerOptions): ShardingConfig.S
 export const multiRunner = (options: MultiRunnerOptions) => {
   const config = ShardingConfig.layer(multiRunnerConfig(options))
   /**
-   * The journal's ids are 64-bit snowflakes, which the cluster reads back as BIGINT text (PgClient's default): a
-   * client that turns BIGINT into a JavaScript number (as kern.db's repositories' PgClient does, for counts and times)
+   * The journal's ids are 64-bit snowflakes, which the cluster reads back as BIGINT text (PgClient's default, and
+   * kern.db's client past 2^53: PgDatabase.bigintOrText): a client that turns every BIGINT into a JavaScript number
    * would round them and mix messages up. Checked before the cluster starts, with a message saying what to change.
    */
   const exactIds = Layer.effectDiscard(Effect.gen(function*() {

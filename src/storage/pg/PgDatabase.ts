@@ -19,14 +19,20 @@ export interface PostgresOptions {
 }
 
 /**
- * pg hands 64-bit integers (`count(*)`, BIGINT columns: kern's millisecond times and ids) and numerics (`sum`) back as
- * strings, to keep precision past 2^53. kern's integers are counts, sizes and times far below that, and the
- * repositories decode numbers, as SQLite gives them: both come back as numbers here.
+ * A 64-bit integer or numeric as a number when a number holds it exactly, else as pg's text. kern's own integers
+ * (counts, sizes, millisecond times, row ids) are far below 2^53 and the repositories decode numbers, as SQLite gives
+ * them; the cluster's journal ids are 64-bit snowflakes, which it reads as text (`String(row.id)`): a rounded number
+ * would name another message.
  */
+export const bigintOrText = (value: string): number | string => {
+  const number = Number(value)
+  return Number.isSafeInteger(number) || (!Number.isInteger(number) && Number.isFinite(number)) ? number : value
+}
+
 const types = {
   getTypeParser: (oid: number, format?: "text" | "binary") =>
     (oid === 20 || oid === 1700) && format !== "binary"
-      ? (value: string) => Number(value)
+      ? bigintOrText
       : format === "binary"
       ? PgTypes.getTypeParser(oid, "binary")
       : PgTypes.getTypeParser(oid, "text")
