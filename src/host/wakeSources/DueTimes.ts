@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Exit, FiberSet, HashMap, Option, Queue, Ref } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, FiberSet, HashMap, Option, Queue, Ref } from "effect"
 import { backoff } from "../../channels/telegram/TelegramChannel.js"
 import type { WakeFailed } from "./HostAgents.js"
 
@@ -8,6 +8,9 @@ interface Due {
   /** Wakes that failed in a row for this due time: the next try waits longer. */
   readonly failures: number
 }
+
+const earliestOf = (map: HashMap.HashMap<string, Due>) =>
+  HashMap.reduce(map, Option.none<number>(), (min, due) => Option.isSome(min) && min.value <= due.dueMs ? min : Option.some(due.dueMs))
 
 /**
  * The passive agents' due times, for the whole host: one fiber sleeps (on the Clock) until the earliest and wakes the
@@ -51,8 +54,12 @@ export const makeDueTimes = (wake: (name: string, reason: string) => Effect.Effe
         }).pipe(Effect.withSpan("kern.host.dueWake", { attributes: { agent: name } }))
       )
 
-    /** The timer: forked once in the host's scope. */
+    /**
+     * The timer, forked once in the host's scope. Its one sleep is made again only when the earliest due time moves
+     * (not at each agent read or woken), so a host reading 100 agents at start does not make 100 timers one after another.
+     */
     const run = Effect.gen(function*() {
+      let sleeper: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
       while (true) {
         const nowMs = yield* Clock.currentTimeMillis
         const all = yield* Ref.get(dues)
@@ -62,15 +69,24 @@ export const makeDueTimes = (wake: (name: string, reason: string) => Effect.Effe
           for (const [name, due] of ready) yield* fire(name, due)
           continue
         }
-        const earliest = HashMap.reduce(all, Option.none<number>(), (min, due) =>
-          Option.isSome(min) && min.value <= due.dueMs ? min : Option.some(due.dueMs))
+        const earliest = earliestOf(all)
+        if (sleeper !== undefined && (Option.isNone(earliest) || sleeper.at !== earliest.value)) {
+          yield* Fiber.interrupt(sleeper.fiber)
+          sleeper = undefined
+        }
+        if (sleeper === undefined && Option.isSome(earliest)) {
+          sleeper = { at: earliest.value, fiber: yield* Effect.fork(Effect.sleep(Duration.millis(earliest.value - nowMs))) }
+        }
         const changes = Queue.take(changed)
-        yield* Option.match(earliest, {
-          onNone: () => changes,
-          onSome: (ms) => Effect.race(Effect.sleep(Duration.millis(ms - nowMs)), changes)
-        })
+        yield* sleeper === undefined ? changes : Effect.race(Fiber.join(sleeper.fiber), changes)
       }
     })
 
-    return { set, clear, run, pending: Effect.map(Ref.get(dues), HashMap.size) } as const
+    /** How many passive agents have a due time, and the earliest. */
+    const status = Effect.map(Ref.get(dues), (map) => ({
+      count: HashMap.size(map),
+      nextDueMs: earliestOf(map)
+    }))
+
+    return { set, clear, run, status } as const
   })

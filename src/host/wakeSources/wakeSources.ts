@@ -1,5 +1,5 @@
 import { FileSystem, HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, Equal, HashMap, Layer, Option, Ref, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Equal, HashMap, Layer, Option, Ref, Stream } from "effect"
 import { ProcessEnv } from "../../config/ProcessEnv.js"
 import { makeDueTimes } from "./DueTimes.js"
 import { type HostedAgent, HostAgents } from "./HostAgents.js"
@@ -12,6 +12,21 @@ import { makeTelegramWakes } from "./TelegramWakes.js"
  * kern.db at the same interval while it runs (Scheduler.schedulePollInterval).
  */
 export const recheckInterval = Duration.seconds(10)
+
+/** What the wake sources watch now: for the host's status, and for tests to see them settled. */
+export interface WakeSourcesStatus {
+  /** Passive agents read and watched. */
+  readonly passive: number
+  /** Those with a due time, and the earliest. */
+  readonly due: number
+  readonly nextDueMs: Option.Option<number>
+  /** Bot tokens polled for passive agents (one fiber each). */
+  readonly telegramPollers: number
+}
+
+export class WakeSources extends Context.Tag("kern/host/WakeSources")<WakeSources, {
+  readonly status: Effect.Effect<WakeSourcesStatus>
+}>() {}
 
 interface Asleep {
   readonly dir: string
@@ -31,7 +46,8 @@ const sameWatch = (a: Option.Option<TelegramWatch>, b: Option.Option<TelegramWat
  * forgets it. Needs the host (HostAgents), a FileSystem, the process environment (ProcessEnv, under each agent's `.env`)
  * and an HttpClient for Telegram.
  */
-export const layer: Layer.Layer<never, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> = Layer.scopedDiscard(
+export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> = Layer.scoped(
+  WakeSources,
   Effect.gen(function*() {
     const host = yield* HostAgents
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
@@ -98,5 +114,12 @@ export const layer: Layer.Layer<never, never, HostAgents | FileSystem.FileSystem
     yield* Effect.forkScoped(dues.run)
     yield* Effect.forkScoped(follow)
     yield* Effect.forkScoped(looking)
+
+    return {
+      status: Effect.gen(function*() {
+        const due = yield* dues.status
+        return { passive: HashMap.size(yield* Ref.get(asleep)), due: due.count, nextDueMs: due.nextDueMs, telegramPollers: yield* telegram.polling }
+      })
+    }
   })
 )
