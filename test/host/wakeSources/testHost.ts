@@ -75,6 +75,7 @@ export const makeTestHost = <A, E>(
 
     return {
       layer: Layer.succeed(HostAgents, { list, wake, changes }),
+      wake,
       passivate,
       woken: Ref.get(woken),
       contextOf: (name: string) => Effect.map(Ref.get(entries), (map) => Option.flatMap(HashMap.get(map, name), (e) => e.context)),
