@@ -72,7 +72,7 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
     const fallAsleep = (agent: Pick<HostedAgent, "name" | "dir">) =>
       Effect.gen(function*() {
         const record = yield* read(agent.dir)
-        const stamp = yield* Effect.provide(folderStamp(agent.dir), context)
+        const stamp = yield* folderStamp(agent.dir)
         const before = HashMap.get(yield* Ref.get(asleep), agent.name)
         yield* Ref.update(asleep, HashMap.set(agent.name, { dir: agent.dir, stamp, telegram: record.telegram }))
         yield* dues.set(agent.name, record.dueMs, record.why)
@@ -97,7 +97,7 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
     /** A folder of a passive agent that changed on disk is read again (under the lock, if it is still passive). */
     const recheck = Effect.gen(function*() {
       for (const [name, known] of yield* Ref.get(asleep)) {
-        const stamp = yield* Effect.provide(folderStamp(known.dir), context)
+        const stamp = yield* folderStamp(known.dir)
         if (stamp === known.stamp) continue
         yield* lock.withPermits(1)(Effect.flatMap(Ref.get(asleep), (now) =>
           Option.match(HashMap.get(now, name), {
