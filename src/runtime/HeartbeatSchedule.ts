@@ -18,6 +18,18 @@ export interface HeartbeatNotice {
 }
 
 /**
+ * When the first heartbeat tick is due for a Scheduler starting at `nowMs`, from the due time the last one kept in
+ * kern.db (HeartbeatLog.due): that one stays due across a restart (one missed while the agent was down fires once,
+ * now); none, or one further off than an interval (the interval was shortened in config), is due an interval from now.
+ * A host reads it too, to wake a passive agent when its heartbeat is due.
+ */
+export const firstHeartbeatDue = (stored: Option.Option<number>, nowMs: number, intervalMs: number): number =>
+  Option.match(stored, {
+    onNone: () => nowMs + intervalMs,
+    onSome: (due) => due <= nowMs + intervalMs ? due : nowMs + intervalMs
+  })
+
+/**
  * The running agent's heartbeat: a `[heartbeat]` message in the queue every heartbeatInterval minutes, unless there is
  * no reason for one; what each tick did is recorded in kern.db (HeartbeatLog) and published to the channels. The
  * Scheduler fires it (a schedule like any other, `kern schedule list` shows it); the runtime tells it when a message
@@ -101,17 +113,9 @@ export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern
 
     const intervalMs = config.heartbeatInterval * 60_000
 
-    /**
-     * When the first tick is due as the Scheduler starts (none: heartbeatInterval 0, no heartbeat). The tick the last
-     * runtime scheduled stays due across a restart (one missed while the agent was down fires once, now); none, or one
-     * further off than an interval (the interval was shortened in config), is due an interval from now.
-     */
+    /** When the first tick is due as the Scheduler starts (none: heartbeatInterval 0, no heartbeat): firstHeartbeatDue. */
     const start = intervalMs === 0 ? Effect.succeed(Option.none<number>()) : Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const next = Option.match(yield* heartbeatLog.due, {
-        onNone: () => now + intervalMs,
-        onSome: (due) => due <= now + intervalMs ? due : now + intervalMs
-      })
+      const next = firstHeartbeatDue(yield* heartbeatLog.due, yield* Clock.currentTimeMillis, intervalMs)
       yield* heartbeatLog.setNext(next)
       return Option.some(next)
     })

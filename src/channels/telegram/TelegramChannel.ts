@@ -3,7 +3,7 @@ import type { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option, PubSub, Queue, Ref } from "effect"
 import { AgentRuntime } from "../../runtime/AgentRuntime.js"
 import { Approvals } from "../../runtime/Approvals.js"
-import { Inbox } from "../../runtime/Inbox.js"
+import { Inbox, type InboxShape } from "../../runtime/Inbox.js"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { PairingStore } from "../../users/PairingStore.js"
 import { ChannelError, Channels, makeStatusCell, type OutgoingFile } from "../../tools/Channels.js"
@@ -33,6 +33,16 @@ export const maxFileAttempts = 5
 /** Where the channel's position in the update stream is kept, moved with each message in one transaction. */
 export const offsetKey = "telegram:offset"
 export { defaultApiRoot } from "./api.js"
+
+/**
+ * The offset kern.db keeps (none before the first update): the truth, read again whenever polling (re)starts, by
+ * the channel and by a host polling for the agent while it is passive.
+ */
+export const storedOffset = (inbox: InboxShape) =>
+  Effect.map(
+    inbox.cursor(offsetKey),
+    Option.flatMap((value) => Option.liftPredicate(Number(value), Number.isSafeInteger))
+  )
 
 /** Waits after the n-th failure in a row: 1 s, 2 s, 4 s … up to a minute. */
 export const backoff = (failures: number): Duration.Duration => Duration.seconds(Math.min(60, 2 ** Math.max(0, failures - 1)))
@@ -99,18 +109,13 @@ export const layer: Layer.Layer<
   // Telegram turns may ask their person questions while the channel runs.
   yield* questions.showOn(telegramInterface)
 
-  /** The offset in kern.db is the truth: read again whenever polling (re)starts. */
-  const storedOffset = Effect.map(
-    inbox.cursor(offsetKey),
-    Option.flatMap((value) => Option.liftPredicate(Number(value), Number.isSafeInteger))
-  )
   const offset = yield* Ref.make(Option.none<number>())
   const failures = yield* Ref.make(0)
   /** The update whose files failed to download, and how many times in a row. */
   const fileAttempts = yield* Ref.make({ updateId: -1, attempts: 0 })
 
   /** Past an update that was taken and not queued. */
-  const skip = (update: Api.Update) => inbox.setCursor({ key: offsetKey, value: String(update.update_id + 1) })
+  const skip = (update: { readonly update_id: number }) => inbox.setCursor({ key: offsetKey, value: String(update.update_id + 1) })
 
   /** A refusal (the user blocked the bot, a deleted chat) is final: logged, and the update is past. */
   const refusedIsDone = (what: string) => <A, R>(self: Effect.Effect<A, Api.TelegramError, R>) =>
@@ -224,6 +229,9 @@ export const layer: Layer.Layer<
       for (const update of updates) {
         if ("skipped" in update) {
           yield* Effect.logWarning(`kern: telegram: skipped update ${update.update_id}: ${update.skipped}`)
+          // Stored too: a host polling for this agent while it is passive starts from the stored offset, and an update
+          // left before it would wake the agent again each time it is passivated.
+          yield* skip(update)
           yield* Ref.set(offset, Option.some(update.update_id + 1))
         } else {
           yield* handle(bot, update)
@@ -231,7 +239,7 @@ export const layer: Layer.Layer<
       }
     })
 
-  const session = storedOffset.pipe(
+  const session = storedOffset(inbox).pipe(
     Effect.flatMap((stored) => Ref.set(offset, stored)),
     Effect.zipRight(api.getMe),
     Effect.tap(() => status.set("connected")),

@@ -1,0 +1,97 @@
+import { FileSystem } from "@effect/platform"
+import { Clock, Data, Effect, Layer, Option } from "effect"
+import * as NodeFs from "node:fs"
+import { loadConfig } from "../../config/AgentConfig.js"
+import { agentPaths } from "../../config/paths.js"
+import type { ProcessEnv } from "../../config/ProcessEnv.js"
+import * as TelegramChannel from "../../channels/telegram/TelegramChannel.js"
+import { firstHeartbeatDue } from "../../runtime/HeartbeatSchedule.js"
+import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
+import { Inbox, layerSql as inboxLayer } from "../../runtime/Inbox.js"
+import * as Database from "../../storage/Database.js"
+import { ScheduleStore } from "../../tools/schedules/ScheduleStore.js"
+
+/** Where a passive agent's Telegram bot is polled from, and the offset its own channel would poll from. */
+export interface TelegramWatch {
+  readonly root: string
+  readonly token: string
+  readonly offset: Option.Option<number>
+}
+
+/** What wakes a passive agent, as its folder says while it sleeps. */
+export interface PassiveRecord {
+  /** When it must be woken (its earliest schedule, its heartbeat, or now for a message left in its inbox). */
+  readonly dueMs: Option.Option<number>
+  /** What is due then, for the host's log. */
+  readonly why: string
+  /** Its Telegram bot, when TELEGRAM_BOT_TOKEN is set for it. */
+  readonly telegram: Option.Option<TelegramWatch>
+}
+
+/** An agent folder that could not be read while passive: nothing wakes it but a message until it can be. */
+export class PassiveReadFailed extends Data.TaggedError("PassiveReadFailed")<{
+  readonly dir: string
+  readonly message: string
+}> {}
+
+const earlier = (a: Option.Option<readonly [number, string]>, b: Option.Option<readonly [number, string]>) =>
+  Option.isNone(a) ? b : Option.isNone(b) ? a : b.value[0] < a.value[0] ? b : a
+
+/**
+ * A passive agent's due time and Telegram offset, read the way its own runtime reads them (ScheduleStore.earliest,
+ * HeartbeatLog.due with the Scheduler's start rule, the channel's stored offset), over one short open of its kern.db,
+ * closed before this returns. A folder with no kern.db (never run) is not given one: the agent's first start
+ * decides about it (it refuses a missing kern.db beside existing sessions).
+ */
+export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveReadFailed, FileSystem.FileSystem | ProcessEnv> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const loaded = yield* loadConfig(dir)
+    const nowMs = yield* Clock.currentTimeMillis
+    const intervalMs = loaded.config.heartbeatInterval * 60_000
+    const token = loaded.env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
+    const root = loaded.env["TELEGRAM_API_ROOT"]?.trim() || TelegramChannel.defaultApiRoot
+    const stored = (yield* fs.exists(loaded.paths.dbFile))
+      ? yield* Effect.all({
+        schedule: Effect.flatMap(ScheduleStore, (store) => store.earliest),
+        heartbeat: Effect.flatMap(HeartbeatLog, (log) => log.due),
+        waiting: Effect.flatMap(Inbox, (inbox) => inbox.size),
+        offset: Effect.flatMap(Inbox, TelegramChannel.storedOffset)
+      }).pipe(
+        Effect.provide(Layer.mergeAll(ScheduleStore.Default, HeartbeatLog.Default, inboxLayer).pipe(
+          Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile }))
+        ))
+      )
+      : { schedule: Option.none<number>(), heartbeat: Option.none<number>(), waiting: 0, offset: Option.none<number>() }
+    const heartbeat = intervalMs === 0
+      ? Option.none<readonly [number, string]>()
+      : Option.some([firstHeartbeatDue(stored.heartbeat, nowMs, intervalMs), "the heartbeat is due"] as const)
+    const due = [
+      Option.map(stored.schedule, (ms) => [ms, "a schedule is due"] as const),
+      heartbeat,
+      stored.waiting > 0 ? Option.some([nowMs, `${stored.waiting} accepted message(s) wait in its inbox`] as const) : Option.none()
+    ].reduce(earlier, Option.none())
+    return {
+      dueMs: Option.map(due, ([ms]) => ms),
+      why: Option.match(due, { onNone: () => "", onSome: ([, why]) => why }),
+      telegram: token === "" ? Option.none() : Option.some({ root, token, offset: stored.offset })
+    }
+  }).pipe(
+    Effect.mapError((error) => new PassiveReadFailed({ dir, message: error.message })),
+    Effect.withSpan("kern.host.readPassive")
+  )
+
+/**
+ * What the folder's config, `.env` and kern.db look like on disk (sizes and times): a change means something wrote
+ * them while the agent slept (`kern schedule add` beside the host, an edited config), and its record is read again.
+ * Plain stat calls that return nothing for a missing file: through FileSystem.stat each missing `.env` or `-wal` was a
+ * failure with its stack, and 100 passive agents looked at every 10 s cost 650 ms of CPU a minute (host.idle.passive).
+ */
+export const folderStamp = (dir: string): Effect.Effect<string> =>
+  Effect.sync(() => {
+    const paths = agentPaths(dir)
+    return [paths.configFile, paths.envFile, paths.dbFile, `${paths.dbFile}-wal`].map((file) => {
+      const info = NodeFs.statSync(file, { throwIfNoEntry: false })
+      return info === undefined ? "-" : `${info.size}@${info.mtimeMs}`
+    }).join(" ")
+  })

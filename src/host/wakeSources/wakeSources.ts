@@ -1,0 +1,125 @@
+import { FileSystem, HttpClient } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Equal, HashMap, Layer, Option, Ref, Stream } from "effect"
+import { ProcessEnv } from "../../config/ProcessEnv.js"
+import { makeDueTimes } from "./DueTimes.js"
+import { type HostedAgent, HostAgents } from "./HostAgents.js"
+import { folderStamp, type PassiveRecord, readPassive, type TelegramWatch } from "./passiveRead.js"
+import { makeTelegramWakes } from "./TelegramWakes.js"
+
+/**
+ * How often the passive agents' folders are looked at (a stat of four files each) for what another process wrote
+ * while they sleep: `kern schedule add` beside the host, an edited config or `.env`. The agent's own Scheduler polls
+ * kern.db at the same interval while it runs (Scheduler.schedulePollInterval).
+ */
+export const recheckInterval = Duration.seconds(10)
+
+/** What the wake sources watch now: for the host's status, and for tests to see them settled. */
+export interface WakeSourcesStatus {
+  /** Passive agents read and watched. */
+  readonly passive: number
+  /** Those with a due time, and the earliest. */
+  readonly due: number
+  readonly nextDueMs: Option.Option<number>
+  /** Bot tokens polled for passive agents (one fiber each). */
+  readonly telegramPollers: number
+}
+
+export class WakeSources extends Context.Tag("kern/host/WakeSources")<WakeSources, {
+  readonly status: Effect.Effect<WakeSourcesStatus>
+}>() {}
+
+interface Asleep {
+  readonly dir: string
+  readonly stamp: string
+  readonly telegram: Option.Option<TelegramWatch>
+}
+
+const sameWatch = (a: Option.Option<TelegramWatch>, b: Option.Option<TelegramWatch>) =>
+  Option.isNone(a) ? Option.isNone(b) : Option.isSome(b) && a.value.root === b.value.root && a.value.token === b.value.token &&
+    Equal.equals(a.value.offset, b.value.offset)
+
+/**
+ * What wakes a passive hosted agent besides a message to it: its due time (schedules and heartbeat) and its Telegram
+ * bot, for every passive agent of the host, from a handful of host fibers (one timer, one per bot token, one for the
+ * host's changes and one looking at the folders), none per agent. When an agent turns passive its kern.db is read once
+ * (then closed) for its due time and Telegram offset; when it wakes, its own Scheduler and channel take over and this
+ * forgets it. Needs the host (HostAgents), a FileSystem, the process environment (ProcessEnv, under each agent's `.env`)
+ * and an HttpClient for Telegram.
+ */
+export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> = Layer.scoped(
+  WakeSources,
+  Effect.gen(function*() {
+    const host = yield* HostAgents
+    const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
+    const dues = yield* makeDueTimes(host.wake)
+    const telegram = yield* makeTelegramWakes(host.wake)
+    /** The passive agents as last read; every change to it and to the sources goes through `lock`. */
+    const asleep = yield* Ref.make(HashMap.empty<string, Asleep>())
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const read = (dir: string) =>
+      readPassive(dir).pipe(
+        Effect.catchAll((error) =>
+          Effect.as(
+            Effect.logWarning(`kern: host: could not read ${dir} while it sleeps (${error.message}); only a message wakes it`),
+            { dueMs: Option.none(), why: "", telegram: Option.none() } satisfies PassiveRecord
+          )
+        ),
+        Effect.provide(context)
+      )
+
+    /** An agent turned passive (or its folder changed while passive): read, then its due time and bot watched. */
+    const fallAsleep = (agent: Pick<HostedAgent, "name" | "dir">) =>
+      Effect.gen(function*() {
+        const record = yield* read(agent.dir)
+        const stamp = yield* folderStamp(agent.dir)
+        const before = HashMap.get(yield* Ref.get(asleep), agent.name)
+        yield* Ref.update(asleep, HashMap.set(agent.name, { dir: agent.dir, stamp, telegram: record.telegram }))
+        yield* dues.set(agent.name, record.dueMs, record.why)
+        if (Option.isSome(before) && sameWatch(before.value.telegram, record.telegram)) return
+        yield* Option.match(record.telegram, {
+          onNone: () => telegram.release(agent.name),
+          onSome: (watch) => telegram.watch(agent.name, watch)
+        })
+      })
+
+    /** Waking, live or gone: its own Scheduler and channels run (or nothing does); nothing here for it. */
+    const wakeUp = (name: string) =>
+      Effect.gen(function*() {
+        yield* Ref.update(asleep, HashMap.remove(name))
+        yield* dues.clear(name)
+        yield* telegram.release(name)
+      })
+
+    const follow = Stream.runForEach(host.changes, (agent) =>
+      lock.withPermits(1)(agent.state === "passive" ? fallAsleep(agent) : wakeUp(agent.name)))
+
+    /** A folder of a passive agent that changed on disk is read again (under the lock, if it is still passive). */
+    const recheck = Effect.gen(function*() {
+      for (const [name, known] of yield* Ref.get(asleep)) {
+        const stamp = yield* folderStamp(known.dir)
+        if (stamp === known.stamp) continue
+        yield* lock.withPermits(1)(Effect.flatMap(Ref.get(asleep), (now) =>
+          Option.match(HashMap.get(now, name), {
+            onNone: () => Effect.void,
+            onSome: (still) => fallAsleep({ name, dir: still.dir })
+          })
+        ))
+      }
+    })
+    // The folders are looked at on the real clock, as the Scheduler polls kern.db: other processes write in real time,
+    // and a test's simulated hours then cost no look every 10 s (the due times themselves are on the Clock).
+    const looking = Effect.forever(Effect.zipRight(Effect.sleep(recheckInterval).pipe(Effect.withClock(Clock.make())), recheck))
+
+    yield* Effect.forkScoped(dues.run)
+    yield* Effect.forkScoped(follow)
+    yield* Effect.forkScoped(looking)
+
+    return {
+      status: Effect.gen(function*() {
+        const due = yield* dues.status
+        return { passive: HashMap.size(yield* Ref.get(asleep)), due: due.count, nextDueMs: due.nextDueMs, telegramPollers: yield* telegram.polling }
+      })
+    }
+  })
+)
