@@ -14,6 +14,7 @@ export const processFiles = [
   "test/cli/chat.test.ts",
   "test/cli/chatFiles.test.ts",
   "test/cli/postgresAgent.test.ts",
+  "test/host/wakeSources/telegramWakes.test.ts",
   "test/observability/otelChat.test.ts",
   "test/cli/processes.test.ts",
   "test/cli/mcpOrphans.test.ts",
