@@ -3,7 +3,7 @@
 // (a cycle between folders, even within one layer). Lowest first:
 //
 //   config ← storage ← kernel ← session, model, users ← tools, recall, context, memory ← mcp, skills, backup, importers ← turn ← agent, runtime
-//   ← channels ← cli ← quick ← src/*.ts
+//   ← channels ← host ← cli ← quick ← src/*.ts
 //
 // `turn` is one turn (the queue it draws from, the runner, the model step); `runtime` the long-lived agent over it;
 // `agent` the library's Agent, built on the runtime's layers (so runtime never imports agent). `users` is who may do what (the users file, pairing): built on the
@@ -34,6 +34,7 @@ export const layers = [
   ["turn"],
   ["agent", "runtime"],
   ["channels"],
+  ["host"],
   ["cli"],
   ["quick"],
   ["."]

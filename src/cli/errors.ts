@@ -15,7 +15,8 @@ const usageTags: ReadonlySet<string> = new Set([
   "ConfigError",
   "ValidationError",
   "ModelConfigMissing",
-  "NotAnAgentFolder"
+  "NotAnAgentFolder",
+  "HostConfigError"
 ])
 
 /** Exit codes (DESIGN.md): 0 ok, 1 failure, 2 usage or configuration error. */
