@@ -61,11 +61,15 @@ export const make = (options: HostAgentsOptions) =>
         onSome: (found) => found.wake(reason)
       }))
 
-    /** Reported when an agent is added: a folder another runtime holds is not taken from it (waking it is refused). */
+    /**
+     * When an agent is added: its token is made (clients need it before its first wake), and what is wrong is reported:
+     * not an agent folder, or a folder another runtime holds, which is not taken from it (waking it is refused).
+     */
     const heldBy = (agent: HostedAgent) =>
       Effect.gen(function*() {
         const loaded = yield* loadConfig(agent.dir)
         if (!loaded.fileExists) return Option.some(`${agent.dir} is not an agent folder (kern init makes one)`)
+        yield* agentToken(loaded)
         const holder = yield* LockFile.readHolder(loaded.paths.lockFile)
         return Option.map(holder, (h) => `its folder is held by pid ${h.pid} (${h.command}); it is not hosted until that stops`)
       }).pipe(Effect.catchAll((error) => Effect.succeed(Option.some(error.message))), Effect.provide(context))
