@@ -22,7 +22,8 @@ export const processFiles = [
   "test/cli/sessionLoad.test.ts",
   "test/cli/backupRunning.test.ts",
   "test/context/endToEnd.test.ts",
-  "test/runtime/subagentsKill.test.ts"
+  "test/runtime/subagentsKill.test.ts",
+  "test/host/serve.test.ts"
 ]
 
 /** What both runs share. */

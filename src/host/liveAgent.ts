@@ -24,12 +24,14 @@ const activityLayer = Layer.effect(
     const jobs = yield* JobStore
     const subagents = yield* SubAgentStore
     // A store that cannot be read counts as busy: the agent is kept, never passivated on a guess.
-    const count = <E>(effect: Effect.Effect<number, E>) => Effect.orElseSucceed(effect, () => 1)
+    const count = <E>(effect: Effect.Effect<number, E>) =>
+      Effect.catchAllCause(effect, (cause) => Effect.as(Effect.logWarning("kern serve: could not tell whether the agent is idle", cause), 1))
     const busy = Effect.gen(function*() {
-      if (!(yield* runtime.idle)) return true
-      if ((yield* count(inbox.size)) > 0) return true
-      if ((yield* count(Effect.map(jobs.running, (rows) => rows.length))) > 0) return true
-      return (yield* count(Effect.map(subagents.running, (rows) => rows.length))) > 0
+      const idle = yield* runtime.idle
+      const inboxSize = yield* count(inbox.size)
+      const jobsRunning = yield* count(Effect.map(jobs.running, (rows) => rows.length))
+      const subs = yield* count(Effect.map(subagents.running, (rows) => rows.length))
+      return !idle || inboxSize > 0 || jobsRunning > 0 || subs > 0
     })
     return { busy }
   })
