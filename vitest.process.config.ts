@@ -26,7 +26,8 @@ export const processFiles = [
   "test/cli/backupRunning.test.ts",
   "test/context/endToEnd.test.ts",
   "test/runtime/subagentsKill.test.ts",
-  "test/runtime/clusterRunners.test.ts"
+  "test/runtime/clusterRunners.test.ts",
+  "test/host/serve.test.ts"
 ]
 
 /** What both runs share. */

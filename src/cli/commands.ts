@@ -354,6 +354,30 @@ const start = Command.make("start", { dir: dirArg, dirFlag: dirOption }, (args) 
     )
   )
 
+const serve = Command.make("serve", {
+  dirs: folderText.pipe(Args.withDescription("agent folders to host, each named by its folder's name"), Args.repeated),
+  config: Options.file("config").pipe(
+    Options.withDescription("host.json: { \"agents\": { \"<name>\": \"<folder>\" | { \"dir\": \"<folder>\" } }, \"host\"?, \"port\"?, \"idleSeconds\"? } (watched: agents added or removed there take effect at once)"),
+    Options.optional
+  ),
+  host: Options.text("host").pipe(Options.withDescription("the address to listen on (default 127.0.0.1)"), Options.optional),
+  port: Options.integer("port").pipe(Options.withDescription("the port (default 4000; 0 takes a free one)"), Options.optional),
+  idleSeconds: Options.integer("idle-seconds").pipe(
+    Options.withDescription("passivate an agent after this many seconds with nothing to do (default 600; 0 never)"),
+    Options.optional
+  ),
+  home: Options.directory("home").pipe(
+    Options.withDescription("where the host keeps .kern-host/ (its token and lock); default host.json's folder, or the current one"),
+    Options.optional
+  )
+}, (args) => lazy(() => import("./serve.js"), (m) => m.serve(args))).pipe(
+  Command.withDescription(
+    "Run many agent folders in one process, each under /agents/<name>/ of one HTTP server (its API and web UI, with its own token). " +
+      "An agent is started when a request needs it and stopped again after idleSeconds with nothing to do. " +
+      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host. Ctrl-C stops every agent cleanly."
+  )
+)
+
 const stop = Command.make("stop", { dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.stop(resolved)))).pipe(
     Command.withDescription("Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s.")
@@ -731,7 +755,7 @@ const doctor = Command.make("doctor", { dir: dirArg, dirFlag: dirOption, json: j
 
 const kern = Command.make("kern").pipe(
   Command.withDescription("kern runs one long-lived AI agent per folder."),
-  Command.withSubcommands([init, status, run, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, gc, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand, doctor])
+  Command.withSubcommands([init, status, run, serve, start, stop, restart, logs, open, chat, tui, sessions, recall, context, segments, pair, users, approvals, approve, deny, jobs, gc, kernel, runtimeGuard, mcp, skills, schedule, backup, restore, importCommand, doctor])
 )
 
 export const commands = kern
@@ -748,6 +772,7 @@ export const commandDocs: Readonly<Record<string, CommandDoc>> = {
   init: doc(init, "Create an agent folder."),
   status: doc(status, "An agent's configuration, problems and usage."),
   run: doc(run, "Run the agent in the foreground."),
+  serve: doc(serve, "Run many agents in one process."),
   start: doc(start, "Run the agent in the background."),
   stop: doc(stop, "Stop the background agent."),
   restart: doc(restart, "Restart the background agent."),

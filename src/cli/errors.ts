@@ -16,7 +16,8 @@ const usageTags: ReadonlySet<string> = new Set([
   "ValidationError",
   "ModelConfigMissing",
   "NotAnAgentFolder",
-  "DatabaseConfigError"
+  "DatabaseConfigError",
+  "HostConfigError"
 ])
 
 /** Exit codes (DESIGN.md): 0 ok, 1 failure, 2 usage or configuration error. */

@@ -8,8 +8,13 @@ export class ServerInfo extends Context.Tag("kern/channels/web/ServerInfo")<Serv
   /** What runs the server, as /status reports it (`kern run`, `kern start`). */
   readonly command: string
   readonly startedAtMs: number
-  /** `http://host:port`, as a client on this machine reaches it (login links). */
+  /** `http://host:port` (with basePath), as a client on this machine reaches it (login links). */
   readonly baseUrl: string
+  /**
+   * Where the agent's routes sit on the server: "" alone (`kern run`, `kern start`), `/agents/<name>` under
+   * `kern serve`, which takes it off before the routes see the path. The browser's cookie is scoped to it.
+   */
+  readonly basePath: string
   /** Request bodies beyond this are refused with 413. */
   readonly bodyLimitBytes: number
   /** The cap of `POST /message`'s body: bodyLimitBytes plus the files a message may carry (base64). */

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiError, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Context as EffectContext, Effect, Layer } from "effect"
 import * as NodeHttp from "node:http"
 import { AgentRuntime } from "../../runtime/AgentRuntime.js"
 import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
@@ -57,6 +57,8 @@ export interface WebServerOptions extends ServerSettings {
   readonly webRoot?: string | undefined
   /** Where the server's notices go (the warning for a non-loopback host). */
   readonly report?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Where the routes sit on a shared server (`/agents/<name>` under `kern serve`); "" by default. ServerInfo.basePath. */
+  readonly basePath?: string | undefined
 }
 
 /** The origins a page of this server has: the configured host, and each loopback name when it is loopback. */
@@ -129,7 +131,8 @@ export const makeRoutes = (options: WebServerOptions) =>
       port: options.port,
       command: options.command,
       startedAtMs: runtime.startedAtMs,
-      baseUrl: baseUrl(options),
+      baseUrl: `${baseUrl(options)}${options.basePath ?? ""}`,
+      basePath: options.basePath ?? "",
       bodyLimitBytes: options.bodyLimitBytes ?? defaultBodyLimitBytes,
       messageBodyLimitBytes: messageBodyLimit(options.bodyLimitBytes ?? defaultBodyLimitBytes, media.limits.maxTurnBytes)
     })
@@ -204,16 +207,37 @@ export const makeApp = (options: WebServerOptions) =>
     return app
   })
 
+/** The agent's whole HTTP API and UI as one app (makeApp), for a server to serve: its own (layer) or a host's. */
+export class AgentHttpApp extends EffectContext.Tag("kern/channels/web/AgentHttpApp")<
+  AgentHttpApp,
+  Effect.Effect.Success<ReturnType<typeof makeApp>>
+>() {}
+
 /**
- * The server as a scoped layer over the running agent: the event hub fed by every turn, the routes, listening on
- * host:port until the scope closes. Binding anything but loopback is reported as the risk it is.
+ * The agent's app over the running agent, with no server: the event hub fed by every turn and the routes. `kern
+ * serve` builds one per live agent and serves it under `/agents/<name>` (options.basePath).
+ */
+export const appLayer = (options: WebServerOptions) =>
+  Layer.scoped(AgentHttpApp, makeApp(options)).pipe(
+    Layer.provide(RuntimeFeed.layer),
+    Layer.provideMerge(EventHub.Default),
+    Layer.provide(HeartbeatLog.Default),
+    // For GET /status's running jobs and sub-agents (kern.db's rows; stateless over the agent's SqlClient).
+    Layer.provide(Layer.merge(JobStore.Default, SubAgentStore.Default)),
+    Layer.provide(BrowserSessions.Default),
+    // For GET /context/system's token counts.
+    Layer.provide(Tokenizer.Default)
+  )
+
+/**
+ * The server as a scoped layer over the running agent: the agent's app (appLayer), listening on host:port until the
+ * scope closes. Binding anything but loopback is reported as the risk it is.
  */
 export const layer = (options: WebServerOptions) => {
   const report = options.report ?? ((line: string) => Effect.logWarning(line))
   const serve = Layer.unwrapScoped(Effect.gen(function*() {
     if (!isLoopback(options.host)) yield* report(`warning: ${exposedWarning(options.host)}`)
-    const app = yield* makeApp(options)
-    return HttpServer.serve(app)
+    return HttpServer.serve(yield* AgentHttpApp)
   }))
   return Layer.unwrapScoped(Effect.sync(() => {
     const server = NodeHttp.createServer()
@@ -225,16 +249,7 @@ export const layer = (options: WebServerOptions) => {
     // server's own close, which then has nothing left to wait for.
     const dropConnections = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections())))
     return Layer.merge(
-      serve.pipe(
-        Layer.provide(RuntimeFeed.layer),
-        Layer.provideMerge(EventHub.Default),
-        Layer.provide(HeartbeatLog.Default),
-        // For GET /status's running jobs and sub-agents (kern.db's rows; stateless over the agent's SqlClient).
-        Layer.provide(Layer.merge(JobStore.Default, SubAgentStore.Default)),
-        Layer.provide(BrowserSessions.Default),
-        // For GET /context/system's token counts.
-        Layer.provide(Tokenizer.Default)
-      ),
+      serve.pipe(Layer.provideMerge(appLayer(options))),
       dropConnections
     ).pipe(Layer.provide(listen))
   }))

@@ -52,6 +52,31 @@ const choosePort = (host: string) =>
     return yield* new ServerSetupError({ message: `no free port from ${portRange.from} to ${portRange.to} on ${host}; set "port" in .kern/config.json` })
   })
 
+const io = (what: string) => (error: { readonly message: string }) => new ServerSetupError({ message: `${what}: ${error.message}` })
+
+/**
+ * A bearer token kept in an env file (mode 0600): `current` when it is set, else a new one appended to `envFile` as
+ * `variable`, with `comment` above it.
+ */
+export const keptToken = (envFile: string, current: string | undefined, variable: string, comment: string) =>
+  Effect.gen(function*() {
+    if (current !== undefined && current.trim() !== "") return current
+    const fs = yield* FileSystem.FileSystem
+    const token = newSecret()
+    const exists = yield* fs.exists(envFile).pipe(Effect.mapError(io(`could not read ${envFile}`)))
+    const before = exists ? yield* fs.readFileString(envFile).pipe(Effect.mapError(io(`could not read ${envFile}`))) : ""
+    const separator = before === "" || before.endsWith("\n") ? "" : "\n"
+    yield* fs.writeFileString(envFile, `${before}${separator}# ${comment}\n${variable}=${token}\n`, { mode: 0o600 }).pipe(
+      Effect.zipRight(fs.chmod(envFile, 0o600)),
+      Effect.mapError(io(`could not write ${envFile}`))
+    )
+    return token
+  })
+
+/** The agent's HTTP token (KERN_AUTH_TOKEN in `.kern/.env`), made once and kept. */
+export const agentToken = (loaded: LoadedConfig) =>
+  keptToken(loaded.paths.envFile, loaded.env.KERN_AUTH_TOKEN, "KERN_AUTH_TOKEN", "The HTTP API's bearer token (kern open logs a browser in with it).")
+
 /**
  * The server's port and token, made once and kept: a port chosen from portRange is saved to `.kern/config.json`
  * (`KERN_PORT` overrides it), a token generated into `.kern/.env` (mode 0600) as KERN_AUTH_TOKEN. `kern start` runs
@@ -61,18 +86,7 @@ export const prepareServer = (loaded: LoadedConfig) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const { config, paths } = loaded
-    const io = (what: string) => (error: { readonly message: string }) => new ServerSetupError({ message: `${what}: ${error.message}` })
-    let token = loaded.env.KERN_AUTH_TOKEN
-    if (token === undefined || token.trim() === "") {
-      token = newSecret()
-      const exists = yield* fs.exists(paths.envFile).pipe(Effect.mapError(io(`could not read ${paths.envFile}`)))
-      const before = exists ? yield* fs.readFileString(paths.envFile).pipe(Effect.mapError(io(`could not read ${paths.envFile}`))) : ""
-      const separator = before === "" || before.endsWith("\n") ? "" : "\n"
-      yield* fs.writeFileString(paths.envFile, `${before}${separator}# The HTTP API's bearer token (kern open logs a browser in with it).\nKERN_AUTH_TOKEN=${token}\n`, { mode: 0o600 }).pipe(
-        Effect.zipRight(fs.chmod(paths.envFile, 0o600)),
-        Effect.mapError(io(`could not write ${paths.envFile}`))
-      )
-    }
+    const token = yield* agentToken(loaded)
     let port = config.port
     if (port === undefined) {
       port = yield* choosePort(config.host)

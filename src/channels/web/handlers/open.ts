@@ -8,8 +8,8 @@ import { KernApi } from "../KernApi.js"
 import { BrowserLogins, ServerInfo } from "../ServerInfo.js"
 
 /** The cookie lives as long as the session may: a browser restart keeps it, the server decides when it ends. */
-const sessionCookie = (id: string, maxAgeMs: number) =>
-  `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
+const sessionCookie = (id: string, maxAgeMs: number, basePath: string) =>
+  `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=${basePath}/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
 
 /** The health check (it holds no data) and the exchange of a one-time login ticket for a browser session. */
 export const layer = HttpApiBuilder.group(KernApi, "open", (handlers) =>
@@ -29,7 +29,11 @@ export const layer = HttpApiBuilder.group(KernApi, "open", (handlers) =>
           }
           return HttpServerResponse.empty({
             status: 303,
-            headers: { location: "/", "set-cookie": sessionCookie(session, logins.limits.maxAgeMs), "cache-control": "no-store" }
+            headers: {
+              location: `${server.basePath}/`,
+              "set-cookie": sessionCookie(session, logins.limits.maxAgeMs, server.basePath),
+              "cache-control": "no-store"
+            }
           })
         }))
   }))

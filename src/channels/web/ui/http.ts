@@ -15,10 +15,16 @@ const errorMessage = (status: number, body: Json | undefined): string => {
   return named === undefined ? `the server answered ${status}` : `${named} (${status})`
 }
 
+/**
+ * A route's path as the page's base sees it: `/status` is `./status`, so the UI served at `/` (kern run, kern start)
+ * asks `/status`, and served under `/agents/<name>/` (kern serve) asks `/agents/<name>/status`.
+ */
+export const at = (path: string): string => (path.startsWith("/") ? `.${path}` : path)
+
 export const request = async (path: string, init?: RequestInit): Promise<Loaded<Json | undefined>> => {
   let response: Response
   try {
-    response = await fetch(path, { credentials: "same-origin", ...init })
+    response = await fetch(at(path), { credentials: "same-origin", ...init })
   } catch {
     return failed(0, "the agent is not reachable")
   }

@@ -7,7 +7,7 @@ import { addNotice, addSent, type ChatState, emptyChat, replaceWithHistory } fro
 import { decodeHistory, type HistoryPage, prependPage } from "./historyItems.js"
 import { foldLive } from "./liveFold.js"
 import { decodeFiles, decodeMediaLimits, type MediaLimits } from "./attachments.js"
-import { getJson, mapLoaded, postJson, query } from "./http.js"
+import { at, getJson, mapLoaded, postJson, query } from "./http.js"
 import { decodeUsers, noNames, unknownSender, type UserNames, userKeyOf } from "./userNames.js"
 import { sseEventName } from "../sseEventName.js"
 import {
@@ -229,7 +229,7 @@ export const makeStore = () => {
     }
 
     const open = (fresh: boolean) => {
-      const es = new EventSource("/events?questions=web")
+      const es = new EventSource(at("/events?questions=web"))
       source = es
       for (const type of eventTypes) es.addEventListener(sseEventName(type), onMessage)
       es.addEventListener("message", onMessage)

@@ -1,0 +1,53 @@
+import { Console, Effect, Either, Option } from "effect"
+import * as NodePath from "node:path"
+import { runHost } from "../host/Host.js"
+import { type HostSettings, loadHostConfig, settingsOfDirs } from "../host/HostConfig.js"
+import { UsageError } from "./errors.js"
+
+export interface ServeArgs {
+  readonly dirs: ReadonlyArray<string>
+  readonly config: Option.Option<string>
+  readonly host: Option.Option<string>
+  readonly port: Option.Option<number>
+  readonly idleSeconds: Option.Option<number>
+  readonly home: Option.Option<string>
+}
+
+const stderr = (line: string) => Console.error(`kern: ${line}`)
+
+/** The settings from host.json (the flags override its host, port and idleSeconds) or from the folders named. */
+const settingsOf = (args: ServeArgs) =>
+  Effect.gen(function*() {
+    const overrides = {
+      host: Option.getOrUndefined(args.host),
+      port: Option.getOrUndefined(args.port),
+      idleSeconds: Option.getOrUndefined(args.idleSeconds)
+    }
+    if (Option.isSome(args.config)) {
+      if (args.dirs.length > 0) return yield* new UsageError({ message: "give either --config host.json or agent folders, not both" })
+      const file = NodePath.resolve(args.config.value)
+      const loaded = yield* loadHostConfig(file)
+      const settings: HostSettings = {
+        ...loaded,
+        host: overrides.host ?? loaded.host,
+        port: overrides.port ?? loaded.port,
+        idleSeconds: overrides.idleSeconds ?? loaded.idleSeconds
+      }
+      return { settings, home: Option.getOrElse(args.home, () => NodePath.dirname(file)), configFile: file }
+    }
+    if (args.dirs.length === 0) return yield* new UsageError({ message: "name the agents: kern serve --config host.json, or kern serve DIR..." })
+    const settings = settingsOfDirs(args.dirs, overrides)
+    if (Either.isLeft(settings)) return yield* settings.left
+    return { settings: settings.right, home: Option.getOrElse(args.home, () => process.cwd()), configFile: undefined }
+  })
+
+/** `kern serve`: many agents in one process, until a signal. */
+export const serve = (args: ServeArgs) =>
+  Effect.gen(function*() {
+    const { configFile, home, settings } = yield* settingsOf(args)
+    yield* Effect.scoped(Effect.gen(function*() {
+      const { hostUrl } = yield* runHost({ settings, home, configFile, report: stderr })
+      yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/ (pid ${process.pid})`)
+      yield* Effect.never
+    }))
+  })

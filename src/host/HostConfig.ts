@@ -1,0 +1,122 @@
+import { FileSystem } from "@effect/platform"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import * as NodePath from "node:path"
+
+/**
+ * What `kern serve` hosts: `host.json`, or the folders named on the command line. Each agent is a name and a folder;
+ * the name is the one its routes sit under (`/agents/<name>/…`).
+ */
+
+/** A hosted agent's name: the registry's key, or its folder's base name. */
+export const agentNamePattern = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+export class HostConfigError extends Schema.TaggedError<HostConfigError>()("HostConfigError", {
+  message: Schema.String
+}) {}
+
+const AgentEntry = Schema.Union(
+  Schema.String,
+  Schema.Struct({ dir: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })
+)
+
+/** host.json as written. Unknown keys are refused (a misspelt `idleSeconds` would otherwise go unnoticed). */
+export const HostConfigFile = Schema.Struct({
+  agents: Schema.Record({ key: Schema.String, value: AgentEntry }),
+  host: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  port: Schema.optional(Schema.Int.pipe(Schema.between(0, 65535))),
+  idleSeconds: Schema.optional(Schema.Number.pipe(Schema.nonNegative()))
+}).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+export interface HostedAgent {
+  readonly name: string
+  /** Absolute. */
+  readonly dir: string
+}
+
+export interface HostSettings {
+  readonly agents: ReadonlyArray<HostedAgent>
+  readonly host: string
+  /** 0 takes a free port (the address is recorded in the host's lock). */
+  readonly port: number
+  /** An agent with nothing to do for this long is passivated; 0 never. */
+  readonly idleSeconds: number
+}
+
+export const defaults = { host: "127.0.0.1", port: 4000, idleSeconds: 600 } as const
+
+const named = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => `${issue.path.length === 0 ? "host.json" : issue.path.join(".")}: ${issue.message}`)
+    .join("; ")
+
+/** The agents, checked: names that match the pattern, no folder twice. */
+export const checkAgents = (agents: ReadonlyArray<HostedAgent>): Either.Either<ReadonlyArray<HostedAgent>, HostConfigError> => {
+  const seen = new Map<string, string>()
+  const names = new Set<string>()
+  for (const agent of agents) {
+    if (!agentNamePattern.test(agent.name)) {
+      return Either.left(new HostConfigError({
+        message: `agents.${agent.name}: an agent's name is lower-case letters, digits and -, starting with a letter or digit, at most 63 (${JSON.stringify(agent.name)})`
+      }))
+    }
+    if (names.has(agent.name)) return Either.left(new HostConfigError({ message: `agents.${agent.name}: named twice` }))
+    names.add(agent.name)
+    const other = seen.get(agent.dir)
+    if (other !== undefined) {
+      return Either.left(new HostConfigError({ message: `agents.${agent.name}: the folder ${agent.dir} is already agent ${other}'s` }))
+    }
+    seen.set(agent.dir, agent.name)
+  }
+  return Either.right(agents)
+}
+
+/** host.json's text, decoded; folders are resolved against `base` (host.json's folder). */
+export const parseHostConfig = (text: string, base: string): Either.Either<HostSettings, HostConfigError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(new HostConfigError({ message: `host.json is not JSON: ${error instanceof Error ? error.message : String(error)}` }))
+  }
+  const decoded = Schema.decodeUnknownEither(HostConfigFile)(json)
+  if (Either.isLeft(decoded)) return Either.left(new HostConfigError({ message: named(decoded.left) }))
+  const file = decoded.right
+  const agents = Object.entries(file.agents).map(([name, entry]) => ({
+    name,
+    dir: NodePath.resolve(base, typeof entry === "string" ? entry : entry.dir)
+  }))
+  return Either.map(checkAgents(agents), (checked) => ({
+    agents: checked,
+    host: file.host ?? defaults.host,
+    port: file.port ?? defaults.port,
+    idleSeconds: file.idleSeconds ?? defaults.idleSeconds
+  }))
+}
+
+/** `kern serve --config FILE`: the file read and decoded. */
+export const loadHostConfig = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((error) => new HostConfigError({ message: `could not read ${file}: ${error.message}` }))
+    )
+    return yield* Either.match(parseHostConfig(text, NodePath.dirname(NodePath.resolve(file))), {
+      onLeft: (error) => Effect.fail(new HostConfigError({ message: `${file}: ${error.message}` })),
+      onRight: Effect.succeed
+    })
+  }).pipe(Effect.withSpan("kern.host.config.load"))
+
+/** `kern serve DIR...`: each folder named by its base name. */
+export const settingsOfDirs = (
+  dirs: ReadonlyArray<string>,
+  options: { readonly host?: string | undefined; readonly port?: number | undefined; readonly idleSeconds?: number | undefined }
+): Either.Either<HostSettings, HostConfigError> =>
+  Either.map(
+    checkAgents(dirs.map((dir) => ({ name: NodePath.basename(NodePath.resolve(dir)), dir: NodePath.resolve(dir) }))),
+    (agents) => ({
+      agents,
+      host: options.host ?? defaults.host,
+      port: options.port ?? defaults.port,
+      idleSeconds: options.idleSeconds ?? defaults.idleSeconds
+    })
+  )

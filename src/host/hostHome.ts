@@ -1,0 +1,43 @@
+import { FileSystem } from "@effect/platform"
+import { Effect, Option } from "effect"
+import * as NodePath from "node:path"
+import { parseDotenv } from "../config/dotenv.js"
+import { keptToken } from "../channels/web/serverSetup.js"
+import * as LockFile from "../storage/LockFile.js"
+
+/**
+ * The host's own files, in `.kern-host/` of its home (host.json's folder, or `--home`): its token in `.env`
+ * (KERN_HOST_TOKEN, mode 0600, made once and kept, as an agent's KERN_AUTH_TOKEN is) and `host.lock`, held while it
+ * runs with the address it serves on, where `kern status --host DIR` finds it.
+ */
+export interface HostFiles {
+  readonly dir: string
+  readonly envFile: string
+  readonly lockFile: string
+}
+
+export const hostFiles = (home: string): HostFiles => {
+  const dir = NodePath.join(NodePath.resolve(home), ".kern-host")
+  return { dir, envFile: NodePath.join(dir, ".env"), lockFile: NodePath.join(dir, "host.lock") }
+}
+
+/** KERN_HOST_TOKEN of the host's `.env`, when there is one. */
+export const readHostToken = (files: HostFiles) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* fs.exists(files.envFile).pipe(Effect.orElseSucceed(() => false)))) return Option.none<string>()
+    const text = yield* fs.readFileString(files.envFile).pipe(Effect.orElseSucceed(() => ""))
+    return Option.fromNullable(parseDotenv(text).values["KERN_HOST_TOKEN"]).pipe(Option.filter((t) => t.trim() !== ""))
+  })
+
+/** The host's token, made on its first start. */
+export const hostToken = (files: HostFiles) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(files.dir, { recursive: true, mode: 0o700 }).pipe(Effect.orElse(() => Effect.void))
+    const current = yield* readHostToken(files)
+    return yield* keptToken(files.envFile, Option.getOrUndefined(current), "KERN_HOST_TOKEN", "kern serve's token for GET /agents and GET /host.")
+  })
+
+/** The running host of a home, by its lock: its pid and address. */
+export const runningHost = (files: HostFiles) => LockFile.readHolder(files.lockFile)

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { ChildProcess } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
+import * as NodePath from "node:path"
+import { initAgentWithModel } from "../support/agentFolder.js"
+import { runKern } from "../support/cli.js"
+import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { makeTempDir } from "../support/tempDir.js"
+import { eventually, eventuallyEffect } from "../support/waitFor.js"
+
+const env = { OPENROUTER_API_KEY: "sk-test" }
+
+const envValue = (file: string, name: string): string | undefined =>
+  NodeFs.existsSync(file)
+    ? NodeFs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1)
+    : undefined
+
+interface Answer {
+  readonly status: number
+  readonly body: string
+}
+
+/** A request with its target sent exactly as written (no URL normalization on the way). */
+const call = (port: number, method: string, target: string, token?: string, body?: unknown) =>
+  Effect.async<Answer>((resume) => {
+    const data = body === undefined ? undefined : JSON.stringify(body)
+    const request = NodeHttp.request({
+      host: "127.0.0.1",
+      port,
+      method,
+      path: target,
+      headers: {
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        ...(data === undefined ? {} : { "content-type": "application/json" })
+      }
+    }, (response) => {
+      let text = ""
+      response.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")))
+      response.on("end", () => resume(Effect.succeed({ status: response.statusCode ?? 0, body: text })))
+    })
+    request.on("error", (error) => resume(Effect.succeed({ status: 0, body: error.message })))
+    request.end(data)
+  })
+
+const states = (port: number, token: string) =>
+  Effect.map(call(port, "GET", "/agents", token), (answer) =>
+    Object.fromEntries((JSON.parse(answer.body) as { agents: Array<{ name: string; state: string }> }).agents.map((a) => [a.name, a.state])))
+
+describe("kern serve", () => {
+  it.live("two agents in one process: passive until a message wakes one, which answers from its own memory; hostile targets refused", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const alpha = initAgentWithModel(server.baseURL, { heartbeatInterval: 0, autoCommit: false, recall: false })
+      const beta = initAgentWithModel(server.baseURL, { heartbeatInterval: 0, autoCommit: false, recall: false })
+      NodeFs.appendFileSync(NodePath.join(alpha, "KNOWLEDGE.md"), "\nThe alpha marker is ALPHA-7781.\n")
+      NodeFs.appendFileSync(NodePath.join(beta, "KNOWLEDGE.md"), "\nThe beta marker is BETA-4402.\n")
+      const home = makeTempDir()
+      const config = NodePath.join(home, "host.json")
+      // idleSeconds 0: never passivated here (closing a live agent's scope hangs today: see the passivation test below).
+      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 0 }))
+
+      let child: ChildProcess | undefined
+      let stderr = ""
+      const exited = Effect.promise(() =>
+        runKern(["serve", "--config", config], {
+          env,
+          onSpawn: (spawned) => {
+            child = spawned
+            spawned.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+          }
+        }))
+      const running = yield* Effect.fork(exited)
+      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
+
+      const lock = NodePath.join(home, ".kern-host/host.lock")
+      expect(yield* eventually(() => NodeFs.existsSync(lock) && NodeFs.readFileSync(lock, "utf8").includes("address")), stderr).toBe(true)
+      const port = Number(new URL(JSON.parse(NodeFs.readFileSync(lock, "utf8")).address as string).port)
+      const tokens = () => [
+        envValue(NodePath.join(home, ".kern-host/.env"), "KERN_HOST_TOKEN"),
+        envValue(NodePath.join(alpha, ".kern/.env"), "KERN_AUTH_TOKEN"),
+        envValue(NodePath.join(beta, ".kern/.env"), "KERN_AUTH_TOKEN")
+      ]
+      // Each agent's token is made when it is added, as `kern start` makes it.
+      expect(yield* eventually(() => tokens().every((t) => t !== undefined && t !== "")), stderr).toBe(true)
+      const [hostToken, alphaToken, betaToken] = tokens() as [string, string, string]
+
+      expect(yield* states(port, hostToken)).toEqual({ alpha: "passive", beta: "passive" })
+      expect(NodeFs.existsSync(NodePath.join(alpha, ".kern/agent.lock"))).toBe(false)
+
+      // The corpus against the real server: nothing reaches another agent, no token opens another's door.
+      const hostile: ReadonlyArray<[string, string | undefined, number]> = [
+        ["/agents/alpha/..%2f..%2fagents/beta/status", alphaToken, 400],
+        ["/agents/alpha/;/../beta/status", alphaToken, 400],
+        ["/agents/alpha%2fstatus", alphaToken, 400],
+        ["/agents//beta/status", betaToken, 400],
+        ["/agents/A/status", alphaToken, 404],
+        ["/agents/nobody/status", alphaToken, 404],
+        ["/agents/beta/status", alphaToken, 401],
+        ["/agents/alpha/status", hostToken, 401],
+        ["/agents/alpha/status", undefined, 401],
+        ["/agents", alphaToken, 401],
+        ["/host", undefined, 401]
+      ]
+      for (const [target, token, status] of hostile) {
+        const answer = yield* call(port, "GET", target, token)
+        expect({ target, status: answer.status }).toEqual({ target, status })
+      }
+      yield* server.reply(FakeReply.text("alpha here"))
+      const sent = yield* call(port, "POST", "/agents/alpha/message", alphaToken, { text: "what is your marker?" })
+      expect(sent.status, sent.body).toBeLessThan(300)
+      expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length >= 1))).toBe(true)
+      const firstBody = JSON.stringify((yield* server.modelRequests)[0]!.body)
+      expect(firstBody).toContain("ALPHA-7781")
+      expect(firstBody).not.toContain("BETA-4402")
+
+      // Not yet asserted: a clean stop on SIGTERM and passivation. Closing a live agent's scope (Scope.close in
+      // AgentHandle) does not return today, so both hang; the finalizer kills the host.
+      void running
+    })))
+})
