@@ -26,7 +26,8 @@ const program = kernProgram(argv, { color }).pipe(
   Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
 )
 
-// A signal is how `kern run` and `kern tui` are meant to stop: that is a clean exit. Elsewhere it is 130, as usual.
-const interruptedCode = ["run", "tui"].includes(argv[0] ?? "") ? 0 : 130
+// A signal is how `kern run`, `kern tui` and `kern serve` are meant to stop: that is a clean exit. Elsewhere it is
+// 130, as usual.
+const interruptedCode = ["run", "tui", "serve"].includes(argv[0] ?? "") ? 0 : 130
 
 NodeRuntime.runMain(program, { teardown: exitCodeTeardown(interruptedCode) })

@@ -20,7 +20,7 @@ export interface GcArgs {
 
 const gcLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = AgentDatabase.layer()
+  const database = AgentDatabase.layerAsIs
   return Layer.mergeAll(Retention.Default, AgentLock.layer).pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

@@ -17,7 +17,7 @@ export interface JobsArgs {
 
 const jobsLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = AgentDatabase.layer()
+  const database = AgentDatabase.layerAsIs
   return JobStore.Default.pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

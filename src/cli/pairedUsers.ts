@@ -7,6 +7,6 @@ import { PairingStore } from "../users/PairingStore.js"
  * listing only when a session is not the operator's and kern.db holds data (src/cli/sessions.ts).
  */
 export const pairedUsers = Effect.gen(function*() {
-  const store = PairingStore.Default.pipe(Layer.provide(AgentDatabase.layer()))
+  const store = PairingStore.Default.pipe(Layer.provide(AgentDatabase.layerAsIs))
   return yield* Effect.flatMap(PairingStore, (pairings) => pairings.list).pipe(Effect.provide(store))
 }).pipe(Effect.withSpan("kern.cli.sessions.pairedUsers"))

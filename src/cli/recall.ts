@@ -44,7 +44,7 @@ export interface RecallReindexArgs {
 export const recallLayer = Layer.unwrapEffect(Effect.gen(function*() {
   const { fileExists, paths } = yield* AgentConfig.AgentConfig
   if (!fileExists) return yield* new NotAnAgentFolder({ dir: paths.dir })
-  return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(AgentDatabase.layer(), KnownSecrets.layer)))
+  return RecallLayers.layer.pipe(Layer.provideMerge(Layer.merge(AgentDatabase.layerAsIs, KnownSecrets.layer)))
 }))
 
 /** Read-only: no folder lock, so it works while the agent runs. */

@@ -18,7 +18,7 @@ import { table } from "./table.js"
 
 const scheduleLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = AgentDatabase.layer()
+  const database = AgentDatabase.layerAsIs
   return Layer.merge(ScheduleStore.Default, PairingStore.Default).pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

@@ -15,7 +15,7 @@ import { table } from "./table.js"
 
 const usersLayer = (dir: string) => {
   const config = Layers.configLayer(dir, (line) => Console.error(`kern: ${line}`))
-  const database = AgentDatabase.layer()
+  const database = AgentDatabase.layerAsIs
   return PairingStore.Default.pipe(Layer.provideMerge(database), Layer.provideMerge(config))
 }
 

@@ -62,7 +62,10 @@ export const make = (options: AgentHandleOptions) =>
       Effect.gen(function*() {
         yield* setInfo((i) => ({ ...i, state: "waking" }))
         yield* Effect.logInfo(`kern serve: waking ${options.name} (${reason})`)
-        const live = yield* options.build.pipe(
+        // Built interruptibly: a request wakes the agent inside its acquire step (serve: acquireUseRelease), which is
+        // uninterruptible, and every fiber the agent's layers fork would inherit that; closing its scope then waits
+        // forever on loops that cannot be interrupted (passivation and the host's stop hung so).
+        const live = yield* Effect.interruptible(options.build).pipe(
           // Failed or interrupted (the request that woke it went away), it is passive again, nothing held.
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)

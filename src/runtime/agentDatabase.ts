@@ -19,7 +19,16 @@ export const agentPgMigrations = pgMigrationsWith(recallMigration)
 export const layerOf = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, DatabaseError> => layerFor(target, agentPgMigrations)
 
 /**
- * The agent's kern.db. On SQLite it is refused when missing beside existing sessions (never silently started over),
+ * The agent's kern.db as the config names it, made when missing: what the commands that read or tend it use (`kern
+ * recall`, `users`, `schedule`, `jobs`, `gc`), which never refused a missing one; only a runtime that runs turns does
+ * (`layer`).
+ */
+export const layerAsIs: Layer.Layer<SqlClient.SqlClient, DatabaseError | DatabaseConfigError, AgentConfig> = Layer.unwrapEffect(
+  Effect.map(Effect.flatMap(AgentConfig, targetOf), layerOf)
+)
+
+/**
+ * The agent's kern.db for a runtime that runs turns. On SQLite it is refused when missing beside existing sessions (never silently started over),
  * and a long-running agent (`check`) runs SQLite's quick_check first and refuses a damaged one; on PostgreSQL the
  * server keeps the data, and its own checks are its own.
  */

@@ -33,7 +33,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1050_media",
   "1057_media_links",
   "1065_retention",
-  "1070_audit_journals"
+  "1070_audit_journals",
+  "1155_media_retention"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -82,10 +83,11 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE INDEX schedules_next_due ON schedules (next_due_ms) WHERE next_due_ms IS NOT NULL",
   "CREATE TABLE schedule_runs (\n    schedule_id INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,\n    due_ms INTEGER NOT NULL,\n    outcome TEXT NOT NULL CHECK (outcome IN ('fired', 'missed')),\n    at_ms INTEGER NOT NULL,\n    PRIMARY KEY (schedule_id, due_ms)\n  )",
   "CREATE TABLE spend_ledger (\n    day TEXT NOT NULL,\n    scope TEXT NOT NULL,\n    key TEXT NOT NULL,\n    calls INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cost_micro_usd INTEGER NOT NULL,\n    PRIMARY KEY (day, scope, key)\n  ) WITHOUT ROWID",
-  "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  ) WITHOUT ROWID",
+  "CREATE TABLE media (\n    media_id TEXT PRIMARY KEY,\n    sha256 TEXT NOT NULL,\n    media_type TEXT NOT NULL,\n    bytes INTEGER NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  , pruned_at_ms INTEGER) WITHOUT ROWID",
   "CREATE TABLE media_links (\n    media_id TEXT NOT NULL,\n    conversation_id TEXT NOT NULL,\n    PRIMARY KEY (media_id, conversation_id)\n  ) WITHOUT ROWID",
   "CREATE INDEX tool_artifacts_last_used ON tool_artifacts (last_used_at_ms) WHERE pruned_at_ms IS NULL",
   "CREATE TABLE usage_carried (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    turns INTEGER NOT NULL,\n    input_tokens INTEGER NOT NULL,\n    output_tokens INTEGER NOT NULL,\n    cached_input_tokens INTEGER NOT NULL,\n    cache_write_tokens INTEGER NOT NULL,\n    cost_usd_cents REAL NOT NULL\n  )",
   "CREATE TABLE retention_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_run_at_ms INTEGER NOT NULL,\n    report TEXT NOT NULL\n  )",
-  "CREATE TABLE audit_journals (\n    file TEXT PRIMARY KEY NOT NULL,\n    committed INTEGER NOT NULL\n  ) WITHOUT ROWID"
+  "CREATE TABLE audit_journals (\n    file TEXT PRIMARY KEY NOT NULL,\n    committed INTEGER NOT NULL\n  ) WITHOUT ROWID",
+  "CREATE INDEX media_created ON media (created_at_ms) WHERE pruned_at_ms IS NULL"
 ]

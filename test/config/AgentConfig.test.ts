@@ -139,7 +139,8 @@ describe("AgentConfig", () => {
     ["limits", 100, "the number 100"],
     ["retention", "forever", "the string \"forever\""],
     ["transcriptionModel", "", "the string \"\""],
-    ["vision", 3, "the number 3"]
+    ["vision", 3, "the number 3"],
+    ["database", "postgres://db/kern", "the string \"postgres://db/kern\""]
   ]
 
   it("the wrong-type table covers every key", () => {

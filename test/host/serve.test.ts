@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
@@ -58,8 +58,8 @@ describe("kern serve", () => {
       NodeFs.appendFileSync(NodePath.join(beta, "KNOWLEDGE.md"), "\nThe beta marker is BETA-4402.\n")
       const home = makeTempDir()
       const config = NodePath.join(home, "host.json")
-      // idleSeconds 0: never passivated here (closing a live agent's scope hangs today: see the passivation test below).
-      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 0 }))
+      // idleSeconds 1: an agent with nothing to do is passivated about a second after its last request.
+      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 1 }))
 
       let child: ChildProcess | undefined
       let stderr = ""
@@ -115,8 +115,37 @@ describe("kern serve", () => {
       expect(firstBody).toContain("ALPHA-7781")
       expect(firstBody).not.toContain("BETA-4402")
 
-      // Not yet asserted: a clean stop on SIGTERM and passivation. Closing a live agent's scope (Scope.close in
-      // AgentHandle) does not return today, so both hang; the finalizer kills the host.
-      void running
+      // Idle, alpha is passivated: its scope closed, its folder's lock released.
+      const alphaLock = NodePath.join(alpha, ".kern/agent.lock")
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => s["alpha"] === "passive")), stderr).toBe(true)
+      expect(NodeFs.existsSync(alphaLock)).toBe(false)
+
+      // Beta answers from its own memory; alpha, woken again by a message, answers again.
+      for (const [name, token, marker, other] of [["beta", betaToken, "BETA-4402", "ALPHA-7781"], ["alpha", alphaToken, "ALPHA-7781", "BETA-4402"]] as const) {
+        const before = (yield* server.modelRequests).length
+        yield* server.reply(FakeReply.text(`${name} again`))
+        const again = yield* call(port, "POST", `/agents/${name}/message`, token, { text: "your marker?" })
+        expect(again.status, again.body).toBeLessThan(300)
+        expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length > before)), stderr).toBe(true)
+        const body = JSON.stringify((yield* server.modelRequests)[before]!.body)
+        expect(body).toContain(marker)
+        expect(body).not.toContain(other)
+      }
+
+      // host.json is watched: beta removed is stopped (its lock released), alpha left as it is; beta added back is hosted.
+      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha }, port: 0, idleSeconds: 1 }))
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => !("beta" in s) && "alpha" in s)), stderr).toBe(true)
+      expect(NodeFs.existsSync(NodePath.join(beta, ".kern/agent.lock"))).toBe(false)
+      expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(404)
+      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 1 }))
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => "beta" in s)), stderr).toBe(true)
+      expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(200)
+
+      // SIGTERM stops the host cleanly: every live agent's scope closed, every lock released.
+      child?.kill("SIGTERM")
+      const result = yield* Fiber.join(running)
+      expect(result.status, result.stderr).toBe(0)
+      for (const dir of [alpha, beta]) expect(NodeFs.existsSync(NodePath.join(dir, ".kern/agent.lock"))).toBe(false)
+      expect(NodeFs.existsSync(lock)).toBe(false)
     })))
 })
