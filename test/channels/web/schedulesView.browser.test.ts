@@ -127,6 +127,8 @@ describe("web UI: the Schedules view", () => {
         await item.getByRole("group", { name: "Remove schedule 1?" }).getByRole("button", { name: "Yes, remove" }).click()
         await dialog.getByRole("status").filter({ hasText: "Removed schedule 1." }).waitFor()
         await dialog.getByRole("listitem", { name: "Schedule 2" }).waitFor()
+        // The list is read again after the answer: wait for that, not for a moment.
+        await item.waitFor({ state: "detached" })
         expect(await item.count()).toBe(0)
       })
       expect((yield* listed).map((s) => s.id)).toEqual([2])

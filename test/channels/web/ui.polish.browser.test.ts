@@ -171,7 +171,7 @@ describe("web UI finish", () => {
 
   it("has a favicon the server serves", async () => {
     const href = await page.locator("link[rel=icon]").getAttribute("href")
-    expect(href).toBe("/assets/favicon.svg")
+    expect(href).toBe("assets/favicon.svg")
     const icon = await page.evaluate(async (path) => {
       const response = await fetch(path)
       return { status: response.status, type: response.headers.get("content-type"), body: await response.text() }
