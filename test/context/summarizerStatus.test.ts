@@ -35,9 +35,10 @@ describe("the summarizer's state in the status", () => {
         const before = yield* status
         expect(before.summarizer).toMatchObject({ state: "ok", consecutiveFailures: 0, lastSuccessAt: null, fallbackCut: false, lagMessages: 400 })
         expect((yield* request(`${base}/message`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ text: "what changed?" }) })).status).toBe(202)
-        // The turn over a window it outgrew: its summaries fail, and it is cut at user messages instead.
+        // The turn over a window it outgrew: its summaries fail, and it is cut at user messages instead. The summaries
+        // are built in the background after the turn's answer: wait for their failure, not only for the turn.
         const after = yield* status.pipe(
-          Effect.filterOrFail((s) => s.runtime.turns >= 1, () => "no turn yet"),
+          Effect.filterOrFail((s) => s.runtime.turns >= 1 && (s.summarizer?.consecutiveFailures ?? 0) >= 1, () => "no failed summary yet"),
           Effect.retry(Schedule.spaced("50 millis")),
           Effect.timeout("60 seconds")
         )
