@@ -1,12 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { launchChromium, screenshot, watchPageErrors } from "../support/browser.js"
-import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { envValue, startHost } from "../support/hostServe.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
@@ -16,11 +15,6 @@ import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 const use = <A>(f: () => Promise<A>) => Effect.promise(f)
-
-const envValue = (file: string, name: string): string | undefined =>
-  NodeFs.existsSync(file)
-    ? NodeFs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1)
-    : undefined
 
 describe("kern serve in the browser", () => {
   it.live("a hosted agent's web UI works under its prefix, and its login opens no other agent", () =>
@@ -33,23 +27,10 @@ describe("kern serve in the browser", () => {
       const config = NodePath.join(home, "host.json")
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta }, port: 0 }))
 
-      let child: ChildProcess | undefined
-      let stderr = ""
-      yield* Effect.fork(Effect.promise(() =>
-        runKern(["serve", "--config", config], {
-          env,
-          onSpawn: (spawned) => {
-            child = spawned
-            spawned.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-          }
-        })
-      ))
-      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-      const lock = NodePath.join(home, ".kern-host/host.lock")
-      expect(yield* eventually(() => NodeFs.existsSync(lock) && NodeFs.readFileSync(lock, "utf8").includes("address")), stderr).toBe(true)
-      const origin = JSON.parse(NodeFs.readFileSync(lock, "utf8")).address as string
+      const host = yield* startHost(config, env)
+      const { origin } = host
       const alphaEnv = NodePath.join(alpha, ".kern/.env")
-      expect(yield* eventually(() => (envValue(alphaEnv, "KERN_AUTH_TOKEN") ?? "") !== ""), stderr).toBe(true)
+      expect(yield* eventually(() => (envValue(alphaEnv, "KERN_AUTH_TOKEN") ?? "") !== ""), host.stderr()).toBe(true)
       const token = envValue(alphaEnv, "KERN_AUTH_TOKEN")!
 
       const ticket = yield* use(async () => {

@@ -1,21 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
-import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { envValue, startHost } from "../support/hostServe.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
-
-const envValue = (file: string, name: string): string | undefined =>
-  NodeFs.existsSync(file)
-    ? NodeFs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1)
-    : undefined
 
 interface Answer {
   readonly status: number
@@ -61,29 +55,15 @@ describe("kern serve", () => {
       // idleSeconds 1: an agent with nothing to do is passivated about a second after its last request.
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 1 }))
 
-      let child: ChildProcess | undefined
-      let stderr = ""
-      const exited = Effect.promise(() =>
-        runKern(["serve", "--config", config], {
-          env,
-          onSpawn: (spawned) => {
-            child = spawned
-            spawned.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-          }
-        }))
-      const running = yield* Effect.fork(exited)
-      yield* Effect.addFinalizer(() => Effect.sync(() => child?.kill("SIGKILL")))
-
-      const lock = NodePath.join(home, ".kern-host/host.lock")
-      expect(yield* eventually(() => NodeFs.existsSync(lock) && NodeFs.readFileSync(lock, "utf8").includes("address")), stderr).toBe(true)
-      const port = Number(new URL(JSON.parse(NodeFs.readFileSync(lock, "utf8")).address as string).port)
+      const host = yield* startHost(config, env)
+      const { lock, port } = host
       const tokens = () => [
         envValue(NodePath.join(home, ".kern-host/.env"), "KERN_HOST_TOKEN"),
         envValue(NodePath.join(alpha, ".kern/.env"), "KERN_AUTH_TOKEN"),
         envValue(NodePath.join(beta, ".kern/.env"), "KERN_AUTH_TOKEN")
       ]
       // Each agent's token is made when it is added, as `kern start` makes it.
-      expect(yield* eventually(() => tokens().every((t) => t !== undefined && t !== "")), stderr).toBe(true)
+      expect(yield* eventually(() => tokens().every((t) => t !== undefined && t !== "")), host.stderr()).toBe(true)
       const [hostToken, alphaToken, betaToken] = tokens() as [string, string, string]
 
       expect(yield* states(port, hostToken)).toEqual({ alpha: "passive", beta: "passive" })
@@ -117,7 +97,7 @@ describe("kern serve", () => {
 
       // Idle, alpha is passivated: its scope closed, its folder's lock released.
       const alphaLock = NodePath.join(alpha, ".kern/agent.lock")
-      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => s["alpha"] === "passive")), stderr).toBe(true)
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => s["alpha"] === "passive")), host.stderr()).toBe(true)
       expect(NodeFs.existsSync(alphaLock)).toBe(false)
 
       // Beta answers from its own memory; alpha, woken again by a message, answers again.
@@ -126,7 +106,7 @@ describe("kern serve", () => {
         yield* server.reply(FakeReply.text(`${name} again`))
         const again = yield* call(port, "POST", `/agents/${name}/message`, token, { text: "your marker?" })
         expect(again.status, again.body).toBeLessThan(300)
-        expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length > before)), stderr).toBe(true)
+        expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length > before)), host.stderr()).toBe(true)
         const body = JSON.stringify((yield* server.modelRequests)[before]!.body)
         expect(body).toContain(marker)
         expect(body).not.toContain(other)
@@ -134,16 +114,16 @@ describe("kern serve", () => {
 
       // host.json is watched: beta removed is stopped (its lock released), alpha left as it is; beta added back is hosted.
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha }, port: 0, idleSeconds: 1 }))
-      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => !("beta" in s) && "alpha" in s)), stderr).toBe(true)
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => !("beta" in s) && "alpha" in s)), host.stderr()).toBe(true)
       expect(NodeFs.existsSync(NodePath.join(beta, ".kern/agent.lock"))).toBe(false)
       expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(404)
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 1 }))
-      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => "beta" in s)), stderr).toBe(true)
+      expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => "beta" in s)), host.stderr()).toBe(true)
       expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(200)
 
       // SIGTERM stops the host cleanly: every live agent's scope closed, every lock released.
-      child?.kill("SIGTERM")
-      const result = yield* Fiber.join(running)
+      host.child()?.kill("SIGTERM")
+      const result = yield* Fiber.join(host.exited)
       expect(result.status, result.stderr).toBe(0)
       for (const dir of [alpha, beta]) expect(NodeFs.existsSync(NodePath.join(dir, ".kern/agent.lock"))).toBe(false)
       expect(NodeFs.existsSync(lock)).toBe(false)
