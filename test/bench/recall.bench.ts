@@ -133,6 +133,28 @@ const groundTruth = (corpus: Corpus, queries: ReadonlyArray<Float32Array>): Arra
 }
 
 /**
+ * An embedder that answers the corpus's query texts from memory (the query vectors, in order), adding the time of
+ * its calls to `embedding.ms` so that a timed search can leave them out.
+ */
+const queryEmbedder = (corpus: ReturnType<typeof makeCorpus>) => {
+  const queryVectors = Array.from({ length: queries + 2 }, (_, j) => corpus.query(j))
+  const vectorOfText = new Map(queryVectors.map((v, j) => [corpus.queryText(j), v]))
+  const embedding = { ms: 0 }
+  const embedder = Layer.succeed(Embedder.Embedder, {
+    model: Option.some("bench"),
+    offReason: "",
+    embed: (texts: ReadonlyArray<string>) =>
+      Effect.sync(() => {
+        const start = performance.now()
+        const vectors = texts.map((text) => vectorOfText.get(text) ?? new Float32Array(dimensions))
+        embedding.ms += performance.now() - start
+        return vectors
+      })
+  })
+  return { queryVectors, embedder, embedding }
+}
+
+/**
  * The whole search a user runs (`Recall.search` at the shipped default limit: keywords, vectors, row fetch,
  * fusion) over 100,000 chunks of 1,536 dimensions, against the scan of every stored vector for the same query,
  * alternating. The query's embedding is timed apart (extra `embeddingMs`, out of the samples). `recallAt10`: the
@@ -143,20 +165,7 @@ const search100k = async () => {
   try {
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const corpus = makeCorpus()
-      const queryVectors = Array.from({ length: queries + 2 }, (_, j) => corpus.query(j))
-      const vectorOfText = new Map(queryVectors.map((v, j) => [corpus.queryText(j), v]))
-      let embeddingMs = 0
-      const embedder = Layer.succeed(Embedder.Embedder, {
-        model: Option.some("bench"),
-        offReason: "",
-        embed: (texts: ReadonlyArray<string>) =>
-          Effect.sync(() => {
-            const start = performance.now()
-            const vectors = texts.map((text) => vectorOfText.get(text) ?? new Float32Array(dimensions))
-            embeddingMs += performance.now() - start
-            return vectors
-          })
-      })
+      const { queryVectors, embedder, embedding } = queryEmbedder(corpus)
       const base = yield* Layer.build(storeLayer(agent.dir))
       const context = yield* Layer.build(
         Recall.Default.pipe(
@@ -183,10 +192,10 @@ const search100k = async () => {
       let hits = 0
       const window = { afterMs: undefined, beforeMs: undefined }
       for (let j = 0; j < queries + 2; j++) {
-        embeddingMs = 0
+        embedding.ms = 0
         const start = performance.now()
         const result = yield* recall.search({ query: corpus.queryText(j) })
-        const ms = performance.now() - start - embeddingMs
+        const ms = performance.now() - start - embedding.ms
         const scanStart = performance.now()
         const scan = yield* store.scanVectorSearch(queryVectors[j]!, limit)
         const scanMs = performance.now() - scanStart
@@ -196,7 +205,7 @@ const search100k = async () => {
         if (j < 2) continue
         samples.push(ms)
         baseline.push(scanMs)
-        embeddings.push(embeddingMs)
+        embeddings.push(embedding.ms)
         hits += result.hits.length
         const truth = truths[j]!
         overlap += fast.slice(0, limit).filter((r) => truth.has(r.id)).length
@@ -249,20 +258,7 @@ const searchPg100k = async () => {
   try {
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const corpus = makeCorpus()
-      const queryVectors = Array.from({ length: queries + 2 }, (_, j) => corpus.query(j))
-      const vectorOfText = new Map(queryVectors.map((v, j) => [corpus.queryText(j), v]))
-      let embeddingMs = 0
-      const embedder = Layer.succeed(Embedder.Embedder, {
-        model: Option.some("bench"),
-        offReason: "",
-        embed: (texts: ReadonlyArray<string>) =>
-          Effect.sync(() => {
-            const start = performance.now()
-            const vectors = texts.map((text) => vectorOfText.get(text) ?? new Float32Array(dimensions))
-            embeddingMs += performance.now() - start
-            return vectors
-          })
-      })
+      const { embedder, embedding } = queryEmbedder(corpus)
       const base = yield* Layer.build(storeLayer(agent.dir))
       const recallOn = (sql: Layer.Layer<SqlClient.SqlClient, unknown>) =>
         Layer.build(Recall.Default.pipe(
@@ -300,14 +296,14 @@ const searchPg100k = async () => {
       let pgHits = 0
       const window = { afterMs: undefined, beforeMs: undefined }
       for (let j = 0; j < queries + 2; j++) {
-        embeddingMs = 0
+        embedding.ms = 0
         let start = performance.now()
         const lite = yield* sqliteRecall.search({ query: corpus.queryText(j) })
-        const liteMs = performance.now() - start - embeddingMs
-        embeddingMs = 0
+        const liteMs = performance.now() - start - embedding.ms
+        embedding.ms = 0
         start = performance.now()
         const result = yield* pgRecall.search({ query: corpus.queryText(j) })
-        const pgMs = performance.now() - start - embeddingMs
+        const pgMs = performance.now() - start - embedding.ms
         start = performance.now()
         yield* sqliteStore.keywordSearch(corpus.queryText(j), 5 * candidatesPerHit, window)
         const keywordMs = performance.now() - start
@@ -317,7 +313,7 @@ const searchPg100k = async () => {
         samples.push(pgMs)
         baseline.push(liteMs)
         sqliteKeyword.push(keywordMs)
-        embeddings.push(embeddingMs)
+        embeddings.push(embedding.ms)
         pgHits += result.hits.length
       }
       process.stderr.write(`  ${(pgHits / queries).toFixed(1)} hits a PostgreSQL search\n`)
