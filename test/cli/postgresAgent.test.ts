@@ -53,6 +53,8 @@ describe("an agent on PostgreSQL", () => {
       expect(status.stdout).toContain("embeddings: keyword-only (the PostgreSQL server has no pgvector")
       expect(status.stdout).toContain(`schema ${schemas.a}`)
       expect(status.stdout).not.toContain(new URL(url).password || "\u0000never")
+      // Said once, in the status: not again as a raw log line on stderr.
+      expect(status.stderr).not.toContain("pgvector")
 
       // The running agent: its conversations' journal (the cluster's tables) is in the schema too (processed
       // messages are pruned from it; none is left pending), and two turns through it are answered in order.

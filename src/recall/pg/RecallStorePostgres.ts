@@ -63,7 +63,9 @@ export const make = Effect.gen(function*() {
   const vectorsUnavailable = Option.isNone(extension)
     ? Option.some(new VectorsUnavailable({ reason: noVectorsReason }))
     : Option.none()
-  if (Option.isSome(vectorsUnavailable)) yield* Effect.logWarning(`kern: ${vectorsUnavailable.value.reason}`)
+  // In the agent's log once; `kern status` and `kern doctor` say it to the user (a warning would also print on every
+  // foreground command's stderr, `kern status` included).
+  if (Option.isSome(vectorsUnavailable)) yield* Effect.logInfo(`kern: ${vectorsUnavailable.value.reason}`)
   const iterativeScan = Option.match(extension, { onNone: () => false, onSome: supportsIterativeScan })
 
   const hasVectorTable = Effect.map(
