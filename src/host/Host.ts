@@ -20,6 +20,8 @@ export interface HostOptions {
   /** host.json, watched: agents added or removed there are added or stopped without touching the others. */
   readonly configFile?: string | undefined
   readonly report: Report
+  /** Where the host page's files are (host.html, assets/): the bundle's or the repo's dist/web by default. */
+  readonly webRoot?: string | undefined
 }
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
@@ -79,8 +81,12 @@ export const runHost = (options: HostOptions) =>
     yield* agents.reconcile(settings.agents)
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
     const agentToken = (dir: string) =>
-      Effect.flatMap(loadConfig(dir), (loaded) => tokenOf(loaded)).pipe(Effect.mapError((error) => ({ message: error.message })), Effect.provide(context))
-    const app = yield* makeHostApp({ host: settings.host, port, token, agentToken, startedAtMs: yield* Clock.currentTimeMillis }).pipe(
+      Effect.flatMap(loadConfig(dir), (loaded) =>
+        loaded.fileExists ? tokenOf(loaded) : Effect.fail({ message: `${dir} is not an agent folder (kern init makes one)` })).pipe(
+          Effect.mapError((error) => ({ message: error.message })),
+          Effect.provide(context)
+        )
+    const app = yield* makeHostApp({ host: settings.host, port, token, agentToken, webRoot: options.webRoot, startedAtMs: yield* Clock.currentTimeMillis }).pipe(
       Effect.provideService(HostAgents, agents)
     )
     yield* http.serve(app).pipe(Effect.provide(listening))

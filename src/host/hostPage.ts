@@ -98,6 +98,9 @@ export const makeHostPage = (options: HostServerOptions) =>
         if (refused !== undefined) return refused
         const found = yield* agents.handle(name)
         if (Option.isNone(found)) return errorResponse(404, { error: `no agent ${name} is hosted here` })
+        // Woken first: a folder that cannot run is refused with why, and its problem shows in the list.
+        const woken = yield* Effect.either(found.value.wake("opened from the host page"))
+        if (woken._tag === "Left") return errorResponse(503, { error: woken.left.message })
         const token = yield* Effect.either(options.agentToken(found.value.dir))
         if (token._tag === "Left") return errorResponse(503, { error: `could not open ${name}: ${token.left.message}` })
         return yield* openAgent(found.value, token.right, request).pipe(
