@@ -19,9 +19,11 @@ const bodyText = (response: HttpServerResponse.HttpServerResponse): string | und
 /**
  * A host session opens an agent's UI without the agent's token, through the agent's own login and nothing else: the
  * host asks the agent's app for a login ticket with the agent's token (`POST /auth/ticket`, as `kern open` does; the
- * token never leaves the server), and sends the browser to the agent's `/auth?ticket=…`, whose exchange makes the
- * agent's session cookie (scoped to `/agents/<name>/`) and sends it on to the agent's page. The ticket works once,
- * for a minute, and is spent by that very redirect. The caller has checked the host session (and the write's Origin).
+ * token never leaves the server), and answers with the agent's `/auth?ticket=…`, where the page goes next: that
+ * exchange makes the agent's session cookie (scoped to `/agents/<name>/`) and sends it on to the agent's page. The
+ * ticket works once, for a minute, and is spent by that very visit. The caller has checked the host session and the
+ * write's Origin; the page asks with fetch, since a form's navigation carries `Origin: null` under the servers'
+ * `Referrer-Policy: no-referrer`.
  * `request` is the browser's POST; the ticket request is derived from it (same method and connection), with the
  * agent's token as its only credential.
  */
@@ -37,11 +39,8 @@ export const openAgent = (handle: AgentHandle, token: string, request: HttpServe
     if (answer.status !== 200 || text === undefined) return yield* failed(`its login answered ${answer.status}`)
     const decoded = Schema.decodeUnknownEither(TicketAnswer)(text)
     if (Either.isLeft(decoded)) return yield* failed("its login answered without a ticket")
-    return HttpServerResponse.empty({
-      status: 303,
-      headers: {
-        location: `/agents/${handle.name}/auth?ticket=${encodeURIComponent(decoded.right.ticket)}`,
-        "cache-control": "no-store"
-      }
-    })
+    return HttpServerResponse.unsafeJson(
+      { url: `/agents/${handle.name}/auth?ticket=${encodeURIComponent(decoded.right.ticket)}` },
+      { status: 200, headers: { "cache-control": "no-store" } }
+    )
   }).pipe(Effect.withSpan("kern.host.open", { attributes: { agent: handle.name } }))

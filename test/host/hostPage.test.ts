@@ -124,8 +124,9 @@ describe("kern serve's host page", () => {
       expect((yield* call(`${hostUrl}/host/open/nobody`, { method: "POST", headers: { cookie, origin: hostUrl } })).status).toBe(404)
 
       const open = yield* call(`${hostUrl}/host/open/alpha`, { method: "POST", headers: { cookie, origin: hostUrl } })
-      expect(open.status, open.text).toBe(303)
-      const location = open.headers.get("location") ?? ""
+      expect(open.status, open.text).toBe(200)
+      expect(open.headers.get("cache-control")).toBe("no-store")
+      const location = JSON.parse(open.text).url as string
       expect(location).toMatch(/^\/agents\/alpha\/auth\?ticket=[A-Za-z0-9_-]+$/)
       expect(open.headers.get("set-cookie")).toBeNull()
 

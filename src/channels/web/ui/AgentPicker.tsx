@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks"
-import { decodeHostedAgents, type HostedAgent, hostedName, openAction } from "./host/hostAgents.js"
+import { decodeHostedAgents, type HostedAgent, hostedName, openAgent } from "./host/hostAgents.js"
 import { parseJson } from "./wire.js"
 
 /** The host's agents as the host session sees them; undefined when there is no host, or no host session. */
@@ -15,7 +15,7 @@ const loadHosted = async (): Promise<ReadonlyArray<HostedAgent> | undefined> => 
 
 /**
  * Under `kern serve`, with a host session: a menu of the other hosted agents, each opened through the host's
- * hand-over (a form POST to the host: the host asks that agent's own login for a session, scoped to its path; no
+ * hand-over (hostAgents.ts's openAgent: the host asks that agent's own login for a session, scoped to its path; no
  * agent's cookie or token ever reaches another). Outside a host (`kern start`), or without a host session, nothing.
  */
 export const AgentPicker = () => {
@@ -31,7 +31,12 @@ export const AgentPicker = () => {
     }
   }, [here])
 
+  const [error, setError] = useState<string | undefined>(undefined)
   if (here === undefined || agents === undefined) return null
+  const open = (name: string) => {
+    setError(undefined)
+    void openAgent("agent", name).then(setError)
+  }
   const refresh = (event: Event) => {
     if ((event.currentTarget as HTMLDetailsElement).open) void loadHosted().then(setAgents)
   }
@@ -44,18 +49,15 @@ export const AgentPicker = () => {
             agent.name === here
               ? <li key={agent.name} class="picker-here" aria-current="page">{agent.name} <span class="muted">(this one)</span></li>
               : (
-                <li key={agent.name}>
-                  <form method="post" action={openAction("agent", agent.name)}>
-                    <button type="submit" class="link" title={agent.problem === undefined ? agent.state : `${agent.state}: ${agent.problem}`}>
-                      {agent.name}
-                    </button>
-                    <span class={`picker-state state-${agent.state}`}>{agent.state}</span>
-                    {agent.problem !== undefined && <span class="picker-problem">{agent.problem}</span>}
-                  </form>
+                <li key={agent.name} class="picker-agent">
+                  <button type="button" class="link" onClick={() => open(agent.name)}>{agent.name}</button>
+                  <span class={`picker-state state-${agent.state}`}>{agent.state}</span>
+                  {agent.problem !== undefined && <span class="picker-problem">{agent.problem}</span>}
                 </li>
               )
           )}
         </ul>
+        {error !== undefined && <p class="picker-problem" role="alert">{error}</p>}
         <a href="../../">All agents</a>
       </div>
     </details>

@@ -1,6 +1,5 @@
-import { useEffect, useRef } from "preact/hooks"
-import type { HostedAgent } from "./hostAgents.js"
-import { openAction } from "./hostAgents.js"
+import { useEffect, useRef, useState } from "preact/hooks"
+import { type HostedAgent, openAgent } from "./hostAgents.js"
 import type { HostState } from "./hostState.js"
 
 const Login = ({ state, error }: { readonly state: HostState; readonly error?: string | undefined }) => {
@@ -28,15 +27,26 @@ const Login = ({ state, error }: { readonly state: HostState; readonly error?: s
   )
 }
 
-const AgentRow = ({ agent }: { readonly agent: HostedAgent }) => (
-  <li class="host-agent" data-agent={agent.name}>
-    <form method="post" action={openAction("host", agent.name)}>
-      <button type="submit" aria-label={`Open ${agent.name}`}>{agent.name}</button>
-    </form>
-    <span class={`host-state state-${agent.state}`} aria-label={`${agent.name} is ${agent.state}`}>{agent.state}</span>
-    {agent.problem !== undefined && <span class="host-problem problem">{agent.problem}</span>}
-  </li>
-)
+const AgentRow = ({ agent }: { readonly agent: HostedAgent }) => {
+  const [opening, setOpening] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const open = () => {
+    setOpening(true)
+    setError(undefined)
+    void openAgent("host", agent.name).then((failed) => {
+      setOpening(false)
+      setError(failed)
+    })
+  }
+  return (
+    <li class="host-agent" data-agent={agent.name}>
+      <button type="button" onClick={open} disabled={opening} aria-label={`Open ${agent.name}`}>{agent.name}</button>
+      <span class={`host-state state-${agent.state}`} aria-label={`${agent.name} is ${agent.state}`}>{agent.state}</span>
+      {agent.problem !== undefined && <span class="host-problem problem">{agent.problem}</span>}
+      {error !== undefined && <span class="host-problem problem" role="alert">{error}</span>}
+    </li>
+  )
+}
 
 export const HostPage = ({ state }: { readonly state: HostState }) => {
   useEffect(() => {
