@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
-import { decodeHostedAgents, type HostedAgent, hostedName, openAgent } from "./host/hostAgents.js"
+import { decodeHostedAgents, type HostedAgent, hostedName } from "./host/hostAgents.js"
+import { openAgent } from "./host/openAgent.js"
 import { parseJson } from "./wire.js"
 
 /** The host's agents as the host session sees them; undefined when there is no host, or no host session. */

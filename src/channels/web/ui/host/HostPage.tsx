@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks"
-import { type HostedAgent, openAgent } from "./hostAgents.js"
+import type { HostedAgent } from "./hostAgents.js"
+import { openAgent } from "./openAgent.js"
 import type { HostState } from "./hostState.js"
 
 const Login = ({ state, error }: { readonly state: HostState; readonly error?: string | undefined }) => {

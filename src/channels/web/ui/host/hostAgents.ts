@@ -1,5 +1,5 @@
 // The hosted agents as `kern serve` lists them (GET /agents, the host page's event stream), decoded for the page.
-import { arr, isObject, type Json, parseJson, str } from "../wire.js"
+import { arr, isObject, type Json, str } from "../wire.js"
 
 export type HostedState = "passive" | "waking" | "live"
 
@@ -30,25 +30,3 @@ export const hostedName = (pathname: string): string | undefined =>
 /** Where the hand-over into an agent's UI is posted, relative to a page at `base` (the host page, or an agent's). */
 export const openAction = (base: "host" | "agent", name: string): string =>
   `${base === "host" ? "" : "../../"}host/open/${encodeURIComponent(name)}`
-
-/**
- * Opens an agent's UI through the host's hand-over: the host answers with the agent's one-time login, which the page
- * follows (the agent sets its own cookie and shows its page). Asked with fetch, not a form: a form's navigation sends
- * `Origin: null` under `Referrer-Policy: no-referrer`, and the host takes a write only from its own origin.
- * Resolves to why it failed; on success the page is already leaving.
- */
-export const openAgent = async (base: "host" | "agent", name: string): Promise<string | undefined> => {
-  let response: Response
-  try {
-    response = await fetch(openAction(base, name), { method: "POST", credentials: "same-origin", headers: { accept: "application/json" } })
-  } catch {
-    return "the host is not reachable"
-  }
-  const body = parseJson(await response.text())
-  const url = isObject(body) ? str(body, "url") : undefined
-  if (!response.ok || url === undefined || !url.startsWith(`/agents/${name}/`)) {
-    return (isObject(body) ? str(body, "error") : undefined) ?? `the host answered ${response.status}`
-  }
-  location.assign(url)
-  return undefined
-}
