@@ -16,7 +16,13 @@ import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 const env = { OPENROUTER_API_KEY: "sk-test" }
 const use = <A>(f: () => Promise<A>) => Effect.promise(f)
-const hostile = "<img src=x onerror=\"window.pwned=1\">"
+// Problems carry the folder's path: hostile names (no slash, so each is one folder) from the markdown tests' XSS corpus.
+const hostile = [
+  "<img src=x onerror=\"window.pwned=1\">",
+  "<svg onload=\"window.pwned = 5\"><circle r=\"1\">",
+  "<details open ontoggle=\"window.pwned = 10\">x",
+  "\"><iframe src=javascript:window.pwned=6>"
+]
 
 describe("kern serve's host page in the browser", () => {
   it.live("logs into the host, opens an agent, switches with the picker and talks to the other", () =>
@@ -25,11 +31,14 @@ describe("kern serve's host page in the browser", () => {
       const alpha = initAgentWithModel(server.baseURL, { heartbeatInterval: 0, autoCommit: false, recall: false })
       const beta = initAgentWithModel(server.baseURL, { heartbeatInterval: 0, autoCommit: false, recall: false })
       NodeFs.appendFileSync(NodePath.join(beta, "KNOWLEDGE.md"), "\nThe beta marker is BETA-7342.\n")
-      const bad = NodePath.join(makeTempDir(), hostile)
-      NodeFs.mkdirSync(bad)
+      const bad = Object.fromEntries(hostile.map((name, i) => {
+        const dir = NodePath.join(makeTempDir(), name)
+        NodeFs.mkdirSync(dir)
+        return [`bad${i}`, dir]
+      }))
       const home = makeTempDir()
       const config = NodePath.join(home, "host.json")
-      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta, bad }, port: 0 }))
+      NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta, ...bad }, port: 0 }))
 
       const host = yield* startHost(config, env)
       const { origin } = host
@@ -54,12 +63,15 @@ describe("kern serve's host page in the browser", () => {
       })
       expect(yield* use(() => page.getByLabel("alpha is passive").count())).toBe(1)
 
-      // A folder that cannot run: its problem arrives live, as text.
-      expect((yield* use(() => fetch(`${origin}/agents/bad/health`))).status).toBe(503)
-      yield* use(() => page.locator(".host-problem").filter({ hasText: hostile }).waitFor())
+      // Folders that cannot run: their problems arrive live, as text.
+      for (const [i, text] of hostile.entries()) {
+        expect((yield* use(() => fetch(`${origin}/agents/bad${i}/health`))).status).toBe(503)
+        yield* use(() => page.locator(".host-problem").filter({ hasText: text }).waitFor())
+      }
       yield* use(() => screenshot(page, "host-page"))
+      const active = ".host-agents img, .host-agents svg, .host-agents iframe, .host-agents details"
       expect(yield* use(() => page.evaluate("window.pwned"))).toBeUndefined()
-      expect(yield* use(() => page.locator(".host-agents img").count())).toBe(0)
+      expect(yield* use(() => page.locator(active).count())).toBe(0)
 
       // Opened through the host's hand-over: alpha's page, with alpha's own session.
       yield* use(async () => {
@@ -72,7 +84,12 @@ describe("kern serve's host page in the browser", () => {
       yield* server.reply(FakeReply.text("Beta answers through the picker."))
       yield* use(async () => {
         await page.getByLabel("Switch agent").click()
-        await page.getByRole("button", { name: "beta" }).click()
+        await page.locator(".picker-problem").filter({ hasText: hostile[0]! }).waitFor()
+      })
+      expect(yield* use(() => page.locator(".picker-menu img, .picker-menu svg, .picker-menu iframe, .picker-menu details").count())).toBe(0)
+      expect(yield* use(() => page.evaluate("window.pwned"))).toBeUndefined()
+      yield* use(async () => {
+        await page.getByRole("button", { name: "beta", exact: true }).click()
         await page.waitForURL(`${origin}/agents/beta/`)
         await page.getByText("connected", { exact: true }).waitFor()
         const box = page.getByRole("textbox", { name: "Message to the agent" })

@@ -100,8 +100,9 @@ describe("kern serve's host page", () => {
         expect((yield* call(`${hostUrl}/host`, { headers: { cookie: forged } })).status, forged).toBe(401)
         expect((yield* call(`${hostUrl}/host/open/alpha`, { method: "POST", headers: { cookie: forged, origin: hostUrl } })).status, forged).toBe(401)
       }
-      // The host session opens no agent's route: that agent's guard never sees the host's cookie.
+      // The host session opens no agent's route: that agent's guard never sees the host's cookie, nor takes its secret.
       expect((yield* call(`${hostUrl}/agents/alpha/status`, { headers: { cookie } })).status).toBe(401)
+      expect((yield* call(`${hostUrl}/agents/alpha/status`, { headers: { cookie: `kern_session=${cookie.split("=")[1]}` } })).status).toBe(401)
 
       // Logged out, the cookie opens nothing.
       expect((yield* call(`${hostUrl}/host/logout`, { method: "POST", headers: { cookie } })).status).toBe(403)
