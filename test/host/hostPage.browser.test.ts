@@ -62,6 +62,7 @@ describe("kern serve's host page in the browser", () => {
         await page.getByRole("button", { name: "Open beta" }).waitFor()
       })
       expect(yield* use(() => page.getByLabel("alpha is passive").count())).toBe(1)
+      yield* use(() => page.getByText("6 agents: 6 passive").waitFor())
 
       // Folders that cannot run: their problems arrive live, as text.
       for (const [i, text] of hostile.entries()) {
@@ -101,6 +102,14 @@ describe("kern serve's host page in the browser", () => {
       expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length >= 1))).toBe(true)
       expect(JSON.stringify((yield* server.modelRequests)[0]!.body)).toContain("BETA-7342")
       expect(yield* use(() => page.getByLabel("Switch agent").count())).toBe(1)
+
+      // Back to the host page from the picker: still logged in, both opened agents live.
+      yield* use(async () => {
+        await page.getByLabel("Switch agent").click()
+        await page.getByRole("link", { name: "All agents" }).click()
+        await page.waitForURL(`${origin}/`)
+        await page.getByText("6 agents: 2 live, 4 passive").waitFor()
+      })
 
       // Each cookie where it belongs: the host's for the whole server, each agent's for its own path; all HttpOnly.
       const cookies = yield* use(() => page.context().cookies())

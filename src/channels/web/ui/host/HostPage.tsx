@@ -49,6 +49,15 @@ const AgentRow = ({ agent }: { readonly agent: HostedAgent }) => {
   )
 }
 
+/** "3 agents: 1 live, 2 passive". */
+const counts = (agents: ReadonlyArray<HostedAgent>): string => {
+  const parts = (["live", "waking", "passive"] as const)
+    .map((state) => [state, agents.filter((a) => a.state === state).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+  return `${agents.length} ${agents.length === 1 ? "agent" : "agents"}: ${parts.join(", ")}`
+}
+
 export const HostPage = ({ state }: { readonly state: HostState }) => {
   useEffect(() => {
     void state.load()
@@ -70,6 +79,7 @@ export const HostPage = ({ state }: { readonly state: HostState }) => {
         {view._tag === "Checking" && <p class="muted">loading…</p>}
         {view._tag === "Login" && <Login state={state} error={view.error} />}
         {view._tag === "Failed" && <p class="problem" role="alert">{view.error}</p>}
+        {view._tag === "Agents" && view.agents.length > 0 && <p class="muted host-counts">{counts(view.agents)}</p>}
         {view._tag === "Agents" && (
           view.agents.length === 0
             ? <p class="muted">No agents are hosted (host.json names them).</p>
