@@ -137,7 +137,8 @@ try {
 // script or style, so the page runs under `Content-Security-Policy: default-src 'self'`).
 await mkdir(new URL("web/assets/", dist), { recursive: true })
 await build({
-  entryPoints: { app: "src/channels/web/ui/main.tsx" },
+  // The agent's page (app) and `kern serve`'s host page (host), each with its script and stylesheet.
+  entryPoints: { app: "src/channels/web/ui/main.tsx", host: "src/channels/web/ui/host/main.tsx" },
   outdir: fileURLToPath(new URL("web/assets/", dist)),
   absWorkingDir: fileURLToPath(root),
   bundle: true,
@@ -153,6 +154,7 @@ await build({
   logLevel: "warning"
 })
 await copyFile(new URL("src/channels/web/ui/index.html", root), new URL("web/index.html", dist))
+await copyFile(new URL("src/channels/web/ui/host.html", root), new URL("web/host.html", dist))
 await copyFile(new URL("src/channels/web/ui/favicon.svg", root), new URL("web/assets/favicon.svg", dist))
 
 if (withTypes && !separate) {

@@ -374,7 +374,8 @@ const serve = Command.make("serve", {
   Command.withDescription(
     "Run many agent folders in one process, each under /agents/<name>/ of one HTTP server (its API and web UI, with its own token). " +
       "An agent is started when a request needs it and stopped again after idleSeconds with nothing to do. " +
-      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host. Ctrl-C stops every agent cleanly."
+      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host; the host page at / " +
+      "(log in with that token) lists them live and opens each one's web UI. Ctrl-C stops every agent cleanly."
   )
 )
 

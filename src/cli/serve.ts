@@ -47,7 +47,7 @@ export const serve = (args: ServeArgs) =>
     const { configFile, home, settings } = yield* settingsOf(args)
     yield* Effect.scoped(Effect.gen(function*() {
       const { hostUrl } = yield* runHost({ settings, home, configFile, report: stderr })
-      yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/ (pid ${process.pid})`)
+      yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/, the host page on ${hostUrl}/ (pid ${process.pid})`)
       yield* Effect.never
     }))
   })

@@ -3,7 +3,9 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
-import { baseUrl, exposedWarning, isLoopback, ServerSetupError } from "../channels/web/serverSetup.js"
+import { agentToken as tokenOf, baseUrl, exposedWarning, isLoopback, ServerSetupError } from "../channels/web/serverSetup.js"
+import { loadConfig } from "../config/AgentConfig.js"
+import { ProcessEnv } from "../config/ProcessEnv.js"
 import * as LockFile from "../storage/LockFile.js"
 import type { Report } from "../runtime/layers.js"
 import { HostAgents, make as makeHostAgents } from "./HostAgents.js"
@@ -18,6 +20,8 @@ export interface HostOptions {
   /** host.json, watched: agents added or removed there are added or stopped without touching the others. */
   readonly configFile?: string | undefined
   readonly report: Report
+  /** Where the host page's files are (host.html, assets/): the bundle's or the repo's dist/web by default. */
+  readonly webRoot?: string | undefined
 }
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
@@ -75,7 +79,16 @@ export const runHost = (options: HostOptions) =>
     )
     const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, live: { host: settings.host, port, hostUrl, report } })
     yield* agents.reconcile(settings.agents)
-    const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(Effect.provideService(HostAgents, agents))
+    const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
+    const agentToken = (dir: string) =>
+      Effect.flatMap(loadConfig(dir), (loaded) =>
+        loaded.fileExists ? tokenOf(loaded) : Effect.fail({ message: `${dir} is not an agent folder (kern init makes one)` })).pipe(
+          Effect.mapError((error) => ({ message: error.message })),
+          Effect.provide(context)
+        )
+    const app = yield* makeHostApp({ host: settings.host, port, token, agentToken, webRoot: options.webRoot, startedAtMs: yield* Clock.currentTimeMillis }).pipe(
+      Effect.provideService(HostAgents, agents)
+    )
     yield* http.serve(app).pipe(Effect.provide(listening))
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)

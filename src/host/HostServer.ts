@@ -4,41 +4,42 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { Clock, Effect, Layer, Option } from "effect"
 import * as NodeHttp from "node:http"
 import { errorResponse } from "../channels/web/ApiError.js"
-import { bearerOf, secretMatches } from "../channels/web/auth.js"
 import { securityHeaders, withHeaders } from "../channels/web/guard.js"
 import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGate.js"
 import { ServerSetupError } from "../channels/web/serverSetup.js"
-import type { AgentInfo } from "./AgentHandle.js"
+import { agentsBody } from "./hostAgentsBody.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
+import { makeHostPage } from "./hostPage.js"
 
 export interface HostServerOptions {
   readonly host: string
+  /** The port it listens on: a page of the host has its origin, and only such a page's writes are taken. */
+  readonly port: number
   readonly token: string
   readonly startedAtMs: number
+  /** An agent's own token (KERN_AUTH_TOKEN of its folder), for the host page's hand-over (hostOpen.ts). */
+  readonly agentToken: (dir: string) => Effect.Effect<string, { readonly message: string }>
+  /** Where the built web UI is (host.html, assets/); the repo's or the bundle's dist/web by default. */
+  readonly webRoot?: string | undefined
 }
 
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
 
-export const agentsBody = (agents: ReadonlyArray<AgentInfo>) => ({
-  agents: agents.map((a) => ({ name: a.name, state: a.state, ...(a.problem === undefined ? {} : { problem: a.problem }) }))
-})
+export { agentsBody } from "./hostAgentsBody.js"
 
 /**
  * The host's server: every request through the door (hostDoor.ts) after the Host check every kern server makes; the
- * host's own routes (`GET /agents`, `GET /host`) behind the host token; an agent's routes to that agent's own app,
- * whose gate and guard (its own token, its browser sessions) decide as they do under `kern start`. The host token is
- * not an agent's: on an agent's route it is a wrong token.
+ * host's own routes (`GET /agents`, `GET /host`, the host page's: hostPage.ts) behind the host token or a host
+ * session; an agent's routes to that agent's own app, whose gate and guard (its own token, its browser sessions)
+ * decide as they do under `kern start`. The host token is not an agent's: on an agent's route it is a wrong token;
+ * the host session's cookie is taken off what an agent's app is handed, and an agent's cookie is no host session.
  */
 export const makeHostApp = (options: HostServerOptions) =>
   Effect.gen(function*() {
     const agents = yield* HostAgents
     const hosts = hostNames(options.host)
-
-    const hostAuthorized = (request: HttpServerRequest.HttpServerRequest) => {
-      const bearer = bearerOf(request.headers["authorization"])
-      return bearer !== undefined && secretMatches(options.token, bearer)
-    }
+    const page = yield* makeHostPage(options)
 
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -53,12 +54,18 @@ export const makeHostApp = (options: HostServerOptions) =>
         case "AgentRoot":
           // The page's relative links (assets, API calls) resolve under its base only with the trailing slash.
           return withHeaders(HttpServerResponse.empty({ status: 308, headers: { location: `/agents/${route.name}/` } }), securityHeaders)
+        case "HostPage":
+        case "HostAsset":
+        case "HostLogin":
+        case "HostLogout":
+        case "HostEvents":
+        case "HostOpen":
+          return withHeaders(yield* page.serve(route, request), securityHeaders)
         case "Agents":
         case "Host": {
           if (request.method !== "GET") return withHeaders(errorResponse(405, { error: `${request.method} is not allowed here` }), securityHeaders)
-          if (!hostAuthorized(request)) {
-            return withHeaders(errorResponse(401, { error: "the host's routes need Authorization: Bearer <host token> (KERN_HOST_TOKEN)" }), securityHeaders)
-          }
+          const refused = yield* page.refusal
+          if (refused !== undefined) return withHeaders(refused, securityHeaders)
           const list = yield* agents.list
           if (route._tag === "Agents") return withHeaders(json(200, agentsBody(list)), securityHeaders)
           const count = (state: string) => list.filter((a) => a.state === state).length
@@ -76,7 +83,7 @@ export const makeHostApp = (options: HostServerOptions) =>
         case "Agent": {
           const found = yield* agents.handle(route.name)
           if (Option.isNone(found)) return withHeaders(errorResponse(404, { error: `no agent ${route.name} is hosted here` }), securityHeaders)
-          return yield* found.value.serve(request.modify({ url: route.target })).pipe(
+          return yield* found.value.serve(page.forAgent(request, route.target)).pipe(
             Effect.catchTag("HostAgentError", (error) =>
               Effect.succeed(withHeaders(errorResponse(error.reason === "unavailable" ? 503 : 404, { error: error.message }), securityHeaders)))
           )
@@ -86,7 +93,7 @@ export const makeHostApp = (options: HostServerOptions) =>
   })
 
 /** The host's server on host:port until the scope closes; open event streams are dropped first, as an agent's are. */
-export const layer = (options: HostServerOptions & { readonly port: number }) =>
+export const layer = (options: HostServerOptions) =>
   Layer.unwrapScoped(Effect.sync(() => {
     const server = NodeHttp.createServer()
     const listen = NodeHttpServer.layer(() => server, { host: options.host, port: options.port }).pipe(

@@ -15,6 +15,15 @@ export type Door =
   | { readonly _tag: "Host" }
   | { readonly _tag: "Agent"; readonly name: string; readonly target: string }
   | { readonly _tag: "AgentRoot"; readonly name: string }
+  /** `/`: the host page; `/assets/…`: its files (the web UI's, which the agents' pages load under their prefix). */
+  | { readonly _tag: "HostPage" }
+  | { readonly _tag: "HostAsset"; readonly path: string }
+  /** The host page's session: `/host/login`, `/host/logout`; its live list: `/host/events`. */
+  | { readonly _tag: "HostLogin" }
+  | { readonly _tag: "HostLogout" }
+  | { readonly _tag: "HostEvents" }
+  /** `/host/open/<name>`: a host session opens an agent's UI (hostOpen.ts). */
+  | { readonly _tag: "HostOpen"; readonly name: string }
   | { readonly _tag: "NotFound" }
 
 const agentRoot = /^\/agents\/([^/?#]*)\/(\?[^#]*)?$/
@@ -35,6 +44,14 @@ export const door = (target: string): Door => {
     if (segments.length === 2) return root === null ? { _tag: "AgentRoot", name } : { _tag: "Agent", name, target: `/${query}` }
     return { _tag: "Agent", name, target: `/${segments.slice(2).join("/")}${query}` }
   }
-  if (path === "/host") return { _tag: "Host" }
+  if (path === "/") return { _tag: "HostPage" }
+  if (segments[0] === "assets" && segments.length > 1) return { _tag: "HostAsset", path }
+  if (segments[0] === "host") {
+    if (segments.length === 1) return { _tag: "Host" }
+    if (segments.length === 2 && segments[1] === "login") return { _tag: "HostLogin" }
+    if (segments.length === 2 && segments[1] === "logout") return { _tag: "HostLogout" }
+    if (segments.length === 2 && segments[1] === "events") return { _tag: "HostEvents" }
+    if (segments.length === 3 && segments[1] === "open" && agentNamePattern.test(segments[2] ?? "")) return { _tag: "HostOpen", name: segments[2] ?? "" }
+  }
   return { _tag: "NotFound" }
 }

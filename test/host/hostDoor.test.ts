@@ -12,6 +12,19 @@ describe("kern serve's door", () => {
     expect(door("/host")).toEqual({ _tag: "Host" })
   })
 
+  it("the host page, its files, its login and its hand-over are the host's", () => {
+    expect(door("/")).toEqual({ _tag: "HostPage" })
+    expect(door("/assets/host.js")).toEqual({ _tag: "HostAsset", path: "/assets/host.js" })
+    expect(door("/host/login")).toEqual({ _tag: "HostLogin" })
+    expect(door("/host/logout")).toEqual({ _tag: "HostLogout" })
+    expect(door("/host/events")).toEqual({ _tag: "HostEvents" })
+    expect(door("/host/open/alpha")).toEqual({ _tag: "HostOpen", name: "alpha" })
+    expect(door("/host/open/Alpha")).toEqual({ _tag: "NotFound" })
+    expect(door("/host/open/alpha/x")).toEqual({ _tag: "NotFound" })
+    expect(door("/host/open/..%2fbeta")._tag).toBe("Refused")
+    expect(door("/assets/..%2f..%2fetc/passwd")._tag).toBe("Refused")
+  })
+
   // Each target would reach another agent's route, or read two ways, if the prefix were taken off before the check.
   const refused = [
     "/agents/alpha/..%2f..%2fagents/beta/status",
@@ -38,7 +51,10 @@ describe("kern serve's door", () => {
     expect(door(target)._tag).toBe("Refused")
   })
 
-  const unknown = ["/agents/A/status", "/agents/Alpha/status", "/agents/-a/status", "/agents/al.pha/status", "/agents/alpha%C3%A9/status", "/status", "/", "/host/x", "/agentsx/alpha/status"]
+  const unknown = [
+    "/agents/A/status", "/agents/Alpha/status", "/agents/-a/status", "/agents/al.pha/status", "/agents/alpha%C3%A9/status", "/status",
+    "/host/x", "/agentsx/alpha/status", "/assets", "/host/open", "/index.html"
+  ]
   it.each(unknown)("finds no route for %s", (target) => {
     expect(door(target)).toEqual({ _tag: "NotFound" })
   })

@@ -59,10 +59,12 @@ describe("kern serve in the browser", () => {
       expect(yield* eventuallyEffect(Effect.map(server.modelRequests, (r) => r.length >= 1))).toBe(true)
       expect(JSON.stringify((yield* server.modelRequests)[0]!.body)).toContain("ALPHA-5150")
 
-      // Everything the page asked for stayed under alpha's prefix (its assets, its API, its event stream).
+      // Everything the page asked for stayed under alpha's prefix (its assets, its API, its event stream), but the
+      // picker's one question to the host (the agents' list, refused here: this browser has no host session).
       const own = requested.filter((url) => url.startsWith(origin))
       expect(own.length).toBeGreaterThan(3)
-      expect(own.filter((url) => !url.startsWith(`${origin}/agents/alpha/`))).toEqual([])
+      expect(own.filter((url) => !url.startsWith(`${origin}/agents/alpha/`) && url !== `${origin}/agents`)).toEqual([])
+      expect(yield* use(() => page.getByLabel("Switch agent").count())).toBe(0)
       // The browser's session is alpha's: its cookie is scoped to alpha's path and opens nothing of beta's.
       const cookies = yield* use(() => page.context().cookies())
       expect(cookies.length).toBeGreaterThan(0)

@@ -62,7 +62,7 @@ export interface WebServerOptions extends ServerSettings {
 }
 
 /** The origins a page of this server has: the configured host, and each loopback name when it is loopback. */
-const ownOrigins = (host: string, port: number): ReadonlyArray<string> => {
+export const ownOrigins = (host: string, port: number): ReadonlyArray<string> => {
   const names = isLoopback(host) ? ["127.0.0.1", "localhost", "[::1]"] : []
   return [baseUrl({ host, port }), ...names.map((name) => `http://${name}:${port}`)]
 }

@@ -120,7 +120,10 @@ export const makeLogins = (options: { readonly ticketTtlMs?: number | undefined;
         return true
       })
 
-    return { issue, redeem, isSession, limits } as const
+    /** Ends a session (a logout): the presented cookie opens nothing after this. */
+    const end = (presented: string) => store.remove(secretHash(presented))
+
+    return { issue, redeem, isSession, end, limits } as const
   })
 
 export type Logins = Effect.Effect.Success<ReturnType<typeof makeLogins>>

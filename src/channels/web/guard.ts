@@ -20,6 +20,8 @@ export interface GuardSettings {
   /** Origins a cookie-authenticated POST may come from: the server's own, and corsOrigins. */
   readonly trustedOrigins: ReadonlySet<string>
   readonly corsOrigins: ReadonlySet<string>
+  /** The session cookie this server reads: `kern_session` (an agent's); `kern serve`'s host page has its own. */
+  readonly cookieName?: string | undefined
 }
 
 /** Query parameters that look like a credential: refused outright, so a token never ends up in a log or history. */
@@ -46,7 +48,7 @@ export const authenticate = (settings: GuardSettings) =>
       if (secretMatches(settings.token, bearer)) return "token" as const
       return yield* new Unauthorized({ error: "wrong token" })
     }
-    const cookie = cookieOf(request.headers["cookie"], cookieName)
+    const cookie = cookieOf(request.headers["cookie"], settings.cookieName ?? cookieName)
     const live = cookie === undefined ? false : yield* settings.logins.isSession(cookie).pipe(Effect.mapError(serverError))
     if (!live) {
       return yield* new Unauthorized({ error: "not logged in: send Authorization: Bearer <token>, or log in with `kern open`" })

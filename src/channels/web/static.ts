@@ -34,10 +34,13 @@ const notBuiltPage = `<!doctype html>
 `
 
 /** `/`: the UI's page, or a short page saying it is not built. */
-export const indexPage = (webRoot: string) =>
+export const indexPage = (webRoot: string) => htmlPage(webRoot, "index.html")
+
+/** A page of the built UI (`index.html`, `kern serve`'s `host.html`), or a short page saying it is not built. */
+export const htmlPage = (webRoot: string, name: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const file = NodePath.join(webRoot, "index.html")
+    const file = NodePath.join(webRoot, name)
     const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
     if (!exists) return HttpServerResponse.text(notBuiltPage, { contentType: contentTypes[".html"] })
     return yield* HttpServerResponse.file(file, { contentType: contentTypes[".html"], headers: { "cache-control": "no-cache" } })

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks"
+import { AgentPicker } from "./AgentPicker.js"
 import { ApprovalDialog } from "./ApprovalDialog.js"
 import { QuestionDialog } from "./QuestionDialog.js"
 import { ChatLog, Composer } from "./Chat.js"
@@ -130,6 +131,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         <TurnControls store={store} />
         <button type="button" ref={schedulesButton} onClick={() => setSchedules(true)} aria-haspopup="dialog">Schedules</button>
         <button type="button" ref={memoryButton} onClick={() => setMemory(true)} aria-haspopup="dialog">Memory</button>
+        <AgentPicker />
       </header>
       {store.problem.value !== undefined && <p class="problem" role="alert">{store.problem.value}</p>}
       <main class="chat">

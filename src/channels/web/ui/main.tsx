@@ -1,6 +1,7 @@
 import { render } from "preact"
 import "./app.css"
 import "./polish.css"
+import "./picker.css"
 import "./schedules/schedules.css"
 import { App } from "./App.js"
 import { makeMarkdown } from "./renderMarkdown.js"
