@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import pkg from "../../package.json" with { type: "json" }
 import { loadConfig } from "../config/AgentConfig.js"
+import { databaseTarget } from "../config/database.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { agentPaths } from "../config/paths.js"
 import { counted } from "../config/counted.js"
@@ -10,6 +11,7 @@ import { formatBytes } from "../tools/textFile.js"
 import { type ArchivedFile, FileChanged, snapshotFile, writeArchive } from "./archiveWriter.js"
 import { BackupError, describe } from "./BackupError.js"
 import { copyDatabase } from "./databaseCopy.js"
+import { exportFromPostgres, schemaText } from "./postgresRows.js"
 import { artifactsPrefix, bundleEntry, configEntry, databaseEntry, envEntry, mediaPrefix, sessionsPrefix } from "./entryPaths.js"
 import { BackupManifest, ManifestJson } from "./manifest.js"
 import { createBundle } from "./memoryBundle.js"
@@ -55,7 +57,7 @@ const regularFiles = (dir: string, prefix: string, nested: boolean, skipped: Arr
 }
 
 /**
- * `kern backup`: kern.db copied online, the memory repository bundled, then config, sessions and artifacts (and with
+ * `kern backup`: kern.db copied online (an agent's schema on PostgreSQL into an SQLite kern.db), the memory repository bundled, then config, sessions and artifacts (and with
  * `includeSecrets` .kern/.env) checksummed and archived into a temporary file beside the output, renamed into place at
  * the end: on any failure the output is untouched and the temporary files are gone.
  */
@@ -64,7 +66,10 @@ export const createBackup = Effect.fn("kern.backup.create")(function*(options: B
   const output = NodePath.resolve(options.output)
   if (!NodeFs.existsSync(paths.dir)) return yield* new BackupError({ reason: "io", message: `${options.dir} does not exist` })
   if (!NodeFs.existsSync(paths.configFile)) return yield* new NotAnAgentFolder({ dir: options.dir })
-  const { config } = yield* loadConfig(paths.dir)
+  const { config, env } = yield* loadConfig(paths.dir)
+  const database = yield* databaseTarget(config, env, paths.dbFile).pipe(
+    Effect.mapError((error) => new BackupError({ reason: "database", message: error.message }))
+  )
   if (NodePath.relative(paths.kernDir, output).split(NodePath.sep)[0] !== "..") {
     return yield* new BackupError({ reason: "in-the-way", message: `${options.output} is inside ${paths.kernDir}: write the backup elsewhere` })
   }
@@ -85,9 +90,16 @@ export const createBackup = Effect.fn("kern.backup.create")(function*(options: B
   // kern.db first: sessions read after it are at least as new, which a restored agent takes as it takes a crash (the
   // index and summaries catch up); the other way round, the database would name messages the sessions lack.
   const dbCopy = NodePath.join(staging, "kern.db")
-  yield* copyDatabase(paths.dbFile, dbCopy)
-  const dbBytes = NodeFs.statSync(dbCopy).size
-  yield* options.report(`copied kern.db (${formatBytes(dbBytes)})`)
+  if (database._tag === "postgres") {
+    const copied = yield* exportFromPostgres(database, dbCopy)
+    yield* options.report(
+      `copied kern.db from ${schemaText(database)}: ${counted(copied.rows, "row")} of ${counted(copied.tables, "table")} into an ` +
+        `SQLite kern.db (${formatBytes(NodeFs.statSync(dbCopy).size)}); recall's index is not in it: it is rebuilt from the sessions`
+    )
+  } else {
+    yield* copyDatabase(paths.dbFile, dbCopy)
+    yield* options.report(`copied kern.db (${formatBytes(NodeFs.statSync(dbCopy).size)})`)
+  }
   const bundle = NodePath.join(staging, "memory.bundle")
   const memory = yield* createBundle(paths.dir, bundle)
   yield* options.report(`bundled the memory repository (${counted(memory.commits, "commit")}, ${formatBytes(NodeFs.statSync(bundle).size)})`)

@@ -1,6 +1,8 @@
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { loadConfig } from "../config/AgentConfig.js"
+import { databaseTarget } from "../config/database.js"
 import { agentPaths } from "../config/paths.js"
 import { relocateSessions } from "../recall/relocateSessions.js"
 import * as RecallStoreSqlite from "../recall/RecallStoreSqlite.js"
@@ -10,6 +12,7 @@ import { BackupError, describe } from "./BackupError.js"
 import { integrityProblems } from "./databaseCopy.js"
 import { artifactsPrefix, bundleEntry, databaseEntry, sessionsPrefix } from "./entryPaths.js"
 import { restoreBundle } from "./memoryBundle.js"
+import { importIntoPostgres, schemaText } from "./postgresRows.js"
 import { fitsOn, readBackup } from "./readBackup.js"
 import { stagingDir } from "./stagingDir.js"
 
@@ -21,6 +24,8 @@ export interface RestoreReport {
   readonly sessions: number
   readonly artifacts: number
   readonly secrets: boolean
+  /** Where kern.db's rows went when the config puts them on PostgreSQL (`schema … on postgres://…`); else `.kern/kern.db`. */
+  readonly database: string | undefined
 }
 
 /** The restored index keeps what it indexed of each restored session (relocateSessions.ts); an empty kern.db has none. */
@@ -87,8 +92,21 @@ export const restoreBackup = Effect.fn("kern.backup.restore")(function*(file: st
     })
     const failures = yield* tightenPrivateDir(paths.kernDir)
     if (failures.length > 0) return yield* new BackupError({ reason: "io", message: failures.map((failure) => failure.message).join("; ") })
-    yield* keepRecallIndex(paths.dbFile, paths.sessionsDir)
+    // The config may put kern.db on PostgreSQL: the archive's rows go into its schema (the folder has no kern.db then).
+    const { config, env } = yield* loadConfig(target)
+    const database = yield* databaseTarget(config, env, paths.dbFile).pipe(
+      Effect.mapError((error) =>
+        new BackupError({
+          reason: "database",
+          message: `the restored config puts kern.db on PostgreSQL, and ${error.message}: set it in the environment and restore again`
+        })
+      )
+    )
+    const where = database._tag === "postgres" ? schemaText(database) : undefined
+    if (database._tag === "postgres") yield* importIntoPostgres(paths.dbFile, database)
+    else yield* keepRecallIndex(paths.dbFile, paths.sessionsDir)
     return {
+      database: where,
       dir: target,
       agent: manifest.agent,
       createdAt: manifest.createdAt,

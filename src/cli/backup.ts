@@ -73,7 +73,8 @@ export const restore = (args: {
     if (args.json) return yield* Console.log(JSON.stringify(report))
     yield* Console.log(
       `restored agent ${report.agent} (backed up ${report.createdAt}) into ${report.dir}: the memory repository` +
-        `${report.branch === undefined ? "" : ` (branch ${report.branch})`}, kern.db, ${counted(report.sessions, "session")}, ` +
+        `${report.branch === undefined ? "" : ` (branch ${report.branch})`}, ` +
+        `${report.database === undefined ? "kern.db" : `kern.db's rows (into ${report.database})`}, ${counted(report.sessions, "session")}, ` +
         `${counted(report.artifacts, "artifact")}, config${report.secrets ? ", .kern/.env" : ""}`
     )
     if (!report.secrets) {

@@ -1,11 +1,15 @@
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
+import { inject } from "vitest"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as LockFile from "../../src/storage/LockFile.js"
+import { agentPgMigrations } from "../../src/runtime/agentDatabase.js"
 import * as Database from "../../src/storage/Database.js"
+import * as PgDatabase from "../../src/storage/pg/PgDatabase.js"
+import { postgresNotVacuumed } from "../../src/tools/retention/Retention.js"
 import type { RetentionReport } from "../../src/tools/retention/RetentionReport.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -73,5 +77,34 @@ describe("kern gc", () => {
   it("a folder that is not an agent's is a usage error", async () => {
     const result = await runKernIn(["gc", makeTempDir("kern-gc-empty-")])
     expect(result.status).toBe(2)
+  })
+
+  it("on PostgreSQL it prunes the agent's schema and does not vacuum, saying why", async () => {
+    const url = inject("postgresUrl")
+    const schema = `gc_${process.pid}_${Date.now().toString(36)}`
+    const dir = makeTempDir("kern-gc-pg-")
+    writeFiles(dir, {
+      ".kern/config.json": JSON.stringify({ model: "m", provider: "openai-compatible", baseURL: "http://127.0.0.1:9/v1", database: { url, schema } })
+    })
+    const onSchema = PgDatabase.layer({ url: Redacted.make(url), shown: url, schema, migrations: agentPgMigrations, maxConnections: 1 })
+    const now = Date.now()
+    await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`INSERT INTO kernel_events (ts_ms, decision_key, run_id, trace_id, status, detail)
+        SELECT CASE WHEN i <= 2000 THEN ${now - 200 * day}::bigint ELSE ${now}::bigint END, 'kernel.tool.call', 'run', 'trace', 'ok',
+          ${"d".repeat(500)} FROM generate_series(1, 2100) AS i`).pipe(Effect.provide(onSchema), Effect.orDie))
+    const run = await runKernIn(["gc", dir, "--json"])
+    expect(run.status, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout) as RetentionReport
+    expect(report.events.pruned.count).toBe(2_000)
+    expect(report.events.kept.count).toBe(100)
+    expect(report.database.vacuumed).toBeUndefined()
+    expect(report.database.notVacuumed).toBe(postgresNotVacuumed)
+    expect(report.database.fileBytes).toBeGreaterThan(0)
+    const left = await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM kernel_events`).pipe(
+      Effect.provide(onSchema),
+      Effect.orDie
+    ))
+    expect(left).toEqual([{ n: 100 }])
+    expect(NodeFs.existsSync(NodePath.join(dir, ".kern", "kern.db"))).toBe(false)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Ref, Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -8,9 +8,10 @@ import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { journalFolder } from "../../src/kernel/auditJournal.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import { valuesOf } from "../../src/kernel/eventRows.js"
-import { ingestJournal } from "../../src/kernel/journalIngest.js"
+import { forgetRetired, ingestJournal, ingestOthers } from "../../src/kernel/journalIngest.js"
 import * as Database from "../../src/storage/Database.js"
 import { processRunning } from "../../src/storage/processState.js"
+import { databases } from "../support/databases.js"
 import { holdWriteLock } from "../support/dbLock.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually } from "../support/waitFor.js"
@@ -263,4 +264,32 @@ describe("replaying audit journals", () => {
       expect((yield* rowsOnDisk(file)).map((row) => row.toolId).sort()).toEqual(["tool.1", "tool.1", "tool.2"])
       expect(journals(folder).map((journal) => journal.name)).toEqual([live])
     }))
+})
+
+describe.each(databases)("audit journals into kern.db on $dialect", ({ layer }) => {
+  it.live("two passes at once add each event once; a dead writer's journal is retired with its row; a bad line is skipped", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const folder = NodePath.join(makeTempDir(), "audit")
+      const bad = "{\"not\": \"an event\"}\n"
+      const name = deadJournal(folder, line("s", 1) + bad + line("s", 2) + line("s", 3))
+      const size = NodeFs.statSync(NodePath.join(folder, name)).size
+      const [a, b] = yield* Effect.all([ingestJournal(sql, folder, name), ingestJournal(sql, folder, name)], { concurrency: 2 })
+      expect([a.committed, b.committed]).toEqual([size, size])
+      const rows = () => sql<{ toolId: string }>`SELECT tool_id FROM kernel_events ORDER BY event_id`.pipe(Effect.map((r) => r.map((row) => row.toolId)))
+      expect(yield* rows()).toEqual(["tool.1", "tool.2", "tool.3"])
+      expect(yield* sql<{ file: string; committed: number }>`SELECT file, committed FROM audit_journals`).toEqual([{ file: name, committed: size }])
+
+      // Its writer is gone: a read of the folder finds it all in kern.db and retires it, file and row.
+      NodeFs.appendFileSync(NodePath.join(folder, name), line("s", 4))
+      yield* ingestOthers(sql, folder, undefined, yield* Ref.make<ReadonlyMap<string, number>>(new Map()))
+      expect(yield* rows()).toEqual(["tool.1", "tool.2", "tool.3", "tool.4"])
+      expect(journals(folder)).toEqual([])
+      expect(yield* sql`SELECT file FROM audit_journals`).toEqual([])
+
+      // A row whose file is gone (deleted, its row not) is forgotten.
+      yield* sql`INSERT INTO audit_journals (file, committed) VALUES ('1-0-00000000.jsonl', 10)`
+      yield* forgetRetired(sql, folder)
+      expect(yield* sql`SELECT file FROM audit_journals`).toEqual([])
+    }).pipe(Effect.provide(layer), Effect.orDie))
 })

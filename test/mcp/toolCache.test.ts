@@ -1,10 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { describeState } from "../../src/mcp/McpServerState.js"
 import { McpServers } from "../../src/mcp/McpServers.js"
+import { loadCachedTools, saveCachedTools } from "../../src/mcp/toolCache.js"
 import { startServer } from "../channels/web/harness.js"
+import { databases } from "../support/databases.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
 import { changingServer } from "../support/mcpServers.js"
@@ -97,4 +100,21 @@ describe("first-use MCP servers' cached tools", () => {
       }))
     })
   })
+})
+
+describe.each(databases)("the MCP tool cache, kern.db on $dialect", ({ layer }) => {
+  it.effect("keeps what each server listed last; an unreadable row counts as none", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const lookup = { name: "lookup", description: "Looks a word up.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }
+      expect(Option.isNone(yield* loadCachedTools("dict"))).toBe(true)
+      yield* saveCachedTools("dict", [lookup])
+      yield* saveCachedTools("other", [{ name: "x", inputSchema: {} }])
+      expect(yield* loadCachedTools("dict")).toEqual(Option.some([lookup]))
+      yield* saveCachedTools("dict", [])
+      expect(yield* loadCachedTools("dict")).toEqual(Option.some([]))
+      expect(Option.getOrThrow(yield* loadCachedTools("other")).map((tool) => tool.name)).toEqual(["x"])
+      yield* sql`UPDATE mcp_tool_cache SET tools = '[{"nope": 1}]' WHERE server = 'other'`
+      expect(Option.isNone(yield* loadCachedTools("other"))).toBe(true)
+    }).pipe(Effect.provide(layer), Effect.orDie))
 })

@@ -1,30 +1,35 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import sharp from "sharp"
 import { MediaStore } from "../../src/media/MediaStore.js"
+import { isLinked, linkMedia } from "../../src/media/mediaLinks.js"
+import { servedMedia } from "../../src/media/servedMedia.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
 import { decodeSessionLine } from "../../src/session/lineDecode.js"
 import { encodeSessionLine } from "../../src/session/lineEncode.js"
 import { UserMessage } from "../../src/session/messages.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
+import { agentConfigOn, databases, type DialectName } from "../support/databases.js"
 import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // Files that come with messages are stored once, by content, with their type read from the bytes; a message carries
 // references to them through the inbox, a restart and the session, never the bytes.
 
-const agentDir = (media?: object) => testAgentDir(media === undefined ? {} : { media })
+const agentDir = (dialect: DialectName, media?: object) =>
+  testAgentDir({ ...agentConfigOn(dialect), ...(media === undefined ? {} : { media }) })
 
 const started = buildAgentCore
 
 const png = () =>
   Effect.promise(() => sharp({ create: { width: 4, height: 3, channels: 3, background: "#f00" } }).png().toBuffer())
 
-describe("media store", () => {
+describe.each(databases)("media store, kern.db on $dialect", ({ dialect }) => {
   it.scopedLive("sniffs from the bytes, stores once and privately, and refuses what is over the caps", () =>
     Effect.gen(function*() {
-      const dir = agentDir({ maxFileBytes: 64 * 1024, maxTurnBytes: 100 * 1024 })
+      const dir = agentDir(dialect, { maxFileBytes: 64 * 1024, maxTurnBytes: 100 * 1024 })
       const context = yield* started(dir, yield* Effect.scope)
       const media = Context.get(context, MediaStore)
 
@@ -62,7 +67,7 @@ describe("media store", () => {
 
   it.scopedLive("a message's attachments survive the inbox, a restart and the session line", () =>
     Effect.gen(function*() {
-      const dir = agentDir()
+      const dir = agentDir(dialect)
       const first = yield* Scope.make()
       const context = yield* started(dir, first)
       const attachment = yield* Context.get(context, MediaStore).ingest({ name: "dot.png", bytes: new Uint8Array(yield* png()) })
@@ -87,5 +92,22 @@ describe("media store", () => {
       const decoded = decodeSessionLine(encodeSessionLine(line))
       expect(decoded._tag).toBe("Line")
       expect(decoded._tag === "Line" ? decoded.line : undefined).toEqual(line)
+    }))
+
+  it.scopedLive("a stored file's links: the conversations it belongs to, once each; an unknown id names nothing", () =>
+    Effect.gen(function*() {
+      const context = yield* started(agentDir(dialect), yield* Effect.scope)
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const stored = yield* Context.get(context, MediaStore).ingest({ name: "dot.png", bytes: new Uint8Array(yield* png()) })
+      const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+      expect(yield* servedMedia(stored.id).pipe(withSql)).toEqual({ mediaType: "image/png", conversations: [] })
+      yield* linkMedia([stored.id], "telegram:42").pipe(withSql)
+      yield* linkMedia([stored.id], "telegram:42").pipe(withSql)
+      yield* linkMedia([stored.id], "web:operator").pipe(withSql)
+      const served = yield* servedMedia(stored.id).pipe(withSql)
+      expect([...served!.conversations].sort()).toEqual(["telegram:42", "web:operator"])
+      expect(yield* isLinked(stored.id, "telegram:42").pipe(withSql)).toBe(true)
+      expect(yield* isLinked(stored.id, "slack:C1").pipe(withSql)).toBe(false)
+      expect(yield* servedMedia("med_000000000000000000000000").pipe(withSql)).toBeUndefined()
     }))
 })

@@ -4,8 +4,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, TestClock } from "effect"
 import { AgentConfig } from "../../src/config/AgentConfig.js"
 import * as RetentionJob from "../../src/runtime/RetentionJob.js"
-import * as Database from "../../src/storage/Database.js"
 import { loadedAt, makeAgentDir } from "../recall/harness.js"
+import { databases } from "../support/databases.js"
 import { eventuallyEffect } from "../support/waitFor.js"
 
 const minute = 60_000
@@ -17,12 +17,9 @@ const count = (query: string) =>
 
 const seedOldEvents = (n: number, atMs: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe(
-      `INSERT INTO kernel_events (ts_ms, decision_key, run_id, trace_id, status)
-       WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n WHERE value < ?)
-       SELECT ? + value, 'kernel.tool.call', 'run', 'trace', 'ok' FROM n`,
-      [n, atMs]
-    )).pipe(Effect.orDie)
+    sql`INSERT INTO kernel_events (ts_ms, decision_key, run_id, trace_id, status)
+       WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n WHERE value < ${n})
+       SELECT CAST(${atMs} AS BIGINT) + value, 'kernel.tool.call', 'run', 'trace', 'ok' FROM n`).pipe(Effect.orDie)
 
 /** The job's pending wake-ups (TestClock's sleeps): when it will next run. */
 const nextWake = Effect.map(TestClock.sleeps(), (sleeps) => Chunk.toReadonlyArray(sleeps))
@@ -31,12 +28,12 @@ const nextWake = Effect.map(TestClock.sleeps(), (sleeps) => Chunk.toReadonlyArra
 const asleepUntil = (atMs: number) =>
   eventuallyEffect(Effect.map(nextWake, (wakes) => wakes.length === 1 && wakes[0] === atMs))
 
-describe("RetentionJob", () => {
+describe.each(databases)("RetentionJob, kern.db on $dialect", (database) => {
   it.scoped("runs once the start delay is past, then a day after its last run; each run prunes what is due", () =>
     Effect.gen(function*() {
       const dir = makeAgentDir()
       const loaded = loadedAt(dir, { retention: { events: { maxAgeDays: 30 } } })
-      const below = Database.layer({ filename: loaded.paths.dbFile }).pipe(
+      const below = database.layer.pipe(
         Layer.provideMerge(Layer.succeed(AgentConfig, loaded)),
         Layer.provideMerge(NodeContext.layer),
         Layer.orDie
@@ -70,7 +67,7 @@ describe("RetentionJob", () => {
     Effect.gen(function*() {
       const dir = makeAgentDir()
       const loaded = loadedAt(dir)
-      const below = Database.layer({ filename: loaded.paths.dbFile }).pipe(
+      const below = database.layer.pipe(
         Layer.provideMerge(Layer.succeed(AgentConfig, loaded)),
         Layer.provideMerge(NodeContext.layer),
         Layer.orDie

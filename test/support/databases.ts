@@ -5,6 +5,7 @@ import { inject } from "vitest"
 import type { DatabaseError } from "../../src/storage/Database.js"
 import * as Database from "../../src/storage/Database.js"
 import * as PgDatabase from "../../src/storage/pg/PgDatabase.js"
+import { agentPgMigrations } from "../../src/runtime/agentDatabase.js"
 import { pgMigrations } from "../../src/storage/pg/migrations.js"
 
 export type DialectName = "sqlite" | "postgres"
@@ -19,12 +20,14 @@ export interface TestDatabase {
  * A schema of its own on the run's PostgreSQL server (test/support/postgresSetup.ts), dropped when the layer closes:
  * kern's PostgreSQL migrations applied, as an agent's would be.
  */
-export const postgresLayer: Layer.Layer<SqlClient.SqlClient, DatabaseError> = Layer.unwrapScoped(
+export const postgresLayerWith = (
+  migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+): Layer.Layer<SqlClient.SqlClient, DatabaseError> => Layer.unwrapScoped(
   Effect.gen(function*() {
     const url = inject("postgresUrl")
     // Unique across the run's parallel files: the process's high-resolution time and a random number.
     const schema = `t_${(yield* Effect.sync(() => process.hrtime.bigint())).toString(36)}_${yield* Random.nextIntBetween(0, 1_000_000)}`
-    const layer = PgDatabase.layer({ url: Redacted.make(url), shown: url, schema, migrations: pgMigrations, maxConnections: 4 })
+    const layer = PgDatabase.layer({ url: Redacted.make(url), shown: url, schema, migrations, maxConnections: 4 })
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(PgClient.PgClient, (sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`).pipe(
         Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
@@ -35,8 +38,25 @@ export const postgresLayer: Layer.Layer<SqlClient.SqlClient, DatabaseError> = La
   })
 )
 
+export const postgresLayer: Layer.Layer<SqlClient.SqlClient, DatabaseError> = postgresLayerWith(pgMigrations)
+
 export const sqlite: TestDatabase = { dialect: "sqlite", layer: Database.layerMemory }
 export const postgres: TestDatabase = { dialect: "postgres", layer: postgresLayer }
 
 /** The databases the repository tests run on: `describe.each(databases)("… on $dialect", ({ layer }) => …)`. */
 export const databases: ReadonlyArray<TestDatabase> = [sqlite, postgres]
+
+/** As `databases`, with every table a running agent has: recall's too (its PostgreSQL tables are recall's own migration). */
+export const agentDatabases: ReadonlyArray<TestDatabase> = [
+  sqlite,
+  { dialect: "postgres", layer: postgresLayerWith(agentPgMigrations) }
+]
+
+/**
+ * An agent folder's `database` config on `dialect`, for tests that build a whole agent from its folder: none (its
+ * `.kern/kern.db`), or a new schema on the run's PostgreSQL (left to the server, which the run throws away).
+ */
+export const agentConfigOn = (dialect: DialectName): Record<string, unknown> =>
+  dialect === "sqlite"
+    ? {}
+    : { database: { url: inject("postgresUrl"), schema: `a_${process.hrtime.bigint().toString(36)}_${Math.floor(Math.random() * 1_000_000)}` } }

@@ -6,6 +6,7 @@ import { edit } from "../../src/tools/edit.js"
 import { shouldCompact, utf8Bytes } from "../../src/tools/compaction.js"
 import { read, ReadArgs, readTool } from "../../src/tools/read.js"
 import { write } from "../../src/tools/write.js"
+import { databases } from "../support/databases.js"
 import { inSession, makeWorkspace, readText, toolsLayer } from "./support.js"
 
 const run = <A, E, R>(root: string, effect: Effect.Effect<A, E, R>) =>
@@ -94,112 +95,118 @@ describe("read", () => {
     }))
 })
 
-describe("write and edit", () => {
-  it.effect("write creates a new file with its parent folders", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace()
-      const out = yield* run(root, write({ path: "notes/2026/today.md", content: "# Today\n" }))
-      assert.isTrue(out.created)
-      assert.strictEqual(readText(root, "notes/2026/today.md"), "# Today\n")
-    }))
+// The record of files read (ReadTracker) is in kern.db: write and edit run on both databases it can be on.
+describe.each(databases)("on $dialect", ({ layer }) => {
+  describe("write and edit", () => {
+    const run = <A, E, R>(root: string, effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(inSession(), Effect.provide(toolsLayer(root, {}, { database: layer })))
 
-  it.effect("write refuses to overwrite a file that was not read in this session", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "a.txt": "old" })
-      const error = yield* run(root, write({ path: "a.txt", content: "new" })).pipe(Effect.flip)
-      assert.strictEqual(error.code, "VALIDATION_ERROR")
-      assert.include(error.message, "read it first")
-      assert.strictEqual(readText(root, "a.txt"), "old")
-    }))
-
-  it.effect("a read in another session does not count", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "a.txt": "old" })
-      const program = Effect.gen(function*() {
-        yield* read({ path: "a.txt", offset: 1, limit: 10 }).pipe(inSession("other"))
-        return yield* write({ path: "a.txt", content: "new" }).pipe(inSession("mine"), Effect.flip)
-      })
-      const error = yield* program.pipe(Effect.provide(toolsLayer(root, {}, { memoryDb: true })))
-      assert.include(error.message, "read it first")
-    }))
-
-  it.effect("write overwrites after a read, and refuses when the file changed on disk after the read", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "a.txt": "old", "b.txt": "before" })
-      const result = yield* run(root, Effect.gen(function*() {
-        yield* read({ path: "a.txt", offset: 1, limit: 10 })
-        const ok = yield* write({ path: "a.txt", content: "new" })
-        yield* read({ path: "b.txt", offset: 1, limit: 10 })
-        NodeFs.writeFileSync(NodePath.join(root, "b.txt"), "changed by someone else")
-        const stale = yield* write({ path: "b.txt", content: "mine" }).pipe(Effect.flip)
-        return { ok, stale }
+    it.effect("write creates a new file with its parent folders", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace()
+        const out = yield* run(root, write({ path: "notes/2026/today.md", content: "# Today\n" }))
+        assert.isTrue(out.created)
+        assert.strictEqual(readText(root, "notes/2026/today.md"), "# Today\n")
       }))
-      assert.isFalse(result.ok.created)
-      assert.strictEqual(readText(root, "a.txt"), "new")
-      assert.strictEqual(result.stale.code, "VALIDATION_ERROR")
-      assert.include(result.stale.message, "changed on disk")
-      assert.strictEqual(readText(root, "b.txt"), "changed by someone else")
-    }))
 
-  it.effect("edit replaces exactly one match; a second edit works without a new read", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "c.json": "{ \"model\": \"opus-4\" }\n" })
-      yield* run(root, Effect.gen(function*() {
-        yield* read({ path: "c.json", offset: 1, limit: 10 })
-        yield* edit({ path: "c.json", oldString: "opus-4", newString: "opus-4.6", replaceAll: false })
-        yield* edit({ path: "c.json", oldString: "model", newString: "chosenModel", replaceAll: false })
+    it.effect("write refuses to overwrite a file that was not read in this session", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "a.txt": "old" })
+        const error = yield* run(root, write({ path: "a.txt", content: "new" })).pipe(Effect.flip)
+        assert.strictEqual(error.code, "VALIDATION_ERROR")
+        assert.include(error.message, "read it first")
+        assert.strictEqual(readText(root, "a.txt"), "old")
       }))
-      assert.strictEqual(readText(root, "c.json"), "{ \"chosenModel\": \"opus-4.6\" }\n")
-    }))
 
-  it.effect("edit with no match fails NOT_FOUND naming the closest line", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "s.ts": "const a = 1\nfunction greet(name: string) {\n  return name\n}\n" })
-      const error = yield* run(root, Effect.gen(function*() {
-        yield* read({ path: "s.ts", offset: 1, limit: 10 })
-        return yield* edit({ path: "s.ts", oldString: "function greet(name) {", newString: "x", replaceAll: false })
-          .pipe(Effect.flip)
+    it.effect("a read in another session does not count", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "a.txt": "old" })
+        const program = Effect.gen(function*() {
+          yield* read({ path: "a.txt", offset: 1, limit: 10 }).pipe(inSession("other"))
+          return yield* write({ path: "a.txt", content: "new" }).pipe(inSession("mine"), Effect.flip)
+        })
+        const error = yield* program.pipe(Effect.provide(toolsLayer(root, {}, { database: layer })))
+        assert.include(error.message, "read it first")
       }))
-      assert.strictEqual(error.code, "NOT_FOUND")
-      assert.include(error.message, "closest line is 2")
-    }))
 
-  it.effect("edit with several matches fails with the count unless replaceAll", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "t.txt": "foo bar foo baz foo\n" })
-      const error = yield* run(root, Effect.gen(function*() {
-        yield* read({ path: "t.txt", offset: 1, limit: 10 })
-        const many = yield* edit({ path: "t.txt", oldString: "foo", newString: "qux", replaceAll: false }).pipe(Effect.flip)
-        const all = yield* edit({ path: "t.txt", oldString: "foo", newString: "qux", replaceAll: true })
-        assert.strictEqual(all.replacements, 3)
-        return many
+    it.effect("write overwrites after a read, and refuses when the file changed on disk after the read", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "a.txt": "old", "b.txt": "before" })
+        const result = yield* run(root, Effect.gen(function*() {
+          yield* read({ path: "a.txt", offset: 1, limit: 10 })
+          const ok = yield* write({ path: "a.txt", content: "new" })
+          yield* read({ path: "b.txt", offset: 1, limit: 10 })
+          NodeFs.writeFileSync(NodePath.join(root, "b.txt"), "changed by someone else")
+          const stale = yield* write({ path: "b.txt", content: "mine" }).pipe(Effect.flip)
+          return { ok, stale }
+        }))
+        assert.isFalse(result.ok.created)
+        assert.strictEqual(readText(root, "a.txt"), "new")
+        assert.strictEqual(result.stale.code, "VALIDATION_ERROR")
+        assert.include(result.stale.message, "changed on disk")
+        assert.strictEqual(readText(root, "b.txt"), "changed by someone else")
       }))
-      assert.strictEqual(error.code, "VALIDATION_ERROR")
-      assert.include(error.message, "occurs 3 times")
-      assert.strictEqual(readText(root, "t.txt"), "qux bar qux baz qux\n")
-    }))
 
-  it.effect("edit refuses a file never read, and one changed since the read", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "u.txt": "alpha\n" })
-      const errors = yield* run(root, Effect.gen(function*() {
-        const unread = yield* edit({ path: "u.txt", oldString: "alpha", newString: "beta", replaceAll: false }).pipe(Effect.flip)
-        yield* read({ path: "u.txt", offset: 1, limit: 10 })
-        NodeFs.appendFileSync(NodePath.join(root, "u.txt"), "more\n")
-        const stale = yield* edit({ path: "u.txt", oldString: "alpha", newString: "beta", replaceAll: false }).pipe(Effect.flip)
-        return [unread, stale]
+    it.effect("edit replaces exactly one match; a second edit works without a new read", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "c.json": "{ \"model\": \"opus-4\" }\n" })
+        yield* run(root, Effect.gen(function*() {
+          yield* read({ path: "c.json", offset: 1, limit: 10 })
+          yield* edit({ path: "c.json", oldString: "opus-4", newString: "opus-4.6", replaceAll: false })
+          yield* edit({ path: "c.json", oldString: "model", newString: "chosenModel", replaceAll: false })
+        }))
+        assert.strictEqual(readText(root, "c.json"), "{ \"chosenModel\": \"opus-4.6\" }\n")
       }))
-      assert.include(errors[0]?.message, "read it first")
-      assert.include(errors[1]?.message, "changed on disk")
-      assert.strictEqual(readText(root, "u.txt"), "alpha\nmore\n")
-    }))
 
-  it.effect("write keeps the permission bits of the file it replaces", () =>
-    Effect.gen(function*() {
-      const root = makeWorkspace({ "run.sh": "echo hi\n" })
-      NodeFs.chmodSync(NodePath.join(root, "run.sh"), 0o755)
-      yield* run(root, Effect.zipRight(read({ path: "run.sh", offset: 1, limit: 10 }), write({ path: "run.sh", content: "echo ho\n" })))
-      assert.strictEqual(NodeFs.statSync(NodePath.join(root, "run.sh")).mode & 0o777, 0o755)
-      assert.deepStrictEqual(NodeFs.readdirSync(root).filter((name) => name.includes("kern-tmp")), [])
-    }))
+    it.effect("edit with no match fails NOT_FOUND naming the closest line", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "s.ts": "const a = 1\nfunction greet(name: string) {\n  return name\n}\n" })
+        const error = yield* run(root, Effect.gen(function*() {
+          yield* read({ path: "s.ts", offset: 1, limit: 10 })
+          return yield* edit({ path: "s.ts", oldString: "function greet(name) {", newString: "x", replaceAll: false })
+            .pipe(Effect.flip)
+        }))
+        assert.strictEqual(error.code, "NOT_FOUND")
+        assert.include(error.message, "closest line is 2")
+      }))
+
+    it.effect("edit with several matches fails with the count unless replaceAll", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "t.txt": "foo bar foo baz foo\n" })
+        const error = yield* run(root, Effect.gen(function*() {
+          yield* read({ path: "t.txt", offset: 1, limit: 10 })
+          const many = yield* edit({ path: "t.txt", oldString: "foo", newString: "qux", replaceAll: false }).pipe(Effect.flip)
+          const all = yield* edit({ path: "t.txt", oldString: "foo", newString: "qux", replaceAll: true })
+          assert.strictEqual(all.replacements, 3)
+          return many
+        }))
+        assert.strictEqual(error.code, "VALIDATION_ERROR")
+        assert.include(error.message, "occurs 3 times")
+        assert.strictEqual(readText(root, "t.txt"), "qux bar qux baz qux\n")
+      }))
+
+    it.effect("edit refuses a file never read, and one changed since the read", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "u.txt": "alpha\n" })
+        const errors = yield* run(root, Effect.gen(function*() {
+          const unread = yield* edit({ path: "u.txt", oldString: "alpha", newString: "beta", replaceAll: false }).pipe(Effect.flip)
+          yield* read({ path: "u.txt", offset: 1, limit: 10 })
+          NodeFs.appendFileSync(NodePath.join(root, "u.txt"), "more\n")
+          const stale = yield* edit({ path: "u.txt", oldString: "alpha", newString: "beta", replaceAll: false }).pipe(Effect.flip)
+          return [unread, stale]
+        }))
+        assert.include(errors[0]?.message, "read it first")
+        assert.include(errors[1]?.message, "changed on disk")
+        assert.strictEqual(readText(root, "u.txt"), "alpha\nmore\n")
+      }))
+
+    it.effect("write keeps the permission bits of the file it replaces", () =>
+      Effect.gen(function*() {
+        const root = makeWorkspace({ "run.sh": "echo hi\n" })
+        NodeFs.chmodSync(NodePath.join(root, "run.sh"), 0o755)
+        yield* run(root, Effect.zipRight(read({ path: "run.sh", offset: 1, limit: 10 }), write({ path: "run.sh", content: "echo ho\n" })))
+        assert.strictEqual(NodeFs.statSync(NodePath.join(root, "run.sh")).mode & 0o777, 0o755)
+        assert.deepStrictEqual(NodeFs.readdirSync(root).filter((name) => name.includes("kern-tmp")), [])
+      }))
+  })
 })

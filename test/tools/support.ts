@@ -24,11 +24,16 @@ export const makeWorkspace = (files: Readonly<Record<string, string>> = {}): str
 export const toolsLayer = (
   root: string,
   options: Omit<WorkspaceOptions, "root"> = {},
-  extra: { readonly memoryDb?: boolean; readonly resolver?: Layer.Layer<HostResolver.HostResolver> } = {}
+  extra: {
+    readonly memoryDb?: boolean
+    readonly resolver?: Layer.Layer<HostResolver.HostResolver>
+    /** kern.db's layer (test/support/databases.ts), instead of a file under `.kern/` or `memoryDb`. */
+    readonly database?: Layer.Layer<SqlClient.SqlClient, Database.DatabaseError>
+  } = {}
 ) =>
   ToolServices.layerTest(root, options, extra.resolver).pipe(
     Layer.provideMerge(
-      extra.memoryDb === true ? Database.layerMemory : Database.layer({ filename: NodePath.join(root, ".kern", "kern.db") })
+      extra.database ?? (extra.memoryDb === true ? Database.layerMemory : Database.layer({ filename: NodePath.join(root, ".kern", "kern.db") }))
     ),
     Layer.provideMerge(NodeContext.layer),
     Layer.orDie

@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { AgentConfig } from "../../config/AgentConfig.js"
 import { spendZone } from "../../model/spendCaps.js"
+import { dialectOf } from "../../storage/sqlDialect.js"
 import { pruneArtifacts } from "./pruneArtifacts.js"
 import { pruneCounts } from "./pruneCounts.js"
 import { pruneEvents } from "./pruneEvents.js"
@@ -23,6 +24,10 @@ export interface RetentionRun {
   readonly vacuum: boolean
 }
 
+/** Why kern.db on PostgreSQL is never vacuumed by kern (the report's `notVacuumed`). */
+export const postgresNotVacuumed =
+  "it is on PostgreSQL, whose autovacuum reuses the space of deleted rows; VACUUM FULL by the server's administrator gives it back to the disk"
+
 /** kern.db is vacuumed when at least this share of it is free pages (below that, new rows reuse them soon enough). */
 export const vacuumShare = 0.1
 
@@ -41,6 +46,8 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
     const path = yield* Path.Path
     const { config, paths } = yield* AgentConfig
     const zone = spendZone(config.timezone)
+    // VACUUM is SQLite's here: PostgreSQL's autovacuum makes deleted rows' space reusable as the agent runs.
+    const onPostgres = dialectOf(sql) === "pg"
     const fail = (what: string) => (error: { readonly message: string }) =>
       new RetentionError({ message: `could not ${what}: ${error.message}` })
 
@@ -95,12 +102,14 @@ export class Retention extends Effect.Service<Retention>()("kern/tools/Retention
         const size = yield* pages
         const fileBytes = size.pages * size.pageSize
         const freeBytes = size.free * size.pageSize
-        const worthIt = freeBytes > 0 && freeBytes >= fileBytes * vacuumShare
+        const worthIt = !onPostgres && freeBytes > 0 && freeBytes >= fileBytes * vacuumShare
         const vacuumed = !options.dryRun && options.vacuum && worthIt ? yield* vacuum : undefined
         const notVacuumed = vacuumed !== undefined
           ? undefined
           : options.dryRun
           ? "dry run"
+          : onPostgres
+          ? postgresNotVacuumed
           : !worthIt
           ? `less than ${vacuumShare * 100}% of it is free; new rows reuse that space`
           : !options.vacuum

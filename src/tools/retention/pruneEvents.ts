@@ -41,19 +41,15 @@ export const pruneEvents = (sql: SqlClient.SqlClient, limits: RetentionLimits, n
       Request: Schema.Struct({ from: Schema.Number, to: Schema.Number }),
       Result: Totals,
       execute: ({ from, to }) =>
-        sql.unsafe(`SELECT count(*) AS count, coalesce(sum(${rowBytes}), 0) AS bytes FROM kernel_events WHERE event_id BETWEEN ? AND ?`, [
-          from,
-          to
-        ])
+        sql`SELECT count(*) AS count, coalesce(sum(${sql.literal(rowBytes)}), 0) AS bytes FROM kernel_events
+          WHERE event_id BETWEEN ${from} AND ${to}`
     })
     const batch = SqlSchema.findAll({
       Request: Schema.Number,
       Result: EventRow,
       execute: (after) =>
-        sql.unsafe(`SELECT event_id, ts_ms, ${rowBytes} AS bytes FROM kernel_events WHERE event_id > ? ORDER BY event_id LIMIT ?`, [
-          after,
-          eventBatch
-        ])
+        sql`SELECT event_id, ts_ms, ${sql.literal(rowBytes)} AS bytes FROM kernel_events WHERE event_id > ${after}
+          ORDER BY event_id LIMIT ${eventBatch}`
     })
     // Summed a range of ids at a time, with the event loop let go between ranges: one scan of a million rows held
     // the agent's process for seconds (retention.gc.events.1m).
