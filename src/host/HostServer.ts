@@ -1,4 +1,4 @@
-import { HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Clock, Effect, Layer, Option } from "effect"
@@ -8,7 +8,7 @@ import { bearerOf, secretMatches } from "../channels/web/auth.js"
 import { securityHeaders, withHeaders } from "../channels/web/guard.js"
 import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGate.js"
 import { ServerSetupError } from "../channels/web/serverSetup.js"
-import type { AgentInfo } from "./AgentHandle.js"
+import type { AgentInfo, HostAgentError } from "./AgentHandle.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
 
@@ -16,6 +16,15 @@ export interface HostServerOptions {
   readonly host: string
   readonly token: string
   readonly startedAtMs: number
+  /**
+   * Among several runners: serves a request for an agent another runner holds (`elsewhere`), given the agent's name,
+   * the target within its routes, and the request as it came (kern serve proxies it to the holder, forward.ts).
+   */
+  readonly elsewhere?: ((
+    name: string,
+    target: string,
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, HostAgentError, HttpRouter.HttpRouter.DefaultServices>) | undefined
 }
 
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
@@ -76,7 +85,10 @@ export const makeHostApp = (options: HostServerOptions) =>
         case "Agent": {
           const found = yield* agents.handle(route.name)
           if (Option.isNone(found)) return withHeaders(errorResponse(404, { error: `no agent ${route.name} is hosted here` }), securityHeaders)
+          const elsewhere = options.elsewhere
           return yield* found.value.serve(request.modify({ url: route.target })).pipe(
+            Effect.catchTag("HostAgentError", (error) =>
+              error.reason === "elsewhere" && elsewhere !== undefined ? elsewhere(route.name, route.target, request) : Effect.fail(error)),
             Effect.catchTag("HostAgentError", (error) =>
               Effect.succeed(withHeaders(errorResponse(error.reason === "unavailable" ? 503 : 404, { error: error.message }), securityHeaders)))
           )
