@@ -1,4 +1,4 @@
-import { type Context, Duration, Effect, Either, Layer, Option, Schema } from "effect"
+import { Cause, type Context, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import { isLoopback } from "../channels/web/serverSetup.js"
 import { databaseTarget } from "../config/database.js"
 import * as PgDatabase from "../storage/pg/PgDatabase.js"
@@ -95,6 +95,11 @@ export const joinCluster = (options: {
     const unavailable = (name: string, message: string) => new HostAgentError({ name, reason: "unavailable", message })
     const locate = (name: string, reason: string) =>
       locateAgent(name, reason).pipe(
+        // The agent moved while its runner answered (a runner joined or left, and its shard went elsewhere): the
+        // answer is an interruption, and the cluster is asked again where it is now.
+        Effect.sandbox,
+        Effect.retry({ while: (cause) => Cause.isInterruptedOnly(cause), schedule: Schedule.spaced(Duration.millis(200)) }),
+        Effect.unsandbox,
         Effect.map((found) => new AgentLocation(found)),
         Effect.mapError((error) => unavailable(name, `could not find agent ${name}'s runner: ${error.message}`)),
         Effect.timeoutFail({ duration: patience, onTimeout: () => unavailable(name, `agent ${name} is moving between runners; try again shortly`) }),
