@@ -46,7 +46,8 @@ export const serve = (args: ServeArgs) =>
   Effect.gen(function*() {
     const { configFile, home, settings } = yield* settingsOf(args)
     yield* Effect.scoped(Effect.gen(function*() {
-      const { hostUrl } = yield* runHost({ settings, home, configFile, report: stderr })
+      const env = Object.fromEntries(Object.entries(process.env).flatMap(([name, value]) => value === undefined ? [] : [[name, value] as const]))
+      const { hostUrl } = yield* runHost({ settings, home, configFile, report: stderr, env })
       yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/, the host page on ${hostUrl}/ (pid ${process.pid})`)
       yield* Effect.never
     }))

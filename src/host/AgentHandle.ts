@@ -1,5 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema, Scope, SubscriptionRef, SynchronizedRef } from "effect"
+import type { Conversations } from "../runtime/Conversations.js"
 import type { LiveAgent } from "./liveAgent.js"
 
 /**
@@ -17,7 +18,8 @@ export type AgentState = "passive" | "waking" | "live"
 
 export class HostAgentError extends Schema.TaggedError<HostAgentError>()("HostAgentError", {
   name: Schema.String,
-  reason: Schema.Literal("unknown", "unavailable", "removed"),
+  /** `elsewhere`: among several runners, another one holds the agent (kern serve routes the request there). */
+  reason: Schema.Literal("unknown", "unavailable", "removed", "elsewhere"),
   message: Schema.String
 }) {}
 
@@ -34,11 +36,21 @@ export interface AgentInfo {
   readonly problem?: string | undefined
 }
 
+/** The conversations' door of an agent the cluster holds on this runner (AgentPlacement.hold). */
+export type Held = Conversations["Type"]
+
 export interface AgentHandleOptions {
   readonly name: string
   readonly dir: string
-  /** Builds the running agent; its failure is the wake's problem. */
-  readonly build: Effect.Effect<LiveAgent, { readonly message: string }>
+  /**
+   * Builds the running agent (over the cluster's door when `held`); its failure is the wake's problem.
+   */
+  readonly build: (held: Option.Option<Held>) => Effect.Effect<LiveAgent, { readonly message: string }>
+  /**
+   * Among several runners: the agent may be live only while the cluster holds it here (`hold`); without a hold a
+   * wake is refused as `elsewhere`.
+   */
+  readonly clustered?: boolean | undefined
   readonly idleMs: number
   /** Told of every change of state (the host's `changes`). */
   readonly changed: Effect.Effect<void>
@@ -53,19 +65,26 @@ export const make = (options: AgentHandleOptions) =>
     const info = yield* SubscriptionRef.make<AgentInfo>({ name: options.name, dir: options.dir, state: "passive" })
     const inFlight = yield* Ref.make(0)
     const lastActiveMs = yield* Ref.make(yield* Clock.currentTimeMillis)
+    /** The cluster's hold on this runner, when clustered: what the agent's runtime delivers through. */
+    const grant = yield* Ref.make(Option.none<Held>())
+    const elsewhere = new HostAgentError({
+      name: options.name,
+      reason: "elsewhere",
+      message: `agent ${options.name} is held by another runner`
+    })
 
     const setInfo = (f: (info: AgentInfo) => AgentInfo) => Effect.zipRight(SubscriptionRef.update(info, f), options.changed)
     const touch = Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastActiveMs, now))
     const removed = new HostAgentError({ name: options.name, reason: "removed", message: `agent ${options.name} is no longer hosted` })
 
-    const wakeNow = (reason: string) =>
+    const wakeNow = (reason: string, hold: Option.Option<Held>) =>
       Effect.gen(function*() {
         yield* setInfo((i) => ({ ...i, state: "waking" }))
         yield* Effect.logInfo(`kern serve: waking ${options.name} (${reason})`)
         // Built interruptibly: a request wakes the agent inside its acquire step (serve: acquireUseRelease), which is
         // uninterruptible, and every fiber the agent's layers fork would inherit that; closing its scope then waits
         // forever on loops that cannot be interrupted (passivation and the host's stop hung so).
-        const live = yield* Effect.interruptible(options.build).pipe(
+        const live = yield* Effect.interruptible(options.build(hold)).pipe(
           // Failed or interrupted (the request that woke it went away), it is passive again, nothing held.
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)
@@ -88,7 +107,10 @@ export const make = (options: AgentHandleOptions) =>
           case "Live":
             return Effect.map(held(current.live), (live) => [live, current] as const)
           case "Passive":
-            return Effect.flatMap(wakeNow(reason), (live) => Effect.map(held(live), () => [live, { _tag: "Live", live }] as const))
+            return Effect.flatMap(Ref.get(grant), (hold) =>
+              options.clustered === true && Option.isNone(hold)
+                ? Effect.fail(elsewhere)
+                : Effect.flatMap(wakeNow(reason, hold), (live) => Effect.map(held(live), () => [live, { _tag: "Live", live }] as const)))
         }
       })
 
@@ -122,6 +144,25 @@ export const make = (options: AgentHandleOptions) =>
         return [true, { _tag: "Passive" }] as const
       }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } })))
 
+    /**
+     * The cluster holds the agent on this runner until the scope closes: it may be live here meanwhile (woken by a
+     * message, a request or `wake`, passivated while idle); when the hold ends it is stopped and stays passive here.
+     */
+    const hold = (conversations: Held) =>
+      Effect.acquireRelease(
+        Ref.set(grant, Option.some(conversations)),
+        () =>
+          SynchronizedRef.updateEffect(slot, (current) =>
+            Effect.gen(function*() {
+              yield* Ref.set(grant, Option.none())
+              if (current._tag !== "Live") return current
+              yield* Effect.logInfo(`kern serve: stopping ${options.name} (the cluster moved it)`)
+              yield* close(current.live)
+              yield* setInfo((i) => ({ ...i, state: "passive" }))
+              return { _tag: "Passive" } as const
+            }))
+      ).pipe(Effect.asVoid)
+
     /** Stops the agent for good (removed from the registry, the host stopping); requests after this are refused. */
     const remove = SynchronizedRef.updateEffect(slot, (current) =>
       Effect.as(current._tag === "Live" ? close(current.live) : Effect.void, { _tag: "Removed" } as const))
@@ -132,6 +173,7 @@ export const make = (options: AgentHandleOptions) =>
       info: SubscriptionRef.get(info),
       serve,
       wake,
+      hold,
       passivateIfIdle,
       remove
     } as const

@@ -1,4 +1,4 @@
-import { FileSystem, HttpServer } from "@effect/platform"
+import { FileSystem, HttpServer, type HttpServerRequest } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
@@ -10,7 +10,10 @@ import * as LockFile from "../storage/LockFile.js"
 import type { Report } from "../runtime/layers.js"
 import { HostAgents, make as makeHostAgents } from "./HostAgents.js"
 import { HostConfigError, type HostSettings, parseHostConfig } from "./HostConfig.js"
-import { hostFiles, hostToken } from "./hostHome.js"
+import { HostAgentError } from "./AgentHandle.js"
+import { forward, forwardedHeader } from "./forward.js"
+import type { RunnerPlace } from "./hostCluster.js"
+import { hostFiles, hostToken, readHostEnv } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
 
 export interface HostOptions {
@@ -22,6 +25,11 @@ export interface HostOptions {
   readonly report: Report
   /** Where the host page's files are (host.html, assets/): the bundle's or the repo's dist/web by default. */
   readonly webRoot?: string | undefined
+  /**
+   * The environment host.json's `database.url` may reference (`${NAME}`), after the host's `.kern-host/.env`; the CLI
+   * passes the process's.
+   */
+  readonly env?: Readonly<Record<string, string>> | undefined
 }
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
@@ -52,6 +60,43 @@ const follow = (file: string, report: Report) =>
     )
   })
 
+/** The registry as the rest of the host sees it among several runners: an agent is woken on the runner that holds it. */
+const clusteredAgents = (local: HostAgents["Type"], runner: RunnerPlace): HostAgents["Type"] =>
+  HostAgents.of({
+    ...local,
+    wake: (name, reason) =>
+      Effect.flatMap(local.handle(name), Option.match({
+        onNone: () => local.wake(name, reason),
+        onSome: () =>
+          Effect.flatMap(runner.locate(name, reason), (found) =>
+            found.problem === undefined
+              ? Effect.void
+              : Effect.fail(new HostAgentError({ name, reason: "unavailable", message: `agent ${name} could not start: ${found.problem}` })))
+      }))
+  })
+
+/**
+ * A request for an agent this runner does not hold: the cluster says which runner does (placing the agent if none
+ * does); served here if that is this runner now, else proxied there (forward.ts). A request already forwarded once is
+ * not passed on again: the agent is moving, and the client is told to retry.
+ */
+const elsewhere = (local: HostAgents["Type"], runner: RunnerPlace) =>
+(name: string, target: string, request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const moving = new HostAgentError({ name, reason: "unavailable", message: `agent ${name} is moving between runners; try again shortly` })
+    if (request.headers[forwardedHeader] !== undefined) return yield* moving
+    const found = yield* runner.locate(name, `${request.method} ${target.split("?")[0]}`)
+    if (found.problem !== undefined) {
+      return yield* new HostAgentError({ name, reason: "unavailable", message: `agent ${name} could not start: ${found.problem}` })
+    }
+    if (found.url !== runner.url) return yield* forward(found.url, request)
+    const handle = yield* local.handle(name)
+    if (Option.isNone(handle)) return yield* moving
+    return yield* handle.value.serve(request.modify({ url: target })).pipe(
+      Effect.catchTag("HostAgentError", (error) => Effect.fail(error.reason === "elsewhere" ? moving : error))
+    )
+  })
+
 /**
  * `kern serve`: one HTTP server for many agent folders, each agent passive until a request (or `wake`) needs it.
  * Runs until interrupted; then every live agent is stopped as `kern stop` would stop it, the server closed, the
@@ -77,8 +122,23 @@ export const runHost = (options: HostOptions) =>
           message: `another kern serve (pid ${Option.match(busy.holder, { onNone: () => "?", onSome: (h) => String(h.pid) })}) runs from ${options.home}: stop it first, or use --home`
         })))
     )
-    const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, live: { host: settings.host, port, hostUrl, report } })
-    yield* agents.reconcile(settings.agents)
+    // One runner among several (host.json's `database` and `cluster`): the cluster's code is loaded only then.
+    const clustered = settings.cluster === undefined
+      ? undefined
+      : { cluster: settings.cluster, module: yield* Effect.promise(() => import("./hostCluster.js")) }
+    const place = clustered === undefined
+      ? undefined
+      : yield* clustered.module.runnerPlace(clustered.cluster, { host: settings.host, port }, { ...(options.env ?? {}), ...(yield* readHostEnv(files)) })
+    const local = yield* makeHostAgents({
+      idleSeconds: settings.idleSeconds,
+      clustered: place !== undefined,
+      live: { host: settings.host, port, hostUrl, report, cluster: place?.lock }
+    })
+    yield* local.reconcile(settings.agents)
+    const runner = clustered === undefined || place === undefined
+      ? undefined
+      : yield* clustered.module.joinCluster({ cluster: clustered.cluster, place, agents: local, report })
+    const agents = runner === undefined ? local : clusteredAgents(local, runner)
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
     const agentToken = (dir: string) =>
       Effect.flatMap(loadConfig(dir), (loaded) =>
@@ -86,9 +146,15 @@ export const runHost = (options: HostOptions) =>
           Effect.mapError((error) => ({ message: error.message })),
           Effect.provide(context)
         )
-    const app = yield* makeHostApp({ host: settings.host, port, token, agentToken, webRoot: options.webRoot, startedAtMs: yield* Clock.currentTimeMillis }).pipe(
-      Effect.provideService(HostAgents, agents)
-    )
+    const app = yield* makeHostApp({
+      host: settings.host,
+      port,
+      token,
+      agentToken,
+      webRoot: options.webRoot,
+      startedAtMs: yield* Clock.currentTimeMillis,
+      elsewhere: runner === undefined ? undefined : elsewhere(local, runner)
+    }).pipe(Effect.provideService(HostAgents, agents))
     yield* http.serve(app).pipe(Effect.provide(listening))
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)

@@ -1,4 +1,5 @@
-import { Context, Duration, Effect, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Conversations } from "../runtime/Conversations.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { agentToken } from "../channels/web/serverSetup.js"
 import * as LockFile from "../storage/LockFile.js"
@@ -25,26 +26,38 @@ export interface HostAgentsOptions {
   readonly idleSeconds: number
   readonly live: LiveOptions
   /** How an agent is brought to life; the agent's own running layers by default (tests pass a smaller one). */
-  readonly build?: ((agent: HostedAgent) => Effect.Effect<LiveAgent, { readonly message: string }>) | undefined
+  readonly build?:
+    | ((agent: HostedAgent, held: Option.Option<AgentHandle.Held>) => Effect.Effect<LiveAgent, { readonly message: string }>)
+    | undefined
+  /** Among several runners: agents are live only while the cluster holds them here (AgentHandle `clustered`). */
+  readonly clustered?: boolean | undefined
 }
 
 /** How often idle agents are looked for: a quarter of idleSeconds, between 50 ms and 10 s. */
 const sweepEvery = (idleSeconds: number) => Duration.millis(Math.min(10_000, Math.max(50, idleSeconds * 250)))
 
-/** The agent's own running layers, over its token (KERN_AUTH_TOKEN, made once and kept as `kern start` does). */
-const buildAgent = (live: LiveOptions) => (agent: HostedAgent) =>
+/**
+ * The agent's own running layers, over its token (KERN_AUTH_TOKEN, made once and kept as `kern start` does); when the
+ * cluster holds it here, over the cluster's door, and only with its kern.db on PostgreSQL (every runner reads it there).
+ */
+const buildAgent = (live: LiveOptions) => (agent: HostedAgent, held: Option.Option<AgentHandle.Held>) =>
   Effect.gen(function*() {
     const loaded = yield* loadConfig(agent.dir)
     if (!loaded.fileExists) return yield* Effect.fail({ message: `${agent.dir} is not an agent folder (kern init makes one)` })
+    if (Option.isSome(held) && loaded.config.database === undefined) {
+      return yield* Effect.fail({
+        message: `runners sharing agents keep each agent's kern.db on PostgreSQL: set database.url in ${agent.dir}/.kern/config.json`
+      })
+    }
     const token = yield* agentToken(loaded)
-    return yield* buildLive(liveAgentLayer(agent, token, live))
+    return yield* buildLive(liveAgentLayer(agent, token, live, Option.map(held, (door) => Layer.succeed(Conversations, door))))
   })
 
 export const make = (options: HostAgentsOptions) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<ReturnType<typeof buildAgent>>>>()
-    const build = options.build ?? ((agent: HostedAgent) =>
-      buildAgent(options.live)(agent).pipe(
+    const build = options.build ?? ((agent: HostedAgent, held: Option.Option<AgentHandle.Held>) =>
+      buildAgent(options.live)(agent, held).pipe(
         Effect.mapError((error) => ({ message: error.message })),
         Effect.provide(context)
       ))
@@ -92,7 +105,8 @@ export const make = (options: HostAgentsOptions) =>
           const added = yield* AgentHandle.make({
             name: agent.name,
             dir: agent.dir,
-            build: build(agent),
+            build: (held) => build(agent, held),
+            clustered: options.clustered,
             idleMs: options.idleSeconds * 1000,
             changed
           })

@@ -1,6 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
+import { ClusterConfig } from "../config/cluster.js"
+import { DatabaseConfig } from "../config/database.js"
 
 /**
  * What `kern serve` hosts: `host.json`, or the folders named on the command line. Each agent is a name and a folder;
@@ -24,8 +26,21 @@ export const HostConfigFile = Schema.Struct({
   agents: Schema.Record({ key: Schema.String, value: AgentEntry }),
   host: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
   port: Schema.optional(Schema.Int.pipe(Schema.between(0, 65535))),
-  idleSeconds: Schema.optional(Schema.Number.pipe(Schema.nonNegative()))
+  idleSeconds: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
+  /** With `cluster`: the PostgreSQL database the runners share, the cluster's tables in `schema` (default kern_cluster). */
+  database: Schema.optional(DatabaseConfig),
+  /** This runner's place among the runners sharing the agents (src/config/cluster.ts). */
+  cluster: Schema.optional(ClusterConfig)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/** The schema of the cluster's own tables when host.json's `database` names none. */
+export const defaultClusterSchema = "kern_cluster"
+
+/** A runner among several: where the cluster's tables are, and this runner's place. */
+export interface HostCluster {
+  readonly database: DatabaseConfig
+  readonly runner: ClusterConfig
+}
 
 export interface HostedAgent {
   readonly name: string
@@ -40,6 +55,8 @@ export interface HostSettings {
   readonly port: number
   /** An agent with nothing to do for this long is passivated; 0 never. */
   readonly idleSeconds: number
+  /** Set (host.json's `database` and `cluster`): this host is one runner among several sharing the agents. */
+  readonly cluster?: HostCluster | undefined
 }
 
 export const defaults = { host: "127.0.0.1", port: 4000, idleSeconds: 600 } as const
@@ -81,6 +98,13 @@ export const parseHostConfig = (text: string, base: string): Either.Either<HostS
   const decoded = Schema.decodeUnknownEither(HostConfigFile)(json)
   if (Either.isLeft(decoded)) return Either.left(new HostConfigError({ message: named(decoded.left) }))
   const file = decoded.right
+  if ((file.cluster === undefined) !== (file.database === undefined)) {
+    return Either.left(new HostConfigError({
+      message: file.cluster === undefined
+        ? "database: is for runners sharing agents and needs cluster { host, port } beside it (this runner's address)"
+        : "cluster: needs database { url } beside it (the PostgreSQL database the runners share)"
+    }))
+  }
   const agents = Object.entries(file.agents).map(([name, entry]) => ({
     name,
     dir: NodePath.resolve(base, typeof entry === "string" ? entry : entry.dir)
@@ -89,7 +113,8 @@ export const parseHostConfig = (text: string, base: string): Either.Either<HostS
     agents: checked,
     host: file.host ?? defaults.host,
     port: file.port ?? defaults.port,
-    idleSeconds: file.idleSeconds ?? defaults.idleSeconds
+    idleSeconds: file.idleSeconds ?? defaults.idleSeconds,
+    cluster: file.cluster === undefined || file.database === undefined ? undefined : { database: file.database, runner: file.cluster }
   }))
 }
 

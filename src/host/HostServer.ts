@@ -1,4 +1,4 @@
-import { HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Clock, Effect, Layer, Option } from "effect"
@@ -7,6 +7,7 @@ import { errorResponse } from "../channels/web/ApiError.js"
 import { securityHeaders, withHeaders } from "../channels/web/guard.js"
 import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGate.js"
 import { ServerSetupError } from "../channels/web/serverSetup.js"
+import type { HostAgentError } from "./AgentHandle.js"
 import { agentsBody } from "./hostAgentsBody.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
@@ -22,6 +23,15 @@ export interface HostServerOptions {
   readonly agentToken: (dir: string) => Effect.Effect<string, { readonly message: string }>
   /** Where the built web UI is (host.html, assets/); the repo's or the bundle's dist/web by default. */
   readonly webRoot?: string | undefined
+  /**
+   * Among several runners: serves a request for an agent another runner holds (`elsewhere`), given the agent's name,
+   * the target within its routes, and the request as it came (kern serve proxies it to the holder, forward.ts).
+   */
+  readonly elsewhere?: ((
+    name: string,
+    target: string,
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, HostAgentError, HttpRouter.HttpRouter.DefaultServices>) | undefined
 }
 
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
@@ -83,7 +93,11 @@ export const makeHostApp = (options: HostServerOptions) =>
         case "Agent": {
           const found = yield* agents.handle(route.name)
           if (Option.isNone(found)) return withHeaders(errorResponse(404, { error: `no agent ${route.name} is hosted here` }), securityHeaders)
-          return yield* found.value.serve(page.forAgent(request, route.target)).pipe(
+          const elsewhere = options.elsewhere
+          const forwarded = page.forAgent(request, route.target)
+          return yield* found.value.serve(forwarded).pipe(
+            Effect.catchTag("HostAgentError", (error) =>
+              error.reason === "elsewhere" && elsewhere !== undefined ? elsewhere(route.name, route.target, forwarded) : Effect.fail(error)),
             Effect.catchTag("HostAgentError", (error) =>
               Effect.succeed(withHeaders(errorResponse(error.reason === "unavailable" ? 503 : 404, { error: error.message }), securityHeaders)))
           )

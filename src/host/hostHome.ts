@@ -21,14 +21,18 @@ export const hostFiles = (home: string): HostFiles => {
   return { dir, envFile: NodePath.join(dir, ".env"), lockFile: NodePath.join(dir, "host.lock") }
 }
 
-/** KERN_HOST_TOKEN of the host's `.env`, when there is one. */
-export const readHostToken = (files: HostFiles) =>
+/** The variables of the host's `.env` (none when it is absent or unreadable). */
+export const readHostEnv = (files: HostFiles) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    if (!(yield* fs.exists(files.envFile).pipe(Effect.orElseSucceed(() => false)))) return Option.none<string>()
+    if (!(yield* fs.exists(files.envFile).pipe(Effect.orElseSucceed(() => false)))) return {}
     const text = yield* fs.readFileString(files.envFile).pipe(Effect.orElseSucceed(() => ""))
-    return Option.fromNullable(parseDotenv(text).values["KERN_HOST_TOKEN"]).pipe(Option.filter((t) => t.trim() !== ""))
+    return parseDotenv(text).values
   })
+
+/** KERN_HOST_TOKEN of the host's `.env`, when there is one. */
+export const readHostToken = (files: HostFiles) =>
+  Effect.map(readHostEnv(files), (values) => Option.fromNullable(values["KERN_HOST_TOKEN"]).pipe(Option.filter((t) => t.trim() !== "")))
 
 /** The host's token, made on its first start. */
 export const hostToken = (files: HostFiles) =>

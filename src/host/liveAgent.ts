@@ -1,4 +1,5 @@
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import type { Conversations } from "../runtime/Conversations.js"
 import * as ChatChannels from "../channels/chatChannels.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
@@ -44,6 +45,8 @@ export interface LiveOptions {
   /** `http://host:port` of the host's server. */
   readonly hostUrl: string
   readonly report: Layers.Report
+  /** A runner among several: its place in the cluster, recorded in each agent folder's lock (AgentLock). */
+  readonly cluster?: Layers.HoldFolder["cluster"]
 }
 
 /**
@@ -52,7 +55,13 @@ export interface LiveOptions {
  * attach as in `kern start`. The folder's lock is taken at once or not at all: a folder another `kern start` holds is
  * refused with what holds it.
  */
-export const liveAgentLayer = (agent: HostedAgent, token: string, options: LiveOptions) => {
+export const liveAgentLayer = (
+  agent: HostedAgent,
+  token: string,
+  options: LiveOptions,
+  /** The cluster's door, when the cluster holds the agent on this runner (one among several). */
+  conversations: Option.Option<Layer.Layer<Conversations>> = Option.none()
+) => {
   const basePath = `/agents/${agent.name}`
   const app = WebServer.appLayer({
     host: options.host,
@@ -68,11 +77,14 @@ export const liveAgentLayer = (agent: HostedAgent, token: string, options: LiveO
     waitSeconds: 5,
     report: options.report,
     address: `${options.hostUrl}${basePath}`,
-    whileAgentRuns: "stop it there (kern stop) for kern serve to host it"
+    whileAgentRuns: "stop it there (kern stop) for kern serve to host it",
+    cluster: options.cluster
   }
   return activityLayer.pipe(
     Layer.provideMerge(RetentionJob.layer),
-    Layer.provideMerge(Layers.runningAgentLayerWith(agent.dir, hold, Layer.mergeAll(app, ChatChannels.layer)))
+    Layer.provideMerge(
+      Layers.runningAgentLayerWith(agent.dir, hold, Layer.mergeAll(app, ChatChannels.layer), Option.getOrUndefined(conversations))
+    )
   )
 }
 

@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
+import * as NodeOs from "node:os"
 import * as LockFile from "../storage/LockFile.js"
 import { privateDirMode, tightenPrivateDir } from "../storage/privateFiles.js"
 import { describeKilled, reapFolder } from "../tools/processTag.js"
@@ -68,7 +69,24 @@ export interface HoldOptions {
    * refused at once with AgentRunning and this advice. Unset, every holder is waited for.
    */
   readonly whileAgentRuns?: string | undefined
+  /**
+   * Set by a `kern serve` among several runners, which holds the folder only while the cluster gives it the agent
+   * (AgentPlacement.hold): recorded in the lock, and the cluster is the authority over a lock another runner of the
+   * same cluster left on another machine (killed there: its pid cannot be checked from here), which is taken over.
+   * On this machine a dead holder's lock is stale anyway, and a live one is waited for (it is letting the agent go).
+   */
+  readonly cluster?: LockFile.LockHolder["cluster"]
 }
+
+/**
+ * Whether `holder` is another runner of `cluster` on another machine: the cluster gave this runner the agent, so that
+ * runner no longer holds it, whatever its lock says. A plain `kern start` (no cluster) is never taken over so.
+ */
+export const releasedByCluster = (cluster: LockFile.LockHolder["cluster"]): LockFile.Released => (holder) =>
+  cluster !== undefined && holder.cluster !== undefined && holder.cluster.database === cluster.database &&
+    holder.host !== NodeOs.hostname()
+    ? `runner ${holder.cluster.runner} on ${holder.host} no longer holds this agent: the cluster gave it to this runner`
+    : undefined
 
 export interface AgentLockShape {
   /** `.kern/agent.lock` of the folder. */
@@ -114,10 +132,11 @@ export const make = (dir: string, kernDir: string, file: string) =>
       holder: provide(LockFile.readHolder(file)),
       hold: (options) =>
         Effect.gen(function*() {
-          const me = yield* LockFile.currentHolder(options.command, options.address)
+          const me = yield* LockFile.currentHolder(options.command, options.address, options.cluster)
+          const released = releasedByCluster(options.cluster)
           if (options.whileAgentRuns !== undefined) {
             const current = yield* LockFile.readHolder(file)
-            if (Option.isSome(current) && runsUntilStopped(current.value)) {
+            if (Option.isSome(current) && runsUntilStopped(current.value) && released(current.value) === undefined) {
               return yield* new AgentRunning({
                 dir,
                 pid: current.value.pid,
@@ -138,7 +157,8 @@ export const make = (dir: string, kernDir: string, file: string) =>
             wait: options.wait,
             poll: pollInterval,
             onWait: (holder) => options.report(`waiting for the agent in ${dir}: held by ${describe(holder)}`),
-            onTakeOver: (why) => options.report(`warning: took over ${file}: ${why}`)
+            onTakeOver: (why) => options.report(`warning: took over ${file}: ${why}`),
+            released
           }).pipe(
             Effect.catchTag("LockBusy", (busy) =>
               Effect.fail(

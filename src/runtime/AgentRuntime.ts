@@ -9,7 +9,7 @@ import { HeartbeatSchedule } from "./HeartbeatSchedule.js"
 import type { SessionError } from "../session/SessionStore.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { openActiveSession } from "./activeSession.js"
-import { layerDurable as durableConversations } from "./Conversations.js"
+import { type Conversations, layerDurable as durableConversations } from "./Conversations.js"
 import { makeConversationInbox } from "./ConversationInbox.js"
 import { makeConversationOf } from "./conversationRouting.js"
 import { noteSharedHistory } from "./sharedHistoryNotice.js"
@@ -174,3 +174,13 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
 
 /** The runtime with the heartbeat schedule it tells (which the Scheduler fires, ScheduleLoop): the same schedule for both. */
 export const layer = AgentRuntime.Default.pipe(Layer.provideMerge(HeartbeatSchedule.Default))
+
+/**
+ * The same over conversations given (a hosted agent among several runners: the shared cluster's door,
+ * src/runtime/cluster/AgentEntity.ts) instead of its own cluster over kern.db.
+ */
+export const layerWith = (conversations: Layer.Layer<Conversations>) =>
+  AgentRuntime.DefaultWithoutDependencies.pipe(
+    Layer.provide(Layer.merge(InboxSql.layerSql, conversations)),
+    Layer.provideMerge(HeartbeatSchedule.Default)
+  )

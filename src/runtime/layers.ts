@@ -1,6 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import * as AgentLive from "./AgentLive.js"
+import type { Conversations } from "./Conversations.js"
 import * as ContextCatchUp from "./ContextCatchUp.js"
 import * as AgentLock from "./AgentLock.js"
 import { AgentRuntime } from "./AgentRuntime.js"
@@ -87,6 +88,8 @@ export interface HoldFolder {
   readonly whileAgentRuns?: string | undefined
   /** What an embedded agent declares it may use (Agent.layer's `capabilities`): narrows the config's tool policy. */
   readonly capabilities?: AgentCapabilities | undefined
+  /** A `kern serve` among several runners: its place in the cluster (AgentLock.HoldOptions.cluster). */
+  readonly cluster?: AgentLock.HoldOptions["cluster"]
 }
 
 /** The agent lock held for the layer's lifetime, once the config says the folder is an agent's. */
@@ -96,7 +99,8 @@ const heldLockLayer = (hold: HoldFolder) =>
     wait: Duration.seconds(hold.waitSeconds),
     report: hold.report ?? logReport,
     address: hold.address,
-    whileAgentRuns: hold.whileAgentRuns
+    whileAgentRuns: hold.whileAgentRuns,
+    cluster: hold.cluster
   })
 
 /** An agent folder by its path, or a config the caller already loaded. */
@@ -193,8 +197,14 @@ export const agentRuntimeLayer = (source: ConfigSource, hold: HoldFolder) =>
  * built-in tools are registered once it exists, so the `kern` tool reports its live session and queue. Tests that
  * drive turns by hand (`runtime.step`) build this; everything else builds runningAgentLayer.
  */
-export const runningAgentCoreLayer = (source: ConfigSource, hold: HoldFolder) => {
-  const runtime = AgentRuntimeLive.layer.pipe(
+export const runningAgentCoreLayer = (
+  source: ConfigSource,
+  hold: HoldFolder,
+  /** The conversations' door when not the agent's own cluster over kern.db (a hosted agent among several runners). */
+  conversations?: Layer.Layer<Conversations>
+) => {
+  const runtimeOnly = conversations === undefined ? AgentRuntimeLive.layer : AgentRuntimeLive.layerWith(conversations)
+  const runtime = runtimeOnly.pipe(
     Layer.provideMerge(Layer.mergeAll(agentLoop, MemoryCommits.layer(hold.report))),
     Layer.provideMerge(withModel(kernelCoreLayer(source, hold.report ?? logReport, hold, true)))
   )
@@ -249,8 +259,12 @@ export const servingRuntimeLayer = servingLayer.pipe(
  * HTTP API, chat channels, a terminal's feed: each subscribes to the agent's events as it is built), then
  * servingLayer, so no channel misses a turn's events, the replayed ones included.
  */
-export const runningAgentLayerWith = <A, E, R>(source: ConfigSource, hold: HoldFolder, channels: Layer.Layer<A, E, R>) =>
-  servingLayer.pipe(Layer.provideMerge(channels.pipe(Layer.provideMerge(runningAgentCoreLayer(source, hold)))))
+export const runningAgentLayerWith = <A, E, R>(
+  source: ConfigSource,
+  hold: HoldFolder,
+  channels: Layer.Layer<A, E, R>,
+  conversations?: Layer.Layer<Conversations>
+) => servingLayer.pipe(Layer.provideMerge(channels.pipe(Layer.provideMerge(runningAgentCoreLayer(source, hold, conversations)))))
 
 /** The long-running agent with no channel attached, serving (see runningAgentLayerWith). */
 export const runningAgentLayer = (source: ConfigSource, hold: HoldFolder) => runningAgentLayerWith(source, hold, Layer.empty)

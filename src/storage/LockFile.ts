@@ -27,7 +27,12 @@ export const LockHolder = Schema.Struct({
   /** What holds it, for messages (`kern chat`). */
   command: Schema.String,
   /** Where the holder's HTTP API listens (`http://127.0.0.1:4800`), when it serves one: where clients find it. */
-  address: Schema.optional(Schema.String)
+  address: Schema.optional(Schema.String),
+  /**
+   * A `kern serve` among several runners sharing agents (host.json's `cluster`): its cluster (the database and schema
+   * of the cluster's tables, no password) and its address in it (`host:port`).
+   */
+  cluster: Schema.optional(Schema.Struct({ database: Schema.String, runner: Schema.String }))
 })
 export type LockHolder = typeof LockHolder.Type
 
@@ -64,10 +69,11 @@ export const processStart = (pid: number): Effect.Effect<Option.Option<string>> 
   Effect.sync(() => Option.fromNullable(readProcessStat(pid)?.start))
 
 /** This process as a lock holder; `address` is where its HTTP API listens, if it serves one. */
-export const currentHolder = (command: string, address?: string) => holderFor(process.pid, command, address)
+export const currentHolder = (command: string, address?: string, cluster?: LockHolder["cluster"]) =>
+  holderFor(process.pid, command, address, cluster)
 
 /** The process `pid` (this one, or a child it just started) as a holder. */
-export const holderFor = (pid: number, command: string, address?: string) =>
+export const holderFor = (pid: number, command: string, address?: string, cluster?: LockHolder["cluster"]) =>
   Effect.gen(function*() {
     const start = yield* processStart(pid)
     const now = yield* Clock.currentTimeMillis
@@ -77,7 +83,8 @@ export const holderFor = (pid: number, command: string, address?: string) =>
       startedAt: new Date(now).toISOString(),
       host: NodeOs.hostname(),
       command,
-      ...(address === undefined ? {} : { address })
+      ...(address === undefined ? {} : { address }),
+      ...(cluster === undefined ? {} : { cluster })
     } satisfies LockHolder
   })
 
@@ -145,7 +152,7 @@ const removeIfHolding = (file: string, content: string) =>
 /** What a look at an existing lock file found. */
 export type Found =
   | { readonly _tag: "Gone" }
-  | { readonly _tag: "Live"; readonly holder: LockHolder }
+  | { readonly _tag: "Live"; readonly holder: LockHolder; readonly content: string }
   | { readonly _tag: "Stale"; readonly content: string; readonly why: string }
 
 /** What the lock file says now, looked at only (`kern doctor`): absent, held by a live process, or stale. */
@@ -159,7 +166,7 @@ export const inspect = (file: string) =>
     }
     const holder = decoded.right
     return (yield* isLive(holder))
-      ? { _tag: "Live", holder } satisfies Found
+      ? { _tag: "Live", holder, content: content.value } satisfies Found
       : { _tag: "Stale", content: content.value, why: `pid ${holder.pid} (${holder.command}) is no longer running` } satisfies Found
   })
 
@@ -195,13 +202,30 @@ const takeOver = (file: string, staleContent: string, mine: string) =>
 
 const maxRounds = 8
 
-/** One attempt to take the lock now: creates it, or takes over a stale one, or reports the live holder. */
-export const tryAcquire = (file: string, holder: LockHolder): Effect.Effect<Attempt, LockFileError, FileSystem.FileSystem> => {
+/**
+ * Says why a holder that looks live has let go all the same (a runner on another machine whose agent the cluster gave
+ * to this one), or undefined: it holds the lock.
+ */
+export type Released = (holder: LockHolder) => string | undefined
+
+/**
+ * One attempt to take the lock now: creates it, or takes over a stale one (or one `released` says was let go), or
+ * reports the live holder.
+ */
+export const tryAcquire = (
+  file: string,
+  holder: LockHolder,
+  released?: Released
+): Effect.Effect<Attempt, LockFileError, FileSystem.FileSystem> => {
   const mine = encodeHolder(holder)
   const round = (n: number, tookOver: Option.Option<string>): Effect.Effect<Attempt, PlatformError, FileSystem.FileSystem> =>
     Effect.gen(function*() {
       if (yield* createWhole(file, mine)) return { _tag: "Acquired", content: mine, tookOver } satisfies Attempt
-      const found = yield* inspect(file)
+      const inspected = yield* inspect(file)
+      const letGo = inspected._tag === "Live" ? released?.(inspected.holder) : undefined
+      const found: Found = inspected._tag === "Live" && letGo !== undefined
+        ? { _tag: "Stale", content: inspected.content, why: letGo }
+        : inspected
       if (found._tag === "Live") return { _tag: "Busy", holder: Option.some(found.holder) } satisfies Attempt
       if (n >= maxRounds) return { _tag: "Busy", holder: Option.none() } satisfies Attempt
       if (found._tag === "Gone") return yield* round(n + 1, tookOver)
@@ -230,6 +254,8 @@ export interface AcquireOptions {
   readonly onWait?: (holder: Option.Option<LockHolder>) => Effect.Effect<void>
   /** Called when a stale lock was taken over, with why it was stale. */
   readonly onTakeOver?: (why: string) => Effect.Effect<void>
+  /** Holders that let go without removing the lock, though they look live (tryAcquire). */
+  readonly released?: Released | undefined
 }
 
 /** The attempts while waiting: one every `poll`, for `wait` at most. */
@@ -247,7 +273,7 @@ export const acquire = (
   Effect.gen(function*() {
     // Each attempt registers the release of what it won before anything can interrupt it; between attempts the
     // wait can be interrupted (Ctrl-C while waiting leaves nothing behind).
-    const attempt = Effect.uninterruptible(Effect.flatMap(tryAcquire(file, holder), (result) =>
+    const attempt = Effect.uninterruptible(Effect.flatMap(tryAcquire(file, holder, options.released), (result) =>
       result._tag === "Acquired"
         ? Effect.as(
           Effect.addFinalizer(() =>

@@ -69,4 +69,44 @@ describe("AgentLock", () => {
       }
       assert.strictEqual(Option.getOrThrow(yield* lock.holder).command, "kern run")
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("among several runners: a lock another runner of the same cluster left on another machine is taken over under the cluster's hold; a plain kern start's, or another cluster's, is not", () =>
+    Effect.gen(function*() {
+      const cluster = { database: "postgres://kern@db:5432/kern#kern_cluster", runner: "10.0.0.5:34431" }
+      const elsewhere = (holder: Record<string, unknown>) =>
+        Effect.gen(function*() {
+          const lock = yield* lockOf
+          NodeFs.writeFileSync(lock.file, JSON.stringify({
+            pid: process.pid,
+            startedAt: new Date(0).toISOString(),
+            host: "another-machine",
+            command: "kern serve",
+            address: "http://10.0.0.6:4000/agents/alpha",
+            ...holder
+          }))
+          return lock
+        })
+      const hold = (lock: AgentLock.AgentLockShape, mine: typeof cluster | undefined) =>
+        Effect.exit(lock.hold({
+          command: "kern serve",
+          wait: 0,
+          report: () => Effect.void,
+          whileAgentRuns: "stop it there",
+          ...(mine === undefined ? {} : { cluster: mine })
+        }))
+
+      const killedRunner = yield* elsewhere({ cluster: { ...cluster, runner: "10.0.0.6:34431" } })
+      assert.isTrue(Exit.isSuccess(yield* hold(killedRunner, cluster)))
+      assert.deepStrictEqual(Option.getOrThrow(yield* killedRunner.holder).cluster, cluster)
+
+      // Without a hold of this runner's cluster (plain kern serve), the other runner's lock stays.
+      const notMine = yield* elsewhere({ cluster: { ...cluster, runner: "10.0.0.6:34431" } })
+      assert.isTrue(Exit.isFailure(yield* hold(notMine, undefined)))
+      // A plain kern start on another machine, and a runner of another cluster, are refused whatever the hold.
+      const plain = yield* elsewhere({ command: "kern start" })
+      assert.isTrue(Exit.isFailure(yield* hold(plain, cluster)))
+      const otherCluster = yield* elsewhere({ cluster: { database: "postgres://kern@other:5432/kern#kern_cluster", runner: "10.0.0.6:34431" } })
+      assert.isTrue(Exit.isFailure(yield* hold(otherCluster, cluster)))
+      for (const lock of [notMine, plain, otherCluster]) assert.strictEqual(Option.getOrThrow(yield* lock.holder).host, "another-machine")
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -50,7 +50,9 @@ describe("agents on the multi-runner cluster", () => {
 
       const held = yield* Ref.make<ReadonlyArray<string>>([])
       const placement = Layer.succeed(AgentPlacement, {
-        hold: (agent) => Effect.acquireRelease(Ref.update(held, (all) => [...all, `+${agent}`]), () => Ref.update(held, (all) => [...all, `-${agent}`]))
+        hold: (agent) => Effect.acquireRelease(Ref.update(held, (all) => [...all, `+${agent}`]), () => Ref.update(held, (all) => [...all, `-${agent}`])),
+        wake: () => Effect.void,
+        url: "http://127.0.0.1:1"
       })
       const port = yield* Effect.promise(freePort)
       const runner = AgentsLive.layer({ address: { host: "127.0.0.1", port }, shardsPerGroup: 8 }).pipe(

@@ -62,6 +62,8 @@ const placement = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
+      wake: () => Effect.void,
+      url: "",
       // The agent's runtime opens its conversations while the cluster holds it here; runner_holds keeps when.
       hold: (agent: string, conversations) =>
         Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Deferred, Effect, HashMap, Layer, Option, Ref, Schema, type Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Ref, Schema, type Scope } from "effect"
 import { type ConversationDoor, Conversations, type Delivery, DeliveryError } from "../Conversations.js"
 import { InboxEntry } from "../Inbox.js"
 import { deliveryFields, pruneJournal } from "./journal.js"
@@ -17,12 +17,27 @@ export const Deliver = Rpc.make("Deliver", {
 }).annotate(ClusterSchema.Persisted, true)
 
 /**
+ * Where an agent is live: sent to its entity, it reaches the runner that holds the agent (placing it there if no runner
+ * does), which wakes the agent for `reason` and answers with the address of its HTTP server. Not persisted: a request
+ * for the agent's HTTP API waits for it (kern serve proxies the request there), and a runner that dies meanwhile is
+ * asked again by the caller.
+ */
+export const Locate = Rpc.make("Locate", {
+  payload: { reason: Schema.String },
+  success: Schema.Struct({
+    url: Schema.String,
+    /** Why the agent could not be woken there (a broken config), when it could not. */
+    problem: Schema.optional(Schema.String)
+  })
+})
+
+/**
  * An agent's conversations, as one entity per agent: its id is the agent's name. The cluster places an entity by a
  * hash of its id, one shard lock at a time, so an entity per agent is what keeps all of an agent's conversations on
  * one runner (an entity per `<agent>/<conversation>` would spread them over the runners, each writing the same
  * agent folder). Within the entity, the agent's runtime keeps each conversation's own line of turns.
  */
-export const Agent = Entity.make("Agent", [Deliver])
+export const Agent = Entity.make("Agent", [Deliver, Locate])
 
 /** What an agent does with a message: its runtime's `receive` (the conversation is the entity's routing, for logs). */
 export type Receive = (delivery: Delivery, conversation: string) => Effect.Effect<void>
@@ -30,16 +45,21 @@ export type Receive = (delivery: Delivery, conversation: string) => Effect.Effec
 /**
  * Where the host keeps an agent live. The cluster calls `hold` when the agent's entity starts on this runner (a
  * message for it, or its shard taken over from a runner that died) and closes the scope when the entity stops here
- * (idle, or its shard moved to another runner). The host wakes the agent for the scope's lifetime with
- * `conversations` as its runtime's Conversations (`conversationsOf(agent)`, built by the cluster: the runtime's
- * `open` registers its `receive`, which the entity's messages wait for), and may passivate it after. An agent is live
- * only where the cluster holds it: that is what keeps its conversations on one runner. This is the interface the host
- * (`kern serve`) implements; `layerAlwaysLive` is for a process whose agents open their conversations themselves.
+ * (its shard moved to another runner, or this runner stops). While the scope is open the agent may be live here, with
+ * `conversations` as its runtime's Conversations (`conversationsOf(agent)`, built by the cluster: the runtime's `open`
+ * registers its `receive`, which the entity's messages wait for); the host wakes it (`wake`: a message for it, or
+ * `Locate`) and may passivate it while idle. Once the scope closes it is stopped here. An agent is live only where the
+ * cluster holds it: that is what keeps its conversations on one runner. This is the interface the host (`kern serve`)
+ * implements; `layerAlwaysLive` is for a process whose agents open their conversations themselves.
  */
 export class AgentPlacement extends Context.Tag("kern/runtime/cluster/AgentPlacement")<AgentPlacement, {
   readonly hold: (agent: string, conversations: Conversations["Type"]) => Effect.Effect<void, never, Scope.Scope>
+  /** Makes the held agent live here; fails with why it cannot be (its folder or config). */
+  readonly wake: (agent: string, reason: string) => Effect.Effect<void, { readonly message: string }>
+  /** This runner's HTTP server, as the other runners reach it (`Locate`'s answer). */
+  readonly url: string
 }>() {
-  static readonly layerAlwaysLive = Layer.succeed(AgentPlacement, { hold: () => Effect.void })
+  static readonly layerAlwaysLive = Layer.succeed(AgentPlacement, { hold: () => Effect.void, wake: () => Effect.void, url: "" })
 }
 
 /**
@@ -125,14 +145,32 @@ export const entityLayer = Agent.toLayer(
     const address = yield* Entity.CurrentAddress
     const agent = address.entityId
     const receivers = yield* AgentReceivers
+    const placement = yield* AgentPlacement
     const conversations = yield* Layer.build(conversationsOf(agent))
-    yield* (yield* AgentPlacement).hold(agent, Context.get(conversations, Conversations))
+    yield* placement.hold(agent, Context.get(conversations, Conversations))
     return Agent.of({
       Deliver: ({ payload }) => {
         const { conversation, ...delivery } = payload
-        return Effect.flatMap(receivers.receiverOf(agent), (receive) => receive(delivery, conversation))
-      }
+        // An agent that cannot wake keeps the message pending (logged): it is delivered once the agent can be.
+        const woken = placement.wake(agent, "a message").pipe(
+          Effect.tapError((error) => Effect.logWarning(`kern: agent ${agent} could not wake for a message: ${error.message}`)),
+          Effect.either
+        )
+        return Effect.zipRight(woken, Effect.flatMap(receivers.receiverOf(agent), (receive) => receive(delivery, conversation)))
+      },
+      Locate: ({ payload }) =>
+        placement.wake(agent, payload.reason).pipe(
+          Effect.match({
+            onFailure: (error) => ({ url: placement.url, problem: error.message }),
+            onSuccess: () => ({ url: placement.url })
+          })
+        )
     })
   }),
-  { concurrency: "unbounded" }
+  // The entity lives as long as the cluster keeps the agent here: the host passivates an idle agent, not the cluster.
+  { concurrency: "unbounded", maxIdleTime: Duration.infinity }
 )
+
+/** Where `agent` is live: the address of the runner holding it (woken there for `reason`), from anywhere. */
+export const locate = (agent: string, reason: string) =>
+  Effect.flatMap(Agent.client, (client) => client(agent).Locate({ reason }))
