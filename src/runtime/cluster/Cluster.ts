@@ -32,7 +32,11 @@ export const shardingConfig: ShardingConfig.ShardingConfig["Type"] = {
   // A conversation's handler holds no state of its own (the turn's is in the session file, synced by the runtime's
   // scope): an entity stopping does not wait for handlers that are waiting for a turn; their messages stay in the
   // journal, unanswered, and reach the conversation again after the restart.
-  entityTerminationTimeout: Duration.zero
+  entityTerminationTimeout: Duration.zero,
+  // On PostgreSQL the shard locks would be advisory locks, numbered per database and not per schema: two agents whose
+  // kern.db share one server database (each in its schema) would take each other's shards, and the second's messages
+  // would never be read. As rows in the agent's own schema they are its own, as on SQLite.
+  shardLockDisableAdvisory: true
 }
 
 /**

@@ -65,6 +65,9 @@ export const multiRunnerConfig = (options: MultiRunnerOptions): ShardingConfig.S
       ? Option.none()
       : Option.some(RunnerAddress.make(options.listen.host, options.listen.port)),
     shardsPerGroup: options.shardsPerGroup ?? 64,
+    // Advisory locks, held on a connection of the runner's: a runner killed loses them with its connection. They are
+    // numbered per database, so one database holds one cluster of runners (the single runner uses rows instead).
+    shardLockDisableAdvisory: false,
     shardLockExpiration: lockExpiration,
     shardLockRefreshInterval: refresh,
     // The runners' list is read this often: a dead runner drops out of it once its heartbeat is older than the
