@@ -1,4 +1,5 @@
 import { FileSystem, HttpServer } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
@@ -10,6 +11,7 @@ import { HostAgents, make as makeHostAgents } from "./HostAgents.js"
 import { HostConfigError, type HostSettings, parseHostConfig } from "./HostConfig.js"
 import { hostFiles, hostToken } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
+import * as WakeSources from "./wakeSources/wakeSources.js"
 
 export interface HostOptions {
   readonly settings: HostSettings
@@ -75,7 +77,18 @@ export const runHost = (options: HostOptions) =>
     )
     const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, live: { host: settings.host, port, hostUrl, report } })
     yield* agents.reconcile(settings.agents)
-    const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(Effect.provideService(HostAgents, agents))
+    // What wakes a passive agent besides a request: its due times and its Telegram bot, watched by a few host fibers.
+    // Built after the registry, so stopped before it: the agents' removal at the end wakes nothing. The folders are read
+    // on the host's FileSystem and environment, as the agents' config is; Telegram over undici, as the agents' channels
+    // reach it (a getUpdates carries no body to redact).
+    const wakes = yield* Layer.build(WakeSources.layer.pipe(
+      Layer.provide(Layer.succeed(HostAgents, agents)),
+      Layer.provide(NodeHttpClient.layerUndici)
+    ))
+    const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(
+      Effect.provideService(HostAgents, agents),
+      Effect.provide(wakes)
+    )
     yield* http.serve(app).pipe(Effect.provide(listening))
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)

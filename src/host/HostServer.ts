@@ -11,6 +11,7 @@ import { ServerSetupError } from "../channels/web/serverSetup.js"
 import type { AgentInfo } from "./AgentHandle.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
+import { WakeSources } from "./wakeSources/wakeSources.js"
 
 export interface HostServerOptions {
   readonly host: string
@@ -21,7 +22,12 @@ export interface HostServerOptions {
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
 
 export const agentsBody = (agents: ReadonlyArray<AgentInfo>) => ({
-  agents: agents.map((a) => ({ name: a.name, state: a.state, ...(a.problem === undefined ? {} : { problem: a.problem }) }))
+  agents: agents.map((a) => ({
+    name: a.name,
+    state: a.state,
+    ...(a.problem === undefined ? {} : { problem: a.problem }),
+    ...(a.keptLive === undefined ? {} : { keptLive: a.keptLive })
+  }))
 })
 
 /**
@@ -33,6 +39,7 @@ export const agentsBody = (agents: ReadonlyArray<AgentInfo>) => ({
 export const makeHostApp = (options: HostServerOptions) =>
   Effect.gen(function*() {
     const agents = yield* HostAgents
+    const wakeSources = yield* WakeSources
     const hosts = hostNames(options.host)
 
     const hostAuthorized = (request: HttpServerRequest.HttpServerRequest) => {
@@ -62,12 +69,28 @@ export const makeHostApp = (options: HostServerOptions) =>
           const list = yield* agents.list
           if (route._tag === "Agents") return withHeaders(json(200, agentsBody(list)), securityHeaders)
           const count = (state: string) => list.filter((a) => a.state === state).length
+          const wakes = yield* wakeSources.status
           return withHeaders(
             json(200, {
               pid: process.pid,
               startedAt: new Date(options.startedAtMs).toISOString(),
               uptimeMs: (yield* Clock.currentTimeMillis) - options.startedAtMs,
-              agents: { total: list.length, live: count("live"), waking: count("waking"), passive: count("passive") },
+              agents: {
+                total: list.length,
+                live: count("live"),
+                waking: count("waking"),
+                passivating: count("passivating"),
+                passive: count("passive")
+              },
+              // What wakes the passive agents: their due times (schedules, heartbeat) and their Telegram bots.
+              wakeSources: {
+                passive: wakes.passive,
+                due: wakes.due,
+                nextDue: Option.match(wakes.nextDueMs, { onNone: () => null, onSome: (ms) => new Date(ms).toISOString() }),
+                telegramPollers: wakes.telegramPollers
+              },
+              // Agents never passivated, and why (Slack's Socket Mode reaches only a connected agent).
+              keptLive: list.flatMap((a) => a.keptLive === undefined ? [] : [{ name: a.name, why: a.keptLive }]),
               rssBytes: process.memoryUsage().rss
             }),
             securityHeaders
