@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import core from "./migrations/0001_core.js"
+import heartbeatActivity from "./migrations/0010_heartbeat_activity.js"
 
 /**
  * kern.db's migrations on PostgreSQL, keyed `<id>_<name>` as SQLite's are (their own ids: the two schemas are built
@@ -8,7 +9,8 @@ import core from "./migrations/0001_core.js"
  * that knows it (src/runtime/agentDatabase.ts: storage does not import recall).
  */
 export const pgMigrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_core": core
+  "0001_core": core,
+  "0010_heartbeat_activity": heartbeatActivity
 }
 
 /** kern's migrations with recall's (src/recall/pg/schema.ts: its tables and pgvector when offered) as `0002_recall`. */
