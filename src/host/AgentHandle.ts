@@ -47,6 +47,8 @@ export interface AgentHandleOptions {
   /** Builds the running agent; its failure is the wake's problem. */
   readonly build: Effect.Effect<LiveAgent, { readonly message: string }>
   readonly idleMs: number
+  /** The host's log: each wake (and why), each passivation, an agent kept live. */
+  readonly report: (line: string) => Effect.Effect<void>
   /** Told of every change of state, in order (the host's `changes`). */
   readonly changed: (info: AgentInfo) => Effect.Effect<void>
 }
@@ -68,7 +70,7 @@ export const make = (options: AgentHandleOptions) =>
     const wakeNow = (reason: string) =>
       Effect.gen(function*() {
         yield* setInfo((i) => ({ ...i, state: "waking" }))
-        yield* Effect.logInfo(`kern serve: waking ${options.name} (${reason})`)
+        yield* options.report(`agent ${options.name}: waking (${reason})`)
         // Built interruptibly: a request wakes the agent inside its acquire step (serve: acquireUseRelease), which is
         // uninterruptible, and every fiber the agent's layers fork would inherit that; closing its scope then waits
         // forever on loops that cannot be interrupted (passivation and the host's stop hung so).
@@ -82,7 +84,7 @@ export const make = (options: AgentHandleOptions) =>
           Effect.mapError((error) => new HostAgentError({ name: options.name, reason: "unavailable", message: `agent ${options.name} could not start: ${error.message}` }))
         )
         const keptLive = Option.getOrUndefined(live.activity.keptLive)
-        if (keptLive !== undefined) yield* Effect.logInfo(`kern serve: ${options.name} stays live while hosted: ${keptLive}`)
+        if (keptLive !== undefined) yield* options.report(`agent ${options.name}: kept live, never passivated: ${keptLive}`)
         yield* setInfo((i) => ({ name: i.name, dir: i.dir, state: "live", ...(keptLive === undefined ? {} : { keptLive }) }))
         return live
       }).pipe(Effect.withSpan("kern.host.wake", { attributes: { agent: options.name, reason } }))
@@ -125,7 +127,7 @@ export const make = (options: AgentHandleOptions) =>
           return [false, current] as const
         }
         if ((yield* Clock.currentTimeMillis) - (yield* Ref.get(lastActiveMs)) < options.idleMs) return [false, current] as const
-        yield* Effect.logInfo(`kern serve: passivating ${options.name} (idle)`)
+        yield* options.report(`agent ${options.name}: passivating (idle)`)
         yield* setInfo((i) => ({ ...i, state: "passivating" }))
         yield* close(current.live)
         // Said only now that its scope is closed: the wake sources read its kern.db and poll its bot from here on.

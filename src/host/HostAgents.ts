@@ -103,6 +103,7 @@ export const make = (options: HostAgentsOptions) =>
             dir: agent.dir,
             build: build(agent),
             idleMs: options.idleSeconds * 1000,
+            report: options.live.report,
             changed
           })
           next.set(agent.name, fresh)
