@@ -68,7 +68,7 @@ describe("kern serve wakes passive agents", () => {
       expect(yield* eventuallyEffect(Effect.map(prompts("Water the plants."), (n) => n === 1)), host.stderr()).toBe(true)
       expect(yield* eventually(() => times(host.stderr(), "agent sched: passivating (idle)") === 1), host.stderr()).toBe(true)
       expect(times(host.stderr(), "agent sched: waking (a schedule is due)")).toBe(1)
-      expect((yield* look).agents["sched"]?.state).toBe("passive")
+      expect(yield* eventuallyEffect(Effect.map(look, (v) => v.agents["sched"]?.state === "passive")), host.stderr()).toBe(true)
       expect(yield* prompts("Water the plants.")).toBe(1)
 
       // (b) Telegram: the host polls the passive agent's bot; a message wakes it, it answers once, and is passivated.
