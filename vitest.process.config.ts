@@ -28,7 +28,8 @@ export const processFiles = [
   "test/runtime/subagentsKill.test.ts",
   "test/runtime/clusterRunners.test.ts",
   "test/host/serve.test.ts",
-  "test/host/serveRunners.test.ts"
+  "test/host/serveRunners.test.ts",
+  "test/host/serveWakes.test.ts"
 ]
 
 /** What both runs share. */

@@ -14,7 +14,12 @@ import type { LiveAgent } from "./liveAgent.js"
  * waits for that to end and wakes it again. Nothing accepted is lost, and nothing is passivated under a request.
  */
 
-export type AgentState = "passive" | "waking" | "live"
+/**
+ * Where a hosted agent is: `passive` (nothing but its record: no fibers, timers, kern.db handle or channel
+ * connections), `waking` (its running layers being built), `live`, `passivating` (its scope closing), or `removed` from
+ * the host (said once, on the registry's `changes`, as it goes).
+ */
+export type AgentState = "passive" | "waking" | "live" | "passivating" | "removed"
 
 export class HostAgentError extends Schema.TaggedError<HostAgentError>()("HostAgentError", {
   name: Schema.String,
@@ -34,6 +39,8 @@ export interface AgentInfo {
   readonly state: AgentState
   /** Why the last wake failed (the folder held by another `kern start`, a broken config), until one succeeds. */
   readonly problem?: string | undefined
+  /** Why the live agent is never passivated (Slack's Socket Mode reaches only a connected agent). */
+  readonly keptLive?: string | undefined
 }
 
 /** The conversations' door of an agent the cluster holds on this runner (AgentPlacement.hold). */
@@ -52,8 +59,10 @@ export interface AgentHandleOptions {
    */
   readonly clustered?: boolean | undefined
   readonly idleMs: number
-  /** Told of every change of state (the host's `changes`). */
-  readonly changed: Effect.Effect<void>
+  /** The host's log: each wake (and why), each passivation, an agent kept live. */
+  readonly report: (line: string) => Effect.Effect<void>
+  /** Told of every change of state, in order (the host's `changes`). */
+  readonly changed: (info: AgentInfo) => Effect.Effect<void>
 }
 
 const problemOf = (cause: Cause.Cause<{ readonly message: string }>): string =>
@@ -73,14 +82,14 @@ export const make = (options: AgentHandleOptions) =>
       message: `agent ${options.name} is held by another runner`
     })
 
-    const setInfo = (f: (info: AgentInfo) => AgentInfo) => Effect.zipRight(SubscriptionRef.update(info, f), options.changed)
+    const setInfo = (f: (info: AgentInfo) => AgentInfo) => Effect.flatMap(SubscriptionRef.updateAndGet(info, f), options.changed)
     const touch = Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastActiveMs, now))
     const removed = new HostAgentError({ name: options.name, reason: "removed", message: `agent ${options.name} is no longer hosted` })
 
     const wakeNow = (reason: string, hold: Option.Option<Held>) =>
       Effect.gen(function*() {
         yield* setInfo((i) => ({ ...i, state: "waking" }))
-        yield* Effect.logInfo(`kern serve: waking ${options.name} (${reason})`)
+        yield* options.report(`agent ${options.name}: waking (${reason})`)
         // Built interruptibly: a request wakes the agent inside its acquire step (serve: acquireUseRelease), which is
         // uninterruptible, and every fiber the agent's layers fork would inherit that; closing its scope then waits
         // forever on loops that cannot be interrupted (passivation and the host's stop hung so).
@@ -93,7 +102,9 @@ export const make = (options: AgentHandleOptions) =>
           ),
           Effect.mapError((error) => new HostAgentError({ name: options.name, reason: "unavailable", message: `agent ${options.name} could not start: ${error.message}` }))
         )
-        yield* setInfo((i) => ({ name: i.name, dir: i.dir, state: "live" }))
+        const keptLive = Option.getOrUndefined(live.activity.keptLive)
+        if (keptLive !== undefined) yield* options.report(`agent ${options.name}: kept live, never passivated: ${keptLive}`)
+        yield* setInfo((i) => ({ name: i.name, dir: i.dir, state: "live", ...(keptLive === undefined ? {} : { keptLive }) }))
         return live
       }).pipe(Effect.withSpan("kern.host.wake", { attributes: { agent: options.name, reason } }))
 
@@ -128,18 +139,20 @@ export const make = (options: AgentHandleOptions) =>
 
     /**
      * Closes the agent's scope if it has been idle for idleMs with nothing going on. Activity found counts as activity
-     * now, so the idle time runs from when the agent last had anything to do.
+     * now, so the idle time runs from when the agent last had anything to do. An agent kept live (Slack) never is.
      */
     const passivateIfIdle = SynchronizedRef.modifyEffect(slot, (current) =>
       Effect.gen(function*() {
-        if (current._tag !== "Live" || options.idleMs <= 0) return [false, current] as const
+        if (current._tag !== "Live" || options.idleMs <= 0 || Option.isSome(current.live.activity.keptLive)) return [false, current] as const
         if ((yield* Ref.get(inFlight)) > 0 || (yield* current.live.activity.busy)) {
           yield* touch
           return [false, current] as const
         }
         if ((yield* Clock.currentTimeMillis) - (yield* Ref.get(lastActiveMs)) < options.idleMs) return [false, current] as const
-        yield* Effect.logInfo(`kern serve: passivating ${options.name} (idle)`)
+        yield* options.report(`agent ${options.name}: passivating (idle)`)
+        yield* setInfo((i) => ({ ...i, state: "passivating" }))
         yield* close(current.live)
+        // Said only now that its scope is closed: the wake sources read its kern.db and poll its bot from here on.
         yield* setInfo((i) => ({ ...i, state: "passive" }))
         return [true, { _tag: "Passive" }] as const
       }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } })))
@@ -165,7 +178,12 @@ export const make = (options: AgentHandleOptions) =>
 
     /** Stops the agent for good (removed from the registry, the host stopping); requests after this are refused. */
     const remove = SynchronizedRef.updateEffect(slot, (current) =>
-      Effect.as(current._tag === "Live" ? close(current.live) : Effect.void, { _tag: "Removed" } as const))
+      current._tag === "Removed"
+        ? Effect.succeed(current)
+        : Effect.as(
+          Effect.zipRight(current._tag === "Live" ? close(current.live) : Effect.void, setInfo((i) => ({ name: i.name, dir: i.dir, state: "removed" }))),
+          { _tag: "Removed" } as const
+        ))
 
     return {
       name: options.name,

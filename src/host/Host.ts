@@ -1,4 +1,5 @@
 import { FileSystem, HttpServer, type HttpServerRequest } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
@@ -15,6 +16,7 @@ import { forward, forwardedHeader } from "./forward.js"
 import type { RunnerPlace } from "./hostCluster.js"
 import { hostFiles, hostToken, readHostEnv } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
+import * as WakeSources from "./wakeSources/wakeSources.js"
 
 export interface HostOptions {
   readonly settings: HostSettings
@@ -139,6 +141,15 @@ export const runHost = (options: HostOptions) =>
       ? undefined
       : yield* clustered.module.joinCluster({ cluster: clustered.cluster, place, agents: local, report })
     const agents = runner === undefined ? local : clusteredAgents(local, runner)
+    // What wakes a passive agent besides a request: its due times and its Telegram bot, watched by a few host fibers.
+    // Built after the registry, so stopped before it: the agents' removal at the end wakes nothing. The folders are read
+    // on the host's FileSystem and environment, as the agents' config is; Telegram over undici, as the agents' channels
+    // reach it (a getUpdates carries no body to redact). Among runners, a wake goes through the cluster: the agent
+    // wakes where it is held.
+    const wakes = yield* Layer.build(WakeSources.layer.pipe(
+      Layer.provide(Layer.succeed(HostAgents, agents)),
+      Layer.provide(NodeHttpClient.layerUndici)
+    ))
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
     const agentToken = (dir: string) =>
       Effect.flatMap(loadConfig(dir), (loaded) =>
@@ -154,7 +165,10 @@ export const runHost = (options: HostOptions) =>
       webRoot: options.webRoot,
       startedAtMs: yield* Clock.currentTimeMillis,
       elsewhere: runner === undefined ? undefined : elsewhere(local, runner)
-    }).pipe(Effect.provideService(HostAgents, agents))
+    }).pipe(
+      Effect.provideService(HostAgents, agents),
+      Effect.provide(wakes)
+    )
     yield* http.serve(app).pipe(Effect.provide(listening))
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import { Conversations } from "../runtime/Conversations.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { agentToken } from "../channels/web/serverSetup.js"
@@ -8,15 +8,22 @@ import type { HostedAgent } from "./HostConfig.js"
 import { buildLive, liveAgentLayer, type LiveAgent, type LiveOptions } from "./liveAgent.js"
 
 /**
- * The agents a `kern serve` hosts, by name: what the host's server routes to, what `GET /agents` lists, and what wakes
- * an agent for a due schedule or a channel event (`wake`, the hostwake part's HostAgents port). The registry follows
+ * The agents a `kern serve` hosts, by name: what the host's server routes to, what `GET /agents` lists, and what the
+ * wake sources (src/host/wakeSources: due times, the shared Telegram poller) watch and wake. The registry follows
  * host.json (`reconcile`): an agent added starts passive, one removed is stopped; the others are left as they are.
+ *
+ * - `list`: every hosted agent as it is now.
+ * - `wake(name, reason)`: makes a passive agent live (its own Scheduler, channels and turn loop run); nothing when it is
+ *   waking or live already. Fails with HostAgentError when it cannot be woken. `reason` is for the host's log
+ *   (`a schedule is due`, `telegram update 1042`).
+ * - `changes`: every agent's state at subscription, then each change of one agent as it happens, in order. `passive`
+ *   is said only once the agent's scope has closed (its Scheduler stopped, channels closed, kern.db closed, lock
+ *   released): the wake sources then read its kern.db briefly and poll for it. `removed` is said as an agent goes.
  */
 export class HostAgents extends Context.Tag("kern/host/HostAgents")<HostAgents, {
   readonly list: Effect.Effect<ReadonlyArray<AgentHandle.AgentInfo>>
   readonly wake: (name: string, reason: string) => Effect.Effect<void, AgentHandle.HostAgentError>
-  /** The list again each time an agent is added, removed or changes state. */
-  readonly changes: Stream.Stream<ReadonlyArray<AgentHandle.AgentInfo>>
+  readonly changes: Stream.Stream<AgentHandle.AgentInfo>
   readonly handle: (name: string) => Effect.Effect<Option.Option<AgentHandle.AgentHandle>>
   /** Makes the registry the given agents: new ones added passive, missing ones stopped, the rest untouched. */
   readonly reconcile: (agents: ReadonlyArray<HostedAgent>) => Effect.Effect<void>
@@ -62,10 +69,11 @@ export const make = (options: HostAgentsOptions) =>
         Effect.provide(context)
       ))
     const handles = yield* Ref.make<ReadonlyMap<string, AgentHandle.AgentHandle>>(new Map())
-    const version = yield* SubscriptionRef.make(0)
-    const changed = SubscriptionRef.update(version, (n) => n + 1)
+    const events = yield* PubSub.unbounded<AgentHandle.AgentInfo>()
+    const changed = (info: AgentHandle.AgentInfo) => Effect.asVoid(PubSub.publish(events, info))
 
-    const list = Effect.flatMap(Ref.get(handles), (map) => Effect.forEach([...map.values()], (handle) => handle.info))
+    const list = Effect.flatMap(Ref.get(handles), (map) =>
+      Effect.map(Effect.forEach([...map.values()], (handle) => handle.info), (all) => all.filter((info) => info.state !== "removed")))
     const handle = (name: string) => Effect.map(Ref.get(handles), (map) => Option.fromNullable(map.get(name)))
 
     const wake = (name: string, reason: string) =>
@@ -92,6 +100,7 @@ export const make = (options: HostAgentsOptions) =>
         const current = yield* Ref.get(handles)
         const wanted = new Map(agents.map((agent) => [agent.name, agent]))
         const next = new Map(current)
+        const added: Array<AgentHandle.AgentHandle> = []
         for (const [name, existing] of current) {
           const still = wanted.get(name)
           if (still === undefined || still.dir !== existing.dir) {
@@ -102,21 +111,24 @@ export const make = (options: HostAgentsOptions) =>
         }
         for (const agent of agents) {
           if (next.has(agent.name)) continue
-          const added = yield* AgentHandle.make({
+          const fresh = yield* AgentHandle.make({
             name: agent.name,
             dir: agent.dir,
             build: (held) => build(agent, held),
             clustered: options.clustered,
             idleMs: options.idleSeconds * 1000,
+            report: options.live.report,
             changed
           })
-          next.set(agent.name, added)
+          next.set(agent.name, fresh)
+          added.push(fresh)
           const held = yield* heldBy(agent)
           if (Option.isSome(held)) yield* options.live.report(`agent ${agent.name}: ${held.value}`)
           else yield* Effect.logInfo(`kern serve: hosting ${agent.name} (${agent.dir})`)
         }
         yield* Ref.set(handles, next)
-        yield* changed
+        // Said once they can be woken by name.
+        yield* Effect.forEach(added, (fresh) => Effect.flatMap(fresh.info, changed), { discard: true })
       }).pipe(Effect.withSpan("kern.host.reconcile"))
 
     // One sweep for every agent: each passivates itself when it has been idle long enough.
@@ -129,6 +141,10 @@ export const make = (options: HostAgentsOptions) =>
     // Stopping the host stops every live agent (its turn loop, channels, kern.db, lock), one after another.
     yield* Effect.addFinalizer(() => Effect.flatMap(Ref.get(handles), (map) => Effect.forEach([...map.values()], (h) => h.remove, { discard: true })))
 
-    const changes = Stream.mapEffect(version.changes, () => list)
+    // Subscribed before the states are read: a change in between comes twice, never not at all.
+    const changes = Stream.unwrapScoped(Effect.gen(function*() {
+      const subscription = yield* PubSub.subscribe(events)
+      return Stream.concat(Stream.fromIterable(yield* list), Stream.fromQueue(subscription))
+    }))
     return HostAgents.of({ list, wake, changes, handle, reconcile })
   })

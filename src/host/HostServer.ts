@@ -12,6 +12,7 @@ import { agentsBody } from "./hostAgentsBody.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
 import { makeHostPage } from "./hostPage.js"
+import { WakeSources } from "./wakeSources/wakeSources.js"
 
 export interface HostServerOptions {
   readonly host: string
@@ -48,6 +49,7 @@ export { agentsBody } from "./hostAgentsBody.js"
 export const makeHostApp = (options: HostServerOptions) =>
   Effect.gen(function*() {
     const agents = yield* HostAgents
+    const wakeSources = yield* WakeSources
     const hosts = hostNames(options.host)
     const page = yield* makeHostPage(options)
 
@@ -79,12 +81,28 @@ export const makeHostApp = (options: HostServerOptions) =>
           const list = yield* agents.list
           if (route._tag === "Agents") return withHeaders(json(200, agentsBody(list)), securityHeaders)
           const count = (state: string) => list.filter((a) => a.state === state).length
+          const wakes = yield* wakeSources.status
           return withHeaders(
             json(200, {
               pid: process.pid,
               startedAt: new Date(options.startedAtMs).toISOString(),
               uptimeMs: (yield* Clock.currentTimeMillis) - options.startedAtMs,
-              agents: { total: list.length, live: count("live"), waking: count("waking"), passive: count("passive") },
+              agents: {
+                total: list.length,
+                live: count("live"),
+                waking: count("waking"),
+                passivating: count("passivating"),
+                passive: count("passive")
+              },
+              // What wakes the passive agents: their due times (schedules, heartbeat) and their Telegram bots.
+              wakeSources: {
+                passive: wakes.passive,
+                due: wakes.due,
+                nextDue: Option.match(wakes.nextDueMs, { onNone: () => null, onSome: (ms) => new Date(ms).toISOString() }),
+                telegramPollers: wakes.telegramPollers
+              },
+              // Agents never passivated, and why (Slack's Socket Mode reaches only a connected agent).
+              keptLive: list.flatMap((a) => a.keptLive === undefined ? [] : [{ name: a.name, why: a.keptLive }]),
               rssBytes: process.memoryUsage().rss
             }),
             securityHeaders

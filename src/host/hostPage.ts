@@ -80,7 +80,12 @@ export const makeHostPage = (options: HostServerOptions) =>
       const refused = yield* refusal
       if (refused !== undefined) return refused
       const encoder = new TextEncoder()
-      const lists = agents.changes.pipe(Stream.map((list) => JSON.stringify(agentsBody(list))), Stream.changes, Stream.map(agentsFrame))
+      // The whole list first (none hosted included), then again on each agent's change, sent when it differs.
+      const lists = Stream.concat(Stream.fromEffect(agents.list), Stream.mapEffect(agents.changes, () => agents.list)).pipe(
+        Stream.map((list) => JSON.stringify(agentsBody(list))),
+        Stream.changes,
+        Stream.map(agentsFrame)
+      )
       const body = Stream.concat(
         Stream.make(openFrame),
         Stream.merge(lists, Stream.fromSchedule(Schedule.spaced(keepaliveInterval)).pipe(Stream.as(keepaliveFrame)), { haltStrategy: "left" })

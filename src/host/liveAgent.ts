@@ -1,6 +1,8 @@
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import type { Conversations } from "../runtime/Conversations.js"
 import * as ChatChannels from "../channels/chatChannels.js"
+import * as SlackChannel from "../channels/slack/SlackChannel.js"
+import { AgentConfig } from "../config/AgentConfig.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
 import * as InboxSql from "../runtime/Inbox.js"
@@ -15,7 +17,12 @@ import type { HostedAgent } from "./HostConfig.js"
 export class AgentActivity extends Context.Tag("kern/host/AgentActivity")<AgentActivity, {
   /** A turn runs or is queued, a message is accepted and not yet answered, a background job or sub-agent runs. */
   readonly busy: Effect.Effect<boolean>
+  /** Why the agent must not be passivated at all while hosted (none: it may be, once idle). */
+  readonly keptLive: Option.Option<string>
 }>() {}
+
+/** Slack's Socket Mode delivers an event only to a connected app: no shared poller can watch it for a passive agent. */
+export const slackKeptLive = "Slack (Socket Mode) is configured, and Slack delivers a message only to a connected agent"
 
 const activityLayer = Layer.effect(
   AgentActivity,
@@ -24,6 +31,7 @@ const activityLayer = Layer.effect(
     const inbox = yield* Inbox
     const jobs = yield* JobStore
     const subagents = yield* SubAgentStore
+    const { env } = yield* AgentConfig
     // A store that cannot be read counts as busy: the agent is kept, never passivated on a guess.
     const count = <E>(effect: Effect.Effect<number, E>) =>
       Effect.catchAllCause(effect, (cause) => Effect.as(Effect.logWarning("kern serve: could not tell whether the agent is idle", cause), 1))
@@ -34,7 +42,7 @@ const activityLayer = Layer.effect(
       const subs = yield* count(Effect.map(subagents.running, (rows) => rows.length))
       return !idle || inboxSize > 0 || jobsRunning > 0 || subs > 0
     })
-    return { busy }
+    return { busy, keptLive: SlackChannel.configured(env) ? Option.some(slackKeptLive) : Option.none() }
   })
 ).pipe(Layer.provide(Layer.merge(SubAgentStore.Default, InboxSql.layerSql)))
 

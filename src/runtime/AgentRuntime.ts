@@ -114,7 +114,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("kern/runtime/A
      * channel passes its cursor, moved in the same transaction (Inbox.add).
      */
     const submit = (message: NewMessage, cursor?: Cursor): Effect.Effect<QueuedMessage, InboxError> =>
-      Effect.zipLeft(conversation.submit(message, cursor), heartbeat.messageArrived).pipe(
+      // The heartbeat is told first: a message in the inbox is never one its durable flag missed (a crash in between).
+      Effect.zipRight(heartbeat.messageArrived, conversation.submit(message, cursor)).pipe(
         // Its files belong to its conversation from now on: what that conversation's web view and tools may reach.
         Effect.tap((queued) =>
           queued.attachments === undefined || queued.attachments.length === 0

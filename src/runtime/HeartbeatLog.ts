@@ -15,6 +15,7 @@ export class HeartbeatState extends Schema.Class<HeartbeatState>("HeartbeatState
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(HeartbeatState))
 const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ dueAtMs: Schema.NullOr(Schema.Number) })))
+const decodePending = Schema.decodeUnknown(Schema.Array(Schema.Struct({ pendingActivity: Schema.Number })))
 
 /** The heartbeat's record in kern.db (one row). A failure to write it is logged: the heartbeat goes on. */
 export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/HeartbeatLog", {
@@ -57,12 +58,32 @@ export class HeartbeatLog extends Effect.Service<HeartbeatLog>()("kern/runtime/H
       Effect.withSpan("kern.heartbeat.due")
     )
 
+    /**
+     * Whether something happened since the last heartbeat was sent, as the last runtime left it. Assumed so before the
+     * first heartbeat, and when it cannot be read: a heartbeat too many costs a model call, one too few loses a note.
+     */
+    const pendingActivity = sql`SELECT pending_activity FROM heartbeat_state WHERE id = 1`.pipe(
+      Effect.flatMap(decodePending),
+      Effect.map((rows) => rows[0] === undefined || rows[0].pendingActivity !== 0),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("kern: could not read whether anything happened since the last heartbeat; assuming it did", error), true)
+      ),
+      Effect.withSpan("kern.heartbeat.pendingActivity")
+    )
+
+    /** Something happened since the last heartbeat was sent (true), or that heartbeat was just sent (false). */
+    const setPendingActivity = (pending: boolean) =>
+      Effect.zipRight(ensureRow, sql`UPDATE heartbeat_state SET pending_activity = ${pending ? 1 : 0} WHERE id = 1`).pipe(
+        logged("activity"),
+        Effect.withSpan("kern.heartbeat.setPendingActivity")
+      )
+
     const state = sql`SELECT last_at_ms, outcome, reason, next_at_ms FROM heartbeat_state WHERE id = 1`.pipe(
       Effect.flatMap(decodeRows),
       Effect.map((rows) => rows[0] ?? new HeartbeatState({ lastAtMs: null, outcome: null, reason: "", nextAtMs: null }))
     )
 
-    return { record, setNext, due, state } as const
+    return { record, setNext, due, pendingActivity, setPendingActivity, state } as const
   })
 }) {}
 

@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Clock, Effect, Exit, Option, PubSub, Ref } from "effect"
+import { Clock, Effect, Exit, Option, PubSub, Ref, SynchronizedRef } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { knowledgeReport, needsCare } from "../memory/knowledge.js"
 import { today } from "../memory/notes.js"
@@ -46,13 +46,19 @@ export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern
     const zone = agentZone(config.timezone)
     /** When the heartbeat that is queued or running was sent: the next tick is skipped rather than piled up. */
     const heartbeatSentAt = yield* Ref.make<number | undefined>(undefined)
-    /** A message arrived since the last heartbeat was sent (assumed at start: the last process may not have saved it). */
-    const activity = yield* Ref.make(true)
+    /**
+     * A message arrived since the last heartbeat was sent. Kept in kern.db as well, so a runtime that starts (an agent
+     * a host woke because its heartbeat was due) skips the model call when the last heartbeat already saw everything.
+     */
+    const activity = yield* SynchronizedRef.make(yield* heartbeatLog.pendingActivity)
     // A knowledge file the door refuses is reported once, not at every heartbeat.
     const skippedKnowledge = yield* makeSkippedFiles()
 
-    /** A message arrived: the next heartbeat has something to save. */
-    const messageArrived = Ref.set(activity, true)
+    /**
+     * A message arrives: the next heartbeat has something to save. Written to kern.db when it changes (once per
+     * heartbeat interval at most), before the message is accepted: nothing accepted is ever missing from it.
+     */
+    const messageArrived = SynchronizedRef.updateEffect(activity, (before) => before ? Effect.succeed(true) : Effect.as(heartbeatLog.setPendingActivity(true), true))
 
     /** Bookkeeping when a heartbeat's turn ends: free for the next one, and what it did. */
     const turnEnded = (turnId: string, outcome: Exit.Exit<TurnOutcome>) =>
@@ -95,11 +101,11 @@ export class HeartbeatSchedule extends Effect.Service<HeartbeatSchedule>()("kern
             Effect.as(Effect.logWarning(`kern: could not check knowledge/: ${error.message}`), { stale: [], unindexed: [] })
           )
         )
-        if (!(yield* Ref.get(activity)) && !needsCare(knowledge)) {
+        if (!(yield* SynchronizedRef.get(activity)) && !needsCare(knowledge)) {
           return yield* skipped(nowMs, "nothing happened since the last heartbeat")
         }
         yield* Ref.set(heartbeatSentAt, nowMs)
-        yield* Ref.set(activity, false)
+        yield* SynchronizedRef.updateEffect(activity, () => Effect.as(heartbeatLog.setPendingActivity(false), false))
         // A heartbeat is not durable: a restart makes a new one when it is due.
         const queued = yield* queue.offer({
           interface: heartbeatInterface,

@@ -34,7 +34,8 @@ export const freshSchemaMigrations: ReadonlyArray<string> = [
   "1057_media_links",
   "1065_retention",
   "1070_audit_journals",
-  "1155_media_retention"
+  "1155_media_retention",
+  "1170_heartbeat_activity"
 ]
 
 /** The schema those migrations leave, statement by statement (schemaDump.ts). */
@@ -50,7 +51,7 @@ export const freshSchemaStatements: ReadonlyArray<string> = [
   "CREATE TABLE tool_artifact_uses (\n    session_id TEXT NOT NULL,\n    artifact_id TEXT NOT NULL REFERENCES tool_artifacts (artifact_id),\n    tool_id TEXT NOT NULL,\n    first_seen_at_ms INTEGER NOT NULL,\n    PRIMARY KEY (session_id, artifact_id)\n  )",
   "CREATE TABLE pairings (\n    code TEXT PRIMARY KEY NOT NULL,\n    interface TEXT NOT NULL,\n    user_id TEXT NOT NULL,\n    chat_id TEXT NOT NULL,\n    display_name TEXT NOT NULL DEFAULT '',\n    status TEXT NOT NULL CHECK (status IN ('pending', 'approved')),\n    requested_at_ms INTEGER NOT NULL,\n    approved_at_ms INTEGER,\n    approved_by TEXT, role TEXT NOT NULL DEFAULT 'user' CHECK (role IN ('operator', 'user')), tool_scope TEXT CHECK (tool_scope IS NULL OR tool_scope IN ('read', 'write', 'full')), expires_at_ms INTEGER, memory TEXT NOT NULL DEFAULT 'shared' CHECK (memory IN ('shared', 'all')),\n    UNIQUE (interface, user_id)\n  )",
   "CREATE TABLE tool_reads (\n    session_id TEXT NOT NULL,\n    path TEXT NOT NULL,\n    size INTEGER NOT NULL,\n    sha256 TEXT NOT NULL,\n    recorded_at_ms INTEGER NOT NULL,\n    PRIMARY KEY (session_id, path)\n  ) WITHOUT ROWID",
-  "CREATE TABLE heartbeat_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_at_ms INTEGER,\n    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('ran', 'skipped', 'failed')),\n    reason TEXT NOT NULL DEFAULT '',\n    next_at_ms INTEGER\n  , due_at_ms INTEGER)",
+  "CREATE TABLE heartbeat_state (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    last_at_ms INTEGER,\n    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('ran', 'skipped', 'failed')),\n    reason TEXT NOT NULL DEFAULT '',\n    next_at_ms INTEGER\n  , due_at_ms INTEGER, pending_activity INTEGER NOT NULL DEFAULT 1)",
   "CREATE TABLE notes_summary (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    cache_key TEXT NOT NULL,\n    sources TEXT NOT NULL,\n    summary TEXT NOT NULL,\n    created_at_ms INTEGER NOT NULL\n  )",
   "CREATE TABLE inbox (\n    id INTEGER PRIMARY KEY AUTOINCREMENT,\n    interface TEXT NOT NULL,\n    channel TEXT NOT NULL,\n    user_id TEXT NOT NULL,\n    text TEXT NOT NULL,\n    received_at_ms INTEGER NOT NULL\n  , attachments TEXT)",
   "CREATE TABLE recall_messages (\n    session_id TEXT NOT NULL,\n    idx INTEGER NOT NULL,\n    role TEXT NOT NULL,\n    at_ms INTEGER NOT NULL,\n    tool_calls INTEGER NOT NULL,\n    text TEXT NOT NULL,\n    PRIMARY KEY (session_id, idx)\n  ) WITHOUT ROWID",

@@ -31,6 +31,7 @@ import spendLedger from "./migrations/1040_spend_ledger.js"
 import media from "./migrations/1050_media.js"
 import mediaLinks from "./migrations/1057_media_links.js"
 import mediaRetention from "./migrations/1155_media_retention.js"
+import heartbeatActivity from "./migrations/1170_heartbeat_activity.js"
 import retention from "./migrations/1065_retention.js"
 import auditJournals from "./migrations/1070_audit_journals.js"
 
@@ -73,5 +74,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "1057_media_links": mediaLinks,
   "1065_retention": retention,
   "1070_audit_journals": auditJournals,
-  "1155_media_retention": mediaRetention
+  "1155_media_retention": mediaRetention,
+  "1170_heartbeat_activity": heartbeatActivity
 }

@@ -6,15 +6,18 @@ import { Context, Effect, Layer, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import { type HostedAgent, HostAgents } from "../../src/host/wakeSources/HostAgents.js"
+import type { AgentInfo } from "../../src/host/AgentHandle.js"
+import { HostAgents } from "../../src/host/HostAgents.js"
 import * as WakeSources from "../../src/host/wakeSources/wakeSources.js"
 
 const dirs = NodeFs.readFileSync(process.argv[2] ?? "", "utf8").split("\n").filter((line) => line !== "")
-const agents: ReadonlyArray<HostedAgent> = dirs.map((dir) => ({ name: NodePath.basename(NodePath.dirname(dir)), dir, state: "passive" }))
+const agents: ReadonlyArray<AgentInfo> = dirs.map((dir) => ({ name: NodePath.basename(NodePath.dirname(dir)), dir, state: "passive" }))
 const host = Layer.succeed(HostAgents, {
   list: Effect.succeed(agents),
   wake: (name, reason) => Effect.sync(() => process.stdout.write(`woke ${name}: ${reason}\n`)),
-  changes: Stream.concat(Stream.fromIterable(agents), Stream.never)
+  changes: Stream.concat(Stream.fromIterable(agents), Stream.never),
+  handle: () => Effect.succeedNone,
+  reconcile: () => Effect.void
 })
 
 const main = Effect.gen(function*() {

@@ -257,16 +257,65 @@ describe("heartbeat", () => {
       yield* second.stop
 
       // Down from 30 minutes to 150 (the ticks due at 60, 90, 120 and 150 missed): one tick at the start, then every 30.
+      // The heartbeat at 30 saw everything and nothing came since (kept in kern.db): that tick makes no model call.
       yield* TestClock.adjust("2 hours")
-      const third = yield* run(FakeReply.text("NO_REPLY"), FakeReply.text("NO_REPLY"))
-      yield* third.server.awaitRequests(1)
-      yield* settle(third.runtime)
+      const third = yield* run()
+      while ((yield* third.state).outcome !== "skipped") yield* Effect.yieldNow()
       const fired = yield* third.state
-      expect(fired).toMatchObject({ outcome: "ran" })
+      expect(fired.reason).toBe("nothing happened since the last heartbeat")
       expect(fired.lastAtMs! - 150 * minute).toBeLessThan(minute)
       while ((yield* third.state).nextAtMs !== fired.lastAtMs! + 30 * minute) yield* Effect.yieldNow()
       yield* TestClock.adjust("29 minutes")
       yield* settle(third.runtime)
+      expect(yield* third.state).toMatchObject({ lastAtMs: fired.lastAtMs })
+      expect((yield* third.server.requests).length).toBe(0)
+      yield* third.stop
+    }))
+
+  it.scoped("whether anything happened since the last heartbeat is kept in kern.db: a woken agent's heartbeat calls the model only if something did", () =>
+    Effect.gen(function*() {
+      const dir = NodePath.join(makeTempDir(), "agent")
+      const run = (...replies: ReadonlyArray<FakeReply>) => Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
+        while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
+        return agent
+      })
+      const tickAt = (agent: { readonly state: typeof first.state }, atMs: number) =>
+        Effect.gen(function*() {
+          while ((yield* agent.state).lastAtMs !== atMs) yield* Effect.yieldNow()
+          return yield* agent.state
+        })
+
+      // A new agent: nothing is known of an earlier process, so its first heartbeat runs.
+      const first = yield* run(FakeReply.text("NO_REPLY"))
+      yield* TestClock.adjust("30 minutes")
+      yield* first.server.awaitRequests(1)
+      yield* settle(first.runtime)
+      expect(yield* tickAt(first, 30 * minute)).toMatchObject({ outcome: "ran" })
+      yield* first.stop
+
+      // Passivated, then woken for its next heartbeat (a new runtime): nothing came since, so no model call.
+      yield* TestClock.adjust("29 minutes")
+      const second = yield* run()
+      yield* TestClock.adjust("1 minute")
+      expect(yield* tickAt(second, 60 * minute)).toMatchObject({ outcome: "skipped", reason: "nothing happened since the last heartbeat" })
+      yield* settle(second.runtime)
+      expect((yield* second.server.requests).length).toBe(0)
+      // A message comes while it is live; it is passivated before its next heartbeat.
+      yield* second.server.reply(FakeReply.text("hello"))
+      yield* second.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "hi" })
+      yield* second.server.awaitRequests(1)
+      yield* settle(second.runtime)
+      yield* second.stop
+
+      // Woken for the next one: the message is remembered across the restart, so this heartbeat runs.
+      yield* TestClock.adjust("29 minutes")
+      const third = yield* run(FakeReply.text("Saved. NO_REPLY"))
+      yield* TestClock.adjust("1 minute")
+      yield* third.server.awaitRequests(1)
+      yield* settle(third.runtime)
+      expect(yield* tickAt(third, 90 * minute)).toMatchObject({ outcome: "ran" })
       expect((yield* heartbeatsSent(third.server)).length).toBe(1)
       yield* third.stop
     }))

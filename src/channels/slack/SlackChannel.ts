@@ -37,11 +37,18 @@ const channelError = (error: SlackApi.SlackApiError) =>
     message: error.message
   })
 
+/**
+ * Whether the agent's environment turns the Slack channel on (both tokens set). A host keeps such an agent live:
+ * Socket Mode delivers an event only to a connected app, so a passive agent would miss its messages.
+ */
+export const configured = (env: Readonly<Record<string, string | undefined>>): boolean =>
+  (env["SLACK_BOT_TOKEN"] ?? "") !== "" && (env["SLACK_APP_TOKEN"] ?? "") !== ""
+
 const make = Effect.gen(function*() {
   const { env } = yield* AgentConfig
   const botToken = env["SLACK_BOT_TOKEN"] ?? ""
   const appToken = env["SLACK_APP_TOKEN"] ?? ""
-  if (botToken === "" || appToken === "") {
+  if (!configured(env)) {
     if (botToken !== "" || appToken !== "") {
       yield* Effect.logWarning("kern: Slack needs both SLACK_BOT_TOKEN (xoxb-…) and SLACK_APP_TOKEN (xapp-…); the Slack channel is off")
     }

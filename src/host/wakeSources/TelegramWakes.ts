@@ -2,7 +2,7 @@ import { HttpClient } from "@effect/platform"
 import { Duration, Effect, Exit, Fiber, FiberMap, FiberSet, HashMap, Option, Ref } from "effect"
 import * as Api from "../../channels/telegram/api.js"
 import { backoff } from "../../channels/telegram/TelegramChannel.js"
-import type { WakeFailed } from "./HostAgents.js"
+import type { HostAgentError } from "../AgentHandle.js"
 import type { TelegramWatch } from "./passiveRead.js"
 
 /** Where two watches are the same bot. */
@@ -21,7 +21,7 @@ const botKey = (watch: TelegramWatch) => `${watch.root}\u0000${watch.token}`
  * polls of one token end the older with 409 (Telegram allows one poller): a passivating or waking agent's overlap is
  * retried by either side with backoff, and loses nothing.
  */
-export const makeTelegramWakes = (wake: (name: string, reason: string) => Effect.Effect<void, WakeFailed>) =>
+export const makeTelegramWakes = (wake: (name: string, reason: string) => Effect.Effect<void, HostAgentError>) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
     const pollers = yield* FiberMap.make<string>()

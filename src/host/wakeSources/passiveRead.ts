@@ -4,6 +4,7 @@ import * as NodeFs from "node:fs"
 import { loadConfig } from "../../config/AgentConfig.js"
 import { agentPaths } from "../../config/paths.js"
 import type { ProcessEnv } from "../../config/ProcessEnv.js"
+import * as SlackChannel from "../../channels/slack/SlackChannel.js"
 import * as TelegramChannel from "../../channels/telegram/TelegramChannel.js"
 import { firstHeartbeatDue } from "../../runtime/HeartbeatSchedule.js"
 import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
@@ -26,6 +27,11 @@ export interface PassiveRecord {
   readonly why: string
   /** Its Telegram bot, when TELEGRAM_BOT_TOKEN is set for it. */
   readonly telegram: Option.Option<TelegramWatch>
+  /**
+   * Slack is configured for it: Socket Mode delivers a message only to a connected app, and nothing can poll for it
+   * while it sleeps, so the host wakes it at once and keeps it live (liveAgent.ts, AgentActivity.keptLive).
+   */
+  readonly slack: boolean
 }
 
 /** An agent folder that could not be read while passive: nothing wakes it but a message until it can be. */
@@ -66,7 +72,9 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
     const heartbeat = intervalMs === 0
       ? Option.none<readonly [number, string]>()
       : Option.some([firstHeartbeatDue(stored.heartbeat, nowMs, intervalMs), "the heartbeat is due"] as const)
+    const slack = SlackChannel.configured(loaded.env)
     const due = [
+      slack ? Option.some([nowMs, "Slack (Socket Mode) is configured: it is kept live"] as const) : Option.none(),
       Option.map(stored.schedule, (ms) => [ms, "a schedule is due"] as const),
       heartbeat,
       stored.waiting > 0 ? Option.some([nowMs, `${stored.waiting} accepted message(s) wait in its inbox`] as const) : Option.none()
@@ -74,7 +82,8 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
     return {
       dueMs: Option.map(due, ([ms]) => ms),
       why: Option.match(due, { onNone: () => "", onSome: ([, why]) => why }),
-      telegram: token === "" ? Option.none() : Option.some({ root, token, offset: stored.offset })
+      telegram: token === "" ? Option.none() : Option.some({ root, token, offset: stored.offset }),
+      slack
     }
   }).pipe(
     Effect.mapError((error) => new PassiveReadFailed({ dir, message: error.message })),

@@ -2,7 +2,8 @@ import { FileSystem, HttpClient } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Equal, HashMap, Layer, Option, Ref, Stream } from "effect"
 import { ProcessEnv } from "../../config/ProcessEnv.js"
 import { makeDueTimes } from "./DueTimes.js"
-import { type HostedAgent, HostAgents } from "./HostAgents.js"
+import type { AgentInfo } from "../AgentHandle.js"
+import { HostAgents } from "../HostAgents.js"
 import { folderStamp, type PassiveRecord, readPassive, type TelegramWatch } from "./passiveRead.js"
 import { makeTelegramWakes } from "./TelegramWakes.js"
 
@@ -62,14 +63,14 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
         Effect.catchAll((error) =>
           Effect.as(
             Effect.logWarning(`kern: host: could not read ${dir} while it sleeps (${error.message}); only a message wakes it`),
-            { dueMs: Option.none(), why: "", telegram: Option.none() } satisfies PassiveRecord
+            { dueMs: Option.none(), why: "", telegram: Option.none(), slack: false } satisfies PassiveRecord
           )
         ),
         Effect.provide(context)
       )
 
     /** An agent turned passive (or its folder changed while passive): read, then its due time and bot watched. */
-    const fallAsleep = (agent: Pick<HostedAgent, "name" | "dir">) =>
+    const fallAsleep = (agent: Pick<AgentInfo, "name" | "dir">) =>
       Effect.gen(function*() {
         const record = yield* read(agent.dir)
         const stamp = yield* folderStamp(agent.dir)

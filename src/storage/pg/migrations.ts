@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import core from "./migrations/0001_core.js"
+import heartbeatActivity from "./migrations/0010_heartbeat_activity.js"
 import mediaRetention from "./migrations/0030_media_retention.js"
 
 /**
@@ -10,6 +11,7 @@ import mediaRetention from "./migrations/0030_media_retention.js"
  */
 export const pgMigrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_core": core,
+  "0010_heartbeat_activity": heartbeatActivity,
   "0030_media_retention": mediaRetention
 }
 

@@ -55,6 +55,36 @@ describe("waking passive agents when they are due", () => {
     }), { timeout: 120_000 })
 })
 
+describe("a wake that fails", () => {
+  it.scoped("is tried again after a backoff that grows (1 s, 2 s, 4 s), never at once in a loop as the agent is read again", () =>
+    Effect.gen(function*() {
+      const dir = testAgentDir()
+      yield* addSchedules(dir, [oneShot(minute, "never runs")])
+      // Every wake fails (its folder held elsewhere, say): the agent is passive again and read again, the run still due.
+      const host = yield* makeTestHost([{ name: "stuck", dir }], () => Layer.fail("its folder is held by another kern start"))
+      const sources = Context.get(yield* Layer.build(wakeSourcesOver(host.layer)), WakeSources)
+      const nextDue = (ms: number) => Effect.map(sources.status, (s) => s.passive === 1 && Option.getOrNull(s.nextDueMs) === ms)
+      expect(yield* eventuallyEffect(nextDue(minute))).toBe(true)
+      const wakes = (n: number) => Effect.map(host.woken, (w) => w.length === n)
+
+      yield* TestClock.adjust(minute)
+      expect(yield* eventuallyEffect(wakes(1))).toBe(true)
+      expect(yield* eventuallyEffect(nextDue(minute + 1_000))).toBe(true)
+      yield* TestClock.adjust(999)
+      expect(yield* host.woken).toHaveLength(1)
+      yield* TestClock.adjust(1)
+      expect(yield* eventuallyEffect(wakes(2))).toBe(true)
+      expect(yield* eventuallyEffect(nextDue(minute + 3_000))).toBe(true)
+      yield* TestClock.adjust(1_999)
+      expect(yield* host.woken).toHaveLength(2)
+      yield* TestClock.adjust(1)
+      expect(yield* eventuallyEffect(wakes(3))).toBe(true)
+      expect(yield* eventuallyEffect(nextDue(minute + 7_000))).toBe(true)
+      expect(yield* host.woken).toHaveLength(3)
+      expect(yield* host.stateOf("stuck")).toBe("passive")
+    }))
+})
+
 describe("a passive agent's schedules, end to end", () => {
   it.scoped("a run due while passive wakes the agent and its own Scheduler fires it once; passivated again, it is woken for the next run only", () =>
     Effect.gen(function*() {

@@ -1,9 +1,10 @@
 import { Cause, type Context, Effect, Exit, HashMap, Layer, Option, PubSub, Ref, Scope, Stream } from "effect"
-import { type HostedAgent, HostAgents, type HostedState, WakeFailed } from "../../../src/host/wakeSources/HostAgents.js"
+import { type AgentInfo, type AgentState, HostAgentError } from "../../../src/host/AgentHandle.js"
+import { HostAgents } from "../../../src/host/HostAgents.js"
 
 interface Entry {
   readonly dir: string
-  readonly state: HostedState
+  readonly state: AgentState
   readonly scope: Option.Option<Scope.CloseableScope>
   /** What the live agent's layers provide (its AgentRuntime, for a test to wait for its turns). */
   readonly context: Option.Option<Context.Context<any>>
@@ -22,7 +23,7 @@ export const makeTestHost = <A, E>(
 ) =>
   Effect.gen(function*() {
     const entries = yield* Ref.make(HashMap.fromIterable(agents.map((a) => [a.name, { dir: a.dir, state: "passive", scope: Option.none(), context: Option.none() } as Entry])))
-    const events = yield* PubSub.unbounded<HostedAgent>()
+    const events = yield* PubSub.unbounded<AgentInfo>()
     const lock = yield* Effect.makeSemaphore(1)
     const woken = yield* Ref.make<ReadonlyArray<{ readonly name: string; readonly reason: string }>>([])
 
@@ -34,7 +35,7 @@ export const makeTestHost = <A, E>(
         yield* Ref.update(woken, (all) => [...all, { name, reason }])
         yield* gate(name)
         const entry = HashMap.get(yield* Ref.get(entries), name)
-        if (Option.isNone(entry)) return yield* new WakeFailed({ name, message: `no agent ${name}` })
+        if (Option.isNone(entry)) return yield* new HostAgentError({ name, reason: "unknown", message: `no agent ${name}` })
         if (entry.value.state !== "passive") return
         const dir = entry.value.dir
         yield* move(name, { dir, state: "waking", scope: Option.none(), context: Option.none() })
@@ -43,7 +44,7 @@ export const makeTestHost = <A, E>(
         if (Exit.isFailure(built)) {
           yield* Scope.close(scope, Exit.void)
           yield* move(name, { dir, state: "passive", scope: Option.none(), context: Option.none() })
-          return yield* new WakeFailed({ name, message: Cause.pretty(built.cause) })
+          return yield* new HostAgentError({ name, reason: "unavailable", message: Cause.pretty(built.cause) })
         }
         yield* move(name, { dir, state: "live", scope: Option.some(scope), context: Option.some(built.value) })
       }))
@@ -60,7 +61,7 @@ export const makeTestHost = <A, E>(
 
     // In the order the agents were given.
     const list = Effect.map(Ref.get(entries), (map) =>
-      agents.flatMap(({ name }) => Option.match(HashMap.get(map, name), { onNone: () => [], onSome: (entry): Array<HostedAgent> => [{ name, dir: entry.dir, state: entry.state }] })))
+      agents.flatMap(({ name }) => Option.match(HashMap.get(map, name), { onNone: () => [], onSome: (entry): Array<AgentInfo> => [{ name, dir: entry.dir, state: entry.state }] })))
 
     // Subscribed before the states are read: a change in between comes twice, never not at all.
     const changes = Stream.unwrapScoped(Effect.gen(function*() {
@@ -74,7 +75,8 @@ export const makeTestHost = <A, E>(
         Effect.forEach([...HashMap.values(map)], (entry) => Option.match(entry.scope, { onNone: () => Effect.void, onSome: (scope) => Scope.close(scope, Exit.void) }))))
 
     return {
-      layer: Layer.succeed(HostAgents, { list, wake, changes }),
+      // What the wake sources use of the host; no request is served here, and the agents are the ones given.
+      layer: Layer.succeed(HostAgents, { list, wake, changes, handle: () => Effect.succeedNone, reconcile: () => Effect.void }),
       wake,
       passivate,
       woken: Ref.get(woken),
