@@ -4,7 +4,7 @@ import { Effect, Either, Layer, Option, TestClock } from "effect"
 import { ContextCut, type NewSegment, type Segment, SegmentStoreError } from "../../src/context/Segment.js"
 import { SegmentStore } from "../../src/context/SegmentStore.js"
 import { healthyFor, SummarizerHealth } from "../../src/context/summarizerHealth.js"
-import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../../src/context/SegmentStoreSql.js"
 import type { DatabaseError } from "../../src/storage/Database.js"
 import { databases, reopenable } from "../support/databases.js"
 import { recordingTracer } from "../support/recordingTracer.js"
@@ -15,7 +15,7 @@ const withStore = <A, E>(
   body: (store: SegmentStore["Type"], sql: SqlClient.SqlClient) => Effect.Effect<A, E>
 ) =>
   Effect.flatMap(Effect.all([SegmentStore, SqlClient.SqlClient]), ([store, sql]) => body(store, sql)).pipe(
-    Effect.provide(SegmentStoreSqlite.layer.pipe(Layer.provideMerge(database)))
+    Effect.provide(SegmentStoreSql.layer.pipe(Layer.provideMerge(database)))
   )
 
 const l0 = (start: number, end: number, summary: string | null = null): NewSegment => ({
