@@ -17,7 +17,10 @@ const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.N
 const decodeRatios = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ratio: Schema.Number })))
 const decodeHealth = Schema.decodeUnknown(Schema.Array(SummarizerHealth))
 
-/** The error's message and, for an SqlError, the database's own words (its message alone is "Failed to execute statement"). */
+/**
+ * The error's message and, for an SqlError, the database's own words (its message alone is "Failed to execute
+ * statement").
+ */
 const describe = (error: { readonly message: string; readonly cause?: unknown }): string =>
   error.cause instanceof Error && error.cause.message !== error.message ? `${error.message}: ${error.cause.message}` : error.message
 
