@@ -1,8 +1,12 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Random, Redacted, type Scope } from "effect"
 import * as NodePath from "node:path"
 import { inject } from "vitest"
+import * as AgentConfig from "../../src/config/AgentConfig.js"
+import { ProcessEnv } from "../../src/config/ProcessEnv.js"
+import * as AgentDatabase from "../../src/runtime/agentDatabase.js"
 import type { DatabaseError } from "../../src/storage/Database.js"
 import * as Database from "../../src/storage/Database.js"
 import * as PgDatabase from "../../src/storage/pg/PgDatabase.js"
@@ -77,3 +81,13 @@ export const agentDatabaseConfig = (
   database: TestDatabase
 ): Effect.Effect<{ readonly database?: { readonly url: string; readonly schema: string } }, never, Scope.Scope> =>
   database.dialect === "sqlite" ? Effect.succeed({}) : Effect.map(scopedSchema, (database) => ({ database }))
+
+/**
+ * The SqlClient of an agent folder's kern.db where its config puts it (`.kern/kern.db`, or its schema on PostgreSQL),
+ * as the agent's own commands open it: what a test reads or seeds beside the running agent.
+ */
+export const agentSql = (dir: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
+  AgentDatabase.layerAsIs.pipe(
+    Layer.provide(AgentConfig.layer(dir)),
+    Layer.provide(Layer.merge(NodeFileSystem.layer, Layer.succeed(ProcessEnv, {})))
+  )

@@ -1,14 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as AgentConfig from "../../src/config/AgentConfig.js"
-import { ProcessEnv } from "../../src/config/ProcessEnv.js"
-import * as AgentDatabase from "../../src/runtime/agentDatabase.js"
 import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import { startServer } from "../channels/web/harness.js"
 import { FakeReply } from "../support/fakeModelServer.js"
-import { agentDatabaseConfig, databases } from "../support/databases.js"
+import { agentDatabaseConfig, agentSql, databases } from "../support/databases.js"
 import { toolResultsById } from "../support/modelRequests.js"
 
 // The schedule tool through the running agent: who may deliver where, what each conversation sees, and a firing
@@ -17,9 +13,7 @@ import { toolResultsById } from "../support/modelRequests.js"
 /** The agent's kern.db where its config puts it (SQLite or its PostgreSQL schema), opened beside the running agent. */
 const onDb = (dir: string) =>
   Layer.merge(PairingStore.Default, ScheduleStore.Default).pipe(
-    Layer.provide(AgentDatabase.layerAsIs),
-    Layer.provide(AgentConfig.layer(dir)),
-    Layer.provide(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, {}))),
+    Layer.provide(agentSql(dir)),
     Layer.orDie
   )
 
