@@ -8,7 +8,7 @@ import { makeSkills } from "../skills/Skills.js"
 import type { Segment } from "../context/Segment.js"
 import * as Summarizer from "../context/Summarizer.js"
 import type { SystemSection } from "../context/systemPrompt.js"
-import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../context/SegmentStoreSql.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { nextTurnTools } from "../turn/offeredTools.js"
 import { makeFileCache } from "../memory/fileCache.js"
@@ -46,7 +46,7 @@ const inspectLayer = (dir: string) => {
   const kernel = Layers.kernelAgentLayer(dir, stderr)
   const notes = NotesSummary.layer.pipe(Layer.provide(NodeHttpClient.layerUndici), Layer.orElse(() => NotesSummary.layerNone))
   // The context plans from the summaries there are: it makes none here.
-  const context = ContextWindow.Default.pipe(Layer.provide(Summarizer.layerInspectOnly), Layer.provideMerge(SegmentStoreSqlite.layer))
+  const context = ContextWindow.Default.pipe(Layer.provide(Summarizer.layerInspectOnly), Layer.provideMerge(SegmentStoreSql.layer))
   return Layer.mergeAll(
     context,
     SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)),

@@ -3,7 +3,7 @@
 import { Effect, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
-import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../context/SegmentStoreSql.js"
 import { storedSummarizerStatus } from "../context/storedSummarizerStatus.js"
 import { recallStatus } from "../recall/status.js"
 import { HeartbeatLog } from "../runtime/HeartbeatLog.js"
@@ -29,7 +29,7 @@ const storedSummary = (loaded: LoadedConfig) =>
       Option.map(newest, (session) => ({ id: session.id, messages: session.messages }))
     )
   }).pipe(
-    Effect.provide(Layer.mergeAll(SegmentStoreSqlite.layer, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)))),
+    Effect.provide(Layer.mergeAll(SegmentStoreSql.layer, SessionStore.Default.pipe(Layer.provide(SessionIndex.layer)))),
     Effect.provide(Layer.merge(Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded)))
   )
 

@@ -3,8 +3,8 @@ import type { ContextCut, NewSegment, Segment, SegmentStoreError } from "./Segme
 import type { SummarizerHealth } from "./summarizerHealth.js"
 
 /**
- * The segment tree and the raw window's cut of each session. SQLite (kern.db) is one implementation
- * (SegmentStoreSqlite.ts); the SQL stays there.
+ * The segment tree and the raw window's cut of each session. kern.db (SQLite or PostgreSQL: its SQL is the same on both)
+ * is one implementation (SegmentStoreSql.ts); the SQL stays there.
  */
 export interface SegmentStoreShape {
   /** A session's segments, every level, ordered by level then start. */

@@ -74,6 +74,8 @@ const statusOf = (fingerprints: ReadonlyMap<string, string>, toolId: string, fin
  * Baselines in kern.db; they outlive the process, which is their point. `check`, asked on every tool call, answers
  * from the surface's fingerprints read once and kept while kern.db's change counter stands still: any commit, an
  * approval by `kern runtime-guard` in another process as much as one here, makes the next check read them again.
+ * Without a kern.db file (in memory, or on PostgreSQL, where no counter sees other processes' commits) every check
+ * reads them.
  */
 export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlClient> = Layer.scoped(
   ContractBaselineStore,

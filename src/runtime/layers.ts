@@ -31,7 +31,7 @@ import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
 import * as Transcription from "../model/Transcription.js"
 import * as SpendGuard from "../model/SpendGuard.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import * as SegmentStoreSqlite from "../context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../context/SegmentStoreSql.js"
 import * as Summarizer from "../context/Summarizer.js"
 import * as MemoryCommits from "../memory/MemoryCommits.js"
 import * as NotesSummary from "../memory/NotesSummary.js"
@@ -176,7 +176,7 @@ const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   )
 
 /** The context: segments in kern.db, summaries by the summary model (`summaryModel`, else `model`). */
-const contextLayer = ContextWindow.Default.pipe(Layer.provide(Summarizer.layer), Layer.provideMerge(SegmentStoreSqlite.layer))
+const contextLayer = ContextWindow.Default.pipe(Layer.provide(Summarizer.layer), Layer.provideMerge(SegmentStoreSql.layer))
 
 /** The loop's services (queue, sessions, turn runner) over the notes summary and the context the prompt carries. */
 const agentLoop = AgentLive.layer.pipe(Layer.provideMerge(Layer.mergeAll(NotesSummary.layer, contextLayer)))

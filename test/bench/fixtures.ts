@@ -8,7 +8,7 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
-import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../../src/context/SegmentStoreSql.js"
 import * as Summarizer from "../../src/context/Summarizer.js"
 import * as Embedder from "../../src/recall/Embedder.js"
 import * as SessionIndex from "../../src/session/SessionIndex.js"
@@ -48,7 +48,7 @@ export const storeLayer = (dir: string) =>
   Layer.mergeAll(
     SessionStore.Default.pipe(Layer.provide(Layer.merge(SessionIndex.layer, KnownSecrets.layer))),
     ContextWindow.Default.pipe(
-      Layer.provide(Layer.mergeAll(SegmentStoreSqlite.layer, Summarizer.layerTest(), Embedder.layerNone("bench")))
+      Layer.provide(Layer.mergeAll(SegmentStoreSql.layer, Summarizer.layerTest(), Embedder.layerNone("bench")))
     )
   ).pipe(
     Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })),

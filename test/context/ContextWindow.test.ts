@@ -7,7 +7,7 @@ import { ContextWindow } from "../../src/context/ContextWindow.js"
 import { coveredEnd } from "../../src/context/Segment.js"
 import type { Segment } from "../../src/context/Segment.js"
 import { SegmentStore } from "../../src/context/SegmentStore.js"
-import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../../src/context/SegmentStoreSql.js"
 import * as Summarizer from "../../src/context/Summarizer.js"
 import * as Embedder from "../../src/recall/Embedder.js"
 import { AssistantMessage, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
@@ -46,7 +46,7 @@ interface Outage {
 const contextLayer = (dir: string, config: Record<string, unknown> = {}, outage: Outage = { on: false }) => {
   const loaded = loadedAt(dir, { maxContextTokens: 20_000, ...config })
   return ContextWindow.Default.pipe(
-    Layer.provideMerge(SegmentStoreSqlite.layer),
+    Layer.provideMerge(SegmentStoreSql.layer),
     Layer.provide(Summarizer.layerTest({ failWhen: (request) => outage.on && request.level === 0 && request.start === 0 })),
     Layer.provide(Embedder.layerTest({ dimensions: 64 })),
     Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile })),

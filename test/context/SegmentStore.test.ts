@@ -1,22 +1,21 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, TestClock } from "effect"
-import * as NodePath from "node:path"
 import { ContextCut, type NewSegment, type Segment, SegmentStoreError } from "../../src/context/Segment.js"
 import { SegmentStore } from "../../src/context/SegmentStore.js"
-import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
-import * as Database from "../../src/storage/Database.js"
+import { healthyFor, SummarizerHealth } from "../../src/context/summarizerHealth.js"
+import * as SegmentStoreSql from "../../src/context/SegmentStoreSql.js"
+import type { DatabaseError } from "../../src/storage/Database.js"
+import { databases, reopenable } from "../support/databases.js"
 import { recordingTracer } from "../support/recordingTracer.js"
-import { makeTempDir } from "../support/tempDir.js"
 
-const dbFile = () => NodePath.join(makeTempDir("kern-segments-"), ".kern", "kern.db")
-
-/** The store over a real kern.db file, with the SqlClient beside it for what a test does to the tables. */
-const storeLayer = (filename: string) => SegmentStoreSqlite.layer.pipe(Layer.provideMerge(Database.layer({ filename })))
-
-const withStore = <A, E>(filename: string, body: (store: SegmentStore["Type"], sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+/** The store over a kern.db, with the SqlClient beside it for what a test does to the tables. */
+const withStore = <A, E>(
+  database: Layer.Layer<SqlClient.SqlClient, DatabaseError>,
+  body: (store: SegmentStore["Type"], sql: SqlClient.SqlClient) => Effect.Effect<A, E>
+) =>
   Effect.flatMap(Effect.all([SegmentStore, SqlClient.SqlClient]), ([store, sql]) => body(store, sql)).pipe(
-    Effect.provide(storeLayer(filename))
+    Effect.provide(SegmentStoreSql.layer.pipe(Layer.provideMerge(database)))
   )
 
 const l0 = (start: number, end: number, summary: string | null = null): NewSegment => ({
@@ -52,7 +51,9 @@ const failureOf = <A>(effect: Effect.Effect<A, SegmentStoreError>) =>
     return error.message
   })
 
-describe("SegmentStoreSqlite", () => {
+describe.each(databases)("the segment store on $dialect", (database) => {
+  const dbFile = () => database.layer
+
   it.effect("insert answers the segments with ids in order; list orders by level then start and keeps every field", () =>
     withStore(dbFile(), (store) =>
       Effect.gen(function*() {
@@ -97,11 +98,15 @@ describe("SegmentStoreSqlite", () => {
   it.effect("insert is one transaction: a segment that cannot be stored leaves none of the batch", () =>
     withStore(dbFile(), (store, sql) =>
       Effect.gen(function*() {
-        yield* sql`CREATE TRIGGER refuse_999 BEFORE INSERT ON context_segments WHEN NEW.start_idx = 999
-          BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`
+        yield* sql.onDialectOrElse({
+          pg: () => sql`ALTER TABLE context_segments ADD CONSTRAINT refused_by_the_test CHECK (start_idx <> 999)`,
+          orElse: () =>
+            sql`CREATE TRIGGER refuse_999 BEFORE INSERT ON context_segments WHEN NEW.start_idx = 999
+              BEGIN SELECT RAISE(ABORT, 'refused_by_the_test'); END`
+        })
         const message = yield* failureOf(store.insert("s1", [l0(0, 10), l0(10, 20), l0(999, 1_000)]))
         assert.include(message, "could not store 3 new segments of session s1 in kern.db")
-        assert.include(message, "refused by the test")
+        assert.include(message, "refused_by_the_test")
         assert.deepStrictEqual(yield* store.list("s1"), [])
       })))
 
@@ -186,9 +191,9 @@ describe("SegmentStoreSqlite", () => {
         assert.isTrue(Option.isSome(yield* store.getCut("s2")))
       })))
 
-  it.effect("the cut and the calibration are upserted, and survive reopening kern.db", () => {
-    const file = dbFile()
-    return Effect.gen(function*() {
+  it.scoped("the cut and the calibration are upserted, and survive reopening kern.db", () =>
+    Effect.gen(function*() {
+      const file = yield* reopenable(database)
       yield* withStore(file, (store) =>
         Effect.gen(function*() {
           assert.isTrue(Option.isNone(yield* store.getCut("s1")))
@@ -207,8 +212,25 @@ describe("SegmentStoreSqlite", () => {
           assert.deepStrictEqual(yield* store.getCalibration("anthropic/claude"), Option.some(1.15))
           assert.deepStrictEqual(yield* store.getCalibration("gpt"), Option.some(1))
         }))
-    })
-  })
+    }))
+
+  it.effect("the summary model's health is one row, replaced whole, its nulls kept", () =>
+    withStore(dbFile(), (store) =>
+      Effect.gen(function*() {
+        assert.isTrue(Option.isNone(yield* store.getHealth))
+        const failing = new SummarizerHealth({
+          summarizer: "openrouter  cheap-model",
+          consecutiveFailures: 3,
+          lastError: "HTTP 429: slow down",
+          lastFailureAtMs: 1_795_000_000_123,
+          lastSuccessAtMs: null,
+          nextAttemptAtMs: 1_795_000_060_123
+        })
+        yield* store.setHealth(failing)
+        assert.deepStrictEqual(yield* store.getHealth, Option.some(failing))
+        yield* store.setHealth(healthyFor("openrouter  cheap-model", 1_795_000_100_000))
+        assert.deepStrictEqual(yield* store.getHealth, Option.some(healthyFor("openrouter  cheap-model", 1_795_000_100_000)))
+      })))
 
   it.effect("a calibration that is not a positive number is refused", () =>
     withStore(dbFile(), (store) =>
@@ -223,6 +245,8 @@ describe("SegmentStoreSqlite", () => {
     withStore(dbFile(), (store, sql) =>
       Effect.gen(function*() {
         yield* store.insert("s1", [l0(0, 10)])
+        // A column that no longer holds a number, as a hand edit or a foreign writer could leave it.
+        yield* sql.onDialectOrElse({ pg: () => sql`ALTER TABLE context_segments ALTER COLUMN level TYPE TEXT`, orElse: () => Effect.void })
         yield* sql`UPDATE context_segments SET level = 'high'`
         const undecodable = yield* failureOf(store.list("s1"))
         assert.include(undecodable, "could not read the segments of session s1 in kern.db")

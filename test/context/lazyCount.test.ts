@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { AgentConfig } from "../../src/config/AgentConfig.js"
 import { ContextWindow } from "../../src/context/ContextWindow.js"
-import * as SegmentStoreSqlite from "../../src/context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../../src/context/SegmentStoreSql.js"
 import { messageOverheadTokens, sentText } from "../../src/context/sentText.js"
 import * as Summarizer from "../../src/context/Summarizer.js"
 import { SummaryGate } from "../../src/context/SummaryGate.js"
@@ -41,7 +41,7 @@ const maxToolResultChars = 2_000
 const contextLayer = (dir: string, tokenizer: Layer.Layer<Tokenizer>) =>
   ContextWindow.DefaultWithoutDependencies.pipe(
     Layer.provide(SummaryGate.Default),
-    Layer.provide(Layer.mergeAll(SegmentStoreSqlite.layer, Summarizer.layerTest(), Embedder.layerNone("test"), tokenizer)),
+    Layer.provide(Layer.mergeAll(SegmentStoreSql.layer, Summarizer.layerTest(), Embedder.layerNone("test"), tokenizer)),
     Layer.provideMerge(Database.layer({ filename: loadedAt(dir).paths.dbFile })),
     Layer.provideMerge(Layer.succeed(AgentConfig, loadedAt(dir, { maxToolResultChars }))),
     Layer.provide(NodeContext.layer)

@@ -1,7 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Ref, Schema } from "effect"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
-import * as NodePath from "node:path"
 import type { ContractEnforcement } from "../../src/config/schema.js"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import * as ContractBaselineStore from "../../src/kernel/ContractBaselineStore.js"
@@ -9,19 +8,18 @@ import * as EventLog from "../../src/kernel/EventLog.js"
 import { RunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
-import * as Database from "../../src/storage/Database.js"
-import { makeTempDir } from "../support/tempDir.js"
+import type { SqlClient } from "@effect/sql"
+import type { DatabaseError } from "../../src/storage/Database.js"
+import { databases, reopenable } from "../support/databases.js"
 import { inRun, kernelLayer } from "./harness.js"
 
-const sqlKernel = (enforcement: ContractEnforcement, filename = ":memory:") => {
-  const db = Database.layer({ filename })
-  return kernelLayer({
+const kernelOver = (enforcement: ContractEnforcement, db: Layer.Layer<SqlClient.SqlClient, DatabaseError>) =>
+  kernelLayer({
     enforcement,
     gate: ApprovalGate.allowAll(),
     eventLog: EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(db)),
     baselines: ContractBaselineStore.layerSql.pipe(Layer.provide(db))
   }).pipe(Layer.provideMerge(db))
-}
 
 /** Registers a LOCAL_WRITE and a READ_ONLY tool, then changes both specs at runtime. */
 const registerAndDrift = (runs: Ref.Ref<number>) =>
@@ -41,7 +39,9 @@ const callBoth = Effect.gen(function*() {
   return { write, read, events }
 })
 
-describe("contract enforcement", () => {
+describe.each(databases)("contract enforcement on $dialect", (database) => {
+  const sqlKernel = (enforcement: ContractEnforcement) => kernelOver(enforcement, database.layer)
+
   it.effect("off: nothing is compared, the current fingerprint is logged, both run", () =>
     Effect.gen(function*() {
       const runs = yield* Ref.make(0)
@@ -144,9 +144,9 @@ describe("contract enforcement", () => {
       assert.isTrue(after.success)
     }).pipe(Effect.provide(sqlKernel("enforce"))))
 
-  it.effect("baselines survive a restart and report changed, new and missing tools", () =>
+  it.scoped("baselines survive a restart and report changed, new and missing tools", () =>
     Effect.gen(function*() {
-      const file = NodePath.join(makeTempDir(), "kern.db")
+      const file = yield* reopenable(database)
       const firstRun = Effect.gen(function*() {
         const registry = yield* ToolRegistry
         const store = yield* ContractBaselineStore.ContractBaselineStore
@@ -155,7 +155,7 @@ describe("contract enforcement", () => {
         }
         yield* store.snapshot("kernel", yield* registry.listAll, "alice")
       })
-      yield* firstRun.pipe(Effect.provide(sqlKernel("enforce", file)))
+      yield* firstRun.pipe(Effect.provide(kernelOver("enforce", file)))
 
       const secondRun = Effect.gen(function*() {
         const registry = yield* ToolRegistry
@@ -173,8 +173,10 @@ describe("contract enforcement", () => {
         const approved = yield* inRun(executor.execute("b.tool", {}))
         return { mismatches, results, approved, baselines: yield* store.list("kernel") }
       })
-      const { approved, baselines, mismatches, results } = yield* secondRun.pipe(Effect.provide(sqlKernel("enforce", file)))
+      const { approved, baselines, mismatches, results } = yield* secondRun.pipe(Effect.provide(kernelOver("enforce", file)))
       assert.deepStrictEqual(mismatches.map((m) => [m.toolId, m.kind]), [["b.tool", "changed"], ["c.tool", "missing"], ["d.tool", "new"]])
+      // What changed is read from the contract the baseline kept.
+      assert.deepStrictEqual(mismatches[0]?.changed, ["description"])
       assert.isTrue(results[0]?.success)
       assert.strictEqual(results[1]?.errorCode, "PERMISSION_DENIED")
       assert.include(results[1]?.errorMessage, "changed from the approved baseline")

@@ -1,21 +1,21 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
-import * as NodePath from "node:path"
 import * as DurableMemory from "../../src/kernel/DurableMemory.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import { makeMemoryBundle } from "../../src/kernel/MemoryBundle.js"
-import * as Database from "../../src/storage/Database.js"
-import { makeTempDir } from "../support/tempDir.js"
+import type { SqlClient } from "@effect/sql"
+import type { DatabaseError } from "../../src/storage/Database.js"
+import { databases, reopenable } from "../support/databases.js"
 
-const memoryLayer = (filename = ":memory:") => {
-  const db = Database.layer({ filename })
-  return Layer.mergeAll(DurableMemory.layerSql, EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(db))
-}
+const tiersOver = (db: Layer.Layer<SqlClient.SqlClient, DatabaseError>) =>
+  Layer.mergeAll(DurableMemory.layerSql, EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone))).pipe(Layer.provideMerge(db))
 
 const bundle = makeMemoryBundle({ traceId: "t".repeat(32), sessionId: "s1", runId: "run_1" })
 
-describe("MemoryBundle", () => {
+describe.each(databases)("MemoryBundle on $dialect", (database) => {
+  const memoryLayer = () => tiersOver(database.layer)
+
   it.effect("working memory: put, get, delete (true only if it existed), listKeys, snapshot", () =>
     Effect.gen(function*() {
       const { working } = yield* bundle
@@ -88,13 +88,13 @@ describe("MemoryBundle", () => {
       assert.isFalse(yield* durable.delete("user_preference"))
     }).pipe(Effect.provide(memoryLayer())))
 
-  it.effect("durable values survive a fresh layer on the same file", () =>
+  it.scoped("durable values survive a fresh layer on the same kern.db", () =>
     Effect.gen(function*() {
-      const file = NodePath.join(makeTempDir(), "kern.db")
+      const db = yield* reopenable(database)
       yield* Effect.flatMap(bundle, ({ durable }) => durable.put("last_run", { items: [1, 2, 3] }, { source: "agent", confidence: 0.8 }))
-        .pipe(Effect.provide(memoryLayer(file)))
+        .pipe(Effect.provide(tiersOver(db)))
       const entry = yield* Effect.flatMap(bundle, ({ durable }) => durable.getEntry("last_run")).pipe(
-        Effect.provide(memoryLayer(file))
+        Effect.provide(tiersOver(db))
       )
       const value = Option.getOrThrow(entry)
       assert.deepStrictEqual(value.value, { items: [1, 2, 3] })

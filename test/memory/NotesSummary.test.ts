@@ -9,7 +9,9 @@ import * as AgentConfig from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { NotesSummary } from "../../src/memory/NotesSummary.js"
 import * as NotesSummaryLayer from "../../src/memory/NotesSummary.js"
-import * as Database from "../../src/storage/Database.js"
+import type { SqlClient } from "@effect/sql"
+import type { DatabaseError } from "../../src/storage/Database.js"
+import { databases, reopenable } from "../support/databases.js"
 import { FakeReply, type FakeModelServerShape, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 import * as SpendGuard from "../../src/model/SpendGuard.js"
@@ -17,16 +19,16 @@ import * as SpendGuard from "../../src/model/SpendGuard.js"
 const days = (from: number, count: number) =>
   Object.fromEntries(Array.from({ length: count }, (_, i) => [`notes/2026-01-${String(from + i).padStart(2, "0")}.md`, `day ${from + i}\n`]))
 
-/** NotesSummary over a fake model, with kern.db in memory; `lastPrompt` is what the model was last asked. */
-const summaries = (files: Record<string, string>) =>
+/** NotesSummary over a fake model, with kern.db on `db`; an agent folder made with `files`, or the one given. */
+const summariesOver = (db: Layer.Layer<SqlClient.SqlClient, DatabaseError>, files: Record<string, string>, at?: string) =>
   Effect.gen(function*() {
     const server = yield* makeFakeServer
-    const dir = NodePath.join(makeTempDir(), "agent")
+    const dir = at ?? NodePath.join(makeTempDir(), "agent")
     writeFiles(dir, { ".kern/config.json": JSON.stringify({ model: "m", summaryModel: "cheap", baseURL: server.baseURL, api: "chat" }), ...files })
     const platform = Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" }))
     const layer = NotesSummaryLayer.layer.pipe(
       Layer.provideMerge(SpendGuard.layer),
-      Layer.provideMerge(Layer.mergeAll(AgentConfig.layer(dir), Database.layerMemory, NodeHttpClient.layerUndici)),
+      Layer.provideMerge(Layer.mergeAll(AgentConfig.layer(dir), db, NodeHttpClient.layerUndici)),
       Layer.provideMerge(platform)
     )
     const context = yield* Layer.build(layer)
@@ -36,7 +38,9 @@ const summaries = (files: Record<string, string>) =>
 const bodies = (server: FakeModelServerShape) =>
   Effect.map(server.requests, (requests) => requests.map((r) => r.body as { model: string; messages: Array<{ content: unknown }> }))
 
-describe("notes summary", () => {
+describe.each(databases)("notes summary on $dialect", (database) => {
+  const summaries = (files: Record<string, string>) => summariesOver(database.layer, files)
+
   it.scoped("no notes before the latest: no summary and no model call", () =>
     Effect.gen(function*() {
       const { server, summary } = yield* summaries(days(1, 1))
@@ -109,5 +113,22 @@ describe("notes summary", () => {
       const prompt = yield* buildSystemPrompt.pipe(Effect.provide(context))
       expect(prompt).toContain("<notes_summary of=\"notes/2026-01-01.md, notes/2026-01-02.md\">\nIt was quiet.\n</notes_summary>")
       expect(prompt.indexOf("<notes_summary")).toBeGreaterThan(prompt.indexOf("<document path=\"notes/2026-01-03.md\">"))
+    }))
+
+  it.scoped("the stored summary is what a restarted agent serves, fresh, without asking the model again", () =>
+    Effect.gen(function*() {
+      const db = yield* reopenable(database)
+      const first = yield* summariesOver(db, days(1, 3))
+      yield* first.server.reply(FakeReply.text("Two quiet days."))
+      yield* first.summary.current
+      yield* first.summary.settled()
+      const restarted = yield* summariesOver(db, {}, first.dir)
+      expect(Option.getOrThrow(yield* restarted.summary.current)).toEqual({
+        text: "Two quiet days.",
+        sources: ["notes/2026-01-01.md", "notes/2026-01-02.md"],
+        fresh: true
+      })
+      yield* restarted.summary.settled()
+      expect((yield* restarted.server.requests).length).toBe(0)
     }))
 })

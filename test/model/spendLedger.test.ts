@@ -11,9 +11,9 @@ import * as Summarizer from "../../src/context/Summarizer.js"
 import { SpendAttribution, turnAttribution } from "../../src/model/SpendAttribution.js"
 import * as SpendGuard from "../../src/model/SpendGuard.js"
 import * as Embedder from "../../src/recall/Embedder.js"
-import * as Database from "../../src/storage/Database.js"
 import { UserMessage } from "../../src/session/messages.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { databases } from "../support/databases.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 /** The ledger's rows of a scope, as `scope:key calls tokens`. */
@@ -24,7 +24,7 @@ const rows = (scope: string) =>
       (found) => found.map((row) => `${row.key} ${row.calls} ${row.inputTokens + row.outputTokens}`)
     ))
 
-describe("the spend ledger", () => {
+describe.each(databases)("the spend ledger on $dialect", ({ layer }) => {
   it.scoped("summary calls are recorded to the conversation they summarize; embeddings to the agent, and refused by its cap", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
@@ -35,7 +35,7 @@ describe("the spend ledger", () => {
           limits: { perDay: { tokens: 60 } }
         })
       })
-      const below = Layer.mergeAll(AgentConfig.layer(dir), Database.layerMemory, NodeHttpClient.layerUndici).pipe(
+      const below = Layer.mergeAll(AgentConfig.layer(dir), layer, NodeHttpClient.layerUndici).pipe(
         Layer.provideMerge(Layer.merge(NodeContext.layer, Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })))
       )
       const built = yield* Layer.build(Layer.mergeAll(Summarizer.layer, Embedder.layerFromConfig).pipe(
@@ -64,7 +64,14 @@ describe("the spend ledger", () => {
       const refused = yield* Effect.either(embedder.embed([long]))
       expect(Either.isLeft(refused) && refused.left.message).toContain("BUDGET_EXCEEDED: the daily cap limits.perDay.tokens (60 tokens)")
       expect((yield* server.requests).length).toBe(before)
+      // The operator is told once per cap and day, however many calls it refuses.
+      expect(Either.isLeft(yield* Effect.either(embedder.embed([long])))).toBe(true)
+      const notices = yield* Effect.provide(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ key: string }>`SELECT key FROM notices`), built)
+      expect(notices.map((row) => row.key)).toEqual(["limits.perDay.tokens::1970-01-01"])
     }))
+})
+
+describe("the spend limits' config", () => {
 
   it("limits: negative numbers and unknown keys are clear errors", () => {
     const decoded = (limits: unknown) => decodeConfigFile("config.json", { limits }, "agent")

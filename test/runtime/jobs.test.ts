@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
@@ -12,28 +12,44 @@ import * as Layers from "../../src/runtime/layers.js"
 import { Followups } from "../../src/tools/Followups.js"
 import { JobStore } from "../../src/tools/JobStore.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
+import { agentDatabaseConfig, databases } from "../support/databases.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 // Background jobs in a running agent (no model: the followup turns are read off the queue): each job's end is
 // reported once into the conversation that started it; limits; kill; who sees and controls which job.
 
-const agentDir = (jobs: Record<string, number> = {}) => {
+/** An agent folder; its kern.db where `database` puts it (test/support/databases.ts agentDatabaseConfig). */
+const agentDir = (jobs: Record<string, number>, database: { readonly database?: unknown }) => {
   const dir = NodePath.join(NodeFs.realpathSync(makeTempDir()), "agent")
   writeFiles(dir, {
-    ".kern/config.json": JSON.stringify({ model: "m", heartbeatInterval: 0, autoCommit: false, recall: false, jobs }),
+    ".kern/config.json": JSON.stringify({ model: "m", heartbeatInterval: 0, autoCommit: false, recall: false, jobs, ...database }),
     "shared/.keep": ""
   })
   return dir
 }
 
-const started = (dir: string, scope: Scope.Scope) =>
-  Layer.buildWithScope(
+/** The running agent in `scope`, closed with the test's scope if the test ends before it closes it (a failure). */
+const started = (dir: string, scope: Scope.CloseableScope) =>
+  Effect.addFinalizer(() => Scope.close(scope, Exit.void)).pipe(Effect.zipRight(Layer.buildWithScope(
     Layers.runningAgentCoreLayer(dir, { command: "kern test", waitSeconds: 10 }).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", PATH: process.env.PATH ?? "/usr/bin" })),
       Layer.provide(NodeContext.layer)
     ),
     scope
-  )
+  )))
+
+/**
+ * Job `id`'s row once its end is recorded: a job's report is posted first and its row marked after (jobsLive's
+ * conclude), so a report taken off the queue may come before the row says so.
+ */
+const endedRow = (context: Context.Context<JobStore>, id: number) =>
+  Effect.gen(function*() {
+    const store = Context.get(context, JobStore)
+    const ended = Effect.map(store.get(id), (row) => Option.isSome(row) && row.value.state !== "running")
+    expect(yield* eventuallyEffect(ended)).toBe(true)
+    return Option.getOrThrow(yield* store.get(id))
+  })
 
 const friend: Audience = { conversationId: "telegram-42", interface: "telegram", channel: "42", userId: "42", memory: "shared" }
 const stranger: Audience = { conversationId: "telegram-7", interface: "telegram", channel: "7", userId: "7", memory: "shared" }
@@ -57,10 +73,10 @@ const alive = (pid: number) => {
   }
 }
 
-describe("background jobs", () => {
+describe.each(databases)("background jobs on $dialect", (database) => {
   it.scopedLive("a job's end comes back once, into the conversation that started it (the operator's and a paired user's)", () =>
     Effect.gen(function*() {
-      const dir = agentDir()
+      const dir = agentDir({}, yield* agentDatabaseConfig(database))
       const scope = yield* Scope.make()
       const context = yield* started(dir, scope)
       const queue = Context.get(context, MessageQueue)
@@ -86,12 +102,13 @@ describe("background jobs", () => {
       expect(yield* followups.posted("job:1:ended")).toBe(true)
       expect(yield* followups.posted("job:2:ended")).toBe(true)
       const store = Context.get(context, JobStore)
+      yield* Effect.all([endedRow(context, 1), endedRow(context, 2)])
       const rows = yield* store.recent(null)
       expect(rows.map((row) => [row.id, row.state, row.exitCode])).toEqual([[2, "finished", 0], [1, "finished", 3]])
-      // The full output is an artifact of the session that started it; the working file is gone.
+      // The full output is an artifact of the session that started it; the working file is gone (once the row is marked).
       const first = rows[1]!
       expect(first.artifactId).toMatch(/^art_/)
-      expect(NodeFs.existsSync(first.outputFile)).toBe(false)
+      expect(yield* eventually(() => !NodeFs.existsSync(first.outputFile))).toBe(true)
       const output = yield* call(context, "jobs", { action: "output", id: 1 })
       expect(output.data).toMatchObject({ state: "finished", totalLines: 2 })
       const retrieved = yield* call(context, "retrieve_tool_output", { artifactId: first.artifactId })
@@ -101,7 +118,7 @@ describe("background jobs", () => {
 
   it.scopedLive("output past maxOutputBytes is dropped with a marker; a job past maxLifetimeMs is killed and reported so", () =>
     Effect.gen(function*() {
-      const dir = agentDir({ maxOutputBytes: 1000, maxLifetimeMs: 400 })
+      const dir = agentDir({ maxOutputBytes: 1000, maxLifetimeMs: 400 }, yield* agentDatabaseConfig(database))
       const scope = yield* Scope.make()
       const context = yield* started(dir, scope)
       const queue = Context.get(context, MessageQueue)
@@ -112,8 +129,7 @@ describe("background jobs", () => {
       expect(capped.text).toContain("the-end")
       expect(capped.text).toContain("bytes past jobs.maxOutputBytes were dropped")
       yield* queue.endTurn(capped.conversation)
-      const [row] = yield* Context.get(context, JobStore).recent(null)
-      expect(row).toMatchObject({ outputBytes: 1000, droppedBytes: 4009 })
+      expect(yield* endedRow(context, 1)).toMatchObject({ outputBytes: 1000, droppedBytes: 4009 })
       const output = yield* call(context, "jobs", { action: "output", id: 1 })
       expect((output.data as { text: string }).text).toContain("output past jobs.maxOutputBytes (1000 bytes) dropped")
 
@@ -122,7 +138,7 @@ describe("background jobs", () => {
       const killed = yield* queue.next
       expect(killed.text).toMatch(/^\[job 2 killed: it ran past jobs\.maxLifetimeMs \(400 ms\) after/)
       expect(killed.text).toContain("started")
-      const [timedOut] = yield* Context.get(context, JobStore).recent(null)
+      const timedOut = yield* endedRow(context, 2)
       expect(timedOut).toMatchObject({ id: 2, state: "timed_out" })
       expect(alive(timedOut!.pid!)).toBe(false)
       yield* Scope.close(scope, Exit.void)
@@ -130,7 +146,7 @@ describe("background jobs", () => {
 
   it.scopedLive("beyond maxConcurrent a start is refused naming the limit; jobs kill stops one; another conversation's job is refused", () =>
     Effect.gen(function*() {
-      const dir = agentDir({ maxConcurrent: 1 })
+      const dir = agentDir({ maxConcurrent: 1 }, yield* agentDatabaseConfig(database))
       const scope = yield* Scope.make()
       const context = yield* started(dir, scope)
       const queue = Context.get(context, MessageQueue)
@@ -167,7 +183,7 @@ describe("background jobs", () => {
 
   it.scopedLive("a read-scope user cannot start a background bash: the kernel refuses before anything runs", () =>
     Effect.gen(function*() {
-      const dir = agentDir()
+      const dir = agentDir({}, yield* agentDatabaseConfig(database))
       const scope = yield* Scope.make()
       const context = yield* started(dir, scope)
       const marker = NodePath.join(dir, "shared", "ran")
@@ -184,7 +200,7 @@ describe("background jobs", () => {
 
   it.scopedLive("outside a running agent (kern kernel exec) a background command is refused with the reason, and nothing runs", () =>
     Effect.gen(function*() {
-      const dir = agentDir()
+      const dir = agentDir({}, yield* agentDatabaseConfig(database))
       const context = yield* Layer.build(
         Layers.kernelAgentLayer(dir).pipe(
           Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test", PATH: process.env.PATH ?? "/usr/bin" })),

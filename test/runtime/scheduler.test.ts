@@ -1,16 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, type Duration, Effect, Exit, Layer, Ref, Scope, TestClock } from "effect"
-import * as NodePath from "node:path"
 import { Scheduler, schedulePollInterval } from "../../src/runtime/Scheduler.js"
-import * as Database from "../../src/storage/Database.js"
+import type { SqlClient } from "@effect/sql"
+import type { DatabaseError } from "../../src/storage/Database.js"
 import { Followups, type WorkOrigin } from "../../src/tools/Followups.js"
 import { draftSchedule } from "../../src/tools/schedules/newSchedule.js"
 import type { ScheduleRequest } from "../../src/tools/schedules/newSchedule.js"
 import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
-import { makeTempDir } from "../support/tempDir.js"
+import { databases, reopenable } from "../support/databases.js"
 import { Either } from "effect"
 
-// The Scheduler under the TestClock, over a real kern.db file: due times, cron in a zone, misfires across downtime.
+// The Scheduler under the TestClock, over a real kern.db (SQLite and PostgreSQL): due times, cron in a zone, misfires across downtime.
 // Followups is recorded here (exactly once per key, like the real one, which test/runtime/followups.test.ts covers).
 
 const minute = 60_000
@@ -31,14 +31,14 @@ const recordingFollowups = (posts: Ref.Ref<ReadonlyArray<Post>>) =>
     posted: (key) => Effect.map(Ref.get(posts), (all) => all.some((p) => p.key === key))
   })
 
-/** The scheduler serving in a scope of its own, over `dbFile`; `stop` is the agent going down. */
-const serving = (dbFile: string, posts: Ref.Ref<ReadonlyArray<Post>>, poll: Duration.DurationInput = schedulePollInterval) =>
+/** The scheduler serving in a scope of its own, over kern.db `db`; `stop` is the agent going down. */
+const serving = (db: Layer.Layer<SqlClient.SqlClient, DatabaseError>, posts: Ref.Ref<ReadonlyArray<Post>>, poll: Duration.DurationInput = schedulePollInterval) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const layer = Scheduler.layerPolling(poll).pipe(
       Layer.provideMerge(ScheduleStore.Default),
       Layer.provide(recordingFollowups(posts)),
-      Layer.provideMerge(Database.layer({ filename: dbFile }))
+      Layer.provideMerge(db)
     )
     const context = yield* Layer.buildWithScope(layer, scope)
     yield* Effect.forkIn(Context.get(context, Scheduler).run, scope)
@@ -68,14 +68,12 @@ const settle = Effect.gen(function*() {
   for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
 })
 
-const dbFile = () => NodePath.join(makeTempDir(), "kern.db")
-
-describe("scheduler", () => {
+describe.each(databases)("scheduler on $dialect", (database) => {
   it.scoped("a one-shot fires once at its due time, in the conversation that added it, and is done", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(at(9))
       const posts = yield* Ref.make<ReadonlyArray<Post>>([])
-      const { store } = yield* serving(dbFile(), posts)
+      const { store } = yield* serving(yield* reopenable(database), posts)
       const friend = { interface: "telegram", channel: "42", userId: "42" }
       const row = yield* add(store, { at: "in 2 hours", prompt: "call the dentist" }, friend)
       yield* asleep
@@ -100,7 +98,7 @@ describe("scheduler", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(at(6))
       const posts = yield* Ref.make<ReadonlyArray<Post>>([])
-      const { store } = yield* serving(dbFile(), posts)
+      const { store } = yield* serving(yield* reopenable(database), posts)
       // 09:00 in Berlin is 08:00 UTC in January; in New York 14:00 UTC.
       yield* add(store, { cron: "0 9 * * *", timezone: "Europe/Berlin", prompt: "berlin" })
       yield* add(store, { cron: "0 9 * * *", timezone: "America/New_York", prompt: "new york" })
@@ -117,7 +115,7 @@ describe("scheduler", () => {
   it.scoped("down across 3 cron slots: skip records them missed, once fires one late, all fires each; the next slot fires as usual", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(at(9, 30))
-      const file = dbFile()
+      const file = yield* reopenable(database)
       const posts = yield* Ref.make<ReadonlyArray<Post>>([])
       const first = yield* serving(file, posts)
       const skip = yield* add(first.store, { cron: "0 * * * *", prompt: "skip", misfire: "skip" })
@@ -155,7 +153,7 @@ describe("scheduler", () => {
   it.scoped("a run already posted before the agent died is recorded, not posted again", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(at(9, 30))
-      const file = dbFile()
+      const file = yield* reopenable(database)
       const posts = yield* Ref.make<ReadonlyArray<Post>>([])
       const first = yield* serving(file, posts)
       const row = yield* add(first.store, { at: "2026-01-02T10:00", prompt: "once only" })
@@ -172,12 +170,12 @@ describe("scheduler", () => {
   it.scoped("a schedule another process adds (the CLI) is seen at the next poll; a removed one never fires", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(at(9))
-      const file = dbFile()
+      const file = yield* reopenable(database)
       const posts = yield* Ref.make<ReadonlyArray<Post>>([])
       // The poll is on the real clock: a short one here.
       yield* serving(file, posts, "200 millis")
       // Another connection to kern.db, as `kern schedule add` beside the running agent.
-      const other = Context.get(yield* Layer.build(ScheduleStore.Default.pipe(Layer.provide(Database.layer({ filename: file })))), ScheduleStore)
+      const other = Context.get(yield* Layer.build(ScheduleStore.Default.pipe(Layer.provide(file))), ScheduleStore)
       yield* add(other, { at: "in 1 minute", prompt: "from the cli" })
       // Nothing told this process: it is seen at the poll, and the scheduler sleeps until it is due.
       yield* asleep

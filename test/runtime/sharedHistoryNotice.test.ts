@@ -7,6 +7,7 @@ import * as NodePath from "node:path"
 import * as Layers from "../../src/runtime/layers.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { Envelope, SessionHeader, SessionLine, UserMessage } from "../../src/session/messages.js"
+import { agentDatabaseConfig, databases } from "../support/databases.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
 
 // An agent from before conversations per person kept everybody's messages in its one session: after the upgrade that
@@ -18,6 +19,7 @@ const from = (iface: string, channel: string, userId: string, text: string) =>
   new UserMessage({ text, at, envelope: new Envelope({ interface: iface, channel, userId, time: "2026-11-20T11:00:00.000+01:00" }) })
 
 const oldAgent = (config: Record<string, unknown> = {}) => {
+  const onPostgres = config["database"] !== undefined
   const dir = NodePath.join(makeTempDir(), "agent")
   const id = "20261120-100000-000-abcd"
   const lines = [
@@ -30,8 +32,8 @@ const oldAgent = (config: Record<string, unknown> = {}) => {
   writeFiles(dir, {
     ".kern/config.json": JSON.stringify({ model: "m", heartbeatInterval: 0, autoCommit: false, recall: false, ...config }),
     [`.kern/sessions/${id}.jsonl`]: lines.map((line) => `${encodeLine(line)}\n`).join(""),
-    // An old agent has its database (migrated at the start).
-    ".kern/kern.db": ""
+    // An old agent has its database (migrated at the start); on PostgreSQL, its schema (made at the start).
+    ...(onPostgres ? {} : { ".kern/kern.db": "" })
   })
   return { dir, id }
 }
@@ -59,10 +61,10 @@ const startOnce = (dir: string) =>
     return (yield* Ref.get(logged)).filter((line) => line.includes("conversations are now per person"))
   })
 
-describe("an agent from before conversations per person", () => {
+describe.each(databases)("an agent from before conversations per person, on $dialect", (database) => {
   it.scopedLive("keeps its session as the operator's, untouched, and says once how many others' messages are in it", () =>
     Effect.gen(function*() {
-      const { dir, id } = oldAgent()
+      const { dir, id } = oldAgent(yield* agentDatabaseConfig(database))
       const file = NodePath.join(dir, ".kern/sessions", `${id}.jsonl`)
       const before = NodeFs.readFileSync(file, "utf8")
       const first = yield* startOnce(dir)
@@ -71,5 +73,7 @@ describe("an agent from before conversations per person", () => {
       expect(NodeFs.readFileSync(file, "utf8")).toBe(before)
       expect(NodeFs.readdirSync(NodePath.join(dir, ".kern/sessions"))).toEqual([`${id}.jsonl`])
       expect(yield* startOnce(dir)).toEqual([])
+      // On PostgreSQL the notice is in the agent's schema: no kern.db file is made beside the sessions.
+      expect(NodeFs.existsSync(NodePath.join(dir, ".kern/kern.db"))).toBe(database.dialect === "sqlite")
     }), 60_000)
 })

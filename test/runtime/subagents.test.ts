@@ -8,12 +8,12 @@ import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { AgentRuntime } from "../../src/runtime/AgentRuntime.js"
 import { Approvals, channelUser, localOperator } from "../../src/runtime/Approvals.js"
 import * as Layers from "../../src/runtime/layers.js"
-import * as Database from "../../src/storage/Database.js"
 import { SubAgentStore } from "../../src/tools/subagents/SubAgentStore.js"
 import { PairingStore } from "../../src/users/PairingStore.js"
 import type { TurnEvent } from "../../src/turn/TurnEvent.js"
 import { FakeReply, type FakeModelServerShape, makeWith as makeFakeServer } from "../support/fakeModelServer.js"
 import { offeredTools, toolResultsById } from "../support/modelRequests.js"
+import { agentDatabaseConfig, agentSql, databases } from "../support/databases.js"
 import { pairTelegramUsers } from "../support/pairedUsers.js"
 import { writeFiles } from "../support/tempDir.js"
 import { testAgentDir } from "../support/testAgentDir.js"
@@ -43,7 +43,7 @@ const stepOf = (body: Record<string, unknown>) => {
 }
 const lastIsReport = (body: Record<string, unknown>) => (userTexts(body).at(-1) ?? "").includes("[sub-agent ")
 
-const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) =>
+const folderOf = (server: FakeModelServerShape, config: Record<string, unknown> = {}) =>
   testAgentDir({ baseURL: server.baseURL, ...config }, {
     "notes.txt": "hello"
   })
@@ -86,11 +86,14 @@ const refusals = (dir: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`SELECT tool_id, status, error_message FROM kernel_events WHERE status = 'denied' ORDER BY event_id`).pipe(
     Effect.flatMap(Schema.decodeUnknown(Events)),
-    Effect.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })),
+    Effect.provide(agentSql(dir)),
     Effect.orDie
   )
 
-describe("sub-agents", () => {
+describe.each(databases)("sub-agents on $dialect", (database) => {
+  const agentDir = (server: FakeModelServerShape, config: Record<string, unknown> = {}) =>
+    Effect.map(agentDatabaseConfig(database), (db) => folderOf(server, { ...config, ...db }))
+
   it.scopedLive("a sub-agent works with the tools it was given; a tool beyond them is refused and audited; its answer reaches the parent once", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer({
@@ -110,7 +113,7 @@ describe("sub-agents", () => {
             : FakeReply.text("started it")
         }
       })
-      const dir = agentDir(server)
+      const dir = yield* agentDir(server)
       const agent = yield* start(dir)
       yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "delegate the notes" })
       const events = yield* eventsUntil(agent.seen, reportAnswered)
@@ -160,8 +163,8 @@ describe("sub-agents", () => {
             : FakeReply.text("started it")
         }
       })
-      const dir = agentDir(server)
-      yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: "42", displayName: "Ada" }]))
+      const dir = yield* agentDir(server)
+      yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: "42", displayName: "Ada" }], agentSql(dir)))
       const agent = yield* start(dir)
       yield* agent.runtime.submit({ interface: "telegram", channel: "42", userId: "42", text: "please write x" })
       const events = yield* eventsUntil(agent.seen, reportAnswered)
@@ -223,7 +226,7 @@ describe("sub-agents", () => {
             : FakeReply.text("started it")
         }
       })
-      const dir = agentDir(server, { subagents: { maxConcurrent: 1, maxDepth: 1 } })
+      const dir = yield* agentDir(server, { subagents: { maxConcurrent: 1, maxDepth: 1 } })
       const agent = yield* start(dir)
 
       // Concurrency 1: the second spawn of the step is refused; the first is cancelled and reports nothing.
@@ -274,12 +277,12 @@ describe("sub-agents", () => {
             : FakeReply.text("started it")
         }
       })
-      const dir = agentDir(server, { approvalMode: "ask", approvalTimeout: 60 })
+      const dir = yield* agentDir(server, { approvalMode: "ask", approvalTimeout: 60 })
       writeFiles(dir, { "shared/scratch.txt": "scratch" })
       // Two paired users; Ada (42) has the full scope her sub-agent's bash needs, Bob (7) is there to be left alone.
-      yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: "42", displayName: "Ada" }, { userId: "7", displayName: "Bob" }]))
+      yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: "42", displayName: "Ada" }, { userId: "7", displayName: "Bob" }], agentSql(dir)))
       yield* Effect.flatMap(PairingStore, (store) => store.setScope("telegram:42", "full")).pipe(
-        Effect.provide(PairingStore.Default.pipe(Layer.provide(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })))),
+        Effect.provide(PairingStore.Default.pipe(Layer.provide(agentSql(dir)))),
         Effect.orDie
       )
       const agent = yield* start(dir)
@@ -328,7 +331,7 @@ describe("sub-agents", () => {
             : FakeReply.text("started it")
         }
       })
-      const dir = agentDir(server, { subagents: { maxDepth: 2 } })
+      const dir = yield* agentDir(server, { subagents: { maxDepth: 2 } })
       const agent = yield* start(dir)
       yield* agent.runtime.submit({ interface: "cli", channel: "terminal", userId: "operator", text: "survey" })
       const events = yield* eventsUntil(agent.seen, reportAnswered)

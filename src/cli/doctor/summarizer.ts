@@ -3,7 +3,7 @@ import { Clock, Effect } from "effect"
 import * as NodeFs from "node:fs"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import { counted } from "../../config/counted.js"
-import * as SegmentStoreSqlite from "../../context/SegmentStoreSqlite.js"
+import * as SegmentStoreSql from "../../context/SegmentStoreSql.js"
 import { healthOf, summarizerOf } from "../../context/summarizerHealth.js"
 import { type CheckResult, type Finding, problem, resultOf, warning } from "./Check.js"
 
@@ -19,7 +19,7 @@ export const summarizerCheck = (
   Effect.gen(function*() {
     const { config, paths } = loaded
     if (config.summaryBudget === 0) return resultOf("summarizer", [], "off (summaryBudget 0)")
-    const store = yield* SegmentStoreSqlite.make
+    const store = yield* SegmentStoreSql.make
     const health = healthOf(yield* store.getHealth, summarizerOf(config))
     const sessions = NodeFs.existsSync(paths.sessionsDir)
       ? NodeFs.readdirSync(paths.sessionsDir).filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -".jsonl".length))

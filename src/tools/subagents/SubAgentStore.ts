@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { MemoryReach, ToolScope } from "../../config/schema.js"
 import { subagentInterface } from "../../kernel/Audience.js"
+import { dialectOf, jsonNumber, jsonObject } from "../../storage/sqlDialect.js"
 
 /** A sub-agent's state: `running` until its turn ends; a restart reports the running ones as interrupted. */
 export const SubAgentState = Schema.Literal("running", "done", "failed", "cancelled", "interrupted")
@@ -117,22 +118,16 @@ export class SubAgentStore extends Effect.Service<SubAgentStore>()("kern/tools/S
         return rows.length > 0
       }).pipe(Effect.mapError(failed("write")), Effect.withSpan("kern.subagents.end", { attributes: { id, state } }))
 
-    /** Adds one turn's spend to what the sub-agent used. */
-    const addUsage = (id: number, spent: SubAgentUsage) =>
-      sql.onDialectOrElse({
-        pg: () =>
-          sql`UPDATE subagents SET used = json_build_object(
-              'toolCalls', (used::jsonb ->> 'toolCalls')::double precision + ${spent.toolCalls},
-              'promptTokens', (used::jsonb ->> 'promptTokens')::double precision + ${spent.promptTokens},
-              'costUsdCents', (used::jsonb ->> 'costUsdCents')::double precision + ${spent.costUsdCents})::text
-            WHERE id = ${id}`,
-        orElse: () =>
-          sql`UPDATE subagents SET used = json_object(
-              'toolCalls', json_extract(used, '$.toolCalls') + ${spent.toolCalls},
-              'promptTokens', json_extract(used, '$.promptTokens') + ${spent.promptTokens},
-              'costUsdCents', json_extract(used, '$.costUsdCents') + ${spent.costUsdCents})
-            WHERE id = ${id}`
-      }).pipe(Effect.asVoid, Effect.mapError(failed("write")), Effect.withSpan("kern.subagents.addUsage"))
+    /** Adds one turn's spend to what the sub-agent used, in one statement (two turns' spends never overwrite each other). */
+    const addUsage = (id: number, spent: SubAgentUsage) => {
+      const plus = (field: keyof SubAgentUsage) => sql`${sql.literal(jsonNumber(dialectOf(sql), "used", [field]))} + ${spent[field]}`
+      const used = jsonObject(sql, [["toolCalls", plus("toolCalls")], ["promptTokens", plus("promptTokens")], ["costUsdCents", plus("costUsdCents")]])
+      return sql`UPDATE subagents SET used = ${used} WHERE id = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(failed("write")),
+        Effect.withSpan("kern.subagents.addUsage")
+      )
+    }
 
     const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
     /** How many sub-agents a sub-agent spawned are running (its own reports are still to come). */

@@ -17,7 +17,10 @@ const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.N
 const decodeRatios = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ratio: Schema.Number })))
 const decodeHealth = Schema.decodeUnknown(Schema.Array(SummarizerHealth))
 
-/** The error's message and, for an SqlError, SQLite's own words (its message alone is "Failed to execute statement"). */
+/**
+ * The error's message and, for an SqlError, the database's own words (its message alone is "Failed to execute
+ * statement").
+ */
 const describe = (error: { readonly message: string; readonly cause?: unknown }): string =>
   error.cause instanceof Error && error.cause.message !== error.message ? `${error.message}: ${error.cause.message}` : error.message
 
@@ -214,5 +217,8 @@ export const make = Effect.gen(function*() {
   })
 })
 
-/** The segment tree, cuts and calibrations in kern.db (migration 0700_context), the summarizer's health (0850). */
+/**
+ * The segment tree, cuts and calibrations in kern.db (migration 0700_context), the summarizer's health (0850); the same
+ * SQL on SQLite and PostgreSQL (test/context/SegmentStore.test.ts runs on both).
+ */
 export const layer: Layer.Layer<SegmentStore, never, SqlClient.SqlClient> = Layer.effect(SegmentStore, make)
