@@ -2,7 +2,7 @@ import { changeCounter } from "../storage/changeCounter.js"
 import { databaseFile } from "../storage/databaseFile.js"
 import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Option, Ref, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { ToolSpec } from "./contracts.js"
 import { contractChanges, contractFingerprint, contractText } from "./fingerprint.js"
 
@@ -50,6 +50,12 @@ export class ContractBaselineStore extends Context.Tag("kern/kernel/ContractBase
     specs: ReadonlyArray<ToolSpec>
   ) => Effect.Effect<ReadonlyArray<ContractMismatch>, BaselineError>
   readonly check: (surface: string, spec: ToolSpec, fingerprint: string) => Effect.Effect<BaselineStatus, BaselineError>
+  /**
+   * `check`'s answer when it is known without a query (the surface's fingerprints are cached and kern.db has not
+   * changed since they were read), at once; undefined when `check` must run. Asked on every tool call, it spares the
+   * call an Effect (and, under observe, a fiber) for what is a map lookup.
+   */
+  readonly checkNow?: (surface: string, spec: ToolSpec, fingerprint: string) => BaselineStatus | undefined
   /** What differs between the approved contract of `spec`'s tool and `spec` ("description", "input schema"). */
   readonly changes: (surface: string, spec: ToolSpec) => Effect.Effect<ReadonlyArray<string>, BaselineError>
 }>() {}
@@ -84,7 +90,8 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
     const fail = (error: { readonly message: string }) => new BaselineError({ message: error.message })
     const file = yield* databaseFile(sql)
     const counter = Option.isSome(file) ? yield* changeCounter(file.value) : Option.none<() => number>()
-    const approved = yield* Ref.make<ReadonlyMap<string, Approved>>(new Map())
+    // The surfaces' fingerprints as last read: read and replaced synchronously on a call's path (checkNow).
+    let approved: ReadonlyMap<string, Approved> = new Map()
 
     const list = (surface: string) =>
       sql`SELECT * FROM contract_baselines WHERE surface = ${surface} ORDER BY tool_id`.pipe(
@@ -186,19 +193,27 @@ export const layerSql: Layer.Layer<ContractBaselineStore, never, SqlClient.SqlCl
     const check = (surface: string, spec: ToolSpec, fingerprint: string) => {
       if (Option.isNone(counter)) return Effect.map(fingerprintsOf(surface), (fingerprints) => statusOf(fingerprints, spec.toolId, fingerprint))
       const read = counter.value
-      return Effect.flatMap(Ref.get(approved), (cached) => {
+      return Effect.suspend(() => {
         const version = read()
-        const kept = cached.get(surface)
+        const kept = approved.get(surface)
         if (kept !== undefined && kept.version === version) return Effect.succeed(statusOf(kept.fingerprints, spec.toolId, fingerprint))
         // The counter is read before the rows: a commit while they are read moves it, and the next check reads again.
         return fingerprintsOf(surface).pipe(
-          Effect.tap((fingerprints) => Ref.update(approved, (all) => new Map(all).set(surface, { version, fingerprints }))),
+          Effect.tap((fingerprints) => Effect.sync(() => {
+            approved = new Map(approved).set(surface, { version, fingerprints })
+          })),
           Effect.map((fingerprints) => statusOf(fingerprints, spec.toolId, fingerprint))
         )
       })
     }
 
-    return { configured: true, list, snapshot, approve, mismatches, check, changes }
+    const checkNow = (surface: string, spec: ToolSpec, fingerprint: string): BaselineStatus | undefined => {
+      if (Option.isNone(counter)) return undefined
+      const kept = approved.get(surface)
+      return kept !== undefined && kept.version === counter.value() ? statusOf(kept.fingerprints, spec.toolId, fingerprint) : undefined
+    }
+
+    return { configured: true, list, snapshot, approve, mismatches, check, checkNow, changes }
   })
 )
 

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { ContractEnforcement } from "../config/schema.js"
-import type { ContractBaselineStore } from "./ContractBaselineStore.js"
+import type { BaselineStatus, ContractBaselineStore } from "./ContractBaselineStore.js"
 import type { RegisteredTool } from "./ToolRegistry.js"
 
 /** What the executor found about a tool's contract before running it; `deny` when enforce refuses the call. */
@@ -54,28 +54,31 @@ export const makeContractCheck = (
     : { fingerprint, status: "match", mismatch }
   // A contract that drifted since registration is reported as such; the baseline only speaks to the rest.
   if (!baselines.configured || mismatch) return local
+  const judged = (status: BaselineStatus, changes: ReadonlyArray<string>): ContractCheck => {
+    if (status === "approved" || (status === "none" && !enforce)) return local
+    // With no baseline at all every contract is new (seed 002): enforce denies until an operator takes one.
+    const deny = status === "none"
+      ? `no contract baseline has been approved on surface "${surface}" yet, so the contract of ${toolId} is not ` +
+        `approved; take one with \`kern runtime-guard snapshot${surface === "kernel" ? "" : ` --surface ${surface}`}\``
+      : `the contract of ${toolId} is ${
+        status === "new" ? "new and not approved yet" : `changed from the approved baseline${changedFields(changes)}`
+      }; approve it with \`kern runtime-guard approve-contract ${surface} ${toolId}\``
+    return {
+      fingerprint,
+      status: `baseline_${status === "none" ? "new" : status}`,
+      mismatch: true,
+      ...(enforce ? { deny } : {})
+    }
+  }
+  // The cached answer, when the store has one: no Effect on the call's path. A change enforce denies reads what changed.
+  const known = baselines.checkNow?.(surface, tool.spec, fingerprint)
+  if (known !== undefined && !(known === "changed" && enforce)) return judged(known, [])
   return baselines.check(surface, tool.spec, fingerprint).pipe(
     Effect.flatMap((status) =>
       status === "changed" && enforce
-        ? Effect.map(baselines.changes(surface, tool.spec), (changes) => ({ status, changes }))
-        : Effect.succeed({ status, changes: [] as ReadonlyArray<string> })
+        ? Effect.map(baselines.changes(surface, tool.spec), (changes) => judged(status, changes))
+        : Effect.succeed(judged(status, []))
     ),
-    Effect.map(({ changes, status }): ContractCheck => {
-      if (status === "approved" || (status === "none" && !enforce)) return local
-      // With no baseline at all every contract is new (seed 002): enforce denies until an operator takes one.
-      const deny = status === "none"
-        ? `no contract baseline has been approved on surface "${surface}" yet, so the contract of ${toolId} is not ` +
-          `approved; take one with \`kern runtime-guard snapshot${surface === "kernel" ? "" : ` --surface ${surface}`}\``
-        : `the contract of ${toolId} is ${
-          status === "new" ? "new and not approved yet" : `changed from the approved baseline${changedFields(changes)}`
-        }; approve it with \`kern runtime-guard approve-contract ${surface} ${toolId}\``
-      return {
-        fingerprint,
-        status: `baseline_${status === "none" ? "new" : status}`,
-        mismatch: true,
-        ...(enforce ? { deny } : {})
-      }
-    }),
     Effect.catchAll((error) =>
       Effect.succeed<ContractCheck>({
         fingerprint,

@@ -5,6 +5,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { isStdio, type McpServerConfig } from "../config/mcpServers.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
+import { spansKept } from "../kernel/spansKept.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { type Connection, connect, newStderrBuffer } from "./connection.js"
@@ -253,30 +254,31 @@ export const make = Effect.gen(function*() {
     tool: string,
     args: Readonly<Record<string, unknown>>,
     options: McpCallOptions
-  ): Effect.Effect<string, ToolFailure> =>
-    Effect.gen(function*() {
-      const connection = yield* liveConnection(server).pipe(
-        Effect.mapError((failure) =>
-          toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)
-        )
-      )
-      const result = yield* Effect.tryPromise({
-        try: (signal) =>
-          connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
-            signal,
-            timeout: options.timeoutMs,
-            // Asking for progress lets a long tool keep its request alive while it reports.
-            onprogress: () => undefined,
-            resetTimeoutOnProgress: true
+  ): Effect.Effect<string, ToolFailure> => {
+    const called = Effect.flatMap(
+      Effect.mapError(liveConnection(server), (failure) =>
+        toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)),
+      (connection) =>
+        Effect.flatMap(
+          Effect.tryPromise({
+            try: (signal) =>
+              connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
+                signal,
+                timeout: options.timeoutMs,
+                // Asking for progress lets a long tool keep its request alive while it reports.
+                onprogress: () => undefined,
+                resetTimeoutOnProgress: true
+              }),
+            catch: (error) => requestFailure(server, tool, error)
           }),
-        catch: (error) => requestFailure(server, tool, error)
-      })
-      if (result.isError === true) return yield* toolErrorFailure(server, tool, result)
-      return resultText(result)
-    }).pipe(
-      // Per call: no stack trace captured (an Error built on every call); the span's name and attributes say where.
-      Effect.withSpan("kern.mcp.call", { attributes: { server, tool }, captureStackTrace: false })
+          (result) => result.isError === true ? Effect.fail(toolErrorFailure(server, tool, result)) : Effect.succeed(resultText(result))
+        )
     )
+    // A span only where a tracer keeps it (spansKept.ts): one made for Effect's own tracer goes nowhere and costs about
+    // as much as the rest of the call's own work. Per call: no stack trace captured (an Error built on every call).
+    return Effect.flatMap(spansKept, (kept) =>
+      kept ? Effect.withSpan(called, "kern.mcp.call", { attributes: { server, tool }, captureStackTrace: false }) : called)
+  }
 
   // Only MCP tools are ever offered by name alone: tool_search exists where they do.
   if ([...slots.values()].some((slot) => slot.config.enabled)) {

@@ -183,4 +183,37 @@ describe.each(databases)("contract enforcement on $dialect", (database) => {
       assert.isTrue(approved.success)
       assert.deepStrictEqual(baselines.map((b) => [b.toolId, b.approvedBy]), [["a.tool", "alice"], ["b.tool", "bob"], ["c.tool", "alice"]])
     }))
+
+  it.effect("a baseline another process approves or changes is seen by the very next call (the cache follows kern.db's change counter)", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      // The operator's `kern runtime-guard`: kern.db opened by a connection of its own, as another process opens it.
+      const operator = <A, E>(use: (store: ContractBaselineStore.ContractBaselineStore["Type"]) => Effect.Effect<A, E>) =>
+        Effect.flatMap(ContractBaselineStore.ContractBaselineStore, use).pipe(
+          Effect.provide(ContractBaselineStore.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))))
+        )
+      yield* Effect.gen(function*() {
+        const registry = yield* ToolRegistry
+        const executor = yield* ToolExecutor
+        yield* registry.register({ toolId: "mail.send", name: "Send", safetyClass: "NETWORK" }, {
+          parameters: Schema.Struct({}),
+          handler: () => Effect.void
+        })
+        const send = (yield* registry.listAll).find((spec) => spec.toolId === "mail.send")!
+        // Asked twice with nothing approved: the second answer comes from the cache, and is still a denial.
+        for (let i = 0; i < 2; i++) {
+          const denied = yield* inRun(executor.execute("mail.send", {}))
+          assert.strictEqual(denied.errorCode, "PERMISSION_DENIED")
+          assert.include(denied.errorMessage, "`kern runtime-guard snapshot`")
+        }
+        yield* operator((store) => store.snapshot("kernel", [send], "operator"))
+        assert.isTrue((yield* inRun(executor.execute("mail.send", {}))).success, "the snapshot is seen by the next call")
+        assert.isTrue((yield* inRun(executor.execute("mail.send", {}))).success)
+        // The operator approves another contract for the tool (as after an older kern's snapshot): the next call is denied.
+        yield* operator((store) => store.approve("kernel", { ...send, description: "an older contract" }, "operator"))
+        const changed = yield* inRun(executor.execute("mail.send", {}))
+        assert.strictEqual(changed.errorCode, "PERMISSION_DENIED")
+        assert.include(changed.errorMessage, "changed from the approved baseline (description)")
+      }).pipe(Effect.provide(sqlKernel("enforce", file)))
+    }))
 })
