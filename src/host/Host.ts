@@ -4,10 +4,12 @@ import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from 
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { baseUrl, exposedWarning, isLoopback, ServerSetupError } from "../channels/web/serverSetup.js"
+import { ProcessEnv } from "../config/ProcessEnv.js"
 import * as LockFile from "../storage/LockFile.js"
 import type { Report } from "../runtime/layers.js"
 import { HostAgents, make as makeHostAgents } from "./HostAgents.js"
 import { HostConfigError, type HostSettings, parseHostConfig } from "./HostConfig.js"
+import * as HostDebug from "./hostDebug.js"
 import { hostFiles, hostToken } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
 
@@ -75,7 +77,8 @@ export const runHost = (options: HostOptions) =>
     )
     const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, live: { host: settings.host, port, hostUrl, report } })
     yield* agents.reconcile(settings.agents)
-    const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(Effect.provideService(HostAgents, agents))
+    const debug = (yield* ProcessEnv)[HostDebug.debugVariable] === "1" ? yield* HostDebug.make : undefined
+    const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis, debug }).pipe(Effect.provideService(HostAgents, agents))
     yield* http.serve(app).pipe(Effect.provide(listening))
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)

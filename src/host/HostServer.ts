@@ -9,6 +9,7 @@ import { securityHeaders, withHeaders } from "../channels/web/guard.js"
 import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGate.js"
 import { ServerSetupError } from "../channels/web/serverSetup.js"
 import type { AgentInfo } from "./AgentHandle.js"
+import type { HostDebug } from "./hostDebug.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
 
@@ -16,6 +17,8 @@ export interface HostServerOptions {
   readonly host: string
   readonly token: string
   readonly startedAtMs: number
+  /** With KERN_DEBUG_HOST=1 (hostDebug.ts): `GET /host` carries `debug`, the event loop's delay since its previous read. */
+  readonly debug?: HostDebug | undefined
 }
 
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
@@ -68,7 +71,8 @@ export const makeHostApp = (options: HostServerOptions) =>
               startedAt: new Date(options.startedAtMs).toISOString(),
               uptimeMs: (yield* Clock.currentTimeMillis) - options.startedAtMs,
               agents: { total: list.length, live: count("live"), waking: count("waking"), passive: count("passive") },
-              rssBytes: process.memoryUsage().rss
+              rssBytes: process.memoryUsage().rss,
+              ...(options.debug === undefined ? {} : { debug: yield* options.debug.take })
             }),
             securityHeaders
           )
