@@ -110,8 +110,7 @@ export interface Host {
 
 /**
  * A real `kern serve` (the bench's build) over `agents` from a host.json of its own, port 0, with KERN_DEBUG_HOST=1;
- * ready once its lock records its address and its host token is written. Each agent's token is read from its
- * `.kern/.env` when first needed (the host makes it when the agent is added).
+ * ready once its lock records its address and every agent's token is written (`.kern/.env`, made as it is added).
  */
 export const startServe = async (agents: ReadonlyMap<string, string>, idleSeconds: number): Promise<Host> => {
   const home = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-serve-"))
@@ -138,16 +137,11 @@ export const startServe = async (agents: ReadonlyMap<string, string>, idleSecond
     if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`)
     return (await response.json()) as A
   }
-  const tokens = new Map<string, string>()
-  const agentHeaders = (name: string) => {
-    let token = tokens.get(name)
-    if (token === undefined) {
-      token = /KERN_AUTH_TOKEN=(\S+)/.exec(NodeFs.readFileSync(NodePath.join(agents.get(name)!, ".kern/.env"), "utf8"))?.[1]
-      if (token === undefined) throw new Error(`no KERN_AUTH_TOKEN in ${name}'s .kern/.env`)
-      tokens.set(name, token)
-    }
-    return { authorization: `Bearer ${token}`, "content-type": "application/json" }
-  }
+  // The host makes each agent's token as it adds it, after its lock records the address.
+  const tokenOf = (name: string) => /KERN_AUTH_TOKEN=(\S+)/.exec(NodeFs.readFileSync(NodePath.join(agents.get(name)!, ".kern/.env"), "utf8"))?.[1]
+  await waitFor("every agent's token", 120, async () => ([...agents.keys()].every((name) => tokenOf(name) !== undefined) ? true : undefined))
+  const tokens = new Map([...agents.keys()].map((name) => [name, tokenOf(name)!]))
+  const agentHeaders = (name: string) => ({ authorization: `Bearer ${tokens.get(name)}`, "content-type": "application/json" })
   const pid = child.pid!
   return {
     pid,
