@@ -22,7 +22,7 @@ export interface HostDebugFigures {
   readonly eventLoopDelayMs: EventLoopFigures
   /** process.getActiveResourcesInfo(), counted by kind: `Timeout`, `TCPSocketWrap`, `FSEventWrap`, … */
   readonly activeResources: Readonly<Record<string, number>>
-  /** V8's heap in use (what RSS holds of live objects, apart from what the allocator keeps). */
+  /** V8's heap in use (after a full collection when the host runs under `node --expose-gc`). */
   readonly heapUsedBytes: number
 }
 
@@ -55,6 +55,9 @@ export const make = Effect.map(
         ? { p50: 0, p99: 0, max: 0, samples: 0 }
         : { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), samples: histogram.count }
       histogram.reset()
+      // Under `node --expose-gc` (NODE_OPTIONS), a full collection first: the heap figure is then what is still held.
+      const collect = (globalThis as { gc?: () => void }).gc
+      if (collect !== undefined) collect()
       return { eventLoopDelayMs, activeResources: countByKind(process.getActiveResourcesInfo()), heapUsedBytes: process.memoryUsage().heapUsed }
     })
   })

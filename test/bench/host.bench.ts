@@ -122,6 +122,7 @@ const wakeLatency = (rounds: number) => async () => {
     const files: Array<number> = []
     const resources: Array<number> = []
     const timers: Array<number> = []
+    const heap: Array<number> = []
     for (let round = 0; round < rounds; round++) {
       await untilStates(host, `${cold} passivated`, 120, (states) => states[cold] === "passive" && states[warm] === "live")
       rss.push(host.rssMb())
@@ -129,6 +130,7 @@ const wakeLatency = (rounds: number) => async () => {
       const status = await host.status()
       resources.push(Object.values(status.debug.activeResources).reduce((a, b) => a + b, 0))
       timers.push(status.debug.activeResources["Timeout"] ?? 0)
+      heap.push(mb(status.debug.heapUsedBytes))
       samples.push(await turn(host, model, cold, "c"))
       // The cold agent's turn ends before the warm one is asked (they share the host's event loop).
       await sleep(500)
@@ -145,6 +147,8 @@ const wakeLatency = (rounds: number) => async () => {
         rssAfterCycle5Mb: rss[from]!,
         rssAfterLastCycleMb: rss[last]!,
         rssGrowthMb: rss[last]! - rss[from]!,
+        heapAfterCycle5Mb: heap[from]!,
+        heapGrowthMb: heap[last]! - heap[from]!,
         openFilesGrowth: files[last]! - files[from]!,
         activeResourcesGrowth: resources[last]! - resources[from]!,
         timersGrowth: timers[last]! - timers[from]!,
