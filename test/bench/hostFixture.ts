@@ -117,7 +117,8 @@ export const startServe = async (agents: ReadonlyMap<string, string>, idleSecond
   const config = NodePath.join(home, "host.json")
   NodeFs.writeFileSync(config, JSON.stringify({ agents: Object.fromEntries(agents), port: 0, idleSeconds }))
   const child = spawn(process.execPath, [benchKernBin(), "serve", "--config", config], {
-    env: { ...benchEnv, KERN_DEBUG_HOST: "1" },
+    // --expose-gc: GET /host's debug collects garbage before it reads the heap, so a heap that grows is one that leaks.
+    env: { ...benchEnv, KERN_DEBUG_HOST: "1", NODE_OPTIONS: "--expose-gc" },
     stdio: ["ignore", "ignore", "pipe"]
   })
   let stderr = ""
