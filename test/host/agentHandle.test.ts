@@ -1,4 +1,5 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Ref, Scope, Stream, TestClock } from "effect"
 import * as AgentHandle from "../../src/host/AgentHandle.js"
@@ -33,8 +34,11 @@ const makeHandle = Effect.gen(function*() {
 })
 
 describe("a hosted agent's handle", () => {
+  // What an agent's app asks of the server it runs under (HttpServer's default services), as kern serve provides them.
+  const served = Effect.provide(NodeHttpServer.layerContext)
+
   it.effect("an open event stream keeps the agent live; once it ends, the agent is passivated when idle", () =>
-    Effect.gen(function*() {
+    served(Effect.gen(function*() {
       const { closed, end, handle, request } = yield* makeHandle
       const response = yield* handle.serve(request("/events"))
       if (response.body._tag !== "Stream") return expect.fail(`expected a streamed body, got ${response.body._tag}`)
@@ -53,10 +57,10 @@ describe("a hosted agent's handle", () => {
       expect(yield* handle.passivateIfIdle).toBe(true)
       expect((yield* handle.info).state).toBe("passive")
       expect(yield* Ref.get(closed)).toBe(1)
-    }))
+    })))
 
   it.effect("a stream its client left (interrupted unread) no longer keeps the agent live", () =>
-    Effect.gen(function*() {
+    served(Effect.gen(function*() {
       const { closed, handle, request } = yield* makeHandle
       const response = yield* handle.serve(request("/events"))
       if (response.body._tag !== "Stream") return expect.fail("expected a streamed body")
@@ -67,10 +71,10 @@ describe("a hosted agent's handle", () => {
       yield* TestClock.adjust("2 seconds")
       expect(yield* handle.passivateIfIdle).toBe(true)
       expect(yield* Ref.get(closed)).toBe(1)
-    }))
+    })))
 
   it.effect("a plain answer is counted off when made: the agent is passivated after idleMs, and woken again by the next request", () =>
-    Effect.gen(function*() {
+    served(Effect.gen(function*() {
       const { builds, closed, handle, request } = yield* makeHandle
       const response = yield* handle.serve(request("/status"))
       expect(response.status).toBe(200)
@@ -82,5 +86,5 @@ describe("a hosted agent's handle", () => {
       yield* handle.serve(request("/status"))
       expect(yield* Ref.get(builds)).toBe(2)
       expect((yield* handle.info).state).toBe("live")
-    }))
+    })))
 })
