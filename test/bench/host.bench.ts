@@ -65,8 +65,9 @@ const hundredAgents = (rounds: number) => async () => {
       hosts.push(host)
       await wakeAll(host, model, hosted, 10)
       const streams = await Promise.all(active.map((name) => host.holdOpen(name)))
-      await untilStates(host, "the idle agents passivated, the active ones live", 600, (states) =>
-        Object.entries(states).every(([name, state]) => state === (active.includes(name) ? "live" : "passive")))
+      // The active ones are kept live by their streams and woken again by each round's message if they were not.
+      await untilStates(host, "the idle agents passivated", 600, (states) =>
+        Object.entries(states).every(([name, state]) => active.includes(name) || state === "passive"))
       const rss: Array<number> = []
       for (let round = 0; round < rounds; round++) {
         await Promise.all(active.map((name) => turn(host, model, name, "r")))
