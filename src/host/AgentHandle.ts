@@ -1,5 +1,5 @@
-import { HttpServerRequest } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, Ref, Schema, Scope, SubscriptionRef, SynchronizedRef } from "effect"
+import { HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Clock, Effect, Exit, Option, Ref, Schema, Scope, Stream, SubscriptionRef, SynchronizedRef } from "effect"
 import type { Conversations } from "../runtime/Conversations.js"
 import type { LiveAgent } from "./liveAgent.js"
 
@@ -125,13 +125,25 @@ export const make = (options: AgentHandleOptions) =>
         }
       })
 
-    /** The request served by the agent's own app; the agent stays live while it is in flight (an event stream too). */
+    /**
+     * The request served by the agent's own app; the agent stays live while it is in flight. A streamed answer (an event
+     * stream) is in flight until its body ends or its client goes away, not only until the app has made the response:
+     * counted off when the app returned, a browser tab's open event stream let the agent be passivated under it.
+     */
     const serve = (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.acquireUseRelease(
-        acquire(`${request.method} ${request.url}`, true),
-        (live) => Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request),
-        () => Effect.zipRight(Ref.update(inFlight, (n) => n - 1), touch)
-      ).pipe(Effect.scoped)
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const live = yield* acquire(`${request.method} ${request.url}`, true)
+          const done = Effect.zipRight(Ref.update(inFlight, (n) => n - 1), touch)
+          const response = yield* restore(Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request)).pipe(
+            Effect.scoped,
+            Effect.onExit((exit) => Exit.isFailure(exit) ? done : Effect.void)
+          )
+          if (response.body._tag !== "Stream") return yield* Effect.as(done, response)
+          const body = response.body
+          return HttpServerResponse.setBody(response, HttpBody.stream(Stream.ensuring(body.stream, done), body.contentType, body.contentLength))
+        })
+      )
 
     const wake = (reason: string) => Effect.asVoid(acquire(reason, false))
 

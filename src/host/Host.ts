@@ -14,6 +14,7 @@ import { HostConfigError, type HostSettings, parseHostConfig } from "./HostConfi
 import { HostAgentError } from "./AgentHandle.js"
 import { forward, forwardedHeader } from "./forward.js"
 import type { RunnerPlace } from "./hostCluster.js"
+import * as HostDebug from "./hostDebug.js"
 import { hostFiles, hostToken, readHostEnv } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
 import * as WakeSources from "./wakeSources/wakeSources.js"
@@ -157,6 +158,7 @@ export const runHost = (options: HostOptions) =>
           Effect.mapError((error) => ({ message: error.message })),
           Effect.provide(context)
         )
+    const debug = (yield* ProcessEnv)[HostDebug.debugVariable] === "1" ? yield* HostDebug.make : undefined
     const app = yield* makeHostApp({
       host: settings.host,
       port,
@@ -164,7 +166,8 @@ export const runHost = (options: HostOptions) =>
       agentToken,
       webRoot: options.webRoot,
       startedAtMs: yield* Clock.currentTimeMillis,
-      elsewhere: runner === undefined ? undefined : elsewhere(local, runner)
+      elsewhere: runner === undefined ? undefined : elsewhere(local, runner),
+      debug
     }).pipe(
       Effect.provideService(HostAgents, agents),
       Effect.provide(wakes)

@@ -9,6 +9,7 @@ import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGat
 import { ServerSetupError } from "../channels/web/serverSetup.js"
 import type { HostAgentError } from "./AgentHandle.js"
 import { agentsBody } from "./hostAgentsBody.js"
+import type { HostDebug } from "./hostDebug.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
 import { makeHostPage } from "./hostPage.js"
@@ -33,6 +34,8 @@ export interface HostServerOptions {
     target: string,
     request: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, HostAgentError, HttpRouter.HttpRouter.DefaultServices>) | undefined
+  /** With KERN_DEBUG_HOST=1 (hostDebug.ts): `GET /host` carries `debug`, the event loop's delay since its previous read. */
+  readonly debug?: HostDebug | undefined
 }
 
 const json = (status: number, body: unknown) => HttpServerResponse.unsafeJson(body, { status })
@@ -103,7 +106,8 @@ export const makeHostApp = (options: HostServerOptions) =>
               },
               // Agents never passivated, and why (Slack's Socket Mode reaches only a connected agent).
               keptLive: list.flatMap((a) => a.keptLive === undefined ? [] : [{ name: a.name, why: a.keptLive }]),
-              rssBytes: process.memoryUsage().rss
+              rssBytes: process.memoryUsage().rss,
+              ...(options.debug === undefined ? {} : { debug: yield* options.debug.take })
             }),
             securityHeaders
           )

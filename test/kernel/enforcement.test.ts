@@ -184,13 +184,13 @@ describe.each(databases)("contract enforcement on $dialect", (database) => {
       assert.deepStrictEqual(baselines.map((b) => [b.toolId, b.approvedBy]), [["a.tool", "alice"], ["b.tool", "bob"], ["c.tool", "alice"]])
     }))
 
-  it.effect("a baseline another process approves or changes is seen by the very next call (the cache follows kern.db's change counter)", () =>
+  it.scoped("a baseline another process approves or changes is seen by the very next call (on SQLite the cache follows kern.db's change counter)", () =>
     Effect.gen(function*() {
-      const file = NodePath.join(makeTempDir(), "kern.db")
+      const file = yield* reopenable(database)
       // The operator's `kern runtime-guard`: kern.db opened by a connection of its own, as another process opens it.
       const operator = <A, E>(use: (store: ContractBaselineStore.ContractBaselineStore["Type"]) => Effect.Effect<A, E>) =>
         Effect.flatMap(ContractBaselineStore.ContractBaselineStore, use).pipe(
-          Effect.provide(ContractBaselineStore.layerSql.pipe(Layer.provide(Database.layer({ filename: file }))))
+          Effect.provide(ContractBaselineStore.layerSql.pipe(Layer.provide(file)))
         )
       yield* Effect.gen(function*() {
         const registry = yield* ToolRegistry
@@ -214,6 +214,6 @@ describe.each(databases)("contract enforcement on $dialect", (database) => {
         const changed = yield* inRun(executor.execute("mail.send", {}))
         assert.strictEqual(changed.errorCode, "PERMISSION_DENIED")
         assert.include(changed.errorMessage, "changed from the approved baseline (description)")
-      }).pipe(Effect.provide(sqlKernel("enforce", file)))
+      }).pipe(Effect.provide(kernelOver("enforce", file)))
     }))
 })
