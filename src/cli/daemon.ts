@@ -4,7 +4,7 @@ import { Clock, Console, Duration, Effect, Option } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { findRunning } from "../channels/web/running.js"
+import { type AgentAddress, findRunning, locateHosted, wakeTimeout } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -41,6 +41,12 @@ const withHttp = Effect.provide(NodeHttpClient.layerUndici)
 const holder = (loaded: LoadedConfig) =>
   LockFile.readHolder(loaded.paths.lockFile).pipe(Effect.orElseSucceed(() => Option.none<LockFile.LockHolder>()))
 
+/** What `kern start` and `kern stop` say of an agent a running `kern serve` hosts, and why they leave it alone. */
+const hostedByLine = (loaded: LoadedConfig, where: AgentAddress, why: string): string =>
+  `${loaded.config.name} is hosted by kern serve (pid ${where.pid}, ${where.address}); ${why}. ` +
+  `The host wakes it when a message, its web UI (kern open) or a schedule needs it and passivates it after idleSeconds with nothing to do; ` +
+  `to run it on its own, remove it from the host's host.json first`
+
 /** Spawns `kern run --background` detached: no terminal, stdin closed, stdout and stderr appended to the log. */
 const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
   Effect.try({
@@ -76,6 +82,8 @@ const startIn = (args: DaemonArgs) =>
     if (Option.isSome(already)) {
       return yield* Console.log(`${first.config.name} already runs: pid ${already.value.health.pid}, ${already.value.client.baseUrl}`)
     }
+    const hosted = yield* locateHosted(first)
+    if (Option.isSome(hosted)) return yield* new CommandFailed({ message: hostedByLine(first, hosted.value, "kern start would take its folder from the host") })
     const held = yield* holder(first)
     if (Option.isSome(held)) {
       return yield* new CommandFailed({
@@ -155,6 +163,9 @@ const stopIn = (args: DaemonArgs) =>
     const pid = yield* backgroundPid(loaded)
     if (Option.isNone(pid)) {
       yield* fs.remove(pidFile, { force: true })
+      // A hosted agent, awake or asleep, is its host's: kern stop does not take it from the host (nor stop the host).
+      const hosted = yield* locateHosted(loaded)
+      if (Option.isSome(hosted)) return yield* new CommandFailed({ message: hostedByLine(loaded, hosted.value, "kern stop leaves it to the host") })
       return yield* Console.log(`${loaded.config.name} is not running in the background`)
     }
     yield* signal(pid.value, "SIGTERM")
@@ -230,7 +241,8 @@ const xdgOpen = (env: Readonly<Record<string, string>>): string | undefined =>
 const openIn = (args: DaemonArgs) =>
   Effect.gen(function*() {
     const loaded = yield* agentFolder(args.dir)
-    const up = yield* running(loaded)
+    // A hosted agent asleep is woken by its host for the login.
+    const up = yield* findRunning(loaded, { wake: wakeTimeout })
     if (Option.isNone(up)) {
       return yield* new CommandFailed({ message: `${loaded.config.name} is not running: start it with kern start (or kern run)` })
     }

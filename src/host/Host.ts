@@ -73,7 +73,7 @@ export const runHost = (options: HostOptions) =>
           message: `another kern serve (pid ${Option.match(busy.holder, { onNone: () => "?", onSome: (h) => String(h.pid) })}) runs from ${options.home}: stop it first, or use --home`
         })))
     )
-    const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, live: { host: settings.host, port, hostUrl, report } })
+    const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, home: files.home, live: { host: settings.host, port, hostUrl, report } })
     yield* agents.reconcile(settings.agents)
     const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(Effect.provideService(HostAgents, agents))
     yield* http.serve(app).pipe(Effect.provide(listening))
