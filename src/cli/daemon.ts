@@ -15,6 +15,7 @@ import { processRunning } from "../storage/processState.js"
 import { daemonFiles, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
 import { atLevel, type LogLine, readLines, renderJson, renderText } from "./logRecord.js"
 import { CommandFailed } from "./errors.js"
+import { agentLines, hostedBy, hostHomeOf } from "./hostedAgent.js"
 
 export interface DaemonArgs {
   readonly dir: string
@@ -188,23 +189,37 @@ export interface LogsArgs extends DaemonArgs {
   readonly level: Option.Option<Level>
   /** One JSON object per line (time, level, message, annotations, spans) instead of text. */
   readonly json?: boolean | undefined
+  /** `dir` is a `kern serve` home (or its host.json): the host's log. */
+  readonly host?: boolean | undefined
 }
 
 /**
  * `kern logs`: the last lines of the background agent's log at a level or above (info unless `--level` says), as text
- * or (`--json`) one JSON record per line; `-f` follows it.
+ * or (`--json`) one JSON record per line; `-f` follows it. A hosted agent's lines are in its host's log, annotated
+ * with its name (unless a `kern start` of its own runs it now); `--host` is the host's whole log.
  */
 export const logs = (args: LogsArgs) =>
   Effect.gen(function*() {
+    if (args.host === true) return yield* printLog((yield* hostHomeOf(args.dir)).logFile, args, () => true)
     const loaded = yield* agentFolder(args.dir)
-    const { logFile } = daemonFiles(loaded.paths)
+    const held = yield* holder(loaded)
+    const hosted = Option.isSome(held) && held.value.command !== "kern serve" ? Option.none() : yield* hostedBy(loaded)
+    if (Option.isNone(hosted)) return yield* printLog(daemonFiles(loaded.paths).logFile, args, () => true)
+    yield* Console.error(`kern: ${loaded.config.name} is hosted by the kern serve of ${hosted.value.files.home}: its lines of ${hosted.value.files.logFile}`)
+    yield* printLog(hosted.value.files.logFile, args, agentLines(hosted.value.name))
+  })
+
+/** The log's last lines that `keep` keeps, at the level or above; then, with `follow`, each new one as it comes. */
+const printLog = (logFile: string, args: LogsArgs, keep: (line: LogLine) => boolean) =>
+  Effect.gen(function*() {
     const level = Option.getOrElse(args.level, (): Level => "info")
     const render = args.json === true ? renderJson : renderText
+    const shown = (lines: ReadonlyArray<LogLine>) => atLevel(lines, level).filter(keep)
     const print = (lines: ReadonlyArray<LogLine>) => lines.length === 0 ? Effect.void : Console.log(lines.map(render).join("\n"))
     const all = (yield* logFrom(logFile, 0)).split("\n")
     if (all.at(-1) === "") all.pop()
     const read = readLines(all)
-    const kept = atLevel(read.lines, level)
+    const kept = shown(read.lines)
     // slice(-0) is the whole array: -n 0 means none of the old lines (with -f, only what comes next).
     yield* print(args.lines === 0 ? [] : kept.slice(-args.lines))
     if (!args.follow) return
@@ -223,7 +238,7 @@ export const logs = (args: LogsArgs) =>
       partial = lines.pop() ?? ""
       const next = readLines(lines, carried)
       carried = next.carried
-      yield* print(atLevel(next.lines, level))
+      yield* print(shown(next.lines))
     }
   })
 

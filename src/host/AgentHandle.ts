@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, Ref, Schema, Scope, SubscriptionRef, SynchronizedRef } from "effect"
+import { Cause, Clock, Effect, Exit, identity, Option, Ref, Schema, Scope, SubscriptionRef, SynchronizedRef } from "effect"
 import type { LiveAgent } from "./liveAgent.js"
 
 /**
@@ -54,6 +54,9 @@ export const make = (options: AgentHandleOptions) =>
     const inFlight = yield* Ref.make(0)
     const lastActiveMs = yield* Ref.make(yield* Clock.currentTimeMillis)
 
+    // Every line the agent logs, from its wake (the fibers its layers fork inherit this) to each request it serves,
+    // names it: the host's log is one file for every agent, and `kern logs DIR` picks an agent's lines by this.
+    const annotated = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.annotateLogs(effect, "agent", options.name)
     const setInfo = (f: (info: AgentInfo) => AgentInfo) => Effect.zipRight(SubscriptionRef.update(info, f), options.changed)
     const touch = Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastActiveMs, now))
     const removed = new HostAgentError({ name: options.name, reason: "removed", message: `agent ${options.name} is no longer hosted` })
@@ -96,11 +99,11 @@ export const make = (options: AgentHandleOptions) =>
     const serve = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.acquireUseRelease(
         acquire(`${request.method} ${request.url}`, true),
-        (live) => Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request),
+        (live) => (live.within ?? identity)(Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request)),
         () => Effect.zipRight(Ref.update(inFlight, (n) => n - 1), touch)
-      ).pipe(Effect.scoped)
+      ).pipe(Effect.scoped, annotated)
 
-    const wake = (reason: string) => Effect.asVoid(acquire(reason, false))
+    const wake = (reason: string) => Effect.asVoid(acquire(reason, false)).pipe(annotated)
 
     const close = (live: LiveAgent) => Scope.close(live.scope, Exit.void)
 
@@ -120,11 +123,11 @@ export const make = (options: AgentHandleOptions) =>
         yield* close(current.live)
         yield* setInfo((i) => ({ ...i, state: "passive" }))
         return [true, { _tag: "Passive" }] as const
-      }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } })))
+      }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } }))).pipe(annotated)
 
     /** Stops the agent for good (removed from the registry, the host stopping); requests after this are refused. */
     const remove = SynchronizedRef.updateEffect(slot, (current) =>
-      Effect.as(current._tag === "Live" ? close(current.live) : Effect.void, { _tag: "Removed" } as const))
+      Effect.as(current._tag === "Live" ? close(current.live) : Effect.void, { _tag: "Removed" } as const)).pipe(annotated)
 
     return {
       name: options.name,

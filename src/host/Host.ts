@@ -10,6 +10,7 @@ import { HostAgents, make as makeHostAgents } from "./HostAgents.js"
 import { HostConfigError, type HostSettings, parseHostConfig } from "./HostConfig.js"
 import { hostFiles, hostToken } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
+import type { AgentLogging } from "./liveAgent.js"
 
 export interface HostOptions {
   readonly settings: HostSettings
@@ -18,6 +19,8 @@ export interface HostOptions {
   /** host.json, watched: agents added or removed there are added or stopped without touching the others. */
   readonly configFile?: string | undefined
   readonly report: Report
+  /** How each hosted agent's lines are logged (the host's log, with the agent's secrets redacted); as they come by default. */
+  readonly logging?: AgentLogging | undefined
 }
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
@@ -73,7 +76,7 @@ export const runHost = (options: HostOptions) =>
           message: `another kern serve (pid ${Option.match(busy.holder, { onNone: () => "?", onSome: (h) => String(h.pid) })}) runs from ${options.home}: stop it first, or use --home`
         })))
     )
-    const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, home: files.home, live: { host: settings.host, port, hostUrl, report } })
+    const agents = yield* makeHostAgents({ idleSeconds: settings.idleSeconds, home: files.home, live: { host: settings.host, port, hostUrl, report, logging: options.logging } })
     yield* agents.reconcile(settings.agents)
     const app = yield* makeHostApp({ host: settings.host, token, startedAtMs: yield* Clock.currentTimeMillis }).pipe(Effect.provideService(HostAgents, agents))
     yield* http.serve(app).pipe(Effect.provide(listening))

@@ -1,5 +1,6 @@
 import { Context, Duration, Effect, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { loadConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import { agentToken } from "../channels/web/serverSetup.js"
 import { agentPaths } from "../config/paths.js"
 import * as HostedMark from "../storage/HostedMark.js"
@@ -44,7 +45,10 @@ const buildAgent = (live: LiveOptions) => (agent: HostedAgent) =>
     const loaded = yield* loadConfig(agent.dir)
     if (!loaded.fileExists) return yield* Effect.fail({ message: `${agent.dir} is not an agent folder (kern init makes one)` })
     const token = yield* agentToken(loaded)
-    return yield* buildLive(liveAgentLayer(agent, token, live))
+    if (live.logging === undefined) return yield* buildLive(liveAgentLayer(agent, token, live))
+    // The token agentToken may have just made is a secret of the folder too.
+    const within = live.logging(KnownSecrets.fromConfig({ ...loaded, env: { ...loaded.env, KERN_AUTH_TOKEN: token } }).secrets)
+    return { ...(yield* within(buildLive(liveAgentLayer(agent, token, live)))), within }
   })
 
 export const make = (options: HostAgentsOptions) =>

@@ -1,4 +1,5 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import type { KnownSecret } from "../config/KnownSecrets.js"
 import * as ChatChannels from "../channels/chatChannels.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
@@ -44,7 +45,14 @@ export interface LiveOptions {
   /** `http://host:port` of the host's server. */
   readonly hostUrl: string
   readonly report: Layers.Report
+  /**
+   * How an agent's lines are logged, given its secrets: the host's log redacts each agent's own (its provider key,
+   * its token) in that agent's lines. Applied to its wake (every fiber its layers fork) and each request it serves.
+   */
+  readonly logging?: AgentLogging | undefined
 }
+
+export type AgentLogging = (secrets: ReadonlyArray<KnownSecret>) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /**
  * One hosted agent's running layers, as `kern start` runs them (runningAgentLayerWith, with retention) but with no
@@ -81,6 +89,8 @@ export interface LiveAgent {
   readonly app: Context.Tag.Service<WebServer.AgentHttpApp>
   readonly activity: Context.Tag.Service<AgentActivity>
   readonly scope: Scope.CloseableScope
+  /** What each request the agent serves runs within (its logging), besides its app. */
+  readonly within?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
 }
 
 /** Builds `layer` in a scope of its own; a failed build closes what it had built. */
