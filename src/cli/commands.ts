@@ -83,11 +83,19 @@ const init = Command.make(
   (args) => Effect.flatMap(Effect.promise(() => import("./init.js")), (module) => module.run(args))
 ).pipe(Command.withDescription("Create an agent folder: memory files, .kern/config.json, .kern/.env and a git repo."))
 
+const hostFlag = (what: string) =>
+  Options.boolean("host").pipe(Options.withDescription(`[dir] is a kern serve home (host.json's folder, or its --home) or its host.json: ${what}`))
+
 const status = Command.make(
   "status",
-  { dir: dirArg, dirFlag: dirOption, json: jsonOption },
-  (args) => Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
-).pipe(Command.withDescription("Show an agent's name, provider, model, configuration problems and database size."))
+  { dir: dirArg, dirFlag: dirOption, json: jsonOption, host: hostFlag("the host's address, pid, uptime, memory, and each agent's state and problem") },
+  (args) =>
+    args.host
+      ? Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./statusHost.js"), (m) => m.run(resolved)))
+      : Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
+).pipe(Command.withDescription(
+  "Show an agent's name, provider, model, configuration problems and database size; for an agent kern serve hosts, which host and its state there (passive, waking, live), without waking it."
+))
 
 const lazy = <A, R, E>(load: () => Promise<A>, run: (module: A) => Effect.Effect<void, E, R>) =>
   Effect.flatMap(Effect.promise(load), run)
@@ -405,11 +413,13 @@ const logs = Command.make("logs", {
     Options.optional
   ),
   json: Options.boolean("json").pipe(
-    Options.withDescription("one JSON object per line: time, level, message, annotations (turn, session, channel, user, tool…), spans")
-  )
+    Options.withDescription("one JSON object per line: time, level, message, annotations (agent, turn, session, channel, user, tool…), spans")
+  ),
+  host: hostFlag("the host's log (.kern-host/logs/kern.log), every agent's lines with agent=<name>")
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.logs(resolved)))).pipe(
   Command.withDescription(
-    "The background agent's log (.kern/logs/kern.log): turns, tool calls, approvals, provider retries, summaries and channels, with where each happened."
+    "The background agent's log (.kern/logs/kern.log): turns, tool calls, approvals, provider retries, summaries and channels, with where each happened. " +
+      "For an agent kern serve hosts, its lines of the host's log."
   )
 )
 
@@ -851,4 +861,5 @@ export type StatusArgs = Command.Command.ParseConfig<{
   dir: typeof dirArg
   dirFlag: typeof dirOption
   json: typeof jsonOption
+  host: ReturnType<typeof hostFlag>
 }>
