@@ -27,7 +27,8 @@ export const processFiles = [
   "test/context/endToEnd.test.ts",
   "test/runtime/subagentsKill.test.ts",
   "test/runtime/clusterRunners.test.ts",
-  "test/host/serve.test.ts"
+  "test/host/serve.test.ts",
+  "test/host/serveClients.test.ts"
 ]
 
 /** What both runs share. */

@@ -60,7 +60,7 @@ export const run = (args: { readonly dir: string; readonly json: boolean }) =>
     if (problems.length > 0) {
       return yield* new CommandFailed({ message: `${counted(problems.length, "problem")} listed ${args.json ? "in \"agents\"" : "above"}` })
     }
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  }).pipe(Effect.provide(NodeHttpClient.layer))
 
 /**
  * A hosted agent's host and its state there. The state is the host's word (GET /agents) when its token can be read;
@@ -91,4 +91,4 @@ export const hostedStatus = (loaded: LoadedConfig) =>
     }
     const view: HostedView = { name, home: files.home, host, state: mine.state, problem: mine.problem ?? null }
     return { view, problems: mine.problem === undefined ? [] : [`the host could not wake it: ${mine.problem}`] }
-  }).pipe(Effect.provide(NodeHttpClient.layerUndici))
+  }).pipe(Effect.provide(NodeHttpClient.layer))
