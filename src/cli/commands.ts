@@ -382,13 +382,16 @@ const serve = Command.make("serve", {
   Command.withDescription(
     "Run many agent folders in one process, each under /agents/<name>/ of one HTTP server (its API and web UI, with its own token). " +
       "An agent is started when a request needs it and stopped again after idleSeconds with nothing to do. " +
-      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host. Ctrl-C stops every agent cleanly."
+      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host (kern status --host). " +
+      "Its log is .kern-host/logs/kern.log, each agent's lines annotated with its name (kern logs --host, kern logs DIR). Ctrl-C stops every agent cleanly."
   )
 )
 
 const stop = Command.make("stop", { dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.stop(resolved)))).pipe(
-    Command.withDescription("Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s.")
+    Command.withDescription(
+      "Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s. An agent kern serve hosts is left to its host (exit 1, saying so)."
+    )
   )
 
 const restart = Command.make("restart", { dir: dirArg, dirFlag: dirOption }, (args) =>
