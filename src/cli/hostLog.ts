@@ -1,4 +1,4 @@
-import { Effect, FiberRef, HashSet, Logger, LogLevel, Schedule } from "effect"
+import { Console, Effect, FiberRef, HashSet, Logger, LogLevel, Schedule } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as KnownSecrets from "../config/KnownSecrets.js"
@@ -62,7 +62,7 @@ export const make = (files: HostFiles, token: string) =>
       )
     const report = (line: string) =>
       Effect.zipRight(
-        Effect.sync(() => process.stderr.write(`kern: ${line}\n`)),
+        Console.error(`kern: ${line}`),
         // Into the file only: it is on stderr already.
         Effect.logWarning(line).pipe(Effect.locallyWith(FiberRef.currentLoggers, HashSet.remove(stderrLogger)))
       )
