@@ -83,11 +83,19 @@ const init = Command.make(
   (args) => Effect.flatMap(Effect.promise(() => import("./init.js")), (module) => module.run(args))
 ).pipe(Command.withDescription("Create an agent folder: memory files, .kern/config.json, .kern/.env and a git repo."))
 
+const hostFlag = (what: string) =>
+  Options.boolean("host").pipe(Options.withDescription(`[dir] is a kern serve home (host.json's folder, or its --home) or its host.json: ${what}`))
+
 const status = Command.make(
   "status",
-  { dir: dirArg, dirFlag: dirOption, json: jsonOption },
-  (args) => Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
-).pipe(Command.withDescription("Show an agent's name, provider, model, configuration problems and database size."))
+  { dir: dirArg, dirFlag: dirOption, json: jsonOption, host: hostFlag("the host's address, pid, uptime, memory, and each agent's state and problem") },
+  (args) =>
+    args.host
+      ? Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./statusHost.js"), (m) => m.run(resolved)))
+      : Effect.flatMap(Effect.promise(() => import("./status.js")), (module) => module.run(args))
+).pipe(Command.withDescription(
+  "Show an agent's name, provider, model, configuration problems and database size; for an agent kern serve hosts, which host and its state there (passive, waking, live), without waking it."
+))
 
 const lazy = <A, R, E>(load: () => Promise<A>, run: (module: A) => Effect.Effect<void, E, R>) =>
   Effect.flatMap(Effect.promise(load), run)
@@ -374,14 +382,17 @@ const serve = Command.make("serve", {
   Command.withDescription(
     "Run many agent folders in one process, each under /agents/<name>/ of one HTTP server (its API and web UI, with its own token). " +
       "An agent is started when a request needs it and stopped again after idleSeconds with nothing to do. " +
-      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host; the host page at / " +
-      "(log in with that token) lists them live and opens each one's web UI. Ctrl-C stops every agent cleanly."
+      "GET /agents and GET /host (with KERN_HOST_TOKEN from .kern-host/.env) list the agents and the host (kern status --host); the host page at / " +
+      "(log in with that token) lists them live and opens each one's web UI. " +
+      "Its log is .kern-host/logs/kern.log, each agent's lines annotated with its name (kern logs --host, kern logs DIR). Ctrl-C stops every agent cleanly."
   )
 )
 
 const stop = Command.make("stop", { dir: dirArg, dirFlag: dirOption }, (args) =>
   Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.stop(resolved)))).pipe(
-    Command.withDescription("Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s.")
+    Command.withDescription(
+      "Stop the background agent: SIGTERM, then SIGKILL if it has not exited after 20 s. An agent kern serve hosts is left to its host (exit 1, saying so)."
+    )
   )
 
 const restart = Command.make("restart", { dir: dirArg, dirFlag: dirOption }, (args) =>
@@ -406,11 +417,13 @@ const logs = Command.make("logs", {
     Options.optional
   ),
   json: Options.boolean("json").pipe(
-    Options.withDescription("one JSON object per line: time, level, message, annotations (turn, session, channel, user, tool…), spans")
-  )
+    Options.withDescription("one JSON object per line: time, level, message, annotations (agent, turn, session, channel, user, tool…), spans")
+  ),
+  host: hostFlag("the host's log (.kern-host/logs/kern.log), every agent's lines with agent=<name>")
 }, (args) => Effect.flatMap(withDir(args), (resolved) => lazy(() => import("./daemon.js"), (m) => m.logs(resolved)))).pipe(
   Command.withDescription(
-    "The background agent's log (.kern/logs/kern.log): turns, tool calls, approvals, provider retries, summaries and channels, with where each happened."
+    "The background agent's log (.kern/logs/kern.log): turns, tool calls, approvals, provider retries, summaries and channels, with where each happened. " +
+      "For an agent kern serve hosts, its lines of the host's log."
   )
 )
 
@@ -852,4 +865,5 @@ export type StatusArgs = Command.Command.ParseConfig<{
   dir: typeof dirArg
   dirFlag: typeof dirOption
   json: typeof jsonOption
+  host: ReturnType<typeof hostFlag>
 }>

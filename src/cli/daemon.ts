@@ -4,7 +4,7 @@ import { Clock, Console, Duration, Effect, Option } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { findRunning } from "../channels/web/running.js"
+import { type AgentAddress, findRunning, locateHosted, wakeTimeout } from "../channels/web/running.js"
 import { baseUrl, prepareServer } from "../channels/web/serverSetup.js"
 import { loadConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { NotAnAgentFolder } from "../config/errors.js"
@@ -15,6 +15,7 @@ import { processRunning } from "../storage/processState.js"
 import { daemonFiles, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
 import { atLevel, type LogLine, readLines, renderJson, renderText } from "./logRecord.js"
 import { CommandFailed } from "./errors.js"
+import { agentLines, hostedBy, hostHomeOf } from "./hostedAgent.js"
 
 export interface DaemonArgs {
   readonly dir: string
@@ -40,6 +41,12 @@ const withHttp = Effect.provide(NodeHttpClient.layerUndici)
 /** The process that holds the folder now, from its lock (a dead holder reads as none). */
 const holder = (loaded: LoadedConfig) =>
   LockFile.readHolder(loaded.paths.lockFile).pipe(Effect.orElseSucceed(() => Option.none<LockFile.LockHolder>()))
+
+/** What `kern start` and `kern stop` say of an agent a running `kern serve` hosts, and why they leave it alone. */
+const hostedByLine = (loaded: LoadedConfig, where: AgentAddress, why: string): string =>
+  `${loaded.config.name} is hosted by kern serve (pid ${where.pid}, ${where.address}); ${why}. ` +
+  `The host wakes it when a message, its web UI (kern open) or a schedule needs it and passivates it after idleSeconds with nothing to do; ` +
+  `to run it on its own, remove it from the host's host.json first`
 
 /** Spawns `kern run --background` detached: no terminal, stdin closed, stdout and stderr appended to the log. */
 const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
@@ -76,6 +83,8 @@ const startIn = (args: DaemonArgs) =>
     if (Option.isSome(already)) {
       return yield* Console.log(`${first.config.name} already runs: pid ${already.value.health.pid}, ${already.value.client.baseUrl}`)
     }
+    const hosted = yield* locateHosted(first)
+    if (Option.isSome(hosted)) return yield* new CommandFailed({ message: hostedByLine(first, hosted.value, "kern start would take its folder from the host") })
     const held = yield* holder(first)
     if (Option.isSome(held)) {
       return yield* new CommandFailed({
@@ -155,6 +164,9 @@ const stopIn = (args: DaemonArgs) =>
     const pid = yield* backgroundPid(loaded)
     if (Option.isNone(pid)) {
       yield* fs.remove(pidFile, { force: true })
+      // A hosted agent, awake or asleep, is its host's: kern stop does not take it from the host (nor stop the host).
+      const hosted = yield* locateHosted(loaded)
+      if (Option.isSome(hosted)) return yield* new CommandFailed({ message: hostedByLine(loaded, hosted.value, "kern stop leaves it to the host") })
       return yield* Console.log(`${loaded.config.name} is not running in the background`)
     }
     yield* signal(pid.value, "SIGTERM")
@@ -177,23 +189,37 @@ export interface LogsArgs extends DaemonArgs {
   readonly level: Option.Option<Level>
   /** One JSON object per line (time, level, message, annotations, spans) instead of text. */
   readonly json?: boolean | undefined
+  /** `dir` is a `kern serve` home (or its host.json): the host's log. */
+  readonly host?: boolean | undefined
 }
 
 /**
  * `kern logs`: the last lines of the background agent's log at a level or above (info unless `--level` says), as text
- * or (`--json`) one JSON record per line; `-f` follows it.
+ * or (`--json`) one JSON record per line; `-f` follows it. A hosted agent's lines are in its host's log, annotated
+ * with its name (unless a `kern start` of its own runs it now); `--host` is the host's whole log.
  */
 export const logs = (args: LogsArgs) =>
   Effect.gen(function*() {
+    if (args.host === true) return yield* printLog((yield* hostHomeOf(args.dir)).logFile, args, () => true)
     const loaded = yield* agentFolder(args.dir)
-    const { logFile } = daemonFiles(loaded.paths)
+    const held = yield* holder(loaded)
+    const hosted = Option.isSome(held) && held.value.command !== "kern serve" ? Option.none() : yield* hostedBy(loaded)
+    if (Option.isNone(hosted)) return yield* printLog(daemonFiles(loaded.paths).logFile, args, () => true)
+    yield* Console.error(`kern: ${loaded.config.name} is hosted by the kern serve of ${hosted.value.files.home}: its lines of ${hosted.value.files.logFile}`)
+    yield* printLog(hosted.value.files.logFile, args, agentLines(hosted.value.name))
+  })
+
+/** The log's last lines that `keep` keeps, at the level or above; then, with `follow`, each new one as it comes. */
+const printLog = (logFile: string, args: LogsArgs, keep: (line: LogLine) => boolean) =>
+  Effect.gen(function*() {
     const level = Option.getOrElse(args.level, (): Level => "info")
     const render = args.json === true ? renderJson : renderText
+    const shown = (lines: ReadonlyArray<LogLine>) => atLevel(lines, level).filter(keep)
     const print = (lines: ReadonlyArray<LogLine>) => lines.length === 0 ? Effect.void : Console.log(lines.map(render).join("\n"))
     const all = (yield* logFrom(logFile, 0)).split("\n")
     if (all.at(-1) === "") all.pop()
     const read = readLines(all)
-    const kept = atLevel(read.lines, level)
+    const kept = shown(read.lines)
     // slice(-0) is the whole array: -n 0 means none of the old lines (with -f, only what comes next).
     yield* print(args.lines === 0 ? [] : kept.slice(-args.lines))
     if (!args.follow) return
@@ -212,7 +238,7 @@ export const logs = (args: LogsArgs) =>
       partial = lines.pop() ?? ""
       const next = readLines(lines, carried)
       carried = next.carried
-      yield* print(atLevel(next.lines, level))
+      yield* print(shown(next.lines))
     }
   })
 
@@ -230,7 +256,8 @@ const xdgOpen = (env: Readonly<Record<string, string>>): string | undefined =>
 const openIn = (args: DaemonArgs) =>
   Effect.gen(function*() {
     const loaded = yield* agentFolder(args.dir)
-    const up = yield* running(loaded)
+    // A hosted agent asleep is woken by its host for the login.
+    const up = yield* findRunning(loaded, { wake: wakeTimeout })
     if (Option.isNone(up)) {
       return yield* new CommandFailed({ message: `${loaded.config.name} is not running: start it with kern start (or kern run)` })
     }

@@ -2,7 +2,9 @@ import { Console, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { runHost } from "../host/Host.js"
 import { type HostSettings, loadHostConfig, settingsOfDirs } from "../host/HostConfig.js"
+import { hostFiles, hostToken } from "../host/hostHome.js"
 import { UsageError } from "./errors.js"
+import * as HostLog from "./hostLog.js"
 
 export interface ServeArgs {
   readonly dirs: ReadonlyArray<string>
@@ -41,14 +43,21 @@ const settingsOf = (args: ServeArgs) =>
     return { settings: settings.right, home: Option.getOrElse(args.home, () => process.cwd()), configFile: undefined }
   })
 
-/** `kern serve`: many agents in one process, until a signal. */
+/**
+ * `kern serve`: many agents in one process, until a signal. Its log (`.kern-host/logs/kern.log`, src/cli/hostLog.ts)
+ * takes every line from its start to the last agent stopped; warnings and errors are on stderr too.
+ */
 export const serve = (args: ServeArgs) =>
   Effect.gen(function*() {
     const { configFile, home, settings } = yield* settingsOf(args)
     yield* Effect.scoped(Effect.gen(function*() {
       const env = Object.fromEntries(Object.entries(process.env).flatMap(([name, value]) => value === undefined ? [] : [[name, value] as const]))
-      const { hostUrl } = yield* runHost({ settings, home, configFile, report: stderr, env })
-      yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/, the host page on ${hostUrl}/ (pid ${process.pid})`)
-      yield* Effect.never
+      const files = hostFiles(home)
+      const log = yield* HostLog.make(files, yield* hostToken(files))
+      yield* log.logged(Effect.scoped(Effect.gen(function*() {
+        const { hostUrl } = yield* runHost({ settings, home, configFile, report: log.report, logging: log.agentLogging, env })
+        yield* stderr(`serving ${settings.agents.length} agents on ${hostUrl}/agents/<name>/, the host page on ${hostUrl}/ (pid ${process.pid}; log in ${files.logFile})`)
+        yield* Effect.never
+      })))
     }))
   })

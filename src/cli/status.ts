@@ -12,6 +12,8 @@ import { spendDay, spendZone } from "../model/spendCaps.js"
 import { spendLines, spendStatusOf } from "../model/spendStatus.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
+import * as HostedMark from "../storage/HostedMark.js"
+import { formatUptime, hostedLine } from "./hostStatusFormat.js"
 import { CommandFailed } from "./errors.js"
 import { counted } from "../config/counted.js"
 import { heartbeatStatus } from "../runtime/HeartbeatLog.js"
@@ -80,6 +82,12 @@ export const run = (args: StatusArgs) =>
       missed: scheduleSummary.missed,
       lastMissed: scheduleSummary.lastMissedMs === null ? null : localIso(scheduleSummary.lastMissedMs, config.timezone)
     }
+    // The kern serve that hosts the folder (its mark, src/storage/HostedMark.ts), and the agent's state there: asked of
+    // the host's own routes, so a passive agent stays asleep (its kern.db is read here, as for any agent not running).
+    const hosted = Option.isNone(yield* HostedMark.read(paths.kernDir))
+      ? { view: null, problems: [] }
+      : yield* Effect.flatMap(Effect.promise(() => import("./statusHost.js")), (module) => module.hostedStatus(loaded))
+    problems.push(...hosted.problems)
     // Who runs the agent now: the live holder of the folder's lock (a lock left by a dead process reads as none).
     const holder = yield* Effect.either(LockFile.readHolder(paths.lockFile))
     if (holder._tag === "Left") problems.push(holder.left.message)
@@ -146,6 +154,7 @@ export const run = (args: StatusArgs) =>
       heartbeat,
       schedules,
       runtime,
+      hosted: hosted.view,
       server,
       recall,
       channels,
@@ -165,6 +174,7 @@ export const run = (args: StatusArgs) =>
       `provider:  ${status.provider}`,
       `model:     ${status.model ?? "(not set)"}`,
       `running:   ${runtime === null ? "no" : `pid ${runtime.pid} (${runtime.command}) since ${runtime.since}`}`,
+      ...(hosted.view === null ? [] : [`hosted:    ${hostedLine(hosted.view)}`]),
       ...(server === null ? [] : [`server:    ${server.url}${server.uptimeMs === null ? "" : `, up ${formatUptime(server.uptimeMs)}`}`]),
       `database:  ${
         database.kind === "postgres"
@@ -249,11 +259,6 @@ const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string =>
 const scheduleLine = (s: { readonly count: number; readonly active: number; readonly missed: number; readonly lastMissed: string | null }) =>
   `${s.count} (${s.active} active)` +
   (s.missed === 0 ? "" : `; ${s.missed} run${s.missed === 1 ? "" : "s"} missed while the agent was down, the last due ${s.lastMissed} (kern schedule list)`)
-
-const formatUptime = (ms: number): string => {
-  const s = Math.floor(ms / 1000)
-  return s < 120 ? `${s} s` : s < 7200 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
-}
 
 const formatBytes = (bytes: number): string =>
   bytes === 0

@@ -1,5 +1,5 @@
 import { HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, Ref, Schema, Scope, Stream, SubscriptionRef, SynchronizedRef } from "effect"
+import { Cause, Clock, Effect, Exit, identity, Option, Ref, Schema, Scope, Stream, SubscriptionRef, SynchronizedRef } from "effect"
 import type { Conversations } from "../runtime/Conversations.js"
 import type { LiveAgent } from "./liveAgent.js"
 
@@ -82,6 +82,9 @@ export const make = (options: AgentHandleOptions) =>
       message: `agent ${options.name} is held by another runner`
     })
 
+    // Every line the agent logs, from its wake (the fibers its layers fork inherit this) to each request it serves,
+    // names it: the host's log is one file for every agent, and `kern logs DIR` picks an agent's lines by this.
+    const annotated = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.annotateLogs(effect, "agent", options.name)
     const setInfo = (f: (info: AgentInfo) => AgentInfo) => Effect.flatMap(SubscriptionRef.updateAndGet(info, f), options.changed)
     const touch = Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(lastActiveMs, now))
     const removed = new HostAgentError({ name: options.name, reason: "removed", message: `agent ${options.name} is no longer hosted` })
@@ -135,7 +138,7 @@ export const make = (options: AgentHandleOptions) =>
         Effect.gen(function*() {
           const live = yield* acquire(`${request.method} ${request.url}`, true)
           const done = Effect.zipRight(Ref.update(inFlight, (n) => n - 1), touch)
-          const response = yield* restore(Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request)).pipe(
+          const response = yield* restore((live.within ?? identity)(Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request))).pipe(
             Effect.scoped,
             Effect.onExit((exit) => Exit.isFailure(exit) ? done : Effect.void)
           )
@@ -143,9 +146,9 @@ export const make = (options: AgentHandleOptions) =>
           const body = response.body
           return HttpServerResponse.setBody(response, HttpBody.stream(Stream.ensuring(body.stream, done), body.contentType, body.contentLength))
         })
-      )
+      ).pipe(annotated)
 
-    const wake = (reason: string) => Effect.asVoid(acquire(reason, false))
+    const wake = (reason: string) => Effect.asVoid(acquire(reason, false)).pipe(annotated)
 
     const close = (live: LiveAgent) => Scope.close(live.scope, Exit.void)
 
@@ -167,7 +170,7 @@ export const make = (options: AgentHandleOptions) =>
         // Said only now that its scope is closed: the wake sources read its kern.db and poll its bot from here on.
         yield* setInfo((i) => ({ ...i, state: "passive" }))
         return [true, { _tag: "Passive" }] as const
-      }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } })))
+      }).pipe(Effect.withSpan("kern.host.passivate", { attributes: { agent: options.name } }))).pipe(annotated)
 
     /**
      * The cluster holds the agent on this runner until the scope closes: it may be live here meanwhile (woken by a
@@ -186,7 +189,7 @@ export const make = (options: AgentHandleOptions) =>
               yield* setInfo((i) => ({ ...i, state: "passive" }))
               return { _tag: "Passive" } as const
             }))
-      ).pipe(Effect.asVoid)
+      ).pipe(Effect.asVoid, annotated)
 
     /** Stops the agent for good (removed from the registry, the host stopping); requests after this are refused. */
     const remove = SynchronizedRef.updateEffect(slot, (current) =>
@@ -195,7 +198,7 @@ export const make = (options: AgentHandleOptions) =>
         : Effect.as(
           Effect.zipRight(current._tag === "Live" ? close(current.live) : Effect.void, setInfo((i) => ({ name: i.name, dir: i.dir, state: "removed" }))),
           { _tag: "Removed" } as const
-        ))
+        )).pipe(annotated)
 
     return {
       name: options.name,

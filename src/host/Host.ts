@@ -18,6 +18,7 @@ import * as HostDebug from "./hostDebug.js"
 import { hostFiles, hostToken, readHostEnv } from "./hostHome.js"
 import { makeHostApp } from "./HostServer.js"
 import * as WakeSources from "./wakeSources/wakeSources.js"
+import type { AgentLogging } from "./liveAgent.js"
 
 export interface HostOptions {
   readonly settings: HostSettings
@@ -33,6 +34,8 @@ export interface HostOptions {
    * passes the process's.
    */
   readonly env?: Readonly<Record<string, string>> | undefined
+  /** How each hosted agent's lines are logged (the host's log, with the agent's secrets redacted); as they come by default. */
+  readonly logging?: AgentLogging | undefined
 }
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
@@ -134,8 +137,9 @@ export const runHost = (options: HostOptions) =>
       : yield* clustered.module.runnerPlace(clustered.cluster, { host: settings.host, port }, { ...(options.env ?? {}), ...(yield* readHostEnv(files)) })
     const local = yield* makeHostAgents({
       idleSeconds: settings.idleSeconds,
+      home: files.home,
       clustered: place !== undefined,
-      live: { host: settings.host, port, hostUrl, report, cluster: place?.lock }
+      live: { host: settings.host, port, hostUrl, report, cluster: place?.lock, logging: options.logging }
     })
     yield* local.reconcile(settings.agents)
     const runner = clustered === undefined || place === undefined

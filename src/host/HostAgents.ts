@@ -1,7 +1,10 @@
 import { Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import { Conversations } from "../runtime/Conversations.js"
 import { loadConfig } from "../config/AgentConfig.js"
+import * as KnownSecrets from "../config/KnownSecrets.js"
 import { agentToken } from "../channels/web/serverSetup.js"
+import { agentPaths } from "../config/paths.js"
+import * as HostedMark from "../storage/HostedMark.js"
 import * as LockFile from "../storage/LockFile.js"
 import * as AgentHandle from "./AgentHandle.js"
 import type { HostedAgent } from "./HostConfig.js"
@@ -31,6 +34,11 @@ export class HostAgents extends Context.Tag("kern/host/HostAgents")<HostAgents, 
 
 export interface HostAgentsOptions {
   readonly idleSeconds: number
+  /**
+   * The host's home: each agent added is marked as this host's (`.kern/hosted.json`), and unmarked when removed, so
+   * clients given its folder find it here (src/storage/HostedMark.ts). No marks without it.
+   */
+  readonly home?: string | undefined
   readonly live: LiveOptions
   /** How an agent is brought to life; the agent's own running layers by default (tests pass a smaller one). */
   readonly build?:
@@ -57,7 +65,11 @@ const buildAgent = (live: LiveOptions) => (agent: HostedAgent, held: Option.Opti
       })
     }
     const token = yield* agentToken(loaded)
-    return yield* buildLive(liveAgentLayer(agent, token, live, Option.map(held, (door) => Layer.succeed(Conversations, door))))
+    const layer = liveAgentLayer(agent, token, live, Option.map(held, (door) => Layer.succeed(Conversations, door)))
+    if (live.logging === undefined) return yield* buildLive(layer)
+    // The token agentToken may have just made is a secret of the folder too.
+    const within = live.logging(KnownSecrets.fromConfig({ ...loaded, env: { ...loaded.env, KERN_AUTH_TOKEN: token } }).secrets)
+    return { ...(yield* within(buildLive(layer))), within }
   })
 
 export const make = (options: HostAgentsOptions) =>
@@ -82,6 +94,27 @@ export const make = (options: HostAgentsOptions) =>
         onSome: (found) => found.wake(reason)
       }))
 
+    /** Marks the folder as this host's, unless another host that runs has it marked as its own. */
+    const mark = (kernDir: string, mine: HostedMark.HostedMark) =>
+      Effect.gen(function*() {
+        const current = yield* HostedMark.hostOf(kernDir)
+        const other = Option.filter(current, (c) => (c.mark.home !== mine.home || c.mark.name !== mine.name) && Option.isSome(c.holder))
+        if (Option.isSome(other)) {
+          return yield* options.live.report(
+            `agent ${mine.name}: the host of ${other.value.mark.home} hosts its folder too (as ${other.value.mark.name}); clients given the folder find that one`
+          )
+        }
+        yield* HostedMark.write(kernDir, mine)
+      })
+
+    const unmark = (dir: string, name: string) =>
+      options.home === undefined
+        ? Effect.void
+        : HostedMark.removeIf(agentPaths(dir).kernDir, { home: options.home, name }).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`kern serve: could not remove ${name}'s hosted mark: ${error.message}`)),
+          Effect.provide(context)
+        )
+
     /**
      * When an agent is added: its token is made (clients need it before its first wake), and what is wrong is reported:
      * not an agent folder, or a folder another runtime holds, which is not taken from it (waking it is refused).
@@ -91,6 +124,7 @@ export const make = (options: HostAgentsOptions) =>
         const loaded = yield* loadConfig(agent.dir)
         if (!loaded.fileExists) return Option.some(`${agent.dir} is not an agent folder (kern init makes one)`)
         yield* agentToken(loaded)
+        if (options.home !== undefined) yield* mark(loaded.paths.kernDir, { home: options.home, name: agent.name })
         const holder = yield* LockFile.readHolder(loaded.paths.lockFile)
         return Option.map(holder, (h) => `its folder is held by pid ${h.pid} (${h.command}); it is not hosted until that stops`)
       }).pipe(Effect.catchAll((error) => Effect.succeed(Option.some(error.message))), Effect.provide(context))
@@ -106,6 +140,7 @@ export const make = (options: HostAgentsOptions) =>
           if (still === undefined || still.dir !== existing.dir) {
             yield* Effect.logInfo(`kern serve: ${name} is no longer hosted`)
             yield* existing.remove
+            yield* unmark(existing.dir, name)
             next.delete(name)
           }
         }

@@ -3,14 +3,15 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ClusterConfig } from "../config/cluster.js"
 import { DatabaseConfig } from "../config/database.js"
+import { agentNamePattern } from "../storage/hostFiles.js"
 
 /**
  * What `kern serve` hosts: `host.json`, or the folders named on the command line. Each agent is a name and a folder;
  * the name is the one its routes sit under (`/agents/<name>/…`).
  */
 
-/** A hosted agent's name: the registry's key, or its folder's base name. */
-export const agentNamePattern = /^[a-z0-9][a-z0-9-]{0,62}$/
+/** A hosted agent's name: the registry's key, or its folder's base name (defined where clients find hosts). */
+export { agentNamePattern }
 
 export class HostConfigError extends Schema.TaggedError<HostConfigError>()("HostConfigError", {
   message: Schema.String

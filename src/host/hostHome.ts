@@ -1,25 +1,12 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option } from "effect"
-import * as NodePath from "node:path"
 import { parseDotenv } from "../config/dotenv.js"
 import { keptToken } from "../channels/web/serverSetup.js"
+import { type HostFiles, hostFiles } from "../storage/hostFiles.js"
 import * as LockFile from "../storage/LockFile.js"
 
-/**
- * The host's own files, in `.kern-host/` of its home (host.json's folder, or `--home`): its token in `.env`
- * (KERN_HOST_TOKEN, mode 0600, made once and kept, as an agent's KERN_AUTH_TOKEN is) and `host.lock`, held while it
- * runs with the address it serves on, where `kern status --host DIR` finds it.
- */
-export interface HostFiles {
-  readonly dir: string
-  readonly envFile: string
-  readonly lockFile: string
-}
-
-export const hostFiles = (home: string): HostFiles => {
-  const dir = NodePath.join(NodePath.resolve(home), ".kern-host")
-  return { dir, envFile: NodePath.join(dir, ".env"), lockFile: NodePath.join(dir, "host.lock") }
-}
+/** The host's own files in `.kern-host/` of its home (src/storage/hostFiles.ts: clients find the host by them). */
+export { type HostFiles, hostFiles }
 
 /** The variables of the host's `.env` (none when it is absent or unreadable). */
 export const readHostEnv = (files: HostFiles) =>

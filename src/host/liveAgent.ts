@@ -1,4 +1,5 @@
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import type { KnownSecret } from "../config/KnownSecrets.js"
 import type { Conversations } from "../runtime/Conversations.js"
 import * as ChatChannels from "../channels/chatChannels.js"
 import * as SlackChannel from "../channels/slack/SlackChannel.js"
@@ -55,7 +56,14 @@ export interface LiveOptions {
   readonly report: Layers.Report
   /** A runner among several: its place in the cluster, recorded in each agent folder's lock (AgentLock). */
   readonly cluster?: Layers.HoldFolder["cluster"]
+  /**
+   * How an agent's lines are logged, given its secrets: the host's log redacts each agent's own (its provider key,
+   * its token) in that agent's lines. Applied to its wake (every fiber its layers fork) and each request it serves.
+   */
+  readonly logging?: AgentLogging | undefined
 }
+
+export type AgentLogging = (secrets: ReadonlyArray<KnownSecret>) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /**
  * One hosted agent's running layers, as `kern start` runs them (runningAgentLayerWith, with retention) but with no
@@ -101,6 +109,8 @@ export interface LiveAgent {
   readonly app: Context.Tag.Service<WebServer.AgentHttpApp>
   readonly activity: Context.Tag.Service<AgentActivity>
   readonly scope: Scope.CloseableScope
+  /** What each request the agent serves runs within (its logging), besides its app. */
+  readonly within?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
 }
 
 /** Builds `layer` in a scope of its own; a failed build closes what it had built. */

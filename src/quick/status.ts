@@ -10,6 +10,8 @@ interface StatusArgs {
   readonly dir: Option.Option<string>
   readonly dirFlag: Option.Option<string>
   readonly json: boolean
+  /** `--host` is left to the full CLI. */
+  readonly host: false
 }
 
 /** The arguments after `status` when they are `[dir] [--dir <dir>] [--json]` in any order, each once; otherwise none. */
@@ -27,7 +29,7 @@ export const parseStatusArgs = (argv: ReadonlyArray<string>): StatusArgs | undef
     } else if (arg !== "" && !arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
     else return undefined
   }
-  return { dir, dirFlag, json }
+  return { dir, dirFlag, json, host: false }
 }
 
 /** Runs `kern <argv>` when it is a status this bundle can parse, and says whether it took it. */

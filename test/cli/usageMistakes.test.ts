@@ -33,7 +33,7 @@ describe("usage mistakes: exit 2, one message, the command's usage", () => {
     expect(result.status).toBe(2)
     expect(lines(result.stderr)).toEqual([
       `kern: two folders given: "a" and --dir "b"`,
-      "Usage: kern status [--dir text] [--json] [<dir>]  (kern status --help for more)"
+      "Usage: kern status [--dir text] [--json] [--host] [<dir>]  (kern status --help for more)"
     ])
   })
 

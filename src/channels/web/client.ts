@@ -18,6 +18,11 @@ export interface ClientSettings {
   /** `http://host:port` */
   readonly baseUrl: string
   readonly token: string
+  /**
+   * How long /health may take (2 s by default). A hosted agent asleep under `kern serve` is woken by the request, and
+   * a wake cut short by the client's timeout is given up by the host; so a client waking one waits longer.
+   */
+  readonly healthTimeout?: Duration.DurationInput | undefined
 }
 
 const ErrorBody = Schema.parseJson(Api.ErrorResponse)
@@ -82,7 +87,7 @@ export const make = (settings: ClientSettings) =>
         Effect.withSpan("kern.web.client.call", { attributes: { route: name, baseUrl: settings.baseUrl } })
       )
 
-    const health = call("health", api.open.health(), Duration.seconds(2))
+    const health = call("health", api.open.health(), Duration.decode(settings.healthTimeout ?? Duration.seconds(2)))
     const status = call("status", api.status.status())
     const mcpTools = (server: string) => call("mcpTools", api.status.mcpTools({ urlParams: { server } }), Duration.seconds(60))
     const ticket = call("ticket", api.auth.ticket())
