@@ -137,7 +137,14 @@ const rotateBytes = 4 << 20
  * (another process holds its write lock past the busy timeout, a full disk) the events stay where they are and the
  * batch is tried again every `retryEvery`. An audit write never fails the work it audits.
  */
-export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownSecrets> = Layer.scoped(
+export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownSecrets> = Layer.suspend(() => layerSqlAt(Option.none()))
+
+/**
+ * As `layerSql`, with the journals in `fallbackFolder` when kern.db is no file beside which they would live
+ * (PostgreSQL: the agent's `.kern/audit`). Without one there, events wait in memory for kern.db, and a kill -9 loses
+ * the batch.
+ */
+export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownSecrets> => Layer.scoped(
   EventLog,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -157,7 +164,7 @@ export const layerSql: Layer.Layer<EventLog, never, SqlClient.SqlClient | KnownS
         Effect.mapError(fail)
       )
     const transient = (error: unknown) => isDatabaseBusy(error) || isDiskFull(error)
-    const folder = Option.map(yield* databaseFile(sql), journalFolder)
+    const folder = Option.orElse(Option.map(yield* databaseFile(sql), journalFolder), () => fallbackFolder)
     const known = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
 
     // Journals of processes that are gone: into kern.db before this log records anything.

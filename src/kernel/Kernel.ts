@@ -1,10 +1,11 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as KnownSecrets from "../config/KnownSecrets.js"
 import type { ApprovalMode, ContractEnforcement, SafetyMode } from "../config/schema.js"
 import type { ToolLists } from "../config/toolLists.js"
 import type { AgentCapabilities } from "./contracts.js"
 import * as ApprovalGate from "./ApprovalGate.js"
+import { journalFolder } from "./auditJournal.js"
 import * as ContractBaselineStore from "./ContractBaselineStore.js"
 import * as DurableMemory from "./DurableMemory.js"
 import * as EventLog from "./EventLog.js"
@@ -23,6 +24,11 @@ export interface KernelOptions {
   readonly surface?: string
   /** The agent folder, whose identity files are privileged under approvalMode ask. */
   readonly root?: string
+  /**
+   * Where the audit journals go when kern.db is not a file (PostgreSQL): the agent's `.kern/audit`. On SQLite they
+   * live beside kern.db whatever this says.
+   */
+  readonly auditFolder?: string | undefined
 }
 
 /** What layerWithGate builds from: the options, and whether privileged calls need a person (approvalMode ask). */
@@ -50,7 +56,7 @@ export const layerWithGate = <A, E, R>(
     options.askForPrivileged
       ? ToolPolicy.askingForPrivileged(options.safetyMode, options.root, options.tools, options.capabilities)
       : ToolPolicy.fromSafetyMode(options.safetyMode, options.tools, options.capabilities),
-    EventLog.layerSql,
+    EventLog.layerSqlAt(Option.fromNullable(options.auditFolder)),
     ContractBaselineStore.layerSql,
     DurableMemory.layerSql,
     ToolExecutor.settings(options.contractEnforcement, options.surface)
@@ -70,6 +76,7 @@ const fromConfig = <A, E, R>(
         contractEnforcement: config.contractEnforcement,
         askForPrivileged: config.approvalMode === "ask",
         root: paths.dir,
+        auditFolder: journalFolder(paths.dbFile),
         capabilities
       }, gate(config)))
   ).pipe(Layer.provideMerge(KnownSecrets.layer))

@@ -1,10 +1,12 @@
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { privateDirMode, privateFileMode } from "../storage/privateFiles.js"
 import { processRunning, readProcessStat } from "../storage/processState.js"
 
 /**
- * Audit journals: `.kern/audit/<pid>-<start>-<random>.jsonl`, one per event log (a process may run several), each
+ * Audit journals: `.kern/audit/<pid>-<start>-<random>-m<machine>.jsonl`, one per event log (a process may run several), each
  * line one audit event (eventRows.ts). A tool call's event is one `write` of its line before the call returns: no
  * fsync, since the page cache keeps what a process wrote when the process is killed (kill -9, a crash), and a
  * transaction per call was the audit's whole cost. The event log moves the lines into kern.db in batches
@@ -17,10 +19,20 @@ import { processRunning, readProcessStat } from "../storage/processState.js"
 /** Where the journals of the kern.db at `databaseFile` live. */
 export const journalFolder = (databaseFile: string): string => NodePath.join(NodePath.dirname(databaseFile), "audit")
 
-const namePattern = /^(\d+)-(\d+)-([0-9a-f]+)\.jsonl$/
+const namePattern = /^(\d+)-(\d+)-([0-9a-f]+)(?:-m([0-9a-f]{8}))?\.jsonl$/
 
-/** A journal's name: its writer's pid and start time (0 where the system does not tell), and a random part. */
-export const journalName = (pid: number, start: string | undefined, random: string): string => `${pid}-${start ?? "0"}-${random}.jsonl`
+/**
+ * This machine, as a journal's name carries it: runners on several machines may share an agent folder (kern.db on
+ * PostgreSQL, the folders on a shared filesystem), and a pid says nothing of a process on another machine.
+ */
+export const machineTag = (): string => NodeCrypto.createHash("sha256").update(NodeOs.hostname()).digest("hex").slice(0, 8)
+
+/**
+ * A journal's name: its writer's pid and start time (0 where the system does not tell), a random part, and its
+ * machine (older journals have none: they are this machine's).
+ */
+export const journalName = (pid: number, start: string | undefined, random: string, machine: string = machineTag()): string =>
+  `${pid}-${start ?? "0"}-${random}-m${machine}.jsonl`
 
 /** The journals in `folder`, by name; none when there is no folder. */
 export const listJournals = (folder: string): ReadonlyArray<string> => {
@@ -40,6 +52,9 @@ export const listJournals = (folder: string): ReadonlyArray<string> => {
 export const writerRunning = (name: string): boolean => {
   const match = namePattern.exec(name)
   if (match === null) return false
+  // Another machine's writer cannot be looked at from here: it is taken as running, so its journal is read (its
+  // events reach kern.db) but never retired from here; its own machine's next kern retires it.
+  if (match[4] !== undefined && match[4] !== machineTag()) return true
   const pid = Number(match[1])
   if (!processRunning(pid)) return false
   const start = match[2]

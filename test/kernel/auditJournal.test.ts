@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Ref, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Ref, Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
-import { journalFolder } from "../../src/kernel/auditJournal.js"
+import { journalFolder, journalName, machineTag, writerRunning } from "../../src/kernel/auditJournal.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import { valuesOf } from "../../src/kernel/eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers } from "../../src/kernel/journalIngest.js"
@@ -264,6 +264,18 @@ describe("replaying audit journals", () => {
       expect((yield* rowsOnDisk(file)).map((row) => row.toolId).sort()).toEqual(["tool.1", "tool.1", "tool.2"])
       expect(journals(folder).map((journal) => journal.name)).toEqual([live])
     }))
+
+  it("a journal names its machine: another machine's writer is never judged gone from here (folders shared by runners)", () => {
+    const here = machineTag()
+    const elsewhere = here === "00000000" ? "ffffffff" : "00000000"
+    expect(journalName(42, "7", "0a0b", here)).toBe(`42-7-0a0b-m${here}.jsonl`)
+    // A pid no process has: gone when the journal is this machine's (named so or, older, not named), running when
+    // another machine's, whose pids say nothing here.
+    expect(writerRunning(journalName(deadPid, "0", "0a0b", here))).toBe(false)
+    expect(writerRunning(`${deadPid}-0-0a0b.jsonl`)).toBe(false)
+    expect(writerRunning(journalName(deadPid, "0", "0a0b", elsewhere))).toBe(true)
+    expect(writerRunning(journalName(process.pid, "0", "0a0b", here))).toBe(true)
+  })
 })
 
 describe.each(databases)("audit journals into kern.db on $dialect", ({ layer }) => {
@@ -291,5 +303,25 @@ describe.each(databases)("audit journals into kern.db on $dialect", ({ layer }) 
       yield* sql`INSERT INTO audit_journals (file, committed) VALUES ('1-0-00000000.jsonl', 10)`
       yield* forgetRetired(sql, folder)
       expect(yield* sql`SELECT file FROM audit_journals`).toEqual([])
+    }).pipe(Effect.provide(layer), Effect.orDie))
+
+  it.live("over a kern.db that is no file (PostgreSQL, in memory), the journals go to the folder given: an event is in it when record returns, a dead writer's is read in", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const folder = NodePath.join(makeTempDir(), ".kern", "audit")
+      const dead = deadJournal(folder, line("dead", 1))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(EventLog.layerSqlAt(Option.some(folder)).pipe(Layer.provide(KnownSecrets.layerNone)))
+        const log = Context.get(context, EventLog.EventLog)
+        // The dead writer's events are in kern.db before this log records anything, and its journal is retired.
+        expect((yield* sql<{ sessionId: string }>`SELECT session_id FROM kernel_events`).map((row) => row.sessionId)).toEqual(["dead"])
+        expect(journals(folder).map((journal) => journal.name)).not.toContain(dead)
+        yield* log.record({ decisionKey: "kernel.tool.dispatch", runId: "run", traceId: "trace", sessionId: "alive", toolId: "tool.x", status: "ok" })
+        // Returned: the event is in this process's journal, so a kill -9 now loses nothing.
+        expect(journals(folder).map((journal) => journal.text).join("")).toContain("\"alive\"")
+      }))
+      // Closed: everything is in kern.db and the journal is gone.
+      expect((yield* sql<{ sessionId: string }>`SELECT session_id FROM kernel_events ORDER BY event_id`).map((row) => row.sessionId)).toEqual(["dead", "alive"])
+      expect(journals(folder)).toEqual([])
     }).pipe(Effect.provide(layer), Effect.orDie))
 })
