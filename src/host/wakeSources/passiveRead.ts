@@ -8,8 +8,8 @@ import * as SlackChannel from "../../channels/slack/SlackChannel.js"
 import * as TelegramChannel from "../../channels/telegram/TelegramChannel.js"
 import { firstHeartbeatDue } from "../../runtime/HeartbeatSchedule.js"
 import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
+import * as AgentDatabase from "../../runtime/agentDatabase.js"
 import { Inbox, layerSql as inboxLayer } from "../../runtime/Inbox.js"
-import * as Database from "../../storage/Database.js"
 import { ScheduleStore } from "../../tools/schedules/ScheduleStore.js"
 
 /** Where a passive agent's Telegram bot is polled from, and the offset its own channel would poll from. */
@@ -32,6 +32,11 @@ export interface PassiveRecord {
    * while it sleeps, so the host wakes it at once and keeps it live (liveAgent.ts, AgentActivity.keptLive).
    */
   readonly slack: boolean
+  /**
+   * Its kern.db is on PostgreSQL: what another process writes there (`kern schedule add` beside the host) changes no
+   * file in its folder, so it is read again at a slower pace instead (wakeSources.ts).
+   */
+  readonly onServer: boolean
 }
 
 /** An agent folder that could not be read while passive: nothing wakes it but a message until it can be. */
@@ -45,8 +50,8 @@ const earlier = (a: Option.Option<readonly [number, string]>, b: Option.Option<r
 
 /**
  * A passive agent's due time and Telegram offset, read the way its own runtime reads them (ScheduleStore.earliest,
- * HeartbeatLog.due with the Scheduler's start rule, the channel's stored offset), over one short open of its kern.db,
- * closed before this returns. A folder with no kern.db (never run) is not given one: the agent's first start
+ * HeartbeatLog.due with the Scheduler's start rule, the channel's stored offset), over one short open of its kern.db
+ * (the file, or its schema on PostgreSQL), closed before this returns. A folder with no kern.db (never run) is not given one: the agent's first start
  * decides about it (it refuses a missing kern.db beside existing sessions).
  */
 export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveReadFailed, FileSystem.FileSystem | ProcessEnv> =>
@@ -57,7 +62,10 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
     const intervalMs = loaded.config.heartbeatInterval * 60_000
     const token = loaded.env["TELEGRAM_BOT_TOKEN"]?.trim() ?? ""
     const root = loaded.env["TELEGRAM_API_ROOT"]?.trim() || TelegramChannel.defaultApiRoot
-    const stored = (yield* fs.exists(loaded.paths.dbFile))
+    const target = yield* AgentDatabase.targetOf(loaded)
+    const onServer = target._tag === "postgres"
+    // On SQLite a folder without kern.db has nothing stored; on PostgreSQL the agent's schema is where it always is.
+    const stored = onServer || (yield* fs.exists(loaded.paths.dbFile))
       ? yield* Effect.all({
         schedule: Effect.flatMap(ScheduleStore, (store) => store.earliest),
         heartbeat: Effect.flatMap(HeartbeatLog, (log) => log.due),
@@ -65,7 +73,7 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
         offset: Effect.flatMap(Inbox, TelegramChannel.storedOffset)
       }).pipe(
         Effect.provide(Layer.mergeAll(ScheduleStore.Default, HeartbeatLog.Default, inboxLayer).pipe(
-          Layer.provideMerge(Database.layer({ filename: loaded.paths.dbFile }))
+          Layer.provideMerge(AgentDatabase.layerOf(target))
         ))
       )
       : { schedule: Option.none<number>(), heartbeat: Option.none<number>(), waiting: 0, offset: Option.none<number>() }
@@ -83,7 +91,8 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
       dueMs: Option.map(due, ([ms]) => ms),
       why: Option.match(due, { onNone: () => "", onSome: ([, why]) => why }),
       telegram: token === "" ? Option.none() : Option.some({ root, token, offset: stored.offset }),
-      slack
+      slack,
+      onServer
     }
   }).pipe(
     Effect.mapError((error) => new PassiveReadFailed({ dir, message: error.message })),

@@ -14,6 +14,9 @@ import { makeTelegramWakes } from "./TelegramWakes.js"
  */
 export const recheckInterval = Duration.seconds(10)
 
+/** Agents whose kern.db is on PostgreSQL are read again every this many looks (a minute): one query each. */
+export const serverRecheckLooks = 6
+
 /** What the wake sources watch now: for the host's status, and for tests to see them settled. */
 export interface WakeSourcesStatus {
   /** Passive agents read and watched. */
@@ -32,6 +35,8 @@ export class WakeSources extends Context.Tag("kern/host/WakeSources")<WakeSource
 interface Asleep {
   readonly dir: string
   readonly stamp: string
+  /** Its kern.db is on PostgreSQL: read again every `serverRecheckLooks` looks, whatever its folder says. */
+  readonly onServer: boolean
   readonly telegram: Option.Option<TelegramWatch>
 }
 
@@ -63,7 +68,7 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
         Effect.catchAll((error) =>
           Effect.as(
             Effect.logWarning(`kern: host: could not read ${dir} while it sleeps (${error.message}); only a message wakes it`),
-            { dueMs: Option.none(), why: "", telegram: Option.none(), slack: false } satisfies PassiveRecord
+            { dueMs: Option.none(), why: "", telegram: Option.none(), slack: false, onServer: false } satisfies PassiveRecord
           )
         ),
         Effect.provide(context)
@@ -75,7 +80,7 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
         const record = yield* read(agent.dir)
         const stamp = yield* folderStamp(agent.dir)
         const before = HashMap.get(yield* Ref.get(asleep), agent.name)
-        yield* Ref.update(asleep, HashMap.set(agent.name, { dir: agent.dir, stamp, telegram: record.telegram }))
+        yield* Ref.update(asleep, HashMap.set(agent.name, { dir: agent.dir, stamp, onServer: record.onServer, telegram: record.telegram }))
         yield* dues.set(agent.name, record.dueMs, record.why)
         if (Option.isSome(before) && sameWatch(before.value.telegram, record.telegram)) return
         yield* Option.match(record.telegram, {
@@ -95,11 +100,16 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
     const follow = Stream.runForEach(host.changes, (agent) =>
       lock.withPermits(1)(agent.state === "passive" ? fallAsleep(agent) : wakeUp(agent.name)))
 
-    /** A folder of a passive agent that changed on disk is read again (under the lock, if it is still passive). */
+    /**
+     * A folder of a passive agent that changed on disk is read again (under the lock, if it is still passive); one whose
+     * kern.db is on PostgreSQL also every `serverRecheckLooks` looks (a minute), since what is written there touches no file.
+     */
+    const looks = yield* Ref.make(0)
     const recheck = Effect.gen(function*() {
+      const look = yield* Ref.updateAndGet(looks, (n) => n + 1)
       for (const [name, known] of yield* Ref.get(asleep)) {
         const stamp = yield* folderStamp(known.dir)
-        if (stamp === known.stamp) continue
+        if (stamp === known.stamp && !(known.onServer && look % serverRecheckLooks === 0)) continue
         yield* lock.withPermits(1)(Effect.flatMap(Ref.get(asleep), (now) =>
           Option.match(HashMap.get(now, name), {
             onNone: () => Effect.void,
