@@ -79,7 +79,7 @@ describe("clients of kern serve", () => {
       // Logs: alpha's lines of the host's log, and none of beta's; beta (never woken) has its own lines only.
       yield* server.reply(FakeReply.text("beta answers"))
       expect((yield* kern(["chat", beta, "-m", "hi beta"])).status).toBe(0)
-      const alphaLog = yield* eventuallyEffect(Effect.map(kern(["logs", alpha, "--json", "-n", "500"]), (r) => r.stdout.includes("waking alpha")))
+      const alphaLog = yield* eventuallyEffect(Effect.map(kern(["logs", alpha, "--json", "-n", "500"]), (r) => r.stdout.includes("alpha: waking")))
       expect(alphaLog, host.stderr()).toBe(true)
       const lines = (yield* kern(["logs", alpha, "--json", "-n", "500"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as { annotations: { agent?: string }; message: string })
       expect(lines.length).toBeGreaterThan(1)

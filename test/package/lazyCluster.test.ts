@@ -3,11 +3,12 @@ import { chunks, importsOf, loadedWithout } from "../support/chunks.js"
 
 // @effect/cluster (with @effect/rpc and @effect/workflow beneath it) adds 120-370 ms to a cold start. Only a process
 // that runs the agent builds the conversations (Conversations.layerDurable), and that is where the build loads it: a
-// lazy chunk. These checks read the test build the CLI tests run.
+// lazy chunk; and `kern serve` as a runner among several (host.json's `cluster`: src/host/hostCluster.ts), another.
+// These checks read the test build the CLI tests run.
 
 // Context tag keys are strings, so they survive minification.
 const markers = ["@effect/cluster/Sharding", "@effect/cluster/MessageStorage"]
-const clusterModule = (file: string) => /^ConversationsLive-/.test(file)
+const clusterModule = (file: string) => /^(ConversationsLive|hostCluster)-/.test(file)
 const holdsCluster = (file: string) => markers.some((marker) => importsOf(file).source.includes(marker))
 
 describe("the built kern loads @effect/cluster only in a process that runs the agent", () => {
@@ -24,12 +25,12 @@ describe("the built kern loads @effect/cluster only in a process that runs the a
     }
   })
 
-  it("the cluster is in the build, and reached only through the lazy conversations module", () => {
+  it("the cluster is in the build, and reached only through the lazy conversations and runner modules", () => {
     const holders = chunks().filter(holdsCluster)
     expect(holders.length).toBeGreaterThan(0)
     const lazy = chunks().filter(clusterModule)
-    expect(lazy).toHaveLength(1)
-    const reachable = loadedWithout(lazy[0]!, () => false)
+    expect(lazy.map((file) => file.split("-")[0]).sort()).toEqual(["ConversationsLive", "hostCluster"])
+    const reachable = new Set(lazy.flatMap((module) => [...loadedWithout(module, () => false)]))
     for (const file of holders) expect(reachable.has(file), file).toBe(true)
     // No command reaches the cluster by any other path.
     for (const file of loadedWithout("main.js", clusterModule)) expect(holdsCluster(file), file).toBe(false)

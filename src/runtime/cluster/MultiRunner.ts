@@ -13,6 +13,7 @@ import { RpcSerialization } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import type { ClusterConfig } from "../../config/cluster.js"
+import { withMigrationLock } from "../../storage/pg/migrationLock.js"
 import { shardingConfig as singleRunnerConfig } from "./Cluster.js"
 
 /** Where a runner is reached by the others, and where it listens (the same unless it sits behind a NAT or a proxy). */
@@ -109,6 +110,23 @@ export const multiRunner = (options: MultiRunnerOptions) => {
       )
     }
   }))
+  /**
+   * The cluster's migrations table, made before its storage layers migrate, one runner at a time: their Migrator
+   * looks the table up and then creates it, and two runners starting together on a new database both created it (one
+   * died: `relation "cluster_migrations" already exists`). Its rows are still the Migrator's, under its own table lock.
+   */
+  const migrationsTable = Layer.effectDiscard(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.onDialectOrElse({
+      pg: () =>
+        withMigrationLock(sql, "cluster_migrations")(sql`CREATE TABLE IF NOT EXISTS cluster_migrations (
+          migration_id integer primary key,
+          created_at timestamp with time zone not null default now(),
+          name text not null
+        )`),
+      orElse: () => Effect.void
+    }).pipe(Effect.orDie)
+  }))
   const runner = SocketRunner.layer.pipe(
     Layer.provide([layerSocketServer, layerClientProtocol]),
     Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol)))
@@ -117,7 +135,7 @@ export const multiRunner = (options: MultiRunnerOptions) => {
     Layer.provideMerge(runner),
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
     Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
-    Layer.provide([config, RpcSerialization.layerMsgPack, exactIds]),
+    Layer.provide([config, RpcSerialization.layerMsgPack, exactIds, migrationsTable]),
     Layer.locallyEffect((build) => Effect.withClock(build, Clock.make()))
   )
 }

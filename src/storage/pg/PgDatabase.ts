@@ -4,6 +4,7 @@ import { Cause, Effect, Layer, Redacted, String as Str } from "effect"
 import * as PgTypes from "pg-types"
 import { shownUrl } from "../../config/database.js"
 import { DatabaseError, describeCause } from "../Database.js"
+import { withMigrationLock } from "./migrationLock.js"
 import { pgMigrations } from "./migrations.js"
 
 export interface PostgresOptions {
@@ -59,9 +60,12 @@ export const layer = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient
   const fail = failWith(options)
   const prepare = Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`.pipe(Effect.mapError(fail("open")))
-    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
-      .pipe(Effect.mapError(fail("migrate")))
+    // One process at a time per schema: runners starting together would race to create it and its migrations table.
+    yield* withMigrationLock(sql, options.schema)(Effect.gen(function*() {
+      yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`.pipe(Effect.mapError(fail("open")))
+      yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
+        .pipe(Effect.mapError(fail("migrate")))
+    })).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(fail("migrate")(error))))
   }).pipe(Effect.withSpan("kern.storage.preparePostgres"))
   return Layer.effectDiscard(prepare).pipe(Layer.provideMerge(client(options)))
 }
