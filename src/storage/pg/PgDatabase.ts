@@ -60,12 +60,19 @@ export const layer = (options: PostgresOptions): Layer.Layer<SqlClient.SqlClient
   const fail = failWith(options)
   const prepare = Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    // One process at a time per schema: runners starting together would race to create it and its migrations table.
-    yield* withMigrationLock(sql, options.schema)(Effect.gen(function*() {
-      yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`.pipe(Effect.mapError(fail("open")))
-      yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
-        .pipe(Effect.mapError(fail("migrate")))
-    })).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(fail("migrate")(error))))
+    // The schema and the Migrator's table, one process at a time: runners starting together raced to create them. The
+    // migrations then run under the Migrator's own lock of its table (its lookup of the table would abort a
+    // transaction of ours, so it runs outside).
+    yield* withMigrationLock(sql, options.schema)(Effect.zipRight(
+      sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`,
+      sql`CREATE TABLE IF NOT EXISTS ${sql(options.schema)}.kern_migrations (
+        migration_id integer primary key,
+        created_at timestamp with time zone not null default now(),
+        name text not null
+      )`
+    )).pipe(Effect.mapError(fail("open")))
+    yield* runMigrations({ loader: Migrator.fromRecord(options.migrations ?? pgMigrations), table: "kern_migrations" })
+      .pipe(Effect.mapError(fail("migrate")))
   }).pipe(Effect.withSpan("kern.storage.preparePostgres"))
   return Layer.effectDiscard(prepare).pipe(Layer.provideMerge(client(options)))
 }

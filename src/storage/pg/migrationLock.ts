@@ -3,7 +3,8 @@ import { Effect } from "effect"
 
 /**
  * `effect` run in one transaction holding a PostgreSQL advisory lock named by `name`: processes that start at once on
- * one database (runners of a cluster, agents sharing a server) create a schema and migrate it one after another. The
+ * one database (runners of a cluster, agents sharing a server) create a schema and its migrations table one after
+ * another. The
  * lock takes the two-key form, whose keys never meet the single-key advisory locks the cluster's shards use.
  *
  * Needed because "does it exist? then create it" races: @effect/sql's Migrator creates its table after a lookup
