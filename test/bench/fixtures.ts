@@ -15,6 +15,7 @@ import * as SessionIndex from "../../src/session/SessionIndex.js"
 import * as Database from "../../src/storage/Database.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
+import { sleep } from "./waitFor.js"
 
 const memory: Record<string, string> = {
   "KERN.md": "# KERN.md\nYou run under kern. Tools: bash, read, write, edit, glob, grep, webfetch, kern.\n",
@@ -75,3 +76,37 @@ export const startModelServerProcess = () =>
     })
     child.on("exit", (code) => reject(new Error(`the fake model server exited (${code})`)))
   })
+
+export interface Model {
+  readonly baseURL: string
+  /** When the model received the request of `tag`'s turn (epoch ms), waited for up to 120 s. */
+  readonly arrivalOf: (tag: string) => Promise<number>
+  readonly stop: () => void
+}
+
+/**
+ * The fake model server's process, with when each `BENCH-FIRE-<tag>` turn's request reached it (its `arrived` lines).
+ */
+export const startModel = async (): Promise<Model> => {
+  const server = await startModelServerProcess()
+  const arrivals = new Map<string, number>()
+  let out = ""
+  server.child.stdout!.on("data", (chunk: Buffer) => {
+    out += chunk.toString("utf8")
+    const lines = out.split("\n")
+    out = lines.pop() ?? ""
+    for (const line of lines) {
+      const arrived = /^arrived (\S+) (\d+)$/.exec(line)
+      if (arrived !== null && !arrivals.has(arrived[1]!)) arrivals.set(arrived[1]!, Number(arrived[2]))
+    }
+  })
+  const arrivalOf = async (tag: string) => {
+    const deadline = Date.now() + 120_000
+    while (!arrivals.has(tag)) {
+      if (Date.now() > deadline) throw new Error(`the turn of ${tag} never reached the model`)
+      await sleep(2)
+    }
+    return arrivals.get(tag)!
+  }
+  return { baseURL: server.baseURL, arrivalOf, stop: () => server.child.kill() }
+}

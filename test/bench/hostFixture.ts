@@ -3,7 +3,9 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { benchEnv, kernCommand, rssMb } from "./agentProcess.js"
-import { startModelServerProcess } from "./fixtures.js"
+import { type Model, startModel } from "./fixtures.js"
+
+export { type Model, startModel }
 import { benchKernBin } from "./kernBuild.js"
 import { sleep, waitFor } from "./waitFor.js"
 
@@ -12,36 +14,6 @@ import { sleep, waitFor } from "./waitFor.js"
 // one real turn), and a real `kern serve` over them with KERN_DEBUG_HOST=1 (GET /host carries the event loop's delay
 // and the active resources), read from outside: /proc for RSS and open files, its HTTP API for the rest.
 
-export interface Model {
-  readonly baseURL: string
-  /** When the model received the request of `tag`'s turn (epoch ms), waited for up to 120 s. */
-  readonly arrivalOf: (tag: string) => Promise<number>
-  readonly stop: () => void
-}
-
-export const startModel = async (): Promise<Model> => {
-  const server = await startModelServerProcess()
-  const arrivals = new Map<string, number>()
-  let out = ""
-  server.child.stdout!.on("data", (chunk: Buffer) => {
-    out += chunk.toString("utf8")
-    const lines = out.split("\n")
-    out = lines.pop() ?? ""
-    for (const line of lines) {
-      const arrived = /^arrived (\S+) (\d+)$/.exec(line)
-      if (arrived !== null && !arrivals.has(arrived[1]!)) arrivals.set(arrived[1]!, Number(arrived[2]))
-    }
-  })
-  const arrivalOf = async (tag: string) => {
-    const deadline = Date.now() + 120_000
-    while (!arrivals.has(tag)) {
-      if (Date.now() > deadline) throw new Error(`the turn of ${tag} never reached the model`)
-      await sleep(2)
-    }
-    return arrivals.get(tag)!
-  }
-  return { baseURL: server.baseURL, arrivalOf, stop: () => server.child.kill() }
-}
 
 export interface Agents {
   /** name → folder */

@@ -6,7 +6,7 @@ import { draftSchedule } from "../../src/tools/schedules/newSchedule.js"
 import { ScheduleStore } from "../../src/tools/schedules/ScheduleStore.js"
 import { agentHttp, cpuPerMinute, kernCommand as kern, pidOf, rssMb, sleep, stopAgent } from "./agentProcess.js"
 import type { Bench } from "./bench.js"
-import { benchAgent, startModelServerProcess } from "./fixtures.js"
+import { benchAgent, startModel, startModelServerProcess } from "./fixtures.js"
 
 // agent.idle.schedules: an idle agent with 100 schedules (50 daily crons, 50 one-shots days ahead: none fires while
 // it is measured) against an idle agent with none, started and sampled side by side in the same run: CPU per minute
@@ -67,27 +67,9 @@ const idleWithSchedules = (rounds: number, windowMs: number) => async () => {
 }
 
 const fireLatency = (rounds: number) => async () => {
-  const server = await startModelServerProcess()
-  const arrivals = new Map<string, number>()
-  let out = ""
-  server.child.stdout!.on("data", (chunk: Buffer) => {
-    out += chunk.toString("utf8")
-    const lines = out.split("\n")
-    out = lines.pop() ?? ""
-    for (const line of lines) {
-      const arrived = /^arrived (\S+) (\d+)$/.exec(line)
-      if (arrived !== null && !arrivals.has(arrived[1]!)) arrivals.set(arrived[1]!, Number(arrived[2]))
-    }
-  })
-  const arrivalOf = async (tag: string) => {
-    const deadline = Date.now() + 60_000
-    while (!arrivals.has(tag)) {
-      if (Date.now() > deadline) throw new Error(`the turn of ${tag} never reached the model`)
-      await sleep(5)
-    }
-    return arrivals.get(tag)!
-  }
-  const agent = benchAgent(undefined, { model: "bench-model", baseURL: server.baseURL, heartbeatInterval: 0, autoCommit: false, recall: false, timezone: "UTC" })
+  const model = await startModel()
+  const arrivalOf = model.arrivalOf
+  const agent = benchAgent(undefined, { model: "bench-model", baseURL: model.baseURL, heartbeatInterval: 0, autoCommit: false, recall: false, timezone: "UTC" })
   try {
     kern(["start", "--dir", agent.dir])
     const http = agentHttp(agent.dir)
@@ -120,7 +102,7 @@ const fireLatency = (rounds: number) => async () => {
     return { samples, baseline }
   } finally {
     stopAgent(agent.dir)
-    server.child.kill()
+    model.stop()
     agent.remove()
   }
 }
