@@ -12,24 +12,24 @@ import { decodeSessionLine } from "../../src/session/lineDecode.js"
 import { encodeSessionLine } from "../../src/session/lineEncode.js"
 import { UserMessage } from "../../src/session/messages.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { agentConfigOn, databases, type DialectName } from "../support/databases.js"
+import { agentDatabaseConfig, databases, type TestDatabase } from "../support/databases.js"
 import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // Files that come with messages are stored once, by content, with their type read from the bytes; a message carries
 // references to them through the inbox, a restart and the session, never the bytes.
 
-const agentDir = (dialect: DialectName, media?: object) =>
-  testAgentDir({ ...agentConfigOn(dialect), ...(media === undefined ? {} : { media }) })
+const agentDir = (database: TestDatabase, media?: object) =>
+  Effect.map(agentDatabaseConfig(database), (config) => testAgentDir({ ...config, ...(media === undefined ? {} : { media }) }))
 
 const started = buildAgentCore
 
 const png = () =>
   Effect.promise(() => sharp({ create: { width: 4, height: 3, channels: 3, background: "#f00" } }).png().toBuffer())
 
-describe.each(databases)("media store, kern.db on $dialect", ({ dialect }) => {
+describe.each(databases)("media store, kern.db on $dialect", (database) => {
   it.scopedLive("sniffs from the bytes, stores once and privately, and refuses what is over the caps", () =>
     Effect.gen(function*() {
-      const dir = agentDir(dialect, { maxFileBytes: 64 * 1024, maxTurnBytes: 100 * 1024 })
+      const dir = yield* agentDir(database, { maxFileBytes: 64 * 1024, maxTurnBytes: 100 * 1024 })
       const context = yield* started(dir, yield* Effect.scope)
       const media = Context.get(context, MediaStore)
 
@@ -67,7 +67,7 @@ describe.each(databases)("media store, kern.db on $dialect", ({ dialect }) => {
 
   it.scopedLive("a message's attachments survive the inbox, a restart and the session line", () =>
     Effect.gen(function*() {
-      const dir = agentDir(dialect)
+      const dir = yield* agentDir(database)
       const first = yield* Scope.make()
       const context = yield* started(dir, first)
       const attachment = yield* Context.get(context, MediaStore).ingest({ name: "dot.png", bytes: new Uint8Array(yield* png()) })
@@ -96,7 +96,7 @@ describe.each(databases)("media store, kern.db on $dialect", ({ dialect }) => {
 
   it.scopedLive("a stored file's links: the conversations it belongs to, once each; an unknown id names nothing", () =>
     Effect.gen(function*() {
-      const context = yield* started(agentDir(dialect), yield* Effect.scope)
+      const context = yield* started(yield* agentDir(database), yield* Effect.scope)
       const sql = Context.get(context, SqlClient.SqlClient)
       const stored = yield* Context.get(context, MediaStore).ingest({ name: "dot.png", bytes: new Uint8Array(yield* png()) })
       const withSql = Effect.provideService(SqlClient.SqlClient, sql)

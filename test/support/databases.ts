@@ -58,15 +58,6 @@ export const agentDatabases: ReadonlyArray<TestDatabase> = [
   { dialect: "postgres", layer: postgresLayerWith(agentPgMigrations) }
 ]
 
-/**
- * An agent folder's `database` config on `dialect`, for tests that build a whole agent from its folder: none (its
- * `.kern/kern.db`), or a new schema on the run's PostgreSQL (left to the server, which the run throws away).
- */
-export const agentConfigOn = (dialect: DialectName): Record<string, unknown> =>
-  dialect === "sqlite"
-    ? {}
-    : { database: { url: inject("postgresUrl"), schema: `a_${process.hrtime.bigint().toString(36)}_${Math.floor(Math.random() * 1_000_000)}` } }
-
 /** A schema of its own on the run's PostgreSQL server, dropped when the scope closes. */
 const scopedSchema: Effect.Effect<{ readonly url: string; readonly schema: string }, never, Scope.Scope> = Effect.gen(function*() {
   const url = inject("postgresUrl")

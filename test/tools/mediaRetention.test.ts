@@ -8,7 +8,7 @@ import * as NodePath from "node:path"
 import { MediaStore } from "../../src/media/MediaStore.js"
 import { Retention } from "../../src/tools/retention/Retention.js"
 import { reportLines } from "../../src/tools/retention/RetentionReport.js"
-import { agentConfigOn, databases, type DialectName } from "../support/databases.js"
+import { agentDatabaseConfig, databases, type TestDatabase } from "../support/databases.js"
 import { buildAgentCore, testAgentDir } from "../support/testAgentDir.js"
 
 // `.kern/media` under retention (config retention.media): files no session line and no waiting message refers to go by
@@ -18,9 +18,9 @@ const day = 86_400_000
 const sha = (bytes: Uint8Array) => NodeCrypto.createHash("sha256").update(bytes).digest("hex")
 const bytesOf = (text: string) => new TextEncoder().encode(text)
 
-const agentWith = (dialect: DialectName, retention: Record<string, unknown>) =>
+const agentWith = (database: TestDatabase, retention: Record<string, unknown>) =>
   Effect.gen(function*() {
-    const dir = testAgentDir({ retention: { media: retention }, ...agentConfigOn(dialect) })
+    const dir = testAgentDir({ retention: { media: retention }, ...(yield* agentDatabaseConfig(database)) })
     const scope = yield* Effect.scope
     const core = yield* buildAgentCore(dir, scope)
     const retentionContext = yield* Layer.buildWithScope(Retention.Default.pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(NodeContext.layer)), scope)
@@ -50,10 +50,10 @@ const agentWith = (dialect: DialectName, retention: Record<string, unknown>) =>
     return { dir, media, ingest, storedDaysAgo, inSession, waiting, run, onDisk }
   })
 
-describe.each(databases)("retention: media, kern.db on $dialect", ({ dialect }) => {
+describe.each(databases)("retention: media, kern.db on $dialect", (database) => {
   it.scopedLive("by age: an old file no session refers to is pruned (a dry run first says so); an old one a session refers to and a fresh one stay; asked for, the pruned one says when", () =>
     Effect.gen(function*() {
-      const agent = yield* agentWith(dialect, { maxAgeDays: 30, maxBytes: null })
+      const agent = yield* agentWith(database, { maxAgeDays: 30, maxBytes: null })
       const kept = yield* agent.ingest("receipt.txt", "a receipt the conversation shows")
       const orphan = yield* agent.ingest("orphan.txt", "a file whose message was refused part-way")
       const fresh = yield* agent.ingest("fresh.txt", "just arrived, its turn not yet run")
@@ -87,7 +87,7 @@ describe.each(databases)("retention: media, kern.db on $dialect", ({ dialect }) 
 
   it.scopedLive("by size: the oldest files no session refers to go until all fit maxBytes; one a session refers to stays even when it alone is over", () =>
     Effect.gen(function*() {
-      const agent = yield* agentWith(dialect, { maxAgeDays: null, maxBytes: 100 })
+      const agent = yield* agentWith(database, { maxAgeDays: null, maxBytes: 100 })
       const big = yield* agent.ingest("big.txt", "b".repeat(150))
       const older = yield* agent.ingest("older.txt", "o".repeat(60))
       const newer = yield* agent.ingest("newer.txt", "n".repeat(60))
