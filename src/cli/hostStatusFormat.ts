@@ -6,7 +6,7 @@ import { counted } from "../config/counted.js"
 export const HostAgentsBody = Schema.Struct({
   agents: Schema.Array(Schema.Struct({
     name: Schema.String,
-    state: Schema.Literal("passive", "waking", "live"),
+    state: Schema.Literal("passive", "waking", "live", "passivating"),
     problem: Schema.optional(Schema.String)
   }))
 })
@@ -40,7 +40,7 @@ export interface HostedView {
   /** The host's process while it runs. */
   readonly host: { readonly pid: number; readonly address: string; readonly since: string } | null
   /** As the host says (`GET /agents`); null while the host does not run. */
-  readonly state: "passive" | "waking" | "live" | null
+  readonly state: "passive" | "waking" | "live" | "passivating" | null
   /** Why the host's last wake of it failed. */
   readonly problem: string | null
 }
@@ -55,7 +55,8 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 const stateWords = {
   passive: "passive (asleep: no process of its own; a message, its web UI or a schedule wakes it)",
   waking: "waking",
-  live: "live"
+  live: "live",
+  passivating: "passivating (going to sleep: its scope is closing)"
 } as const
 
 /** The `hosted:` line of `kern status DIR`. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { hostedLine, hostLines, hostProblems, type HostView } from "../../src/cli/hostStatusFormat.js"
+import { Schema } from "effect"
+import { HostAgentsBody, hostedLine, hostLines, hostProblems, type HostView } from "../../src/cli/hostStatusFormat.js"
 
 const running: HostView = {
   home: "/srv/host",
@@ -40,9 +41,20 @@ describe("kern status DIR of a hosted agent", () => {
       "as alpha by kern serve pid 42 at http://127.0.0.1:4000/agents/alpha/ (home /srv/host): live"
     )
     expect(hostedLine({ name: "alpha", home: "/srv/host", host, state: "passive", problem: null })).toMatch(/: passive \(asleep/)
+    expect(hostedLine({ name: "alpha", home: "/srv/host", host, state: "passivating", problem: null })).toMatch(/: passivating \(going to sleep/)
     expect(hostedLine({ name: "alpha", home: "/srv/host", host, state: null, problem: null })).toMatch(/state unknown/)
     expect(hostedLine({ name: "alpha", home: "/srv/host", host: null, state: null, problem: null })).toBe(
       "as alpha by the kern serve of /srv/host, which is not running (it wakes the agent once it runs)"
     )
+  })
+})
+
+describe("GET /agents as kern status reads it", () => {
+  it("takes every state the host gives, passivating included, and refuses one it does not know", () => {
+    const decode = Schema.decodeUnknownEither(HostAgentsBody)
+    const states = ["passive", "waking", "live", "passivating"] as const
+    const body = decode({ agents: states.map((state, i) => ({ name: `a${i}`, state })) })
+    expect(body._tag === "Right" ? body.right.agents.map((a) => a.state) : body.left.message).toEqual(states)
+    expect(decode({ agents: [{ name: "a", state: "exploded" }] })._tag).toBe("Left")
   })
 })

@@ -19,11 +19,16 @@ describe("the host page's and the picker's view of the hosted agents", () => {
       agents: [
         { name: "alpha", state: "live" },
         { name: "bad", state: "passive", problem },
+        { name: "closing", state: "passivating" },
         { name: "odd", state: "exploded" },
         { state: "live" },
         "beta"
       ]
-    })).toEqual([{ name: "alpha", state: "live", problem: undefined }, { name: "bad", state: "passive", problem }])
+    })).toEqual([
+      { name: "alpha", state: "live", problem: undefined },
+      { name: "bad", state: "passive", problem },
+      { name: "closing", state: "passivating", problem: undefined }
+    ])
     expect(decodeHostedAgents({ error: "not logged in" })).toBeUndefined()
     expect(decodeHostedAgents(undefined)).toBeUndefined()
   })

@@ -51,7 +51,7 @@ const AgentRow = ({ agent }: { readonly agent: HostedAgent }) => {
 
 /** "3 agents: 1 live, 2 passive". */
 const counts = (agents: ReadonlyArray<HostedAgent>): string => {
-  const parts = (["live", "waking", "passive"] as const)
+  const parts = (["live", "waking", "passivating", "passive"] as const)
     .map((state) => [state, agents.filter((a) => a.state === state).length] as const)
     .filter(([, n]) => n > 0)
     .map(([state, n]) => `${n} ${state}`)

@@ -1,7 +1,7 @@
 // The hosted agents as `kern serve` lists them (GET /agents, the host page's event stream), decoded for the page.
 import { arr, isObject, type Json, str } from "../wire.js"
 
-export type HostedState = "passive" | "waking" | "live"
+export type HostedState = "passive" | "waking" | "live" | "passivating"
 
 export interface HostedAgent {
   readonly name: string
@@ -9,7 +9,7 @@ export interface HostedAgent {
   readonly problem?: string | undefined
 }
 
-const states: ReadonlyArray<string> = ["passive", "waking", "live"]
+const states: ReadonlyArray<string> = ["passive", "waking", "live", "passivating"]
 
 /** The list, or undefined when the answer is not one; an entry that does not decode is left out. */
 export const decodeHostedAgents = (u: Json | undefined): ReadonlyArray<HostedAgent> | undefined => {
