@@ -1,7 +1,7 @@
 import { FileSystem, HttpServer, type HttpServerRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, Context, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { agentToken as tokenOf, baseUrl, exposedWarning, isLoopback, ServerSetupError } from "../channels/web/serverSetup.js"
@@ -37,6 +37,9 @@ export interface HostOptions {
   /** How each hosted agent's lines are logged (the host's log, with the agent's secrets redacted); as they come by default. */
   readonly logging?: AgentLogging | undefined
 }
+
+/** The host's one app: every agent's, the host page's and the host's own routes (HostServer.ts). */
+type HostApp = Effect.Effect.Success<ReturnType<typeof makeHostApp>>
 
 /** Whether `file`'s folder changed in a way that may concern it (an editor's rename over it included). */
 const changesOf = (file: string) =>
@@ -120,6 +123,11 @@ export const runHost = (options: HostOptions) =>
       Effect.mapError((error) => new ServerSetupError({ message: `could not listen on ${settings.host}:${settings.port}: ${error.message}` }))
     )
     const http = Context.get(listening, HttpServer.HttpServer)
+    // Served from the moment it listens: the lock records the address, and each agent's token is written, well before
+    // the host's app is made (the registry, the wake sources, the cluster). A request in between waits for the app;
+    // with no handler yet, Node would have held it unanswered for good (a client that read the address early hung).
+    const ready = yield* Deferred.make<HostApp>()
+    yield* http.serve(Effect.flatten(Deferred.await(ready))).pipe(Effect.provide(listening))
     const port = http.address._tag === "TcpAddress" ? http.address.port : settings.port
     const hostUrl = baseUrl({ host: settings.host, port })
     yield* LockFile.acquire(files.lockFile, yield* LockFile.currentHolder("kern serve", hostUrl), { wait: Duration.zero, poll: Duration.millis(200) }).pipe(
@@ -176,7 +184,7 @@ export const runHost = (options: HostOptions) =>
       Effect.provideService(HostAgents, agents),
       Effect.provide(wakes)
     )
-    yield* http.serve(app).pipe(Effect.provide(listening))
+    yield* Deferred.succeed(ready, app)
     if (options.configFile !== undefined) yield* Effect.forkScoped(follow(options.configFile, report).pipe(Effect.provideService(HostAgents, agents)))
     yield* Effect.logInfo(`kern serve: ${settings.agents.length} agents on ${hostUrl} (pid ${process.pid})`)
     return { hostUrl, agents } as const
