@@ -248,10 +248,9 @@ export const layer = (options: WebServerOptions) => {
     // this, a stopping agent waits for every browser tab (and `kern stop` ends up killing it). Released before the
     // server's own close, which then has nothing left to wait for.
     const dropConnections = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections())))
-    return Layer.merge(
-      serve.pipe(Layer.provideMerge(appLayer(options))),
-      dropConnections
-    ).pipe(Layer.provide(listen))
+    // The app is made before the server listens, and served as soon as it does: a request that came in between
+    // (a client that found the address in the lock) would find no handler and stay unanswered for good.
+    return Layer.merge(serve, dropConnections).pipe(Layer.provide(listen), Layer.provideMerge(appLayer(options)))
   }))
 }
 
