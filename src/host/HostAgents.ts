@@ -6,6 +6,7 @@ import { agentToken } from "../channels/web/serverSetup.js"
 import { agentPaths } from "../config/paths.js"
 import * as HostedMark from "../storage/HostedMark.js"
 import * as LockFile from "../storage/LockFile.js"
+import * as MemoryReclaim from "./memoryReclaim.js"
 import * as AgentHandle from "./AgentHandle.js"
 import type { HostedAgent } from "./HostConfig.js"
 import { buildLive, liveAgentLayer, type LiveAgent, type LiveOptions } from "./liveAgent.js"
@@ -46,7 +47,12 @@ export interface HostAgentsOptions {
     | undefined
   /** Among several runners: agents are live only while the cluster holds them here (AgentHandle `clustered`). */
   readonly clustered?: boolean | undefined
+  /** How the memory of passivated agents is given back (memoryReclaim.ts); two full collections by default. */
+  readonly reclaimMemory?: Effect.Effect<void> | undefined
 }
+
+/** How long the host waits after the last passivation before it gives the freed memory back. */
+const reclaimQuiet = Duration.seconds(5)
 
 /** How often idle agents are looked for: a quarter of idleSeconds, between 50 ms and 10 s. */
 const sweepEvery = (idleSeconds: number) => Duration.millis(Math.min(10_000, Math.max(50, idleSeconds * 250)))
@@ -83,6 +89,7 @@ export const make = (options: HostAgentsOptions) =>
     const handles = yield* Ref.make<ReadonlyMap<string, AgentHandle.AgentHandle>>(new Map())
     const events = yield* PubSub.unbounded<AgentHandle.AgentInfo>()
     const changed = (info: AgentHandle.AgentInfo) => Effect.asVoid(PubSub.publish(events, info))
+    const reclaim = yield* MemoryReclaim.make({ quiet: reclaimQuiet, collect: options.reclaimMemory })
 
     const list = Effect.flatMap(Ref.get(handles), (map) =>
       Effect.map(Effect.forEach([...map.values()], (handle) => handle.info), (all) => all.filter((info) => info.state !== "removed")))
@@ -140,6 +147,7 @@ export const make = (options: HostAgentsOptions) =>
           if (still === undefined || still.dir !== existing.dir) {
             yield* Effect.logInfo(`kern serve: ${name} is no longer hosted`)
             yield* existing.remove
+            yield* reclaim.request
             yield* unmark(existing.dir, name)
             next.delete(name)
           }
@@ -166,9 +174,11 @@ export const make = (options: HostAgentsOptions) =>
         yield* Effect.forEach(added, (fresh) => Effect.flatMap(fresh.info, changed), { discard: true })
       }).pipe(Effect.withSpan("kern.host.reconcile"))
 
-    // One sweep for every agent: each passivates itself when it has been idle long enough.
+    // One sweep for every agent: each passivates itself when it has been idle long enough; what they held is given
+    // back once the host is quiet.
     yield* Effect.forkScoped(
-      Effect.flatMap(Ref.get(handles), (map) => Effect.forEach([...map.values()], (h) => h.passivateIfIdle, { discard: true })).pipe(
+      Effect.flatMap(Ref.get(handles), (map) => Effect.forEach([...map.values()], (h) => h.passivateIfIdle)).pipe(
+        Effect.flatMap((passivated) => passivated.includes(true) ? reclaim.request : Effect.void),
         Effect.catchAllCause((cause) => Effect.logWarning("kern serve: an idle sweep failed", cause)),
         Effect.repeat(Schedule.spaced(sweepEvery(options.idleSeconds)))
       )

@@ -24,6 +24,13 @@ export interface HostDebugFigures {
   readonly activeResources: Readonly<Record<string, number>>
   /** V8's heap in use (after a full collection when the host runs under `node --expose-gc`). */
   readonly heapUsedBytes: number
+  /**
+   * Where the rest of the process's memory is: V8's heap as reserved (heapTotal: it grows for a burst and is given
+   * back slowly), memory outside it held by JavaScript objects (external, arrayBuffers: Buffers, SQLite rows in transit).
+   */
+  readonly heapTotalBytes: number
+  readonly externalBytes: number
+  readonly arrayBuffersBytes: number
 }
 
 export interface HostDebug {
@@ -58,7 +65,15 @@ export const make = Effect.map(
       // Under `node --expose-gc` (NODE_OPTIONS), a full collection first: the heap figure is then what is still held.
       const collect = (globalThis as { gc?: () => void }).gc
       if (collect !== undefined) collect()
-      return { eventLoopDelayMs, activeResources: countByKind(process.getActiveResourcesInfo()), heapUsedBytes: process.memoryUsage().heapUsed }
+      const memory = process.memoryUsage()
+      return {
+        eventLoopDelayMs,
+        activeResources: countByKind(process.getActiveResourcesInfo()),
+        heapUsedBytes: memory.heapUsed,
+        heapTotalBytes: memory.heapTotal,
+        externalBytes: memory.external,
+        arrayBuffersBytes: memory.arrayBuffers
+      }
     })
   })
 )

@@ -56,6 +56,9 @@ export interface HostDebugFigures {
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly samples: number }
   readonly activeResources: Readonly<Record<string, number>>
   readonly heapUsedBytes: number
+  readonly heapTotalBytes: number
+  readonly externalBytes: number
+  readonly arrayBuffersBytes: number
 }
 
 export interface HostStatus {
