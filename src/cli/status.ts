@@ -84,7 +84,7 @@ export const run = (args: StatusArgs) =>
     }
     // The kern serve that hosts the folder (its mark, src/storage/HostedMark.ts), and the agent's state there: asked of
     // the host's own routes, so a passive agent stays asleep (its kern.db is read here, as for any agent not running).
-    const hosted = Option.isNone(yield* HostedMark.read(paths.kernDir))
+    const hosted = (yield* HostedMark.read(paths.kernDir)).length === 0
       ? { view: null, problems: [] }
       : yield* Effect.flatMap(Effect.promise(() => import("./statusHost.js")), (module) => module.hostedStatus(loaded))
     problems.push(...hosted.problems)
