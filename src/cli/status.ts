@@ -112,7 +112,10 @@ export const run = (args: StatusArgs) =>
     ] : []
     // The running agent's server: its address and uptime, from its own /status; what waits, by id, from its GET
     // /approvals. Its HTTP client is loaded only while a live process holds the lock (src/cli/statusLive.ts).
-    const live = runtime === null
+    // A hosted agent is asked only while its host says it is live: a request to one that has just gone passive (its
+    // lock read a moment before) would wake it.
+    const asleepAtHost = hosted.view !== null && hosted.view.state !== "live"
+    const live = runtime === null || asleepAtHost
       ? { server: Option.none(), status: Option.none(), waiting: [] }
       : yield* Effect.flatMap(Effect.promise(() => import("./statusLive.js")), (module) => module.liveStatus(loaded))
     const liveStatus = live.status
