@@ -84,7 +84,7 @@ export const run = (args: StatusArgs) =>
     }
     // The kern serve that hosts the folder (its mark, src/storage/HostedMark.ts), and the agent's state there: asked of
     // the host's own routes, so a passive agent stays asleep (its kern.db is read here, as for any agent not running).
-    const hosted = Option.isNone(yield* HostedMark.read(paths.kernDir))
+    const hosted = (yield* HostedMark.read(paths.kernDir)).length === 0
       ? { view: null, problems: [] }
       : yield* Effect.flatMap(Effect.promise(() => import("./statusHost.js")), (module) => module.hostedStatus(loaded))
     problems.push(...hosted.problems)
@@ -112,7 +112,10 @@ export const run = (args: StatusArgs) =>
     ] : []
     // The running agent's server: its address and uptime, from its own /status; what waits, by id, from its GET
     // /approvals. Its HTTP client is loaded only while a live process holds the lock (src/cli/statusLive.ts).
-    const live = runtime === null
+    // A hosted agent is asked only while its host says it is live: a request to one that has just gone passive (its
+    // lock read a moment before) would wake it.
+    const asleepAtHost = hosted.view !== null && hosted.view.state !== "live"
+    const live = runtime === null || asleepAtHost
       ? { server: Option.none(), status: Option.none(), waiting: [] }
       : yield* Effect.flatMap(Effect.promise(() => import("./statusLive.js")), (module) => module.liveStatus(loaded))
     const liveStatus = live.status

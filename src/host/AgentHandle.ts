@@ -23,8 +23,11 @@ export type AgentState = "passive" | "waking" | "live" | "passivating" | "remove
 
 export class HostAgentError extends Schema.TaggedError<HostAgentError>()("HostAgentError", {
   name: Schema.String,
-  /** `elsewhere`: among several runners, another one holds the agent (kern serve routes the request there). */
-  reason: Schema.Literal("unknown", "unavailable", "removed", "elsewhere"),
+  /**
+   * `elsewhere`: among several runners, another one holds the agent (kern serve routes the request there); `asleep`:
+   * it is passive here and the request was not to wake it (serveAwake).
+   */
+  reason: Schema.Literal("unknown", "unavailable", "removed", "elsewhere", "asleep"),
   message: Schema.String
 }) {}
 
@@ -111,8 +114,10 @@ export const make = (options: AgentHandleOptions) =>
         return live
       }).pipe(Effect.withSpan("kern.host.wake", { attributes: { agent: options.name, reason } }))
 
-    /** The live agent, woken if need be; `count` marks a request in flight in the same step. */
-    const acquire = (reason: string, count: boolean) =>
+    const asleep = new HostAgentError({ name: options.name, reason: "asleep", message: `agent ${options.name} is passive` })
+
+    /** The live agent, woken if need be (unless not `waking`); `count` marks a request in flight in the same step. */
+    const acquire = (reason: string, count: boolean, waking = true) =>
       SynchronizedRef.modifyEffect(slot, (current) => {
         const held = (live: LiveAgent) => Effect.as(Effect.zipRight(touch, count ? Ref.update(inFlight, (n) => n + 1) : Effect.void), live)
         switch (current._tag) {
@@ -124,6 +129,8 @@ export const make = (options: AgentHandleOptions) =>
             return Effect.flatMap(Ref.get(grant), (hold) =>
               options.clustered === true && Option.isNone(hold)
                 ? Effect.fail(elsewhere)
+                : !waking
+                ? Effect.fail(asleep)
                 : Effect.flatMap(wakeNow(reason, hold), (live) => Effect.map(held(live), () => [live, { _tag: "Live", live }] as const)))
         }
       })
@@ -133,10 +140,10 @@ export const make = (options: AgentHandleOptions) =>
      * stream) is in flight until its body ends or its client goes away, not only until the app has made the response:
      * counted off when the app returned, a browser tab's open event stream let the agent be passivated under it.
      */
-    const serve = (request: HttpServerRequest.HttpServerRequest) =>
+    const serveWith = (waking: boolean) => (request: HttpServerRequest.HttpServerRequest) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
-          const live = yield* acquire(`${request.method} ${request.url}`, true)
+          const live = yield* acquire(`${request.method} ${request.url}`, true, waking)
           const done = Effect.zipRight(Ref.update(inFlight, (n) => n - 1), touch)
           const response = yield* restore((live.within ?? identity)(Effect.provideService(live.app, HttpServerRequest.HttpServerRequest, request))).pipe(
             Effect.scoped,
@@ -147,6 +154,18 @@ export const make = (options: AgentHandleOptions) =>
           return HttpServerResponse.setBody(response, HttpBody.stream(Stream.ensuring(body.stream, done), body.contentType, body.contentLength))
         })
       ).pipe(annotated)
+
+    const serve = serveWith(true)
+
+    /**
+     * The request served only if the agent is live here (or, among runners, held elsewhere: `elsewhere`); a passive
+     * agent is not woken for it (`asleep`): a login link's ticket lives in the live agent's memory and nowhere else.
+     */
+    const serveAwake = serveWith(false)
+
+    /** The live agent's browser sessions' check; none while it is not live here. */
+    const liveSessions = Effect.map(SynchronizedRef.get(slot), (current) =>
+      current._tag === "Live" ? Option.fromNullable(current.live.sessions) : Option.none())
 
     const wake = (reason: string) => Effect.asVoid(acquire(reason, false)).pipe(annotated)
 
@@ -205,6 +224,8 @@ export const make = (options: AgentHandleOptions) =>
       dir: options.dir,
       info: SubscriptionRef.get(info),
       serve,
+      serveAwake,
+      liveSessions,
       wake,
       hold,
       passivateIfIdle,

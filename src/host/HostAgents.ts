@@ -101,18 +101,8 @@ export const make = (options: HostAgentsOptions) =>
         onSome: (found) => found.wake(reason)
       }))
 
-    /** Marks the folder as this host's, unless another host that runs has it marked as its own. */
-    const mark = (kernDir: string, mine: HostedMark.HostedMark) =>
-      Effect.gen(function*() {
-        const current = yield* HostedMark.hostOf(kernDir)
-        const other = Option.filter(current, (c) => (c.mark.home !== mine.home || c.mark.name !== mine.name) && Option.isSome(c.holder))
-        if (Option.isSome(other)) {
-          return yield* options.live.report(
-            `agent ${mine.name}: the host of ${other.value.mark.home} hosts its folder too (as ${other.value.mark.name}); clients given the folder find that one`
-          )
-        }
-        yield* HostedMark.write(kernDir, mine)
-      })
+    /** Marks the folder as hosted here too: every runner that hosts it has its entry (HostedMark.ts). */
+    const mark = (kernDir: string, mine: HostedMark.HostedMark) => HostedMark.write(kernDir, { ...mine, address: options.live.hostUrl })
 
     const unmark = (dir: string, name: string) =>
       options.home === undefined

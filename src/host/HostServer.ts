@@ -7,11 +7,14 @@ import { errorResponse } from "../channels/web/ApiError.js"
 import { securityHeaders, withHeaders } from "../channels/web/guard.js"
 import { headerValues, hostNames, hostRefusal } from "../channels/web/requestGate.js"
 import { ServerSetupError } from "../channels/web/serverSetup.js"
+import { defaultWebRoot } from "../channels/web/static.js"
+import { ownOrigins } from "../channels/web/WebServer.js"
 import type { HostAgentError } from "./AgentHandle.js"
 import { agentsBody } from "./hostAgentsBody.js"
 import type { HostDebug } from "./hostDebug.js"
 import { HostAgents } from "./HostAgents.js"
 import { door } from "./hostDoor.js"
+import * as gate from "./agentGate.js"
 import { makeHostPage } from "./hostPage.js"
 import { WakeSources } from "./wakeSources/wakeSources.js"
 
@@ -55,6 +58,11 @@ export const makeHostApp = (options: HostServerOptions) =>
     const wakeSources = yield* WakeSources
     const hosts = hostNames(options.host)
     const page = yield* makeHostPage(options)
+    const agentGate = yield* gate.makeAgentGate({
+      agentToken: options.agentToken,
+      trustedOrigins: new Set(ownOrigins(options.host, options.port)),
+      webRoot: options.webRoot ?? defaultWebRoot()
+    })
 
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -113,11 +121,27 @@ export const makeHostApp = (options: HostServerOptions) =>
           )
         }
         case "Agent": {
+          // Before any agent sees it (agentGate.ts): the same answers for a name hosted nowhere as for a hosted one.
+          if (gate.isPageFile(request.method, route.target)) return withHeaders(yield* agentGate.pageFile(route.target), securityHeaders)
           const found = yield* agents.handle(route.name)
-          if (Option.isNone(found)) return withHeaders(errorResponse(404, { error: `no agent ${route.name} is hosted here` }), securityHeaders)
-          const elsewhere = options.elsewhere
           const forwarded = page.forAgent(request, route.target)
-          return yield* found.value.serve(forwarded).pipe(
+          const login = gate.isLogin(request.method, route.target)
+          const loginRefusal = gate.loginRefusal(route.target)
+          if (login && loginRefusal.malformed !== undefined) return withHeaders(loginRefusal.malformed, securityHeaders)
+          if (Option.isNone(found)) {
+            const answer = login
+              ? loginRefusal.refused
+              : (yield* page.refusal) === undefined
+              ? errorResponse(404, { error: `no agent ${route.name} is hosted here` })
+              : yield* agentGate.refusal(found, forwarded)
+            return withHeaders(answer ?? errorResponse(404, { error: `no agent ${route.name} is hosted here` }), securityHeaders)
+          }
+          const refused = login ? undefined : yield* agentGate.refusal(found, forwarded)
+          if (refused !== undefined) return withHeaders(refused, securityHeaders)
+          const elsewhere = options.elsewhere
+          return yield* (login ? found.value.serveAwake : found.value.serve)(forwarded).pipe(
+            Effect.catchTag("HostAgentError", (error) =>
+              error.reason === "asleep" ? Effect.succeed(withHeaders(loginRefusal.refused, securityHeaders)) : Effect.fail(error)),
             Effect.catchTag("HostAgentError", (error) =>
               error.reason === "elsewhere" && elsewhere !== undefined ? elsewhere(route.name, route.target, forwarded) : Effect.fail(error)),
             Effect.catchTag("HostAgentError", (error) =>

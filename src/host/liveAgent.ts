@@ -108,17 +108,24 @@ export const liveAgentLayer = (
 export interface LiveAgent {
   readonly app: Context.Tag.Service<WebServer.AgentHttpApp>
   readonly activity: Context.Tag.Service<AgentActivity>
+  /** Its browser sessions, checked by the host before a request reaches the agent (agentGate.ts); its own guard's when absent. */
+  readonly sessions?: Context.Tag.Service<WebServer.AgentSessions> | undefined
   readonly scope: Scope.CloseableScope
   /** What each request the agent serves runs within (its logging), besides its app. */
   readonly within?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
 }
 
 /** Builds `layer` in a scope of its own; a failed build closes what it had built. */
-export const buildLive = <E, R>(layer: Layer.Layer<WebServer.AgentHttpApp | AgentActivity, E, R>) =>
+export const buildLive = <E, R>(layer: Layer.Layer<WebServer.AgentHttpApp | WebServer.AgentSessions | AgentActivity, E, R>) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(layer, scope).pipe(
       Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void)
     )
-    return { app: Context.get(context, WebServer.AgentHttpApp), activity: Context.get(context, AgentActivity), scope } satisfies LiveAgent
+    return {
+      app: Context.get(context, WebServer.AgentHttpApp),
+      activity: Context.get(context, AgentActivity),
+      sessions: Context.get(context, WebServer.AgentSessions),
+      scope
+    } satisfies LiveAgent
   })

@@ -66,7 +66,8 @@ describe("kern serve's host page in the browser", () => {
 
       // Folders that cannot run: their problems arrive live, as text.
       for (const [i, text] of hostile.entries()) {
-        expect((yield* use(() => fetch(`${origin}/agents/bad${i}/health`))).status).toBe(503)
+        // Woken by the host's credentials (an agent's route wakes nobody for a caller without that agent's own).
+        expect((yield* use(() => fetch(`${origin}/host/open/bad${i}`, { method: "POST", headers: { authorization: `Bearer ${token}` } }))).status).toBe(503)
         yield* use(() => page.locator(".host-problem").filter({ hasText: text }).waitFor())
       }
       yield* use(() => screenshot(page, "host-page"))

@@ -162,7 +162,7 @@ describe("kern serve's host page", () => {
 
   it.live("the host's event stream gives the list at once and again when an agent changes state", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { hostUrl, token } = yield* startHost
+      const { hostUrl, token, alphaToken } = yield* startHost
       const cookie = yield* loginCookie(hostUrl, token)
       expect((yield* call(`${hostUrl}/host/events`)).status).toBe(401)
       const controller = new AbortController()
@@ -182,8 +182,8 @@ describe("kern serve's host page", () => {
           return true
         })
       expect(yield* readUntil((all) => all.includes("event: agents") && all.includes("\"alpha\""))).toBe(true)
-      // Waking alpha (any request to it) shows in the stream.
-      expect((yield* call(`${hostUrl}/agents/alpha/health`)).status).toBe(200)
+      // Waking alpha (any request with its token) shows in the stream.
+      expect((yield* call(`${hostUrl}/agents/alpha/health`, { headers: { authorization: `Bearer ${alphaToken}` } })).status).toBe(200)
       expect(yield* readUntil((all) => all.includes("{\"name\":\"alpha\",\"state\":\"live\"}"))).toBe(true)
     })), 120_000)
 

@@ -76,7 +76,9 @@ describe("kern serve", () => {
         ["/agents/alpha%2fstatus", alphaToken, 400],
         ["/agents//beta/status", betaToken, 400],
         ["/agents/A/status", alphaToken, 404],
-        ["/agents/nobody/status", alphaToken, 404],
+        // A name hosted nowhere answers as a hosted one does to a token not its own (agentNames.test.ts).
+        ["/agents/nobody/status", alphaToken, 401],
+        ["/agents/nobody/status", hostToken, 404],
         ["/agents/beta/status", alphaToken, 401],
         ["/agents/alpha/status", hostToken, 401],
         ["/agents/alpha/status", undefined, 401],
@@ -116,7 +118,8 @@ describe("kern serve", () => {
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha }, port: 0, idleSeconds: 1 }))
       expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => !("beta" in s) && "alpha" in s)), host.stderr()).toBe(true)
       expect(NodeFs.existsSync(NodePath.join(beta, ".kern/agent.lock"))).toBe(false)
-      expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(404)
+      expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(401)
+      expect((yield* call(port, "GET", "/agents/beta/status", hostToken)).status).toBe(404)
       NodeFs.writeFileSync(config, JSON.stringify({ agents: { alpha, beta: { dir: beta } }, port: 0, idleSeconds: 1 }))
       expect(yield* eventuallyEffect(Effect.map(states(port, hostToken), (s) => "beta" in s)), host.stderr()).toBe(true)
       expect((yield* call(port, "GET", "/agents/beta/status", betaToken)).status).toBe(200)

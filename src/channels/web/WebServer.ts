@@ -12,7 +12,7 @@ import { MediaStore } from "../../media/MediaStore.js"
 import { JobStore } from "../../tools/JobStore.js"
 import { SubAgentStore } from "../../tools/subagents/SubAgentStore.js"
 import { apiErrorResponse, badRequest, errorResponse } from "./ApiError.js"
-import { makeLogins, ticketTtlMs } from "./auth.js"
+import { type Logins, makeLogins, ticketTtlMs } from "./auth.js"
 import * as Authorization from "./Authorization.js"
 import { BrowserSessions } from "./BrowserSessions.js"
 import { EventHub } from "./EventHub.js"
@@ -156,7 +156,10 @@ export const makeRoutes = (options: WebServerOptions) =>
  * authenticates. Every answer carries the security headers. Unknown routes are 404 JSON (after authentication); a
  * failure inside a route is 500 JSON and logged, never a stack trace.
  */
-export const makeApp = (options: WebServerOptions) =>
+export const makeApp = (options: WebServerOptions) => Effect.map(makeAppWithSessions(options), ({ app }) => app)
+
+/** The app (makeApp) and its browser sessions' check, for a host that decides on them before waking the agent. */
+const makeAppWithSessions = (options: WebServerOptions) =>
   Effect.gen(function*() {
     const routes = yield* makeRoutes(options)
     const { secrets } = yield* KnownSecrets
@@ -204,7 +207,7 @@ export const makeApp = (options: WebServerOptions) =>
       const headers = { ...securityHeaders, ...(policy === undefined ? {} : { "content-security-policy": policy }), ...cors, ...close }
       return withHeaders(body === response.body ? response : HttpServerResponse.setBody(response, body), headers)
     })
-    return app
+    return { app, sessions: AgentSessions.of({ isSession: routes.guard.logins.isSession }) } as const
   })
 
 /** The agent's whole HTTP API and UI as one app (makeApp), for a server to serve: its own (layer) or a host's. */
@@ -213,12 +216,20 @@ export class AgentHttpApp extends EffectContext.Tag("kern/channels/web/AgentHttp
   Effect.Effect.Success<ReturnType<typeof makeApp>>
 >() {}
 
+/** Whether a presented cookie is one of the agent's live browser sessions: what `kern serve` checks before the agent. */
+export class AgentSessions extends EffectContext.Tag("kern/channels/web/AgentSessions")<
+  AgentSessions,
+  Pick<Logins, "isSession">
+>() {}
+
 /**
  * The agent's app over the running agent, with no server: the event hub fed by every turn and the routes. `kern
  * serve` builds one per live agent and serves it under `/agents/<name>` (options.basePath).
  */
 export const appLayer = (options: WebServerOptions) =>
-  Layer.scoped(AgentHttpApp, makeApp(options)).pipe(
+  Layer.scopedContext(
+    Effect.map(makeAppWithSessions(options), ({ app, sessions }) => EffectContext.make(AgentHttpApp, app).pipe(EffectContext.add(AgentSessions, sessions)))
+  ).pipe(
     Layer.provide(RuntimeFeed.layer),
     Layer.provideMerge(EventHub.Default),
     Layer.provide(HeartbeatLog.Default),

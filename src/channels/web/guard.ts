@@ -16,7 +16,8 @@ export const securityHeaders: Readonly<Record<string, string>> = {
 
 export interface GuardSettings {
   readonly token: string
-  readonly logins: Logins
+  /** Whether a presented session cookie is live (an agent's Logins; `kern serve` checks a sleeping agent's kern.db). */
+  readonly logins: Pick<Logins, "isSession">
   /** Origins a cookie-authenticated POST may come from: the server's own, and corsOrigins. */
   readonly trustedOrigins: ReadonlySet<string>
   readonly corsOrigins: ReadonlySet<string>

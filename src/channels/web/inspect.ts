@@ -1,4 +1,3 @@
-import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { agentZone } from "../../session/envelope.js"
@@ -99,12 +98,3 @@ export const systemSections = (
   totalChars: request.system.length,
   totalTokens: count(request.system)
 })
-
-/** Bytes of kern.db and its WAL. */
-export const databaseBytes = (dbFile: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const size = (file: string) => fs.stat(file).pipe(Effect.map((info) => Number(info.size)), orIfMissing(() => 0))
-    const [db, wal] = yield* Effect.all([size(dbFile), size(`${dbFile}-wal`)])
-    return db + wal
-  })

@@ -52,7 +52,10 @@ const sameWatch = (a: Option.Option<TelegramWatch>, b: Option.Option<TelegramWat
  * forgets it. Needs the host (HostAgents), a FileSystem, the process environment (ProcessEnv, under each agent's `.env`)
  * and an HttpClient for Telegram.
  */
-export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> = Layer.scoped(
+export const layerWith = (options: {
+  /** How often the passive folders are looked at (recheckInterval; a test looks more often). */
+  readonly recheckInterval?: Duration.DurationInput | undefined
+}): Layer.Layer<WakeSources, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> => Layer.scoped(
   WakeSources,
   Effect.gen(function*() {
     const host = yield* HostAgents
@@ -120,7 +123,7 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
     })
     // The folders are looked at on the real clock, as the Scheduler polls kern.db: other processes write in real time,
     // and a test's simulated hours then cost no look every 10 s (the due times themselves are on the Clock).
-    const looking = Effect.forever(Effect.zipRight(Effect.sleep(recheckInterval).pipe(Effect.withClock(Clock.make())), recheck))
+    const looking = Effect.forever(Effect.zipRight(Effect.sleep(options.recheckInterval ?? recheckInterval).pipe(Effect.withClock(Clock.make())), recheck))
 
     yield* Effect.forkScoped(dues.run)
     yield* Effect.forkScoped(follow)
@@ -134,3 +137,5 @@ export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.File
     }
   })
 )
+
+export const layer: Layer.Layer<WakeSources, never, HostAgents | FileSystem.FileSystem | ProcessEnv | HttpClient.HttpClient> = layerWith({})

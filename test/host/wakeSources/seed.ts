@@ -28,8 +28,12 @@ export const addSchedules = (dir: string, drafts: ReadonlyArray<ScheduleDraft>) 
     )
 
 /** The wake sources over a host, with the process environment `env`. */
-export const wakeSourcesOver = (host: Layer.Layer<HostAgents>, env: Record<string, string> = {}) =>
-  WakeSources.layer.pipe(
+export const wakeSourcesOver = (
+  host: Layer.Layer<HostAgents>,
+  env: Record<string, string> = {},
+  options: Parameters<typeof WakeSources.layerWith>[0] = {}
+) =>
+  WakeSources.layerWith(options).pipe(
     Layer.provide(host),
     Layer.provide(Layer.succeed(ProcessEnv, env)),
     Layer.provide(NodeContext.layer),

@@ -11,6 +11,12 @@ import { BrowserLogins, ServerInfo } from "../ServerInfo.js"
 const sessionCookie = (id: string, maxAgeMs: number, basePath: string) =>
   `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=${basePath}/; Max-Age=${Math.floor(maxAgeMs / 1000)}`
 
+/** `/auth` without a ticket. */
+export const ticketMissing = badRequest("ticket", "ticket: missing")
+
+/** `/auth` with a ticket that opens nothing: never issued, used, or expired. */
+export const ticketRefused = new Unauthorized({ error: "this login link is used or expired: run `kern open` for a new one" })
+
 /** The health check (it holds no data) and the exchange of a one-time login ticket for a browser session. */
 export const layer = HttpApiBuilder.group(KernApi, "open", (handlers) =>
   Effect.gen(function*() {
@@ -22,11 +28,9 @@ export const layer = HttpApiBuilder.group(KernApi, "open", (handlers) =>
       .handle("login", ({ urlParams }) =>
         Effect.gen(function*() {
           const presented = urlParams.ticket
-          if (presented === undefined || presented === "") return yield* badRequest("ticket", "ticket: missing")
+          if (presented === undefined || presented === "") return yield* ticketMissing
           const session = yield* logins.redeem(presented).pipe(Effect.mapError(serverError))
-          if (session === undefined) {
-            return yield* new Unauthorized({ error: "this login link is used or expired: run `kern open` for a new one" })
-          }
+          if (session === undefined) return yield* ticketRefused
           return HttpServerResponse.empty({
             status: 303,
             headers: {
