@@ -75,14 +75,19 @@ export const make = Effect.gen(function*() {
     (rows) => (rows[0]?.n ?? 0) > 0
   )
 
-  /** Chunks and their FTS rows, `batchRows` chunks a statement (the FTS rows copied from the chunks just written). */
+  /**
+   * Chunks and their FTS rows, `batchRows` chunks a statement. The FTS rows are written from the texts in hand, not
+   * read back from the chunks just written: one INSERT numbers its rows in the order of its VALUES, each one past the
+   * table's largest id, so the ids in ascending order are the rows' (RETURNING's own order is not promised).
+   */
   const insertChunks = (chunks: ReadonlyArray<NewChunk>) =>
     Effect.gen(function*() {
       for (let i = 0; i < chunks.length; i += batchRows) {
+        const part = chunks.slice(i, i + batchRows)
         const inserted = yield* sql<{ readonly id: number }>`INSERT INTO recall_chunks
-          ${sql.insert(chunks.slice(i, i + batchRows).map(chunkColumns))} RETURNING id`
-        yield* sql`INSERT INTO recall_fts (rowid, text)
-          SELECT id, text FROM recall_chunks WHERE id IN ${sql.in(inserted.map((row) => row.id))}`
+          ${sql.insert(part.map(chunkColumns))} RETURNING id`
+        const ids = inserted.map((row) => row.id).sort((a, b) => a - b)
+        yield* sql`INSERT INTO recall_fts ${sql.insert(ids.map((id, k) => ({ rowid: id, text: part[k]!.text })))}`
       }
     })
 

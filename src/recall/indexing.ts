@@ -10,7 +10,7 @@ import { redactMessage } from "../session/redactMessage.js"
 import { readAgentFile, reportEverySkip, type SkippedFiles } from "../storage/agentFiles.js"
 import { isNotFound } from "../storage/missingFile.js"
 import { chunkFile, chunkTurns, indexedMessage, maxChunkTokens } from "./chunking.js"
-import { type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
+import { type IndexedMessage, type RecallStoreError, type RecallStoreShape, type SessionState } from "./RecallStore.js"
 import { readSessionTail } from "./sessionTail.js"
 
 /**
@@ -44,11 +44,18 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
 const bytes = (text: string) => Buffer.byteLength(text, "utf8")
 
 /**
- * The counter texts of `total` bytes need: the encoder (loaded on first use, ~0.25 s) only when they could exceed a
- * chunk; a chat's short turn never loads it.
+ * The counter a text of `most` bytes needs (or texts, none longer): the encoder (loaded on first use, ~0.25 s) only
+ * when one could exceed a chunk. Chunking counts each line on its own, and by its bytes while they fit (tokensUpTo);
+ * a chat's short turn, or a backfill of ordinary messages, never loads it.
  */
-const counterFor = (counter: Effect.Effect<TokenCounter>, total: number) =>
-  total <= maxChunkTokens ? Effect.succeed(bytes) : counter
+const counterFor = (counter: Effect.Effect<TokenCounter>, most: number) =>
+  most <= maxChunkTokens ? Effect.succeed(bytes) : counter
+
+/**
+ * At least the bytes of a message's line in a chunk (`role: text`, a tool output cut with a note of what was left
+ * out, chunking.ts chunkLine): a cut text is its first maxToolChars characters and a note shorter than 64 bytes.
+ */
+const lineBytesBound = (message: IndexedMessage) => bytes(message.role) + bytes(message.text) + 64
 
 const fileError = (what: string) => (error: PlatformError) =>
   Effect.logWarning(`kern: recall could not index ${what}: ${error.message}`)
@@ -94,12 +101,21 @@ const indexSession = (
       return 0
     }
     // Chunked a page of messages at a time: each page is one short synchronous stretch, never the whole backlog.
+    // The messages of this pass are in hand (they are what was just stored): only those an earlier pass stored and
+    // left unchunked (a turn going on past its end, or a pass cut short) are read back.
     let chunked = from.chunked
     const end = from.messages + indexed.length
+    const pageAt = (start: number) =>
+      Effect.map(
+        start < from.messages
+          ? store.messagesIn(sessionId, start, Math.min(start + sliceMessages, from.messages) - 1)
+          : Effect.succeed([]),
+        (stored) => [...stored, ...indexed.slice(Math.max(0, start - from.messages), start + sliceMessages - from.messages)]
+      )
     while (chunked < end) {
-      const page = yield* store.messagesIn(sessionId, chunked, chunked + sliceMessages - 1)
+      const page = yield* pageAt(chunked)
       if (page.length === 0) break
-      const count = yield* counterFor(counter, page.reduce((sum, m) => sum + bytes(m.text) + m.role.length + 3, 0))
+      const count = yield* counterFor(counter, page.reduce((most, m) => Math.max(most, lineBytesBound(m)), 0))
       const full = page.length === sliceMessages && chunked + sliceMessages < end
       const { chunkedUntil, chunks } = chunkTurns(sessionId, page, count, full)
       const next = chunkedUntil ?? chunked

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Recall } from "../../src/recall/Recall.js"
+import type { SessionLine } from "../../src/session/messages.js"
 import {
   answer,
   appendLines,
@@ -170,5 +171,53 @@ describe.each(databases)("recall indexing on $name", (database) => {
         expect((yield* fileChunks).map((c) => c.path)).toEqual(["notes/2026-01-05.md"])
         expect((yield* recall.stats).files).toBe(1)
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
+    }))
+
+  it.live("a session indexed a few lines at a pass gives the chunks and the hits of one pass over it", () =>
+    Effect.gen(function*() {
+      // Turns of every shape chunking meets: short ones, one of 60+ messages (past a page of 50), a long tool
+      // output, a turn cut off by the next question, and passes that end inside a turn or inside a page.
+      const lines: Array<SessionLine> = []
+      for (let t = 0; t < 40; t++) {
+        lines.push(user(`question ${t} about topic${t % 7}`))
+        const calls = t % 9 === 4 ? 32 : t % 3
+        for (let c = 0; c < calls; c++) {
+          lines.push(callTool(`c${t}-${c}`, "read", { path: `notes/${t}-${c}.md` }))
+          lines.push(toolResult(`c${t}-${c}`, "read", c === 1 ? `output ${t} `.repeat(400) : `result ${t}.${c} topic${c % 7}`))
+        }
+        if (t % 11 !== 10) lines.push(answer(`answer ${t}: topic${t % 7} settled`))
+      }
+      lines.push(user("last question"), answer("last answer"))
+      const whole = makeAgentDir()
+      appendLines(sessionPath(whole, sid), header(sid), ...lines)
+      const inPieces = makeAgentDir()
+      appendLines(sessionPath(inPieces, sid), header(sid))
+      const indexed = (dir: string, passes: Effect.Effect<void, unknown, Recall>) =>
+        Effect.gen(function*() {
+          yield* passes
+          const recall = yield* Recall
+          const hits = []
+          for (const query of ["topic3", "output", "question settled", "last"]) {
+            const found = (yield* recall.search({ query, limit: 50 })).hits
+            // A hit is found by its own text (a word of the query): each keyword row is its chunk's.
+            for (const hit of found) expect(query.split(" ").some((word) => hit.text.toLowerCase().includes(word))).toBe(true)
+            hits.push(found.map((hit) => [hit.messageStart, hit.messageEnd, hit.text]))
+          }
+          return { chunks: yield* chunkRanges, hits }
+        }).pipe(Effect.provide(recallLayer(loadedAt(dir), undefined, database)))
+      const once = yield* indexed(whole, Effect.asVoid(Effect.flatMap(Recall, (recall) => recall.sync)))
+      const piecewise = yield* indexed(
+        inPieces,
+        Effect.gen(function*() {
+          const recall = yield* Recall
+          for (let at = 0, step = 1; at < lines.length; at += step, step = (step * 7 + 3) % 53 + 1) {
+            appendLines(sessionPath(inPieces, sid), ...lines.slice(at, at + step))
+            yield* recall.sync
+          }
+        })
+      )
+      expect(once.chunks.length).toBeGreaterThan(40)
+      expect(piecewise.chunks).toEqual(once.chunks)
+      expect(piecewise.hits).toEqual(once.hits)
     }))
 })
