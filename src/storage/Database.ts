@@ -5,6 +5,7 @@ import { Cause, Effect, Layer, Schema, String as Str } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as sqliteVec from "sqlite-vec"
+import { createFreshFile } from "./freshFile.js"
 import { freshSchemaMigrations, freshSchemaStatements } from "./freshSchema.js"
 import { migrations as allMigrations } from "./migrations.js"
 import { privateDirMode, privateFileMode } from "./privateFiles.js"
@@ -157,6 +158,11 @@ export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.Sqlite
         })
     )
   )
+  // A new file gets the snapshot on a connection of its own, before the client opens it (freshFile.ts); any failure
+  // leaves the file to `prepare`, which decides as for any database.
+  const fresh = options.filename === ":memory:" || options.migrations !== undefined || !snapshotCovers(allMigrations)
+    ? Effect.void
+    : Effect.ignore(Effect.try(() => createFreshFile(options.filename)))
   const client = SqliteClient.layer({
     filename: options.filename,
     transformResultNames: Str.snakeToCamel,
@@ -169,7 +175,7 @@ export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.Sqlite
   )
   return Layer.effectDiscard(prepare(options)).pipe(
     Layer.provideMerge(client),
-    Layer.provideMerge(Layer.effectDiscard(open))
+    Layer.provideMerge(Layer.effectDiscard(Effect.zipRight(open, fresh)))
   )
 }
 
