@@ -53,7 +53,9 @@ const snapshotCovers = (migrations: Record<string, unknown>): boolean => {
  * A new kern.db gets the schema its migrations would leave in one transaction, from the snapshot, and every
  * migration recorded as applied: run one by one, they cost a first open (a new agent, or kern.db lost) about 80 ms
  * of a cold process. Succeeds with false, changing nothing, when the database is not empty (another process made it
- * meanwhile: BEGIN IMMEDIATE waits for its write); any failure rolls back and the migrator decides.
+ * meanwhile: BEGIN IMMEDIATE waits for its write); any failure rolls back and the migrator decides. A new file has
+ * the snapshot already (freshFile.ts, cheaper still): this is for an in-memory database, and for a file that one
+ * could not create.
  */
 const createFromSnapshot = (sql: SqlClient.SqlClient): Effect.Effect<boolean> => {
   const rollback = Effect.ignore(sql.unsafe("ROLLBACK"))
