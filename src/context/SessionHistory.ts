@@ -17,7 +17,7 @@ export interface HistoryOptions {
   /** The counter, loaded on first use (the encoder is not needed to open a session). */
   readonly count: Effect.Effect<TokenCounter>
   /** Where loaded messages' lines are in the session file, when the reader knows it (user messages). */
-  readonly positions?: WeakMap<SessionMessage, LinePosition> | undefined
+  readonly positions?: ReadonlyMap<SessionMessage, LinePosition> | undefined
   /** Whose limits images are sent at, for their price (imageTokens.ts); the larger of both by default. */
   readonly imageBox?: ImageBox | undefined
 }

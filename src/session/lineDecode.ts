@@ -54,10 +54,25 @@ const instance = <A extends object>(prototype: A, props: { readonly [K in keyof 
   return Object.assign(target, props)
 }
 
+/**
+ * The parsed object itself made the instance, when it holds exactly the fields checked (`keys` of them): copying
+ * it into a new one doubled what a load allocates, and the collector's work with it (a fifth of a long session's
+ * load). An object with any other key (a newer kern's field, `__proto__`) is copied instead, which drops it as the
+ * schema does.
+ */
+const adopt = <A extends object>(prototype: A, o: Json, keys: number, props: () => { readonly [K in keyof A]?: A[K] }): A =>
+  keyCount(o) === keys ? Object.setPrototypeOf(o, prototype) as A : instance(prototype, props())
+
 type Json = Record<string, unknown>
 
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 const has = (o: Json, key: string) => Object.prototype.hasOwnProperty.call(o, key)
+/** Own enumerable keys, counted without making their array (a parsed object has no inherited ones). */
+const keyCount = (o: Json): number => {
+  let count = 0
+  for (const _ in o) count++
+  return count
+}
 const str = (o: Json, key: string): string | undefined => {
   const value = o[key]
   return typeof value === "string" ? value : undefined
@@ -76,7 +91,9 @@ const envelopeOf = (value: unknown): Envelope | undefined => {
   const time = str(value, "time")
   if (iface === undefined || channel === undefined || userId === undefined || time === undefined) return undefined
   const turn = str(value, "turn")
-  return instance(Envelope.prototype, turn === undefined ? { interface: iface, channel, userId, time } : { interface: iface, channel, userId, time, turn })
+  if (turn === undefined && has(value, "turn")) return undefined
+  return adopt(Envelope.prototype, value, turn === undefined ? 4 : 5, () =>
+    turn === undefined ? { interface: iface, channel, userId, time } : { interface: iface, channel, userId, time, turn })
 }
 
 const usageOf = (value: unknown): Usage | undefined => {
@@ -92,6 +109,8 @@ const usageOf = (value: unknown): Usage | undefined => {
   ) {
     return undefined
   }
+  // All five there and nothing else: the parsed object is the value (the schema's defaults add nothing to it).
+  if (cached !== undefined && writes !== undefined && cost !== undefined && keyCount(value) === 5) return value as Usage
   return {
     inputTokens,
     outputTokens,
@@ -103,15 +122,16 @@ const usageOf = (value: unknown): Usage | undefined => {
 
 const toolCallsOf = (value: unknown): Array<ToolCall> | undefined => {
   if (!Array.isArray(value)) return undefined
-  const calls: Array<ToolCall> = []
+  // The parsed array is the value while every call holds only its three fields; a call with more is copied without.
+  let exact = true
   for (const call of value) {
-    if (!isObject(call) || !has(call, "params")) return undefined
-    const id = str(call, "id")
-    const name = str(call, "name")
-    if (id === undefined || name === undefined) return undefined
-    calls.push({ id, name, params: call["params"] })
+    if (!isObject(call) || !has(call, "params") || str(call, "id") === undefined || str(call, "name") === undefined) {
+      return undefined
+    }
+    if (keyCount(call) !== 3) exact = false
   }
-  return calls
+  if (exact) return value as Array<ToolCall>
+  return value.map((call: Json) => ({ id: call["id"] as string, name: call["name"] as string, params: call["params"] }))
 }
 
 /** The known shapes, or undefined when the line needs the schema's judgement. */
@@ -124,20 +144,26 @@ const decodeFast = (o: Json): SessionLine | undefined => {
       const inboxId = optionalNumber(o, "inboxId")
       if (inboxId === false) return undefined
       const withId = inboxId === undefined ? {} : { inboxId }
-      if (!has(o, "envelope")) return instance(UserMessage.prototype, { text, ...withId, at, _tag: "user" })
+      const keys = 3 + (inboxId === undefined ? 0 : 1)
+      if (!has(o, "envelope")) return adopt(UserMessage.prototype, o, keys, () => ({ text, ...withId, at, _tag: "user" as const }))
       const envelope = envelopeOf(o["envelope"])
-      return envelope === undefined ? undefined : instance(UserMessage.prototype, { text, envelope, ...withId, at, _tag: "user" })
+      return envelope === undefined
+        ? undefined
+        : adopt(UserMessage.prototype, Object.assign(o, { envelope }), keys + 1, () => ({ text, envelope, ...withId, at, _tag: "user" as const }))
     }
     case "assistant": {
       const text = str(o, "text")
       if (text === undefined || at === undefined) return undefined
       const toolCalls = has(o, "toolCalls") ? toolCallsOf(o["toolCalls"]) : []
       if (toolCalls === undefined) return undefined
-      if (!has(o, "usage")) return instance(AssistantMessage.prototype, { text, at, toolCalls, _tag: "assistant" })
+      const tag = "assistant" as const
+      // The decoded fields are set on the parsed object (a missing toolCalls is the schema's default, []), which then
+      // holds text, at, _tag, toolCalls and the usage if any.
+      if (!has(o, "usage")) return adopt(AssistantMessage.prototype, Object.assign(o, { toolCalls }), 4, () => ({ text, at, toolCalls, _tag: tag }))
       const usage = usageOf(o["usage"])
       return usage === undefined
         ? undefined
-        : instance(AssistantMessage.prototype, { text, at, toolCalls, usage, _tag: "assistant" })
+        : adopt(AssistantMessage.prototype, Object.assign(o, { toolCalls, usage }), 5, () => ({ text, at, toolCalls, usage, _tag: tag }))
     }
     case "tool": {
       const toolCallId = str(o, "toolCallId")
@@ -147,7 +173,7 @@ const decodeFast = (o: Json): SessionLine | undefined => {
         return undefined
       }
       if (!has(o, "result")) return undefined
-      return instance(ToolResultMessage.prototype, { toolCallId, toolName, isError, result: o["result"], at, _tag: "tool" })
+      return adopt(ToolResultMessage.prototype, o, 6, () => ({ toolCallId, toolName, isError, result: o["result"], at, _tag: "tool" as const }))
     }
     case "session": {
       const id = str(o, "id")

@@ -5,6 +5,7 @@ import { Cause, Effect, Layer, Schema, String as Str } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as sqliteVec from "sqlite-vec"
+import { createFreshFile } from "./freshFile.js"
 import { freshSchemaMigrations, freshSchemaStatements } from "./freshSchema.js"
 import { migrations as allMigrations } from "./migrations.js"
 import { privateDirMode, privateFileMode } from "./privateFiles.js"
@@ -52,7 +53,9 @@ const snapshotCovers = (migrations: Record<string, unknown>): boolean => {
  * A new kern.db gets the schema its migrations would leave in one transaction, from the snapshot, and every
  * migration recorded as applied: run one by one, they cost a first open (a new agent, or kern.db lost) about 80 ms
  * of a cold process. Succeeds with false, changing nothing, when the database is not empty (another process made it
- * meanwhile: BEGIN IMMEDIATE waits for its write); any failure rolls back and the migrator decides.
+ * meanwhile: BEGIN IMMEDIATE waits for its write); any failure rolls back and the migrator decides. A new file has
+ * the snapshot already (freshFile.ts, cheaper still): this is for an in-memory database, and for a file that one
+ * could not create.
  */
 const createFromSnapshot = (sql: SqlClient.SqlClient): Effect.Effect<boolean> => {
   const rollback = Effect.ignore(sql.unsafe("ROLLBACK"))
@@ -157,6 +160,11 @@ export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.Sqlite
         })
     )
   )
+  // A new file gets the snapshot on a connection of its own, before the client opens it (freshFile.ts); any failure
+  // leaves the file to `prepare`, which decides as for any database.
+  const fresh = options.filename === ":memory:" || options.migrations !== undefined || !snapshotCovers(allMigrations)
+    ? Effect.void
+    : Effect.ignore(Effect.try(() => createFreshFile(options.filename)))
   const client = SqliteClient.layer({
     filename: options.filename,
     transformResultNames: Str.snakeToCamel,
@@ -169,7 +177,7 @@ export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.Sqlite
   )
   return Layer.effectDiscard(prepare(options)).pipe(
     Layer.provideMerge(client),
-    Layer.provideMerge(Layer.effectDiscard(open))
+    Layer.provideMerge(Layer.effectDiscard(Effect.zipRight(open, fresh)))
   )
 }
 

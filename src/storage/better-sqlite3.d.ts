@@ -1,5 +1,5 @@
 // The part of better-sqlite3 (installed with @effect/sql-sqlite-node, which ships no types for it) that kern uses
-// directly: changeCounter.ts's connection of its own.
+// directly: changeCounter.ts's and freshFile.ts's connections of their own.
 declare module "better-sqlite3" {
   interface Statement {
     pluck(toggle?: boolean): Statement
@@ -7,6 +7,10 @@ declare module "better-sqlite3" {
   }
   interface Database {
     prepare(source: string): Statement
+    /** Runs a script of statements (no parameters, no results). */
+    exec(source: string): Database
+    pragma(source: string): unknown
+    readonly inTransaction: boolean
     close(): void
   }
   interface Options {

@@ -5,6 +5,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as Database from "../../src/storage/Database.js"
+import { createFreshFile } from "../../src/storage/freshFile.js"
 import { freshSchemaMigrations } from "../../src/storage/freshSchema.js"
 import { migrations } from "../../src/storage/migrations.js"
 
@@ -61,6 +62,29 @@ describe("a new kern.db from the schema snapshot", () => {
         (fromSnapshot.database.rows["kern_migrations"] as ReadonlyArray<unknown>).length,
         Object.keys(migrations).length
       )
+    }))
+
+  it.effect("a 0-byte file gets the snapshot in one call on a connection of its own; a file with anything in it is left alone", () =>
+    Effect.gen(function*() {
+      const file = tempFile()
+      NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
+      NodeFs.writeFileSync(file, "")
+      assert.isTrue(createFreshFile(file))
+      const size = NodeFs.statSync(file).size
+      assert.isAbove(size, 0)
+      // Now a database: never created again, nor touched.
+      assert.isFalse(createFreshFile(file))
+      assert.strictEqual(NodeFs.statSync(file).size, size)
+      const opened = yield* migratorLines(Database.layer({ filename: file }))
+      const stepByStep = yield* migratorLines(Database.layer({ filename: tempFile(), migrations }))
+      assert.strictEqual(opened.running, 0)
+      assert.deepStrictEqual(opened.database, stepByStep.database)
+      // A file that is not empty is not kern's to create, whatever it holds.
+      const other = tempFile()
+      NodeFs.mkdirSync(NodePath.dirname(other), { recursive: true })
+      NodeFs.writeFileSync(other, "not a database")
+      assert.isFalse(createFreshFile(other))
+      assert.strictEqual(NodeFs.readFileSync(other, "utf8"), "not a database")
     }))
 
   it.effect("the same for an in-memory database", () =>

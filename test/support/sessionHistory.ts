@@ -17,5 +17,5 @@ export const historyOf = (messages: ReadonlyArray<SessionMessage>, firstIndex = 
       missingNewline: false,
       problems: [],
       firstIndex,
-      positions: new WeakMap()
+      positions: new Map()
     }))
