@@ -97,8 +97,17 @@ export const memoryItemsFrom = (files: FileCache, reach: "all" | "shared" = "all
     Effect.as(Effect.logWarning(`memory file left out of the system prompt: ${file}: ${error.message}`), "")
   const notesDir = NodePath.join(paths.dir, "notes")
   const names: ReadonlyArray<string> = reach === "all" ? memoryFiles : sharedMemoryFiles
-  // One after another: an unchanged file costs one stat (the door's reads are synchronous too), less than a fiber.
-  const texts = yield* Effect.forEach(names, (name) => read(NodePath.join(paths.dir, name)))
+  // The files unchanged since the cache read them cost one stat each, all in one step; the others are read one after
+  // another (the door's reads are synchronous too, less than a fiber each).
+  // (The names are the files' paths relative to the folder, as `read` reports them read fine.)
+  const filePaths = names.map((name) => NodePath.join(paths.dir, name))
+  const unchanged = yield* files.unchangedTexts(filePaths, paths.dir)
+  const texts = unchanged.every((text) => text !== undefined)
+    ? yield* Effect.as(files.skipped.allReadFine(names), unchanged.map((text) => text.trim()))
+    : yield* Effect.forEach(filePaths, (file, index) => {
+      const text = unchanged[index]
+      return text === undefined ? read(file) : Effect.as(files.skipped.readFine(names[index]!), text.trim())
+    })
   const items: Array<MemoryItem> = []
   names.forEach((name, index) => {
     const text = texts[index] ?? ""

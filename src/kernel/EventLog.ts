@@ -74,10 +74,16 @@ export const recordOrWarn = (log: EventLog["Type"], event: EventInput): Effect.E
 export const flushOrWarn = (log: EventLog["Type"]): Effect.Effect<void> =>
   log.flush.pipe(Effect.catchAll((error) => Effect.logWarning(`kern: audit events are not yet in kern.db: ${error.message}`)))
 
-/** A run's own event (started, finished, a plan, a budget stop) with its detail as JSON, in kern.db when this returns. */
-export const recordRunEvent = (
+type RunIds = { readonly runId: string; readonly traceId: string; readonly sessionId: string }
+
+/**
+ * A run's own event with its detail as JSON, recorded (in the journal: it survives a kill) and in kern.db with the
+ * next batch or flush. For an event nothing reads from kern.db before the run's next flushed one: a turn's start,
+ * which its end (`recordRunEvent`) brings into kern.db with it, one transaction a turn instead of two.
+ */
+export const journalRunEvent = (
   log: EventLog["Type"],
-  run: { readonly runId: string; readonly traceId: string; readonly sessionId: string },
+  run: RunIds,
   decisionKey: DecisionKey,
   status: string,
   detail: unknown
@@ -89,7 +95,16 @@ export const recordRunEvent = (
     sessionId: run.sessionId,
     status,
     detail: JSON.stringify(detail)
-  }).pipe(Effect.zipRight(flushOrWarn(log)))
+  })
+
+/** A run's own event (finished, a plan, a budget stop) with its detail as JSON, in kern.db when this returns. */
+export const recordRunEvent = (
+  log: EventLog["Type"],
+  run: RunIds,
+  decisionKey: DecisionKey,
+  status: string,
+  detail: unknown
+): Effect.Effect<void> => journalRunEvent(log, run, decisionKey, status, detail).pipe(Effect.zipRight(flushOrWarn(log)))
 
 // EventInput is the class's own constructor type and its fields have no refinements (test/session/unvalidatedRecords.test.ts
 // holds that), so validating each recorded event again is work for nothing.

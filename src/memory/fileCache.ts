@@ -37,6 +37,12 @@ interface Listing {
 export interface FileCache {
   /** `path` (absolute, or relative to `root`), which must be inside the agent folder `root` and not under `.kern/`. */
   readonly readString: (path: string, root: string) => Effect.Effect<string, AgentFileError>
+  /**
+   * For each of `paths` (as `readString` takes them), the text `readString` would answer without reading, when the
+   * file is unchanged since it was read (one stat each, all in one step); undefined for any other (never read, changed,
+   * missing, refused): that one goes through `readString`. A step's memory files cost one effect, not one per file.
+   */
+  readonly unchangedTexts: (paths: ReadonlyArray<string>, root: string) => Effect.Effect<ReadonlyArray<string | undefined>>
   /** The daily notes of agent folder `dir`, oldest first (see listNotes), listed again only when notes/ changed. */
   readonly notes: (dir: string) => Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem>
   readonly skipped: SkippedFiles
@@ -95,6 +101,16 @@ export const makeFileCache = Effect.gen(function*() {
       })
       return text
     })
+  const unchangedTexts = (paths: ReadonlyArray<string>, root: string) =>
+    Effect.flatMap(Ref.get(entries), (map) =>
+      Effect.sync(() =>
+        paths.map((path) => {
+          const cached = map.get(path)
+          return cached !== undefined && settled(cached.file.mtimeMs, cached.readAtMs) && unchangedAgentFile(path, root, cached.file)
+            ? cached.text
+            : undefined
+        })
+      ))
   const notes = (dir: string) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -114,12 +130,13 @@ export const makeFileCache = Effect.gen(function*() {
       }
       return names
     })
-  return { readString, notes, skipped } satisfies FileCache
+  return { readString, unchangedTexts, notes, skipped } satisfies FileCache
 })
 
 /** Without a cache: every read goes to the file, every skip is reported (one-shot inspection). */
 export const uncachedFiles: Effect.Effect<FileCache> = Effect.succeed({
   readString: (path, root) => readAgentText(path, { roots: [root] }),
+  unchangedTexts: (paths) => Effect.succeed(paths.map(() => undefined)),
   notes: listNotes,
   skipped: reportEverySkip()
 })

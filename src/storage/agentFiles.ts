@@ -302,6 +302,8 @@ export interface SkippedFiles {
   readonly skip: (what: string, error: AgentFileError) => Effect.Effect<void>
   /** The file was read fine: a later refusal is reported again. */
   readonly readFine: (path: string) => Effect.Effect<void>
+  /** As `readFine`, for several files at once. */
+  readonly allReadFine: (paths: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 export const makeSkippedFiles = (
@@ -314,17 +316,21 @@ export const makeSkippedFiles = (
           map.get(error.path) === error.reason ? [false, map] : [true, new Map(map).set(error.path, error.reason)]),
         (fresh) => (fresh ? report(`kern: ${what} left out a file: ${error.message}`) : Effect.void)
       ),
-    readFine: (path) =>
-      Ref.update(reported, (map) => {
-        if (!map.has(path)) return map
-        const next = new Map(map)
-        next.delete(path)
-        return next
-      })
+    readFine: (path) => forget(reported, [path]),
+    allReadFine: (paths) => forget(reported, paths)
   }))
+
+const forget = (reported: Ref.Ref<ReadonlyMap<string, AgentFileProblem>>, paths: ReadonlyArray<string>) =>
+  Ref.update(reported, (map) => {
+    if (!paths.some((path) => map.has(path))) return map
+    const next = new Map(map)
+    for (const path of paths) next.delete(path)
+    return next
+  })
 
 /** Reports every skip (one-shot commands, where there is no later turn to repeat it). */
 export const reportEverySkip = (report: (line: string) => Effect.Effect<void> = (line) => Effect.logWarning(line)): SkippedFiles => ({
   skip: (what, error) => report(`kern: ${what} left out a file: ${error.message}`),
-  readFine: () => Effect.void
+  readFine: () => Effect.void,
+  allReadFine: () => Effect.void
 })

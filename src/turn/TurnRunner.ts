@@ -2,7 +2,7 @@ import { LanguageModel } from "@effect/ai"
 import { Clock, type Context, DateTime, Effect, Either, Option, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
-import { EventLog, recordRunEvent } from "../kernel/EventLog.js"
+import { EventLog, journalRunEvent, recordRunEvent } from "../kernel/EventLog.js"
 import type { DecisionKey } from "../kernel/namespaces.js"
 import { toolResultText } from "../kernel/resultText.js"
 import { makeRunContext, type RunContextData } from "../kernel/RunContext.js"
@@ -437,7 +437,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         yield* Effect.annotateCurrentSpan(turnSpanAttributes(input.message, input.session.id, turn.model.modelId))
         // The turn's first event: what a channel knows the turn by (its conversation, its user).
         yield* turn.emit(incomingOf(input.message))
-        yield* audit(turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
+        // Journaled, not flushed: kern.db's readers of run events (usage) read finished turns, and the end's flush
+        // brings this one in with it.
+        yield* journalRunEvent(eventLog, turn.ctx, "kernel.run.started", "ok", { interface: input.message.interface, channel: input.message.channel })
         yield* recordUser(turn, input.message)
         const tally = yield* Effect.iterate(beginTally, {
           while: (tally) => !tally.ended && tally.step < config.maxSteps,

@@ -117,6 +117,67 @@ describe("memory file cache", () => {
       }
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
+  it.live("unchangedTexts answers the kept text only while readString would: never read, changed, missing or racy is undefined", () =>
+    Effect.gen(function*() {
+      const dir = makeTempDir()
+      const [kept, edited, never, gone, racy] = ["AGENTS.md", "IDENTITY.md", "KERN.md", "USERS.md", "KNOWLEDGE.md"].map((name) =>
+        NodePath.join(dir, name)
+      ) as [string, string, string, string, string]
+      const old = hourAgo()
+      for (const file of [kept, edited, never, gone]) {
+        NodeFs.writeFileSync(file, `text of ${NodePath.basename(file)}`)
+        NodeFs.utimesSync(file, old, old)
+      }
+      // Written now with a whole-second mtime: read inside its window, so never trusted without a read.
+      NodeFs.writeFileSync(racy, "racy")
+      const tick = new Date(Math.floor(Date.now() / 1_000) * 1_000)
+      NodeFs.utimesSync(racy, tick, tick)
+      const files = yield* makeFileCache
+      for (const file of [kept, edited, gone, racy]) yield* files.readString(file, dir)
+      expect(yield* files.unchangedTexts([kept, edited, never, gone, racy], dir)).toEqual([
+        "text of AGENTS.md",
+        "text of IDENTITY.md",
+        undefined,
+        "text of USERS.md",
+        undefined
+      ])
+      // An edit between two steps (a new size; a new mtime) and a removal: the next step reads them again.
+      NodeFs.writeFileSync(edited, "edited between steps")
+      NodeFs.utimesSync(edited, old, old)
+      NodeFs.utimesSync(kept, new Date(old.getTime() + 1_000), new Date(old.getTime() + 1_000))
+      NodeFs.rmSync(gone)
+      expect(yield* files.unchangedTexts([kept, edited, never, gone, racy], dir)).toEqual([undefined, undefined, undefined, undefined, undefined])
+      expect(yield* files.readString(edited, dir)).toBe("edited between steps")
+      expect(yield* files.unchangedTexts([edited], dir)).toEqual(["edited between steps"])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.live("unchangedTexts never answers kept text for a kept file swapped for any attack of the corpus with the size and mtime it had", () =>
+    Effect.gen(function*() {
+      const outside = makeOutside()
+      for (const attack of fileAttacks) {
+        const dir = NodePath.join(makeTempDir(), "agent")
+        NodeFs.mkdirSync(dir)
+        plantSecrets(dir)
+        const probe = NodePath.join(dir, "probe.md")
+        if (!attack.plant(dir, outside, probe)) continue
+        const looks = NodeFs.statSync(probe)
+        NodeFs.rmSync(probe)
+        const file = NodePath.join(dir, "AGENTS.md")
+        const size = looks.isFile() && looks.size <= 64 * 1024 ? looks.size : 5
+        NodeFs.writeFileSync(file, "legit".padEnd(size, "."))
+        const old = hourAgo()
+        NodeFs.utimesSync(file, old, old)
+        const files = yield* makeFileCache
+        yield* files.readString(file, dir)
+        NodeFs.rmSync(file)
+        attack.plant(dir, outside, file)
+        if (NodeFs.statSync(file).isFile()) NodeFs.utimesSync(file, old, old)
+        const [answer] = yield* files.unchangedTexts([file], dir)
+        releaseFifos(dir)
+        expect(answer, `${attack.name}: kept text came back for the swapped file`).toBeUndefined()
+      }
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
   it.live("the notes listing is kept while notes/ is unchanged, and made again when a note is added or removed", () =>
     Effect.gen(function*() {
       const dir = makeTempDir()
