@@ -66,7 +66,7 @@ describe("kern status loads what it needs", () => {
       const file = NodePath.join(dir, ".kern", "kern.db")
       // An SQLite database without kern's tables (none of its migrations applied), not empty on disk.
       const db = new Sqlite(file)
-      db.pragma("user_version = 1")
+      db.prepare("PRAGMA user_version = 1").run()
       db.close()
       expect(NodeFs.statSync(file).size).toBeGreaterThan(0)
       const result = yield* Effect.promise(() => statusLoads(dir))
