@@ -79,10 +79,11 @@ const full = () => {
 // `kern status` too (src/quick/status.ts).
 const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
 if (!taken && Object.hasOwn(quickBundles, argv[0])) {
-  // A client allocates a few MiB as it starts (the bundle's schemas), most of which lives on, and little after. V8
+  // A chat client allocates a few MiB as it starts (the bundle's schemas), most of which lives on, and little after. V8
   // doubles its young generation whenever a scavenge finds most objects alive, so it grew to 16 MiB for that: a sixth
-  // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong.
-  require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
+  // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong. `kern
+  // status` is not held to a peak RSS but to its time, which the scavenges of a young generation kept small add to.
+  if (argv[0] === "chat") require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
   try {
     taken = loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
   } catch (error) {

@@ -8,7 +8,7 @@ import * as LockFile from "../storage/LockFile.js"
 import { orIfMissing } from "../storage/missingFile.js"
 import type { StatusArgs } from "./commands.js"
 import { costCapProblem } from "../model/pricing.js"
-import { spendDay, spendZone } from "../model/spendCaps.js"
+import { spendDayIn } from "../model/spendCaps.js"
 import { spendLines, spendStatusOf } from "../model/spendStatus.js"
 import { NotAnAgentFolder } from "../config/errors.js"
 import { resolveDir } from "./dirs.js"
@@ -61,7 +61,7 @@ export const run = (args: StatusArgs) =>
       ? undefined
       : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(target.right))
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
-    const day = spendDay(yield* Clock.currentTimeMillis, spendZone(config.timezone))
+    const day = spendDayIn(yield* Clock.currentTimeMillis, config.timezone)
     const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat(day))
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
     const spend = spendStatusOf(day, config.limits, fromDb?._tag === "Right" ? fromDb.right[2] : [])

@@ -15,8 +15,21 @@ import { JobStore } from "../tools/JobStore.js"
 import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
 import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
 import type { DatabaseTarget } from "../config/database.js"
-import * as AgentDatabase from "../runtime/agentDatabase.js"
 import { PairingStore } from "../users/PairingStore.js"
+import * as ReadDatabase from "../storage/readDatabase.js"
+
+/**
+ * kern.db as the agent's database layer opens it (migrated, sqlite-vec loaded; on PostgreSQL its schema), imported only
+ * when it is used: status reads an SQLite kern.db that is up to date without it (ReadDatabase.layerToRead).
+ */
+const agentDatabase = (target: DatabaseTarget) =>
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../runtime/agentDatabase.js")), (module) => module.layerOf(target)))
+
+/** kern.db for status's reads: an SQLite file read as it is when this kern can, else the agent's database layer. */
+const databaseOf = (target: DatabaseTarget) =>
+  target._tag === "sqlite"
+    ? Layer.orElse(ReadDatabase.layerToRead(target.file), () => agentDatabase(target))
+    : agentDatabase(target)
 
 /** The summarizer's state kern.db keeps, with the newest session's messages (from the session index). */
 const storedSummary = (loaded: LoadedConfig) =>
@@ -34,11 +47,11 @@ const storedSummary = (loaded: LoadedConfig) =>
   )
 
 /**
- * The reads of kern.db status makes, over one open of it (each open sets its pragmas, loads sqlite-vec and checks the
- * migrations), made by the first read that needs it and closed with the scope.
+ * The reads of kern.db status makes, over one open of it, made by the first read that needs it and closed with the
+ * scope.
  */
 export const storedReads = (target: DatabaseTarget) =>
-  Effect.map(Layer.memoize(AgentDatabase.layerOf(target)), (database) => ({
+  Effect.map(Layer.memoize(databaseOf(target)), (database) => ({
     /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
     usageAndHeartbeat: (day: string) =>
       Effect.all([

@@ -1,6 +1,6 @@
 import { DateTime } from "effect"
 import type { CapName, Limits, Measure, SpendCap } from "../config/limits.js"
-import { agentZone } from "../session/envelope.js"
+import { agentZone, localIso } from "../session/envelope.js"
 import type { ReachedCap } from "./BudgetExceeded.js"
 import type { SpendAttributionData } from "./SpendAttribution.js"
 import { centsOfMicroUsd, type SpendEntry, type SpendRow } from "./SpendLedger.js"
@@ -10,6 +10,12 @@ export const spendDay = (epochMs: number, zone: DateTime.TimeZone): string =>
   DateTime.formatIsoOffset(DateTime.unsafeMakeZoned(epochMs, { timeZone: zone })).slice(0, 10)
 
 export const spendZone = (timezone: string | undefined): DateTime.TimeZone => agentZone(timezone)
+
+/**
+ * spendDay in the agent's zone by its name (undefined: the system's), for a process that wants one day and no zone
+ * (`kern status`): the system's day from Date's own offset, without the ICU zone data a zone made through Intl loads.
+ */
+export const spendDayIn = (epochMs: number, timezone: string | undefined): string => localIso(epochMs, timezone).slice(0, 10)
 
 /** A cap a call counts against: which one, its row in the ledger and its values. */
 export interface CapAt {

@@ -1,9 +1,11 @@
 // The part of better-sqlite3 (installed with @effect/sql-sqlite-node, which ships no types for it) that kern uses
-// directly: changeCounter.ts's and freshFile.ts's connections of their own.
+// directly: changeCounter.ts's, freshFile.ts's and readDatabase.ts's connections of their own (and tests that shape a
+// kern.db by hand).
 declare module "better-sqlite3" {
   interface Statement {
     pluck(toggle?: boolean): Statement
     get(...params: ReadonlyArray<unknown>): unknown
+    run(...params: ReadonlyArray<unknown>): unknown
   }
   interface Database {
     prepare(source: string): Statement

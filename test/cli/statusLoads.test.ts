@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import Sqlite from "better-sqlite3"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -8,6 +9,8 @@ import { makeTempDir } from "../support/tempDir.js"
 
 // `kern status` is run again and again (scripts, prompts): it loads SQLite only when kern.db holds something, and the
 // running agent's HTTP client only while a live process holds the folder's lock (src/cli/statusStored.ts, statusLive.ts).
+// An up-to-date kern.db is read as it is (src/storage/readDatabase.ts): no migrator, no sqlite-vec; one that is behind
+// or is no database goes through the agent's database layer, which migrates it or names what is wrong.
 
 /** `kern status <dir>` with what the process required, by name, from a preload that records Module._load. */
 const statusLoads = async (dir: string) => {
@@ -52,6 +55,38 @@ describe("kern status loads what it needs", () => {
       expect(result.stdout).toContain("usage:     no turns yet")
       expect(result.stdout).toContain("running:   no")
       expect(result.loaded).toContain("better-sqlite3")
+      expect(result.loaded).not.toContain("sqlite-vec")
       expect(result.loaded).not.toContain("node:http")
+      expect(result.stdout).not.toContain("kern.db:")
+    }))
+
+  it.live("a kern.db behind the newest migration: migrated by the agent's database layer, then read", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+      const file = NodePath.join(dir, ".kern", "kern.db")
+      // An SQLite database without kern's tables (none of its migrations applied), not empty on disk.
+      const db = new Sqlite(file)
+      db.prepare("PRAGMA user_version = 1").run()
+      db.close()
+      expect(NodeFs.statSync(file).size).toBeGreaterThan(0)
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.stdout).toContain("usage:     no turns yet")
+      expect(result.stdout).not.toContain("kern.db:")
+      expect(result.loaded).toContain("sqlite-vec")
+      const after = new Sqlite(file, { readonly: true })
+      const newest = after.prepare("SELECT max(migration_id) AS id FROM kern_migrations").get() as { readonly id: number }
+      after.close()
+      expect(newest.id).toBeGreaterThan(1000)
+    }))
+
+  it.live("a kern.db that is no SQLite database: named among the problems, left as it is", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+      const file = NodePath.join(dir, ".kern", "kern.db")
+      NodeFs.writeFileSync(file, "not a database")
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.status).toBe(1)
+      expect(result.stdout).toContain("it is not an SQLite database")
+      expect(NodeFs.readFileSync(file, "utf8")).toBe("not a database")
     }))
 })
