@@ -1,6 +1,5 @@
 // The part of better-sqlite3 (installed with @effect/sql-sqlite-node, which ships no types for it) that kern uses
-// directly: changeCounter.ts's, freshFile.ts's and readDatabase.ts's connections of their own (and tests that shape a
-// kern.db by hand).
+// directly: changeCounter.ts's and freshFile.ts's connections of their own (and tests that shape a kern.db by hand).
 declare module "better-sqlite3" {
   interface Statement {
     pluck(toggle?: boolean): Statement
