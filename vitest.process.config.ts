@@ -29,6 +29,7 @@ export const processFiles = [
   "test/runtime/clusterRunners.test.ts",
   "test/host/serve.test.ts",
   "test/host/serveRunners.test.ts",
+  "test/host/serveRunnersTelegram.test.ts",
   "test/host/serveWakes.test.ts",
   "test/host/serveClients.test.ts"
 ]

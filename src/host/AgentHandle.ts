@@ -42,7 +42,7 @@ export interface AgentInfo {
   readonly state: AgentState
   /** Why the last wake failed (the folder held by another `kern start`, a broken config), until one succeeds. */
   readonly problem?: string | undefined
-  /** Why the live agent is never passivated (Slack's Socket Mode reaches only a connected agent). */
+  /** Why the live agent is never passivated (keptLive.ts: Slack, or Telegram among several runners). */
   readonly keptLive?: string | undefined
 }
 

@@ -161,6 +161,7 @@ export const runHost = (options: HostOptions) =>
     // wakes where it is held.
     const wakes = yield* Layer.build(WakeSources.layer.pipe(
       Layer.provide(Layer.succeed(HostAgents, agents)),
+      Layer.provide(runner === undefined ? Layer.empty : Layer.succeed(WakeSources.RunnerShards, { holdsHere: runner.holdsHere })),
       Layer.provide(NodeHttpClient.layerUndici)
     ))
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()

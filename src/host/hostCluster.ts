@@ -1,8 +1,9 @@
-import { Cause, type Context, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
+import { EntityId, Sharding } from "@effect/cluster"
+import { Cause, Context, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import { isLoopback } from "../channels/web/serverSetup.js"
 import { databaseTarget } from "../config/database.js"
 import * as PgDatabase from "../storage/pg/PgDatabase.js"
-import { AgentPlacement, AgentReceivers, locate as locateAgent } from "../runtime/cluster/AgentEntity.js"
+import { Agent, AgentPlacement, AgentReceivers, locate as locateAgent } from "../runtime/cluster/AgentEntity.js"
 import * as AgentsLive from "../runtime/cluster/AgentsLive.js"
 import { multiRunnerOptions } from "../runtime/cluster/MultiRunner.js"
 import type { Report } from "../runtime/layers.js"
@@ -31,6 +32,8 @@ export interface RunnerPlace {
   readonly lock: NonNullable<LockHolder["cluster"]>
   /** Finds the runner holding an agent (placing it if no runner does), woken there for `reason`. */
   readonly locate: (name: string, reason: string) => Effect.Effect<AgentLocation, HostAgentError>
+  /** Whether this runner holds the agent's shard now (in memory): the wake sources' RunnerShards. */
+  readonly holdsHere: (name: string) => boolean
 }
 
 /** The cluster's database (host.json's `database`, `${NAME}` resolved from `env`) and this runner's place in it. */
@@ -91,6 +94,11 @@ export const joinCluster = (options: {
     const context = yield* Layer.build(runner).pipe(
       Effect.mapError((error) => new HostConfigError({ message: `could not join the runners' cluster: ${error.message}` }))
     )
+    const sharding = Context.get(context, Sharding.Sharding)
+    const holdsHere = (name: string) => {
+      const id = EntityId.make(name)
+      return sharding.hasShardId(sharding.getShardId(id, Agent.getShardGroup(id)))
+    }
     const patience = Duration.sum(Duration.seconds(options.cluster.runner.lockExpirationSeconds ?? 30), Duration.seconds(30))
     const unavailable = (name: string, message: string) => new HostAgentError({ name, reason: "unavailable", message })
     const locate = (name: string, reason: string) =>
@@ -106,5 +114,5 @@ export const joinCluster = (options: {
         Effect.provide(context),
         Effect.withSpan("kern.host.locate", { attributes: { agent: name } })
       )
-    return { url: place.url, lock: place.lock, locate } satisfies RunnerPlace
+    return { url: place.url, lock: place.lock, locate, holdsHere } satisfies RunnerPlace
   })

@@ -2,7 +2,6 @@ import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import type { KnownSecret } from "../config/KnownSecrets.js"
 import type { Conversations } from "../runtime/Conversations.js"
 import * as ChatChannels from "../channels/chatChannels.js"
-import * as SlackChannel from "../channels/slack/SlackChannel.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import * as WebServer from "../channels/web/WebServer.js"
 import { AgentRuntime } from "../runtime/AgentRuntime.js"
@@ -13,6 +12,7 @@ import * as RetentionJob from "../runtime/RetentionJob.js"
 import { JobStore } from "../tools/JobStore.js"
 import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
 import type { HostedAgent } from "./HostConfig.js"
+import { keptLive } from "./keptLive.js"
 
 /** What the host asks of a live agent besides its app: whether it has anything to do. */
 export class AgentActivity extends Context.Tag("kern/host/AgentActivity")<AgentActivity, {
@@ -22,10 +22,8 @@ export class AgentActivity extends Context.Tag("kern/host/AgentActivity")<AgentA
   readonly keptLive: Option.Option<string>
 }>() {}
 
-/** Slack's Socket Mode delivers an event only to a connected app: no shared poller can watch it for a passive agent. */
-export const slackKeptLive = "Slack (Socket Mode) is configured, and Slack delivers a message only to a connected agent"
-
-const activityLayer = Layer.effect(
+/** What the live agent reports to the host; `clustered`: a runner among several (keptLive.ts decides what is kept live). */
+const activityLayer = (clustered: boolean) => Layer.effect(
   AgentActivity,
   Effect.gen(function*() {
     const runtime = yield* AgentRuntime
@@ -43,7 +41,7 @@ const activityLayer = Layer.effect(
       const subs = yield* count(Effect.map(subagents.running, (rows) => rows.length))
       return !idle || inboxSize > 0 || jobsRunning > 0 || subs > 0
     })
-    return { busy, keptLive: SlackChannel.configured(env) ? Option.some(slackKeptLive) : Option.none() }
+    return { busy, keptLive: keptLive(env, clustered) }
   })
 ).pipe(Layer.provide(Layer.merge(SubAgentStore.Default, InboxSql.layerSql)))
 
@@ -96,7 +94,7 @@ export const liveAgentLayer = (
     whileAgentRuns: "stop it there (kern stop) for kern serve to host it",
     cluster: options.cluster
   }
-  return activityLayer.pipe(
+  return activityLayer(options.cluster !== undefined).pipe(
     Layer.provideMerge(RetentionJob.layer),
     Layer.provideMerge(
       Layers.runningAgentLayerWith(agent.dir, hold, Layer.mergeAll(app, ChatChannels.layer), Option.getOrUndefined(conversations))

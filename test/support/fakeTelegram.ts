@@ -84,6 +84,9 @@ export const make = (options: { readonly token?: string; readonly botId?: number
     const state = yield* SubscriptionRef.make<State>({ updates: [], nextUpdateId: 1000, nextMessageId: 1, polls: 0, messages: [] })
     const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedCall>>([])
     const failures = yield* Ref.make<ReadonlyArray<Scripted>>([])
+    /** getUpdates polls being held now (a client that goes away ends its own), and polls that arrived while one was. */
+    const pending = yield* Ref.make(0)
+    const overlaps = yield* Ref.make<ReadonlyArray<RecordedCall>>([])
     const files = new Map<string, { readonly bytes: Uint8Array; readonly path: string; readonly size: number }>()
     const downloadFailures: Array<DownloadFailure> = []
     const uploads = yield* SubscriptionRef.make<ReadonlyArray<Uploaded>>([])
@@ -119,8 +122,10 @@ export const make = (options: { readonly token?: string; readonly botId?: number
       return Either.right(text)
     }
 
-    const getUpdates = (body: Record<string, unknown>) =>
+    const getUpdates = (body: Record<string, unknown>, atMs: number) =>
       Effect.gen(function*() {
+        // A poll while another is held: two pollers of one bot (Telegram ends the older with 409).
+        if ((yield* Ref.getAndUpdate(pending, (n) => n + 1)) > 0) yield* Ref.update(overlaps, (all) => [...all, { method: "getUpdates", body, atMs }])
         const offset = typeof body["offset"] === "number" ? body["offset"] : undefined
         const timeout = typeof body["timeout"] === "number" ? body["timeout"] : 0
         const poll = yield* SubscriptionRef.modify(state, (s): [number, State] => {
@@ -133,13 +138,15 @@ export const make = (options: { readonly token?: string; readonly botId?: number
           Stream.runHead,
           Effect.map(Option.getOrThrow)
         )
-        const seen = yield* ready.pipe(
+        // Interruptible: the handler runs uninterruptibly here, and the timeout could not end a wait it inherited that
+        // from, so an empty long poll was never answered (a client's own timeout ended it).
+        const seen = yield* Effect.interruptible(ready).pipe(
           Effect.timeout(Duration.seconds(timeout)),
           Effect.option
         )
         if (Option.isSome(seen) && seen.value.polls !== poll) return error(Failures.conflict)
         return ok(Option.match(seen, { onNone: () => [], onSome: (s) => s.updates.slice(0, 100) }))
-      })
+      }).pipe(Effect.ensuring(Ref.update(pending, (n) => n - 1)))
 
     const send = (body: Record<string, unknown>) =>
       Effect.gen(function*() {
@@ -273,7 +280,7 @@ export const make = (options: { readonly token?: string; readonly botId?: number
         case "getFile":
           return getFile(body)
         case "getUpdates":
-          return yield* getUpdates(body)
+          return yield* getUpdates(body, atMs)
         case "sendMessage":
           return yield* send(body)
         case "editMessageText":
@@ -374,6 +381,8 @@ export const make = (options: { readonly token?: string; readonly botId?: number
       fail: (method: string, failure: ScriptedFailure, times = 1) =>
         Ref.update(failures, (all) => [...all, ...Array.from({ length: times }, () => ({ method, failure }))]),
       calls,
+      /** getUpdates polls that arrived while another poll of the bot was held (each one's 409 for the older), oldest first. */
+      overlappingPolls: Ref.get(overlaps),
       /** Waits (without timers) until `count` calls of `method` have arrived. */
       awaitCalls: (method: string, count: number) =>
         recorded.changes.pipe(

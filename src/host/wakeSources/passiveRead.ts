@@ -4,12 +4,12 @@ import * as NodeFs from "node:fs"
 import { loadConfig } from "../../config/AgentConfig.js"
 import { agentPaths } from "../../config/paths.js"
 import type { ProcessEnv } from "../../config/ProcessEnv.js"
-import * as SlackChannel from "../../channels/slack/SlackChannel.js"
 import * as TelegramChannel from "../../channels/telegram/TelegramChannel.js"
 import { firstHeartbeatDue } from "../../runtime/HeartbeatSchedule.js"
 import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
 import * as AgentDatabase from "../../runtime/agentDatabase.js"
 import { Inbox, layerSql as inboxLayer } from "../../runtime/Inbox.js"
+import { keptLive } from "../keptLive.js"
 import { ScheduleStore } from "../../tools/schedules/ScheduleStore.js"
 
 /** Where a passive agent's Telegram bot is polled from, and the offset its own channel would poll from. */
@@ -28,10 +28,11 @@ export interface PassiveRecord {
   /** Its Telegram bot, when TELEGRAM_BOT_TOKEN is set for it. */
   readonly telegram: Option.Option<TelegramWatch>
   /**
-   * Slack is configured for it: Socket Mode delivers a message only to a connected app, and nothing can poll for it
-   * while it sleeps, so the host wakes it at once and keeps it live (liveAgent.ts, AgentActivity.keptLive).
+   * Why it is kept live (keptLive.ts: Slack, whose Socket Mode reaches only a connected app; Telegram among several
+   * runners, whose bot only its own channel polls): the host wakes it at once (on the runner the cluster holds it on)
+   * and never passivates it; no shared poller watches its bot.
    */
-  readonly slack: boolean
+  readonly keptLive: Option.Option<string>
   /**
    * Its kern.db is on PostgreSQL: what another process writes there (`kern schedule add` beside the host) changes no
    * file in its folder, so it is read again at a slower pace instead (wakeSources.ts).
@@ -54,7 +55,11 @@ const earlier = (a: Option.Option<readonly [number, string]>, b: Option.Option<r
  * (the file, or its schema on PostgreSQL), closed before this returns. A folder with no kern.db (never run) is not given one: the agent's first start
  * decides about it (it refuses a missing kern.db beside existing sessions).
  */
-export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveReadFailed, FileSystem.FileSystem | ProcessEnv> =>
+export const readPassive = (
+  dir: string,
+  /** A runner among several (its agents' due-now rule for Telegram, keptLive.ts). */
+  clustered = false
+): Effect.Effect<PassiveRecord, PassiveReadFailed, FileSystem.FileSystem | ProcessEnv> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const loaded = yield* loadConfig(dir)
@@ -80,9 +85,9 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
     const heartbeat = intervalMs === 0
       ? Option.none<readonly [number, string]>()
       : Option.some([firstHeartbeatDue(stored.heartbeat, nowMs, intervalMs), "the heartbeat is due"] as const)
-    const slack = SlackChannel.configured(loaded.env)
+    const kept = keptLive(loaded.env, clustered)
     const due = [
-      slack ? Option.some([nowMs, "Slack (Socket Mode) is configured: it is kept live"] as const) : Option.none(),
+      Option.map(kept, (why) => [nowMs, `kept live: ${why}`] as const),
       Option.map(stored.schedule, (ms) => [ms, "a schedule is due"] as const),
       heartbeat,
       stored.waiting > 0 ? Option.some([nowMs, `${stored.waiting} accepted message(s) wait in its inbox`] as const) : Option.none()
@@ -91,7 +96,7 @@ export const readPassive = (dir: string): Effect.Effect<PassiveRecord, PassiveRe
       dueMs: Option.map(due, ([ms]) => ms),
       why: Option.match(due, { onNone: () => "", onSome: ([, why]) => why }),
       telegram: token === "" ? Option.none() : Option.some({ root, token, offset: stored.offset }),
-      slack,
+      keptLive: kept,
       onServer
     }
   }).pipe(

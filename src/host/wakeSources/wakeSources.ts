@@ -28,6 +28,19 @@ export interface WakeSourcesStatus {
   readonly telegramPollers: number
 }
 
+/**
+ * Among several runners (hostCluster.ts): whether this runner holds the agent's shard now, asked of the cluster in
+ * memory (no query, no message). A kept-live agent is woken only by the runner holding its shard, when it comes to hold
+ * it (at the start, or taken over from a runner that died or left); the others leave it alone, never asking the
+ * cluster over and over for an agent live elsewhere. Absent on a single `kern serve`.
+ */
+export class RunnerShards extends Context.Tag("kern/host/RunnerShards")<RunnerShards, {
+  readonly holdsHere: (name: string) => boolean
+}>() {}
+
+/** How often, among several runners, the wake sources look whether this runner came to hold a kept-live agent. */
+export const shardLookInterval = Duration.seconds(1)
+
 export class WakeSources extends Context.Tag("kern/host/WakeSources")<WakeSources, {
   readonly status: Effect.Effect<WakeSourcesStatus>
 }>() {}
@@ -38,6 +51,10 @@ interface Asleep {
   /** Its kern.db is on PostgreSQL: read again every `serverRecheckLooks` looks, whatever its folder says. */
   readonly onServer: boolean
   readonly telegram: Option.Option<TelegramWatch>
+  /** Why it is kept live (keptLive.ts), with its due time and why when held here. */
+  readonly keptLive: Option.Option<{ readonly dueMs: Option.Option<number>; readonly why: string }>
+  /** Among several runners: whether this runner held its shard when last looked at (a kept-live agent is due only then). */
+  readonly heldHere: boolean
 }
 
 const sameWatch = (a: Option.Option<TelegramWatch>, b: Option.Option<TelegramWatch>) =>
@@ -60,6 +77,9 @@ export const layerWith = (options: {
   Effect.gen(function*() {
     const host = yield* HostAgents
     const context = yield* Effect.context<FileSystem.FileSystem | ProcessEnv>()
+    const shards = yield* Effect.serviceOption(RunnerShards)
+    const clustered = Option.isSome(shards)
+    const holdsHere = (name: string) => Option.match(shards, { onNone: () => true, onSome: (s) => s.holdsHere(name) })
     const dues = yield* makeDueTimes(host.wake)
     const telegram = yield* makeTelegramWakes(host.wake)
     /** The passive agents as last read; every change to it and to the sources goes through `lock`. */
@@ -67,11 +87,11 @@ export const layerWith = (options: {
     const lock = yield* Effect.makeSemaphore(1)
 
     const read = (dir: string) =>
-      readPassive(dir).pipe(
+      readPassive(dir, clustered).pipe(
         Effect.catchAll((error) =>
           Effect.as(
             Effect.logWarning(`kern: host: could not read ${dir} while it sleeps (${error.message}); only a message wakes it`),
-            { dueMs: Option.none(), why: "", telegram: Option.none(), slack: false, onServer: false } satisfies PassiveRecord
+            { dueMs: Option.none(), why: "", telegram: Option.none(), keptLive: Option.none(), onServer: false } satisfies PassiveRecord
           )
         ),
         Effect.provide(context)
@@ -83,10 +103,22 @@ export const layerWith = (options: {
         const record = yield* read(agent.dir)
         const stamp = yield* folderStamp(agent.dir)
         const before = HashMap.get(yield* Ref.get(asleep), agent.name)
-        yield* Ref.update(asleep, HashMap.set(agent.name, { dir: agent.dir, stamp, onServer: record.onServer, telegram: record.telegram }))
-        yield* dues.set(agent.name, record.dueMs, record.why)
-        if (Option.isSome(before) && sameWatch(before.value.telegram, record.telegram)) return
-        yield* Option.match(record.telegram, {
+        // A kept-live agent's own channels do everything once it is live: no shared poller watches its bot; among
+        // several runners it is due only on the runner holding its shard (the others would wake it there, or loop).
+        const kept = Option.isSome(record.keptLive)
+        const watched = kept ? Option.none<TelegramWatch>() : record.telegram
+        const heldHere = holdsHere(agent.name)
+        yield* Ref.update(asleep, HashMap.set(agent.name, {
+          dir: agent.dir,
+          stamp,
+          onServer: record.onServer,
+          telegram: watched,
+          keptLive: kept ? Option.some({ dueMs: record.dueMs, why: record.why }) : Option.none(),
+          heldHere
+        }))
+        yield* dues.set(agent.name, kept && !heldHere ? Option.none() : record.dueMs, record.why)
+        if (Option.isSome(before) && sameWatch(before.value.telegram, watched)) return
+        yield* Option.match(watched, {
           onNone: () => telegram.release(agent.name),
           onSome: (watch) => telegram.watch(agent.name, watch)
         })
@@ -124,6 +156,25 @@ export const layerWith = (options: {
     // The folders are looked at on the real clock, as the Scheduler polls kern.db: other processes write in real time,
     // and a test's simulated hours then cost no look every 10 s (the due times themselves are on the Clock).
     const looking = Effect.forever(Effect.zipRight(Effect.sleep(options.recheckInterval ?? recheckInterval).pipe(Effect.withClock(Clock.make())), recheck))
+
+    /**
+     * Among several runners: a passive kept-live agent whose shard this runner came to hold (the cluster gave it here:
+     * its runner died or left, or the runners started) is due now, and one whose shard went elsewhere is not due here.
+     * Only a change is acted on, so an agent live on another runner costs a look in memory, never a call to the cluster.
+     */
+    const lookAtShards = lock.withPermits(1)(Effect.gen(function*() {
+      for (const [name, known] of yield* Ref.get(asleep)) {
+        if (Option.isNone(known.keptLive)) continue
+        const heldHere = holdsHere(name)
+        if (heldHere === known.heldHere) continue
+        yield* Ref.update(asleep, HashMap.set(name, { ...known, heldHere }))
+        if (heldHere) yield* Effect.logInfo(`kern serve: this runner now holds kept-live agent ${name}; waking it`)
+        yield* dues.set(name, heldHere ? known.keptLive.value.dueMs : Option.none(), known.keptLive.value.why)
+      }
+    }))
+    if (clustered) {
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(shardLookInterval).pipe(Effect.withClock(Clock.make())), lookAtShards)))
+    }
 
     yield* Effect.forkScoped(dues.run)
     yield* Effect.forkScoped(follow)
