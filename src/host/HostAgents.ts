@@ -52,7 +52,7 @@ export interface HostAgentsOptions {
 }
 
 /** How long the host waits after the last passivation before it gives the freed memory back. */
-const reclaimQuiet = Duration.seconds(5)
+export const reclaimQuiet = Duration.seconds(5)
 
 /** How often idle agents are looked for: a quarter of idleSeconds, between 50 ms and 10 s. */
 const sweepEvery = (idleSeconds: number) => Duration.millis(Math.min(10_000, Math.max(50, idleSeconds * 250)))

@@ -1,3 +1,5 @@
+import { Duration } from "effect"
+import { reclaimQuiet } from "../../src/host/HostAgents.js"
 import { median } from "./bench.js"
 import type { Bench } from "./bench.js"
 import { type Host, loadAverage, makeAgents, type Model, startModel, startServe, untilStates } from "./hostFixture.js"
@@ -126,6 +128,9 @@ const wakeLatency = (rounds: number) => async () => {
     const heap: Array<number> = []
     for (let round = 0; round < rounds; round++) {
       await untilStates(host, `${cold} passivated`, 120, (states) => states[cold] === "passive" && states[warm] === "live")
+      // Each cycle's figures are taken in the same state: after the host gave back what the passivated agent held
+      // (reclaimQuiet after the passivation; its timer pending or not made a timer's difference between cycles).
+      await sleep(Duration.toMillis(reclaimQuiet) + 1_000)
       rss.push(host.rssMb())
       files.push(host.openFiles())
       const status = await host.status()
