@@ -8,7 +8,7 @@ import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
 import { envValue, type RunningHost, startHost } from "../support/hostServe.js"
-import { freePort, startPostgres } from "../support/postgres.js"
+import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
@@ -99,13 +99,7 @@ describe("kern serve: runners sharing agents on PostgreSQL", () => {
       const b = yield* runner("b")
       const output = () => `--- a\n${a.host.stderr()}\n--- b\n${b.host.stderr()}`
       // Both runners joined: the shards' advisory locks are held by two connections between them.
-      const locks = Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ holders: number; locks: number }>`SELECT count(DISTINCT pid)::int AS holders, count(*)::int AS locks
-          FROM pg_locks WHERE locktype = 'advisory' AND granted`
-        return rows[0]?.holders === 2 && rows[0]?.locks === 16
-      }).pipe(Effect.provide(PgClient.layer({ url: pg.url, maxConnections: 1 }).pipe(Layer.orDie)), Effect.orDie)
-      expect(yield* eventuallyEffect(locks, 60_000), output()).toBe(true)
+      expect(yield* eventuallyEffect(shardLocksHeld(pg.url, 2, 16), 60_000), output()).toBe(true)
       expect(yield* eventually(() => names.every((name) => envValue(NodePath.join(dirs.get(name)!, ".kern/.env"), "KERN_AUTH_TOKEN") !== undefined))).toBe(true)
       const token = (name: string) => envValue(NodePath.join(dirs.get(name)!, ".kern/.env"), "KERN_AUTH_TOKEN")!
 

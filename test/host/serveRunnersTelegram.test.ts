@@ -1,7 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
@@ -10,7 +8,7 @@ import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
 import { envValue, startHost } from "../support/hostServe.js"
 import { pairTelegramUsers } from "../support/pairedUsers.js"
-import { freePort, startPostgres } from "../support/postgres.js"
+import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
@@ -82,13 +80,7 @@ describe("kern serve: runners sharing a Telegram agent on PostgreSQL", () => {
       const b = yield* runner("b")
       const output = () => `--- a\n${a.host.stderr()}\n--- b\n${b.host.stderr()}`
       // Both runners joined: the shards' advisory locks are held by two connections between them.
-      const locks = Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ holders: number; locks: number }>`SELECT count(DISTINCT pid)::int AS holders, count(*)::int AS locks
-          FROM pg_locks WHERE locktype = 'advisory' AND granted`
-        return rows[0]?.holders === 2 && rows[0]?.locks === 16
-      }).pipe(Effect.provide(PgClient.layer({ url: pg.url, maxConnections: 1 }).pipe(Layer.orDie)), Effect.orDie)
-      expect(yield* eventuallyEffect(locks, 60_000), output()).toBe(true)
+      expect(yield* eventuallyEffect(shardLocksHeld(pg.url, 2, 16), 60_000), output()).toBe(true)
 
       // With no request, the runner holding the agent's shard wakes it and keeps it live; its folder is held there.
       // (The runner that started first held every shard until the other joined: the agent may have moved once.)

@@ -1,4 +1,6 @@
-import { Effect, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
@@ -60,3 +62,16 @@ export const startPostgres: Effect.Effect<Postgres, never, import("effect/Scope"
       NodeFs.rmSync(pg.dir, { recursive: true, force: true })
     })
 )
+
+/**
+ * Whether `runners` cluster runners hold the `shards` shards between them: the shards' advisory locks on the server at
+ * `url`, granted to that many connections (each runner holds its shards on one). A test waits for it before it
+ * counts on every runner having joined.
+ */
+export const shardLocksHeld = (url: Redacted.Redacted<string>, runners: number, shards: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ holders: number; locks: number }>`SELECT count(DISTINCT pid)::int AS holders, count(*)::int AS locks
+      FROM pg_locks WHERE locktype = 'advisory' AND granted`
+    return rows[0]?.holders === runners && rows[0]?.locks === shards
+  }).pipe(Effect.provide(PgClient.layer({ url, maxConnections: 1 }).pipe(Layer.orDie)), Effect.orDie)
