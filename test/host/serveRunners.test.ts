@@ -7,7 +7,7 @@ import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { envValue, type RunningHost, startHost } from "../support/hostServe.js"
+import { envValue, lockRunner, type RunningHost, startHost } from "../support/hostServe.js"
 import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
@@ -41,17 +41,6 @@ const post = (port: number, target: string, token: string, body: unknown) =>
     request.on("error", (error) => resume(Effect.succeed({ status: 0, body: error.message })))
     request.end(data)
   })
-
-/** The runner (`host:port` of its cluster address) whose lock is on the agent's folder now, if any. */
-const lockRunner = (dir: string): string | undefined => {
-  const file = NodePath.join(dir, ".kern/agent.lock")
-  if (!NodeFs.existsSync(file)) return undefined
-  try {
-    return (JSON.parse(NodeFs.readFileSync(file, "utf8")) as { cluster?: { runner: string } }).cluster?.runner
-  } catch {
-    return undefined
-  }
-}
 
 /** How many user messages with exactly `text` the agent's session files hold. */
 const recorded = (dir: string, text: string): number => {

@@ -6,7 +6,7 @@ import { initAgentWithModel } from "../support/agentFolder.js"
 import { agentSql } from "../support/databases.js"
 import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
-import { envValue, startHost } from "../support/hostServe.js"
+import { envValue, lockRunner, startHost } from "../support/hostServe.js"
 import { pairTelegramUsers } from "../support/pairedUsers.js"
 import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { makeTempDir } from "../support/tempDir.js"
@@ -18,17 +18,6 @@ import { eventually, eventuallyEffect } from "../support/waitFor.js"
 // request, and Telegram messages are answered once each, the bot polled by one process at a time throughout.
 
 const alice = { id: 42, first_name: "Alice" }
-
-/** The runner (`host:port` of its cluster address) whose lock is on the agent's folder now, if any. */
-const lockRunner = (dir: string): string | undefined => {
-  const file = NodePath.join(dir, ".kern/agent.lock")
-  if (!NodeFs.existsSync(file)) return undefined
-  try {
-    return (JSON.parse(NodeFs.readFileSync(file, "utf8")) as { cluster?: { runner: string } }).cluster?.runner
-  } catch {
-    return undefined
-  }
-}
 
 /** How often `line` is in a host's log (its stderr). */
 const times = (log: string, line: string) => log.split("\n").filter((l) => l.includes(line)).length

@@ -5,10 +5,38 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { makeFileCache } from "../../src/memory/fileCache.js"
 import { isRefusal } from "../../src/storage/agentFiles.js"
-import { fileAttacks, leaked, makeOutside, plantSecrets, releaseFifos } from "../support/linkCorpus.js"
+import { type Attack, fileAttacks, leaked, makeOutside, plantSecrets, releaseFifos } from "../support/linkCorpus.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 const hourAgo = () => new Date(Date.now() - 3_600_000)
+
+/**
+ * An agent folder whose AGENTS.md the cache has read and kept, then swapped for `attack` with the size and mtime the
+ * kept text had; undefined when the attack cannot be planted here.
+ */
+const keptThenSwapped = (attack: Attack, outside: string) =>
+  Effect.gen(function*() {
+    const dir = NodePath.join(makeTempDir(), "agent")
+    NodeFs.mkdirSync(dir)
+    plantSecrets(dir)
+    // What the attack's path will stat as (links followed): the kept file is made to look the same.
+    const probe = NodePath.join(dir, "probe.md")
+    if (!attack.plant(dir, outside, probe)) return undefined
+    const looks = NodeFs.statSync(probe)
+    NodeFs.rmSync(probe)
+    const file = NodePath.join(dir, "AGENTS.md")
+    const size = looks.isFile() && looks.size <= 64 * 1024 ? looks.size : 5
+    NodeFs.writeFileSync(file, "legit".padEnd(size, "."))
+    const old = hourAgo()
+    NodeFs.utimesSync(file, old, old)
+    const files = yield* makeFileCache
+    expect(yield* files.readString(file, dir)).toBe("legit".padEnd(size, "."))
+    NodeFs.rmSync(file)
+    attack.plant(dir, outside, file)
+    // Through the link (or on the hard link's file): the mtime the kept text had.
+    if (NodeFs.statSync(file).isFile()) NodeFs.utimesSync(file, old, old)
+    return { dir, file, files } as const
+  })
 
 describe("memory file cache", () => {
   it.live("keeps a file's text while its mtime and size stay, reads it again when either changes", () =>
@@ -91,25 +119,9 @@ describe("memory file cache", () => {
     Effect.gen(function*() {
       const outside = makeOutside()
       for (const attack of fileAttacks) {
-        const dir = NodePath.join(makeTempDir(), "agent")
-        NodeFs.mkdirSync(dir)
-        plantSecrets(dir)
-        // What the attack's path will stat as (links followed): the kept file is made to look the same.
-        const probe = NodePath.join(dir, "probe.md")
-        if (!attack.plant(dir, outside, probe)) continue
-        const looks = NodeFs.statSync(probe)
-        NodeFs.rmSync(probe)
-        const file = NodePath.join(dir, "AGENTS.md")
-        const size = looks.isFile() && looks.size <= 64 * 1024 ? looks.size : 5
-        NodeFs.writeFileSync(file, "legit".padEnd(size, "."))
-        const old = hourAgo()
-        NodeFs.utimesSync(file, old, old)
-        const files = yield* makeFileCache
-        expect(yield* files.readString(file, dir)).toBe("legit".padEnd(size, "."))
-        NodeFs.rmSync(file)
-        attack.plant(dir, outside, file)
-        // Through the link (or on the hard link's file): the mtime the kept text had.
-        if (NodeFs.statSync(file).isFile()) NodeFs.utimesSync(file, old, old)
+        const swapped = yield* keptThenSwapped(attack, outside)
+        if (swapped === undefined) continue
+        const { dir, file, files } = swapped
         const result = yield* Effect.either(files.readString(file, dir))
         releaseFifos(dir)
         if (result._tag === "Right") expect.fail(`${attack.name}: kept text or a read came back: ${leaked(result.right).join(", ") || result.right}`)
@@ -155,23 +167,9 @@ describe("memory file cache", () => {
     Effect.gen(function*() {
       const outside = makeOutside()
       for (const attack of fileAttacks) {
-        const dir = NodePath.join(makeTempDir(), "agent")
-        NodeFs.mkdirSync(dir)
-        plantSecrets(dir)
-        const probe = NodePath.join(dir, "probe.md")
-        if (!attack.plant(dir, outside, probe)) continue
-        const looks = NodeFs.statSync(probe)
-        NodeFs.rmSync(probe)
-        const file = NodePath.join(dir, "AGENTS.md")
-        const size = looks.isFile() && looks.size <= 64 * 1024 ? looks.size : 5
-        NodeFs.writeFileSync(file, "legit".padEnd(size, "."))
-        const old = hourAgo()
-        NodeFs.utimesSync(file, old, old)
-        const files = yield* makeFileCache
-        yield* files.readString(file, dir)
-        NodeFs.rmSync(file)
-        attack.plant(dir, outside, file)
-        if (NodeFs.statSync(file).isFile()) NodeFs.utimesSync(file, old, old)
+        const swapped = yield* keptThenSwapped(attack, outside)
+        if (swapped === undefined) continue
+        const { dir, file, files } = swapped
         const [answer] = yield* files.unchangedTexts([file], dir)
         releaseFifos(dir)
         expect(answer, `${attack.name}: kept text came back for the swapped file`).toBeUndefined()

@@ -62,6 +62,18 @@ const started = (
     return { server, runtime, state, stop: Scope.close(scope, Exit.void), dir }
   })
 
+/**
+ * Starts the agent of `dir` (heartbeat every 30 minutes) in a scope of its own, the model answering `replies`, once its
+ * heartbeat has said when it is next due: a test stops it and starts it again over the same folder.
+ */
+const restarted = (dir: string) => (...replies: ReadonlyArray<FakeReply>) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
+    while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
+    return agent
+  })
+
 /** The heartbeat's record, read from kern.db on a connection of its own (the agent's may be closed). */
 const stateOf = (dir: string) =>
   Effect.flatMap(HeartbeatLog, (log) => log.state).pipe(
@@ -234,13 +246,7 @@ describe("heartbeat", () => {
   it.scoped("the next tick is kept across a restart, and one missed while the agent was down fires once", () =>
     Effect.gen(function*() {
       const dir = NodePath.join(makeTempDir(), "agent")
-      /** A runtime in a scope of its own, once its heartbeat has said when it is next due. */
-      const run = (...replies: ReadonlyArray<FakeReply>) => Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
-        while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
-        return agent
-      })
+      const run = restarted(dir)
 
       const first = yield* run()
       expect((yield* first.state).nextAtMs).toBe(30 * minute)
@@ -275,12 +281,7 @@ describe("heartbeat", () => {
   it.scoped("whether anything happened since the last heartbeat is kept in kern.db: a woken agent's heartbeat calls the model only if something did", () =>
     Effect.gen(function*() {
       const dir = NodePath.join(makeTempDir(), "agent")
-      const run = (...replies: ReadonlyArray<FakeReply>) => Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const agent = yield* started({ heartbeatInterval: 30 }, {}, dir, { scope, replies })
-        while ((yield* agent.state).nextAtMs === null) yield* Effect.yieldNow()
-        return agent
-      })
+      const run = restarted(dir)
       const tickAt = (agent: { readonly state: typeof first.state }, atMs: number) =>
         Effect.gen(function*() {
           while ((yield* agent.state).lastAtMs !== atMs) yield* Effect.yieldNow()

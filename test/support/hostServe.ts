@@ -11,6 +11,17 @@ export const envValue = (file: string, name: string): string | undefined =>
     ? NodeFs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1)
     : undefined
 
+/** The runner (`host:port` of its cluster address) whose lock is on the agent folder `dir` now, if any. */
+export const lockRunner = (dir: string): string | undefined => {
+  const file = NodePath.join(dir, ".kern/agent.lock")
+  if (!NodeFs.existsSync(file)) return undefined
+  try {
+    return (JSON.parse(NodeFs.readFileSync(file, "utf8")) as { cluster?: { runner: string } }).cluster?.runner
+  } catch {
+    return undefined
+  }
+}
+
 export interface RunningHost {
   /** `http://127.0.0.1:<port>` as the host's lock records it. */
   readonly origin: string
