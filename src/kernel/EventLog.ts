@@ -5,7 +5,7 @@ import { databaseFile } from "../storage/databaseFile.js"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import { processStart } from "../storage/LockFile.js"
 import { journalFolder, journalName, type JournalWriter, openJournal } from "./auditJournal.js"
-import { type Bound, insertRowsFor, valuesOf } from "./eventRows.js"
+import { insertRowsFor, valuesAt } from "./eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
 import { randomHex } from "./RunContext.js"
@@ -203,9 +203,10 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     let journal: JournalWriter | undefined = Option.isSome(folder) ? Option.getOrUndefined(yield* openOwn(folder.value)) : undefined
     let committed = 0
 
-    // Recorded and not in a journal (none, or it failed), and a batch of them kern.db refused (older than the queued).
-    const queued = yield* Queue.unbounded<ReadonlyArray<Bound>>()
-    const kept = yield* Ref.make<ReadonlyArray<ReadonlyArray<Bound>>>([])
+    // Recorded and not in a journal (none, or it failed), and a batch of them kern.db refused (older than the queued):
+    // each event as its journal line's JSON (eventRows.ts).
+    const queued = yield* Queue.unbounded<string>()
+    const kept = yield* Ref.make<ReadonlyArray<string>>([])
     const dropped = yield* Ref.make(0)
     const flushing = yield* Effect.makeSemaphore(1)
     const wake = yield* Queue.sliding<void>(1)
@@ -213,7 +214,7 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     let waiting = 0
 
     /** Keeps a refused batch for the next try, the newest past `maxKept` dropped and counted. */
-    const keep = (batch: ReadonlyArray<ReadonlyArray<Bound>>, wasKept: number) =>
+    const keep = (batch: ReadonlyArray<string>, wasKept: number) =>
       Effect.gen(function*() {
         if (batch.length > maxKept) yield* Ref.update(dropped, (n) => n + batch.length - maxKept)
         yield* Ref.set(kept, batch.slice(0, maxKept))
@@ -228,7 +229,7 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
       const fresh = yield* Queue.takeAll(queued)
       if (before.length === 0 && fresh.length === 0) return
       const batch = before.length === 0 ? Chunk.toReadonlyArray(fresh) : [...before, ...fresh]
-      yield* sql.unsafe(insertRowsFor(sql), [JSON.stringify(batch)]).pipe(
+      yield* sql.unsafe(insertRowsFor(sql), [`[${batch.join(",")}]`]).pipe(
         Effect.tapError((error) => transient(error) ? keep(batch, before.length) : Effect.void)
       )
       if (before.length === 0) return
@@ -266,12 +267,13 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     const record = (input: EventInput) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
-          const values = valuesOf({
-            ...input,
-            tsMs: clock.unsafeCurrentTimeMillis(),
-            ...(secrets.length === 0 ? {} : redactTexts(input, secrets))
-          })
-          if (journal === undefined || !journal.append(`${JSON.stringify(values)}\n`)) queued.unsafeOffer(values)
+          const tsMs = clock.unsafeCurrentTimeMillis()
+          const line = JSON.stringify(
+            secrets.length === 0
+              ? valuesAt(input, tsMs, input.errorMessage, input.detail)
+              : valuesAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
+          )
+          if (journal === undefined || !journal.append(`${line}\n`)) queued.unsafeOffer(line)
           waiting += 1
           if (waiting === 1) wake.unsafeOffer(undefined)
           if (waiting === maxBatch) full.unsafeOffer(undefined)
@@ -333,10 +335,10 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
 )
 
 /** An event's free texts with the known secrets redacted: the one redactor (secretGuard.ts), before anything is written. */
-const redactTexts = (input: EventInput, secrets: ReadonlyArray<KnownSecret>) => ({
-  ...(typeof input.errorMessage === "string" ? { errorMessage: redactSecretsInText(input.errorMessage, secrets) } : {}),
-  ...(typeof input.detail === "string" ? { detail: redactSecretsInJson(input.detail, secrets) } : {})
-})
+const redactText = (text: string | null | undefined, secrets: ReadonlyArray<KnownSecret>) =>
+  typeof text === "string" ? redactSecretsInText(text, secrets) : text
+const redactDetail = (detail: string | null | undefined, secrets: ReadonlyArray<KnownSecret>) =>
+  typeof detail === "string" ? redactSecretsInJson(detail, secrets) : detail
 
 /** Events kept in memory, for tests and for embedding without a database. */
 export const layerMemory: Layer.Layer<EventLog> = Layer.effect(

@@ -97,12 +97,13 @@ export const openJournal = (folder: string, name: string): JournalWriter => {
     size: () => size,
     append: (line) => {
       if (failed !== undefined || !open) return false
-      const bytes = Buffer.from(line, "utf8")
       try {
-        const written = NodeFs.writeSync(fd, bytes)
+        // The text as it is (no Buffer made first); its length in bytes is looked at once it is written.
+        const written = NodeFs.writeSync(fd, line)
         size += written
-        if (written === bytes.length) return true
-        failed = `a short write (${written} of ${bytes.length} bytes)`
+        const length = Buffer.byteLength(line, "utf8")
+        if (written === length) return true
+        failed = `a short write (${written} of ${length} bytes)`
       } catch (error) {
         // ENOSPC, EIO: what is on disk stays readable up to its last whole line.
         failed = error instanceof Error ? error.message : String(error)
