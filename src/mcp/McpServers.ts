@@ -239,15 +239,39 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * A call's connection: an enabled server's live one at once (one Ref read), else whatever `connectionOf` says
-   * (starting a first-use server, waiting for its first attempt, or why it is not connected).
+   * One request to a connected server, in one Effect.async: its own AbortController cancels the request (the SDK
+   * sends notifications/cancelled) when the call is interrupted (the kernel's timeout, a stopped turn), and the
+   * result is mapped where the promise settles. Asking for progress lets a long tool keep its request alive while
+   * it reports.
    */
-  const liveConnection = (server: string): Effect.Effect<Connection, McpFailure> => {
-    const slot = slots.get(server)
-    if (slot === undefined || !slot.config.enabled) return connectionOf(server)
-    return Effect.flatMap(Ref.get(slot.connection), (connection) =>
-      Option.isSome(connection) ? Effect.succeed(connection.value) : connectionOf(server))
-  }
+  const request = (
+    connection: Connection,
+    server: string,
+    tool: string,
+    args: Readonly<Record<string, unknown>>,
+    options: McpCallOptions
+  ): Effect.Effect<string, ToolFailure> =>
+    Effect.async<string, ToolFailure>((resume) => {
+      const controller = new AbortController()
+      connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
+        signal: controller.signal,
+        timeout: options.timeoutMs,
+        onprogress: () => undefined,
+        resetTimeoutOnProgress: true
+      }).then(
+        (result) => {
+          let ended: Effect.Effect<string, ToolFailure>
+          try {
+            ended = result.isError === true ? Effect.fail(toolErrorFailure(server, tool, result)) : Effect.succeed(resultText(result))
+          } catch (error) {
+            ended = Effect.die(error)
+          }
+          resume(ended)
+        },
+        (error: unknown) => resume(Effect.fail(requestFailure(server, tool, error)))
+      )
+      return Effect.sync(() => controller.abort())
+    })
 
   const call = (
     server: string,
@@ -255,25 +279,18 @@ export const make = Effect.gen(function*() {
     args: Readonly<Record<string, unknown>>,
     options: McpCallOptions
   ): Effect.Effect<string, ToolFailure> => {
-    const called = Effect.flatMap(
-      Effect.mapError(liveConnection(server), (failure) =>
+    const viaConnectionOf = Effect.flatMap(
+      Effect.mapError(connectionOf(server), (failure) =>
         toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)),
-      (connection) =>
-        Effect.flatMap(
-          Effect.tryPromise({
-            try: (signal) =>
-              connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
-                signal,
-                timeout: options.timeoutMs,
-                // Asking for progress lets a long tool keep its request alive while it reports.
-                onprogress: () => undefined,
-                resetTimeoutOnProgress: true
-              }),
-            catch: (error) => requestFailure(server, tool, error)
-          }),
-          (result) => result.isError === true ? Effect.fail(toolErrorFailure(server, tool, result)) : Effect.succeed(resultText(result))
-        )
+      (connection) => request(connection, server, tool, args, options)
     )
+    // An enabled server's live connection at once (one Ref read); else whatever `connectionOf` says (starting a
+    // first-use server, waiting for its first attempt, or why it is not connected).
+    const slot = slots.get(server)
+    const called = slot === undefined || !slot.config.enabled
+      ? viaConnectionOf
+      : Effect.flatMap(Ref.get(slot.connection), (connection) =>
+        Option.isSome(connection) ? request(connection.value, server, tool, args, options) : viaConnectionOf)
     // A span only where a tracer keeps it (spansKept.ts): one made for Effect's own tracer goes nowhere and costs about
     // as much as the rest of the call's own work. Per call: no stack trace captured (an Error built on every call).
     return Effect.flatMap(spansKept, (kept) =>

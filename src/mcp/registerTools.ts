@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { McpServerConfig } from "../config/mcpServers.js"
 import { contractFingerprint } from "../kernel/fingerprint.js"
 import { makeSpec, type ToolRegistry } from "../kernel/ToolRegistry.js"
@@ -33,7 +33,11 @@ export const registerServerTools = (
         handler: (args) => call(tool.name, args, { timeoutMs }),
         // A timeout longer than the kernel's cap of one call's (60 s) travels as the call's own.
         ...(timeoutMs > maxSpecTimeoutMs ? { timeoutFor: () => timeoutMs } : {})
-      })
+      }).pipe(
+        // The handler needs no service (the call is closed over): registered with none, the executor copies no
+        // context of the agent's services into every call's fiber (two copies of ~40 entries, about 6 µs a call).
+        Effect.mapInputContext((_: Context.Context<never>) => Context.empty())
+      )
       : Effect.flatMap(makeSpec(input), (spec) =>
         contractFingerprint(spec) === existing.fingerprint ? Effect.succeed(existing) : registry.replaceSpec(input))
     return registered.pipe(
