@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { type AgentFileBytes, type AgentFileError, agentFileReader, isRefusal } from "../storage/agentFiles.js"
+import { type AgentFileBytes, type AgentFileError, agentFileReader, agentFileScan, isRefusal } from "../storage/agentFiles.js"
 import { agentFileFailure } from "./failures.js"
 import { compileGlob } from "./globPattern.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
@@ -113,7 +113,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
-  const readFile = agentFileReader({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
+  const readFile = yield* agentFileScan({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
   const refused: Array<string> = []
   const out: Array<string> = []
   let total = 0
@@ -121,7 +121,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   let next = 0
   while (next < files.length) {
     const batch = yield* Effect.sync(() => {
-      const texts: Array<{ readonly shown: string; readonly content: string }> = []
+      const texts: Array<{ readonly absolute: string; readonly content: string }> = []
       let bytes = 0
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
         const file = files[next++] ?? ""
@@ -134,18 +134,18 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
         }
         const content = read.right
         if (content === undefined) continue
-        texts.push({ shown: workspace.display(absolute), content })
+        texts.push({ absolute, content })
         bytes += content.length
       }
       return texts
     })
     const hits = yield* matcher.matchLines(batch.map((text) => text.content))
-    batch.forEach(({ content, shown }, index) => {
+    batch.forEach(({ absolute, content }, index) => {
       const numbers = hits[index] ?? []
       if (numbers.length === 0) return
       matchedFiles++
       total += numbers.length
-      out.push(...hitLines(shown, content, numbers, grepMaxMatches - out.length))
+      if (out.length < grepMaxMatches) out.push(...hitLines(workspace.display(absolute), content, numbers, grepMaxMatches - out.length))
     })
     yield* Effect.yieldNow()
   }
