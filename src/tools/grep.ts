@@ -54,8 +54,9 @@ const batchBytes = 8 * 1024 * 1024
  */
 const readText = (absolute: string, readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>) =>
   Either.map(readFile(absolute), ({ bytes }) => {
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return buffer.subarray(0, sniffBytes).indexOf(0) >= 0 ? undefined : buffer.toString("utf8")
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    const binary = (buffer.byteLength > sniffBytes ? buffer.subarray(0, sniffBytes) : buffer).indexOf(0) >= 0
+    return binary ? undefined : buffer.toString("utf8")
   })
 
 /** `file:line:text` for the first `budget` of the given line numbers (ascending) of `content`. */
@@ -125,7 +126,8 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
       let bytes = 0
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
         const file = files[next++] ?? ""
-        const absolute = file === "" ? target.path : NodePath.join(target.path, file)
+        // The walk's paths are `/`-separated and normal: joined without NodePath.join's second normalization.
+        const absolute = file === "" ? target.path : NodePath.sep === "/" ? `${target.path}/${file}` : NodePath.join(target.path, file)
         const read = readText(absolute, readFile)
         if (Either.isLeft(read)) {
           // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.
