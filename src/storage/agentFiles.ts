@@ -19,7 +19,7 @@
  * Synchronous on purpose: one open, fstat and read per file, bounded by the cap, is cheaper than the thread pool's
  * round trips, and the sync form is what the file tools' scanning loops (grep, context_for_task) need.
  */
-import { Effect, Either, Ref, Schema } from "effect"
+import { Effect, Either, Ref, Schema, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
@@ -160,8 +160,43 @@ const openedPath = (fd: number): string | undefined => {
 }
 
 /**
- * Opens files (absolute, or relative to the first root) through the door and, with `read`, reads them. Returns the
- * error instead of throwing; the descriptor is always closed.
+ * A folder a scan reads many files from, held open: the kernel named its real path when it was opened, and a file
+ * opened through it (`/proc/<pid>/fd/N/name`, openat's way) is a file of that very folder, wherever a link on the way
+ * to it leads now. So neither the file's real path (a readlink per component) nor its descriptor's path is looked up.
+ */
+interface HeldFolder {
+  /** The folder as the scan named it (the part of a file's path before its name). */
+  readonly named: string
+  /** `/proc/<pid>/fd/N/`: what a name in the folder is opened through. */
+  readonly through: string
+  /** The folder's real path, as the kernel named it when it was opened, `/`-terminated. */
+  readonly real: string
+  /** Whether the folder's place lets its files through: inside the roots (or the guard is off) and not in .kern/. */
+  readonly placed: boolean
+}
+
+/** What /proc/self leads to (this process's id as the mounted /proc counts it); undefined where there is none. */
+const ownProcess = (): string | undefined => {
+  try {
+    const id = NodeFs.readlinkSync("/proc/self")
+    return /^\d+$/.test(id) ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** `path` resolved against `first` as NodePath.resolve answers it, without its cost when it is absolute and normal. */
+const resolved = (first: string, path: string): string =>
+  NodePath.sep === "/" && path.charCodeAt(0) === 47 && !unnormalized.test(path) ? path : NodePath.resolve(first, path)
+const unnormalized = /\/\/|\/\.\.?(?:\/|$)|.\/$/
+
+/** A name that may spell .kern in any case (or hold it between backslashes): such a file takes the full way. */
+const mayBeKern = /\.kern/i
+
+/**
+ * Opens files (absolute and normalized) through the door and, with `read`, reads them. Returns the error instead of
+ * throwing; the descriptor is always closed. `held` is the folder the file is in, opened by a scan; `into` a buffer
+ * the scan reads into (what it answers is valid until its next read).
  */
 const openerFor = (options: AgentFileOptions) => {
   const lexicalRoots = options.roots.map((root) => NodePath.resolve(root))
@@ -170,92 +205,185 @@ const openerFor = (options: AgentFileOptions) => {
   const realRoots = lexicalRoots.map(realOrSelf)
   const allRoots = [...realRoots, ...lexicalRoots]
   const maxBytes = options.maxBytes ?? agentFileMaxBytes
-  return (path: string, read: boolean): Either.Either<AgentFileBytes, AgentFileError> => {
-    const absolute = NodePath.resolve(first, path)
-    const fromFirst = options.display === undefined ? relativeWithin(first, absolute) : undefined
-    const shown = options.display ?? (fromFirst === undefined ? absolute : fromFirst || ".")
-    const fail = (reason: AgentFileProblem, detail: string) => Either.left(new AgentFileError({ path: shown, reason, detail }))
 
-    /** Why a path (as named, or real) may not be read; undefined when it may. */
-    const placeProblem = (candidate: string, real: boolean): Either.Either<never, AgentFileError> | undefined => {
-      let rel: string | undefined
-      for (const root of real ? realRoots : allRoots) {
-        rel = relativeWithin(root, candidate)
-        if (rel !== undefined) break
-      }
-      const names = (rel ?? candidate).toLowerCase()
-      if (names.includes(kernDirName) && names.split(/[\\/]+/).some((name) => name === kernDirName)) return fail("kern", candidate)
-      if (real && rel === undefined && options.outside !== "allow") return fail("outside", candidate)
+  /** Why a path (as named, or real) may not be read; undefined when it may. */
+  const placeProblem = (candidate: string, real: boolean): "kern" | "outside" | undefined => {
+    let rel: string | undefined
+    for (const root of real ? realRoots : allRoots) {
+      rel = relativeWithin(root, candidate)
+      if (rel !== undefined) break
+    }
+    const names = (rel ?? candidate).toLowerCase()
+    if (names.includes(kernDirName) && names.split(/[\\/]+/).some((name) => name === kernDirName)) return "kern"
+    if (real && rel === undefined && options.outside !== "allow") return "outside"
+    return undefined
+  }
+
+  /** Where a scan's folder is (the descriptor `fd` holds it open); undefined where the kernel cannot tell. */
+  const heldFolder = (named: string, fd: number, fds: string): HeldFolder | undefined => {
+    const real = openedPath(fd)
+    // A folder removed meanwhile is named "… (deleted)", one out of this process's root "(unreachable)…".
+    if (real === undefined || !real.startsWith("/") || real.endsWith(" (deleted)")) return undefined
+    return { named, through: `${fds}${fd}/`, real: real.endsWith("/") ? real : `${real}/`, placed: placeProblem(real, true) === undefined }
+  }
+
+  /**
+   * The file `name` of the held folder opened through it, when the full way would let the same file through: a
+   * regular name (not a link: O_NOFOLLOW), placed where the folder is, the folder's real path the one the scan named
+   * it by (else the path as named is checked too). Undefined otherwise: the full way then follows or names it.
+   */
+  const openHeld = (absolute: string, held: HeldFolder): number | undefined => {
+    if (!held.placed || absolute.length <= held.named.length + 1 || absolute.charCodeAt(held.named.length) !== 47) return undefined
+    const name = absolute.slice(held.named.length + 1)
+    if (name === "." || name === ".." || name.includes("/") || mayBeKern.test(name)) return undefined
+    if (held.named.length + 1 !== held.real.length || !absolute.startsWith(held.real)) {
+      if (placeProblem(absolute, false) !== undefined) return undefined
+    }
+    try {
+      return NodeFs.openSync(held.through + name, openFlags)
+    } catch {
       return undefined
     }
+  }
 
-    const named = placeProblem(absolute, false)
-    if (named !== undefined) return named
+  const open = (absolute: string, read: boolean, held?: HeldFolder, into?: { buffer: Buffer }): Either.Either<AgentFileBytes, AgentFileError> => {
+    const fail = (reason: AgentFileProblem, detail: string) => {
+      const fromFirst = options.display === undefined ? relativeWithin(first, absolute) : undefined
+      const shown = options.display ?? (fromFirst === undefined ? absolute : fromFirst || ".")
+      return Either.left(new AgentFileError({ path: shown, reason, detail }))
+    }
+    let fd = held === undefined ? undefined : openHeld(absolute, held)
     let real: string
-    try {
-      real = NodeFs.realpathSync.native(absolute)
-    } catch (error) {
-      const code = codeOf(error)
-      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
-      if (code === "ELOOP") return fail("link-loop", "too many levels of symbolic links (a symlink loop)")
-      return fail("unreadable", describe(error))
-    }
-    const reached = placeProblem(real, true)
-    if (reached !== undefined) return reached
-    let fd: number
-    try {
-      fd = NodeFs.openSync(real, openFlags)
-    } catch (error) {
-      const code = codeOf(error)
-      if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
-      // O_NOFOLLOW: the last component became a symlink after its real path was looked up.
-      if (code === "ELOOP" || code === "EMLINK") return fail("link-loop", "a symlink appeared while kern opened it")
-      if (code === "ENXIO") return fail("not-regular", "socket or device")
-      return fail("unreadable", describe(error))
-    }
-    try {
+    if (fd !== undefined) {
+      real = `${held!.real}${absolute.slice(held!.named.length + 1)}`
+    } else {
+      const named = placeProblem(absolute, false)
+      if (named !== undefined) return fail(named, absolute)
+      try {
+        real = NodeFs.realpathSync.native(absolute)
+      } catch (error) {
+        const code = codeOf(error)
+        if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+        if (code === "ELOOP") return fail("link-loop", "too many levels of symbolic links (a symlink loop)")
+        return fail("unreadable", describe(error))
+      }
+      const reached = placeProblem(real, true)
+      if (reached !== undefined) return fail(reached, real)
+      try {
+        fd = NodeFs.openSync(real, openFlags)
+      } catch (error) {
+        const code = codeOf(error)
+        if (code === "ENOENT" || code === "ENOTDIR") return fail("missing", describe(error))
+        // O_NOFOLLOW: the last component became a symlink after its real path was looked up.
+        if (code === "ELOOP" || code === "EMLINK") return fail("link-loop", "a symlink appeared while kern opened it")
+        if (code === "ENXIO") return fail("not-regular", "socket or device")
+        return fail("unreadable", describe(error))
+      }
+      // Where the descriptor really points: a link swapped in between the check and the open is caught.
       const opened = openedPath(fd)
       if (opened !== undefined && opened !== real) {
         const swapped = placeProblem(opened, true)
-        if (swapped !== undefined) return swapped
+        real = opened
+        if (swapped !== undefined) {
+          NodeFs.closeSync(fd)
+          return fail(swapped, opened)
+        }
       }
+    }
+    try {
       const stat = NodeFs.fstatSync(fd)
       if (!stat.isFile()) return fail("not-regular", kindOf(stat))
       if (stat.nlink > 1) return fail("hard-link", String(stat.nlink))
       if (stat.size > maxBytes) return fail("too-large", `${formatSize(stat.size)}, over ${formatSize(maxBytes)}`)
-      const file = { path: opened ?? real, size: stat.size, mtimeMs: stat.mtimeMs, dev: stat.dev, ino: stat.ino }
+      const file = { path: real, size: stat.size, mtimeMs: stat.mtimeMs, dev: stat.dev, ino: stat.ino }
       if (!read) return Either.right({ ...file, bytes: new Uint8Array(0) })
       // One byte past the cap: a file that grew after fstat is seen to be too large, not cut silently.
-      const buffer = Buffer.allocUnsafe(Math.min(stat.size, maxBytes) + 1)
+      const wanted = Math.min(stat.size, maxBytes) + 1
+      if (into !== undefined && into.buffer.byteLength < wanted) into.buffer = Buffer.allocUnsafe(Math.max(wanted, Math.min(into.buffer.byteLength * 2, maxBytes + 1)))
+      const buffer = into === undefined ? Buffer.allocUnsafe(wanted) : into.buffer
       let filled = 0
-      while (filled < buffer.byteLength) {
-        const count = NodeFs.readSync(fd, buffer, filled, buffer.byteLength - filled, filled)
+      while (filled < wanted) {
+        const count = NodeFs.readSync(fd, buffer, filled, wanted - filled, filled)
         if (count === 0) break
         filled += count
+        // All fstat saw, under the cap: a further read would only tell whether it grew since.
+        if (filled === stat.size && filled < maxBytes) break
       }
       if (filled > maxBytes) return fail("too-large", `over ${formatSize(maxBytes)}`)
-      return Either.right({ ...file, size: filled, bytes: buffer.subarray(0, filled) })
+      file.size = filled
+      return Either.right({ ...file, bytes: buffer.subarray(0, filled) })
     } catch (error) {
       return fail("unreadable", describe(error))
     } finally {
       NodeFs.closeSync(fd)
     }
   }
+  return { first, open, heldFolder }
 }
 
 /** A reader for many files under the same options (the file tools' scans): the roots are resolved once. */
 export const agentFileReader = (options: AgentFileOptions) => {
-  const open = openerFor(options)
-  return (path: string): Either.Either<AgentFileBytes, AgentFileError> => open(path, true)
+  const { first, open } = openerFor(options)
+  return (path: string): Either.Either<AgentFileBytes, AgentFileError> => open(resolved(first, path), true)
 }
+
+const folderFlags = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+/**
+ * A reader for a scan over many files, most of them in the same folder as the one before (grep's sorted walk): the
+ * same answers as agentFileReader's, and the folder of the last file read is held open, its real path asked of the
+ * kernel once for all the files read from it in a row (HeldFolder). Where there is no /proc, every file takes the
+ * full way. The bytes answered are the scan's own buffer, valid until its next read. The scope closes the folder held.
+ */
+export const agentFileScan = (
+  options: AgentFileOptions
+): Effect.Effect<(path: string) => Either.Either<AgentFileBytes, AgentFileError>, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const { first, heldFolder, open } = openerFor(options)
+        const into = { buffer: Buffer.allocUnsafe(64 * 1024) }
+        // This process's own /proc folder, once: the kernel then need not follow /proc/self for every file.
+        const fds = `/proc/${ownProcess() ?? "self"}/fd/`
+        let folder: string | undefined
+        let fd: number | undefined
+        let held: HeldFolder | undefined
+        const release = () => {
+          if (fd !== undefined) NodeFs.closeSync(fd)
+          fd = undefined
+          held = undefined
+        }
+        const hold = (named: string) => {
+          release()
+          folder = named
+          try {
+            fd = NodeFs.openSync(named, folderFlags)
+          } catch {
+            return
+          }
+          held = heldFolder(named, fd, fds)
+        }
+        const read = (path: string) => {
+          const absolute = resolved(first, path)
+          const slash = absolute.lastIndexOf("/")
+          const named = slash <= 0 ? "/" : absolute.slice(0, slash)
+          if (named !== folder) hold(named)
+          return open(absolute, true, held, into)
+        }
+        return { read, release }
+      }),
+      ({ release }) => Effect.sync(release)
+    ),
+    ({ read }) => read
+  )
 
 /** Reads an agent file through the door, synchronously (the file tools' scanning loops). */
 export const readAgentFileSync = (path: string, options: AgentFileOptions): Either.Either<AgentFileBytes, AgentFileError> =>
-  openerFor(options)(path, true)
+  agentFileReader(options)(path)
 
 /** Reads an agent file through the door. */
 export const readAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFileBytes, AgentFileError> =>
-  Effect.suspend(() => openerFor(options)(path, true)).pipe(
+  Effect.suspend(() => agentFileReader(options)(path)).pipe(
     Effect.withSpan("kern.storage.agentFile.read", { attributes: { path } })
   )
 
@@ -265,7 +393,10 @@ export const readAgentText = (path: string, options: AgentFileOptions): Effect.E
 
 /** Checks an agent file through the door without reading it (autoCommit, knowledge's ages). */
 export const inspectAgentFile = (path: string, options: AgentFileOptions): Effect.Effect<AgentFile, AgentFileError> =>
-  Effect.suspend(() => openerFor(options)(path, false)).pipe(
+  Effect.suspend(() => {
+    const { first, open } = openerFor(options)
+    return open(NodePath.resolve(first, path), false)
+  }).pipe(
     Effect.withSpan("kern.storage.agentFile.inspect", { attributes: { path } })
   )
 

@@ -2,7 +2,7 @@ import { Effect, Either, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { toolFailure } from "../kernel/ToolFailure.js"
-import { type AgentFileBytes, type AgentFileError, agentFileReader, isRefusal } from "../storage/agentFiles.js"
+import { type AgentFileBytes, type AgentFileError, agentFileReader, agentFileScan, isRefusal } from "../storage/agentFiles.js"
 import { agentFileFailure } from "./failures.js"
 import { compileGlob } from "./globPattern.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
@@ -54,8 +54,9 @@ const batchBytes = 8 * 1024 * 1024
  */
 const readText = (absolute: string, readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>) =>
   Either.map(readFile(absolute), ({ bytes }) => {
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return buffer.subarray(0, sniffBytes).indexOf(0) >= 0 ? undefined : buffer.toString("utf8")
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    const binary = (buffer.byteLength > sniffBytes ? buffer.subarray(0, sniffBytes) : buffer).indexOf(0) >= 0
+    return binary ? undefined : buffer.toString("utf8")
   })
 
 /** `file:line:text` for the first `budget` of the given line numbers (ascending) of `content`. */
@@ -113,7 +114,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
-  const readFile = agentFileReader({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
+  const readFile = yield* agentFileScan({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
   const refused: Array<string> = []
   const out: Array<string> = []
   let total = 0
@@ -121,11 +122,12 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   let next = 0
   while (next < files.length) {
     const batch = yield* Effect.sync(() => {
-      const texts: Array<{ readonly shown: string; readonly content: string }> = []
+      const texts: Array<{ readonly absolute: string; readonly content: string }> = []
       let bytes = 0
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
         const file = files[next++] ?? ""
-        const absolute = file === "" ? target.path : NodePath.join(target.path, file)
+        // The walk's paths are `/`-separated and normal: joined without NodePath.join's second normalization.
+        const absolute = file === "" ? target.path : NodePath.sep === "/" ? `${target.path}/${file}` : NodePath.join(target.path, file)
         const read = readText(absolute, readFile)
         if (Either.isLeft(read)) {
           // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.
@@ -134,18 +136,18 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
         }
         const content = read.right
         if (content === undefined) continue
-        texts.push({ shown: workspace.display(absolute), content })
+        texts.push({ absolute, content })
         bytes += content.length
       }
       return texts
     })
     const hits = yield* matcher.matchLines(batch.map((text) => text.content))
-    batch.forEach(({ content, shown }, index) => {
+    batch.forEach(({ absolute, content }, index) => {
       const numbers = hits[index] ?? []
       if (numbers.length === 0) return
       matchedFiles++
       total += numbers.length
-      out.push(...hitLines(shown, content, numbers, grepMaxMatches - out.length))
+      if (out.length < grepMaxMatches) out.push(...hitLines(workspace.display(absolute), content, numbers, grepMaxMatches - out.length))
     })
     yield* Effect.yieldNow()
   }
