@@ -10,7 +10,7 @@ import { kernBin, runCollected } from "../support/cli.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 // `kern status` is run again and again (scripts, prompts): it loads SQLite only when kern.db holds something, and the
-// running agent's HTTP client only while a live process holds the folder's lock (src/cli/statusStored.ts, statusLive.ts).
+// running agent's HTTP client only while a live process holds the folder's lock (src/channels/web/statusStored.ts, src/cli/statusLive.ts).
 // A running agent on this machine is asked for the whole output (src/quick/statusAsk.ts) and nothing else is loaded.
 // An up-to-date kern.db is read as it is (src/storage/readDatabase.ts): no migrator, no sqlite-vec; one that is behind
 // or is no database goes through the agent's database layer, which migrates it or names what is wrong.
