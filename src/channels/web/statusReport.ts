@@ -23,11 +23,11 @@ import { localIso } from "../../session/envelope.js"
 import { neutralizeControls } from "../terminalSafe.js"
 import { embeddingLine, indexLine } from "../../recall/format.js"
 import { RecallStats } from "../../recall/schema.js"
-import { chatChannelTokens } from "../../tools/Channels.js"
 import { codeIsLive, userKey } from "../../users/PairingStore.js"
 import { describeState } from "../../mcp/McpServerState.js"
 import { runningJobLines, runningJobsOf, runningSubAgentLines, runningSubAgentsOf } from "../../tools/runningWork.js"
 import type { StatusResponse } from "./api.js"
+import { channelLine, channelStates, formatBytes, heartbeatLine, scheduleLine } from "./statusLines.js"
 
 /** What the running agent says of itself: its address and pid, its GET /status, what waits for approval by id. */
 export interface LiveStatus {
@@ -257,54 +257,3 @@ const problemsFailure = (problems: ReadonlyArray<string>, where: string): string
   problems.length === 0 ? null : `${counted(problems.length, "problem")} listed ${where}`
 
 const encodeRecall = Schema.encodeSync(RecallStats)
-
-interface ChannelState {
-  readonly interface: string
-  readonly state: "connecting" | "connected" | "reconnecting" | "stopped" | "off"
-  readonly detail: string
-  readonly since: string | null
-}
-
-/**
- * Each chat channel: off without its tokens or while the agent is not running; otherwise as the running agent
- * reports it (connected, reconnecting with the reason, stopped with the reason).
- */
-const channelStates = (
-  env: Readonly<Record<string, string>>,
-  live: Option.Option<ReadonlyArray<{ readonly interface: string; readonly state: ChannelState["state"]; readonly detail: string; readonly since: string }>>
-): ReadonlyArray<ChannelState> =>
-  Object.entries(chatChannelTokens).map(([iface, tokens]): ChannelState => {
-    const missing = tokens.filter((name) => (env[name] ?? "") === "")
-    if (missing.length > 0) return { interface: iface, state: "off", detail: `${missing.join(" and ")} not set`, since: null }
-    if (Option.isNone(live)) return { interface: iface, state: "off", detail: "the agent is not running", since: null }
-    const reported = live.value.find((channel) => channel.interface === iface)
-    return reported === undefined
-      ? { interface: iface, state: "off", detail: "the running agent did not start it (restart it to pick up new tokens)", since: null }
-      : { interface: iface, state: reported.state, detail: reported.detail, since: reported.since }
-  })
-
-const channelLine = (channel: ChannelState): string =>
-  `${channel.state}${channel.detail === "" ? "" : ` (${channel.detail})`}${channel.since === null ? "" : ` since ${channel.since}`}`
-
-const heartbeatLine = (heartbeat: ReturnType<typeof heartbeatStatus>): string => {
-  if (heartbeat.intervalMinutes === 0) return "off (heartbeatInterval 0)"
-  const every = `every ${heartbeat.intervalMinutes} min${heartbeat.activeHours === null ? "" : ` within ${heartbeat.activeHours}`}`
-  const last = heartbeat.last === null
-    ? "none yet"
-    : `${heartbeat.last.at} ${heartbeat.last.outcome}${heartbeat.last.reason === "" ? "" : ` (${heartbeat.last.reason})`}`
-  const next = heartbeat.next ?? "when the agent runs (kern run)"
-  return `${every}; last ${last}; next ${next}`
-}
-
-const scheduleLine = (s: { readonly count: number; readonly active: number; readonly missed: number; readonly lastMissed: string | null }) =>
-  `${s.count} (${s.active} active)` +
-  (s.missed === 0 ? "" : `; ${s.missed} run${s.missed === 1 ? "" : "s"} missed while the agent was down, the last due ${s.lastMissed} (kern schedule list)`)
-
-const formatBytes = (bytes: number): string =>
-  bytes === 0
-    ? "none yet"
-    : bytes < 1024
-    ? `${bytes} B`
-    : bytes < 1024 * 1024
-    ? `${(bytes / 1024).toFixed(1)} KiB`
-    : `${(bytes / 1024 / 1024).toFixed(1)} MiB`
