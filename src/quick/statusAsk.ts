@@ -104,7 +104,9 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
   if (address === undefined) return false
   let url: URL
   try {
-    url = new URL("/status/report", address)
+    // Under the address's own path, as the command line's client joins its routes (a hosted agent's is its host's
+    // /agents/<name>; the agent then answers 404 for a hosted folder, and `local` asks the host).
+    url = new URL(`${address.replace(/\/+$/, "")}/status/report`)
   } catch {
     return false
   }
