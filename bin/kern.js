@@ -84,8 +84,17 @@ if (!taken && Object.hasOwn(quickBundles, argv[0])) {
   // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong. `kern
   // status` is not held to a peak RSS but to its time, which the scavenges of a young generation kept small add to.
   if (argv[0] === "chat") require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
+  const quick = () => loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
   try {
-    taken = loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
+    // A running agent makes `kern status` itself (src/quick/statusAsk.ts); anything it leaves goes on to quickStatus.cjs.
+    taken = argv[0] === "status" && loadCached(NodePath.join(dist, "quickStatusAsk.cjs")).run(argv, () => {
+      try {
+        if (!quick()) full()
+      } catch (error) {
+        missingBuild(error)
+      }
+    })
+    if (!taken) taken = quick()
   } catch (error) {
     missingBuild(error)
   }

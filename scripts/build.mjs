@@ -97,6 +97,19 @@ for (const name of ["quickChat", "quickStatus"]) {
   })
   await writeFile(new URL(`${name}.meta.json`, dist), JSON.stringify(bundle.metafile))
 }
+// `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect;
+// test/package/quickBundles.test.ts checks what its metafile lists.
+{
+  const bundle = await build({
+    ...cjsOptions,
+    format: "cjs",
+    entryPoints: ["src/quick/statusAsk.ts"],
+    outfile: fileURLToPath(new URL("quickStatusAsk.cjs", dist)),
+    absWorkingDir: fileURLToPath(root),
+    metafile: true
+  })
+  await writeFile(new URL("quickStatusAsk.meta.json", dist), JSON.stringify(bundle.metafile))
+}
 const renderer = new URL("help-renderer.mjs", dist)
 await build({
   ...shipped,

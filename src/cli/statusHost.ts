@@ -9,7 +9,8 @@ import type { HostFiles } from "../storage/hostFiles.js"
 import * as LockFile from "../storage/LockFile.js"
 import { CommandFailed } from "./errors.js"
 import { hostedBy, hostHomeOf } from "./hostedAgent.js"
-import { HostAgentsBody, HostBody, hostLines, hostProblems, type HostedView, type HostView } from "./hostStatusFormat.js"
+import type { HostedView } from "../channels/hostedLine.js"
+import { HostAgentsBody, HostBody, hostLines, hostProblems, type HostView } from "./hostStatusFormat.js"
 import { counted } from "../config/counted.js"
 
 /** One of the host's routes, with its token, decoded. */

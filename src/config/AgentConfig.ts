@@ -31,10 +31,14 @@ const readIfExists = (fs: FileSystem.FileSystem, file: string) =>
     Effect.flatMap((exists) => (exists ? fs.readFileString(file) : Effect.succeed(undefined)))
   )
 
-export const loadConfig = Effect.fn("kern.config.load")(function*(dir: string) {
+/**
+ * The configuration of the folder `dir`, relative to `cwd` when given (the folder a client named it from: the running
+ * agent's POST /status/report), else to this process's folder.
+ */
+export const loadConfig = Effect.fn("kern.config.load")(function*(dir: string, cwd?: string) {
   const fs = yield* FileSystem.FileSystem
   const inherited = yield* ProcessEnv
-  const paths = agentPaths(dir)
+  const paths = agentPaths(cwd === undefined ? dir : NodePath.resolve(cwd, dir))
   const configSource = displayPath(dir, "config.json")
   const envSource = displayPath(dir, ".env")
   const unreadable = (source: string) => (error: { readonly message: string }) =>

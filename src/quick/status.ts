@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { run as status } from "../cli/status.js"
 import { runQuick } from "./runQuick.js"
+import { statusWords } from "./statusArgs.js"
 
 interface StatusArgs {
   readonly dir: Option.Option<string>
@@ -14,22 +15,12 @@ interface StatusArgs {
   readonly host: false
 }
 
-/** The arguments after `status` when they are `[dir] [--dir <dir>] [--json]` in any order, each once; otherwise none. */
+/** The arguments after `status` as the command's, when they are ones this bundle parses for sure. */
 export const parseStatusArgs = (argv: ReadonlyArray<string>): StatusArgs | undefined => {
-  let dir: Option.Option<string> = Option.none()
-  let dirFlag: Option.Option<string> = Option.none()
-  let json = false
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    const value = argv[i + 1]
-    if (arg === "--json" && !json) json = true
-    else if (arg === "--dir" && Option.isNone(dirFlag) && value !== undefined && value !== "" && !value.startsWith("-")) {
-      dirFlag = Option.some(value)
-      i++
-    } else if (arg !== "" && !arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
-    else return undefined
-  }
-  return { dir, dirFlag, json, host: false }
+  const words = statusWords(argv)
+  return words === undefined
+    ? undefined
+    : { dir: Option.fromNullable(words.dir), dirFlag: Option.fromNullable(words.dirFlag), json: words.json, host: false }
 }
 
 /** Runs `kern <argv>` when it is a status this bundle can parse, and says whether it took it. */

@@ -4,7 +4,7 @@ import { Clock, Data, Duration, Effect, Either, Option, Random, Ref, Schedule, S
 import { parseJsonWith } from "../config/json.js"
 import * as NodeOs from "node:os"
 import { privateFileMode } from "./privateFiles.js"
-import { parseProcessStat, processRunning, readProcessStat } from "./processState.js"
+import { holderRunning, parseProcessStat, readProcessStat } from "./processState.js"
 
 /**
  * A lock held by one process, visible to every process on the machine: a file whose content names its holder.
@@ -92,14 +92,7 @@ export const holderFor = (pid: number, command: string, address?: string, cluste
  * Whether the holder still runs: its pid names a running process (a zombie is gone) that started when the lock says.
  * A lock from another host cannot be checked from here and counts as live.
  */
-export const isLive = (holder: LockHolder) =>
-  Effect.sync(() => {
-    if (holder.host !== NodeOs.hostname()) return true
-    if (!processRunning(holder.pid)) return false
-    if (holder.processStart === undefined) return true
-    const start = readProcessStat(holder.pid)?.start
-    return start === undefined || start === holder.processStart
-  })
+export const isLive = (holder: LockHolder) => Effect.sync(() => holderRunning(holder))
 
 /** A temporary file beside `file` holding `content`, for `use` to put in place; removed afterwards if still there. */
 const withTemp = <A>(file: string, content: string, use: (temp: string) => Effect.Effect<A, PlatformError>) =>

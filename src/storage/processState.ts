@@ -1,4 +1,5 @@
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 
 /**
  * What the system says of a process, by pid: whether it still runs, and (where /proc tells it) its name, state and
@@ -61,4 +62,16 @@ export const processRunning = (pid: number): boolean => {
   }
   const stat = readProcessStat(pid)
   return stat === undefined || !isDeadState(stat.state)
+}
+
+/**
+ * Whether a lock's holder still runs: its pid names a running process (a zombie is gone) that started when the lock
+ * says. A lock from another host cannot be checked from here and counts as live.
+ */
+export const holderRunning = (holder: { readonly pid: number; readonly host: string; readonly processStart?: string | undefined }): boolean => {
+  if (holder.host !== NodeOs.hostname()) return true
+  if (!processRunning(holder.pid)) return false
+  if (holder.processStart === undefined) return true
+  const start = readProcessStat(holder.pid)?.start
+  return start === undefined || start === holder.processStart
 }

@@ -10,7 +10,7 @@ const newestMigration = Math.max(0, ...freshSchemaMigrations.map((name) => Numbe
 export class NotReadableAsIs extends Schema.TaggedError<NotReadableAsIs>()("NotReadableAsIs", { file: Schema.String }) {}
 
 /**
- * kern.db opened only to read it, as `kern status` does (src/cli/statusStored.ts): read-only, with the busy timeout,
+ * kern.db opened only to read it, as `kern status` does (src/channels/web/statusStored.ts): read-only, with the busy timeout,
  * and none of what Database.layer does for a process that writes (the migrator and its modules, sqlite-vec, the
  * pragmas, the files' modes), which cost `kern status` more than its reads. Fails (NotReadableAsIs) when kern.db is not one this
  * kern reads as it is: not openable read-only, not an SQLite database, or behind the newest migration; the caller then

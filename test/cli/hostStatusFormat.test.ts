@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { Schema } from "effect"
-import { HostAgentsBody, hostedLine, hostLines, hostProblems, type HostView } from "../../src/cli/hostStatusFormat.js"
+import { hostedLine } from "../../src/channels/hostedLine.js"
+import { HostAgentsBody, hostLines, hostProblems, type HostView } from "../../src/cli/hostStatusFormat.js"
 
 const running: HostView = {
   home: "/srv/host",

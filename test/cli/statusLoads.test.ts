@@ -2,29 +2,36 @@ import { describe, expect, it } from "@effect/vitest"
 import Sqlite from "better-sqlite3"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { startServer, token } from "../channels/web/harness.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { kernBin, runCollected } from "../support/cli.js"
 import { makeTempDir } from "../support/tempDir.js"
 
 // `kern status` is run again and again (scripts, prompts): it loads SQLite only when kern.db holds something, and the
-// running agent's HTTP client only while a live process holds the folder's lock (src/cli/statusStored.ts, statusLive.ts).
+// running agent's HTTP client only while a live process holds the folder's lock (src/channels/web/statusStored.ts, src/cli/statusLive.ts).
+// A running agent on this machine is asked for the whole output (src/quick/statusAsk.ts) and nothing else is loaded.
 // An up-to-date kern.db is read as it is (src/storage/readDatabase.ts): no migrator, no sqlite-vec; one that is behind
 // or is no database goes through the agent's database layer, which migrates it or names what is wrong.
 
 /** `kern status <dir>` with what the process required, by name, from a preload that records Module._load. */
-const statusLoads = async (dir: string) => {
+const statusLoads = async (dir: string, args: ReadonlyArray<string> = []) => {
   const preload = NodePath.join(makeTempDir(), "loads.cjs")
   NodeFs.writeFileSync(
     preload,
     `const Module = require("node:module")
+const NodeFs = require("node:fs")
 const loaded = new Set()
 const load = Module._load
 Module._load = function (request, ...rest) { loaded.add(request); return load.call(this, request, ...rest) }
+// bin/kern.js reads its quick bundles and runs them as scripts (not through require): their names count as loaded.
+const readFileSync = NodeFs.readFileSync
+NodeFs.readFileSync = function (file, ...rest) { if (String(file).endsWith(".cjs")) loaded.add(require("node:path").basename(String(file))); return readFileSync.call(this, file, ...rest) }
 process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify([...loaded]) + "\\n"))
 `
   )
-  const result = await runCollected(process.execPath, ["--require", preload, kernBin, "status", dir], { env: { OPENROUTER_API_KEY: "sk-test" } })
+  const result = await runCollected(process.execPath, ["--require", preload, kernBin, "status", dir, ...args], { env: { OPENROUTER_API_KEY: "sk-test" } })
   const line = result.stderr.split("\n").find((text) => text.startsWith("loaded: "))
   if (line === undefined) throw new Error(`no list of loaded modules: ${result.stderr}`)
   return { ...result, loaded: JSON.parse(line.slice("loaded: ".length)) as ReadonlyArray<string> }
@@ -88,5 +95,34 @@ describe("kern status loads what it needs", () => {
       expect(result.status).toBe(1)
       expect(result.stdout).toContain("it is not an SQLite database")
       expect(NodeFs.readFileSync(file, "utf8")).toBe("not a database")
+    }))
+
+  it.live("a running agent on this machine: asked for the whole output by a client without Effect, SQLite or the status bundle", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { dir } = yield* startServer({ recordAddress: true, files: { ".kern/.env": `KERN_AUTH_TOKEN=${token}\n` } })
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.status, result.stderr).toBe(1)
+      expect(result.stdout).toMatch(/^server: {4}http:\/\/127\.0\.0\.1:\d+, up \d+ s$/m)
+      expect(result.stderr).toContain("kern: 1 problem listed above")
+      expect(result.loaded).toContain("quickStatusAsk.cjs")
+      for (const unused of ["quickStatus.cjs", "better-sqlite3"]) expect(result.loaded).not.toContain(unused)
+      const json = yield* Effect.promise(() => statusLoads(dir, ["--json"]))
+      expect(JSON.parse(json.stdout).server).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/) })
+      expect(json.loaded).not.toContain("quickStatus.cjs")
+    })))
+
+  it.live("an agent that does not answer the report (its lock's address serves nothing): the command line's own report", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+      // A live holder (this process) whose recorded address nobody serves.
+      NodeFs.writeFileSync(
+        NodePath.join(dir, ".kern", "agent.lock"),
+        JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString(), host: NodeOs.hostname(), command: "kern test", address: "http://127.0.0.1:9" })
+      )
+      NodeFs.appendFileSync(NodePath.join(dir, ".kern", ".env"), "KERN_AUTH_TOKEN=t0123456789\n")
+      const result = yield* Effect.promise(() => statusLoads(dir))
+      expect(result.stdout).toContain("running:   pid")
+      expect(result.loaded).toContain("quickStatusAsk.cjs")
+      expect(result.loaded).toContain("quickStatus.cjs")
     }))
 })

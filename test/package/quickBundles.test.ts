@@ -53,3 +53,17 @@ describe("the quick chat client's bundle loads no runtime module", () => {
     }
   })
 })
+
+describe("the status client that asks a running agent loads almost nothing", () => {
+  it("holds only its own plain modules: no Effect, no schema, no SQLite, no command line; requires node's modules alone", () => {
+    const { imports, inputs } = bundleOf("quickStatusAsk")
+    expect(inputs.toSorted()).toEqual([
+      "src/config/dotenv.ts",
+      "src/config/paths.ts",
+      "src/quick/statusArgs.ts",
+      "src/quick/statusAsk.ts",
+      "src/storage/processState.ts"
+    ])
+    expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
+  })
+})

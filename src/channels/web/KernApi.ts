@@ -83,6 +83,15 @@ export class StatusGroup extends HttpApiGroup.make("status")
   .add(HttpApiEndpoint.get("status", "/status").addSuccess(Api.StatusResponse).addError(Errors.ServerError))
   .add(HttpApiEndpoint.get("usage", "/usage").addSuccess(Api.UsageResponse).addError(Errors.ServerError))
   .add(
+    // `kern status` of a running agent in one request (src/quick/statusAsk.ts): the agent makes the whole output.
+    HttpApiEndpoint.post("report", "/status/report")
+      .setPayload(Api.StatusReportRequest)
+      .addSuccess(Api.StatusReportResponse)
+      .addError(Errors.BadRequest)
+      .addError(Errors.NotFound)
+      .addError(Errors.ServerError)
+  )
+  .add(
     // What `kern mcp tools` shows, from the agent's own connections: one server's tools (a `first-use` server is
     // started by the ask), or every connected server's without `server`.
     HttpApiEndpoint.get("mcpTools", "/mcp/tools")

@@ -177,6 +177,23 @@ export const StatusResponse = Schema.Struct({
 })
 export type StatusResponse = typeof StatusResponse.Type
 
+/**
+ * POST /status/report: `kern status` of the agent's folder, made by the agent (src/channels/web/statusReport.ts) as
+ * the command line would make it: from the folder as the client named it (`dir`, relative to its `cwd`), its
+ * environment (the config's overrides, which keys are set) and whether it wants JSON. Answered only for the agent's
+ * own folder.
+ */
+export const StatusReportRequest = Schema.Struct({
+  dir: Schema.String,
+  cwd: Schema.String,
+  env: Schema.Record({ key: Schema.String, value: Schema.String }),
+  json: Schema.Boolean
+})
+export type StatusReportRequest = typeof StatusReportRequest.Type
+
+/** What `kern status` prints on stdout (without its last newline), and the failure it then ends with, if any. */
+export const StatusReportResponse = Schema.Struct({ stdout: Schema.String, failure: Schema.NullOr(Schema.String) })
+
 // ---------------------------------------------------------------------------------------------------------------
 // GET /history?session&limit&before
 

@@ -41,6 +41,8 @@ export interface ServerOptions {
   readonly files?: Readonly<Record<string, string>>
   /** An agent folder to serve again (a restart); a new one otherwise. */
   readonly dir?: string
+  /** Records the server's address in the folder's lock, as `kern run` and `kern start` do, for clients to find it. */
+  readonly recordAddress?: boolean
 }
 
 /**
@@ -69,7 +71,8 @@ export const startServer = (options: ServerOptions = {}) =>
       webRoot: options.webRoot ?? makeTempDir("kern-web-")
     })
     // The server is attached before the agent serves a turn (runningAgentLayerWith), as `kern run` does.
-    const layer = Layers.runningAgentLayerWith(dir, { command: "kern test", waitSeconds: 0 }, server).pipe(
+    const address = options.recordAddress === true ? `http://127.0.0.1:${port}` : undefined
+    const layer = Layers.runningAgentLayerWith(dir, { command: "kern test", waitSeconds: 0, address }, server).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, { OPENROUTER_API_KEY: "sk-test" })),
       Layer.provide(NodeContext.layer)
     )

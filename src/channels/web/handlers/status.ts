@@ -1,6 +1,8 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect } from "effect"
-import { AgentConfig } from "../../../config/AgentConfig.js"
+import { FileSystem, HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect, Option, Schema } from "effect"
+import * as NodePath from "node:path"
+import { AgentConfig, type LoadedConfig } from "../../../config/AgentConfig.js"
+import { ProcessEnv } from "../../../config/ProcessEnv.js"
 import { providerProblems } from "../../../config/providers.js"
 import { ContextWindow } from "../../../context/ContextWindow.js"
 import { costCapProblem } from "../../../model/pricing.js"
@@ -18,10 +20,18 @@ import { Channels } from "../../../tools/Channels.js"
 import { JobStore } from "../../../tools/JobStore.js"
 import { runningJobsOf, runningSubAgentsOf } from "../../../tools/runningWork.js"
 import { SubAgentStore } from "../../../tools/subagents/SubAgentStore.js"
-import { notFound, serverError } from "../ApiError.js"
+import type { LockHolder } from "../../../storage/LockFile.js"
+import { approvalInfo } from "../../approvalInfo.js"
+import { ApprovalsResponse, StatusResponse, type StatusReportRequest } from "../api.js"
+import { NotFound, notFound, serverError } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
 import { KernApi } from "../KernApi.js"
 import { ServerInfo } from "../ServerInfo.js"
+import { type LiveStatus, statusOutput } from "../statusReport.js"
+
+/** A value as a client of the HTTP API has it: encoded by `schema`, then decoded. */
+const asSent = <A, I>(schema: Schema.Schema<A, I>) => (value: A) =>
+  Effect.flatMap(Schema.encode(schema)(value), Schema.decodeUnknown(schema))
 
 /** What `kern status --json` shows, plus the running server and runtime; usage totals. */
 export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
@@ -96,6 +106,42 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           mcpTools(state.name).pipe(Effect.catchAll((failure) => Effect.as(Effect.logWarning(`kern: ${failure.error}`), [])))),
         (rows) => rows.flat()
       ))
+    // POST /status/report: the command line's report, its live part from this process rather than over HTTP. Where
+    // the command line would not find this agent as the folder's (another holder of the lock, a lock without an
+    // address, a hosted folder), it is answered 404 and the command line makes the report itself.
+    const fs = yield* FileSystem.FileSystem
+    const notMine = (why: string) => Effect.fail(notFound(`kern status makes this report itself: ${why}`))
+    const live = (fresh: LoadedConfig, holder: LockHolder) =>
+      Effect.gen(function*() {
+        if (holder.pid !== process.pid || holder.address === undefined) return yield* notMine("another process holds the folder")
+        // As the command line's client finds the agent: with a token, answering /health as the folder's agent.
+        const token = fresh.env.KERN_AUTH_TOKEN
+        if (token === undefined || token === "" || fresh.config.name !== config.name) {
+          return { server: Option.none(), status: Option.none(), waiting: [] } satisfies LiveStatus
+        }
+        const now = yield* Effect.option(Effect.flatMap(status, asSent(StatusResponse)))
+        const waiting = Option.isSome(now) && now.value.runtime.approvals > 0
+          ? Option.match(yield* Effect.option(Effect.flatMap(approvals.pending, (pending) => asSent(ApprovalsResponse)({ approvals: pending.map(approvalInfo) }))), {
+            onNone: () => [],
+            onSome: (answer) =>
+              answer.approvals.map((pending) => ({ id: pending.id, toolId: pending.toolId, userId: pending.userId, expiresAt: pending.expiresAt }))
+          })
+          : []
+        return { server: Option.some({ url: holder.address, pid: process.pid }), status: now, waiting } satisfies LiveStatus
+      })
+    const report = (request: StatusReportRequest) =>
+      NodePath.resolve(request.cwd, request.dir) !== paths.dir
+        ? notMine(`${request.dir} is not this agent's folder`)
+        : statusOutput({ dir: request.dir, cwd: request.cwd }, request.json, {
+          hosted: () => notMine("the folder is hosted by a kern serve"),
+          live
+        }).pipe(
+          Effect.provideService(ProcessEnv, request.env),
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.mapError((error) => error instanceof NotFound ? error : serverError(error))
+        )
+
     return handlers.handle("status", () => status).handle("usage", () => usage)
+      .handle("report", ({ payload }) => report(payload))
       .handle("mcpTools", ({ urlParams }) => (urlParams.server === undefined ? connectedTools : mcpTools(urlParams.server)))
   }))

@@ -1,29 +1,29 @@
 // What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite, sqlite-vec and the
 // stores with it) only when kern.db holds something, so a folder without one never loads them.
 import { Effect, Layer, Option } from "effect"
-import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
-import * as KnownSecrets from "../config/KnownSecrets.js"
-import * as SegmentStoreSql from "../context/SegmentStoreSql.js"
-import { storedSummarizerStatus } from "../context/storedSummarizerStatus.js"
-import { recallStatus } from "../recall/status.js"
-import { HeartbeatLog } from "../runtime/HeartbeatLog.js"
-import * as SessionIndex from "../session/SessionIndex.js"
-import { SessionStore } from "../session/SessionStore.js"
-import { usageTotals } from "../session/usageTotals.js"
-import { makeSpendLedger } from "../model/SpendLedger.js"
-import { JobStore } from "../tools/JobStore.js"
-import { ScheduleStore } from "../tools/schedules/ScheduleStore.js"
-import { SubAgentStore } from "../tools/subagents/SubAgentStore.js"
-import type { DatabaseTarget } from "../config/database.js"
-import { PairingStore } from "../users/PairingStore.js"
-import * as ReadDatabase from "../storage/readDatabase.js"
+import { AgentConfig, type LoadedConfig } from "../../config/AgentConfig.js"
+import * as KnownSecrets from "../../config/KnownSecrets.js"
+import * as SegmentStoreSql from "../../context/SegmentStoreSql.js"
+import { storedSummarizerStatus } from "../../context/storedSummarizerStatus.js"
+import { recallStatus } from "../../recall/status.js"
+import { HeartbeatLog } from "../../runtime/HeartbeatLog.js"
+import * as SessionIndex from "../../session/SessionIndex.js"
+import { SessionStore } from "../../session/SessionStore.js"
+import { usageTotals } from "../../session/usageTotals.js"
+import { makeSpendLedger } from "../../model/SpendLedger.js"
+import { JobStore } from "../../tools/JobStore.js"
+import { ScheduleStore } from "../../tools/schedules/ScheduleStore.js"
+import { SubAgentStore } from "../../tools/subagents/SubAgentStore.js"
+import type { DatabaseTarget } from "../../config/database.js"
+import { PairingStore } from "../../users/PairingStore.js"
+import * as ReadDatabase from "../../storage/readDatabase.js"
 
 /**
  * kern.db as the agent's database layer opens it (migrated, sqlite-vec loaded; on PostgreSQL its schema), imported only
  * when it is used: status reads an SQLite kern.db that is up to date without it (ReadDatabase.layerToRead).
  */
 const agentDatabase = (target: DatabaseTarget) =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../runtime/agentDatabase.js")), (module) => module.layerOf(target)))
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../runtime/agentDatabase.js")), (module) => module.layerOf(target)))
 
 /** kern.db for status's reads: an SQLite file read as it is when this kern can, else the agent's database layer. */
 const databaseOf = (target: DatabaseTarget) =>

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { request, startServer, token } from "../channels/web/harness.js"
+import { runKernIn } from "../support/inProcessCli.js"
+import { makeTempDir } from "../support/tempDir.js"
+
+// `kern status` of a running agent is made by the agent (POST /status/report, src/quick/statusAsk.ts asks it) with
+// the report code the command line runs itself (src/channels/web/statusReport.ts). On a corpus of states, the agent's
+// output is the command line's, byte for byte: stdout, the failure line on stderr, the exit code. Only the clock's
+// figures (the server's uptime) may differ between the two asks.
+
+const baseEnv = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
+
+/** The uptime the two asks read a moment apart. */
+const timeless = (text: string) => text.replace(/, up \d+ s/g, ", up N s").replace(/"uptimeMs":\d+/g, "\"uptimeMs\":N")
+
+/** The agent's answer to POST /status/report. */
+const askAgent = (base: string, body: Record<string, unknown>, auth = true) =>
+  request(`${base}/status/report`, {
+    method: "POST",
+    headers: { ...(auth ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+
+/** The same command line run by the command line itself, and by the agent, compared as a user sees them. */
+const compare = (base: string, dir: string, json: boolean, env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const local = yield* Effect.promise(() => runKernIn(["status", dir, ...(json ? ["--json"] : [])], { env }))
+    const answer = yield* askAgent(base, { dir, cwd: process.cwd(), env: { ...baseEnv, ...env }, json })
+    expect(answer.status, answer.text).toBe(200)
+    const output = answer.json as { readonly stdout: string; readonly failure: string | null }
+    expect(timeless(`${output.stdout}\n`)).toBe(timeless(local.stdout))
+    expect(output.failure === null ? "" : `kern: ${output.failure}\n`).toBe(local.stderr)
+    expect(output.failure === null ? 0 : 1).toBe(local.status)
+    return { local, output }
+  })
+
+describe("POST /status/report: the running agent's `kern status` is the command line's own", () => {
+  it.live("text and --json, problems and none, a relative folder, a config edited since the start, another name, channel tokens", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, dir } = yield* startServer({ config: { prices: { m: { input: 0, output: 0 } } }, recordAddress: true })
+      const env = { OPENROUTER_API_KEY: "sk-test", KERN_AUTH_TOKEN: token }
+
+      // No problem: exit 0, the server's line from the agent itself.
+      const plain = yield* compare(base, dir, false, env)
+      expect(plain.local.stdout).toContain("problems:  none")
+      expect(plain.local.stdout).toMatch(/server: {4}http:\/\/127\.0\.0\.1:\d+, up \d+ s/)
+      yield* compare(base, dir, true, env)
+
+      // Problems (no API key in the client's environment), a channel whose token is set but that the agent did not start.
+      const troubled = yield* compare(base, dir, false, { KERN_AUTH_TOKEN: token, TELEGRAM_BOT_TOKEN: "123:abc" })
+      expect(troubled.local.stdout).toContain("no API key")
+      expect(troubled.local.stdout).toContain("telegram:  off (the running agent did not start it")
+      expect(troubled.local.status).toBe(1)
+      yield* compare(base, dir, true, { KERN_AUTH_TOKEN: token })
+
+      // The folder as named from here (relative), and a config edited since the agent started (an unknown key, MCP
+      // servers, recall off): read fresh, as the command line reads it.
+      const relative = NodePath.relative(process.cwd(), dir)
+      const configFile = NodePath.join(dir, ".kern", "config.json")
+      const config = JSON.parse(NodeFs.readFileSync(configFile, "utf8"))
+      NodeFs.writeFileSync(
+        configFile,
+        JSON.stringify({ ...config, recall: false, colour: "blue", mcpServers: { files: { command: "true" } } })
+      )
+      const edited = yield* compare(base, relative, false, env)
+      expect(edited.local.stdout).toContain(`${NodePath.join(relative, ".kern", "config.json")}`)
+      expect(edited.local.stdout).toContain("recall:    off")
+      yield* compare(base, relative, true, env)
+
+      // Another name (KERN_NAME): the command line does not take the agent there for the folder's; neither does the report.
+      const renamed = yield* compare(base, dir, false, { ...env, KERN_NAME: "someone-else" })
+      expect(renamed.local.stdout).not.toContain("server:")
+      // Without the token, the command line cannot ask the agent: no server line either way.
+      const tokenless = yield* compare(base, dir, false, { OPENROUTER_API_KEY: "sk-test" })
+      expect(tokenless.local.stdout).not.toContain("server:")
+    })))
+
+  it.live("answers only its token's holder, only for its own folder", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, dir } = yield* startServer({ recordAddress: true })
+      const body = { dir, cwd: process.cwd(), env: baseEnv, json: false }
+      expect((yield* askAgent(base, body, false)).status).toBe(401)
+      const elsewhere = yield* askAgent(base, { ...body, dir: makeTempDir() })
+      expect(elsewhere.status).toBe(404)
+      expect(elsewhere.text).toContain("kern status makes this report itself")
+      expect((yield* askAgent(base, { ...body, env: { PATH: 1 } })).status).toBe(400)
+    })))
+})
