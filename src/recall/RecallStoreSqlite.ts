@@ -15,7 +15,20 @@ import {
   type VectorSpace
 } from "./RecallStore.js"
 import { bytesOf, cosineDistance, int8FromBytes, norm, quantize } from "../storage/int8Vector.js"
-import { ChunkRowSchema, CountRowSchema, decoded, MessageRow, RankedRow, SessionStateRow } from "./storeRows.js"
+import {
+  chunkRowCheck,
+  ChunkRowSchema,
+  CountRowSchema,
+  decoded,
+  decodedChecked,
+  isNumber,
+  isPlainRow,
+  MessageRow,
+  RankedRow,
+  rankedRowCheck,
+  type RowCheck,
+  SessionStateRow
+} from "./storeRows.js"
 
 // SQLite's own parts of recall (FTS5, vec0, the binary prefilter) stay in this module. Vectors are stored as int8
 // with a scale each (src/storage/int8Vector.ts, migration 0860).
@@ -37,6 +50,14 @@ export const ftsQuery = (text: string): string | undefined => {
 }
 
 const CandidateRow = Schema.Struct({ id: Schema.Number, embedding: Schema.Uint8ArrayFromSelf })
+const candidateRowCheck: RowCheck<typeof CandidateRow.Type> = (row) => {
+  if (!isPlainRow(row)) return undefined
+  const { embedding, id } = row
+  return isNumber(id) && embedding instanceof Uint8Array ? { id, embedding } : undefined
+}
+const candidateRows = decodedChecked(CandidateRow, candidateRowCheck)
+const rankedRows = decodedChecked(RankedRow, rankedRowCheck)
+const chunkRows = decodedChecked(ChunkRowSchema, chunkRowCheck)
 
 const chunkColumns = (chunk: NewChunk) => ({
   source: chunk.source,
@@ -234,13 +255,13 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (sessions !== undefined) {
         if (sessions.length === 0) return []
-        const rows = yield* decoded(CandidateRow)(sql`SELECT v.chunk_id AS id, v.embedding
+        const rows = yield* candidateRows(sql`SELECT v.chunk_id AS id, v.embedding
           FROM recall_vectors v JOIN recall_chunks c ON c.id = v.chunk_id
           WHERE c.session_id IN ${sql.in(sessions)} AND ${windowOf(window, "c.start_ms", "c.end_ms")}`)
         return rescored(query, rows).slice(0, candidates)
       }
       if (!(yield* hasVecTable)) return []
-      const rows = yield* decoded(CandidateRow)(sql`WITH candidates AS (
+      const rows = yield* candidateRows(sql`WITH candidates AS (
           SELECT chunk_id FROM recall_vec
           WHERE bits MATCH vec_quantize_binary(${vectorBlob(query)}) AND k = ${BigInt(candidates)}
           AND ${windowOf(window, "start_ms", "end_ms")}
@@ -270,7 +291,7 @@ export const make = Effect.gen(function*() {
         FROM recall_fts f JOIN recall_chunks c ON c.id = f.rowid
         WHERE recall_fts MATCH ${match} AND ${windowOf(window, "c.start_ms", "c.end_ms")} AND ${only}
         ORDER BY score LIMIT ${limit}`).pipe(
-      decoded(RankedRow),
+      rankedRows,
       Effect.mapError(failed("search")),
       Effect.withSpan("kern.recall.store.keywordSearch")
     )
@@ -279,7 +300,7 @@ export const make = Effect.gen(function*() {
   const chunks = (ids: ReadonlyArray<number>) =>
     ids.length === 0
       ? Effect.succeed([])
-      : sql`SELECT * FROM recall_chunks WHERE id IN ${sql.in(ids)}`.pipe(decoded(ChunkRowSchema), Effect.mapError(failed("read")))
+      : sql`SELECT * FROM recall_chunks WHERE id IN ${sql.in(ids)}`.pipe(chunkRows, Effect.mapError(failed("read")))
 
   const counts = sql`SELECT
       (SELECT count(*) FROM recall_messages) AS messages,

@@ -6,7 +6,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Embedder from "../../src/recall/Embedder.js"
-import { candidatesPerHit, Recall } from "../../src/recall/Recall.js"
+import { candidatesPerHit, keywordCandidatesPerHit, Recall } from "../../src/recall/Recall.js"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as RecallStoreForClient from "../../src/recall/storeForClient.js"
@@ -305,7 +305,7 @@ const searchPg100k = async () => {
         const result = yield* pgRecall.search({ query: corpus.queryText(j) })
         const pgMs = performance.now() - start - embedding.ms
         start = performance.now()
-        yield* sqliteStore.keywordSearch(corpus.queryText(j), 5 * candidatesPerHit, window)
+        yield* sqliteStore.keywordSearch(corpus.queryText(j), 5 * keywordCandidatesPerHit, window)
         const keywordMs = performance.now() - start
         if (lite.mode !== "hybrid") return yield* Effect.die(`the SQLite search ran in ${lite.mode} mode`)
         if (result.mode !== "keyword") return yield* Effect.die(`the PostgreSQL search ran in ${result.mode} mode`)
