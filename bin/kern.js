@@ -8,6 +8,19 @@ const Vm = require("node:vm")
 const dist = NodePath.join(__dirname, "..", "dist")
 
 /**
+ * The code caches still to write, each once: when the process exits, or when it hands over to the full CLI, which
+ * is sooner. V8 rejects a cache made under other flags than the ones it is loaded under, and the full CLI changes
+ * them (the young generation's growth below; the tools' regular-expression guard): a one-shot chat, whose client
+ * hands over to the full CLI, rewrote quickChat.cjs.v8cache at every exit and compiled the client afresh at every
+ * start. Written at the hand-over, it holds what the client ran until then, under the flags it is loaded with.
+ */
+const pendingCaches = []
+const writeCaches = () => {
+  for (const write of pendingCaches.splice(0)) write()
+}
+process.once("exit", writeCaches)
+
+/**
  * Loads a CommonJS bundle of dist/ with V8's code cache beside it (`<file>.v8cache`), so a command run again and again
  * does not compile its code each time. A missing or stale cache (another node) is written again when the process
  * exits; a folder kern cannot write to only means no cache.
@@ -27,7 +40,7 @@ const loadCached = (file) => {
   })
   if (cachedData === undefined || script.cachedDataRejected === true) {
     // After the run, so the functions it compiled are in the cache too.
-    process.once("exit", () => {
+    pendingCaches.push(() => {
       const temp = `${cacheFile}.${process.pid}.tmp`
       try {
         NodeFs.writeFileSync(temp, script.createCachedData())
@@ -73,6 +86,7 @@ if (!taken && argv[0] === "sessions" && argv[1] === "list") {
 // the folder (the turn then runs in this process) or when the command line is not one it parses for sure.
 // The full CLI (a turn in this process, or any other command) gets V8's default growth of the young generation back.
 const full = () => {
+  writeCaches()
   require("node:v8").setFlagsFromString("--semi-space-growth-factor=2")
   return import("../dist/main.js").catch(missingBuild)
 }

@@ -10,7 +10,8 @@ export type HoldFolder = Omit<Layers.HoldFolder, "report">
 
 export const kernelAgentLayer = (dir: string) => Layers.kernelAgentLayer(dir, stderr)
 
-export const agentRuntimeLayer = (dir: string, hold: HoldFolder) => Layers.agentRuntimeLayer(dir, { ...hold, report: stderr })
+/** A single turn's agent, over its folder or a configuration already loaded from it. */
+export const agentRuntimeLayer = (source: Layers.ConfigSource, hold: HoldFolder) => Layers.agentRuntimeLayer(source, { ...hold, report: stderr })
 
 // The running agent (`kern run`, `start`, `tui`) applies retention once a day (RetentionJob). It is wired here, at the
 // edge, not in Layers.servingLayer: the runtime's tests wait for the Scheduler's first sleep under TestClock, and a

@@ -2,7 +2,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Option, PubSub, Stream } from "effect"
 import * as Agent from "../agent/Agent.js"
 import { approvalInfo } from "../channels/approvalInfo.js"
-import { AgentConfig } from "../config/AgentConfig.js"
+import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { redactSecrets } from "../kernel/secretGuard.js"
 import { Approvals, localOperator } from "../runtime/Approvals.js"
@@ -46,8 +46,12 @@ const followLocalApprovals = Effect.gen(function*() {
   ))
 })
 
-/** The turn in this process, holding the folder for it: when no agent runs in the background. */
-const inProcess = (args: ChatArgs, files: ReadonlyArray<ChatFile>) =>
+/**
+ * The turn in this process, holding the folder for it: when no agent runs in the background. The configuration the
+ * chat loaded to look for a running agent is the agent's (loaded once, not again for the layer); a folder that is not
+ * an agent's is refused by its path as the user named it.
+ */
+const inProcess = (args: ChatArgs, files: ReadonlyArray<ChatFile>, loaded: LoadedConfig) =>
   Effect.scoped(Effect.gen(function*() {
     // Stored in the agent's media store (its caps checked again, its type sniffed) before the turn is queued.
     const attachments = yield* ingestFiles(files).pipe(Effect.mapError((rejected) => new CommandFailed({ message: rejected.message })))
@@ -57,7 +61,7 @@ const inProcess = (args: ChatArgs, files: ReadonlyArray<ChatFile>) =>
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let
     // go. A failed turn fails with its TurnFailure: one line, exit 1.
     yield* agent.send(args.message, { interface: "cli", channel: "terminal", onEvent: eventPrinter(args.json), attachments })
-  })).pipe(Effect.provide(agentRuntimeLayer(args.dir, { command: "kern chat", waitSeconds: args.wait })))
+  })).pipe(Effect.provide(agentRuntimeLayer(loaded.fileExists ? loaded : args.dir, { command: "kern chat", waitSeconds: args.wait })))
 
 /**
  * `kern chat -m TEXT [--file PATH]…`: one operator message (with files, or files alone), the reply streamed, then
@@ -70,7 +74,7 @@ export const run = (args: ChatArgs) =>
     if (args.message.trim() === "" && args.files.length === 0) {
       return yield* new UsageError({ message: "nothing to send: give -m TEXT, --file PATH, or both" })
     }
-    const { files, remote } = yield* chatThroughRunning(args)
+    const { files, loaded, remote } = yield* chatThroughRunning(args)
     if (Option.isSome(remote)) return yield* remote.value
-    yield* inProcess(args, files)
+    yield* inProcess(args, files, loaded)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))

@@ -140,7 +140,8 @@ const throughAgent = (client: AgentClient, args: ChatArgs, files: ReadonlyArray<
  * The chat's `--file` files, read and checked against the folder's media caps first (a wrong path fails before any
  * agent is asked), and the chat through the folder's running agent, when one serves it (kern start, or kern run
  * elsewhere): where the agent recorded it listens, however slow it is to answer (up to `--wait`). `remote` is none
- * when no agent serves the folder, or it is not an agent folder: then the caller runs the turn itself.
+ * when no agent serves the folder, or it is not an agent folder: then the caller runs the turn itself, over the
+ * configuration loaded here (`loaded`).
  */
 export const chatThroughRunning = (args: ChatArgs) =>
   Effect.gen(function*() {
@@ -150,5 +151,5 @@ export const chatThroughRunning = (args: ChatArgs) =>
       ? yield* reachRunning(loaded, { wait: Duration.seconds(args.wait), report: (line) => Console.error(`kern: ${line}`) })
       : Option.none()
     const remote = Option.map(up, (agent) => throughAgent(agent.client, args, files, () => agentZone(loaded.config.timezone)))
-    return { files, remote } as const
+    return { files, remote, loaded } as const
   })

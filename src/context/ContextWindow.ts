@@ -175,16 +175,13 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       passLock.withPermits(1)(pass(sessionId, history, force, progress, chunk))
 
     /**
-     * Tokens of the held messages no summary covers: what a pass would have to summarize. A turn waits for that only
-     * up to a window's worth (a turn that outgrew the window); a longer backlog (a long session kern never summarized,
-     * summaries far behind after an outage) is summarized in the background by `catchUp` instead.
+     * Whether the held messages no summary covers (what a pass would have to summarize) take more than a window. A
+     * turn waits for that only up to a window's worth (a turn that outgrew the window); a longer backlog (a long
+     * session kern never summarized, summaries far behind after an outage) is summarized in the background by
+     * `catchUp` instead. Counted from the newest message back, only until the answer is known.
      */
-    const backlogTokens = (state: SessionState, history: SessionHistory) =>
-      Effect.map(history.window, (window) => {
-        let total = 0
-        for (let i = Math.max(0, state.coveredEnd - window.base); i < window.tokens.length; i++) total += window.tokens[i]!
-        return total
-      })
+    const backlogOverWindow = (state: SessionState, history: SessionHistory) =>
+      history.exceeds(state.coveredEnd, config.maxContextTokens)
 
     /**
      * Keeps what a plan made of the state: the cut, and the composition while the segments it was made from are
@@ -246,8 +243,9 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         yield* progress(line)
       })
 
+    // A plan reads the counts from the stored cut on (planContext: the cut only moves on from there).
     const plan = (input: PrepareInput, state: SessionState, ratio: number, fallback: boolean) =>
-      Effect.zipWith(input.history.window, counter, (window, count) =>
+      Effect.zipWith(input.history.windowFrom(state.cut), counter, (window, count) =>
         planContext({ config, state, window, system: input.system, toolsTokens: input.toolsTokens, ratio, count, fallback }))
 
     /**
@@ -277,7 +275,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         let planned = yield* plan(input, state, ratio, false)
         if (planned.estimate * ratio > config.maxContextTokens && summariesOn) {
           // A turn waits for at most a window's worth of summaries (it outgrew the window itself).
-          const small = (yield* backlogTokens(state, input.history)) <= config.maxContextTokens
+          const small = !(yield* backlogOverWindow(state, input.history))
           if (small && (yield* gate.admission) === "open") {
             // Never behind the background catch-up: while it holds the pass lock the turn is cut at user messages.
             const ran = yield* passLock.withPermitsIfAvailable(1)(Effect.gen(function*() {
@@ -293,7 +291,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         }
         yield* announce(input.sessionId, planned, input.progress)
         // Without summaries nothing needs the messages before the cut.
-        const from = holdFrom(yield* input.history.window, planned.cut, summariesOn ? state.coveredEnd : planned.cut)
+        const from = holdFrom(yield* input.history.windowFrom(planned.cut), planned.cut, summariesOn ? state.coveredEnd : planned.cut)
         yield* moveCut(input.sessionId, input.history, state, planned.cut, from)
         yield* keep(input.sessionId, state, planned.cut, from, planned.composition)
         const request = yield* requestOf(input, planned, ratio, "send")
@@ -339,7 +337,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
     /** Summaries behind the raw window by more than a window's worth: the catch-up's work, not a turn's. */
     const farBehind = (state: SessionState, history: SessionHistory) =>
       state.cut > state.coveredEnd
-        ? Effect.map(backlogTokens(state, history), (tokens) => tokens > config.maxContextTokens)
+        ? backlogOverWindow(state, history)
         : Effect.succeed(false)
 
     /** Queues a session for the catch-up when its summaries are behind its raw window (a long-lived agent's start). */

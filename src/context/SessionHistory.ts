@@ -46,7 +46,7 @@ export class SessionHistory {
   /** Absolute index of records[0]. */
   private base: number
   private readonly records: Array<SessionMessage> = []
-  /** Tokens of each record as sent; the first `uncounted` are not counted yet (see `window`). */
+  /** Tokens of each record as sent; the first `uncounted` are not counted yet (0; see `window` and `windowFrom`). */
   private readonly tokens: Array<number> = []
   private uncounted = 0
   private readonly isUser: Array<boolean> = []
@@ -144,12 +144,51 @@ export class SessionHistory {
   /** Absolute index of the first message held. */
   readonly first: Effect.Effect<number> = Effect.sync(() => this.base)
 
-  readonly window: Effect.Effect<HeldWindow> = Effect.suspend(() =>
-    this.uncounted === 0 ? Effect.succeed(this.held()) : Effect.map(this.options.count, (count) => {
-      for (let i = 0; i < this.uncounted; i++) this.tokens[i] = this.countOf(count, this.records[i]!, this.base + i)
-      this.uncounted = 0
+  /** The held window, every message counted. */
+  readonly window: Effect.Effect<HeldWindow> = Effect.suspend(() => this.countedFrom(0))
+
+  /**
+   * The held window with the messages from `from` (absolute) on counted, and those before it perhaps not yet (their
+   * counts 0 until a later window counts them): what a plan reads, from the stored cut on. A `from` past the held
+   * messages counts them all, as a plan then starts over from the first. A session whose summaries are behind is held
+   * from their end, 75,000 messages for a turn that sends the last few hundred: counting them all was most of a
+   * one-shot `kern chat`.
+   */
+  readonly windowFrom = (from: number): Effect.Effect<HeldWindow> =>
+    Effect.suspend(() => this.countedFrom(from > this.base + this.records.length ? 0 : from - this.base))
+
+  /**
+   * Whether the held messages from `from` (absolute) on take more than `limit` tokens, counted from the newest back
+   * and no further than the answer needs.
+   */
+  readonly exceeds = (from: number, limit: number): Effect.Effect<boolean> =>
+    Effect.suspend(() => {
+      const start = Math.max(0, from - this.base)
+      let total = 0
+      for (let i = this.records.length - 1; i >= Math.max(start, this.uncounted); i--) total += this.tokens[i]!
+      if (total > limit || start >= this.uncounted) return Effect.succeed(total > limit)
+      return Effect.map(this.options.count, (count) => {
+        while (this.uncounted > start && total <= limit) total += this.countOne(count)
+        return total > limit
+      })
+    })
+
+  /** Counts the messages from `start` (relative) on that are not counted yet, newest first. */
+  private countedFrom(start: number): Effect.Effect<HeldWindow> {
+    if (Math.max(0, start) >= this.uncounted) return Effect.succeed(this.held())
+    return Effect.map(this.options.count, (count) => {
+      while (this.uncounted > Math.max(0, start)) this.countOne(count)
       return this.held()
-    }))
+    })
+  }
+
+  /** Counts the newest message not counted yet (the last of the uncounted prefix); answers its count. */
+  private countOne(count: TokenCounter): number {
+    const i = this.uncounted - 1
+    this.tokens[i] = this.countOf(count, this.records[i]!, this.base + i)
+    this.uncounted = i
+    return this.tokens[i]!
+  }
 
   private held(): HeldWindow {
     return { base: this.base, tokens: this.tokens, isUser: this.isUser }

@@ -83,7 +83,8 @@ const segmentNew = (
     const first = yield* history.first
     const size = force && until !== undefined ? Math.min(until, yield* history.size) : yield* history.size
     if (from < first || from >= size) return []
-    const window = yield* history.window
+    // Counted from the first unsegmented message on: those before it are segmented already.
+    const window = yield* history.windowFrom(from)
     const messages = history.slice(from, size)
     const planned = messages.map((message, i) => ({ tokens: window.tokens[from - first + i]!, isUser: message._tag === "user" }))
     const tokens = planned.reduce((sum, message) => sum + message.tokens, 0)

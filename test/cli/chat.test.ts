@@ -4,7 +4,8 @@ import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { runKern } from "../support/cli.js"
+import { testBuild } from "../support/build.js"
+import { runCollected, runKern } from "../support/cli.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { makeTempDir } from "../support/tempDir.js"
 import { hostileReply, hostileShown, rawControl } from "./hostileText.js"
@@ -243,5 +244,40 @@ describe("kern chat, crash safety", () => {
       const status = JSON.parse((yield* Effect.promise(() => runKern(["status", "--json"], { cwd: dir, env }))).stdout)
       expect(status.usage.turns).toBe(1)
       expect(status.usage.inputTokens).toBeGreaterThan(0)
+    })))
+})
+
+describe("kern chat with no agent running", () => {
+  /** The test build's bin/ and dist/ (no source maps, no code caches), under node_modules so its packages resolve. */
+  const buildCopy = () => {
+    const cache = NodePath.resolve(import.meta.dirname, "../../node_modules/.cache")
+    NodeFs.mkdirSync(cache, { recursive: true })
+    const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-oneshot-"))
+    NodeFs.cpSync(testBuild, copy, { recursive: true, filter: (file) => !file.endsWith(".map") && !file.endsWith(".v8cache") })
+    return copy
+  }
+
+  it.live("leaves the chat client's code cache for the next one, which loads it as is: a hand-over to the full CLI no longer rewrites it", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      const dir = initAgentWithModel(server.baseURL)
+      const copy = buildCopy()
+      yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(copy, { recursive: true, force: true })))
+      const cacheFile = NodePath.join(copy, "dist/quickChat.cjs.v8cache")
+      const chat = (text: string) =>
+        Effect.promise(() => runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), "chat", "-m", text], { cwd: dir, env }))
+      yield* server.reply(FakeReply.text("first"), FakeReply.text("second"))
+      const first = yield* chat("one")
+      expect(first.status, first.stderr).toBe(0)
+      expect(first.stdout).toContain("first")
+      const written = NodeFs.statSync(cacheFile)
+      expect(written.size).toBeGreaterThan(1000)
+      const second = yield* chat("two")
+      expect(second.status, second.stderr).toBe(0)
+      expect(second.stdout).toContain("second")
+      // Accepted, so not written again: the same file (a rewrite renames a new one into place).
+      const after = NodeFs.statSync(cacheFile)
+      expect(after.ino).toBe(written.ino)
+      expect(after.mtimeMs).toBe(written.mtimeMs)
     })))
 })

@@ -86,3 +86,92 @@ describe("opening a session counts no tokens", () => {
     }).pipe(Effect.provide(contextLayer(makeAgentDir(), layer)))
   })
 })
+
+describe("a plan counts from the stored cut on", () => {
+  /** The request of a turn on `messages`, as a process that opens the session anew (its own ContextWindow) sends it. */
+  const turnIn = (dir: string, messages: ReadonlyArray<SessionMessage>, countAllFirst: boolean) => {
+    const { seen, layer } = probe()
+    return Effect.gen(function*() {
+      const context = yield* ContextWindow
+      const history = yield* historyOf(messages)
+      // The slow path: every message counted before the plan, as every window was before.
+      if (countAllFirst) yield* history.window
+      const prepared = yield* context.prepare({
+        sessionId: "s1",
+        history,
+        system: "You are a test agent.",
+        toolsTokens: 500,
+        modelId: "test-model",
+        progress: () => Effect.void
+      })
+      yield* context.afterTurn("s1", history)
+      yield* context.settled()
+      return { prepared, counted: seen.counted, size: yield* history.size }
+    }).pipe(Effect.scoped, Effect.provide(contextLayer(dir, layer)))
+  }
+
+  it.live("a session whose summaries are far behind: the next process counts its raw window, not the whole session, and sends the same request", () =>
+    Effect.gen(function*() {
+      const messages = conversation(500)
+      const next = [...messages, new UserMessage({ text: "and the NAS?", at })]
+      const lazy = makeAgentDir()
+      const eagerDir = makeAgentDir()
+      // The first turn on the long session: cut at user messages (no summaries), the cut stored in kern.db.
+      const first = yield* turnIn(lazy, messages, false)
+      expect(first.prepared.breakdown.fallback).toBe(true)
+      expect((yield* turnIn(eagerDir, messages, true)).prepared).toEqual(first.prepared)
+      // The next process: the same request whether every message is counted first or only the window.
+      const fast = yield* turnIn(lazy, next, false)
+      const slow = yield* turnIn(eagerDir, next, true)
+      expect(fast.prepared).toEqual(slow.prepared)
+      expect(fast.prepared.breakdown.fallback).toBe(true)
+      expect(slow.counted).toBeGreaterThanOrEqual(next.length)
+      // The raw window and the newest messages that show the backlog is over a window, not the 2,001 messages.
+      expect(fast.counted).toBeLessThan(next.length / 2)
+    }))
+
+  it.scoped("windowFrom counts the messages from where it is asked on; the full window then counts the rest, the same counts", () => {
+    const { count, layer, seen } = probe()
+    const messages = conversation(100)
+    const expected = eager(messages.slice(40), count, 40)
+    return Effect.gen(function*() {
+      const before = seen.counted
+      const history = yield* historyOf(messages.slice(40), 40)
+      const from = yield* history.windowFrom(300)
+      expect(seen.counted - before).toBe(100)
+      expect(from.tokens.slice(300 - 40)).toEqual(expected.slice(300 - 40))
+      // Past the held messages: every one counted, as a plan then starts over from the first held.
+      const all = yield* history.windowFrom(10_000)
+      expect(seen.counted - before).toBe(360)
+      expect(all.tokens).toEqual(expected)
+      yield* history.window
+      expect(seen.counted - before).toBe(360)
+    }).pipe(Effect.provide(contextLayer(makeAgentDir(), layer)))
+  })
+
+  it.scoped("exceeds answers as the whole sum does, at every limit, counting from the newest back only as far as it needs", () => {
+    const { count, layer, seen } = probe()
+    const messages = conversation(30)
+    const counts = eager(messages, count)
+    return Effect.gen(function*() {
+      for (const from of [0, 7, 64, 119, 120, 500]) {
+        const total = counts.slice(from).reduce((sum, n) => sum + n, 0)
+        for (const limit of [0, 1, counts.at(-1)! - 1, counts.at(-1)!, Math.floor(total / 2), total - 1, total, total + 1, 10 * total]) {
+          const history = yield* historyOf(messages)
+          const before = seen.counted
+          expect(yield* history.exceeds(from, limit)).toBe(total > limit)
+          const counted = seen.counted - before
+          if (total > limit) expect(counted).toBeLessThanOrEqual(messages.length - Math.min(from, messages.length))
+          // Whatever it counted is what the full window counts.
+          expect((yield* history.window).tokens).toEqual(counts)
+        }
+      }
+      // Once counted, asking again counts nothing.
+      const history = yield* historyOf(messages)
+      yield* history.exceeds(0, 1)
+      const counted = seen.counted
+      expect(yield* history.exceeds(60, 1)).toBe(true)
+      expect(seen.counted - counted).toBeLessThanOrEqual(120)
+    }).pipe(Effect.provide(contextLayer(makeAgentDir(), layer)))
+  })
+})
