@@ -1,5 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
-import { type JsonTextError, maxJsonDepth, parseJsonBounded } from "../config/json.js"
+import { jsonDepthExceeded, type JsonTextError, maxJsonDepth, parseJsonBounded } from "../config/json.js"
 import {
   AssistantMessage,
   Envelope,
@@ -200,9 +200,37 @@ const parseJson = (raw: string): Either.Either<unknown, JsonTextError> =>
 export const decodeSessionLine = (raw: string): DecodedLine => {
   const json = parseJson(raw)
   if (Either.isLeft(json)) return json.left.reason === "depth" ? { _tag: "TooDeep", reason: json.left.message } : { _tag: "NotJson" }
-  const value = json.right
+  return decodeSessionValue(json.right)
+}
+
+/**
+ * Decodes the JSON value of one line, parsed already (by `parseSessionLines`, or by a caller that checked its depth):
+ * the same answer `decodeSessionLine` gives for the line's text.
+ */
+export const decodeSessionValue = (value: unknown): DecodedLine => {
   const fast = isObject(value) ? decodeFast(value) : undefined
   return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
+}
+
+/**
+ * The JSON values of the lines of `text` (whole lines, each ending in a newline), parsed in one call as the elements
+ * of one array, or undefined when that is not certain to be what parsing each line gives: when any line is not JSON
+ * on its own (an empty or blank line, a torn or a merged one), or the text nests deeper than `sessionLineMaxDepth`.
+ * Parsing a line at a time costs a cold process a call, a slice and a depth check per line, several times the parse.
+ * The array has one element per line exactly when every line is one JSON value: `n` lines joined by `n - 1` commas
+ * make `n` elements only if no comma fell inside a value (two halves of a value across lines make one element, a
+ * line `1,2` makes two). The depth is checked on the whole text first, so no value deeper than a line may be is
+ * made; a text that fails it is left to the line-at-a-time path, which says which line is too deep.
+ */
+export const parseSessionLines = (text: string, lines: number): ReadonlyArray<unknown> | undefined => {
+  if (lines === 0 || jsonDepthExceeded(text, sessionLineMaxDepth) !== undefined) return undefined
+  let values: unknown
+  try {
+    values = JSON.parse(`[${text.slice(0, -1).replaceAll("\n", ",")}]`)
+  } catch {
+    return undefined
+  }
+  return Array.isArray(values) && values.length === lines ? values : undefined
 }
 
 /** The schema's own decode of a line, for comparing the fast path against (tests, benches). */

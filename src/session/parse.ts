@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import * as NodeBuffer from "node:buffer"
-import { type DecodedLine, decodeSessionLine } from "./lineDecode.js"
+import { type DecodedLine, decodeSessionLine, decodeSessionValue, parseSessionLines } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
@@ -60,6 +60,13 @@ const reasonOf = (decoded: DecodedLine): string => (decoded._tag === "TooDeep" ?
 
 const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
 
+/** Newline bytes in `bytes`, counted with the native indexOf. */
+const countNewlines = (bytes: Buffer): number => {
+  let count = 0
+  for (let at = bytes.indexOf(newline); at !== -1; at = bytes.indexOf(newline, at + 1)) count++
+  return count
+}
+
 /**
  * Reads a session file a chunk at a time, in one pass: byte offsets are counted as lines go by, so the cost is
  * linear in the file, and the reader can give the runtime a turn between chunks (a SIGTERM during a long load is
@@ -107,12 +114,14 @@ export class SessionParser {
     // One decode for the chunk. When it is all ASCII, a line's bytes are its characters and the lines are cut from
     // the string; otherwise each line is cut and decoded from the bytes, so offsets stay exact even across bytes
     // that are not valid UTF-8.
-    const text = whole.toString("latin1")
     if (isAscii(whole)) {
+      const text = whole.toString("latin1")
+      const values = parseSessionLines(text, countNewlines(whole))
       let start = 0
-      while (start < text.length) {
+      for (let i = 0; start < text.length; i++) {
         const end = text.indexOf("\n", start)
-        this.completeLine(text.slice(start, end), end - start)
+        if (values === undefined) this.completeLine(text.slice(start, end), end - start)
+        else this.completeValue(values[i], end - start)
         start = end + 1
       }
     } else {
@@ -135,6 +144,17 @@ export class SessionParser {
       if (decoded._tag === "Line") this.accept(decoded.line)
       else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     }
+    this.validBytes = this.offset
+  }
+
+  /** A line parsed already with the rest of its chunk (`parseSessionLines`): every such line is JSON. */
+  private completeValue(value: unknown, bytes: number): void {
+    this.lines++
+    this.lineStart = this.offset
+    this.offset += bytes + 1
+    const decoded = decodeSessionValue(value)
+    if (decoded._tag === "Line") this.accept(decoded.line)
+    else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     this.validBytes = this.offset
   }
 
