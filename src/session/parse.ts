@@ -60,12 +60,7 @@ const reasonOf = (decoded: DecodedLine): string => (decoded._tag === "TooDeep" ?
 
 const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
 
-/** Newline bytes in `bytes`, counted with the native indexOf. */
-const countNewlines = (bytes: Buffer): number => {
-  let count = 0
-  for (let at = bytes.indexOf(newline); at !== -1; at = bytes.indexOf(newline, at + 1)) count++
-  return count
-}
+
 
 /**
  * Reads a session file a chunk at a time, in one pass: byte offsets are counted as lines go by, so the cost is
@@ -111,26 +106,41 @@ export class SessionParser {
       ? bytes.subarray(0, last + 1)
       : Buffer.concat([...this.pending, bytes.subarray(0, last + 1)])
     this.pending = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : []
-    // One decode for the chunk. When it is all ASCII, a line's bytes are its characters and the lines are cut from
-    // the string; otherwise each line is cut and decoded from the bytes, so offsets stay exact even across bytes
-    // that are not valid UTF-8.
-    if (isAscii(whole)) {
-      const text = whole.toString("latin1")
-      const values = parseSessionLines(text, countNewlines(whole))
-      let start = 0
-      for (let i = 0; start < text.length; i++) {
-        const end = text.indexOf("\n", start)
-        if (values === undefined) this.completeLine(text.slice(start, end), end - start)
-        else this.completeValue(values[i], end - start)
-        start = end + 1
+    // When the chunk is all ASCII, a line's bytes are its characters: its lines are parsed in one call when they can
+    // be, or cut from one string. Otherwise each line is cut and decoded from the bytes.
+    if (!isAscii(whole)) this.feedBytes(whole)
+    else {
+      const parsed = parseSessionLines(whole)
+      if (parsed === undefined) this.feedAscii(whole)
+      else {
+        const { ends, values } = parsed
+        let start = 0
+        for (let i = 0; i < ends.length; i++) {
+          this.completeValue(values[i], ends[i]! - start)
+          start = ends[i]! + 1
+        }
       }
-    } else {
-      let start = 0
-      while (start < whole.length) {
-        const end = whole.indexOf(newline, start)
-        this.completeLine(whole.toString("utf8", start, end), end - start)
-        start = end + 1
-      }
+    }
+  }
+
+  /** Whole lines of ASCII, a line at a time: a line's bytes are its characters, so lines are cut from one string. */
+  private feedAscii(whole: Buffer): void {
+    const text = whole.toString("latin1")
+    let start = 0
+    while (start < text.length) {
+      const end = text.indexOf("\n", start)
+      this.completeLine(text.slice(start, end), end - start)
+      start = end + 1
+    }
+  }
+
+  /** Whole lines, each cut and decoded from the bytes, so offsets stay exact even across bytes that are not UTF-8. */
+  private feedBytes(whole: Buffer): void {
+    let start = 0
+    while (start < whole.length) {
+      const end = whole.indexOf(newline, start)
+      this.completeLine(whole.toString("utf8", start, end), end - start)
+      start = end + 1
     }
   }
 
@@ -250,11 +260,24 @@ export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
       ordered.push(message)
       continue
     }
+    const calls = (message as AssistantMessage).toolCalls
+    ordered.push(message)
+    // The common step: each call answered by the result right after it, in order, and nothing more. That is what the
+    // search below finds too (each call's first untaken result with its id is the next one); it is spared its arrays.
+    let inOrder = 0
+    while (
+      inOrder < calls.length && i + inOrder < messages.length && messages[i + inOrder]!._tag === "tool" &&
+      (messages[i + inOrder] as ToolResultMessage).toolCallId === calls[inOrder]!.id
+    ) inOrder++
+    if (inOrder === calls.length && (i + inOrder >= messages.length || messages[i + inOrder]!._tag !== "tool")) {
+      for (let k = 0; k < inOrder; k++) ordered.push(messages[i + k]!)
+      i += inOrder
+      continue
+    }
     const results: Array<ToolResultMessage> = []
     while (i < messages.length && messages[i]!._tag === "tool") results.push(messages[i++] as ToolResultMessage)
-    ordered.push(message)
     const taken = new Array<boolean>(results.length).fill(false)
-    for (const call of (message as AssistantMessage).toolCalls) {
+    for (const call of calls) {
       const index = results.findIndex((result, k) => !taken[k] && result.toolCallId === call.id)
       if (index === -1) {
         const synthetic = interrupted(call, message.at)
