@@ -200,9 +200,66 @@ const parseJson = (raw: string): Either.Either<unknown, JsonTextError> =>
 export const decodeSessionLine = (raw: string): DecodedLine => {
   const json = parseJson(raw)
   if (Either.isLeft(json)) return json.left.reason === "depth" ? { _tag: "TooDeep", reason: json.left.message } : { _tag: "NotJson" }
-  const value = json.right
+  return decodeSessionValue(json.right)
+}
+
+/**
+ * Decodes the JSON value of one line, parsed already (by `parseSessionLines`, or by a caller that checked its depth):
+ * the same answer `decodeSessionLine` gives for the line's text.
+ */
+export const decodeSessionValue = (value: unknown): DecodedLine => {
   const fast = isObject(value) ? decodeFast(value) : undefined
   return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
+}
+
+/**
+ * Where each line of `bytes` (whole lines, the last ending at its last byte) ends, its newline's offset; undefined when
+ * a line holds more than `max` opening brackets (`[` or `{`, in strings too), which any line nested deeper than `max`
+ * does. One pass over the bytes, with no call per line.
+ */
+const lineEndsOpeningAtMost = (bytes: Uint8Array, max: number): Array<number> | undefined => {
+  const ends: Array<number> = []
+  let openings = 0
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!
+    if (byte === 0x0a) {
+      ends.push(i)
+      openings = 0
+    } else if ((byte === 0x7b || byte === 0x5b) && ++openings > max) return undefined
+  }
+  return ends
+}
+
+/**
+ * The lines of `bytes` (whole lines of ASCII, the last ending in its last byte), each with its JSON value parsed in
+ * one call as the elements of one array; undefined when that is not certain to be what parsing each line gives: when
+ * any line is not JSON on its own (an empty or blank line, a torn or a merged one), or holds more opening brackets
+ * than a line may nest deep. Parsing a line at a time costs a cold process a call, a string and a depth check per
+ * line, several times the parse. The array has one element per line exactly when every line is one JSON value: `n`
+ * lines joined by `n - 1` commas make `n` elements only if no comma fell inside a value (the halves of a value on two
+ * lines make one element, a line `1,2` makes two). Each line's brackets are counted before the parse, so no value
+ * deeper than a line may be is made for a walk to overflow on; such a line is left to the line-at-a-time path, which
+ * says which line it is.
+ */
+export const parseSessionLines = (
+  bytes: Buffer
+): { readonly ends: ReadonlyArray<number>; readonly values: ReadonlyArray<unknown> } | undefined => {
+  const ends = lineEndsOpeningAtMost(bytes, sessionLineMaxDepth)
+  if (ends === undefined || ends.length === 0) return undefined
+  // `[`, the lines with a comma for each newline but the last, `]`: a string outside V8's heap once it is a
+  // megabyte, and made with one copy.
+  const array = Buffer.allocUnsafe(bytes.length + 1)
+  array[0] = 0x5b
+  bytes.copy(array, 1)
+  for (const end of ends) array[end + 1] = 0x2c
+  array[bytes.length] = 0x5d
+  let values: unknown
+  try {
+    values = JSON.parse(array.toString("latin1"))
+  } catch {
+    return undefined
+  }
+  return Array.isArray(values) && values.length === ends.length ? { ends, values } : undefined
 }
 
 /** The schema's own decode of a line, for comparing the fast path against (tests, benches). */

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import * as NodeBuffer from "node:buffer"
-import { type DecodedLine, decodeSessionLine } from "./lineDecode.js"
+import { type DecodedLine, decodeSessionLine, decodeSessionValue, parseSessionLines } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
@@ -60,6 +60,8 @@ const reasonOf = (decoded: DecodedLine): string => (decoded._tag === "TooDeep" ?
 
 const isAscii = (bytes: Buffer): boolean => NodeBuffer.isAscii(bytes)
 
+
+
 /**
  * Reads a session file a chunk at a time, in one pass: byte offsets are counted as lines go by, so the cost is
  * linear in the file, and the reader can give the runtime a turn between chunks (a SIGTERM during a long load is
@@ -104,24 +106,41 @@ export class SessionParser {
       ? bytes.subarray(0, last + 1)
       : Buffer.concat([...this.pending, bytes.subarray(0, last + 1)])
     this.pending = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : []
-    // One decode for the chunk. When it is all ASCII, a line's bytes are its characters and the lines are cut from
-    // the string; otherwise each line is cut and decoded from the bytes, so offsets stay exact even across bytes
-    // that are not valid UTF-8.
+    // When the chunk is all ASCII, a line's bytes are its characters: its lines are parsed in one call when they can
+    // be, or cut from one string. Otherwise each line is cut and decoded from the bytes.
+    if (!isAscii(whole)) this.feedBytes(whole)
+    else {
+      const parsed = parseSessionLines(whole)
+      if (parsed === undefined) this.feedAscii(whole)
+      else {
+        const { ends, values } = parsed
+        let start = 0
+        for (let i = 0; i < ends.length; i++) {
+          this.completeValue(values[i], ends[i]! - start)
+          start = ends[i]! + 1
+        }
+      }
+    }
+  }
+
+  /** Whole lines of ASCII, a line at a time: a line's bytes are its characters, so lines are cut from one string. */
+  private feedAscii(whole: Buffer): void {
     const text = whole.toString("latin1")
-    if (isAscii(whole)) {
-      let start = 0
-      while (start < text.length) {
-        const end = text.indexOf("\n", start)
-        this.completeLine(text.slice(start, end), end - start)
-        start = end + 1
-      }
-    } else {
-      let start = 0
-      while (start < whole.length) {
-        const end = whole.indexOf(newline, start)
-        this.completeLine(whole.toString("utf8", start, end), end - start)
-        start = end + 1
-      }
+    let start = 0
+    while (start < text.length) {
+      const end = text.indexOf("\n", start)
+      this.completeLine(text.slice(start, end), end - start)
+      start = end + 1
+    }
+  }
+
+  /** Whole lines, each cut and decoded from the bytes, so offsets stay exact even across bytes that are not UTF-8. */
+  private feedBytes(whole: Buffer): void {
+    let start = 0
+    while (start < whole.length) {
+      const end = whole.indexOf(newline, start)
+      this.completeLine(whole.toString("utf8", start, end), end - start)
+      start = end + 1
     }
   }
 
@@ -135,6 +154,17 @@ export class SessionParser {
       if (decoded._tag === "Line") this.accept(decoded.line)
       else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     }
+    this.validBytes = this.offset
+  }
+
+  /** A line parsed already with the rest of its chunk (`parseSessionLines`): every such line is JSON. */
+  private completeValue(value: unknown, bytes: number): void {
+    this.lines++
+    this.lineStart = this.offset
+    this.offset += bytes + 1
+    const decoded = decodeSessionValue(value)
+    if (decoded._tag === "Line") this.accept(decoded.line)
+    else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     this.validBytes = this.offset
   }
 
@@ -230,11 +260,24 @@ export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
       ordered.push(message)
       continue
     }
+    const calls = (message as AssistantMessage).toolCalls
+    ordered.push(message)
+    // The common step: each call answered by the result right after it, in order, and nothing more. That is what the
+    // search below finds too (each call's first untaken result with its id is the next one); it is spared its arrays.
+    let inOrder = 0
+    while (
+      inOrder < calls.length && i + inOrder < messages.length && messages[i + inOrder]!._tag === "tool" &&
+      (messages[i + inOrder] as ToolResultMessage).toolCallId === calls[inOrder]!.id
+    ) inOrder++
+    if (inOrder === calls.length && (i + inOrder >= messages.length || messages[i + inOrder]!._tag !== "tool")) {
+      for (let k = 0; k < inOrder; k++) ordered.push(messages[i + k]!)
+      i += inOrder
+      continue
+    }
     const results: Array<ToolResultMessage> = []
     while (i < messages.length && messages[i]!._tag === "tool") results.push(messages[i++] as ToolResultMessage)
-    ordered.push(message)
     const taken = new Array<boolean>(results.length).fill(false)
-    for (const call of (message as AssistantMessage).toolCalls) {
+    for (const call of calls) {
       const index = results.findIndex((result, k) => !taken[k] && result.toolCallId === call.id)
       if (index === -1) {
         const synthetic = interrupted(call, message.at)

@@ -211,6 +211,81 @@ describe("SessionParser", () => {
     assert.strictEqual(parsed.tornBytes, Buffer.byteLength("{\"_tag\":\"user\",\"te"))
   })
 
+  it("parses a chunk's lines in one call only when that is what parsing each gives: merged, split, blank and deep lines", () => {
+    const user = lineOf(new UserMessage({ text: "x", at: "t" })).trimEnd()
+    // Lines that are not JSON alone but would be inside one array: halves of one value, two values on one line.
+    const hostile = [
+      ["{\"_tag\":\"user\",\"text\":\"x\"", "\"at\":\"t\"}"],
+      ["[1", "2]"],
+      ["1,2"],
+      ["{\"_tag\":\"user\",\"text\":\"x\",\"at\":\"t\"},{\"_tag\":\"user\",\"text\":\"y\",\"at\":\"t\"}"],
+      ["", user],
+      ["  ", user],
+      [`{"_tag":"user","at":"t","text":"x","n":${"[".repeat(150)}`, `${"]".repeat(150)}}`],
+      [`{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":"${"[".repeat(300)}"}`],
+      [`{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":${"[".repeat(199)}${"]".repeat(199)}}`]
+    ]
+    for (const lines of hostile) {
+      const bytes = Buffer.from(`${header}${user}\n${lines.join("\n")}\n${user}\n`, "utf8")
+      agree({ bytes, cuts: [] })
+      agree({ bytes, cuts: [header.length] })
+    }
+    // One level past the limit (the object and 200 arrays): the chunk is read a line at a time, and that line is
+    // skipped, saying why.
+    const deep = `{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":${"[".repeat(200)}${"]".repeat(200)}}`
+    const parsed = Either.getOrThrow(streamed(Buffer.from(`${header}${user}\n${deep}\n${user}\n`, "utf8"), [], "s.jsonl"))
+    assert.strictEqual(parsed.messages.length, 2)
+    assert.match(parsed.problems[0] ?? "", /line 3 could not be read \(nested more than 200 levels deep/)
+  })
+
+  it("pairs tool results with their calls as the plain search does, results in order or not", () => {
+    // The search alone: each call takes the first untaken result of its step with its id.
+    const reference = (messages: ReadonlyArray<SessionMessage>) => {
+      const ordered: Array<SessionMessage> = []
+      let i = 0
+      while (i < messages.length) {
+        const message = messages[i++]!
+        ordered.push(message)
+        if (message._tag !== "assistant" || message.toolCalls.length === 0) continue
+        const results: Array<ToolResultMessage> = []
+        while (i < messages.length && messages[i]!._tag === "tool") results.push(messages[i++] as ToolResultMessage)
+        const taken = results.map(() => false)
+        for (const call of message.toolCalls) {
+          const index = results.findIndex((result, k) => !taken[k] && result.toolCallId === call.id)
+          if (index === -1) ordered.push(new ToolResultMessage({ toolCallId: call.id, toolName: call.name, isError: true, result: "interrupted", at: message.at }))
+          else {
+            taken[index] = true
+            ordered.push(results[index]!)
+          }
+        }
+        results.forEach((result, k) => taken[k] ? undefined : ordered.push(result))
+      }
+      return ordered.map((m) => m._tag === "tool" ? `${m.toolCallId}:${m.result === "interrupted" ? "i" : String(m.result)}` : m._tag)
+    }
+    const shown = (messages: ReadonlyArray<SessionMessage>) =>
+      messages.map((m) => m._tag === "tool" ? `${m.toolCallId}:${m.isError && m.toolName !== "r" ? "i" : String(m.result)}` : m._tag)
+    const call = fc.record({ id, name: fc.constant("read"), params: fc.constant({}) })
+    const step = fc.oneof(
+      fc.constant<Array<SessionMessage>>([new UserMessage({ text: "q", at: "t" })]),
+      fc.tuple(fc.array(call, { maxLength: 4 }), fc.array(fc.tuple(id, fc.nat(99)), { maxLength: 5 })).map(([calls, results]) => [
+        new AssistantMessage({ text: "", toolCalls: calls, at: "t" }) as SessionMessage,
+        ...results.map(([callId, n]) => new ToolResultMessage({ toolCallId: callId, toolName: "r", isError: false, result: n, at: "t" }))
+      ]),
+      // A step answered in order, the common case.
+      fc.array(call, { minLength: 1, maxLength: 4 }).map((calls) => [
+        new AssistantMessage({ text: "", toolCalls: calls, at: "t" }) as SessionMessage,
+        ...calls.map((c, n) => new ToolResultMessage({ toolCallId: c.id, toolName: "r", isError: false, result: n, at: "t" }))
+      ])
+    )
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 8 }), (steps) => {
+        const messages = steps.flat()
+        assert.deepStrictEqual(shown(pairToolResults(messages).ordered), reference(messages))
+      }),
+      { numRuns: 1000 }
+    )
+  })
+
   it("decodes kern's own lines by the fast path exactly as the schema does, and odd ones the same way too", () => {
     fc.assert(
       fc.property(line, (raw) => {
