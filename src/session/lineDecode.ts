@@ -213,21 +213,36 @@ export const decodeSessionValue = (value: unknown): DecodedLine => {
 }
 
 /**
- * Where each line of `bytes` (whole lines, the last ending at its last byte) ends, its newline's offset; undefined when
- * a line holds more than `max` opening brackets (`[` or `{`, in strings too), which any line nested deeper than `max`
- * does. One pass over the bytes, with no call per line.
+ * Where each line of `bytes` (whole lines, the last ending at its last byte) ends, its newline's offset; undefined
+ * unless every line is, as far as its brackets, strings and commas tell, one value on its own: outside strings its
+ * brackets close on the line (never below the line's start, never more than `max` deep) and no comma stands outside
+ * all of them, and no string is open at its end. Then `n` lines joined by commas are `n` elements at most one per
+ * line, so a count of `n` is one per line: two halves of a value on two lines cannot make up for a line `1,2`. One
+ * pass over the bytes, with no call per line.
  */
-const lineEndsOpeningAtMost = (bytes: Uint8Array, max: number): Array<number> | undefined => {
+const lineEndsOfValues = (bytes: Uint8Array, max: number): Array<number> | undefined => {
   const ends: Array<number> = []
-  let openings = 0
+  let depth = 0
+  let inString = false
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!
-    if (byte === 0x0a) {
+    if (inString) {
+      // A newline ends no string (nor is it escaped): that line is not JSON alone.
+      if (byte === 0x0a || (byte === 0x5c && bytes[++i] === 0x0a)) return undefined
+      if (byte === 0x22) inString = false
+    } else if (byte === 0x22) inString = true
+    else if (byte === 0x7b || byte === 0x5b) {
+      if (++depth > max) return undefined
+    } else if (byte === 0x7d || byte === 0x5d) {
+      if (--depth < 0) return undefined
+    } else if (byte === 0x2c) {
+      if (depth === 0) return undefined
+    } else if (byte === 0x0a) {
+      if (depth !== 0) return undefined
       ends.push(i)
-      openings = 0
-    } else if ((byte === 0x7b || byte === 0x5b) && ++openings > max) return undefined
+    }
   }
-  return ends
+  return inString || depth !== 0 ? undefined : ends
 }
 
 /**
@@ -237,14 +252,15 @@ const lineEndsOpeningAtMost = (bytes: Uint8Array, max: number): Array<number> | 
  * than a line may nest deep. Parsing a line at a time costs a cold process a call, a string and a depth check per
  * line, several times the parse. The array has one element per line exactly when every line is one JSON value: `n`
  * lines joined by `n - 1` commas make `n` elements only if no comma fell inside a value (the halves of a value on two
- * lines make one element, a line `1,2` makes two). Each line's brackets are counted before the parse, so no value
- * deeper than a line may be is made for a walk to overflow on; such a line is left to the line-at-a-time path, which
- * says which line it is.
+ * lines make one element, a line `1,2` makes two), which `lineEndsOfValues` makes sure of before the count is
+ * trusted: halves of a deep value on two lines, made whole by a line `1,2` elsewhere, would otherwise pass the count.
+ * Each line's depth is checked before the parse, so no value deeper than a line may be is made for a walk to overflow
+ * on; such a line is left to the line-at-a-time path, which says which line it is.
  */
 export const parseSessionLines = (
   bytes: Buffer
 ): { readonly ends: ReadonlyArray<number>; readonly values: ReadonlyArray<unknown> } | undefined => {
-  const ends = lineEndsOpeningAtMost(bytes, sessionLineMaxDepth)
+  const ends = lineEndsOfValues(bytes, sessionLineMaxDepth)
   if (ends === undefined || ends.length === 0) return undefined
   // `[`, the lines with a comma for each newline but the last, `]`: a string outside V8's heap once it is a
   // megabyte, and made with one copy.

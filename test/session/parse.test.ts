@@ -223,7 +223,15 @@ describe("SessionParser", () => {
       ["  ", user],
       [`{"_tag":"user","at":"t","text":"x","n":${"[".repeat(150)}`, `${"]".repeat(150)}}`],
       [`{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":"${"[".repeat(300)}"}`],
-      [`{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":${"[".repeat(199)}${"]".repeat(199)}}`]
+      [`{"_tag":"tool","toolCallId":"c","toolName":"read","isError":false,"at":"t","result":${"[".repeat(199)}${"]".repeat(199)}}`],
+      // A line of two values and two lines of one value's halves: as many elements as lines, none of them a line's.
+      ["1,2", "[3", "4]"],
+      [`${user},${user}`, `{"_tag":"user","text":"x","at":"t","n":[0`, "1]}"],
+      // The same, the halves nested past the limit together (each alone within it).
+      [`${user},${user}`, `{"_tag":"user","text":"x","at":"t","n":${"[".repeat(150)}0`, `${"[".repeat(150)}1${"]".repeat(300)}}`],
+      // A string cut by the line's end (after an escaped backslash, or not), made whole by the comma in its place.
+      [`{"_tag":"user","at":"t","text":"x\\\\`, `y"}`, "1,2"],
+      [`{"_tag":"user","at":"t","text":"x`, `y"}`, "1,2"]
     ]
     for (const lines of hostile) {
       const bytes = Buffer.from(`${header}${user}\n${lines.join("\n")}\n${user}\n`, "utf8")
