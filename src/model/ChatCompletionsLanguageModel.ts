@@ -17,6 +17,7 @@ import {
   ProviderError,
   toAiError
 } from "./ProviderError.js"
+import { pullOf } from "./ModelHttpClient.js"
 import { retryingClient } from "./ProviderRetry.js"
 
 /** One Chat Completions endpoint: Ollama, vLLM, LM Studio, llama.cpp, LiteLLM, OpenRouter, OpenAI. */
@@ -108,7 +109,7 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
    * takeWhile, mapEffect, concat) cost ~900 fiber operations a response, whatever its size.
    */
   const pullParts = (response: HttpClientResponse.HttpClientResponse) =>
-    Effect.map(Stream.toPull(response.stream), (pullBytes) => {
+    Effect.map(pullOf(response), (pullBytes) => {
       const accumulator = makeStreamAccumulator(context)
       const decoder = new TextDecoder()
       let parts: Array<Response.StreamPartEncoded> = []

@@ -27,6 +27,7 @@ import * as AgentConfig from "../config/AgentConfig.js"
 import type { AgentCapabilities } from "../kernel/contracts.js"
 import * as Kernel from "../kernel/Kernel.js"
 import * as Provider from "../model/Provider.js"
+import * as ModelHttpClient from "../model/ModelHttpClient.js"
 import * as RedactingHttpClient from "../model/RedactingHttpClient.js"
 import * as Transcription from "../model/Transcription.js"
 import * as SpendGuard from "../model/SpendGuard.js"
@@ -171,6 +172,8 @@ const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   Provider.heartbeatLayer.pipe(
     Layer.provideMerge(Provider.layer),
+    // The model's requests go over kern's lean client (ModelHttpClient.ts), through the same redacting door.
+    Layer.provide(RedactingHttpClient.layer.pipe(Layer.provide(ModelHttpClient.layer))),
     Layer.provideMerge(RedactingHttpClient.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))),
     Layer.provideMerge(below)
   )

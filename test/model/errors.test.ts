@@ -5,7 +5,7 @@ import { Duration, Effect, Fiber, Stream, TestClock } from "effect"
 import { fromAiError } from "../../src/model/ProviderError.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { awaitSleeper, wakeNextSleeper, wakeSleeperWithin } from "./clock.js"
-import { type ModelTestEnv, withChatModel, withResponsesModel } from "./harness.js"
+import { type ModelTestEnv, withChatModel, withLeanChatModel, withLeanResponsesModel, withResponsesModel } from "./harness.js"
 import type { FakeModelServerShape } from "../support/fakeModelServer.js"
 
 type WithModel = <A, E>(
@@ -29,7 +29,10 @@ const step = (model: LanguageModel.Service) =>
 
 const apis: ReadonlyArray<readonly [string, WithModel, string]> = [
   ["Chat Completions", withChatModel, "OPENROUTER_API_KEY"],
-  ["Responses", withResponsesModel, "OPENAI_API_KEY"]
+  ["Responses", withResponsesModel, "OPENAI_API_KEY"],
+  // The same cases over the client a running agent gives its model (src/model/ModelHttpClient.ts).
+  ["Chat Completions over kern's model client", withLeanChatModel, "OPENROUTER_API_KEY"],
+  ["Responses over kern's model client", withLeanResponsesModel, "OPENAI_API_KEY"]
 ]
 
 describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
