@@ -7,9 +7,8 @@ import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
-import { envValue, lockRunner, type RunningHost, startHost } from "../support/hostServe.js"
-import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
-import { makeTempDir } from "../support/tempDir.js"
+import { envValue, lockRunner, runnerAgentConfig, type RunningHost, startRunner } from "../support/hostServe.js"
+import { shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 // Two real `kern serve` runners on one throwaway PostgreSQL server, sharing one set of agent folders (host.json's
@@ -62,28 +61,9 @@ describe("kern serve: runners sharing agents on PostgreSQL", () => {
       const url = Redacted.value(pg.url)
       const server = yield* makeFakeServer
       // One set of folders both runners host (on one machine: the shared filesystem of runners on several).
-      const dirs = new Map(names.map((name) => [name, initAgentWithModel(server.baseURL, {
-        heartbeatInterval: 0,
-        autoCommit: false,
-        recall: false,
-        database: { url, schema: `kern_${name}` }
-      })] as const))
+      const dirs = new Map(names.map((name) => [name, initAgentWithModel(server.baseURL, runnerAgentConfig(url, `kern_${name}`))] as const))
       const agents = Object.fromEntries(names.map((name) => [name, dirs.get(name)!]))
-      const runner = (label: string) =>
-        Effect.gen(function*() {
-          const home = makeTempDir(`kern-runner-${label}-`)
-          const config = NodePath.join(home, "host.json")
-          const clusterPort = yield* Effect.promise(freePort)
-          NodeFs.writeFileSync(config, JSON.stringify({
-            agents,
-            port: 0,
-            idleSeconds: 0,
-            database: { url },
-            // Short in this test: a dead runner's agents move once its locks are this old.
-            cluster: { host: "127.0.0.1", port: clusterPort, lockExpirationSeconds: 4, shards: 16 }
-          }))
-          return { host: yield* startHost(config, env), address: `127.0.0.1:${clusterPort}` }
-        })
+      const runner = (label: string) => startRunner(label, { agents, url, idleSeconds: 0, env })
       const a = yield* runner("a")
       const b = yield* runner("b")
       const output = () => `--- a\n${a.host.stderr()}\n--- b\n${b.host.stderr()}`

@@ -6,10 +6,9 @@ import { initAgentWithModel } from "../support/agentFolder.js"
 import { agentSql } from "../support/databases.js"
 import { FakeReply, make as makeFakeModel } from "../support/fakeModelServer.js"
 import { make as makeFakeTelegram } from "../support/fakeTelegram.js"
-import { envValue, lockRunner, startHost } from "../support/hostServe.js"
+import { envValue, lockRunner, runnerAgentConfig, startRunner } from "../support/hostServe.js"
 import { pairTelegramUsers } from "../support/pairedUsers.js"
-import { freePort, shardLocksHeld, startPostgres } from "../support/postgres.js"
-import { makeTempDir } from "../support/tempDir.js"
+import { shardLocksHeld, startPostgres } from "../support/postgres.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 // Two real `kern serve` runners on one throwaway PostgreSQL server share an agent with a Telegram bot: no runner's
@@ -37,33 +36,17 @@ describe("kern serve: runners sharing a Telegram agent on PostgreSQL", () => {
       const url = Redacted.value(pg.url)
       const model = yield* makeFakeModel
       const telegram = yield* makeFakeTelegram({ token: "444:bot-runners" })
-      const dir = initAgentWithModel(model.baseURL, {
-        heartbeatInterval: 0,
-        autoCommit: false,
-        recall: false,
-        database: { url, schema: "kern_tg" }
-      })
+      const dir = initAgentWithModel(model.baseURL, runnerAgentConfig(url, "kern_tg"))
       NodeFs.appendFileSync(NodePath.join(dir, ".kern/.env"), `\nTELEGRAM_BOT_TOKEN=${telegram.token}\nTELEGRAM_API_ROOT=${telegram.root}\n`)
       yield* Effect.promise(() => pairTelegramUsers(dir, [{ userId: String(alice.id), displayName: "Alice" }], agentSql(dir)))
 
       const runner = (label: string) =>
         Effect.gen(function*() {
-          const home = makeTempDir(`kern-runner-${label}-`)
-          const config = NodePath.join(home, "host.json")
-          const clusterPort = yield* Effect.promise(freePort)
-          NodeFs.writeFileSync(config, JSON.stringify({
-            agents: { tg: dir },
-            port: 0,
-            // Passivated at once if it could be: it is kept live instead.
-            idleSeconds: 1,
-            database: { url },
-            // Short in this test: a dead runner's agents move once its locks are this old.
-            cluster: { host: "127.0.0.1", port: clusterPort, lockExpirationSeconds: 4, shards: 16 }
-          }))
-          const host = yield* startHost(config, { OPENROUTER_API_KEY: "sk-test" })
+          // Passivated at once if it could be: it is kept live instead.
+          const { home, host, address } = yield* startRunner(label, { agents: { tg: dir }, url, idleSeconds: 1, env: { OPENROUTER_API_KEY: "sk-test" } })
           const tokenFile = NodePath.join(home, ".kern-host/.env")
           expect(yield* eventually(() => (envValue(tokenFile, "KERN_HOST_TOKEN") ?? "") !== ""), host.stderr()).toBe(true)
-          return { host, address: `127.0.0.1:${clusterPort}`, token: envValue(tokenFile, "KERN_HOST_TOKEN")! }
+          return { host, address, token: envValue(tokenFile, "KERN_HOST_TOKEN")! }
         })
       const a = yield* runner("a")
       const b = yield* runner("b")

@@ -3,6 +3,8 @@ import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { type CliResult, runKern } from "./cli.js"
+import { freePort } from "./postgres.js"
+import { makeTempDir } from "./tempDir.js"
 import { eventually } from "./waitFor.js"
 
 /** A variable's value in an env file (`.kern/.env`, `.kern-host/.env`), or undefined while the file or line is absent. */
@@ -59,4 +61,36 @@ export const startHost = (config: string, env: Record<string, string>) =>
     if (!recorded) return yield* Effect.dieMessage(`kern serve never recorded its address: ${stderr}`)
     const origin = JSON.parse(NodeFs.readFileSync(lock, "utf8")).address as string
     return { origin, port: Number(new URL(origin).port), lock, child: () => child, stderr: () => stderr, exited } satisfies RunningHost
+  })
+
+/** An agent folder's config for runners sharing it on PostgreSQL: its kern.db in `schema`, nothing in the background. */
+export const runnerAgentConfig = (url: string, schema: string) => ({
+  heartbeatInterval: 0,
+  autoCommit: false,
+  recall: false,
+  database: { url, schema }
+})
+
+/**
+ * One `kern serve` runner among several on PostgreSQL (`url`), in a home of its own, hosting `agents` (name → folder),
+ * its cluster on a free port with short locks: a dead runner's agents move once its locks are 4 s old.
+ */
+export const startRunner = (label: string, options: {
+  readonly agents: Readonly<Record<string, string>>
+  readonly url: string
+  readonly idleSeconds: number
+  readonly env: Record<string, string>
+}) =>
+  Effect.gen(function*() {
+    const home = makeTempDir(`kern-runner-${label}-`)
+    const config = NodePath.join(home, "host.json")
+    const clusterPort = yield* Effect.promise(freePort)
+    NodeFs.writeFileSync(config, JSON.stringify({
+      agents: options.agents,
+      port: 0,
+      idleSeconds: options.idleSeconds,
+      database: { url: options.url },
+      cluster: { host: "127.0.0.1", port: clusterPort, lockExpirationSeconds: 4, shards: 16 }
+    }))
+    return { host: yield* startHost(config, options.env), home, address: `127.0.0.1:${clusterPort}` }
   })
