@@ -38,6 +38,25 @@ const keptThenSwapped = (attack: Attack, outside: string) =>
     return { dir, file, files } as const
   })
 
+/**
+ * For every attack of the corpus that can be planted: a kept file swapped for it (keptThenSwapped), asked of the
+ * cache by `ask`, its FIFOs released, then the answer judged.
+ */
+const eachKeptThenSwapped = <A, E, R>(
+  ask: (swapped: { readonly dir: string; readonly file: string; readonly files: Effect.Effect.Success<typeof makeFileCache> }) => Effect.Effect<A, E, R>,
+  judge: (attack: Attack, answer: A) => void
+) =>
+  Effect.gen(function*() {
+    const outside = makeOutside()
+    for (const attack of fileAttacks) {
+      const swapped = yield* keptThenSwapped(attack, outside)
+      if (swapped === undefined) continue
+      const answer = yield* ask(swapped)
+      releaseFifos(swapped.dir)
+      judge(attack, answer)
+    }
+  })
+
 describe("memory file cache", () => {
   it.live("keeps a file's text while its mtime and size stay, reads it again when either changes", () =>
     Effect.gen(function*() {
@@ -117,16 +136,13 @@ describe("memory file cache", () => {
 
   it.live("a kept file swapped for any attack of the corpus, with the size and mtime it had, goes back through the door and is refused", () =>
     Effect.gen(function*() {
-      const outside = makeOutside()
-      for (const attack of fileAttacks) {
-        const swapped = yield* keptThenSwapped(attack, outside)
-        if (swapped === undefined) continue
-        const { dir, file, files } = swapped
-        const result = yield* Effect.either(files.readString(file, dir))
-        releaseFifos(dir)
-        if (result._tag === "Right") expect.fail(`${attack.name}: kept text or a read came back: ${leaked(result.right).join(", ") || result.right}`)
-        expect(isRefusal(result.left), `${attack.name}: ${result.left.message}`).toBe(true)
-      }
+      yield* eachKeptThenSwapped(
+        ({ dir, file, files }) => Effect.either(files.readString(file, dir)),
+        (attack, result) => {
+          if (result._tag === "Right") expect.fail(`${attack.name}: kept text or a read came back: ${leaked(result.right).join(", ") || result.right}`)
+          expect(isRefusal(result.left), `${attack.name}: ${result.left.message}`).toBe(true)
+        }
+      )
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("unchangedTexts answers the kept text only while readString would: never read, changed, missing or racy is undefined", () =>
@@ -165,15 +181,10 @@ describe("memory file cache", () => {
 
   it.live("unchangedTexts never answers kept text for a kept file swapped for any attack of the corpus with the size and mtime it had", () =>
     Effect.gen(function*() {
-      const outside = makeOutside()
-      for (const attack of fileAttacks) {
-        const swapped = yield* keptThenSwapped(attack, outside)
-        if (swapped === undefined) continue
-        const { dir, file, files } = swapped
-        const [answer] = yield* files.unchangedTexts([file], dir)
-        releaseFifos(dir)
-        expect(answer, `${attack.name}: kept text came back for the swapped file`).toBeUndefined()
-      }
+      yield* eachKeptThenSwapped(
+        ({ dir, file, files }) => Effect.map(files.unchangedTexts([file], dir), ([answer]) => answer),
+        (attack, answer) => expect(answer, `${attack.name}: kept text came back for the swapped file`).toBeUndefined()
+      )
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.live("the notes listing is kept while notes/ is unchanged, and made again when a note is added or removed", () =>
