@@ -7,6 +7,7 @@
 // in a plain node process of its own (child.mjs): this runner runs under tsx, whose loader thread and source-map
 // hooks a shipped kern does not have, and one bench's heap and compiled code must not carry into the next.
 import { build } from "esbuild"
+import { createHash } from "node:crypto"
 import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -33,12 +34,42 @@ const bundle = async (file: string) => {
   return outfile
 }
 
+// Bundling and importing every bench file takes minutes on a busy machine. The names each file holds are kept in
+// a manifest keyed by a hash of every source in this folder, so a run that names its benches bundles only the files
+// holding them; any change here, or a name the manifest does not know, bundles them all again.
+const manifestPath = NodePath.join(outDir, "bench-names.json")
+const sourcesHash = createHash("sha256")
+for (const file of NodeFs.readdirSync(dir).filter((file) => /\.(ts|mjs)$/.test(file)).sort()) {
+  sourcesHash.update(file).update("\0").update(NodeFs.readFileSync(NodePath.join(dir, file))).update("\0")
+}
+const sourcesKey = sourcesHash.digest("hex")
+const readManifest = (): Record<string, ReadonlyArray<string>> | undefined => {
+  try {
+    const parsed = JSON.parse(NodeFs.readFileSync(manifestPath, "utf8")) as {
+      key?: unknown
+      names?: Record<string, ReadonlyArray<string>>
+    }
+    return parsed.key === sourcesKey && typeof parsed.names === "object" && parsed.names !== null ? parsed.names : undefined
+  } catch {
+    return undefined
+  }
+}
+const matches = (name: string) => filters.length === 0 || filters.some((filter) => name.startsWith(filter))
+const known = readManifest()
+const wanted =
+  known !== undefined && filters.length > 0 && files.every((file) => Array.isArray(known[file]))
+    ? files.filter((file) => known[file]!.some(matches))
+    : files
+
 const all: Array<Bench & { readonly bundle: string }> = []
-for (const file of files) {
+const names: Record<string, ReadonlyArray<string>> = {}
+for (const file of wanted) {
   const bundled = await bundle(file)
   const module = (await import(pathToFileURL(bundled).href)) as { benches?: ReadonlyArray<Bench> }
+  names[file] = (module.benches ?? []).map((bench) => bench.name)
   all.push(...(module.benches ?? []).map((bench) => ({ ...bench, bundle: bundled })))
 }
+if (wanted === files) NodeFs.writeFileSync(manifestPath, JSON.stringify({ key: sourcesKey, names }))
 
 const kernFolder = benchKernFolder(root)
 const runInChild = (bench: (typeof all)[number]) =>
