@@ -34,10 +34,29 @@ const batch = 2000
 const rounds = 15
 
 /**
+ * The main thread's time on a core and waiting for one (ns), from Linux's schedstat; undefined elsewhere. A sample's
+ * wall time is these two plus the time the thread slept (blocked: a file sync, a lock, a timer).
+ */
+const mainThreadSched = (): { readonly run: number; readonly queued: number } | undefined => {
+  try {
+    const [run, queued] = NodeFs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ").map(Number)
+    return run === undefined || queued === undefined ? undefined : { run, queued }
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * Per-call microseconds: `rounds` samples of `batch` calls each, through the executor and directly, with the CPU time
  * per call of each reported beside (`cpuUs`, `baselineCpuUs`; the process's, SQLite's and GC's included). The tool is
  * traced and measured (the spec defaults). The RunContext is provided once around the loop, as one run makes many
  * calls; the agent and the CLI hold theirs and call `executeIn`, which is this same path.
+ *
+ * An executor sample ends once its calls' events are in kern.db (`flush`): the event log's move into kern.db is work
+ * the calls made, and a background batch left pending would land in whichever sample runs next, the direct
+ * baseline's among them (it did: baseline CPU 7–12 µs a call against ~1 with no log). Where Linux tells, the main
+ * thread's wait for a core (`queuedUs`) and its sleep (`sleptUs`: wall less on-core less queued) are reported per
+ * call, so a wall time above the CPU time says whether the calls waited for the machine or for something of kern's.
  */
 const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
   Effect.gen(function*() {
@@ -47,35 +66,58 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
       parameters: Args,
       handler
     })
+    const log = yield* EventLog.EventLog
     const viaExecutor = executor.execute("bench.noop", { n: 1 })
     const direct = Effect.flatMap(Schema.decodeUnknown(Args)({ n: 1 }), handler)
     const cpu: Array<number> = []
     const baselineCpu: Array<number> = []
-    const time = (effect: Effect.Effect<unknown, unknown, RunContext>, cpuInto?: Array<number>) =>
+    const queued: Array<number> = []
+    const slept: Array<number> = []
+    const time = (
+      effect: Effect.Effect<unknown, unknown, RunContext>,
+      after: Effect.Effect<unknown, unknown>,
+      cpuInto?: Array<number>
+    ) =>
       Effect.gen(function*() {
+        const schedStart = mainThreadSched()
         const start = performance.now()
         const cpuStart = process.cpuUsage()
         for (let i = 0; i < batch; i++) yield* effect
+        yield* after
         const used = process.cpuUsage(cpuStart)
+        const wall = ((performance.now() - start) * 1000) / batch
+        const schedEnd = mainThreadSched()
         cpuInto?.push((used.user + used.system) / batch)
-        return ((performance.now() - start) * 1000) / batch
+        if (cpuInto === cpu && schedStart !== undefined && schedEnd !== undefined) {
+          const queuedUs = (schedEnd.queued - schedStart.queued) / 1000 / batch
+          queued.push(queuedUs)
+          slept.push(Math.max(0, wall - (schedEnd.run - schedStart.run) / 1000 / batch - queuedUs))
+        }
+        return wall
       })
-    yield* time(viaExecutor)
-    yield* time(direct)
+    yield* time(viaExecutor, log.flush)
+    yield* time(direct, Effect.void)
     const samples: Array<number> = []
     const baseline: Array<number> = []
     for (let i = 0; i < rounds; i++) {
-      samples.push(yield* time(viaExecutor, cpu))
-      baseline.push(yield* time(direct, baselineCpu))
+      samples.push(yield* time(viaExecutor, log.flush, cpu))
+      baseline.push(yield* time(direct, Effect.void, baselineCpu))
     }
     // Every call's event reached kern.db: the figure is not bought by dropping audit writes.
-    const log = yield* EventLog.EventLog
     const written = yield* log.count
     if (log.enabled && written !== (rounds + 1) * batch) {
       return yield* Effect.die(new Error(`${written} events in kern.db for ${(rounds + 1) * batch} calls`))
     }
     // CPU time per call beside the wall time: on a shared machine a sample's wall time includes waiting for a core.
-    return { samples, baseline, extra: { cpuUs: median(cpu), baselineCpuUs: median(baselineCpu) } }
+    return {
+      samples,
+      baseline,
+      extra: {
+        cpuUs: median(cpu),
+        baselineCpuUs: median(baselineCpu),
+        ...(queued.length === 0 ? {} : { queuedUs: median(queued), sleptUs: median(slept) })
+      }
+    }
   }).pipe(
     Effect.provideServiceEffect(RunContext, makeRunContext({ budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })),
     Effect.provide(kernel(eventLog))
