@@ -6,12 +6,13 @@
 //
 // Whatever it cannot settle for sure it leaves to `local` (src/quick/status.ts, the command line's own report): a
 // command line it does not parse, a folder without config.json, no live holder, no token, an agent not on this
-// machine's loopback (the request carries the environment), and any answer but 200 with an output (an older agent,
+// machine's loopback (the request carries the variables the report reads), and any answer but 200 with an output (an older agent,
 // a hosted folder, another process holding the lock, a broken config, an agent that does not answer in time).
 import * as NodeFs from "node:fs"
 import type * as NodeHttp from "node:http"
 import { parseDotenv } from "../config/dotenv.js"
 import { agentPaths } from "../config/paths.js"
+import { reportEnvironment } from "../config/reportEnvironment.js"
 import { holderRunning } from "../storage/processState.js"
 import { statusWords } from "./statusArgs.js"
 
@@ -28,7 +29,7 @@ const answerTimeoutMs = 10_000
 /** The exit code of a command whose output was closed under it (src/cli/closedOutput.ts closedOutputCode). */
 const closedOutputCode = 141
 
-/** Hosts the request may go to: it carries the environment, so never off this machine. */
+/** Hosts the request may go to: it carries the variables the report reads, so never off this machine. */
 const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
 
 const readIfExists = (file: string): string | undefined => {
@@ -99,7 +100,8 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
   if (words === undefined || (words.dir !== undefined && words.dirFlag !== undefined && words.dir !== words.dirFlag)) return false
   const dir = words.dir ?? words.dirFlag ?? "."
   const paths = agentPaths(dir)
-  if (!NodeFs.existsSync(paths.configFile)) return false
+  const configText = readIfExists(paths.configFile)
+  if (configText === undefined) return false
   const address = liveAddress(paths.lockFile)
   if (address === undefined) return false
   let url: URL
@@ -113,7 +115,8 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
   if (url.protocol !== "http:" || !loopback.has(url.hostname)) return false
   const token = tokenOf(paths.envFile)
   if (token === undefined) return false
-  const body = JSON.stringify({ dir, cwd: process.cwd(), env: process.env, json: words.json })
+  // Only the variables the report reads (src/config/reportEnvironment.ts): the rest of the environment stays here.
+  const body = JSON.stringify({ dir, cwd: process.cwd(), env: reportEnvironment(process.env, configText), json: words.json })
   let settled = false
   const fallBack = () => {
     if (settled) return

@@ -60,6 +60,7 @@ describe("the status client that asks a running agent loads almost nothing", () 
     expect(inputs.toSorted()).toEqual([
       "src/config/dotenv.ts",
       "src/config/paths.ts",
+      "src/config/reportEnvironment.ts",
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
       "src/storage/processState.ts"
