@@ -5,6 +5,7 @@ import { toolFailure } from "../kernel/ToolFailure.js"
 import { type AgentFileBytes, type AgentFileError, agentFileReader, agentFileScan, isRefusal } from "../storage/agentFiles.js"
 import { agentFileFailure } from "./failures.js"
 import { compileGlob } from "./globPattern.js"
+import { requiredLiterals } from "./regexLiterals.js"
 import { compilePattern, lineMatcher } from "./regexWorker.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { walkFiles } from "./walk.js"
@@ -50,13 +51,19 @@ const batchBytes = 8 * 1024 * 1024
 /**
  * Reads a text file for searching through the door (src/storage/agentFiles.ts): a hard link, a FIFO, a device, a
  * link out of the roots or into .kern/ is refused (a FIFO without blocking); undefined for a binary file (a NUL byte
- * near the start, as grep decides).
+ * near the start, as grep decides) and for one holding none of `literals` (which every match holds one of:
+ * regexLiterals.ts), before it is decoded.
  */
-const readText = (absolute: string, readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>) =>
+const readText = (
+  absolute: string,
+  readFile: (path: string) => Either.Either<AgentFileBytes, AgentFileError>,
+  literals?: ReadonlyArray<Buffer>
+) =>
   Either.map(readFile(absolute), ({ bytes }) => {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     const binary = (buffer.byteLength > sniffBytes ? buffer.subarray(0, sniffBytes) : buffer).indexOf(0) >= 0
-    return binary ? undefined : buffer.toString("utf8")
+    if (binary || (literals !== undefined && !literals.some((literal) => buffer.indexOf(literal) >= 0))) return undefined
+    return buffer.toString("utf8")
   })
 
 /** `file:line:text` for the first `budget` of the given line numbers (ascending) of `content`. */
@@ -114,6 +121,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   const files = walked.files.filter((file) => include === undefined || include.matches(file === "" ? NodePath.basename(target.path) : file))
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
+  const literals = requiredLiterals(compiled.right)?.map((literal) => Buffer.from(literal, "latin1"))
   const readFile = yield* agentFileScan({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
   const refused: Array<string> = []
   const out: Array<string> = []
@@ -128,7 +136,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
         const file = files[next++] ?? ""
         // The walk's paths are `/`-separated and normal: joined without NodePath.join's second normalization.
         const absolute = file === "" ? target.path : NodePath.sep === "/" ? `${target.path}/${file}` : NodePath.join(target.path, file)
-        const read = readText(absolute, readFile)
+        const read = readText(absolute, readFile, literals)
         if (Either.isLeft(read)) {
           // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.
           if (isRefusal(read.left)) refused.push(read.left.path)
