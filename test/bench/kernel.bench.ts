@@ -15,7 +15,18 @@ import * as Database from "../../src/storage/Database.js"
 import { type Bench, median } from "./bench.js"
 
 const Args = Schema.Struct({ n: Schema.Number })
-const handler = (args: { readonly n: number }) => Effect.succeed(args.n)
+type Handler = (args: { readonly n: number }) => Effect.Effect<number>
+const noopHandler: Handler = (args) => Effect.succeed(args.n)
+
+/**
+ * A handler that suspends, as every MCP call, bash run and HTTP tool does: it answers on the next macrotask
+ * (setImmediate), so the executor takes its path for work that has not finished when it first yields.
+ */
+const suspendingHandler: Handler = (args) =>
+  Effect.async<number>((resume) => {
+    const immediate = setImmediate(() => resume(Effect.succeed(args.n)))
+    return Effect.sync(() => clearImmediate(immediate))
+  })
 
 const kernel = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
   ToolExecutor.layer.pipe(
@@ -39,7 +50,7 @@ const rounds = 15
  * traced and measured (the spec defaults). The RunContext is provided once around the loop, as one run makes many
  * calls; the agent and the CLI hold theirs and call `executeIn`, which is this same path.
  */
-const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
+const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>, handler: Handler = noopHandler) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry.ToolRegistry
     const executor = yield* ToolExecutor.ToolExecutor
@@ -75,7 +86,18 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
       return yield* Effect.die(new Error(`${written} events in kern.db for ${(rounds + 1) * batch} calls`))
     }
     // CPU time per call beside the wall time: on a shared machine a sample's wall time includes waiting for a core.
-    return { samples, baseline, extra: { cpuUs: median(cpu), baselineCpuUs: median(baselineCpu) } }
+    // What the executor adds, wall and CPU: each sample over the direct sample taken after it, the median of those.
+    const over = (kern: ReadonlyArray<number>, direct: ReadonlyArray<number>) => median(kern.map((value, i) => value - (direct[i] ?? 0)))
+    return {
+      samples,
+      baseline,
+      extra: {
+        cpuUs: median(cpu),
+        baselineCpuUs: median(baselineCpu),
+        overheadUs: over(samples, baseline),
+        overheadCpuUs: over(cpu, baselineCpu)
+      }
+    }
   }).pipe(
     Effect.provideServiceEffect(RunContext, makeRunContext({ budget: { maxToolCalls: Number.MAX_SAFE_INTEGER } })),
     Effect.provide(kernel(eventLog))
@@ -155,6 +177,13 @@ export const benches: ReadonlyArray<Bench> = [
     unit: "µs/call",
     targets: [{ of: "median", atMost: 25 }],
     run: () => Effect.runPromise(measure(EventLog.layerOff))
+  },
+  {
+    // The same with a handler that suspends (the path of MCP, bash and HTTP tools), against a direct call that pays
+    // the same suspension: no target of its own, the lens on what the executor adds for work that waits.
+    name: "kernel.executor.overhead.async",
+    unit: "µs/call",
+    run: () => Effect.runPromise(measure(EventLog.layerOff, suspendingHandler))
   },
   {
     name: "kernel.executor.overhead.sqlite-eventlog",
