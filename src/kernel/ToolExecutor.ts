@@ -6,7 +6,7 @@ import { decodeToolArgs } from "./argsProblem.js"
 import { runAttempts } from "./attempts.js"
 import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
-import { ToolResult } from "./contracts.js"
+import { knownToolResult, type ToolResult } from "./contracts.js"
 import { redactCredentialShapes, redactCredentialShapesIn } from "./credentialShapes.js"
 import { EventLog, recordOrWarn } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
@@ -143,21 +143,18 @@ export const make = Effect.gen(function*() {
     spanId: string
   ) => {
     const { ctx } = call
-    const result = new ToolResult(
-      {
-        callId: `call_${spanId}`,
-        toolId: call.toolId,
-        success: end.success,
-        data: end.data ?? null,
-        ...(end.errorCode === undefined ? {} : { errorCode: end.errorCode }),
-        ...(end.errorMessage === undefined ? {} : { errorMessage: end.errorMessage }),
-        latencyMs,
-        retries: end.retries ?? 0,
-        traceId: ctx.traceId,
-        spanId
-      },
-      true
-    )
+    const result = knownToolResult({
+      callId: `call_${spanId}`,
+      toolId: call.toolId,
+      success: end.success,
+      data: end.data ?? null,
+      ...(end.errorCode === undefined ? {} : { errorCode: end.errorCode }),
+      ...(end.errorMessage === undefined ? {} : { errorMessage: end.errorMessage }),
+      latencyMs,
+      retries: end.retries ?? 0,
+      traceId: ctx.traceId,
+      spanId
+    })
     const ran = end.decisionKey === undefined
     // Every call is audited, refused or run: emitTrace turns off spans only, never the audit trail.
     const audited = eventLog.enabled

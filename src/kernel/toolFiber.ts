@@ -85,12 +85,10 @@ export const runToolFiber = <A, E, R, E2>(
               Effect.as(Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit)), { exit, span })
             const early = worker.unsafePoll()
             if (early !== null) return settle(early)
-            return Effect.flatMap(
-              awaitWithin(restore, worker, options.timeout, options.onTimeout).pipe(
-                Effect.onInterrupt(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
-              ),
-              settle
-            )
+            // An interrupt of the caller settles too (the worker interrupted and waited for first): the Scope closes
+            // and the span ends whichever way the wait ends.
+            const interrupted = Effect.suspend(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
+            return Effect.flatMap(awaitWithin(restore, worker, options.timeout, options.onTimeout, interrupted), settle)
           })
       ))
   )
@@ -111,10 +109,14 @@ const awaitWithin = <A, E, E2>(
   restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
   worker: Fiber.RuntimeFiber<A, E>,
   duration: Duration.DurationInput,
-  onTimeout: () => E2
+  onTimeout: () => E2,
+  /** Runs, uninterruptibly, after the worker was interrupted and waited for, when the caller is interrupted. */
+  interrupted: Effect.Effect<unknown>
 ): Effect.Effect<Exit.Exit<A, E | E2>> =>
   Effect.clockWith((clock) => {
-    if (clock !== liveClock) return awaitWithinFiber(restore, worker, duration, onTimeout)
+    if (clock !== liveClock) {
+      return awaitWithinFiber(restore, worker, duration, onTimeout).pipe(Effect.onInterrupt(() => interrupted))
+    }
     const millis = Duration.toMillis(duration)
     return restore(Effect.async<Exit.Exit<A, E | E2>>((resume) => {
       let fired = false
@@ -126,8 +128,12 @@ const awaitWithin = <A, E, E2>(
         if (timer !== undefined) clearTimeout(timer)
         resume(Effect.succeed(fired && Exit.isInterrupted(exit) ? Exit.fail(onTimeout()) : exit))
       })
-      // The caller interrupted: the timer goes, and the worker is interrupted and waited for.
-      return Effect.zipRight(Effect.sync(() => timer !== undefined && clearTimeout(timer)), Fiber.interrupt(worker))
+      // The caller interrupted: the timer goes, and the worker is interrupted and waited for (an async's canceler
+      // runs uninterruptibly), then `interrupted`: no interrupt handler wraps every wait for this rare end.
+      return Effect.zipRight(
+        Effect.zipRight(Effect.sync(() => timer !== undefined && clearTimeout(timer)), Fiber.interrupt(worker)),
+        interrupted
+      )
     }))
   })
 

@@ -15,7 +15,18 @@ import * as Database from "../../src/storage/Database.js"
 import { type Bench, median } from "./bench.js"
 
 const Args = Schema.Struct({ n: Schema.Number })
-const handler = (args: { readonly n: number }) => Effect.succeed(args.n)
+type Handler = (args: { readonly n: number }) => Effect.Effect<number>
+const noopHandler: Handler = (args) => Effect.succeed(args.n)
+
+/**
+ * A handler that suspends, as every MCP call, bash run and HTTP tool does: it answers on the next macrotask
+ * (setImmediate), so the executor takes its path for work that has not finished when it first yields.
+ */
+const suspendingHandler: Handler = (args) =>
+  Effect.async<number>((resume) => {
+    const immediate = setImmediate(() => resume(Effect.succeed(args.n)))
+    return Effect.sync(() => clearImmediate(immediate))
+  })
 
 const kernel = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
   ToolExecutor.layer.pipe(
@@ -58,7 +69,7 @@ const mainThreadSched = (): { readonly run: number; readonly queued: number } | 
  * thread's wait for a core (`queuedUs`) and its sleep (`sleptUs`: wall less on-core less queued) are reported per
  * call, so a wall time above the CPU time says whether the calls waited for the machine or for something of kern's.
  */
-const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
+const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>, handler: Handler = noopHandler) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry.ToolRegistry
     const executor = yield* ToolExecutor.ToolExecutor
@@ -109,12 +120,16 @@ const measure = (eventLog: Layer.Layer<EventLog.EventLog, unknown>) =>
       return yield* Effect.die(new Error(`${written} events in kern.db for ${(rounds + 1) * batch} calls`))
     }
     // CPU time per call beside the wall time: on a shared machine a sample's wall time includes waiting for a core.
+    // What the executor adds, wall and CPU: each sample over the direct sample taken after it, the median of those.
+    const over = (kern: ReadonlyArray<number>, direct: ReadonlyArray<number>) => median(kern.map((value, i) => value - (direct[i] ?? 0)))
     return {
       samples,
       baseline,
       extra: {
         cpuUs: median(cpu),
         baselineCpuUs: median(baselineCpu),
+        overheadUs: over(samples, baseline),
+        overheadCpuUs: over(cpu, baselineCpu),
         ...(queued.length === 0 ? {} : { queuedUs: median(queued), sleptUs: median(slept) })
       }
     }
@@ -197,6 +212,13 @@ export const benches: ReadonlyArray<Bench> = [
     unit: "µs/call",
     targets: [{ of: "median", atMost: 25 }],
     run: () => Effect.runPromise(measure(EventLog.layerOff))
+  },
+  {
+    // The same with a handler that suspends (the path of MCP, bash and HTTP tools), against a direct call that pays
+    // the same suspension: no target of its own, the lens on what the executor adds for work that waits.
+    name: "kernel.executor.overhead.async",
+    unit: "µs/call",
+    run: () => Effect.runPromise(measure(EventLog.layerOff, suspendingHandler))
   },
   {
     name: "kernel.executor.overhead.sqlite-eventlog",

@@ -1,13 +1,14 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { makeRunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
 import { McpServers } from "../../src/mcp/McpServers.js"
 import { everythingBin } from "../support/mcpServers.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -22,7 +23,9 @@ const rounds = 15
  * alternating. A third leg, reported as `kernServerMs`, makes the same call on the SDK client kern holds, to the
  * server process kern started (its environment and folder): the same transport and server without the kernel, so
  * the kernel's own cost is the samples' median minus it, and a difference between it and the baseline is the
- * server's start-up environment, not kern's work.
+ * server's start-up environment, not kern's work. A fourth, `kernelNoopMs`, calls a tool of the same agent's kernel
+ * whose handler only waits for the next macrotask (as an MCP call waits for its answer): what the kernel costs a call
+ * that suspends, in the agent's configuration (its policy, baselines, event log, services), without MCP.
  */
 const measure = Effect.gen(function*() {
   const client = new Client({ name: "bench", version: "1" })
@@ -40,6 +43,23 @@ const measure = Effect.gen(function*() {
   // The same call on the SDK client kern holds, to kern's server process: transport and server without the kernel.
   const kernClient = yield* (yield* McpServers).client("everything").pipe(Effect.orDie)
   const kernServer = Effect.promise(() => kernClient.callTool({ name: "echo", arguments: { message: "hi" } }))
+  // A tool that waits as an MCP call does, with nothing of MCP: the kernel's own part of a call that suspends.
+  yield* (yield* ToolRegistry).register({ toolId: "bench.wait", name: "Wait", safetyClass: "READ_ONLY" }, {
+    parameters: Schema.Struct({ message: Schema.String }),
+    handler: (args: { readonly message: string }) =>
+      Effect.async<string>((resume) => {
+        const immediate = setImmediate(() => resume(Effect.succeed(args.message)))
+        return Effect.sync(() => clearImmediate(immediate))
+      })
+  }).pipe(
+    // Registered as MCP tools are, with no captured services (registerTools.ts): no copy of the agent's per call.
+    Effect.mapInputContext((_: Context.Context<never>) => Context.empty()),
+    Effect.orDie
+  )
+  const kernelNoop = Effect.gen(function*() {
+    const result = yield* executor.executeIn(ctx, "bench.wait", { message: "hi" })
+    if (!result.success) return yield* Effect.dieMessage(`wait failed: ${result.errorMessage}`)
+  })
   const time = (effect: Effect.Effect<unknown>, cpuInto?: Array<number>) =>
     Effect.gen(function*() {
       const start = performance.now()
@@ -52,18 +72,22 @@ const measure = Effect.gen(function*() {
   yield* time(viaKernel)
   yield* time(direct)
   yield* time(kernServer)
+  yield* time(kernelNoop)
   const samples: Array<number> = []
   const baseline: Array<number> = []
   const viaKernServer: Array<number> = []
+  const viaKernelNoop: Array<number> = []
+  const kernelNoopCpu: Array<number> = []
   const cpu: Array<number> = []
   const baselineCpu: Array<number> = []
   for (let i = 0; i < rounds; i++) {
     samples.push(yield* time(viaKernel, cpu))
     baseline.push(yield* time(direct, baselineCpu))
     viaKernServer.push(yield* time(kernServer))
+    viaKernelNoop.push(yield* time(kernelNoop, kernelNoopCpu))
   }
   // This process's CPU per call (the servers' own is theirs): on a shared machine the wall time includes waiting for a core.
-  return { samples, baseline, extra: { kernServerMs: median(viaKernServer), cpuMs: median(cpu), baselineCpuMs: median(baselineCpu) } }
+  return { samples, baseline, extra: { kernServerMs: median(viaKernServer), kernelNoopMs: median(viaKernelNoop), kernelNoopCpuMs: median(kernelNoopCpu), cpuMs: median(cpu), baselineCpuMs: median(baselineCpu) } }
 })
 
 const run = () => {
