@@ -90,6 +90,22 @@ const full = () => {
   require("node:v8").setFlagsFromString("--semi-space-growth-factor=2")
   return import("../dist/main.js").catch(missingBuild)
 }
+// A chat with no agent serving the folder runs its turn here from a CommonJS bundle with a code cache
+// (src/quick/chatLocal.ts); a command line it does not take goes on to the full CLI. Its cache is written at exit, so
+// the flags the turn sets are set before it is loaded: the tools' regular-expression guard (src/tools/regexGuard.ts,
+// which sets them again, to no effect) and the young generation's default growth.
+const chatLocal = () => {
+  writeCaches()
+  const v8 = require("node:v8")
+  v8.setFlagsFromString("--semi-space-growth-factor=2")
+  v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks")
+  v8.setFlagsFromString("--enable-experimental-regexp-engine")
+  try {
+    if (!loadCached(NodePath.join(dist, "quickChatLocal.cjs")).run(argv)) full()
+  } catch (error) {
+    missingBuild(error)
+  }
+}
 // `kern status` too (src/quick/status.ts).
 const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
 if (!taken && Object.hasOwn(quickBundles, argv[0])) {
@@ -98,7 +114,7 @@ if (!taken && Object.hasOwn(quickBundles, argv[0])) {
   // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong. `kern
   // status` is not held to a peak RSS but to its time, which the scavenges of a young generation kept small add to.
   if (argv[0] === "chat") require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
-  const quick = () => loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
+  const quick = () => loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full, chatLocal)
   try {
     // A running agent makes `kern status` itself (src/quick/statusAsk.ts); anything it leaves goes on to quickStatus.cjs.
     taken = argv[0] === "status" && loadCached(NodePath.join(dist, "quickStatusAsk.cjs")).run(argv, () => {

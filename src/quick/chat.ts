@@ -51,7 +51,8 @@ export const parseChatArgs = (argv: ReadonlyArray<string>): ChatArgs | undefined
 const chat = (args: ChatArgs) =>
   chatThroughRunning(args).pipe(
     Effect.flatMap(({ remote }) => Option.match(remote, {
-      onNone: () => Effect.succeed<Outcome>("full"),
+      // No agent serves the folder: the turn runs in this process (src/quick/chatLocal.ts).
+      onNone: () => Effect.succeed<Outcome>("local"),
       onSome: (turn) =>
         // From here on this process only talks to the agent: it keeps its environment in memory only, as a chat does.
         Effect.zipRight(Effect.sync(() => reduceEnvironment(process.env)), Effect.as(turn, 0))
@@ -63,12 +64,13 @@ const chat = (args: ChatArgs) =>
 
 /**
  * Runs `kern <argv>` when it is a chat this bundle can parse, and says whether it took it; the process exits when the
- * chat ends. When no agent serves the folder, `full` starts the full CLI on the same command line.
+ * chat ends. When no agent serves the folder, `local` runs the turn in this process (dist/quickChatLocal.cjs), or
+ * `full` starts the full CLI on the same command line when it is not given.
  */
-export const run = (argv: ReadonlyArray<string>, full: () => void): boolean => {
+export const run = (argv: ReadonlyArray<string>, full: () => void, local: () => void = full): boolean => {
   if (argv[0] !== "chat") return false
   const args = parseChatArgs(argv.slice(1))
   if (args === undefined) return false
-  runQuick(chat(args), full)
+  runQuick(chat(args), full, local)
   return true
 }
