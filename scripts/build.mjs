@@ -105,6 +105,9 @@ for (const name of ["quickChat", "quickStatus"]) {
     ...cjsOptions,
     plugins: [deepImports],
     format: "cjs",
+    // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
+    // external packages a later part imports (sharp) are required instead.
+    supported: { "dynamic-import": false },
     banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
     define: { "import.meta.url": "__kernImportMetaUrl" },
     entryPoints: ["src/quick/chatLocal.ts"],

@@ -257,27 +257,31 @@ describe("kern chat with no agent running", () => {
     return copy
   }
 
-  it.live("leaves the chat client's code cache for the next one, which loads it as is: a hand-over to the full CLI no longer rewrites it", () =>
+  it.live("leaves the chat client's and the turn's code caches for the next chat, which loads them as they are: neither is rewritten", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       const copy = buildCopy()
       yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(copy, { recursive: true, force: true })))
-      const cacheFile = NodePath.join(copy, "dist/quickChat.cjs.v8cache")
+      // The client's (a hand-over no longer rewrites it) and the turn's (src/quick/chatLocal.ts: written at exit, after
+      // the turn set the tools' V8 flags, which bin/kern.js sets before loading it).
+      const cacheFiles = ["quickChat.cjs.v8cache", "quickChatLocal.cjs.v8cache"].map((name) => NodePath.join(copy, "dist", name))
       const chat = (text: string) =>
         Effect.promise(() => runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), "chat", "-m", text], { cwd: dir, env }))
       yield* server.reply(FakeReply.text("first"), FakeReply.text("second"))
       const first = yield* chat("one")
       expect(first.status, first.stderr).toBe(0)
       expect(first.stdout).toContain("first")
-      const written = NodeFs.statSync(cacheFile)
-      expect(written.size).toBeGreaterThan(1000)
+      const written = cacheFiles.map((file) => NodeFs.statSync(file))
+      for (const stat of written) expect(stat.size).toBeGreaterThan(1000)
       const second = yield* chat("two")
       expect(second.status, second.stderr).toBe(0)
       expect(second.stdout).toContain("second")
       // Accepted, so not written again: the same file (a rewrite renames a new one into place).
-      const after = NodeFs.statSync(cacheFile)
-      expect(after.ino).toBe(written.ino)
-      expect(after.mtimeMs).toBe(written.mtimeMs)
+      cacheFiles.forEach((file, i) => {
+        const after = NodeFs.statSync(file)
+        expect(after.ino, file).toBe(written[i]!.ino)
+        expect(after.mtimeMs, file).toBe(written[i]!.mtimeMs)
+      })
     })))
 })
