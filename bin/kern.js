@@ -108,6 +108,17 @@ const chatLocal = () => {
 }
 // `kern status` too (src/quick/status.ts).
 const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
+// A chat no running agent can serve (none of the files it is found by is there: src/quick/chatProbe.ts) starts on its turn.
+if (!taken && argv[0] === "chat") {
+  try {
+    if (require(NodePath.join(dist, "quickChatProbe.cjs")).run(argv) === "local") {
+      taken = true
+      chatLocal()
+    }
+  } catch (error) {
+    missingBuild(error)
+  }
+}
 if (!taken && Object.hasOwn(quickBundles, argv[0])) {
   // A chat client allocates a few MiB as it starts (the bundle's schemas), most of which lives on, and little after. V8
   // doubles its young generation whenever a scavenge finds most objects alive, so it grew to 16 MiB for that: a sixth

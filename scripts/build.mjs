@@ -117,6 +117,19 @@ for (const name of ["quickChat", "quickStatus"]) {
   })
   await writeFile(new URL("quickChatLocal.meta.json", dist), JSON.stringify(bundle.metafile))
 }
+// Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect; test/package/quickBundles.test.ts
+// checks what its metafile lists.
+{
+  const bundle = await build({
+    ...cjsOptions,
+    format: "cjs",
+    entryPoints: ["src/quick/chatProbe.ts"],
+    outfile: fileURLToPath(new URL("quickChatProbe.cjs", dist)),
+    absWorkingDir: fileURLToPath(root),
+    metafile: true
+  })
+  await writeFile(new URL("quickChatProbe.meta.json", dist), JSON.stringify(bundle.metafile))
+}
 // `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect;
 // test/package/quickBundles.test.ts checks what its metafile lists.
 {

@@ -17,7 +17,7 @@ import { withForegroundLogging } from "../cli/foregroundLogger.js"
 import { reduceEnvironment } from "../cli/privateEnvironment.js"
 import { exitCodeTeardown } from "../cli/teardown.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
-import { parseChatArgs } from "./chat.js"
+import { parseChatArgs } from "./chatArgs.js"
 
 /**
  * Runs `kern <argv>` (a chat parseChatArgs reads, with something to send) as the process and says whether it took it:

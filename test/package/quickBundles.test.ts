@@ -81,3 +81,11 @@ describe("the one-shot chat's turn bundle (src/quick/chatLocal.ts) runs as bin/k
     expect(NodeFs.readFileSync(NodePath.join(testDist, "quickChatLocal.cjs"), "utf8")).not.toMatch(/\bimport\(/)
   })
 })
+
+describe("the probe that picks a chat's bundle (src/quick/chatProbe.ts) loads almost nothing", () => {
+  it("holds only its own plain modules: no Effect, no schema; requires node's modules alone", () => {
+    const { imports, inputs } = bundleOf("quickChatProbe")
+    expect(inputs.toSorted()).toEqual(["src/config/paths.ts", "src/quick/chatArgs.ts", "src/quick/chatProbe.ts"])
+    expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
+  })
+})
