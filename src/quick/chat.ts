@@ -1,7 +1,7 @@
 // `kern chat -m TEXT` through a running agent, from a bundle of its own (dist/quickChat.cjs, loaded by bin/kern.js with
 // a V8 code cache): the HTTP client and the event printer of src/cli/chatRemote.ts, without the runtime the full CLI
-// loads (tokenizers, provider SDKs, SQLite). When no agent serves the folder, or the command line is one it does not
-// know for sure, it hands over to the full CLI, which runs the turn itself or explains the mistake.
+// loads (tokenizers, provider SDKs, SQLite). When no agent serves the folder it hands over to the turn's own bundle
+// (src/quick/chatLocal.ts); a command line it does not know for sure goes to the full CLI, which explains the mistake.
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
