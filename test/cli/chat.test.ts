@@ -263,7 +263,8 @@ describe("kern chat with no agent running", () => {
       const dir = initAgentWithModel(server.baseURL)
       const copy = buildCopy()
       yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(copy, { recursive: true, force: true })))
-      const [client, turn] = ["quickChat.cjs.v8cache", "quickChatLocal.cjs.v8cache"].map((name) => NodePath.join(copy, "dist", name))
+      const client = NodePath.join(copy, "dist", "quickChat.cjs.v8cache")
+      const turn = NodePath.join(copy, "dist", "quickChatLocal.cjs.v8cache")
       const chat = (text: string) =>
         Effect.gen(function*() {
           const result = yield* Effect.promise(() =>
