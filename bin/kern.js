@@ -90,15 +90,42 @@ const full = () => {
   require("node:v8").setFlagsFromString("--semi-space-growth-factor=2")
   return import("../dist/main.js").catch(missingBuild)
 }
+// A chat with no agent serving the folder runs its turn here from a CommonJS bundle with a code cache
+// (src/quick/chatLocal.ts); a command line it does not take goes on to the full CLI. Its cache is written at exit, so
+// the flags the turn sets are set before it is loaded: the tools' regular-expression guard (src/tools/regexGuard.ts,
+// which sets them again, to no effect) and the young generation's default growth.
+const chatLocal = () => {
+  writeCaches()
+  const v8 = require("node:v8")
+  v8.setFlagsFromString("--semi-space-growth-factor=2")
+  v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks")
+  v8.setFlagsFromString("--enable-experimental-regexp-engine")
+  try {
+    if (!loadCached(NodePath.join(dist, "quickChatLocal.cjs")).run(argv)) full()
+  } catch (error) {
+    missingBuild(error)
+  }
+}
 // `kern status` too (src/quick/status.ts).
 const quickBundles = { chat: "quickChat.cjs", status: "quickStatus.cjs" }
+// A chat no running agent can serve (none of the files it is found by is there: src/quick/chatProbe.ts) starts on its turn.
+if (!taken && argv[0] === "chat") {
+  try {
+    if (require(NodePath.join(dist, "quickChatProbe.cjs")).run(argv) === "local") {
+      taken = true
+      chatLocal()
+    }
+  } catch (error) {
+    missingBuild(error)
+  }
+}
 if (!taken && Object.hasOwn(quickBundles, argv[0])) {
   // A chat client allocates a few MiB as it starts (the bundle's schemas), most of which lives on, and little after. V8
   // doubles its young generation whenever a scavenge finds most objects alive, so it grew to 16 MiB for that: a sixth
   // of a chat's peak RSS. Kept at its first size, the survivors go to the old generation where they belong. `kern
   // status` is not held to a peak RSS but to its time, which the scavenges of a young generation kept small add to.
   if (argv[0] === "chat") require("node:v8").setFlagsFromString("--semi-space-growth-factor=1")
-  const quick = () => loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full)
+  const quick = () => loadCached(NodePath.join(dist, quickBundles[argv[0]])).run(argv, full, chatLocal)
   try {
     // A running agent makes `kern status` itself (src/quick/statusAsk.ts); anything it leaves goes on to quickStatus.cjs.
     taken = argv[0] === "status" && loadCached(NodePath.join(dist, "quickStatusAsk.cjs")).run(argv, () => {

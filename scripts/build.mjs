@@ -97,6 +97,39 @@ for (const name of ["quickChat", "quickStatus"]) {
   })
   await writeFile(new URL(`${name}.meta.json`, dist), JSON.stringify(bundle.metafile))
 }
+// `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
+// CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
+// tokenizer) inside it. `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
+{
+  const bundle = await build({
+    ...cjsOptions,
+    plugins: [deepImports],
+    format: "cjs",
+    // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
+    // external packages a later part imports (sharp) are required instead.
+    supported: { "dynamic-import": false },
+    banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
+    define: { "import.meta.url": "__kernImportMetaUrl" },
+    entryPoints: ["src/quick/chatLocal.ts"],
+    outfile: fileURLToPath(new URL("quickChatLocal.cjs", dist)),
+    absWorkingDir: fileURLToPath(root),
+    metafile: true
+  })
+  await writeFile(new URL("quickChatLocal.meta.json", dist), JSON.stringify(bundle.metafile))
+}
+// Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect; test/package/quickBundles.test.ts
+// checks what its metafile lists.
+{
+  const bundle = await build({
+    ...cjsOptions,
+    format: "cjs",
+    entryPoints: ["src/quick/chatProbe.ts"],
+    outfile: fileURLToPath(new URL("quickChatProbe.cjs", dist)),
+    absWorkingDir: fileURLToPath(root),
+    metafile: true
+  })
+  await writeFile(new URL("quickChatProbe.meta.json", dist), JSON.stringify(bundle.metafile))
+}
 // `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect;
 // test/package/quickBundles.test.ts checks what its metafile lists.
 {

@@ -16,16 +16,21 @@ import { withForegroundLogging } from "../cli/foregroundLogger.js"
 import { exitCodeTeardown } from "../cli/teardown.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 
-/** How a quick command ended: its exit code, or "full" when the full CLI must run the command line instead. */
-export type Outcome = number | "full"
+/**
+ * How a quick command ended: its exit code, "full" when the full CLI must run the command line instead, or "local"
+ * when the command runs in this process from another bundle (a chat's turn when no agent serves the folder).
+ */
+export type Outcome = number | "full" | "local"
 
 /**
  * Runs `command` as the process: its failure reported as the full CLI reports it (a usage mistake handed to the full
- * CLI, which adds the command's usage line), then exits with its code; on "full", starts the full CLI (`full`).
+ * CLI, which adds the command's usage line), then exits with its code; on "full", starts the full CLI (`full`), on
+ * "local" the bundle that takes the command on (`local`).
  */
 export const runQuick = <E>(
   command: Effect.Effect<Outcome, E, FileSystem | Path | ProcessEnv>,
-  full: () => void
+  full: () => void,
+  local: () => void = full
 ): void => {
   const program = command.pipe(
     Effect.catchAll((error): Effect.Effect<Outcome> => {
@@ -40,9 +45,10 @@ export const runQuick = <E>(
   const exitCode = exitCodeTeardown(130)
   NodeRuntime.runMain(program, {
     teardown: (exit, onExit) => {
-      if (Exit.isSuccess(exit) && exit.value === "full") {
+      if (Exit.isSuccess(exit) && (exit.value === "full" || exit.value === "local")) {
         onExit(0)
-        full()
+        if (exit.value === "full") full()
+        else local()
       } else exitCode(exit, onExit)
     }
   })

@@ -12,6 +12,7 @@ import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import type { Bench } from "./bench.js"
 import { benchKernBin } from "./kernBuild.js"
+import { writeSessionFixture } from "../support/sessionFixture.js"
 import { benchAgent, startModelServerProcess } from "./fixtures.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
@@ -102,13 +103,34 @@ const timeProcess = (args: ReadonlyArray<string>, scratch: string): Timed => {
 }
 
 /**
- * One-shot `kern chat -m hi` (no agent running) as a whole process on a session of `messages` (none: a new agent),
- * against the floor, alternating run by run. The first run is the cold one a user meets (the session has no stored
- * cut yet, the OS cache is cold): it counts among the samples and is reported apart (`extra.coldMs`), never dropped.
+ * An agent folder as a user has it: made by the built `kern init` (its memory files, a git repository with their first
+ * commit, whose memory commits a chat pays for), the fake model's URL in its config, and a session of `messages`.
+ */
+const initAgent = (messages: number | undefined, baseURL: string) => {
+  const parent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-"))
+  const init = spawnSync(process.execPath, [benchKernBin(), "init", "agent", "--model", "bench-model"], {
+    cwd: parent,
+    encoding: "utf8",
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
+  })
+  if (init.status !== 0) throw new Error(`kern init exited ${init.status}: ${init.stderr}`)
+  const dir = NodePath.join(parent, "agent")
+  const config = NodePath.join(dir, ".kern", "config.json")
+  NodeFs.writeFileSync(config, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(config, "utf8")), baseURL }))
+  if (messages !== undefined) writeSessionFixture(dir, messages)
+  return { dir, remove: () => NodeFs.rmSync(parent, { recursive: true, force: true }) }
+}
+
+/**
+ * One-shot `kern chat -m hi` (no agent running) as a whole process in a `kern init` folder, on a session of
+ * `messages` (none: a new agent), against the floor, alternating run by run. The first run is the cold one a user
+ * meets (the session has no stored cut yet, the OS cache is cold): it counts among the samples and is reported apart
+ * (`extra.coldMs`), never dropped. (The folder was not a git repository until 2026-11-28: two git spawns a chat where
+ * a user's folder pays six to eight.)
  */
 const chatWall = (messages: number | undefined, runs: number) => async () => {
   const server = await startModelServerProcess()
-  const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
+  const agent = initAgent(messages, server.baseURL)
   const scratch = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-bench-chat-"))
   NodeFs.writeFileSync(NodePath.join(scratch, "rss.cjs"), rssHook)
   try {

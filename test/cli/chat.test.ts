@@ -257,27 +257,44 @@ describe("kern chat with no agent running", () => {
     return copy
   }
 
-  it.live("leaves the chat client's code cache for the next one, which loads it as is: a hand-over to the full CLI no longer rewrites it", () =>
+  it.live("leaves the chat client's and the turn's code caches for the next chat, which loads them as they are: neither is rewritten", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
       const dir = initAgentWithModel(server.baseURL)
       const copy = buildCopy()
       yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(copy, { recursive: true, force: true })))
-      const cacheFile = NodePath.join(copy, "dist/quickChat.cjs.v8cache")
+      const client = NodePath.join(copy, "dist", "quickChat.cjs.v8cache")
+      const turn = NodePath.join(copy, "dist", "quickChatLocal.cjs.v8cache")
       const chat = (text: string) =>
-        Effect.promise(() => runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), "chat", "-m", text], { cwd: dir, env }))
-      yield* server.reply(FakeReply.text("first"), FakeReply.text("second"))
-      const first = yield* chat("one")
-      expect(first.status, first.stderr).toBe(0)
-      expect(first.stdout).toContain("first")
-      const written = NodeFs.statSync(cacheFile)
-      expect(written.size).toBeGreaterThan(1000)
-      const second = yield* chat("two")
-      expect(second.status, second.stderr).toBe(0)
-      expect(second.stdout).toContain("second")
+        Effect.gen(function*() {
+          const result = yield* Effect.promise(() =>
+            runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), "chat", "-m", text], { cwd: dir, env })
+          )
+          expect(result.status, result.stderr).toBe(0)
+          expect(result.stdout).toContain(`reply ${text}`)
+        })
       // Accepted, so not written again: the same file (a rewrite renames a new one into place).
-      const after = NodeFs.statSync(cacheFile)
-      expect(after.ino).toBe(written.ino)
-      expect(after.mtimeMs).toBe(written.mtimeMs)
+      const unchanged = (file: string, written: NodeFs.Stats) => {
+        const after = NodeFs.statSync(file)
+        expect(after.ino, file).toBe(written.ino)
+        expect(after.mtimeMs, file).toBe(written.mtimeMs)
+      }
+      yield* server.reply(...["one", "two", "three", "four"].map((text) => FakeReply.text(`reply ${text}`)))
+      // Nothing a running agent is found by is in the folder: the chat starts on the turn's bundle (src/quick/chatProbe.ts),
+      // whose cache is written at exit, after the turn set the tools' V8 flags (bin/kern.js sets them before loading it).
+      yield* chat("one")
+      expect(NodeFs.existsSync(client)).toBe(false)
+      const turnCache = NodeFs.statSync(turn)
+      expect(turnCache.size).toBeGreaterThan(1000)
+      yield* chat("two")
+      unchanged(turn, turnCache)
+      // A stale agent.pid: the client looks for the agent, finds none, and hands over to the turn's bundle.
+      NodeFs.writeFileSync(NodePath.join(dir, ".kern/agent.pid"), "")
+      yield* chat("three")
+      const clientCache = NodeFs.statSync(client)
+      expect(clientCache.size).toBeGreaterThan(1000)
+      yield* chat("four")
+      unchanged(client, clientCache)
+      unchanged(turn, turnCache)
     })))
 })

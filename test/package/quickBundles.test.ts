@@ -8,14 +8,17 @@ import { testDist } from "../support/build.js"
 // checks read the test build's: what the bundle holds, and what it requires from outside at run time.
 
 interface Metafile {
-  readonly outputs: Record<string, { readonly inputs: Record<string, unknown>; readonly imports: ReadonlyArray<{ readonly path: string }> }>
+  readonly outputs: Record<string, {
+    readonly inputs: Record<string, unknown>
+    readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string }>
+  }>
 }
 
 const bundleOf = (name: string) => {
   const meta: Metafile = JSON.parse(NodeFs.readFileSync(NodePath.join(testDist, `${name}.meta.json`), "utf8"))
   const output = Object.entries(meta.outputs).find(([file]) => file.endsWith(`${name}.cjs`))
   if (output === undefined) throw new Error(`${name}.meta.json names no ${name}.cjs`)
-  return { inputs: Object.keys(output[1].inputs), imports: output[1].imports.map((entry) => entry.path) }
+  return { inputs: Object.keys(output[1].inputs), imports: output[1].imports.map((entry) => entry.path), kinds: output[1].imports }
 }
 
 /** What a client has no use for: tokenizers, provider SDKs, SQLite, the cluster, a second undici. */
@@ -65,6 +68,25 @@ describe("the status client that asks a running agent loads almost nothing", () 
       "src/quick/statusAsk.ts",
       "src/storage/processState.ts"
     ])
+    expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
+  })
+})
+
+describe("the one-shot chat's turn bundle (src/quick/chatLocal.ts) runs as bin/kern.js loads it", () => {
+  it("imports nothing with import(), which fails in the vm.Script bin/kern.js runs it as: later parts are required", () => {
+    const { inputs, kinds } = bundleOf("quickChatLocal")
+    expect(inputs).toContain("src/cli/chat.ts")
+    // sharp (images) is external and imported by a later part: it must be a require.
+    expect(kinds.filter((entry) => entry.path === "sharp").map((entry) => entry.kind)).toContain("require-call")
+    expect(kinds.filter((entry) => entry.kind === "dynamic-import")).toEqual([])
+    expect(NodeFs.readFileSync(NodePath.join(testDist, "quickChatLocal.cjs"), "utf8")).not.toMatch(/\bimport\(/)
+  })
+})
+
+describe("the probe that picks a chat's bundle (src/quick/chatProbe.ts) loads almost nothing", () => {
+  it("holds only its own plain modules: no Effect, no schema; requires node's modules alone", () => {
+    const { imports, inputs } = bundleOf("quickChatProbe")
+    expect(inputs.toSorted()).toEqual(["src/config/paths.ts", "src/quick/chatArgs.ts", "src/quick/chatProbe.ts"])
     expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
   })
 })
