@@ -33,6 +33,16 @@ const mainThreadMs = (): number | undefined => {
   }
 }
 
+/** A fixed piece of plain JavaScript (a hash loop and a JSON.parse), the same every time: how fast the machine runs now. */
+const fixedText = JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ id: i, text: `message number ${i}`, tags: ["a", "b", i % 7] })))
+const fixedWork = (): number => {
+  const start = process.cpuUsage()
+  let hash = 0
+  for (let k = 0; k < 200_000; k++) hash = (hash * 31 + (fixedText.charCodeAt(k % fixedText.length) ^ k)) | 0
+  const parsed = JSON.parse(fixedText) as ReadonlyArray<unknown>
+  return cpuMs(process.cpuUsage(start)) + (hash === 0.5 || parsed.length === 0 ? 1 : 0)
+}
+
 /**
  * kern's own CPU per model step on a session of `messages` messages: process.cpuUsage of this process (all its
  * threads) over one-step turns, the model server running in another process; only the time spent waiting for the
@@ -44,7 +54,10 @@ const mainThreadMs = (): number | undefined => {
  * the main thread's own CPU) and `otherThreadsMs` (the mean of V8's compiler and GC helper threads'), and
  * `betweenTurnsMs`, the mean CPU of the background work a turn leaves running (its segment pass, the event log's
  * flush) that finished before the next turn began (the bench's own baseline taken out): what lands in the next
- * turn instead is in that turn's sample.
+ * turn instead is in that turn's sample. `fixedWorkMs` is the median CPU of a fixed piece of JavaScript run after
+ * each sampled turn: on this shared machine it moved 2.6-4.0 ms between runs of one build, and kern's main thread
+ * moved with it (10.7-19.5 ms), so `mainPerFixedWork` (the two medians' ratio, 4.1-4.9 over those runs) is the figure
+ * to compare runs by; the target stays on the median.
  */
 const turnCpu = (messages: number, turns: number, warmup: number) => async () => {
   const server = await startModelServerProcess()
@@ -63,6 +76,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
       const main: Array<number> = []
       const other: Array<number> = []
       const between: Array<number> = []
+      const fixed: Array<number> = []
       for (let i = 0; i < turns + warmup; i++) {
         const gapStart = process.cpuUsage()
         yield* queue.offer({ interface: "bench", channel: "bench", userId: "u", text: `turn ${i}` })
@@ -80,6 +94,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
         const baseStart = process.cpuUsage()
         JSON.stringify(history)
         const baseUsed = cpuMs(process.cpuUsage(baseStart))
+        if (i >= warmup) fixed.push(fixedWork())
         if (i >= warmup) {
           samples.push(used)
           baseline.push(baseUsed)
@@ -98,7 +113,12 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
         extra: {
           meanMs: mean(samples),
           betweenTurnsMs: mean(between),
-          ...(main.length === 0 ? {} : { mainThreadMs: median(main), otherThreadsMs: mean(other) })
+          fixedWorkMs: median(fixed),
+          ...(main.length === 0 ? {} : {
+            mainThreadMs: median(main),
+            otherThreadsMs: mean(other),
+            mainPerFixedWork: median(main) / median(fixed)
+          })
         }
       }
     })).pipe(Effect.provide(layer)))
@@ -183,7 +203,8 @@ export const benches: ReadonlyArray<Bench> = [
   // Even after 150 turns V8 still optimizes about one function a turn on its compiler thread (0-22 ms of CPU landing
   // in whichever turn it runs beside) and scavenges every ~6 turns (8-15 ms): with 30 samples the median moved
   // between runs of one build by more than the changes judged (10-19 ms), so 60 turns are sampled, and where the CPU
-  // went is reported beside the median (meanMs, mainThreadMs, otherThreadsMs, betweenTurnsMs).
+  // went is reported beside the median (meanMs, mainThreadMs, otherThreadsMs, betweenTurnsMs, and the machine's
+  // speed in that run: fixedWorkMs, mainPerFixedWork).
   { name: "agent.turn.cpu.1k", unit: "ms CPU/step", targets: [{ of: "median", atMost: 10 }], run: turnCpu(1_000, 60, 150) },
   { name: "agent.turn.cpu.1k.fresh", unit: "ms CPU/step", run: turnCpu(1_000, 30, 10) },
   // Flat in the session's length: the same target as at 1k, measured as at 1k (after 150 turns). With 3 warm-up
