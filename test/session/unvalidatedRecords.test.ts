@@ -2,17 +2,19 @@ import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc, Schema, SchemaAST } from "effect"
 import { KernelEvent } from "../../src/kernel/EventLog.js"
 import { AssistantMessage, Envelope, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
+import { SessionRecord } from "../../src/session/SessionIndex.js"
 
 // fast-check as effect bundles it: its Arbitrary builds with that one.
 // The turn (TurnRunner.ts) and the event log (EventLog.ts) build these records without validating them again, from
-// values already of the fields' types. That is only the same as validating while a field's type says all a
+// values already of the fields' types, and so does the session writer its count records (SessionStore.ts). That is only the same as validating while a field's type says all a
 // validation would check: no refinement anywhere in the fields.
 const classes = [
   { name: "Envelope", schema: Envelope },
   { name: "UserMessage", schema: UserMessage },
   { name: "AssistantMessage", schema: AssistantMessage },
   { name: "ToolResultMessage", schema: ToolResultMessage },
-  { name: "KernelEvent", schema: KernelEvent }
+  { name: "KernelEvent", schema: KernelEvent },
+  { name: "SessionRecord", schema: SessionRecord }
 ] as const
 
 const refinements = (ast: SchemaAST.AST, seen = new Set<SchemaAST.AST>()): Array<string> => {
