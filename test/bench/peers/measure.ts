@@ -28,6 +28,8 @@ export interface MeasureOptions {
   readonly intervalMs?: number
   /** Called with the pid once the process runs. */
   readonly onStart?: (pid: number) => void
+  /** Called after each sample with the peak so far (bytes): what a caller waits on to know the peak was seen. */
+  readonly onSample?: (peakBytes: number) => void
 }
 
 const killGroup = (pid: number) => {
@@ -62,6 +64,7 @@ export const measure = (invocation: Invocation, options: MeasureOptions = {}): P
     const pid = child.pid
     const sample = () => {
       if (pid !== undefined) peak = Math.max(peak, treeRssBytes(pid, bytesPerPage))
+      options.onSample?.(peak)
     }
     const sampler = setInterval(sample, options.intervalMs ?? 50)
     const timeout = setTimeout(() => {
