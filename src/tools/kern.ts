@@ -17,6 +17,7 @@ import { embeddingLine, indexLine } from "../recall/format.js"
 import type { ToolMetadata } from "./toolMetadata.js"
 import { toYaml } from "./yamlText.js"
 import { counted } from "../config/counted.js"
+import { reportVariables } from "../config/reportEnvironment.js"
 
 export const kernActions = ["status", "config", "env", "users", "logs"] as const
 
@@ -83,18 +84,7 @@ export const kernPairTool: ToolMetadata = {
 }
 
 /** Provider keys and roots, channel tokens: the variables kern itself reads (KERN_* are added by prefix). */
-const knownVariables = [
-  "OPENROUTER_API_KEY",
-  "OPENAI_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "OPENAI_BASE_URL",
-  "OLLAMA_BASE_URL",
-  "TELEGRAM_BOT_TOKEN",
-  "TELEGRAM_API_ROOT",
-  "SLACK_BOT_TOKEN",
-  "SLACK_APP_TOKEN",
-  "SLACK_API_URL"
-]
+const knownVariables = [...reportVariables, "TELEGRAM_API_ROOT", "SLACK_API_URL"]
 
 const formatUptime = (ms: number): string => {
   const total = Math.floor(ms / 1000)
