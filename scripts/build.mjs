@@ -85,64 +85,39 @@ const withoutUndici = {
     build.onLoad({ filter: /.*/, namespace: "without-undici" }, () => ({ contents: "module.exports = {}", loader: "js" }))
   }
 }
-for (const name of ["quickChat", "quickStatus"]) {
+/**
+ * One quick bundle: `src/quick/<entry>.ts` as dist/<name>.cjs, a CommonJS file bin/kern.js loads with a V8 code cache,
+ * and its metafile beside it (dist/<name>.meta.json), which test/package/quickBundles.test.ts checks.
+ */
+const buildQuick = async (entry, name, options = {}) => {
   const bundle = await build({
     ...cjsOptions,
-    plugins: [withoutUndici, deepImports],
     format: "cjs",
-    entryPoints: [`src/quick/${name.slice("quick".length).toLowerCase()}.ts`],
+    ...options,
+    entryPoints: [`src/quick/${entry}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
     absWorkingDir: fileURLToPath(root),
     metafile: true
   })
   await writeFile(new URL(`${name}.meta.json`, dist), JSON.stringify(bundle.metafile))
 }
+await buildQuick("chat", "quickChat", { plugins: [withoutUndici, deepImports] })
+await buildQuick("status", "quickStatus", { plugins: [withoutUndici, deepImports] })
 // `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
 // CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
 // tokenizer) inside it. `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
-{
-  const bundle = await build({
-    ...cjsOptions,
-    plugins: [deepImports],
-    format: "cjs",
-    // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
-    // external packages a later part imports (sharp) are required instead.
-    supported: { "dynamic-import": false },
-    banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
-    define: { "import.meta.url": "__kernImportMetaUrl" },
-    entryPoints: ["src/quick/chatLocal.ts"],
-    outfile: fileURLToPath(new URL("quickChatLocal.cjs", dist)),
-    absWorkingDir: fileURLToPath(root),
-    metafile: true
-  })
-  await writeFile(new URL("quickChatLocal.meta.json", dist), JSON.stringify(bundle.metafile))
-}
-// Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect; test/package/quickBundles.test.ts
-// checks what its metafile lists.
-{
-  const bundle = await build({
-    ...cjsOptions,
-    format: "cjs",
-    entryPoints: ["src/quick/chatProbe.ts"],
-    outfile: fileURLToPath(new URL("quickChatProbe.cjs", dist)),
-    absWorkingDir: fileURLToPath(root),
-    metafile: true
-  })
-  await writeFile(new URL("quickChatProbe.meta.json", dist), JSON.stringify(bundle.metafile))
-}
-// `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect;
-// test/package/quickBundles.test.ts checks what its metafile lists.
-{
-  const bundle = await build({
-    ...cjsOptions,
-    format: "cjs",
-    entryPoints: ["src/quick/statusAsk.ts"],
-    outfile: fileURLToPath(new URL("quickStatusAsk.cjs", dist)),
-    absWorkingDir: fileURLToPath(root),
-    metafile: true
-  })
-  await writeFile(new URL("quickStatusAsk.meta.json", dist), JSON.stringify(bundle.metafile))
-}
+await buildQuick("chatLocal", "quickChatLocal", {
+  plugins: [deepImports],
+  // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
+  // external packages a later part imports (sharp) are required instead.
+  supported: { "dynamic-import": false },
+  banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
+  define: { "import.meta.url": "__kernImportMetaUrl" }
+})
+// Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect.
+await buildQuick("chatProbe", "quickChatProbe")
+// `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect.
+await buildQuick("statusAsk", "quickStatusAsk")
 const renderer = new URL("help-renderer.mjs", dist)
 await build({
   ...shipped,
