@@ -101,7 +101,7 @@ const chatLocal = () => {
   v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks")
   v8.setFlagsFromString("--enable-experimental-regexp-engine")
   try {
-    if (!loadCached(NodePath.join(dist, "quickChatLocal.cjs")).run(argv)) full()
+    if (!loadCached(NodePath.join(dist, "quickChatLocal.cjs")).run(argv, full)) full()
   } catch (error) {
     missingBuild(error)
   }

@@ -30,7 +30,9 @@ export type Outcome = number | "full" | "local"
 export const runQuick = <E>(
   command: Effect.Effect<Outcome, E, FileSystem | Path | ProcessEnv>,
   full: () => void,
-  local: () => void = full
+  local: () => void = full,
+  /** What the command reads as its environment (a command that runs tools keeps its own in memory only). */
+  env: ProcessEnv["Type"] = process.env
 ): void => {
   const program = command.pipe(
     Effect.catchAll((error): Effect.Effect<Outcome> => {
@@ -39,7 +41,7 @@ export const runQuick = <E>(
     }),
     withForegroundLogging,
     Effect.raceFirst(outputClosed([process.stdout, process.stderr])),
-    Effect.provideService(ProcessEnv, process.env),
+    Effect.provideService(ProcessEnv, env),
     Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
   )
   const exitCode = exitCodeTeardown(130)
