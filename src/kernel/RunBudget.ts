@@ -1,4 +1,4 @@
-import { Effect, Ref, Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /** The caps of a run (seed 002 defaults; an agent turn takes larger ones from config). */
 export class BudgetLimits extends Schema.Class<BudgetLimits>("BudgetLimits")({
@@ -82,6 +82,12 @@ export interface RunBudget {
   readonly addLatencyMs: (ms: number) => Effect.Effect<void>
   readonly addCostUsdCents: (cents: number) => Effect.Effect<void>
   /**
+   * reserveToolCall and addLatencyMs done at once, for a caller already running (the executor, on every call): the
+   * same atomic update of the same usage, with no Effect step.
+   */
+  readonly reserveToolCallNow: () => Reservation
+  readonly addLatencyMsNow: (ms: number) => void
+  /**
    * Hands part of what is left to a sub-agent (carvedOf), atomically: the part counts as used here, so what a run
    * gives away it cannot spend again, nor give twice.
    */
@@ -90,26 +96,44 @@ export interface RunBudget {
 }
 
 export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.Effect<RunBudget> =>
-  Effect.map(Ref.make(zero), (ref) => {
+  Effect.sync(() => {
     const caps = BudgetLimits.make(limits)
+    // The run's usage, replaced whole by each update. Every update is synchronous, so parallel calls (fibers of one
+    // thread) each see the one before: a reservation is atomic without a Ref's Effect step around it.
+    let used = zero
+    const modify = <A>(f: (usage: BudgetUsage) => readonly [A, BudgetUsage]): A => {
+      const [answer, next] = f(used)
+      used = next
+      return answer
+    }
+    const usage = Effect.sync(() => used)
     const add = (key: keyof BudgetUsage) => (amount: number) =>
-      Ref.update(ref, (usage) => ({ ...usage, [key]: usage[key] + amount }))
-    return {
-      limits: caps,
-      usage: Ref.get(ref),
-      reserveToolCall: Ref.modify(ref, (usage): readonly [Reservation, BudgetUsage] => {
+      Effect.sync(() => {
+        used = { ...used, [key]: used[key] + amount }
+      })
+    const reserveToolCallNow = () =>
+      modify((usage): readonly [Reservation, BudgetUsage] => {
         const cap = exceededCap(caps, usage)
         return cap === undefined
           ? [{ granted: true }, { ...usage, toolCallsUsed: usage.toolCallsUsed + 1 }]
           : [{ granted: false, cap }, usage]
-      }),
-      remainingToolCalls: Effect.map(Ref.get(ref), (usage) => Math.max(0, caps.maxToolCalls - usage.toolCallsUsed)),
-      budgetExceeded: Effect.map(Ref.get(ref), (usage) => exceededCap(caps, usage) !== undefined),
+      })
+    const addLatencyMsNow = (ms: number) => {
+      used = { ...used, latencyMsUsed: used.latencyMsUsed + ms }
+    }
+    return {
+      limits: caps,
+      usage,
+      reserveToolCall: Effect.sync(reserveToolCallNow),
+      reserveToolCallNow,
+      addLatencyMsNow,
+      remainingToolCalls: Effect.map(usage, (usage) => Math.max(0, caps.maxToolCalls - usage.toolCallsUsed)),
+      budgetExceeded: Effect.map(usage, (usage) => exceededCap(caps, usage) !== undefined),
       addPromptTokens: add("promptTokensUsed"),
-      addLatencyMs: add("latencyMsUsed"),
+      addLatencyMs: (ms) => Effect.sync(() => addLatencyMsNow(ms)),
       addCostUsdCents: add("costUsdCentsUsed"),
       carve: (wanted) =>
-        Ref.modify(ref, (usage): readonly [CarvedBudget, BudgetUsage] => {
+        Effect.sync(() => modify((usage): readonly [CarvedBudget, BudgetUsage] => {
           const part = carvedOf(leftOf(caps, usage), wanted)
           return [part, {
             ...usage,
@@ -117,8 +141,8 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
             promptTokensUsed: usage.promptTokensUsed + part.maxPromptTokens,
             costUsdCentsUsed: usage.costUsdCentsUsed + part.maxCostUsdCents
           }]
-        }),
-      toJSON: Effect.map(Ref.get(ref), (usage) => ({
+        })),
+      toJSON: Effect.map(usage, (usage) => ({
         maxToolCalls: caps.maxToolCalls,
         maxRetriesPerTool: caps.maxRetriesPerTool,
         maxPromptTokens: caps.maxPromptTokens,

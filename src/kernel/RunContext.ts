@@ -116,3 +116,18 @@ export const elapsedMs = (context: RunContextData): Effect.Effect<number> =>
 
 /** Random hex ids for calls and spans, from the Random service so tests can seed them. */
 export const randomHex = hex
+
+/** Effect's own Random: what a fiber has unless a caller installed another (a seeded one in a test). */
+const effectsOwnRandom = Effect.runSync(Effect.random)
+
+/**
+ * randomHex for a caller holding its fiber's Random (`Context.get(fiber.currentDefaultServices, Random.Random)`): with
+ * Effect's own, unseeded Random the digits are drawn at once, with no Effect step (a tool call's id, on every call);
+ * with any other (a seeded test Random) undefined, and the caller runs randomHex, which draws from it.
+ */
+export const randomHexNow = (random: Random.Random, length: number): string | undefined => {
+  if (random !== effectsOwnRandom) return undefined
+  let digits = ""
+  while (digits.length < length) digits += hex8((Math.random() * 0x1_0000_0000) >>> 0)
+  return digits.slice(0, length)
+}

@@ -1,4 +1,4 @@
-import { type Clock, Context, Effect, Either, Fiber, Layer, type Tracer } from "effect"
+import { Clock, Context, Effect, Either, Fiber, FiberRef, Layer, Random, type Tracer } from "effect"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import type { ContractEnforcement } from "../config/schema.js"
 import { ApprovalGate } from "./ApprovalGate.js"
@@ -10,9 +10,9 @@ import { knownToolResult, type ToolResult } from "./contracts.js"
 import { redactCredentialShapes, redactCredentialShapesIn } from "./credentialShapes.js"
 import { EventLog, recordOrWarn } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
-import { randomHex, RunContext, type RunContextData } from "./RunContext.js"
+import { randomHex, randomHexNow, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
-import { spansKept } from "./spansKept.js"
+import { keepsSpans } from "./spansKept.js"
 import { type CallServices, type RegisteredTool, ToolRegistry } from "./ToolRegistry.js"
 import { type PolicyDecision, ToolPolicy } from "./ToolPolicy.js"
 import { allowsTool, requiredScope } from "./toolScope.js"
@@ -40,6 +40,11 @@ interface Call {
   readonly toolId: string
   readonly args: unknown
   readonly ctx: RunContextData
+  /**
+   * The fiber the call runs in, from its start to its result: its Clock, Random, tracer, log level and metric labels
+   * are read from it where they are needed, with no Effect step for each.
+   */
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
   readonly clock: Clock.Clock
   readonly startedAt: number
   /** The call's `kern.tool.call` span, when its tool is traced: the decision and the outcome are set on it at the end. */
@@ -113,10 +118,12 @@ export const make = Effect.gen(function*() {
     const known = secrets.length === 0 ? raw : redactEnd(raw)
     const end = strict(call.ctx) ? redactShapes(known) : known
     const latencyMs = call.clock.unsafeCurrentTimeMillis() - call.startedAt
-    // A traced call is identified by its span; any other gets a random id of the same shape.
-    return end.spanId === undefined
+    // A traced call is identified by its span; any other gets a random id of the same shape (drawn at once from
+    // Effect's own Random, through randomHex from any other).
+    const spanId = end.spanId ?? randomHexNow(Context.get(call.fiber.currentDefaultServices, Random.Random), 16)
+    return spanId === undefined
       ? Effect.flatMap(randomHex(16), (spanId) => conclude(call, tool, check, end, latencyMs, spanId))
-      : conclude(call, tool, check, end, latencyMs, end.spanId)
+      : conclude(call, tool, check, end, latencyMs, spanId)
   }
 
   const redactEnd = (end: CallEnd): CallEnd => ({
@@ -158,6 +165,16 @@ export const make = Effect.gen(function*() {
     const ran = end.decisionKey === undefined
     // Every call is audited, refused or run: emitTrace turns off spans only, never the audit trail.
     const audited = eventLog.enabled
+    // The budget and the metrics first, at once: they are the call's own (no Effect step), then the log line and the
+    // audit record.
+    const status = end.errorCode ?? "OK"
+    const fiberLabels = call.fiber.getFiberRef(FiberRef.currentMetricLabels)
+    // A refused call took no budget and ran nothing; it is counted, without a latency.
+    if (!ran) recordCall(fiberLabels, call.toolId, status)
+    else {
+      ctx.budget.addLatencyMsNow(latencyMs)
+      if (tool?.spec.emitMetric === true) recordCall(fiberLabels, call.toolId, status, latencyMs)
+    }
     const record = audited
       ? recordOrWarn(eventLog, {
         runId: ctx.runId,
@@ -184,14 +201,8 @@ export const make = Effect.gen(function*() {
           ? {}
           : { detail: JSON.stringify({ ...end.detail, ...(end.approvedBy === undefined ? {} : { approvedBy: end.approvedBy }) }) })
       })
-      : Effect.void
-    // A refused call took no budget and ran nothing; it is counted, without a latency.
-    const account = ran
-      ? tool?.spec.emitMetric === true
-        ? Effect.zipRight(ctx.budget.addLatencyMs(latencyMs), recordCall(call.toolId, end.errorCode ?? "OK", latencyMs))
-        : ctx.budget.addLatencyMs(latencyMs)
-      : recordCall(call.toolId, end.errorCode ?? "OK")
-    const logged = logToolCall({
+      : undefined
+    const logged = logToolCall(call.fiber.getFiberRef(FiberRef.currentMinimumLogLevel), {
       toolId: call.toolId,
       outcome: toolOutcome({ refused: !ran, success: end.success, errorCode: end.errorCode }),
       durationMs: latencyMs,
@@ -202,7 +213,8 @@ export const make = Effect.gen(function*() {
       approvedBy: end.approvedBy
     }, secrets)
     if (call.span !== undefined) toolCallSpanEnd(call.span, { ...end, ...(tool === undefined ? {} : { safetyClass: tool.spec.safetyClass }) }, latencyMs)
-    return Effect.as(Effect.zipRight(logged, audited ? Effect.zipRight(record, account) : account), result)
+    const after = logged === undefined ? record : record === undefined ? logged : Effect.zipRight(logged, record)
+    return after === undefined ? Effect.succeed(result) : Effect.as(after, result)
   }
 
   /** A call refused before it ran. */
@@ -234,21 +246,30 @@ export const make = Effect.gen(function*() {
    * span, its attempts' spans and an approval's below it; the span says at the end what the kernel decided and how the
    * call ended (toolSpan.ts).
    */
-  const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) => {
-    // 1. Lookup.
+  const executeIn = (ctx: RunContextData, toolId: string, args: unknown, options: ExecuteOptions = {}) =>
+    Effect.withFiberRuntime<ToolResult>((fiber) => start(fiber, ctx, toolId, args, options))
+
+  /** 1. Lookup, and the call's span where one is kept; read from the calling fiber, with no Effect step. */
+  const start = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    ctx: RunContextData,
+    toolId: string,
+    args: unknown,
+    options: ExecuteOptions
+  ) => {
     const tool = registry.lookup(toolId)
-    if (tool !== undefined && !tool.spec.emitTrace) return executeLooked(ctx, toolId, tool, args, options, undefined, false)
     // Spans only where a tracer keeps them (an exporter is on): with Effect's own tracer they would go nowhere.
     // The span is handed down rather than made the fiber's current one (a context copy per call): the attempts and the
     // approval, its children, are parented to it explicitly.
-    return Effect.flatMap(spansKept, (kept) =>
-      kept
-        ? Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
-          executeLooked(ctx, toolId, tool, args, options, span, true))
-        : executeLooked(ctx, toolId, tool, args, options, undefined, false))
+    if ((tool === undefined || tool.spec.emitTrace) && keepsSpans(fiber.currentTracer)) {
+      return Effect.useSpan("kern.tool.call", toolCallSpanStart(ctx, toolId, tool?.spec, args), (span) =>
+        looked(fiber, ctx, toolId, tool, args, options, span, true))
+    }
+    return looked(fiber, ctx, toolId, tool, args, options, undefined, false)
   }
 
-  const executeLooked = (
+  const looked = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
     ctx: RunContextData,
     toolId: string,
     tool: RegisteredTool | undefined,
@@ -256,28 +277,28 @@ export const make = Effect.gen(function*() {
     options: ExecuteOptions,
     span: Tracer.Span | undefined,
     traced: boolean
-  ) =>
-    Effect.clockWith((clock) => {
-      const call: Call = { toolId, args, ctx, clock, startedAt: clock.unsafeCurrentTimeMillis(), span, traced }
-      if (tool === undefined) {
-        return Effect.flatMap(registry.listIds, (known) =>
-          refuse(
-            call,
-            "kernel.tool.dispatch",
-            "unknown_tool",
-            "NOT_FOUND",
-            `unknown tool "${toolId}"; available tools: ${known.filter((id) => visibleTo(ctx, id)).join(", ") || "(none)"}`
-          ))
-      }
-      // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
-      const check = checkContract(tool)
-      if (!Effect.isEffect(check)) return authorize(call, tool, check, options)
-      // Only enforce denies on a baseline; under observe the comparison (a kern.db query) informs the audit record
-      // alone, so it runs while the call does and the record waits for it.
-      return contractEnforcement === "enforce"
-        ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
-        : Effect.flatMap(Effect.fork(check), (pending) => authorize(call, tool, pending, options))
-    })
+  ): Effect.Effect<ToolResult> => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const call: Call = { toolId, args, ctx, fiber, clock, startedAt: clock.unsafeCurrentTimeMillis(), span, traced }
+    if (tool === undefined) {
+      return Effect.flatMap(registry.listIds, (known) =>
+        refuse(
+          call,
+          "kernel.tool.dispatch",
+          "unknown_tool",
+          "NOT_FOUND",
+          `unknown tool "${toolId}"; available tools: ${known.filter((id) => visibleTo(ctx, id)).join(", ") || "(none)"}`
+        ))
+    }
+    // 2. Contract, per contractEnforcement: an Effect only when a baseline must be consulted.
+    const check = checkContract(tool)
+    if (!Effect.isEffect(check)) return authorize(call, tool, check, options)
+    // Only enforce denies on a baseline; under observe the comparison (a kern.db query) informs the audit record
+    // alone, so it runs while the call does and the record waits for it.
+    return contractEnforcement === "enforce"
+      ? Effect.flatMap(check, (checked) => authorize(call, tool, checked, options))
+      : Effect.flatMap(Effect.fork(check), (pending) => authorize(call, tool, pending, options))
+  }
 
   /** 3. Policy, and approval where the policy asks for it; then the budget and the run. */
   const authorize = (call: Call, tool: RegisteredTool, check: Checked, options: ExecuteOptions) => {
@@ -362,34 +383,36 @@ export const make = Effect.gen(function*() {
     check: Checked,
     options: ExecuteOptions,
     approvedBy: string | undefined
-  ) =>
-    Effect.flatMap(call.ctx.budget.reserveToolCall, (reservation) => {
-      if (!reservation.granted) {
-        const message = `the run's budget is used up (${reservation.cap} reached)`
-        return refuse(call, "kernel.budget.exceeded", "budget", "BUDGET_EXCEEDED", message, tool, check)
-      }
-      // 5. Handler, 6. arguments: argument schemas are synchronous, decoded outside the fiber interpreter.
-      const handler = options.overrideFn ?? tool.handler
-      const decoded = decodeToolArgs(tool.spec.toolId, tool.parameters, tool.spec.argsJsonSchema ?? {}, call.args)
-      const ended = (outcome: Either.Either<unknown, ToolFailure>, attempts: number, spanId?: string) =>
-        finish(call, tool, check, {
-          spanId,
-          success: Either.isRight(outcome),
-          data: Either.getOrUndefined(outcome),
-          ...(Either.isLeft(outcome) ? { errorCode: outcome.left.code, errorMessage: outcome.left.message } : {}),
-          retries: Math.max(0, attempts - 1),
-          ...(approvedBy === undefined ? {} : { approvedBy })
-        })
-      if (Either.isLeft(decoded)) {
-        return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
-      }
-      // 7. Run with timeout and retries.
-      return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.traced, call.span), ({ attempts, outcome, spanId }) =>
-        ended(outcome, attempts, spanId))
-    })
+  ) => {
+    const reservation = call.ctx.budget.reserveToolCallNow()
+    if (!reservation.granted) {
+      const message = `the run's budget is used up (${reservation.cap} reached)`
+      return refuse(call, "kernel.budget.exceeded", "budget", "BUDGET_EXCEEDED", message, tool, check)
+    }
+    // 5. Handler, 6. arguments: argument schemas are synchronous, decoded outside the fiber interpreter.
+    const handler = options.overrideFn ?? tool.handler
+    const decoded = decodeToolArgs(tool.spec.toolId, tool.parameters, tool.spec.argsJsonSchema ?? {}, call.args)
+    const ended = (outcome: Either.Either<unknown, ToolFailure>, attempts: number, spanId?: string) =>
+      finish(call, tool, check, {
+        spanId,
+        success: Either.isRight(outcome),
+        data: Either.getOrUndefined(outcome),
+        ...(Either.isLeft(outcome) ? { errorCode: outcome.left.code, errorMessage: outcome.left.message } : {}),
+        retries: Math.max(0, attempts - 1),
+        ...(approvedBy === undefined ? {} : { approvedBy })
+      })
+    if (Either.isLeft(decoded)) {
+      return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
+    }
+    // 7. Run with timeout and retries.
+    return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.traced, call.span), ({ attempts, outcome, spanId }) =>
+      ended(outcome, attempts, spanId))
+  }
 
   return ToolExecutor.of({
-    execute: (toolId, args, options) => Effect.flatMap(RunContext, (ctx) => executeIn(ctx, toolId, args, options)),
+    execute: (toolId, args, options = {}) =>
+      Effect.withFiberRuntime<ToolResult, never, RunContext>((fiber) =>
+        start(fiber, Context.get(fiber.currentContext as Context.Context<RunContext>, RunContext), toolId, args, options)),
     executeIn
   })
 })

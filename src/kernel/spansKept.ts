@@ -12,3 +12,6 @@ const effectsOwnTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
  * of a trivial call.
  */
 export const spansKept: Effect.Effect<boolean> = Effect.tracerWith((tracer) => Effect.succeed(tracer !== effectsOwnTracer))
+
+/** spansKept for a tracer in hand (a fiber's `currentTracer`): the same answer with no Effect step. */
+export const keepsSpans = (tracer: Tracer.Tracer): boolean => tracer !== effectsOwnTracer

@@ -1,4 +1,4 @@
-import { Effect, FiberRef, LogLevel } from "effect"
+import { Effect, LogLevel } from "effect"
 import type { KnownSecret } from "../config/KnownSecrets.js"
 import { redactSecrets } from "./secretGuard.js"
 import type { ToolErrorCode } from "./ToolFailure.js"
@@ -32,25 +32,29 @@ export interface ToolCallLog {
 /**
  * One line per tool call, whatever its end, annotated with the tool, its outcome, duration and arguments (and the
  * turn's own annotations). The arguments are redacted here, for whichever logger shows them (the foreground's
- * terminal too), and only when the line is logged at all: most calls are debug lines nobody keeps.
+ * terminal too), and only when the line is logged at all: most calls are debug lines nobody keeps. The caller passes
+ * its fiber's minimum level (`fiber.getFiberRef(FiberRef.currentMinimumLogLevel)`); undefined when the line is below it.
  */
-export const logToolCall = (call: ToolCallLog, secrets: ReadonlyArray<KnownSecret>) => {
+export const logToolCall = (
+  minimum: LogLevel.LogLevel,
+  call: ToolCallLog,
+  secrets: ReadonlyArray<KnownSecret>
+): Effect.Effect<void> | undefined => {
   const level = levels[call.outcome]
-  return Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
-    LogLevel.lessThan(level, minimum)
-      ? Effect.void
-      : Effect.logWithLevel(
-        level,
-        `tool ${call.toolId} ${call.outcome} in ${call.durationMs} ms${call.errorMessage === undefined ? "" : `: ${call.errorMessage}`}`
-      ).pipe(
-        Effect.annotateLogs({
-          tool: call.toolId,
-          outcome: call.outcome,
-          durationMs: call.durationMs,
-          ...(call.errorCode === undefined ? {} : { errorCode: call.errorCode }),
-          ...(call.retries === 0 ? {} : { retries: call.retries }),
-          ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
-          args: redactSecrets(call.args, secrets)
-        })
-      ))
+  return LogLevel.lessThan(level, minimum)
+    ? undefined
+    : Effect.logWithLevel(
+      level,
+      `tool ${call.toolId} ${call.outcome} in ${call.durationMs} ms${call.errorMessage === undefined ? "" : `: ${call.errorMessage}`}`
+    ).pipe(
+      Effect.annotateLogs({
+        tool: call.toolId,
+        outcome: call.outcome,
+        durationMs: call.durationMs,
+        ...(call.errorCode === undefined ? {} : { errorCode: call.errorCode }),
+        ...(call.retries === 0 ? {} : { retries: call.retries }),
+        ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
+        args: redactSecrets(call.args, secrets)
+      })
+    )
 }

@@ -1,4 +1,4 @@
-import { Effect, FiberRef, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Metric, MetricBoundaries, MetricLabel } from "effect"
 
 /** Calls by tool and status (`OK` or the error code). */
 export const toolCalls = Metric.counter("kern_tool_calls_total", { description: "tool calls by tool and status" })
@@ -39,14 +39,15 @@ export const makeToolMetrics = () => {
   }
   const withFiberLabels = (own: Labels, fiber: Labels): Labels => (fiber.length === 0 ? own : [...fiber, ...own])
 
-  /** Counts one call with its status; the latency too when the call ran. */
-  const recordCall = (toolId: string, status: string, latencyMs?: number) =>
-    FiberRef.getWith(FiberRef.currentMetricLabels, (fiberLabels) =>
-      Effect.sync(() => {
-        toolCalls.unsafeUpdate(1, withFiberLabels(callLabels(toolId, status), fiberLabels))
-        if (latencyMs !== undefined) {
-          toolLatency.unsafeUpdate(latencyMs, withFiberLabels(labelsOf(toolId).latency, fiberLabels))
-        }
-      }))
+  /**
+   * Counts one call with its status; the latency too when the call ran. The caller passes its fiber's metric labels
+   * (`fiber.getFiberRef(FiberRef.currentMetricLabels)`): it runs already, so the count takes no Effect step.
+   */
+  const recordCall = (fiberLabels: Labels, toolId: string, status: string, latencyMs?: number) => {
+    toolCalls.unsafeUpdate(1, withFiberLabels(callLabels(toolId, status), fiberLabels))
+    if (latencyMs !== undefined) {
+      toolLatency.unsafeUpdate(latencyMs, withFiberLabels(labelsOf(toolId).latency, fiberLabels))
+    }
+  }
   return { recordCall }
 }
