@@ -1,6 +1,6 @@
-import { Cause, Context, Effect, Either, Exit, Option, Schedule, type Tracer } from "effect"
+import { Cause, Effect, Either, Exit, Option, Schedule, type Tracer } from "effect"
 import { RunContext, type RunContextData } from "./RunContext.js"
-import { runToolFiber } from "./toolFiber.js"
+import { runToolFiber, type ToolFiberExit } from "./toolFiber.js"
 import { ToolFailure } from "./ToolFailure.js"
 import type { CallServices, RegisteredTool } from "./ToolRegistry.js"
 
@@ -36,7 +36,7 @@ export interface Attempts {
  * tool's timeout, a Scope and, when the call is traced, a `kern.tool.execute` span carrying tool id, run id and
  * attempt. An idempotent tool's retryable failure, or an exception its handler throws, is retried with exponential
  * jittered backoff on the Clock, at most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
- * call: it counts that call's attempts.
+ * call, as it is run: it counts that call's attempts, and its first attempt starts as it is made.
  */
 export const runAttempts = (
   tool: RegisteredTool,
@@ -50,13 +50,14 @@ export const runAttempts = (
 ): Effect.Effect<Attempts> => {
   const spec = tool.spec
   const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
-  const services = Context.add(tool.services, RunContext, ctx)
   const onTimeout = () =>
     new ToolFailure({ code: "TIMEOUT", message: `${spec.toolId} timed out after ${timeoutMs} ms`, retryable: false })
+  const service = { tag: RunContext, value: ctx }
   // Counted per call: the retry schedule re-runs `attempt`. The last attempt's span identifies the call.
   let attempts = 0
   let spanId: string | undefined
-  const attempt = Effect.suspend(() => {
+  /** One more attempt, in its fiber. */
+  const fiber = () => {
     attempts += 1
     const span = traced
       ? {
@@ -65,17 +66,17 @@ export const runAttempts = (
         parent
       }
       : undefined
-    return Effect.map(
-      runToolFiber(handler(args), { context: services, timeout: timeoutMs, onTimeout, span }),
-      ({ exit, span }): Either.Either<unknown, ToolFailure> => {
-        spanId = span?.spanId
-        return Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause))
-      }
-    )
-  })
+    return runToolFiber(handler(args), { context: tool.services, service, timeout: timeoutMs, onTimeout, span })
+  }
+  const outcomeOf = ({ exit, span }: ToolFiberExit<unknown, ToolFailure>): Either.Either<unknown, ToolFailure> => {
+    spanId = span?.spanId
+    return Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause))
+  }
+  const attempt = Effect.suspend(() => Effect.map(fiber(), outcomeOf))
   const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
   const done = (outcome: Either.Either<unknown, ToolFailure>): Attempts => ({ outcome, attempts, spanId })
-  if (times === 0) return Effect.map(attempt, done)
+  // One attempt, the common case: started as the caller runs this (it does as soon as it is made), in one step.
+  if (times === 0) return Effect.map(fiber(), (ended) => done(outcomeOf(ended)))
   // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from
   // a replay of that failure, so the schedule's first delay comes before the second attempt.
   return Effect.flatMap(attempt, (first) => {

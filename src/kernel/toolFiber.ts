@@ -14,9 +14,11 @@ import {
   Tracer
 } from "effect"
 
-export interface ToolFiberOptions<R, E2> {
+export interface ToolFiberOptions<R, E2, I = never, S = never> {
   /** The services the work sees. Its Scope and its span (or, untraced, the caller's span) are added. */
-  readonly context: Context.Context<Exclude<R, Scope.Scope>>
+  readonly context: Context.Context<Exclude<R, Scope.Scope | I>>
+  /** One service more than `context` holds (the call's RunContext): added to the one copy made of it. */
+  readonly service?: { readonly tag: Context.Tag<I, S>; readonly value: S } | undefined
   readonly timeout: Duration.DurationInput
   /** The failure reported when the work is cut off by the timeout. */
   readonly onTimeout: () => E2
@@ -35,10 +37,8 @@ export interface ToolFiberExit<A, E> {
   readonly span: Tracer.Span | undefined
 }
 
-const endSpan = (span: Tracer.Span | undefined, exit: Exit.Exit<unknown, unknown>) =>
-  span === undefined
-    ? Effect.void
-    : Effect.clockWith((clock) => Effect.sync(() => span.end(clock.unsafeCurrentTimeNanos(), exit)))
+const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>) =>
+  Effect.clockWith((clock) => Effect.sync(() => span.end(clock.unsafeCurrentTimeNanos(), exit)))
 
 /**
  * Runs one tool call in a fiber of its own, with a Scope closed when it ends (processes, files and sockets are
@@ -51,47 +51,61 @@ const endSpan = (span: Tracer.Span | undefined, exit: Exit.Exit<unknown, unknown
  * turn, and no change to the caller's context. Work that suspends is awaited against a timer fiber. An interrupt
  * of the caller interrupts the work and waits for it.
  */
-export const runToolFiber = <A, E, R, E2>(
+export const runToolFiber = <A, E, R, E2, I = never, S = never>(
   work: Effect.Effect<A, E, R>,
-  options: ToolFiberOptions<R, E2>
+  options: ToolFiberOptions<R, E2, I, S>
 ): Effect.Effect<ToolFiberExit<A, E | E2>> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(Scope.make(), (scope) =>
-      Effect.flatMap(
-        options.span === undefined
-          ? Effect.succeed(undefined)
-          : Effect.makeSpan(options.span.name, {
+      options.span === undefined
+        ? inFiber(restore, work, options, scope, undefined)
+        : Effect.flatMap(
+          Effect.makeSpan(options.span.name, {
             attributes: options.span.attributes,
             captureStackTrace: false,
             ...(options.span.parent === undefined ? {} : { parent: options.span.parent })
           }),
-        (span) =>
-          Effect.withFiberRuntime<ToolFiberExit<A, E | E2>>((caller, status) => {
-            // One copy of the services, with the Scope and the span: everything `work` requires.
-            const services = new Map(options.context.unsafeMap)
-            services.set(Scope.Scope.key, scope)
-            // Untraced work's spans hang under the caller's span, whatever span the given services were made in.
-            const parent = span ?? Context.getOption(caller.currentContext, Tracer.ParentSpan).pipe(Option.getOrUndefined)
-            if (parent === undefined) services.delete(Tracer.ParentSpan.key)
-            else services.set(Tracer.ParentSpan.key, parent)
-            const context = Context.unsafeMake<R>(services)
-            const runtime = Runtime.make({
-              context,
-              runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption),
-              fiberRefs: caller.getFiberRefs()
-            })
-            const worker = Runtime.runFork(runtime)(work)
-            const settle = (exit: Exit.Exit<A, E | E2>) =>
-              Effect.as(Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit)), { exit, span })
-            const early = worker.unsafePoll()
-            if (early !== null) return settle(early)
-            // An interrupt of the caller settles too (the worker interrupted and waited for first): the Scope closes
-            // and the span ends whichever way the wait ends.
-            const interrupted = Effect.suspend(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
-            return Effect.flatMap(awaitWithin(restore, worker, options.timeout, options.onTimeout, interrupted), settle)
-          })
-      ))
+          (span) => inFiber(restore, work, options, scope, span)
+        ))
   )
+
+/** runToolFiber once its Scope (and its span, when traced) is made. */
+const inFiber = <A, E, R, E2, I, S>(
+  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+  work: Effect.Effect<A, E, R>,
+  options: ToolFiberOptions<R, E2, I, S>,
+  scope: Scope.CloseableScope,
+  span: Tracer.Span | undefined
+) =>
+  Effect.withFiberRuntime<ToolFiberExit<A, E | E2>>((caller, status) => {
+    // One copy of the services, with the Scope, the span and the added service: everything `work` requires.
+    const services = new Map<string, unknown>(options.context.unsafeMap)
+    services.set(Scope.Scope.key, scope)
+    if (options.service !== undefined) services.set(options.service.tag.key, options.service.value)
+    // Untraced work's spans hang under the caller's span, whatever span the given services were made in.
+    const parent = span ?? Context.getOption(caller.currentContext, Tracer.ParentSpan).pipe(Option.getOrUndefined)
+    if (parent === undefined) services.delete(Tracer.ParentSpan.key)
+    else services.set(Tracer.ParentSpan.key, parent)
+    const context = Context.unsafeMake<R>(services)
+    const runtime = Runtime.make({
+      context,
+      runtimeFlags: RuntimeFlags.enable(status.runtimeFlags, RuntimeFlags.Interruption),
+      fiberRefs: caller.getFiberRefs()
+    })
+    const worker = Runtime.runFork(runtime)(work)
+    const settle = (exit: Exit.Exit<A, E | E2>) => {
+      const ended: ToolFiberExit<A, E | E2> = { exit, span }
+      return span === undefined
+        ? Effect.as(Scope.close(scope, exit), ended)
+        : Effect.as(Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit)), ended)
+    }
+    const early = worker.unsafePoll()
+    if (early !== null) return settle(early)
+    // An interrupt of the caller settles too (the worker interrupted and waited for first): the Scope closes
+    // and the span ends whichever way the wait ends.
+    const interrupted = Effect.suspend(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
+    return Effect.flatMap(awaitWithin(restore, worker, options.timeout, options.onTimeout, interrupted), settle)
+  })
 
 /** Effect's own clock: what a fiber has unless a test installed another (TestClock). Its sleep is a plain timer. */
 const liveClock = Effect.runSync(Effect.clock)
