@@ -7,11 +7,8 @@ import { Effect, type Tracer } from "effect"
 const effectsOwnTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
 /**
- * Whether the current fiber's spans are kept by someone: an exporter's tracer (src/runtime/otelExport.ts) or any
- * tracer a caller installed. The executor makes a tool call's spans only then; a span costs about as much as the rest
- * of a trivial call.
+ * Whether a fiber's spans are kept by someone, given its tracer (`fiber.currentTracer`): an exporter's tracer
+ * (src/runtime/otelExport.ts) or any tracer a caller installed. The executor and the MCP client make a tool call's
+ * spans only then; a span costs about as much as the rest of a trivial call. Read from the fiber, it takes no Effect step.
  */
-export const spansKept: Effect.Effect<boolean> = Effect.tracerWith((tracer) => Effect.succeed(tracer !== effectsOwnTracer))
-
-/** spansKept for a tracer in hand (a fiber's `currentTracer`): the same answer with no Effect step. */
 export const keepsSpans = (tracer: Tracer.Tracer): boolean => tracer !== effectsOwnTracer

@@ -1,5 +1,6 @@
 import {
   Cause,
+  Clock,
   Context,
   Duration,
   Effect,
@@ -104,7 +105,8 @@ const inFiber = <A, E, R, E2, I, S>(
     // An interrupt of the caller settles too (the worker interrupted and waited for first): the Scope closes
     // and the span ends whichever way the wait ends.
     const interrupted = Effect.suspend(() => settle(Exit.failCause(Cause.interrupt(caller.id()))))
-    return Effect.flatMap(awaitWithin(restore, worker, options.timeout, options.onTimeout, interrupted), settle)
+    const clock = Context.get(caller.currentDefaultServices, Clock.Clock)
+    return Effect.flatMap(awaitWithin(restore, worker, clock, options.timeout, options.onTimeout, interrupted), settle)
   })
 
 /** Effect's own clock: what a fiber has unless a test installed another (TestClock). Its sleep is a plain timer. */
@@ -122,34 +124,35 @@ const maxTimerMillis = 2 ** 31 - 1
 const awaitWithin = <A, E, E2>(
   restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
   worker: Fiber.RuntimeFiber<A, E>,
+  /** The caller's Clock (its fiber's, read without an Effect step). */
+  clock: Clock.Clock,
   duration: Duration.DurationInput,
   onTimeout: () => E2,
   /** Runs, uninterruptibly, after the worker was interrupted and waited for, when the caller is interrupted. */
   interrupted: Effect.Effect<unknown>
-): Effect.Effect<Exit.Exit<A, E | E2>> =>
-  Effect.clockWith((clock) => {
-    if (clock !== liveClock) {
-      return awaitWithinFiber(restore, worker, duration, onTimeout).pipe(Effect.onInterrupt(() => interrupted))
-    }
-    const millis = Duration.toMillis(duration)
-    return restore(Effect.async<Exit.Exit<A, E | E2>>((resume) => {
-      let fired = false
-      const timer = millis > maxTimerMillis ? undefined : setTimeout(() => {
-        fired = true
-        worker.unsafeInterruptAsFork(FiberId.none)
-      }, millis)
-      worker.addObserver((exit) => {
-        if (timer !== undefined) clearTimeout(timer)
-        resume(Effect.succeed(fired && Exit.isInterrupted(exit) ? Exit.fail(onTimeout()) : exit))
-      })
-      // The caller interrupted: the timer goes, and the worker is interrupted and waited for (an async's canceler
-      // runs uninterruptibly), then `interrupted`: no interrupt handler wraps every wait for this rare end.
-      return Effect.zipRight(
-        Effect.zipRight(Effect.sync(() => timer !== undefined && clearTimeout(timer)), Fiber.interrupt(worker)),
-        interrupted
-      )
-    }))
-  })
+): Effect.Effect<Exit.Exit<A, E | E2>> => {
+  if (clock !== liveClock) {
+    return awaitWithinFiber(restore, worker, duration, onTimeout).pipe(Effect.onInterrupt(() => interrupted))
+  }
+  const millis = Duration.toMillis(duration)
+  return restore(Effect.async<Exit.Exit<A, E | E2>>((resume) => {
+    let fired = false
+    const timer = millis > maxTimerMillis ? undefined : setTimeout(() => {
+      fired = true
+      worker.unsafeInterruptAsFork(FiberId.none)
+    }, millis)
+    worker.addObserver((exit) => {
+      if (timer !== undefined) clearTimeout(timer)
+      resume(Effect.succeed(fired && Exit.isInterrupted(exit) ? Exit.fail(onTimeout()) : exit))
+    })
+    // The caller interrupted: the timer goes, and the worker is interrupted and waited for (an async's canceler
+    // runs uninterruptibly), then `interrupted`: no interrupt handler wraps every wait for this rare end.
+    return Effect.zipRight(
+      Effect.zipRight(Effect.sync(() => timer !== undefined && clearTimeout(timer)), Fiber.interrupt(worker)),
+      interrupted
+    )
+  }))
+}
 
 /** awaitWithin on a clock that is not the live one: a timer fiber sleeps on it. */
 const awaitWithinFiber = <A, E, E2>(

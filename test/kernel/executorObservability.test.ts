@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Metric, MetricLabel, Option, Schema, Scope, TestClock, Tracer } from "effect"
+import { Context, Effect, Fiber, Layer, Logger, LogLevel, Metric, MetricLabel, Option, Random, Schema, Scope, TestClock, Tracer } from "effect"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import { makeRunContext, RunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
@@ -115,6 +115,53 @@ describe("ToolExecutor observability", () => {
         ])
       )
       assert.strictEqual(tagged.count, 1)
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("a call's id is drawn from the fiber's Random: a seeded one gives the same ids run after run", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "seeded.tool", name: "Seeded", emitTrace: false }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.succeed(1)
+      })
+      // A fresh Random of the same seed for each run.
+      const ids = Effect.suspend(() =>
+        Effect.withRandom(
+          Effect.map(Effect.all([inRun(execute("seeded.tool", {})), inRun(execute("seeded.tool", {}))]), (results) =>
+            results.map((result) => result.callId)),
+          Random.make("kern")
+        ))
+      const first = yield* ids
+      assert.deepStrictEqual(yield* ids, first)
+      assert.notStrictEqual(first[0], first[1])
+      for (const id of first) assert.match(id, /^call_[0-9a-f]{16}$/)
+      // Effect's own Random: ids drawn at once, still of the same shape and not repeated.
+      const unseeded = yield* Effect.all([inRun(execute("seeded.tool", {})), inRun(execute("seeded.tool", {}))])
+      assert.notStrictEqual(unseeded[0].callId, unseeded[1].callId)
+      for (const result of unseeded) assert.match(result.callId, /^call_[0-9a-f]{16}$/)
+    }).pipe(Effect.provide(kernelLayer())))
+
+  it.effect("a call's log line follows the calling fiber's minimum log level: a call that went through is a debug line", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      yield* registry.register({ toolId: "logged.tool", name: "Logged" }, {
+        parameters: Schema.Struct({}),
+        handler: () => Effect.succeed(1)
+      })
+      const lines: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+      })
+      const logged = (effect: Effect.Effect<unknown, never, ToolExecutor | ToolRegistry>) =>
+        effect.pipe(Effect.provide(Logger.add(logger)))
+      yield* logged(inRun(execute("logged.tool", {})))
+      assert.deepStrictEqual(lines, [])
+      yield* logged(inRun(execute("logged.tool", {})).pipe(Logger.withMinimumLogLevel(LogLevel.Debug)))
+      assert.strictEqual(lines.length, 1)
+      assert.match(lines[0]!, /^DEBUG tool logged\.tool ok in \d+ ms$/)
+      yield* logged(inRun(execute("missing.tool", {})))
+      assert.strictEqual(lines.length, 2)
+      assert.match(lines[1]!, /^INFO tool missing\.tool refused in \d+ ms: unknown tool/)
     }).pipe(Effect.provide(kernelLayer())))
 
   it.effect("executeIn runs a call for a run context held by the caller, with nothing to provide", () =>
