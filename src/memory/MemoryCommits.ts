@@ -6,12 +6,19 @@ import * as NodePath from "node:path"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { inspectAgentFile, makeSkippedFiles } from "../storage/agentFiles.js"
 import { Git, GitError } from "./Git.js"
+import { memoryFingerprint } from "./memoryFingerprint.js"
 
 /** The agent's memory: the Markdown files at the root, knowledge/, notes/ and skills/. Never `.kern/`. */
 export const memoryPathspecs: ReadonlyArray<string> = [":(glob)*.md", ":(glob)knowledge/**", ":(glob)notes/**", ":(glob)skills/**"]
 
 /** At most one memory commit a minute while turns continue. */
 export const commitInterval = Duration.minutes(1)
+
+/**
+ * How long a file must have been left alone before a check that found nothing to commit is trusted for it: a file
+ * written again within the file system's tick (coarse on some file systems, 2 s on FAT) keeps its times and size.
+ */
+export const settledAfter = Duration.seconds(3)
 
 /** Where the service's warnings go (stderr in the CLI, the log in a library). */
 export type Report = (line: string) => Effect.Effect<void>
@@ -33,9 +40,11 @@ type Problem = "not-a-repo" | "detached" | "locked" | "identity" | "failed"
  * Commits the memory files after turns (config `autoCommit`): what a turn changed and what the operator changed by
  * hand, only under the memory paths, at most once a minute (a change made sooner is committed when the minute is
  * up), and once more when the scope closes. A repository problem is a warning naming the fix, never a failure and
- * never a lost change: the files stay as they are and the next attempt commits them.
+ * never a lost change: the files stay as they are and the next attempt commits them. A turn after which nothing git
+ * looks at has changed since git last found nothing to commit (and that had settled, `trustAfter`) starts no git
+ * process (memoryFingerprint.ts); the scope's last commit always asks git.
  */
-export const make = (report: Report) =>
+export const make = (report: Report, trustAfter: Duration.DurationInput = settledAfter) =>
   Effect.gen(function*() {
     const { config, paths } = yield* AgentConfig
     const fs = yield* FileSystem.FileSystem
@@ -48,6 +57,15 @@ export const make = (report: Report) =>
     const oneAtATime = yield* Effect.makeSemaphore(1)
     const flushes = yield* FiberSet.make()
     const skipped = yield* makeSkippedFiles(report)
+    // What git looked at when it last found nothing to commit (memoryFingerprint.ts): while it is the same, a turn
+    // starts no git process. Only a settled one is kept (every time older than trustAfter).
+    const clean = yield* Ref.make<string | undefined>(undefined)
+    const trustMillis = Duration.toMillis(trustAfter)
+    const fingerprintNow = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.sync(() => {
+        const found = memoryFingerprint(dir)
+        return found === undefined || found.newestMs >= now - trustMillis ? undefined : found.text
+      }))
 
     /** Each problem is reported once until a commit succeeds again. */
     const warn = (problem: Problem, text: string) =>
@@ -142,6 +160,7 @@ export const make = (report: Report) =>
     const commitNow: Effect.Effect<ReadonlyArray<string>> = oneAtATime.withPermits(1)(
       Effect.gen(function*() {
         if (!config.autoCommit) return []
+        yield* Ref.set(clean, undefined)
         const realDir = yield* fs.realPath(dir).pipe(Effect.orElseSucceed(() => dir))
         if (!(yield* git.isRepoRoot(dir, realDir))) {
           yield* warn(
@@ -149,6 +168,7 @@ export const make = (report: Report) =>
             `${dir} is not a git repository, so memory changes are not committed: run \`git init\` there ` +
               "(or set \"autoCommit\": false in .kern/config.json)"
           )
+          yield* Ref.set(clean, yield* fingerprintNow)
           return []
         }
         const head = yield* git.exec(dir, ["symbolic-ref", "-q", "HEAD"])
@@ -162,7 +182,10 @@ export const make = (report: Report) =>
         }
         yield* untrackKernDir
         const files = yield* changedFiles
-        if (files.length === 0) return []
+        if (files.length === 0) {
+          yield* Ref.set(clean, yield* fingerprintNow)
+          return []
+        }
         const identity = yield* identityArgs
         yield* git.run(dir, ["add", "-A", "--", ...files])
         // Only these paths: whatever else the operator staged stays staged and out of kern's commit.
@@ -183,6 +206,9 @@ export const make = (report: Report) =>
      */
     const afterTurn: Effect.Effect<void> = Effect.gen(function*() {
       if (!config.autoCommit) return
+      // Nothing git looks at changed since it last found nothing to commit: no git process this turn.
+      const cleanText = yield* Ref.get(clean)
+      if (cleanText !== undefined && cleanText === (yield* fingerprintNow)) return
       const now = yield* Clock.currentTimeMillis
       const last = yield* Ref.get(lastCommitMs)
       const dueAt = last === undefined ? now : last + Duration.toMillis(commitInterval)
@@ -209,12 +235,12 @@ export class MemoryCommits extends Context.Tag("kern/memory/MemoryCommits")<
 >() {}
 
 /** MemoryCommits over the agent's config, warnings to `report`, git run through Node's child processes. */
-export const layer = (report: Report = (line) => Effect.logWarning(line)): Layer.Layer<
+export const layer = (report: Report = (line) => Effect.logWarning(line), trustAfter?: Duration.DurationInput): Layer.Layer<
   MemoryCommits,
   never,
   AgentConfig | FileSystem.FileSystem
 > =>
-  Layer.scoped(MemoryCommits, make(report)).pipe(
+  Layer.scoped(MemoryCommits, make(report, trustAfter)).pipe(
     Layer.provide(Git.Default),
     Layer.provide(NodeCommandExecutor.layer)
   )

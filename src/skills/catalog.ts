@@ -78,8 +78,20 @@ export const readSkillText = (
 const codeOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
 
+/** Whether `dir` is not there (stat says so without throwing); an error is not an answer. */
+const absent = (dir: string): boolean => {
+  try {
+    return NodeFs.statSync(dir, { throwIfNoEntry: false }) === undefined
+  } catch {
+    return false
+  }
+}
+
 /** The candidate skill folders of a folder of skills, sorted; a missing folder has none. */
 const listFolder = (folder: SkillFolder): Either.Either<ReadonlyArray<string>, string> => {
+  // A folder that is not there (most agents have no skills) is looked at without an error made and thrown every turn.
+  // (Any other answer, an error included, is left to readdir, whose error is the one reported.)
+  if (absent(folder.dir)) return Either.right([])
   try {
     const entries = NodeFs.readdirSync(folder.dir, { withFileTypes: true })
     return Either.right(

@@ -7,7 +7,7 @@ import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
 import { openActiveSession } from "../../src/runtime/activeSession.js"
 import { MessageQueue } from "../../src/turn/MessageQueue.js"
-import { TurnRunner } from "../../src/turn/TurnRunner.js"
+import { makeRunTurn } from "../../src/turn/runTurn.js"
 import { agentRuntimeLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { type Bench, median } from "./bench.js"
@@ -44,10 +44,22 @@ const fixedWork = (): number => {
   return cpuMs(process.cpuUsage(start)) + (hash === 0.5 || parsed.length === 0 ? 1 : 0)
 }
 
+/** The agent folder as `kern init` leaves it: a git repository with the memory files committed (what autoCommit works on). */
+const gitInit = (dir: string) => {
+  for (const args of [["init", "-q", "-b", "main"], ["config", "user.name", "bench"], ["config", "user.email", "bench@kern.local"], ["add", "-A", "--", "."], ["commit", "-q", "-m", "init"]]) {
+    const done = spawnSync("git", args, { cwd: dir, encoding: "utf8" })
+    if (done.status !== 0) throw new Error(`git ${args.join(" ")} exited ${done.status}: ${done.stderr}`)
+  }
+}
+
 /**
  * kern's own CPU per model step on a session of `messages` messages: process.cpuUsage of this process (all its
  * threads) over one-step turns, the model server running in another process; only the time spent waiting for the
- * server's bytes is left out, because waiting costs no CPU. The baseline is the CPU to JSON.stringify the history
+ * server's bytes is left out, because waiting costs no CPU. Each turn runs through the one driver a running agent
+ * uses (runTurn: the turn, then the memory commit after it) in a folder that is a git repository, as `kern init`
+ * makes it: the git processes autoCommit starts run in processes of their own, but spawning them and reading
+ * their output is this process's CPU, which a user's agent pays every turn (until 2026-11-28 the bench called the
+ * turn runner directly, in a folder that was no repository, and never paid it). The baseline is the CPU to JSON.stringify the history
  * once (a floor for anything that sends it all).
  *
  * Beside the median it reports where the CPU went, so that a run can be judged against another: `meanMs` (what a
@@ -64,6 +76,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
   const server = await startModelServerProcess()
   const agent = benchAgent(messages, { model: "bench-model", baseURL: server.baseURL })
   try {
+    gitInit(agent.dir)
     const layer = agentRuntimeLayer(agent.dir, { command: "kern bench", waitSeconds: 0 }).pipe(
       Layer.provide(Layer.succeed(ProcessEnv, env)),
       Layer.provide(NodeContext.layer)
@@ -71,7 +84,7 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
     return await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const { session } = yield* openActiveSession()
       const queue = yield* MessageQueue
-      const runner = yield* TurnRunner
+      const runTurn = yield* makeRunTurn
       const samples: Array<number> = []
       const baseline: Array<number> = []
       const main: Array<number> = []
@@ -81,15 +94,13 @@ const turnCpu = (messages: number, turns: number, warmup: number) => async () =>
       for (let i = 0; i < turns + warmup; i++) {
         const gapStart = process.cpuUsage()
         yield* queue.offer({ interface: "bench", channel: "bench", userId: "u", text: `turn ${i}` })
-        const message = yield* queue.next
         const start = process.cpuUsage()
         const mainStart = mainThreadMs()
         const gap = cpuMs(process.cpuUsage(gapStart))
-        const outcome = yield* runner.run({ message, session, emit: () => Effect.void })
+        const outcome = yield* runTurn({ session: () => Effect.succeed(session), emit: () => Effect.void })
         const mainEnd = mainThreadMs()
         const usedAll = cpuMs(process.cpuUsage(start))
         const used = usedAll / outcome.steps
-        yield* queue.endTurn("main")
         if (outcome.failure !== undefined) return yield* Effect.die(`the bench turn failed: ${outcome.failure.message}`)
         const history = yield* session.history.messages
         const baseStart = process.cpuUsage()

@@ -41,6 +41,19 @@ describe("the skills catalog", () => {
       expect(catalog.problems).toEqual([])
     }))
 
+  it.effect("a folder of skills that is a file, under a file, or a dangling link: as readdir says (the missing-folder shortcut)", () =>
+    Effect.gen(function*() {
+      const { dir, home } = skillsAgent({}, { skillsPaths: ["~/plain.txt", "~/plain.txt/skills", "~/dangling"] })
+      writeFiles(home, { "plain.txt": "a file\n" })
+      NodeFs.symlinkSync(NodePath.join(home, "nowhere"), NodePath.join(home, "dangling"))
+      const catalog = yield* Effect.flatMap(skillsOf(dir, home), (s) => s.catalog)
+      expect(catalog.skills).toEqual([])
+      expect(catalog.problems.map((p) => p.error)).toEqual([
+        `${NodePath.join(home, "plain.txt")} is not a folder`,
+        `${NodePath.join(home, "plain.txt", "skills")} is not a folder`
+      ])
+    }))
+
   it.effect("a bad skill is listed with its error and never hides the good ones", () =>
     Effect.gen(function*() {
       const { dir, home } = skillsAgent({
