@@ -1,17 +1,13 @@
-// o200k_base token counts over the flat rank table (bpeTable.ts), the same as gpt-tokenizer's `countTokens` for every
-// text (test/model/bpeCount.test.ts compares them over a corpus, hostile text included): the same pre-token pattern,
-// the same whole-piece lookup by text, the same byte-pair merges (the lowest rank first, the first of equals), the same
-// refusal of a text holding a special token's spelling. Only the table it looks ranks up in differs.
+// o200k_base token counts over the flat rank table (bpeTable.ts), the same as gpt-tokenizer's `countTokens` with no
+// special token disallowed, for every text (test/model/bpeCount.test.ts compares them over a corpus, hostile text
+// included): the same pre-token pattern, the same whole-piece lookup by text, the same byte-pair merges (the lowest
+// rank first, the first of equals). Only the table it looks ranks up in differs.
+//
+// A special token's spelling (`<|endoftext|>`) is counted as the text it is, as tiktoken's encode_ordinary does:
+// gpt-tokenizer's default throws on it, and a chat message holding it failed its turn with a stack trace, and every
+// later turn of that session too, since the message stays in the session and is counted again.
 import { CL_AND_O_TOKEN_SPLIT_PATTERN } from "gpt-tokenizer/encodingParams/constants"
-import { EndOfPrompt, EndOfText, FimMiddle, FimPrefix, FimSuffix, ImEnd, ImSep, ImStart } from "gpt-tokenizer/specialTokens"
 import { isValidUtf8, isWellFormed, rankOf, type RankTable } from "./bpeTable.js"
-
-/**
- * o200k_base's special tokens, in its order (encodingParams/o200k_base.js): gpt-tokenizer's `countTokens` refuses a
- * text holding any of them (all are disallowed), naming the first found.
- */
-const specialTokens = [EndOfText, FimPrefix, FimMiddle, FimSuffix, ImStart, ImEnd, ImSep, EndOfPrompt]
-const specialPattern = new RegExp(`(${specialTokens.map((token) => token.replace(/[|]/g, "\\|")).join("|")})`)
 
 const encoder = new TextEncoder()
 
@@ -65,8 +61,6 @@ export const bpeCounter = (table: RankTable, cacheSize = 100_000): (text: string
     return count
   }
   return (text: string) => {
-    const special = specialPattern.exec(text)
-    if (special !== null) throw new Error(`Disallowed special token found: ${special[0]}`)
     let count = 0
     for (const [piece] of text.matchAll(CL_AND_O_TOKEN_SPLIT_PATTERN)) count += countPiece(piece)
     return count

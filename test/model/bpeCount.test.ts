@@ -12,10 +12,10 @@ const count = bpeCounter(table)
 // Through the file the build writes: the counts must not depend on which table is used.
 const fromFile = bpeCounter(deserializeRankTable(serializeRankTable(table))!)
 
-/** gpt-tokenizer's answer: its count, or the message it refuses the text with. */
+/** gpt-tokenizer's answer with no special token disallowed (a special token's spelling counted as text): its count, or why it failed. */
 const reference = (text: string): number | string => {
   try {
-    return countTokens(text)
+    return countTokens(text, { disallowedSpecial: new Set() })
   } catch (error) {
     return (error as Error).message
   }
@@ -57,11 +57,17 @@ const corpus = [
 ]
 
 describe("bpeCount", () => {
-  it("counts as gpt-tokenizer's countTokens over a corpus, refusing the same texts with the same message", () => {
+  it("counts as gpt-tokenizer's countTokens over a corpus", () => {
     for (const text of corpus) {
       expect(ours(count, text), JSON.stringify(text)).toEqual(reference(text))
       expect(ours(fromFile, text), JSON.stringify(text)).toEqual(reference(text))
     }
+  })
+
+  it("counts a special token's spelling as the text it is, where gpt-tokenizer's default throws (a chat message may hold it)", () => {
+    expect(() => countTokens("say <|endoftext|> please")).toThrow(/Disallowed special token/)
+    expect(count("say <|endoftext|> please")).toBe(countTokens("say <|endoftext|> please", { disallowedSpecial: new Set() }))
+    expect(count("<|endoftext|>")).toBeGreaterThan(1)
   })
 
   it("counts as countTokens over generated text: any code units, full Unicode, words and spaces", () => {
