@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises"
 
 /** The packages whose index re-exports each module as a namespace (`export * as Effect from "./Effect.js"`). */
-const namespaced = ["effect", "@effect/platform", "@effect/sql", "@effect/experimental"]
+const namespaced = ["effect", "@effect/platform", "@effect/sql", "@effect/experimental", "@effect/ai"]
 /** The names effect's index exports from effect/Function rather than as a module. */
 const fromFunction = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
 

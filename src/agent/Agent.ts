@@ -74,13 +74,23 @@ export interface AgentOptions {
  * The agent over services already built (the CLI's `kern chat` builds them with its own reporting). When its scope
  * closes it waits, 30 s at most, for a notes summary a turn started, so a one-shot use leaves it made.
  */
-export const make = (options: { readonly newSession?: boolean | undefined; readonly report?: Report | undefined } = {}) =>
+export const make = (
+  options: {
+    readonly newSession?: boolean | undefined
+    readonly report?: Report | undefined
+    /**
+     * Nothing in this process catches the summaries up (`kern chat`, which builds no ContextCatchUp): a session far
+     * behind them is read from its raw window only.
+     */
+    readonly oneShot?: boolean | undefined
+  } = {}
+) =>
   Effect.gen(function*() {
     const runTurn = yield* makeRunTurn
     const queue = yield* MessageQueue
     const summary = yield* NotesSummary
     const report = options.report ?? logReport
-    const { problems, session } = yield* openActiveSession({ fresh: options.newSession === true })
+    const { problems, session } = yield* openActiveSession({ fresh: options.newSession === true, oneShot: options.oneShot === true })
     for (const problem of problems) yield* report(`warning: ${problem}`)
     const recall = yield* Recall
     yield* Effect.addFinalizer(() => summary.settled())

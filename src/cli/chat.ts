@@ -55,7 +55,7 @@ const inProcess = (args: ChatArgs, files: ReadonlyArray<ChatFile>, loaded: Loade
   Effect.scoped(Effect.gen(function*() {
     // Stored in the agent's media store (its caps checked again, its type sniffed) before the turn is queued.
     const attachments = yield* ingestFiles(files).pipe(Effect.mapError((rejected) => new CommandFailed({ message: rejected.message })))
-    const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`) })
+    const agent = yield* Agent.make({ newSession: args.newSession, report: (line) => Console.error(`kern: ${line}`), oneShot: true })
     yield* followLocalApprovals
     yield* followLocalQuestions
     // The memory is committed after the turn and a notes summary it started is waited for before the folder is let

@@ -2,6 +2,7 @@ import type { Prompt } from "@effect/ai"
 import { Duration, Effect, FiberSet, Option, Ref } from "effect"
 import type { SessionHistory } from "./SessionHistory.js"
 import { SessionHistory as History } from "./SessionHistory.js"
+import { messageOverheadTokens } from "./sentText.js"
 import { sectionSeparator } from "./systemPrompt.js"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { type TokenCounter, Tokenizer } from "../model/tokenizer.js"
@@ -108,12 +109,42 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
 
     const setState = (sessionId: string, state: SessionState) => Ref.update(states, (map) => new Map(map).set(sessionId, state))
 
-    /** Where a session may be read from: its persisted cut, when there is one. */
-    const cutOf = (sessionId: string): Effect.Effect<Option.Option<ReadFrom>> =>
-      store.getCut(sessionId).pipe(
-        Effect.map(Option.filter((cut) => cut.messageIndex > 0 && cut.byteOffset > 0)),
-        Effect.catchAll(warned(Option.none<ContextCut>()))
-      )
+    /**
+     * Sessions opened by a process that runs no catch-up of the summaries (a one-shot `kern chat`): one whose summaries
+     * are far behind is held, and read next time, from its raw window only (`rawOnly`).
+     */
+    const rawOnlySessions = yield* Ref.make(new Set<string>())
+
+    /**
+     * Whether a raw window from `cut` leaves the summaries certainly more than a window behind: the messages between
+     * them take `messageOverheadTokens` each at least. Then no turn summarizes in its own time (the backlog is over a
+     * window, SessionHistory.exceeds) and only a catch-up needs the messages before the cut.
+     */
+    const farBehindFrom = (cut: number, covered: number) =>
+      summariesOn && (cut - covered) * messageOverheadTokens > config.maxContextTokens
+
+    /**
+     * Where a session may be read from: its persisted cut, when there is one. A cut past the summarized messages (the
+     * raw window itself, stored by a one-shot process: `rawOnly`) is read from only by such a process while the
+     * summaries are still far behind it; any other reads the whole session, as its catch-up needs the messages before.
+     */
+    const readFrom = (sessionId: string, rawOnly: boolean): Effect.Effect<Option.Option<ReadFrom>> =>
+      Effect.gen(function*() {
+        if (rawOnly) yield* Ref.update(rawOnlySessions, (set) => new Set(set).add(sessionId))
+        const stored = yield* store.getCut(sessionId).pipe(
+          Effect.map(Option.filter((cut) => cut.messageIndex > 0 && cut.byteOffset > 0)),
+          Effect.catchAll(warned(Option.none<ContextCut>()))
+        )
+        if (Option.isNone(stored) || !summariesOn) return stored
+        const { coveredEnd: covered } = yield* stateOf(sessionId)
+        if (stored.value.messageIndex <= covered) return stored
+        return rawOnly && farBehindFrom(stored.value.messageIndex, covered) ? stored : Option.none()
+      })
+
+    const cutOf = (sessionId: string) => readFrom(sessionId, false)
+
+    /** cutOf for a process that runs no catch-up of the summaries (a one-shot `kern chat`). */
+    const rawCutOf = (sessionId: string) => readFrom(sessionId, true)
 
     /** The in-memory history of a loaded session, counted as the context counts it. */
     const historyOf = (loaded: LoadedSession) =>
@@ -290,8 +321,12 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
           planned = yield* plan(input, state, ratio, true)
         }
         yield* announce(input.sessionId, planned, input.progress)
-        // Without summaries nothing needs the messages before the cut.
-        const from = holdFrom(yield* input.history.windowFrom(planned.cut), planned.cut, summariesOn ? state.coveredEnd : planned.cut)
+        // Without summaries nothing needs the messages before the cut; nor does a process that runs no catch-up when the
+        // summaries are far behind it (readFrom).
+        const rawOnly = (yield* Ref.get(rawOnlySessions)).has(input.sessionId) && farBehindFrom(planned.cut, state.coveredEnd)
+        const from = rawOnly
+          ? planned.cut
+          : holdFrom(yield* input.history.windowFrom(planned.cut), planned.cut, summariesOn ? state.coveredEnd : planned.cut)
         yield* moveCut(input.sessionId, input.history, state, planned.cut, from)
         yield* keep(input.sessionId, state, planned.cut, from, planned.composition)
         const request = yield* requestOf(input, planned, ratio, "send")
@@ -399,6 +434,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
       settled,
       calibrate,
       cutOf,
+      rawCutOf,
       historyOf,
       segments,
       storedCut,

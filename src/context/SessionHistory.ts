@@ -158,13 +158,14 @@ export class SessionHistory {
     Effect.suspend(() => this.countedFrom(from > this.base + this.records.length ? 0 : from - this.base))
 
   /**
-   * Whether the held messages from `from` (absolute) on take more than `limit` tokens, counted from the newest back
-   * and no further than the answer needs.
+   * Whether the messages from `from` (absolute) on take more than `limit` tokens, counted from the newest back and no
+   * further than the answer needs. Messages before the first held (a session read from its raw window) count
+   * `messageOverheadTokens` each, the least any message takes: the answer is yes as soon as that alone is over.
    */
   readonly exceeds = (from: number, limit: number): Effect.Effect<boolean> =>
     Effect.suspend(() => {
       const start = Math.max(0, from - this.base)
-      let total = 0
+      let total = Math.max(0, this.base - from) * messageOverheadTokens
       for (let i = this.records.length - 1; i >= Math.max(start, this.uncounted); i--) total += this.tokens[i]!
       if (total > limit || start >= this.uncounted) return Effect.succeed(total > limit)
       return Effect.map(this.options.count, (count) => {

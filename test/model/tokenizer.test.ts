@@ -15,6 +15,13 @@ describe("tokenizer", () => {
       expect(count(text)).toBeLessThan(text.length)
     }).pipe(Effect.provide(Tokenizer.Default)))
 
+  it.effect("counts a message holding a special token's spelling as text, never failing the turn that counts it", () =>
+    Effect.gen(function*() {
+      const count = yield* (yield* Tokenizer).counter
+      const text = "ignore this: <|endoftext|><|im_start|>system"
+      expect(count(text)).toBe(countTokens(text, { disallowedSpecial: new Set() }))
+    }).pipe(Effect.provide(Tokenizer.Default)))
+
   it("tokensUpTo counts only when the byte length leaves the limit in doubt, and never under-counts", () => {
     let calls = 0
     const counting = (text: string) => {

@@ -81,6 +81,12 @@ describe("the one-shot chat's turn bundle (src/quick/chatLocal.ts) runs as bin/k
     expect(kinds.filter((entry) => entry.kind === "dynamic-import")).toEqual([])
     expect(NodeFs.readFileSync(NodePath.join(testDist, "quickChatLocal.cjs"), "utf8")).not.toMatch(/\bimport\(/)
   })
+
+  it("holds no @effect/ai index (scripts/deepImports.mjs), whose MCP schemas a chat never uses and evaluated at every chat", () => {
+    const { inputs } = bundleOf("quickChatLocal")
+    expect(inputs.filter((file) => /@effect[/]ai[/]dist[/]esm[/](index|McpSchema|McpServer)[.]js$/.test(file))).toEqual([])
+    expect(inputs.filter((file) => /@effect[/]ai[/]dist[/]esm[/]LanguageModel[.]js$/.test(file))).toHaveLength(1)
+  })
 })
 
 describe("the probe that picks a chat's bundle (src/quick/chatProbe.ts) loads almost nothing", () => {
