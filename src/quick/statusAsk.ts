@@ -10,11 +10,13 @@
 // a hosted folder, another process holding the lock, a broken config, an agent that does not answer in time).
 import * as NodeFs from "node:fs"
 import type * as NodeHttp from "node:http"
+import * as NodePath from "node:path"
 import { parseDotenv } from "../config/dotenv.js"
 import { agentPaths } from "../config/paths.js"
 import { reportEnvironment } from "../config/reportEnvironment.js"
 import { holderRunning } from "../storage/processState.js"
 import { statusWords } from "./statusArgs.js"
+import { keptOutput } from "./statusCache.js"
 
 /**
  * node's http module, loaded only when the agent is asked. bin/kern.js runs this bundle as a vm.Script, where import()
@@ -103,7 +105,15 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
   const configText = readIfExists(paths.configFile)
   if (configText === undefined) return false
   const address = liveAddress(paths.lockFile)
-  if (address === undefined) return false
+  if (address === undefined) {
+    // A stopped agent's report, kept by the last ask while nothing it shows has changed (src/quick/statusCache.ts).
+    const kept = typeof __dirname === "string"
+      ? keptOutput({ dir, json: words.json, env: process.env, bundle: NodePath.join(__dirname, "quickStatus.cjs") })
+      : undefined
+    if (kept === undefined) return false
+    print(kept)
+    return true
+  }
   let url: URL
   try {
     // Under the address's own path, as the command line's client joins its routes (a hosted agent's is its host's
