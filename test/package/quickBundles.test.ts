@@ -65,7 +65,6 @@ describe("the status client that asks a running agent loads almost nothing", () 
       "src/config/dotenv.ts",
       "src/config/paths.ts",
       "src/config/reportEnvironment.ts",
-      "src/quick/chatArgs.ts",
       "src/quick/chatProbe.ts",
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
