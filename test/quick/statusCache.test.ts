@@ -52,12 +52,18 @@ const status = async (ask: Ask) => {
   }
 }
 
-/** Every file of the folder's .kern as last changed a minute ago: settled, as a folder nobody touched is. */
+/**
+ * Every file of the folder's .kern changed in the last minute as changed a minute ago (each settle its own instant, as
+ * a later change has a later time): settled, as a folder nobody touched since is. Files left alone keep their times,
+ * so a state that changed only what is not a file (the environment, the arguments) is asked under the last one's key.
+ */
 const settle = (dir: string) => {
-  const past = new Date(Date.now() - 60_000)
+  const now = Date.now()
+  const past = new Date(now - 60_000)
   const walk = (path: string) => {
-    NodeFs.utimesSync(path, past, past)
-    if (NodeFs.statSync(path).isDirectory()) for (const name of NodeFs.readdirSync(path)) walk(NodePath.join(path, name))
+    const info = NodeFs.statSync(path)
+    if (info.mtimeMs > now - 59_000) NodeFs.utimesSync(path, past, past)
+    if (info.isDirectory()) for (const name of NodeFs.readdirSync(path)) walk(NodePath.join(path, name))
   }
   walk(NodePath.join(dir, ".kern"))
 }
