@@ -4,6 +4,9 @@
 // command line's own report runs) and this client only finds it, asks and prints. It loads no Effect, no schema and
 // no SQLite: node's http module, and only once the folder's lock names a live holder with an address.
 //
+// A stopped agent's report the last ask kept, while nothing it shows has changed, is printed here too
+// (src/quick/statusCache.ts).
+//
 // Whatever it cannot settle for sure it leaves to `local` (src/quick/status.ts, the command line's own report): a
 // command line it does not parse, a folder without config.json, no live holder, no token, an agent not on this
 // machine's loopback (the request carries the variables the report reads), and any answer but 200 with an output (an older agent,
