@@ -17,6 +17,23 @@ export const spendZone = (timezone: string | undefined): DateTime.TimeZone => ag
  */
 export const spendDayIn = (epochMs: number, timezone: string | undefined): string => localIso(epochMs, timezone).slice(0, 10)
 
+/**
+ * The first instant after `epochMs` whose spendDayIn is another day: until then, whatever is shown for today's spend
+ * stays today's. Found by halving over the next 27 hours (a day lasts 23 to 25), so it is spendDayIn's own boundary,
+ * daylight saving time included.
+ */
+export const nextSpendDayMs = (epochMs: number, timezone: string | undefined): number => {
+  const today = spendDayIn(epochMs, timezone)
+  let sameDay = epochMs
+  let otherDay = epochMs + 27 * 60 * 60 * 1000
+  while (otherDay - sameDay > 1) {
+    const middle = sameDay + Math.floor((otherDay - sameDay) / 2)
+    if (spendDayIn(middle, timezone) === today) sameDay = middle
+    else otherDay = middle
+  }
+  return otherDay
+}
+
 /** A cap a call counts against: which one, its row in the ledger and its values. */
 export interface CapAt {
   readonly cap: CapName

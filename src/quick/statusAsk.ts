@@ -4,17 +4,22 @@
 // command line's own report runs) and this client only finds it, asks and prints. It loads no Effect, no schema and
 // no SQLite: node's http module, and only once the folder's lock names a live holder with an address.
 //
+// A stopped agent's report the last ask kept, while nothing it shows has changed, is printed here too
+// (src/quick/statusCache.ts).
+//
 // Whatever it cannot settle for sure it leaves to `local` (src/quick/status.ts, the command line's own report): a
 // command line it does not parse, a folder without config.json, no live holder, no token, an agent not on this
 // machine's loopback (the request carries the variables the report reads), and any answer but 200 with an output (an older agent,
 // a hosted folder, another process holding the lock, a broken config, an agent that does not answer in time).
 import * as NodeFs from "node:fs"
 import type * as NodeHttp from "node:http"
+import * as NodePath from "node:path"
 import { parseDotenv } from "../config/dotenv.js"
 import { agentPaths } from "../config/paths.js"
 import { reportEnvironment } from "../config/reportEnvironment.js"
 import { holderRunning } from "../storage/processState.js"
 import { statusWords } from "./statusArgs.js"
+import { keptOutput } from "./statusCache.js"
 
 /**
  * node's http module, loaded only when the agent is asked. bin/kern.js runs this bundle as a vm.Script, where import()
@@ -103,7 +108,15 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
   const configText = readIfExists(paths.configFile)
   if (configText === undefined) return false
   const address = liveAddress(paths.lockFile)
-  if (address === undefined) return false
+  if (address === undefined) {
+    // A stopped agent's report, kept by the last ask while nothing it shows has changed (src/quick/statusCache.ts).
+    const kept = typeof __dirname === "string"
+      ? keptOutput({ dir, json: words.json, env: process.env, bundle: NodePath.join(__dirname, "quickStatus.cjs") })
+      : undefined
+    if (kept === undefined) return false
+    print(kept)
+    return true
+  }
   let url: URL
   try {
     // Under the address's own path, as the command line's client joins its routes (a hosted agent's is its host's

@@ -61,11 +61,14 @@ describe("the status client that asks a running agent loads almost nothing", () 
   it("holds only its own plain modules: no Effect, no schema, no SQLite, no command line; requires node's modules alone", () => {
     const { imports, inputs } = bundleOf("quickStatusAsk")
     expect(inputs.toSorted()).toEqual([
+      "src/channels/terminalSafe.ts",
       "src/config/dotenv.ts",
       "src/config/paths.ts",
       "src/config/reportEnvironment.ts",
+      "src/quick/chatProbe.ts",
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
+      "src/quick/statusCache.ts",
       "src/storage/processState.ts"
     ])
     expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])

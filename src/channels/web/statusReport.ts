@@ -12,7 +12,7 @@ import { providerProblems } from "../../config/providers.js"
 import * as LockFile from "../../storage/LockFile.js"
 import { orIfMissing } from "../../storage/missingFile.js"
 import { costCapProblem } from "../../model/pricing.js"
-import { spendDayIn } from "../../model/spendCaps.js"
+import { nextSpendDayMs, spendDayIn } from "../../model/spendCaps.js"
 import { spendLines, spendStatusOf } from "../../model/spendStatus.js"
 import { NotAnAgentFolder } from "../../config/errors.js"
 import * as HostedMark from "../../storage/HostedMark.js"
@@ -54,6 +54,12 @@ export interface StatusSources<E, R> {
 export interface StatusOutput {
   readonly stdout: string
   readonly failure: string | null
+  /**
+   * Until when the clock leaves this output as it is (the spend's day ends, a pairing code expires), as long as the
+   * files and environment it was made from stay the same; null when it also shows what no file holds (a running
+   * agent, a host, a PostgreSQL database) or a read that failed (kern.db locked a moment). `kern status` keeps such an output for the next ask (src/quick/statusCache.ts).
+   */
+  readonly steadyUntilMs: number | null
 }
 
 const fileSize = (fs: FileSystem.FileSystem, file: string) =>
@@ -99,7 +105,8 @@ export const statusOutput = <E, R>(
       ? undefined
       : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(target.right))
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
-    const day = spendDayIn(yield* Clock.currentTimeMillis, config.timezone)
+    const dayAt = yield* Clock.currentTimeMillis
+    const day = spendDayIn(dayAt, config.timezone)
     const fromDb = stored === undefined ? undefined : yield* Effect.either(stored.usageAndHeartbeat(day))
     const usage = fromDb?._tag === "Right" ? fromDb.right[0] : null
     const spend = spendStatusOf(day, config.limits, fromDb?._tag === "Right" ? fromDb.right[2] : [])
@@ -108,9 +115,9 @@ export const statusOutput = <E, R>(
     const now = yield* Clock.currentTimeMillis
     const pairingRows = stored === undefined ? undefined : yield* Effect.either(stored.pairings)
     if (pairingRows?._tag === "Left") problems.push(pairingRows.left.message)
-    const pendingPairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
+    const livePairings = (pairingRows?._tag === "Right" ? pairingRows.right : [])
       .filter((pairing) => pairing.status === "pending" && codeIsLive(pairing, now))
-      .map((pairing) => ({ id: userKey(pairing), name: pairing.displayName, code: pairing.code }))
+    const pendingPairings = livePairings.map((pairing) => ({ id: userKey(pairing), name: pairing.displayName, code: pairing.code }))
     const heartbeat = heartbeatStatus(config, fromDb?._tag === "Right" ? fromDb.right[1] : undefined)
     // Schedules, and the runs they missed while the agent was down (kern schedule list names them).
     const scheduleSummary = fromDb?._tag === "Right" ? fromDb.right[3] : undefined
@@ -208,7 +215,13 @@ export const statusOutput = <E, R>(
       subagents,
       spend
     }
-    if (json) return { stdout: JSON.stringify(status), failure: problemsFailure(problems, "in \"problems\"") } satisfies StatusOutput
+    // What the clock changes: the spend's day, the pending codes' expiry; a live agent or a host, at any moment.
+    // A read that failed may not fail again (kern.db locked a moment, a file being replaced): not steady either.
+    const readFailed = [sizes, fromDb, pairingRows, holder, recallFigures, runningRows, storedSummary].some((read) => read?._tag === "Left")
+    const steadyUntilMs = runtime !== null || hosted.view !== null || database.kind === "postgres" || readFailed
+      ? null
+      : Math.min(nextSpendDayMs(dayAt, config.timezone), ...livePairings.map((pairing) => pairing.expiresAtMs ?? Infinity))
+    if (json) return { stdout: JSON.stringify(status), failure: problemsFailure(problems, "in \"problems\""), steadyUntilMs } satisfies StatusOutput
     const lines = [
       `name:      ${status.name}`,
       `folder:    ${status.dir}`,
@@ -249,7 +262,7 @@ export const statusOutput = <E, R>(
       `recall:    ${!config.recall ? "off (\"recall\": false)" : recallFigures?._tag === "Right" ? `${indexLine(recallFigures.right)}; embeddings: ${embeddingLine(recallFigures.right)}` : "nothing indexed yet"}`,
       problems.length === 0 ? "problems:  none" : `problems:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`
     ]
-    return { stdout: lines.join("\n"), failure: problemsFailure(problems, "above") } satisfies StatusOutput
+    return { stdout: lines.join("\n"), failure: problemsFailure(problems, "above"), steadyUntilMs } satisfies StatusOutput
   }).pipe(Effect.scoped)
 
 /** Scripts can rely on the exit code (`kern status && kern start`): it fails whenever a problem is listed. */
