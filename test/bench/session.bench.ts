@@ -105,9 +105,10 @@ const load = (messages: number, runs: number) => async () => {
       samples: opens.map((w) => w.ms),
       baseline: floors.map((w) => w.ms),
       extra: {
-        openMainThreadMs: openMain,
-        floorMainThreadMs: floorMain,
-        mainThreadRatio: openMain / floorMain,
+        // Where the system says what the main thread ran (Linux): NaN would be written as null in the result file.
+        ...(Number.isFinite(openMain) && Number.isFinite(floorMain)
+          ? { openMainThreadMs: openMain, floorMainThreadMs: floorMain, mainThreadRatio: openMain / floorMain }
+          : {}),
         openGcMs: median(opens.map((w) => w.gcMs)),
         floorGcMs: median(floors.map((w) => w.gcMs)),
         opensWithMarkCompact: opens.filter((w) => w.markCompacts > 0).length / opens.length,
