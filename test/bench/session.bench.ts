@@ -8,6 +8,7 @@ import { AssistantMessage } from "../../src/session/messages.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import type { Bench } from "./bench.js"
 import { benchKernBin } from "./kernBuild.js"
+import { type ColdWindow, timeColdWindow } from "./coldWindow.js"
 import { benchAgent, storeLayer } from "./fixtures.js"
 
 
@@ -29,25 +30,27 @@ const readAndParse = (path: string) => {
  * (kern.db, its migrations, the context), open the newest session (stream and decode the file, repair, record its
  * count, build the in-memory history and prompt). Exported for `coldSample`, which runs it in a fresh process.
  */
-export const openCold = async (dir: string, messages: number): Promise<number> => {
-  const start = performance.now()
-  const loaded = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(storeLayer(dir))
-    const { session } = yield* Effect.scoped(openActiveSession()).pipe(Effect.provide(context))
-    return yield* session.history.size
-  })))
-  const ms = performance.now() - start
+export const openCold = async (dir: string, messages: number): Promise<ColdWindow> => {
+  let loaded = -1
+  const window = await timeColdWindow(async () => {
+    loaded = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(storeLayer(dir))
+      const { session } = yield* Effect.scoped(openActiveSession()).pipe(Effect.provide(context))
+      return yield* session.history.size
+    })))
+  })
   if (loaded !== messages) throw new Error(`loaded ${loaded} messages of a ${messages}-message session`)
-  return ms
+  return window
 }
 
 /** The floor, timed the same way: read the file and JSON.parse every line. Exported for `coldSample`. */
-export const parseCold = async (path: string, messages: number): Promise<number> => {
-  const start = performance.now()
-  const lines = readAndParse(path)
-  const ms = performance.now() - start
+export const parseCold = async (path: string, messages: number): Promise<ColdWindow> => {
+  let lines = -1
+  const window = await timeColdWindow(() => {
+    lines = readAndParse(path)
+  })
   if (lines !== messages + 1) throw new Error(`parsed ${lines} lines of a ${messages}-message session`)
-  return ms
+  return window
 }
 
 /**
@@ -57,30 +60,61 @@ export const parseCold = async (path: string, messages: number): Promise<number>
  * start and the bundle's evaluation are the same for both and are left out. The OS file cache is warm for both
  * (it cannot be dropped without root; both read the same file).
  */
-const coldSample = (fn: "openCold" | "parseCold", target: string, messages: number): number => {
+const coldSample = (fn: "openCold" | "parseCold", target: string, messages: number): ColdWindow => {
   const script = `const m = await import(${JSON.stringify(import.meta.url)}); ` +
-    `process.stdout.write(String(await m.${fn}(${JSON.stringify(target)}, ${messages})))`
+    `process.stdout.write(JSON.stringify(await m.${fn}(${JSON.stringify(target)}, ${messages})))`
   const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 1 << 20 })
-  const ms = Number(result.stdout.trim().split("\n").pop())
-  if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`${fn} exited ${result.status}: ${result.stdout}${result.stderr}`)
-  return ms
+  let window: ColdWindow | undefined
+  try {
+    window = JSON.parse(result.stdout.trim().split("\n").pop() ?? "") as ColdWindow
+  } catch {
+    window = undefined
+  }
+  if (result.status !== 0 || window === undefined || !Number.isFinite(window.ms)) {
+    throw new Error(`${fn} exited ${result.status}: ${result.stdout}${result.stderr}`)
+  }
+  return window
 }
 
-/** Opening a whole session cold, against reading and parsing its file cold, alternating sample by sample. */
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!
+}
+
+/**
+ * Opening a whole session cold, against reading and parsing its file cold, alternating sample by sample. Beside the
+ * samples (wall time), where it went: the main thread's CPU of each (`openMainThreadMs`, `floorMainThreadMs`, and
+ * their ratio), the collector's pauses within each, and the share of each a full mark-compact landed in.
+ */
 const load = (messages: number, runs: number) => async () => {
   const agent = benchAgent(messages)
   const db = NodePath.join(agent.dir, ".kern", "kern.db")
   try {
-    const samples: Array<number> = []
-    const baseline: Array<number> = []
+    const opens: Array<ColdWindow> = []
+    const floors: Array<ColdWindow> = []
     for (let i = 0; i < runs; i++) {
       // The first open: kern.db is new (an empty file says a fresh one is meant), so no count or cut is stored.
       for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
       NodeFs.writeFileSync(db, "")
-      samples.push(coldSample("openCold", agent.dir, messages))
-      baseline.push(coldSample("parseCold", agent.session!, messages))
+      opens.push(coldSample("openCold", agent.dir, messages))
+      floors.push(coldSample("parseCold", agent.session!, messages))
     }
-    return { samples, baseline }
+    const openMain = median(opens.map((w) => w.mainThreadMs))
+    const floorMain = median(floors.map((w) => w.mainThreadMs))
+    return {
+      samples: opens.map((w) => w.ms),
+      baseline: floors.map((w) => w.ms),
+      extra: {
+        // Where the system says what the main thread ran (Linux): NaN would be written as null in the result file.
+        ...(Number.isFinite(openMain) && Number.isFinite(floorMain)
+          ? { openMainThreadMs: openMain, floorMainThreadMs: floorMain, mainThreadRatio: openMain / floorMain }
+          : {}),
+        openGcMs: median(opens.map((w) => w.gcMs)),
+        floorGcMs: median(floors.map((w) => w.gcMs)),
+        opensWithMarkCompact: opens.filter((w) => w.markCompacts > 0).length / opens.length,
+        floorsWithMarkCompact: floors.filter((w) => w.markCompacts > 0).length / floors.length
+      }
+    }
   } finally {
     agent.remove()
   }
