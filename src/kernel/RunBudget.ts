@@ -107,10 +107,13 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
       return answer
     }
     const usage = Effect.sync(() => used)
-    const add = (key: keyof BudgetUsage) => (amount: number) =>
-      Effect.sync(() => {
-        used = { ...used, [key]: used[key] + amount }
-      })
+    const addNow = (key: keyof BudgetUsage) => (amount: number): void => {
+      used = { ...used, [key]: used[key] + amount }
+    }
+    const add = (key: keyof BudgetUsage) => {
+      const now = addNow(key)
+      return (amount: number) => Effect.sync(() => now(amount))
+    }
     const reserveToolCallNow = () =>
       modify((usage): readonly [Reservation, BudgetUsage] => {
         const cap = exceededCap(caps, usage)
@@ -118,9 +121,7 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
           ? [{ granted: true }, { ...usage, toolCallsUsed: usage.toolCallsUsed + 1 }]
           : [{ granted: false, cap }, usage]
       })
-    const addLatencyMsNow = (ms: number) => {
-      used = { ...used, latencyMsUsed: used.latencyMsUsed + ms }
-    }
+    const addLatencyMsNow = addNow("latencyMsUsed")
     return {
       limits: caps,
       usage,
@@ -130,7 +131,7 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
       remainingToolCalls: Effect.map(usage, (usage) => Math.max(0, caps.maxToolCalls - usage.toolCallsUsed)),
       budgetExceeded: Effect.map(usage, (usage) => exceededCap(caps, usage) !== undefined),
       addPromptTokens: add("promptTokensUsed"),
-      addLatencyMs: (ms) => Effect.sync(() => addLatencyMsNow(ms)),
+      addLatencyMs: add("latencyMsUsed"),
       addCostUsdCents: add("costUsdCentsUsed"),
       carve: (wanted) =>
         Effect.sync(() => modify((usage): readonly [CarvedBudget, BudgetUsage] => {
