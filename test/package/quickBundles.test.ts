@@ -69,6 +69,7 @@ describe("the status client that asks a running agent loads almost nothing", () 
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
       "src/quick/statusCache.ts",
+      "src/quick/statusSettle.ts",
       "src/storage/processState.ts"
     ])
     expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
