@@ -20,6 +20,7 @@ import { neutralizeControls } from "../channels/terminalSafe.js"
 import { agentPaths } from "../config/paths.js"
 import { reportEnvironment } from "../config/reportEnvironment.js"
 import { servingFiles } from "./chatProbe.js"
+import { sha256Hex } from "./sha256.js"
 import { type FileStamp, settled } from "./statusSettle.js"
 
 /** The output a kept report prints, as the command line's report ends. */
@@ -52,13 +53,6 @@ export const statusCacheFile = (dir: string) => NodePath.join(agentPaths(dir).ke
 const keptEntries = 4
 
 const formatVersion = "kern status cache 1"
-
-/** node:crypto, only when a key is made (the running agent's ask never loads it); none where node cannot give it. */
-const sha256 = (text: string): string | undefined => {
-  if (typeof process.getBuiltinModule !== "function") return undefined
-  const crypto = process.getBuiltinModule("node:crypto")
-  return crypto.createHash("sha256").update(text).digest("hex")
-}
 
 const isAbsent = (error: unknown) => {
   const code = (error as NodeJS.ErrnoException).code
@@ -104,7 +98,7 @@ const readIfThere = (file: string): string | undefined => {
 
 /**
  * The key of `ask` as the folder is now, or none when one cannot be made for sure (no config.json, an unreadable
- * file, no sha256).
+ * file).
  */
 export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | undefined => {
   try {
@@ -136,7 +130,7 @@ export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | und
     const wal = `${paths.dbFile}-wal`
     const stamps = files.map((file) => stamp(file, file === wal))
     const environment = Object.entries(reportEnvironment(ask.env, configText)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const digest = sha256(JSON.stringify([
+    const key = sha256Hex(JSON.stringify([
       formatVersion,
       ask.dir,
       paths.dir,
@@ -147,11 +141,10 @@ export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | und
       envText ?? null,
       files.map((file, i) => [file, stamps[i]!.text])
     ]))
-    if (digest === undefined) return undefined
     // The bundle and the system's zone file are not the folder's: an install's age says nothing of a race.
     const folderSettled = stamps.slice(2).every((s) => s.changed === undefined || settled(s.changed, nowMs))
     const unserved = serving.every((_, i) => stamps[6 + i]!.text === "-")
-    return { key: digest, keepable: folderSettled && unserved }
+    return { key, keepable: folderSettled && unserved }
   } catch {
     return undefined
   }
