@@ -359,6 +359,44 @@ describe("kern status: a stopped agent's report kept for the next ask", () => {
       expect(NodeFs.readFileSync(cache, "utf8")).not.toContain("sk-test")
     }))
 
+  it.live("a kept answer is written as the report writes it: to a file, to a reader gone (141, quietly), a failure on stderr with 1", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1", { prices: { "test-model": { input: 0, output: 0 } } })
+      const ask: Ask = { args: [dir], env: baseEnv }
+      // No API key: the report lists a problem and exits 1, and keeps that too.
+      for (const [name, env, code] of [["a clean report", baseEnv, 0], ["a problem", {}, 1]] as const) {
+        const asked: Ask = { ...ask, env }
+        settle(dir)
+        const fresh = yield* Effect.promise(() => status(asked))
+        const kept = yield* Effect.promise(() => status(asked))
+        expect(fresh.full, name).toBe(true)
+        expect(kept.full, name).toBe(false)
+        expect(kept.seen, name).toEqual(fresh.seen)
+        expect(kept.seen.status, name).toBe(code)
+        expect(kept.seen.stdout.length, name).toBeGreaterThan(100)
+        if (code === 1) expect(kept.seen.stderr, name).toMatch(/^kern: /)
+        // To a file: the same bytes.
+        const file = NodePath.join(makeTempDir(), "out.txt")
+        const out = NodeFs.openSync(file, "w")
+        const toFile = spawnSync(process.execPath, ["--require", preload, kernBin, "status", dir], { env, stdio: ["ignore", out, "pipe"], encoding: "utf8" })
+        NodeFs.closeSync(out)
+        expect(toFile.stderr, name).toContain("@kept")
+        expect(toFile.status, name).toBe(code)
+        expect(NodeFs.readFileSync(file, "utf8"), name).toBe(kept.seen.stdout)
+        // A reader gone before anything is written (`kern status | true`): the closed output's exit code, no stack trace.
+        const closed = yield* Effect.promise(() =>
+          runCollected(process.execPath, ["--require", preload, kernBin, "status", dir], {
+            env,
+            stuckAfterMs: 100_000,
+            onSpawn: (child) => void child.stdout?.destroy()
+          })
+        )
+        expect(closed.stderr, name).toContain("@kept")
+        expect(closed.stderr, name).not.toMatch(/EPIPE|Error:|\n\s+at /)
+        expect(closed.status, `${name}: ${closed.stderr}`).toBe(141)
+      }
+    }))
+
   it("nextSpendDayMs: the first instant of the next spend day, in any zone and across daylight saving time", () => {
     const zones = [undefined, "UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "Australia/Lord_Howe"]
     // Around the DST changes of 2026 and on ordinary days.
