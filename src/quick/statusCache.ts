@@ -10,16 +10,18 @@
 // and its WAL, the lock and the other serving files, the sessions (their folder and each file), the folder as named
 // and as resolved, --json, and the status bundle itself (another kern build makes its own report). A file is known by
 // its device, inode, mode, size and modification time. An output is kept only when nothing it read changed while it
-// was made (the key taken before equals the key taken after) and every file was last modified more than `settleMs`
-// before, so a change in the same tick of a coarse file clock cannot hide behind an equal time (git's racy-clean
-// rule): any later change gives the file a later time, and the key another value. The environment's values are in
-// the key only as a sha256 digest.
+// was made (the key taken before equals the key taken after) and every file has settled (src/quick/statusSettle.ts:
+// changed long enough ago that a change in the same tick of the file clock cannot hide behind an equal time, 100 ms
+// for a local file system's fine stamps, 2 s otherwise): any later change gives the file a later time, and the key
+// another value. The environment's values are in the key only as a sha256 digest.
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { neutralizeControls } from "../channels/terminalSafe.js"
 import { agentPaths } from "../config/paths.js"
 import { reportEnvironment } from "../config/reportEnvironment.js"
 import { servingFiles } from "./chatProbe.js"
+import { sha256Hex } from "./sha256.js"
+import { type FileStamp, settled } from "./statusSettle.js"
 
 /** The output a kept report prints, as the command line's report ends. */
 export interface KeptOutput {
@@ -40,27 +42,17 @@ export interface StatusAsk {
 /** The key of an ask, and whether it may be kept under it. */
 export interface AskKey {
   readonly key: string
-  /** Every file the key names is older than `settleMs`, and none of the files an agent is found by is there. */
+  /** Every file of the folder the key names has settled, and none of the files an agent is found by is there. */
   readonly keepable: boolean
 }
 
 /** The cache's file in the agent folder. */
 export const statusCacheFile = (dir: string) => NodePath.join(agentPaths(dir).kernDir, "status-cache.json")
 
-/** How old a file's last change must be before an output made from it is kept. */
-export const settleMs = 2_000
-
 /** How many outputs the cache keeps (text and --json, a folder named two ways), the newest first. */
 const keptEntries = 4
 
 const formatVersion = "kern status cache 1"
-
-/** node:crypto, only when a key is made (the running agent's ask never loads it); none where node cannot give it. */
-const sha256 = (text: string): string | undefined => {
-  if (typeof process.getBuiltinModule !== "function") return undefined
-  const crypto = process.getBuiltinModule("node:crypto")
-  return crypto.createHash("sha256").update(text).digest("hex")
-}
 
 const isAbsent = (error: unknown) => {
   const code = (error as NodeJS.ErrnoException).code
@@ -72,14 +64,26 @@ const isAbsent = (error: unknown) => {
  * Not its change time: SQLite run as root gives kern.db's WAL to its owner again on every open (a change time, the
  * same bytes), so each report would change the key it was kept under.
  */
-const stamp = (file: string, emptyIsAbsent = false): { readonly text: string; readonly changedNs: bigint | undefined } => {
+const stamp = (file: string, emptyIsAbsent = false): { readonly text: string; readonly changed: FileStamp | undefined } => {
   try {
     const info = NodeFs.statSync(file, { bigint: true })
-    if (emptyIsAbsent && info.size === 0n && info.isFile()) return { text: "-", changedNs: undefined }
-    return { text: `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}`, changedNs: info.mtimeNs }
+    if (emptyIsAbsent && info.size === 0n && info.isFile()) return { text: "-", changed: undefined }
+    return {
+      text: `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}`,
+      changed: { mtimeNs: info.mtimeNs, fileSystem: () => fileSystemOf(file) }
+    }
   } catch (error) {
-    if (isAbsent(error)) return { text: "-", changedNs: undefined }
+    if (isAbsent(error)) return { text: "-", changed: undefined }
     throw error
+  }
+}
+
+/** The file system's statfs type of `file`, none when it cannot be asked. */
+const fileSystemOf = (file: string): number | undefined => {
+  try {
+    return NodeFs.statfsSync(file).type
+  } catch {
+    return undefined
   }
 }
 
@@ -94,7 +98,7 @@ const readIfThere = (file: string): string | undefined => {
 
 /**
  * The key of `ask` as the folder is now, or none when one cannot be made for sure (no config.json, an unreadable
- * file, no sha256).
+ * file).
  */
 export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | undefined => {
   try {
@@ -126,7 +130,7 @@ export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | und
     const wal = `${paths.dbFile}-wal`
     const stamps = files.map((file) => stamp(file, file === wal))
     const environment = Object.entries(reportEnvironment(ask.env, configText)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const digest = sha256(JSON.stringify([
+    const key = sha256Hex(JSON.stringify([
       formatVersion,
       ask.dir,
       paths.dir,
@@ -137,13 +141,10 @@ export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | und
       envText ?? null,
       files.map((file, i) => [file, stamps[i]!.text])
     ]))
-    if (digest === undefined) return undefined
-    const settledBeforeNs = BigInt(nowMs - settleMs) * 1_000_000n
     // The bundle and the system's zone file are not the folder's: an install's age says nothing of a race.
-    const folderStamps = stamps.slice(2)
-    const settled = folderStamps.every((s) => s.changedNs === undefined || s.changedNs < settledBeforeNs)
+    const folderSettled = stamps.slice(2).every((s) => s.changed === undefined || settled(s.changed, nowMs))
     const unserved = serving.every((_, i) => stamps[6 + i]!.text === "-")
-    return { key: digest, keepable: settled && unserved }
+    return { key, keepable: folderSettled && unserved }
   } catch {
     return undefined
   }

@@ -66,9 +66,11 @@ describe("the status client that asks a running agent loads almost nothing", () 
       "src/config/paths.ts",
       "src/config/reportEnvironment.ts",
       "src/quick/chatProbe.ts",
+      "src/quick/sha256.ts",
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
       "src/quick/statusCache.ts",
+      "src/quick/statusSettle.ts",
       "src/storage/processState.ts"
     ])
     expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import Sqlite from "better-sqlite3"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { nextSpendDayMs, spendDayIn } from "../../src/model/spendCaps.js"
-import { statusCacheFile } from "../../src/quick/statusCache.js"
+import { askKey, statusCacheFile } from "../../src/quick/statusCache.js"
+import { fineSettleMs } from "../../src/quick/statusSettle.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { kernBin, runCollected } from "../support/cli.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
@@ -68,6 +70,42 @@ const settle = (dir: string) => {
   walk(NodePath.join(dir, ".kern"))
 }
 
+/** Every file and folder below the agent folder's .kern. */
+const kernFiles = (dir: string): Array<string> => {
+  const files: Array<string> = []
+  const walk = (path: string) => {
+    files.push(path)
+    if (NodeFs.statSync(path).isDirectory()) for (const name of NodeFs.readdirSync(path)) walk(NodePath.join(path, name))
+  }
+  walk(NodePath.join(dir, ".kern"))
+  return files
+}
+
+/**
+ * Settled as the clock settles it, the files keeping the stamps their changes gave them: waits until the newest of
+ * them is older than the short rule's 100 ms (src/quick/statusSettle.ts), as a user's next ask may come.
+ */
+const settleByClock = async (dir: string) => {
+  const newestMs = Math.max(...kernFiles(dir).map((file) => Number(NodeFs.statSync(file, { bigint: true }).mtimeNs / 1_000_000n)))
+  while (Date.now() <= newestMs + fineSettleMs + 1) await new Promise((resolve) => setTimeout(resolve, 5))
+}
+
+/** Gives `file` the modification time `ns` to the nanosecond (GNU touch: node's utimes goes through a double). */
+const stampNs = (file: string, ns: bigint) => {
+  const seconds = ns / 1_000_000_000n
+  const fraction = (ns % 1_000_000_000n).toString().padStart(9, "0")
+  const result = spawnSync("touch", ["-m", "-d", `@${seconds}.${fraction}`, file], { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`touch ${file}: ${result.stderr}`)
+  expect(NodeFs.statSync(file, { bigint: true }).mtimeNs).toBe(ns)
+}
+
+/** Whether the temporary folders' file system keeps fine stamps of this kernel's clock (ext4, tmpfs, xfs, btrfs). */
+const fineStampsHere = (() => {
+  if (process.platform !== "linux") return false
+  const type = NodeFs.statfsSync(makeTempDir()).type
+  return [0xef53, 0x01021994, 0x58465342, 0x9123683e].includes(type)
+})()
+
 const configFile = (dir: string) => NodePath.join(dir, ".kern", "config.json")
 const editConfig = (dir: string, change: (config: Record<string, unknown>) => Record<string, unknown>) =>
   NodeFs.writeFileSync(configFile(dir), JSON.stringify(change(JSON.parse(NodeFs.readFileSync(configFile(dir), "utf8")))))
@@ -99,7 +137,11 @@ type Step = (
 
 describe("kern status: a stopped agent's report kept for the next ask", () => {
   /** A folder and the steps of one part of the corpus, each checked as it is reached. */
-  const corpus = (steps: (step: Step, dir: string, ask: Ask) => Effect.Effect<void>, distinct: number) =>
+  const corpus = (
+    steps: (step: Step, dir: string, ask: Ask) => Effect.Effect<void>,
+    distinct: number,
+    settling: "backdated" | "by the clock" = "backdated"
+  ) =>
     Effect.gen(function*() {
       const dir = initAgentWithModel("http://127.0.0.1:9/v1", { prices: { "test-model": { input: 0, output: 0 } } })
       const ask: Ask = { args: [dir], env: baseEnv }
@@ -107,7 +149,8 @@ describe("kern status: a stopped agent's report kept for the next ask", () => {
       const step: Step = (name, change, options = {}) =>
         Effect.gen(function*() {
           yield* Effect.promise(async () => change())
-          settle(dir)
+          if (settling === "backdated") settle(dir)
+          else yield* Effect.promise(() => settleByClock(dir))
           const seen = yield* check(name, options.ask ?? ask, dir, options.kept ?? true)
           outputs.push(`${seen.status}\n${seen.stdout}\n${seen.stderr}`)
         })
@@ -120,18 +163,83 @@ describe("kern status: a stopped agent's report kept for the next ask", () => {
     expect((await runCollected(process.execPath, [kernBin, "recall", "stats", dir], { env: baseEnv })).status).toBe(0)
   }
 
-  it.live("corpus, kern.db and the sessions: the kept answer is always the full report's", () =>
-    corpus((step, dir, ask) =>
-      Effect.gen(function*() {
-        yield* step("a fresh folder, no kern.db", () => {})
-        yield* step("--json", () => {}, { ask: { ...ask, args: [dir, "--json"] } })
-        yield* step("kern.db made", () => makeDatabase(dir))
-        yield* step("today's spend in kern.db", () => Effect.runPromise(seedSpendIn(dir, today(), [["agent", "", 100, 10, 1.5]])))
-        yield* step("more spend, the same size on disk", () => Effect.runPromise(seedSpendIn(dir, today(), [["user", "operator", 100, 10, 1.5]])))
-        yield* step("a session", () => void writeSessionFixture(dir, 3))
-        yield* step("the session grew", () => void writeSessionFixture(dir, 5))
-        yield* step("another session", () => void writeSessionFixture(dir, 2, "20261123-100000-000-cafe"))
-      }), 7))
+  const databaseAndSessions = (step: Step, dir: string, ask: Ask) =>
+    Effect.gen(function*() {
+      yield* step("a fresh folder, no kern.db", () => {})
+      yield* step("--json", () => {}, { ask: { ...ask, args: [dir, "--json"] } })
+      yield* step("kern.db made", () => makeDatabase(dir))
+      yield* step("today's spend in kern.db", () => Effect.runPromise(seedSpendIn(dir, today(), [["agent", "", 100, 10, 1.5]])))
+      yield* step("more spend, the same size on disk", () => Effect.runPromise(seedSpendIn(dir, today(), [["user", "operator", 100, 10, 1.5]])))
+      yield* step("a session", () => void writeSessionFixture(dir, 3))
+      yield* step("the session grew", () => void writeSessionFixture(dir, 5))
+      yield* step("another session", () => void writeSessionFixture(dir, 2, "20261123-100000-000-cafe"))
+    })
+
+  it.live("corpus, kern.db and the sessions: the kept answer is always the full report's", () => corpus(databaseAndSessions, 7))
+
+  // The short settle: each state asked as soon as its files are 100 ms old, with the stamps their changes gave them.
+  it.live.skipIf(!fineStampsHere)("corpus, kern.db and the sessions, settled by the clock (100 ms): the kept answer is always the full report's", () =>
+    corpus(databaseAndSessions, 7, "by the clock"))
+
+  it.live.skipIf(!fineStampsHere)("a same-size rewrite of kern.db just after a kept ask is seen: the next ask makes the report again and prints the change", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1", { prices: { "test-model": { input: 0, output: 0 } } })
+      const ask: Ask = { args: [dir], env: baseEnv }
+      const db = NodePath.join(dir, ".kern", "kern.db")
+      yield* Effect.promise(() => makeDatabase(dir))
+      yield* Effect.promise(() => Effect.runPromise(seedSpendIn(dir, today(), [["agent", "", 100, 10, 1.5]])))
+      for (const [round, cents] of [[1, 2.25], [2, 3.5], [3, 0.75]] as const) {
+        yield* Effect.promise(() => settleByClock(dir))
+        NodeFs.rmSync(statusCacheFile(dir), { force: true })
+        const made = yield* Effect.promise(() => status(ask))
+        const kept = yield* Effect.promise(() => status(ask))
+        expect(made.full, `round ${round}`).toBe(true)
+        expect(kept.full, `round ${round}: kept after 100 ms`).toBe(false)
+        expect(kept.seen).toEqual(made.seen)
+        // At once, the same size on disk: only the stamps can tell.
+        const before = NodeFs.statSync(db, { bigint: true })
+        yield* Effect.promise(() => Effect.runPromise(seedSpendIn(dir, today(), [["user", `user${round}`, 100, 10, cents]])))
+        expect(NodeFs.statSync(db, { bigint: true }).size).toBe(before.size)
+        const next = yield* Effect.promise(() => status(ask))
+        expect(next.full, `round ${round}: the change is seen`).toBe(true)
+        expect(next.seen.stdout).not.toEqual(kept.seen.stdout)
+        NodeFs.rmSync(statusCacheFile(dir), { force: true })
+        expect((yield* Effect.promise(() => status(ask))).seen).toEqual(next.seen)
+      }
+    }))
+
+  it.skipIf(process.platform !== "linux")("the key's settle rule on a real folder: fine stamps settle after 100 ms, whole ones after 2 s", () => {
+    const dir = initAgentWithModel("http://127.0.0.1:9/v1")
+    writeSessionFixture(dir, 2)
+    const bundle = NodePath.join(makeTempDir(), "quickStatus.cjs")
+    NodeFs.writeFileSync(bundle, "// the bundle")
+    const ask = { dir, json: false, env: baseEnv, bundle }
+    const files = kernFiles(dir)
+    const at = BigInt(Date.now() - 60_000) * 1_000_000n
+    const keepable = (stampedAt: bigint, nowMs: bigint) => {
+      for (const file of files) stampNs(file, stampedAt)
+      return askKey(ask, Number(nowMs))?.keepable
+    }
+    const ms = 1_000_000n
+    const atMs = at / ms
+    // Fine stamps (a part below the millisecond): 100 ms.
+    expect(keepable(at + 123_456n, atMs + 101n)).toBe(true)
+    expect(keepable(at + 123_456n, atMs + 500n)).toBe(true)
+    expect(keepable(at + 123_456n, atMs + 100n)).toBe(false)
+    expect(keepable(at + 123_456n, atMs + 50n)).toBe(false)
+    // Whole stamps, as a file system of whole seconds, 10 ms or 2 s keeps them: 2 s.
+    for (const after of [101n, 500n, 1_999n, 2_000n]) expect(keepable(at, atMs + after), `${after} ms`).toBe(false)
+    expect(keepable(at, atMs + 2_001n)).toBe(true)
+    // One whole stamp among fine ones holds the folder to 2 s.
+    for (const file of files) stampNs(file, at + 777n)
+    stampNs(files.at(-1)!, at)
+    expect(askKey(ask, Number(atMs + 500n))?.keepable).toBe(false)
+    // A stamp one nanosecond later is another key.
+    const first = askKey(ask, Number(atMs + 500n))?.key
+    stampNs(files.at(-1)!, at + 1n)
+    expect(askKey(ask, Number(atMs + 500n))?.key).not.toBe(first)
+    expect(askKey(ask, Number(atMs + 500n))?.keepable).toBe(true)
+  })
 
   it.live("corpus, config.json, .env, the environment and the arguments: the kept answer is always the full report's", () =>
     corpus((step, dir, ask) =>
@@ -213,12 +321,15 @@ describe("kern status: a stopped agent's report kept for the next ask", () => {
       yield* check("let go", ask, dir, true)
     }))
 
-  it.live("a folder just changed is not kept until it settles; a kept output the clock has passed, or one that is not the report's, is made again", () =>
+  it.live("a folder just changed, its stamps whole, is not kept until it settles (2 s); a kept output the clock has passed, or one that is not the report's, is made again", () =>
     Effect.gen(function*() {
       const dir = initAgentWithModel("http://127.0.0.1:9/v1")
       const ask: Ask = { args: [dir], env: baseEnv }
-      // Just written (now): a change in the same tick of the file clock would not show, so nothing is kept.
+      // Just written (now), on a file system that keeps whole stamps (as one of whole seconds, or FAT's 2 s, keeps them):
+      // a change in the same tick of the file clock would not show, so nothing is kept for 2 s. (Fine stamps settle
+      // after 100 ms, sooner than the ask below reads them: src/quick/statusSettle.ts, and the tests above.)
       editConfig(dir, (config) => ({ ...config, name: "fresh" }))
+      if (process.platform === "linux") stampNs(configFile(dir), BigInt(Date.now()) * 1_000_000n)
       const first = yield* Effect.promise(() => status(ask))
       expect(first.full).toBe(true)
       expect(NodeFs.existsSync(statusCacheFile(dir))).toBe(false)
@@ -246,6 +357,44 @@ describe("kern status: a stopped agent's report kept for the next ask", () => {
       }
       // The environment's values are not in the file, only a digest of them.
       expect(NodeFs.readFileSync(cache, "utf8")).not.toContain("sk-test")
+    }))
+
+  it.live("a kept answer is written as the report writes it: to a file, to a reader gone (141, quietly), a failure on stderr with 1", () =>
+    Effect.gen(function*() {
+      const dir = initAgentWithModel("http://127.0.0.1:9/v1", { prices: { "test-model": { input: 0, output: 0 } } })
+      const ask: Ask = { args: [dir], env: baseEnv }
+      // No API key: the report lists a problem and exits 1, and keeps that too.
+      for (const [name, env, code] of [["a clean report", baseEnv, 0], ["a problem", {}, 1]] as const) {
+        const asked: Ask = { ...ask, env }
+        settle(dir)
+        const fresh = yield* Effect.promise(() => status(asked))
+        const kept = yield* Effect.promise(() => status(asked))
+        expect(fresh.full, name).toBe(true)
+        expect(kept.full, name).toBe(false)
+        expect(kept.seen, name).toEqual(fresh.seen)
+        expect(kept.seen.status, name).toBe(code)
+        expect(kept.seen.stdout.length, name).toBeGreaterThan(100)
+        if (code === 1) expect(kept.seen.stderr, name).toMatch(/^kern: /)
+        // To a file: the same bytes.
+        const file = NodePath.join(makeTempDir(), "out.txt")
+        const out = NodeFs.openSync(file, "w")
+        const toFile = spawnSync(process.execPath, ["--require", preload, kernBin, "status", dir], { env, stdio: ["ignore", out, "pipe"], encoding: "utf8" })
+        NodeFs.closeSync(out)
+        expect(toFile.stderr, name).toContain("@kept")
+        expect(toFile.status, name).toBe(code)
+        expect(NodeFs.readFileSync(file, "utf8"), name).toBe(kept.seen.stdout)
+        // A reader gone before anything is written (`kern status | true`): the closed output's exit code, no stack trace.
+        const closed = yield* Effect.promise(() =>
+          runCollected(process.execPath, ["--require", preload, kernBin, "status", dir], {
+            env,
+            stuckAfterMs: 100_000,
+            onSpawn: (child) => void child.stdout?.destroy()
+          })
+        )
+        expect(closed.stderr, name).toContain("@kept")
+        expect(closed.stderr, name).not.toMatch(/EPIPE|Error:|\n\s+at /)
+        expect(closed.status, `${name}: ${closed.stderr}`).toBe(141)
+      }
     }))
 
   it("nextSpendDayMs: the first instant of the next spend day, in any zone and across daylight saving time", () => {
