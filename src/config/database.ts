@@ -61,6 +61,12 @@ export type DatabaseTarget =
     readonly password: string | undefined
   }
 
+/** Whether two targets are the same tables: the same SQLite file, or the same server URL and schema. */
+export const sameTarget = (a: DatabaseTarget, b: DatabaseTarget): boolean =>
+  a._tag === "sqlite"
+    ? b._tag === "sqlite" && a.file === b.file
+    : b._tag === "postgres" && Redacted.value(a.url) === Redacted.value(b.url) && a.schema === b.schema
+
 /** `database.url` cannot be used as it stands; the message never holds the password. */
 export class DatabaseConfigError extends Schema.TaggedError<DatabaseConfigError>()("DatabaseConfigError", {
   detail: Schema.String

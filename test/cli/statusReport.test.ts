@@ -76,6 +76,16 @@ describe("POST /status/report: the running agent's `kern status` is the command 
       // Without the token, the command line cannot ask the agent: no server line either way.
       const tokenless = yield* compare(base, dir, false, { OPENROUTER_API_KEY: "sk-test" })
       expect(tokenless.local.stdout).not.toContain("server:")
+
+      // The agent reads kern.db over its own connection only while the folder's config names the database it holds:
+      // one that now names a PostgreSQL server (nothing listens there) is read as the command line reads it.
+      NodeFs.writeFileSync(
+        configFile,
+        JSON.stringify({ ...config, database: { url: "postgres://kern@127.0.0.1:9/kern" } })
+      )
+      const moved = yield* compare(base, dir, false, env)
+      expect(moved.local.stdout).toContain("postgres://kern@127.0.0.1:9/kern")
+      expect(moved.local.status).toBe(1)
     })))
 
   it.live("answers only its token's holder, only for its own folder", () =>

@@ -4,9 +4,10 @@
 // lets `kern status` of a running agent load almost nothing (src/quick/statusAsk.ts). What differs between the two
 // is passed in (StatusSources): the text and JSON are made by the same code, so they are the same.
 import { FileSystem } from "@effect/platform"
-import { Clock, Effect, Option, Schema } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Clock, Effect, type Layer, Option, Schema } from "effect"
 import { loadConfig, type LoadedConfig } from "../../config/AgentConfig.js"
-import { databaseTarget } from "../../config/database.js"
+import { databaseTarget, type DatabaseTarget } from "../../config/database.js"
 import { summarizerLine } from "../../context/summarizerStatus.js"
 import { providerProblems } from "../../config/providers.js"
 import * as LockFile from "../../storage/LockFile.js"
@@ -48,6 +49,11 @@ export interface StatusSources<E, R> {
   readonly hosted: (loaded: LoadedConfig) => Effect.Effect<HostedStatus, E, R>
   /** The running agent, asked only while a live process holds the folder's lock (`holder`). */
   readonly live: (loaded: LoadedConfig, holder: LockFile.LockHolder) => Effect.Effect<LiveStatus, E, R>
+  /**
+   * kern.db as this process already holds it open, when the report's `target` is the one it holds (the running
+   * agent: its connection, statements prepared); undefined to open it for the report.
+   */
+  readonly database?: (target: DatabaseTarget) => Layer.Layer<SqlClient.SqlClient> | undefined
 }
 
 /** The command's output (stdout, without its last newline) and, when it lists problems, the failure it ends with. */
@@ -103,7 +109,10 @@ export const statusOutput = <E, R>(
     // kern.db's reads, with their database, loaded only when it may hold something (statusStored.ts).
     const stored = target._tag === "Left" || (target.right._tag === "sqlite" && dbBytes === 0)
       ? undefined
-      : yield* Effect.flatMap(Effect.promise(() => import("./statusStored.js")), (module) => module.storedReads(target.right))
+      : yield* Effect.flatMap(
+        Effect.promise(() => import("./statusStored.js")),
+        (module) => module.storedReads(target.right, sources.database?.(target.right))
+      )
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
     const dayAt = yield* Clock.currentTimeMillis
     const day = spendDayIn(dayAt, config.timezone)

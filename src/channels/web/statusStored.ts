@@ -1,5 +1,6 @@
 // What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite, sqlite-vec and the
 // stores with it) only when kern.db holds something, so a folder without one never loads them.
+import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../../config/AgentConfig.js"
 import * as KnownSecrets from "../../config/KnownSecrets.js"
@@ -48,10 +49,10 @@ const storedSummary = (loaded: LoadedConfig) =>
 
 /**
  * The reads of kern.db status makes, over one open of it, made by the first read that needs it and closed with the
- * scope.
+ * scope; over `held` instead where the process already holds kern.db open (the running agent's own connection).
  */
-export const storedReads = (target: DatabaseTarget) =>
-  Effect.map(Layer.memoize(databaseOf(target)), (database) => ({
+export const storedReads = (target: DatabaseTarget, held?: Layer.Layer<SqlClient.SqlClient>) =>
+  Effect.map(Layer.memoize(held ?? databaseOf(target)), (database) => ({
     /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
     usageAndHeartbeat: (day: string) =>
       Effect.all([

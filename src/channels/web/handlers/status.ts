@@ -1,7 +1,9 @@
 import { FileSystem, HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AgentConfig, type LoadedConfig } from "../../../config/AgentConfig.js"
+import { databaseTarget, type DatabaseTarget, sameTarget } from "../../../config/database.js"
 import { ProcessEnv } from "../../../config/ProcessEnv.js"
 import { providerProblems } from "../../../config/providers.js"
 import { ContextWindow } from "../../../context/ContextWindow.js"
@@ -129,12 +131,18 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           : []
         return { server: Option.some({ url: holder.address, pid: process.pid }), status: now, waiting } satisfies LiveStatus
       })
+    // kern.db as this agent holds it: the report reads it over the agent's own connection (its statements prepared)
+    // rather than opening it again for every ask, while the folder's config still names the same database.
+    const held = databaseTarget(config, loaded.env, paths.dbFile)
+    const heldDatabase = Layer.succeed(SqlClient.SqlClient, yield* SqlClient.SqlClient)
+    const database = (target: DatabaseTarget) => Either.isRight(held) && sameTarget(held.right, target) ? heldDatabase : undefined
     const report = (request: StatusReportRequest) =>
       NodePath.resolve(request.cwd, request.dir) !== paths.dir
         ? notMine(`${request.dir} is not this agent's folder`)
         : statusOutput({ dir: request.dir, cwd: request.cwd }, request.json, {
           hosted: () => notMine("the folder is hosted by a kern serve"),
-          live
+          live,
+          database
         }).pipe(
           Effect.provideService(ProcessEnv, request.env),
           Effect.provideService(FileSystem.FileSystem, fs),
