@@ -76,8 +76,10 @@ if (argv.length === 0 || argv.includes("--help") || argv.includes("-h") || argv.
 }
 if (!taken && argv[0] === "sessions" && argv[1] === "list") {
   try {
+    // The listing the last ask kept while nothing it read has changed (src/quick/sessionsAsk.ts): plain code, a few KB.
+    taken = require(NodePath.join(dist, "quickSessionsAsk.cjs")).run(argv)
     // quick.cjs loads dist/quickNames.cjs (the users' names) the same way, when a session is not the operator's.
-    taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv, loadCached)
+    if (!taken) taken = loadCached(NodePath.join(dist, "quick.cjs")).run(argv, loadCached)
   } catch (error) {
     missingBuild(error)
   }

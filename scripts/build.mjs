@@ -118,6 +118,8 @@ await buildQuick("chatLocal", "quickChatLocal", {
 await buildQuick("chatProbe", "quickChatProbe")
 // `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect.
 await buildQuick("statusAsk", "quickStatusAsk")
+// `kern sessions list` kept from the last ask (src/quick/sessionsAsk.ts): plain code, no Effect.
+await buildQuick("sessionsAsk", "quickSessionsAsk")
 /**
  * Runs `use` on the module `entry` bundled as the build bundles it (a temporary file in dist/, removed after): for
  * what the build writes from kern's own code.

@@ -8,14 +8,19 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as NodeJsPath from "node:path"
 import { resolveDir } from "./cli/dirs.js"
 import { failureReport } from "./cli/errors.js"
-import { list, type NamesLoader } from "./cli/sessions.js"
+import { listing as listingOf, type NamesLoader } from "./cli/sessions.js"
 import { exitCodeTeardown } from "./cli/teardown.js"
 import { AgentConfig } from "./config/AgentConfig.js"
 import { ProcessEnv } from "./config/ProcessEnv.js"
+import { keepIn } from "./quick/keptOutputs.js"
+import { listWords } from "./quick/sessionsArgs.js"
+import { type SessionsAsk, sessionsCacheFile, sessionsKey, steadyForever } from "./quick/sessionsCache.js"
 import type { NamesResult } from "./quickNames.js"
 
 interface ListArgs {
@@ -30,23 +35,13 @@ interface ListArgs {
  * (one folder); otherwise none.
  */
 export const parseListArgs = (argv: ReadonlyArray<string>): ListArgs | undefined => {
-  let dir: Option.Option<string> = Option.none()
-  let dirFlag: Option.Option<string> = Option.none()
-  let json = false
-  let conversation: Option.Option<string> = Option.none()
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === "--json" && !json) json = true
-    else if (arg === "--dir" && Option.isNone(dirFlag) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
-      dirFlag = Option.some(argv[++i]!)
-    } else if (arg === "--conversation" && Option.isNone(conversation) && i + 1 < argv.length && !argv[i + 1]!.startsWith("-")) {
-      conversation = Option.some(argv[++i]!)
-    } else if (!arg.startsWith("-") && Option.isNone(dir)) dir = Option.some(arg)
-    else return undefined
+  const words = listWords(argv)
+  return words === undefined ? undefined : {
+    dir: Option.fromNullable(words.dir),
+    dirFlag: Option.fromNullable(words.dirFlag),
+    json: words.json,
+    conversation: Option.fromNullable(words.conversation)
   }
-  // Two folders is a usage mistake: the full CLI explains it, with the command's usage.
-  if (Option.isSome(dir) && Option.isSome(dirFlag) && dir.value !== dirFlag.value) return undefined
-  return { dir, dirFlag, json, conversation }
 }
 
 /** What dist/quickNames.cjs (src/quickNames.ts) exports. */
@@ -65,9 +60,38 @@ const namesFrom = (load: LoadBundle): NamesLoader =>
       catch: (error) => ({ message: `dist/quickNames.cjs could not be loaded: ${String(error)}` })
     }).pipe(Effect.flatMap((result) => "error" in result ? Effect.fail({ message: result.error }) : Effect.succeed(result.users))))
 
+/**
+ * The listing, printed, and kept for the next ask (src/quick/sessionsCache.ts) when the folder was the same before
+ * and after it was made and nothing was logged as a warning meanwhile (the names' warning is for a listing that is
+ * never kept: one with somebody else's session). Run from the sources, nothing is kept.
+ */
 const listing = (args: ListArgs, load: LoadBundle) =>
   resolveDir(args.dir, args.dirFlag).pipe(
-    Effect.flatMap((dir) => list({ dir, json: args.json, conversation: args.conversation }, namesFrom(load))),
+    Effect.flatMap((dir) => {
+      const ask: SessionsAsk | undefined = typeof __filename !== "string" ? undefined : {
+        dir,
+        json: args.json,
+        conversation: Option.getOrUndefined(args.conversation),
+        env: process.env,
+        bundle: __filename
+      }
+      let quiet = true
+      const warned = Logger.add(Logger.make(({ logLevel }) => {
+        if (LogLevel.greaterThanEqual(logLevel, LogLevel.Warning)) quiet = false
+      }))
+      const before = ask === undefined ? undefined : sessionsKey(ask)
+      return listingOf({ dir, json: args.json, conversation: args.conversation }, namesFrom(load)).pipe(
+        Effect.tap(Console.log),
+        Effect.tap((stdout) =>
+          Effect.sync(() => {
+            if (ask !== undefined && quiet) {
+              keepIn(sessionsCacheFile(dir), before, sessionsKey(ask), { stdout, failure: null, steadyUntilMs: steadyForever }, Date.now())
+            }
+          })
+        ),
+        Effect.provide(warned)
+      )
+    }),
     Effect.as(0),
     Effect.catchAll((error) => {
       const { code, line } = failureReport(error)

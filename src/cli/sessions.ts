@@ -64,7 +64,8 @@ const namesFor = (sessions: ReadonlyArray<SessionSummary>, load: NamesLoader) =>
 /** One cell of text from the users' own words: no terminal control, no line break. */
 const cell = (text: string) => neutralizeControls(text).replace(/[\r\n]+/g, " ")
 
-const print = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
+/** The listing as it is printed (without its last line break). */
+const render = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
   Effect.gen(function*() {
     const all = yield* (yield* SessionStore).list
     const sessions = Option.isSome(only) ? all.filter((s) => s.conversation === only.value) : all
@@ -73,13 +74,11 @@ const print = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
       ...s,
       ...labelConversation(s.conversation, users)
     }))
-    if (json) return yield* Console.log(JSON.stringify(labelled))
+    if (json) return JSON.stringify(labelled)
     if (labelled.length === 0) {
-      return yield* Console.log(
-        Option.isSome(only) ? `no sessions in conversation ${cell(only.value)} (kern sessions list shows them all)` : "no sessions yet"
-      )
+      return Option.isSome(only) ? `no sessions in conversation ${cell(only.value)} (kern sessions list shows them all)` : "no sessions yet"
     }
-    yield* Console.log(table(
+    return table(
       ["session", "person", "channel", "messages", "size", "updated", "state"],
       labelled.map((s) => [
         s.id,
@@ -90,18 +89,21 @@ const print = (json: boolean, only: Option.Option<string>, load: NamesLoader) =>
         s.updatedAt,
         s.active ? "active" : ""
       ])
-    ))
+    )
   })
 
 /**
- * `kern sessions list`, the names loaded by `load`. No import of the loader here: a dynamic import in this module
+ * `kern sessions list`'s output, the names loaded by `load`. No import of the loader here: a dynamic import in this module
  * would make esbuild wrap the quick bundle's modules lazily and keep whole packages it now leaves out.
  */
-export const list = (args: SessionsArgs, load: NamesLoader) =>
+export const listing = (args: SessionsArgs, load: NamesLoader) =>
   Effect.gen(function*() {
     const { fileExists } = yield* AgentConfig.AgentConfig
     if (!fileExists) {
       return yield* new NotAnAgentFolder({ dir: args.dir })
     }
-    yield* print(args.json, args.conversation ?? Option.none(), load).pipe(Effect.provide(storeLayer))
+    return yield* render(args.json, args.conversation ?? Option.none(), load).pipe(Effect.provide(storeLayer))
   }).pipe(Effect.provide(AgentConfig.layer(args.dir)))
+
+/** `kern sessions list`, printed. */
+export const list = (args: SessionsArgs, load: NamesLoader) => Effect.flatMap(listing(args, load), Console.log)

@@ -18,6 +18,7 @@ import { parseDotenv } from "../config/dotenv.js"
 import { agentPaths } from "../config/paths.js"
 import { reportEnvironment } from "../config/reportEnvironment.js"
 import { holderRunning } from "../storage/processState.js"
+import { printOutput } from "./printOutput.js"
 import { statusWords } from "./statusArgs.js"
 import { keptOutput } from "./statusCache.js"
 
@@ -30,9 +31,6 @@ const loadHttp = (): Promise<typeof NodeHttp> =>
 
 /** How long the agent has to answer before the command line makes the report itself. */
 const answerTimeoutMs = 10_000
-
-/** The exit code of a command whose output was closed under it (src/cli/closedOutput.ts closedOutputCode). */
-const closedOutputCode = 141
 
 /** Hosts the request may go to: it carries the variables the report reads, so never off this machine. */
 const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
@@ -81,45 +79,6 @@ const outputOf = (body: string): { readonly stdout: string; readonly failure: st
   }
 }
 
-/** Writes `text` to `stream` (process.stdout or process.stderr); a closed output ends the process as the CLI's does. */
-const writeStream = (stream: NodeJS.WriteStream, text: string | Uint8Array) => {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED") process.exit(closedOutputCode)
-  })
-  stream.write(text)
-}
-
-/**
- * Writes `text` to the file descriptor `fd` (1 or 2) directly, as node's own stream does for a file, a pipe or a
- * terminal on Linux and macOS (synchronously), without making the stream: making process.stdout costs a few ms
- * (node's stream modules), a sixth of a kept ask. What a direct write does not finish (a descriptor left
- * non-blocking that is full, any error but a closed reader) goes on through the stream.
- */
-const write = (fd: 1 | 2, text: string) => {
-  if (process.platform === "win32") return writeStream(fd === 1 ? process.stdout : process.stderr, text)
-  const bytes = Buffer.from(text, "utf8")
-  let written = 0
-  try {
-    while (written < bytes.length) {
-      const count = NodeFs.writeSync(fd, bytes, written, bytes.length - written)
-      if (count <= 0) break
-      written += count
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EPIPE") process.exit(closedOutputCode)
-  }
-  if (written < bytes.length) writeStream(fd === 1 ? process.stdout : process.stderr, bytes.subarray(written))
-}
-
-/** Writes the output as the command line's report ends: stdout, then the failure on stderr with exit code 1. */
-const print = (output: { readonly stdout: string; readonly failure: string | null }) => {
-  write(1, `${output.stdout}\n`)
-  if (output.failure !== null) {
-    write(2, `kern: ${output.failure}\n`)
-    process.exitCode = 1
-  }
-}
-
 /**
  * Runs `kern <argv>` when it is a `kern status` of a folder a live agent on this machine serves, and says whether it
  * took it; from then on, any doubt is settled by `local`.
@@ -139,7 +98,7 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
       ? keptOutput({ dir, json: words.json, env: process.env, bundle: NodePath.join(__dirname, "quickStatus.cjs") })
       : undefined
     if (kept === undefined) return false
-    print(kept)
+    printOutput(kept)
     return true
   }
   let url: URL
@@ -177,7 +136,7 @@ export const run = (argv: ReadonlyArray<string>, local: () => void): boolean => 
         if (output === undefined) return fallBack()
         if (settled) return
         settled = true
-        print(output)
+        printOutput(output)
       })
     })
     request.on("timeout", () => request.destroy())

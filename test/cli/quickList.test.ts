@@ -13,7 +13,7 @@ const root = NodePath.resolve(import.meta.dirname, "../..")
 const runFull = (args: ReadonlyArray<string>, cwd: string) =>
   runCollected(process.execPath, [NodePath.join(testDist, "main.js"), ...args], { cwd })
 
-/** bin/kern.js and dist/quick.cjs alone, in a folder under node_modules (so the native packages still resolve). */
+/** bin/kern.js and dist/quick.cjs (with the kept listing's dist/quickSessionsAsk.cjs) alone, in a folder under node_modules (so the native packages still resolve). */
 const quickOnlyCopy = () => {
   const cache = NodePath.join(root, "node_modules/.cache")
   NodeFs.mkdirSync(cache, { recursive: true })
@@ -21,7 +21,7 @@ const quickOnlyCopy = () => {
   NodeFs.mkdirSync(NodePath.join(copy, "bin"))
   NodeFs.mkdirSync(NodePath.join(copy, "dist"))
   NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
-  NodeFs.copyFileSync(NodePath.join(testDist, "quick.cjs"), NodePath.join(copy, "dist/quick.cjs"))
+  for (const bundle of ["quick.cjs", "quickSessionsAsk.cjs"]) NodeFs.copyFileSync(NodePath.join(testDist, bundle), NodePath.join(copy, "dist", bundle))
   return {
     bin: NodePath.join(copy, "bin/kern.js"),
     cacheFile: NodePath.join(copy, "dist/quick.cjs.v8cache"),

@@ -66,12 +66,35 @@ describe("the status client that asks a running agent loads almost nothing", () 
       "src/config/paths.ts",
       "src/config/reportEnvironment.ts",
       "src/quick/chatProbe.ts",
+      "src/quick/keptOutputs.ts",
+      "src/quick/printOutput.ts",
       "src/quick/sha256.ts",
       "src/quick/statusArgs.ts",
       "src/quick/statusAsk.ts",
       "src/quick/statusCache.ts",
       "src/quick/statusSettle.ts",
       "src/storage/processState.ts"
+    ])
+    expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
+  })
+})
+
+describe("the sessions listing's kept answer loads almost nothing", () => {
+  it("holds only its own plain modules: no Effect, no schema, no command line; requires node's modules alone", () => {
+    const { imports, inputs } = bundleOf("quickSessionsAsk")
+    expect(inputs.toSorted()).toEqual([
+      "src/channels/terminalSafe.ts",
+      "src/config/paths.ts",
+      "src/config/reportEnvironment.ts",
+      "src/kernel/Audience.ts",
+      "src/quick/keptOutputs.ts",
+      "src/quick/printOutput.ts",
+      "src/quick/sessionsArgs.ts",
+      "src/quick/sessionsAsk.ts",
+      "src/quick/sessionsCache.ts",
+      "src/quick/sha256.ts",
+      "src/quick/statusSettle.ts",
+      "src/session/conversationIds.ts"
     ])
     expect(imports.filter((path) => !path.startsWith("node:"))).toEqual([])
   })
