@@ -213,36 +213,52 @@ export const decodeSessionValue = (value: unknown): DecodedLine => {
 }
 
 /**
- * Where each line of `bytes` (whole lines, the last ending at its last byte) ends, its newline's offset; undefined
- * unless every line is, as far as its brackets, strings and commas tell, one value on its own: outside strings its
- * brackets close on the line (never below the line's start, never more than `max` deep) and no comma stands outside
- * all of them, and no string is open at its end. Then `n` lines joined by commas are `n` elements at most one per
- * line, so a count of `n` is one per line: two halves of a value on two lines cannot make up for a line `1,2`. One
- * pass over the bytes, with no call per line.
+ * Where each line of `text` (whole lines of ASCII read as latin1, the last ending at its last character) ends, its
+ * newline's offset; undefined unless every line is, as far as its brackets, strings and commas tell, one value on its
+ * own: outside strings its brackets close on the line (never below the line's start, never more than `max` deep) and
+ * no comma stands outside all of them, and no string is open at its end. Then `n` lines joined by commas are `n`
+ * elements at most one per line, so a count of `n` is one per line: two halves of a value on two lines cannot make up
+ * for a line `1,2`. A string is crossed with one `indexOf` to its closing quote (most of a session line is strings),
+ * so the loop runs a few times per value, not once per byte: a cold process ran a byte at a time for most of the
+ * scan before V8 had compiled the loop.
  */
-const lineEndsOfValues = (bytes: Uint8Array, max: number): Array<number> | undefined => {
+const lineEndsOfValues = (text: string, max: number): Array<number> | undefined => {
   const ends: Array<number> = []
+  const length = text.length
   let depth = 0
-  let inString = false
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]!
-    if (inString) {
-      // A newline ends no string (nor is it escaped): that line is not JSON alone.
-      if (byte === 0x0a || (byte === 0x5c && bytes[++i] === 0x0a)) return undefined
-      if (byte === 0x22) inString = false
-    } else if (byte === 0x22) inString = true
-    else if (byte === 0x7b || byte === 0x5b) {
+  // A string may not run past the end of its line: a newline ends no string (nor is it escaped).
+  let newline = text.indexOf("\n")
+  let i = 0
+  while (i < length) {
+    const char = text.charCodeAt(i)
+    if (char === 0x22) {
+      // The closing quote: the first one after an even run of backslashes (each pair an escaped backslash).
+      let close = text.indexOf("\"", i + 1)
+      for (;;) {
+        if (close === -1) return undefined
+        let slashes = 0
+        while (text.charCodeAt(close - 1 - slashes) === 0x5c) slashes++
+        if ((slashes & 1) === 0) break
+        close = text.indexOf("\"", close + 1)
+      }
+      if (newline !== -1 && newline < close) return undefined
+      i = close + 1
+      continue
+    }
+    if (char === 0x7b || char === 0x5b) {
       if (++depth > max) return undefined
-    } else if (byte === 0x7d || byte === 0x5d) {
+    } else if (char === 0x7d || char === 0x5d) {
       if (--depth < 0) return undefined
-    } else if (byte === 0x2c) {
+    } else if (char === 0x2c) {
       if (depth === 0) return undefined
-    } else if (byte === 0x0a) {
+    } else if (char === 0x0a) {
       if (depth !== 0) return undefined
       ends.push(i)
+      newline = text.indexOf("\n", i + 1)
     }
+    i++
   }
-  return inString || depth !== 0 ? undefined : ends
+  return depth !== 0 ? undefined : ends
 }
 
 /**
@@ -260,7 +276,8 @@ const lineEndsOfValues = (bytes: Uint8Array, max: number): Array<number> | undef
 export const parseSessionLines = (
   bytes: Buffer
 ): { readonly ends: ReadonlyArray<number>; readonly values: ReadonlyArray<unknown> } | undefined => {
-  const ends = lineEndsOfValues(bytes, sessionLineMaxDepth)
+  // ASCII: a character's offset in the text is its byte's in the chunk.
+  const ends = lineEndsOfValues(bytes.toString("latin1"), sessionLineMaxDepth)
   if (ends === undefined || ends.length === 0) return undefined
   // `[`, the lines with a comma for each newline but the last, `]`: a string outside V8's heap once it is a
   // megabyte, and made with one copy.

@@ -1,4 +1,6 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePlatformPath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { type ChildProcess, spawn } from "node:child_process"
 import { Layer } from "effect"
 import * as NodeFs from "node:fs"
@@ -42,8 +44,16 @@ export const benchAgent = (messages: number | undefined, config: Record<string, 
 }
 
 /**
+ * What src/main.ts (and src/quick/runQuick.ts, with the terminal added by src/quick/chatLocal.ts) give every command:
+ * a file system, paths and the terminal. A command that runs processes adds its executor itself, and no command
+ * builds a worker manager, which @effect/platform-node's NodeContext.layer adds to these (a cold process built them for
+ * every session opened here, ~20 ms of CPU that no `kern chat` spends).
+ */
+export const cliPlatformLayer = Layer.mergeAll(NodeFileSystem.layer, NodePlatformPath.layer, NodeTerminal.layer)
+
+/**
  * SessionStore over the folder's sessions and the context (its cut and segments in kern.db), as `kern chat` has
- * them; summaries come from the deterministic summarizer (no model).
+ * them, on the platform the CLI provides; summaries come from the deterministic summarizer (no model).
  */
 export const storeLayer = (dir: string) =>
   Layer.mergeAll(
@@ -55,7 +65,7 @@ export const storeLayer = (dir: string) =>
     Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, ".kern", "kern.db") })),
     Layer.provideMerge(AgentConfig.layer(dir)),
     Layer.provide(Layer.succeed(ProcessEnv, {})),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(cliPlatformLayer)
   )
 
 /**

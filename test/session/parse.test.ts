@@ -3,7 +3,7 @@ import { Either } from "effect"
 import * as fc from "fast-check"
 // Node's deepStrictEqual compares prototypes too: a line must be an instance of its class, as the schema makes it.
 import * as NodeAssert from "node:assert/strict"
-import { decodeSessionLine, decodeSessionLineBySchema } from "../../src/session/lineDecode.js"
+import { decodeSessionLine, decodeSessionLineBySchema, parseSessionLines, sessionLineMaxDepth } from "../../src/session/lineDecode.js"
 import { AssistantMessage, Envelope, SessionHeader, type SessionMessage, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { type ParsedSession, pairToolResults, SessionParser } from "../../src/session/parse.js"
 import { lineOf } from "../../src/session/SessionStore.js"
@@ -244,6 +244,58 @@ describe("SessionParser", () => {
     const parsed = Either.getOrThrow(streamed(Buffer.from(`${header}${user}\n${deep}\n${user}\n`, "utf8"), [], "s.jsonl"))
     assert.strictEqual(parsed.messages.length, 2)
     assert.match(parsed.problems[0] ?? "", /line 3 could not be read \(nested more than 200 levels deep/)
+  })
+
+  it("finds a chunk's lines as the byte-at-a-time scan does: strings crossed whole, escaped quotes and backslashes", () => {
+    // The scan parseSessionLines had before it crossed strings with indexOf: a byte at a time.
+    const byBytes = (bytes: Buffer, max: number): Array<number> | undefined => {
+      const ends: Array<number> = []
+      let depth = 0
+      let inString = false
+      for (let i = 0; i < bytes.length; i++) {
+        const byte = bytes[i]!
+        if (inString) {
+          if (byte === 0x0a || (byte === 0x5c && bytes[++i] === 0x0a)) return undefined
+          if (byte === 0x22) inString = false
+        } else if (byte === 0x22) inString = true
+        else if (byte === 0x7b || byte === 0x5b) {
+          if (++depth > max) return undefined
+        } else if (byte === 0x7d || byte === 0x5d) {
+          if (--depth < 0) return undefined
+        } else if (byte === 0x2c) {
+          if (depth === 0) return undefined
+        } else if (byte === 0x0a) {
+          if (depth !== 0) return undefined
+          ends.push(i)
+        }
+      }
+      return inString || depth !== 0 ? undefined : ends
+    }
+    const reference = (bytes: Buffer) => {
+      const ends = byBytes(bytes, sessionLineMaxDepth)
+      if (ends === undefined || ends.length === 0) return undefined
+      try {
+        const values: unknown = JSON.parse(`[${bytes.toString("latin1").slice(0, -1).replaceAll("\n", ",")}]`)
+        return Array.isArray(values) && values.length === ends.length ? { ends, values } : undefined
+      } catch {
+        return undefined
+      }
+    }
+    // Pieces that open, close and escape strings and brackets, so lines are cut, merged and torn in every way.
+    const piece = fc.constantFrom("{", "}", "[", "]", ",", ":", "\"", "\\", "\\\"", "\\\\", "\n", "1", "a", " ", "\"a\":", "{\"s\":\"")
+    const ascii = fc.string({ unit: "grapheme-ascii", maxLength: 12 })
+    const value = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)).filter((t) => /^[\x00-\x7f]*$/.test(t))
+    const chunk = fc.array(
+      fc.oneof(value, value, fc.array(piece, { maxLength: 12 }).map((p) => p.join("")), ascii.map((t) => JSON.stringify({ t }))),
+      { minLength: 1, maxLength: 8 }
+    ).map((lines) => Buffer.from(`${lines.join("\n")}\n`, "latin1"))
+    fc.assert(fc.property(chunk, (bytes) => {
+      NodeAssert.deepStrictEqual(parseSessionLines(bytes), reference(bytes))
+    }), { numRuns: 3000 })
+    // kern's own lines, with quotes and backslashes in their strings, are parsed in one call.
+    const lines = [`{"_tag":"user","text":"a \\"quoted\\" \\\\ path\\\\","at":"t"}`, lineOf(new UserMessage({ text: "x\\\"y\\", at: "t" })).trimEnd()]
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "latin1")
+    assert.deepStrictEqual(parseSessionLines(bytes)?.ends, [lines[0]!.length, lines[0]!.length + 1 + lines[1]!.length])
   })
 
   it("pairs tool results with their calls as the plain search does, results in order or not", () => {
