@@ -1,4 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
+import * as EventLog from "../../src/kernel/EventLog.js"
+import * as Database from "../../src/storage/Database.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { readUnread, readUnreadBatch } from "../../src/kernel/auditJournal.js"
@@ -55,4 +60,26 @@ describe("an event log's own journal read as one batch", () => {
     expect(readUnreadBatch(journal(`[1]\n\n[2]\n`), 0)).toBeUndefined()
     expect(readUnreadBatch(journal(`\n[1]\n`), 0)).toBeUndefined()
   })
+})
+
+describe("a batch into kern.db", () => {
+  // The insert takes the batch's rows as jsonb_each gives them, with no ORDER BY (a sort of every batch cost more
+  // than it did): event ids must still follow the order events were recorded in, from a journal and from memory.
+  for (const [where, filename] of [["on disk (its journal)", "file"], ["in memory (no journal)", ":memory:"]] as const) {
+    it.scoped(`keeps the order events were recorded in: ${where}`, () =>
+      Effect.gen(function*() {
+        const log = yield* EventLog.EventLog
+        const sql = yield* SqlClient.SqlClient
+        const count = 3000
+        for (let i = 0; i < count; i++) {
+          yield* log.record({ decisionKey: "kernel.tool.dispatch", runId: "run", traceId: "trace", status: "ok", retries: i })
+        }
+        yield* log.flush
+        const rows = yield* sql<{ readonly retries: number }>`SELECT retries FROM kernel_events ORDER BY event_id`
+        expect(rows.map((row) => row.retries)).toEqual(Array.from({ length: count }, (_, i) => i))
+      }).pipe(Effect.provide(EventLog.layerSql.pipe(Layer.provideMerge(Layer.merge(
+        Database.layer({ filename: filename === "file" ? NodePath.join(makeTempDir(), ".kern", "kern.db") : filename }),
+        KnownSecrets.layerNone
+      ))))))
+  }
 })
