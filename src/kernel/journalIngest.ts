@@ -3,7 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect, Ref } from "effect"
 import * as NodePath from "node:path"
 import { transaction } from "../storage/transaction.js"
-import { journalExists, journalSize, listJournals, readUnread, removeJournal, writerRunning } from "./auditJournal.js"
+import { journalExists, journalSize, listJournals, readUnread, readUnreadBatch, removeJournal, writerRunning } from "./auditJournal.js"
 import { insertRowsFor, lineProblem } from "./eventRows.js"
 
 /**
@@ -48,8 +48,11 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
     const [row] = yield* sql<{ readonly committed: number }>`INSERT INTO audit_journals (file, committed) VALUES (${name}, 0)
       ON CONFLICT (file) DO UPDATE SET committed = audit_journals.committed RETURNING committed`
     const committed = row?.committed ?? 0
-    const read = yield* Effect.try({ try: () => readUnread(path, committed), catch: (error) => error })
-      .pipe(Effect.either)
+    // The own journal's lines as one batch as they are on disk (no check, no string per line); any other's line by line.
+    const read = yield* Effect.try({
+      try: () => (own ? readUnreadBatch(path, committed) : undefined) ?? readUnread(path, committed),
+      catch: (error) => error
+    }).pipe(Effect.either)
     if (read._tag === "Left") {
       if (!isMissing(read.left)) return yield* new JournalError({ path, detail: `could not be read: ${detailOf(read.left)}` })
       yield* sql`DELETE FROM audit_journals WHERE file = ${name}`
@@ -57,14 +60,21 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
     }
     const unread = read.right
     if (unread.end === committed) return { committed, size: unread.size, gone: false }
-    const events: Array<string> = []
-    if (own) for (const line of unread.lines) events.push(line.text)
-    else for (const line of unread.lines) {
-      const problem = lineProblem(line.text)
-      if (problem === undefined) events.push(line.text)
-      else yield* Effect.logWarning(`kern: ${path}: the line at byte ${line.at} is not an audit event (${problem}): skipped`)
+    if ("batch" in unread) {
+      // PostgreSQL takes the batch as text; SQLite reads the bytes as text as they are (eventRows.ts).
+      const batch = unread.batch
+      if (batch !== undefined) {
+        yield* sql.unsafe(insertRowsFor(sql), [sql.onDialectOrElse({ pg: () => batch.toString("utf8"), orElse: () => batch })])
+      }
+    } else {
+      const events: Array<string> = []
+      for (const line of unread.lines) {
+        const problem = own ? undefined : lineProblem(line.text)
+        if (problem === undefined) events.push(line.text)
+        else yield* Effect.logWarning(`kern: ${path}: the line at byte ${line.at} is not an audit event (${problem}): skipped`)
+      }
+      if (events.length > 0) yield* sql.unsafe(insertRowsFor(sql), [`[${events.join(",")}]`])
     }
-    if (events.length > 0) yield* sql.unsafe(insertRowsFor(sql), [`[${events.join(",")}]`])
     yield* sql`UPDATE audit_journals SET committed = ${unread.end} WHERE file = ${name}`
     return { committed: unread.end, size: unread.size, gone: false }
   }))
