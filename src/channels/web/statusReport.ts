@@ -62,6 +62,8 @@ export interface StatusSources<E, R> {
    * (the running agent: its connection, statements prepared, and its stores); undefined to open it for the report.
    */
   readonly stores?: (target: DatabaseTarget) => Context.Context<StoredStores> | undefined
+  /** How the folder's config is loaded: `loadConfig`, or a loader that keeps its last decode (the running agent's). */
+  readonly loadConfig?: typeof loadConfig
 }
 
 /** The command's output (stdout, without its last newline) and, when it lists problems, the failure it ends with. */
@@ -90,7 +92,7 @@ export const statusOutput = <E, R>(
 ) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const loaded = yield* loadConfig(where.dir, where.cwd)
+    const loaded = yield* (sources.loadConfig ?? loadConfig)(where.dir, where.cwd)
     const dir = where.dir
     const { config, paths } = loaded
     if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })

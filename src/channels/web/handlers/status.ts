@@ -2,7 +2,7 @@ import { FileSystem, HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import { AgentConfig, type LoadedConfig } from "../../../config/AgentConfig.js"
+import { AgentConfig, type LoadedConfig, makeConfigLoader } from "../../../config/AgentConfig.js"
 import { databaseTarget, type DatabaseTarget, sameTarget } from "../../../config/database.js"
 import { ProcessEnv } from "../../../config/ProcessEnv.js"
 import { providerProblems } from "../../../config/providers.js"
@@ -168,13 +168,16 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
       Context.add(PairingStore, yield* PairingStore)
     )
     const stores = (target: DatabaseTarget) => Either.isRight(held) && sameTarget(held.right, target) ? heldStores : undefined
+    // The folder's config is read at every ask, and decoded again only when its text changed.
+    const loadConfig = yield* makeConfigLoader
     const report = (request: StatusReportRequest) =>
       NodePath.resolve(request.cwd, request.dir) !== paths.dir
         ? notMine(`${request.dir} is not this agent's folder`)
         : statusOutput({ dir: request.dir, cwd: request.cwd }, request.json, {
           hosted: () => notMine("the folder is hosted by a kern serve"),
           live,
-          stores
+          stores,
+          loadConfig
         }).pipe(
           Effect.provideService(ProcessEnv, request.env),
           Effect.provideService(FileSystem.FileSystem, fs),
