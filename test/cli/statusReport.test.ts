@@ -1,8 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Effect, PubSub, Queue } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { request, startServer, token } from "../channels/web/harness.js"
+import type { ApprovalRequest } from "../../src/kernel/ApprovalGate.js"
+import { Approvals } from "../../src/runtime/Approvals.js"
+import { JobStore } from "../../src/tools/JobStore.js"
+import { PairingStore } from "../../src/users/PairingStore.js"
 import { runKernIn } from "../support/inProcessCli.js"
 import { makeTempDir } from "../support/tempDir.js"
 
@@ -13,8 +17,20 @@ import { makeTempDir } from "../support/tempDir.js"
 
 const baseEnv = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
 
-/** The uptime the two asks read a moment apart. */
-const timeless = (text: string) => text.replace(/, up \d+ s/g, ", up N s").replace(/"uptimeMs":\d+/g, "\"uptimeMs\":N")
+/** The uptime and a running job's age, which the two asks read a moment apart. */
+const timeless = (text: string) =>
+  text.replace(/, up \d+ s/g, ", up N s").replace(/"(uptimeMs|ageMs)":\d+/g, "\"$1\":N").replace(/^( {2}\d+ )\S+ /gm, "$1AGE ")
+
+/** A call of bash that waits for the operator. */
+const bashApproval: ApprovalRequest = {
+  spec: { toolId: "bash", name: "Bash", description: "", safetyClass: "DESTRUCTIVE" } as unknown as ApprovalRequest["spec"],
+  args: { command: "rm -rf build" },
+  reason: "bash is DESTRUCTIVE",
+  runId: "run_1",
+  agentName: "agent",
+  userSid: "operator",
+  origin: { interface: "cli", channel: "terminal", userId: "operator" }
+}
 
 /** The agent's answer to POST /status/report. */
 const askAgent = (base: string, body: Record<string, unknown>, auth = true) =>
@@ -40,13 +56,39 @@ const compare = (base: string, dir: string, json: boolean, env: Record<string, s
 describe("POST /status/report: the running agent's `kern status` is the command line's own", () => {
   it.live("text and --json, problems and none, a relative folder, a config edited since the start, another name, channel tokens", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { base, dir } = yield* startServer({ config: { prices: { m: { input: 0, output: 0 } } }, recordAddress: true })
+      const { base, context, dir } = yield* startServer({ config: { prices: { m: { input: 0, output: 0 } } }, recordAddress: true })
       const env = { OPENROUTER_API_KEY: "sk-test", KERN_AUTH_TOKEN: token }
 
       // No problem: exit 0, the server's line from the agent itself.
       const plain = yield* compare(base, dir, false, env)
       expect(plain.local.stdout).toContain("problems:  none")
       expect(plain.local.stdout).toMatch(/server: {4}http:\/\/127\.0\.0\.1:\d+, up \d+ s/)
+      yield* compare(base, dir, true, env)
+
+      // What waits: an approval the agent asks (by id, from the agent itself), a background job running and a
+      // stranger's pairing (kern.db, which the agent reads through its own stores).
+      const approvals = Context.get(context, Approvals)
+      const requests = yield* PubSub.subscribe(approvals.requests)
+      yield* Effect.forkScoped(approvals.ask(bashApproval))
+      const pending = yield* Queue.take(requests)
+      const job = yield* Context.get(context, JobStore).add({
+        command: "sleep 600",
+        conversation: "operator",
+        originInterface: "cli",
+        originChannel: "terminal",
+        originUser: "operator",
+        sessionId: "s",
+        tag: "",
+        outputFile: NodePath.join(dir, ".kern", "jobs", "1.out"),
+        startedAtMs: Date.now() - 5_000
+      })
+      const pairing = yield* Context.get(context, PairingStore).request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
+      const waiting = yield* compare(base, dir, false, env)
+      expect(waiting.local.stdout).toContain(`approvals: 1 waiting`)
+      expect(waiting.local.stdout).toContain(`  ${pending.id} bash, asked by operator, denied at `)
+      expect(waiting.local.stdout).toContain(`jobs:      1 running`)
+      expect(waiting.local.stdout).toMatch(new RegExp(`\\n {2}${job} \\S+ sleep 600\\n`))
+      expect(waiting.local.stdout).toContain(`  ${pairing.code} telegram:42 (Alice)`)
       yield* compare(base, dir, true, env)
 
       // Problems (no API key in the client's environment), a channel whose token is set but that the agent did not start.

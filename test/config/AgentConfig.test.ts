@@ -1,8 +1,9 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { loadConfig } from "../../src/config/AgentConfig.js"
+import { loadConfig, makeConfigLoader } from "../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
 import { expectations, KernConfigFields } from "../../src/config/schema.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
@@ -273,5 +274,47 @@ describe("AgentConfig", () => {
       assert.deepStrictEqual([...loaded.secretKeys].sort(), ["KERN_MODEL", "OPENROUTER_API_KEY", "QUOTED", "SINGLE"])
       assert.strictEqual(loaded.warnings.length, 1)
       assert.match(loaded.warnings[0] ?? "", /\.env: line 6 is not KEY=VALUE/)
+    }))
+
+  it.effect("a loader that keeps its last decode loads as loadConfig does: each file read again, the text decoded again when it changed", () =>
+    Effect.gen(function*() {
+      const loader = yield* makeConfigLoader
+      const loadBy = (dir: string, env: Record<string, string> = {}, cwd?: string) =>
+        loader(dir, cwd).pipe(Effect.provideService(ProcessEnv, env), Effect.provide(NodeContext.layer))
+      const dir = agentWith({ model: "first", colour: "blue" })
+      const configFile = NodePath.join(dir, ".kern", "config.json")
+      const sameAsLoad = (env: Record<string, string> = {}) =>
+        Effect.gen(function*() {
+          const kept = yield* loadBy(dir, env)
+          assert.deepStrictEqual(kept, yield* load(dir, env))
+          return kept
+        })
+      assert.strictEqual((yield* sameAsLoad()).config.model, "first")
+      assert.strictEqual((yield* sameAsLoad({ KERN_MODEL: "from-env" })).config.model, "from-env")
+      NodeFs.writeFileSync(configFile, JSON.stringify({ model: "second" }))
+      const edited = yield* sameAsLoad()
+      assert.strictEqual(edited.config.model, "second")
+      assert.deepStrictEqual(edited.warnings, [])
+      NodeFs.writeFileSync(NodePath.join(dir, ".kern", ".env"), "KERN_NAME=from-dotenv\n")
+      assert.strictEqual((yield* sameAsLoad()).config.name, "from-dotenv")
+      NodeFs.writeFileSync(configFile, "{ not json")
+      assert.match((yield* Effect.flip(loadBy(dir))).message, /config\.json/)
+      // The same text in another folder: named for that folder, and the file named as the folder was.
+      NodeFs.writeFileSync(configFile, "{}")
+      NodeFs.rmSync(NodePath.join(dir, ".kern", ".env"))
+      assert.strictEqual((yield* loadBy(dir)).config.name, "atlas")
+      const other = NodePath.join(makeTempDir(), "other")
+      writeFiles(other, { ".kern/config.json": "{}" })
+      assert.strictEqual((yield* loadBy(other)).config.name, "other")
+      // The same text named the same way ("." from each folder): each still named for its folder.
+      assert.strictEqual((yield* loadBy(".", {}, dir)).config.name, "atlas")
+      assert.strictEqual((yield* loadBy(".", {}, other)).config.name, "other")
+      writeFiles(other, { ".kern/config.json": "{\"colour\": 1}" })
+      writeFiles(dir, { ".kern/config.json": "{\"colour\": 1}" })
+      assert.match((yield* loadBy(dir)).warnings[0] ?? "", new RegExp(`^${dir}/\\.kern/config\\.json`))
+      const relative = NodePath.relative(process.cwd(), other)
+      assert.match((yield* loadBy(relative, {}, process.cwd())).warnings[0] ?? "", new RegExp(`^${relative}/\\.kern/config\\.json`))
+      NodeFs.rmSync(NodePath.join(other, ".kern", "config.json"))
+      assert.isFalse((yield* loadBy(other)).fileExists)
     }))
 })

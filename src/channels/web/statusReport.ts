@@ -4,8 +4,7 @@
 // lets `kern status` of a running agent load almost nothing (src/quick/statusAsk.ts). What differs between the two
 // is passed in (StatusSources): the text and JSON are made by the same code, so they are the same.
 import { FileSystem } from "@effect/platform"
-import type { SqlClient } from "@effect/sql"
-import { Clock, Effect, type Layer, Option, Schema } from "effect"
+import { Clock, type Context, Effect, Option, Schema } from "effect"
 import { loadConfig, type LoadedConfig } from "../../config/AgentConfig.js"
 import { databaseTarget, type DatabaseTarget } from "../../config/database.js"
 import { summarizerLine } from "../../context/summarizerStatus.js"
@@ -28,12 +27,21 @@ import { codeIsLive, userKey } from "../../users/PairingStore.js"
 import { describeState } from "../../mcp/McpServerState.js"
 import { runningJobLines, runningJobsOf, runningSubAgentLines, runningSubAgentsOf } from "../../tools/runningWork.js"
 import type { StatusResponse } from "./api.js"
+import type { StoredStores } from "./statusStored.js"
 import { channelLine, channelStates, formatBytes, heartbeatLine, scheduleLine } from "./statusLines.js"
+
+/**
+ * What the report shows of the running agent's GET /status: its uptime, how many approvals wait, its channels,
+ * summarizer and MCP servers (the rest of it, kern.db's figures, the report reads from kern.db).
+ */
+export type LiveView = Pick<StatusResponse, "channels" | "summarizer" | "mcpServers"> & {
+  readonly runtime: Pick<StatusResponse["runtime"], "uptimeMs" | "approvals">
+}
 
 /** What the running agent says of itself: its address and pid, its GET /status, what waits for approval by id. */
 export interface LiveStatus {
   readonly server: Option.Option<{ readonly url: string; readonly pid: number }>
-  readonly status: Option.Option<StatusResponse>
+  readonly status: Option.Option<LiveView>
   readonly waiting: ReadonlyArray<{ readonly id: string; readonly toolId: string; readonly userId: string; readonly expiresAt: string }>
 }
 
@@ -50,10 +58,12 @@ export interface StatusSources<E, R> {
   /** The running agent, asked only while a live process holds the folder's lock (`holder`). */
   readonly live: (loaded: LoadedConfig, holder: LockFile.LockHolder) => Effect.Effect<LiveStatus, E, R>
   /**
-   * kern.db as this process already holds it open, when the report's `target` is the one it holds (the running
-   * agent: its connection, statements prepared); undefined to open it for the report.
+   * kern.db and its stores as this process already holds them, when the report's `target` is the database it holds
+   * (the running agent: its connection, statements prepared, and its stores); undefined to open it for the report.
    */
-  readonly database?: (target: DatabaseTarget) => Layer.Layer<SqlClient.SqlClient> | undefined
+  readonly stores?: (target: DatabaseTarget) => Context.Context<StoredStores> | undefined
+  /** How the folder's config is loaded: `loadConfig`, or a loader that keeps its last decode (the running agent's). */
+  readonly loadConfig?: typeof loadConfig
 }
 
 /** The command's output (stdout, without its last newline) and, when it lists problems, the failure it ends with. */
@@ -82,7 +92,7 @@ export const statusOutput = <E, R>(
 ) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const loaded = yield* loadConfig(where.dir, where.cwd)
+    const loaded = yield* (sources.loadConfig ?? loadConfig)(where.dir, where.cwd)
     const dir = where.dir
     const { config, paths } = loaded
     if (!loaded.fileExists) return yield* new NotAnAgentFolder({ dir })
@@ -111,7 +121,7 @@ export const statusOutput = <E, R>(
       ? undefined
       : yield* Effect.flatMap(
         Effect.promise(() => import("./statusStored.js")),
-        (module) => module.storedReads(target.right, sources.database?.(target.right))
+        (module) => module.storedReads(target.right, sources.stores?.(target.right))
       )
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
     const dayAt = yield* Clock.currentTimeMillis

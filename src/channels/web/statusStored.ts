@@ -1,7 +1,7 @@
 // What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite, sqlite-vec and the
 // stores with it) only when kern.db holds something, so a folder without one never loads them.
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { type Context, Effect, Layer, Option } from "effect"
 import { AgentConfig, type LoadedConfig } from "../../config/AgentConfig.js"
 import * as KnownSecrets from "../../config/KnownSecrets.js"
 import * as SegmentStoreSql from "../../context/SegmentStoreSql.js"
@@ -47,35 +47,40 @@ const storedSummary = (loaded: LoadedConfig) =>
     Effect.provide(Layer.merge(Layer.succeed(AgentConfig, loaded), KnownSecrets.layerOf(loaded)))
   )
 
+/** The stores status reads kern.db through, with the database they read. */
+export type StoredStores = SqlClient.SqlClient | HeartbeatLog | ScheduleStore | JobStore | SubAgentStore | PairingStore
+
+const stores = Layer.mergeAll(HeartbeatLog.Default, ScheduleStore.Default, JobStore.Default, SubAgentStore.Default, PairingStore.Default)
+
 /**
- * The reads of kern.db status makes, over one open of it, made by the first read that needs it and closed with the
- * scope; over `held` instead where the process already holds kern.db open (the running agent's own connection).
+ * The reads of kern.db status makes, over one open of it and its stores, made by the first read that needs them and
+ * closed with the scope; over `held` instead where the process already holds kern.db open with these stores (the
+ * running agent's own connection and stores, built once rather than for every report).
  */
-export const storedReads = (target: DatabaseTarget, held?: Layer.Layer<SqlClient.SqlClient>) =>
-  Effect.map(Layer.memoize(held ?? databaseOf(target)), (database) => ({
-    /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
-    usageAndHeartbeat: (day: string) =>
-      Effect.all([
-        usageTotals,
-        Effect.flatMap(HeartbeatLog, (log) => log.state),
-        Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day)),
-        Effect.flatMap(ScheduleStore, (store) => store.summary)
-      ]).pipe(
-        Effect.provide(Layer.merge(HeartbeatLog.Default, ScheduleStore.Default)),
-        Effect.provide(database)
-      ),
-    /** The rows of the background jobs and the sub-agents still `running`. */
-    running: Effect.all([
-      Effect.flatMap(JobStore, (store) => store.running),
-      Effect.flatMap(SubAgentStore, (store) => store.running)
-    ]).pipe(
-      Effect.provide(Layer.merge(JobStore.Default, SubAgentStore.Default)),
-      Effect.provide(database)
-    ),
-    pairings: Effect.flatMap(PairingStore, (store) => store.list).pipe(
-      Effect.provide(PairingStore.Default),
-      Effect.provide(database)
-    ),
-    recall: (loaded: LoadedConfig, holderAlive: boolean) => recallStatus(loaded, holderAlive).pipe(Effect.provide(database)),
-    summary: (loaded: LoadedConfig) => storedSummary(loaded).pipe(Effect.provide(database))
-  }))
+export const storedReads = (target: DatabaseTarget, held?: Context.Context<StoredStores>) =>
+  Effect.map(
+    held === undefined
+      ? Effect.map(
+        Layer.memoize(Layer.provideMerge(stores, databaseOf(target))),
+        (layer) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, layer)
+      )
+      : Effect.succeed(<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, held)),
+    (withStores) => ({
+      /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
+      usageAndHeartbeat: (day: string) =>
+        withStores(Effect.all([
+          usageTotals,
+          Effect.flatMap(HeartbeatLog, (log) => log.state),
+          Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day)),
+          Effect.flatMap(ScheduleStore, (store) => store.summary)
+        ])),
+      /** The rows of the background jobs and the sub-agents still `running`. */
+      running: withStores(Effect.all([
+        Effect.flatMap(JobStore, (store) => store.running),
+        Effect.flatMap(SubAgentStore, (store) => store.running)
+      ])),
+      pairings: withStores(Effect.flatMap(PairingStore, (store) => store.list)),
+      recall: (loaded: LoadedConfig, holderAlive: boolean) => withStores(recallStatus(loaded, holderAlive)),
+      summary: (loaded: LoadedConfig) => withStores(storedSummary(loaded))
+    })
+  )

@@ -1,8 +1,8 @@
 import { FileSystem, HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import { AgentConfig, type LoadedConfig } from "../../../config/AgentConfig.js"
+import { AgentConfig, type LoadedConfig, makeConfigLoader } from "../../../config/AgentConfig.js"
 import { databaseTarget, type DatabaseTarget, sameTarget } from "../../../config/database.js"
 import { ProcessEnv } from "../../../config/ProcessEnv.js"
 import { providerProblems } from "../../../config/providers.js"
@@ -21,7 +21,9 @@ import { usageTotals } from "../../../session/usageTotals.js"
 import { Channels } from "../../../tools/Channels.js"
 import { JobStore } from "../../../tools/JobStore.js"
 import { runningJobsOf, runningSubAgentsOf } from "../../../tools/runningWork.js"
+import { ScheduleStore } from "../../../tools/schedules/ScheduleStore.js"
 import { SubAgentStore } from "../../../tools/subagents/SubAgentStore.js"
+import { PairingStore } from "../../../users/PairingStore.js"
 import type { LockHolder } from "../../../storage/LockFile.js"
 import { approvalInfo } from "../../approvalInfo.js"
 import { ApprovalsResponse, StatusResponse, type StatusReportRequest } from "../api.js"
@@ -29,11 +31,17 @@ import { NotFound, notFound, serverError } from "../ApiError.js"
 import { EventHub } from "../EventHub.js"
 import { KernApi } from "../KernApi.js"
 import { ServerInfo } from "../ServerInfo.js"
-import { type LiveStatus, statusOutput } from "../statusReport.js"
+import { type LiveStatus, type LiveView, statusOutput } from "../statusReport.js"
 
 /** A value as a client of the HTTP API has it: encoded by `schema`, then decoded. */
 const asSent = <A, I>(schema: Schema.Schema<A, I>) => (value: A) =>
   Effect.flatMap(Schema.encode(schema)(value), Schema.decodeUnknown(schema))
+
+/** The part of GET /status the report shows of the running agent (statusReport.ts LiveView), as sent. */
+const LiveViewResponse = Schema.Struct({
+  ...StatusResponse.pick("channels", "summarizer", "mcpServers").fields,
+  runtime: StatusResponse.fields.runtime.pick("uptimeMs", "approvals")
+})
 
 /** What `kern status --json` shows, plus the running server and runtime; usage totals. */
 export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
@@ -52,6 +60,14 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
     const subagentStore = yield* SubAgentStore
     const { config, paths } = loaded
     const usage = usageTotals.pipe(Effect.mapError(serverError))
+
+    const channelsNow = Effect.map(channels.statuses, (statuses) =>
+      statuses.map((channel) => ({
+        interface: channel.interface,
+        state: channel.state,
+        detail: channel.detail,
+        since: isoAt(channel.sinceMs)
+      })))
 
     const status = Effect.gen(function*() {
       const live = yield* runtime.status
@@ -80,12 +96,7 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           listeners: yield* hub.listeners,
           approvals: (yield* approvals.pending).length
         },
-        channels: (yield* channels.statuses).map((channel) => ({
-          interface: channel.interface,
-          state: channel.state,
-          detail: channel.detail,
-          since: isoAt(channel.sinceMs)
-        })),
+        channels: yield* channelsNow,
         summarizer: yield* context.summaryStatus(live.sessionId, live.messages),
         mcpServers: yield* mcpServers.states,
         spend: yield* guard.today.pipe(Effect.mapError(serverError)),
@@ -113,6 +124,19 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
     // address, a hosted folder), it is answered 404 and the command line makes the report itself.
     const fs = yield* FileSystem.FileSystem
     const notMine = (why: string) => Effect.fail(notFound(`kern status makes this report itself: ${why}`))
+    // What the report shows of GET /status, read as GET /status reads it, and nothing else: kern.db's figures there
+    // (usage, heartbeat, spend, jobs) the report reads from kern.db itself.
+    const liveView = (pending: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        const session = yield* runtime.currentSession
+        const messages = yield* session.history.size
+        return {
+          runtime: { uptimeMs: (yield* Clock.currentTimeMillis) - runtime.startedAtMs, approvals: pending.length },
+          channels: yield* channelsNow,
+          summarizer: yield* context.summaryStatus(session.id, messages),
+          mcpServers: yield* mcpServers.states
+        }
+      })
     const live = (fresh: LoadedConfig, holder: LockHolder) =>
       Effect.gen(function*() {
         if (holder.pid !== process.pid || holder.address === undefined) return yield* notMine("another process holds the folder")
@@ -121,9 +145,10 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
         if (token === undefined || token === "" || fresh.config.name !== config.name) {
           return { server: Option.none(), status: Option.none(), waiting: [] } satisfies LiveStatus
         }
-        const now = yield* Effect.option(Effect.flatMap(status, asSent(StatusResponse)))
+        const pending = yield* approvals.pending
+        const now: Option.Option<LiveView> = yield* Effect.option(Effect.flatMap(liveView(pending), asSent(LiveViewResponse)))
         const waiting = Option.isSome(now) && now.value.runtime.approvals > 0
-          ? Option.match(yield* Effect.option(Effect.flatMap(approvals.pending, (pending) => asSent(ApprovalsResponse)({ approvals: pending.map(approvalInfo) }))), {
+          ? Option.match(yield* Effect.option(asSent(ApprovalsResponse)({ approvals: pending.map(approvalInfo) })), {
             onNone: () => [],
             onSome: (answer) =>
               answer.approvals.map((pending) => ({ id: pending.id, toolId: pending.toolId, userId: pending.userId, expiresAt: pending.expiresAt }))
@@ -132,17 +157,27 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
         return { server: Option.some({ url: holder.address, pid: process.pid }), status: now, waiting } satisfies LiveStatus
       })
     // kern.db as this agent holds it: the report reads it over the agent's own connection (its statements prepared)
-    // rather than opening it again for every ask, while the folder's config still names the same database.
+    // and stores rather than opening it and making them again for every ask, while the folder's config still names
+    // the same database.
     const held = databaseTarget(config, loaded.env, paths.dbFile)
-    const heldDatabase = Layer.succeed(SqlClient.SqlClient, yield* SqlClient.SqlClient)
-    const database = (target: DatabaseTarget) => Either.isRight(held) && sameTarget(held.right, target) ? heldDatabase : undefined
+    const heldStores = Context.make(SqlClient.SqlClient, yield* SqlClient.SqlClient).pipe(
+      Context.add(HeartbeatLog, heartbeatLog),
+      Context.add(ScheduleStore, yield* ScheduleStore),
+      Context.add(JobStore, jobStore),
+      Context.add(SubAgentStore, subagentStore),
+      Context.add(PairingStore, yield* PairingStore)
+    )
+    const stores = (target: DatabaseTarget) => Either.isRight(held) && sameTarget(held.right, target) ? heldStores : undefined
+    // The folder's config is read at every ask, and decoded again only when its text changed.
+    const loadConfig = yield* makeConfigLoader
     const report = (request: StatusReportRequest) =>
       NodePath.resolve(request.cwd, request.dir) !== paths.dir
         ? notMine(`${request.dir} is not this agent's folder`)
         : statusOutput({ dir: request.dir, cwd: request.cwd }, request.json, {
           hosted: () => notMine("the folder is hosted by a kern serve"),
           live,
-          database
+          stores,
+          loadConfig
         }).pipe(
           Effect.provideService(ProcessEnv, request.env),
           Effect.provideService(FileSystem.FileSystem, fs),
