@@ -81,9 +81,20 @@ export interface WireCache {
   readonly messages: WeakMap<Prompt.Message, Uint8Array>
   /** A tool's wire form as JSON. */
   readonly tools: WeakMap<Tool.Any, string>
+  /**
+   * The last body's messages: the prompt messages it was made of and their JSON in it (the array's members, without
+   * its brackets). The next step's prompt begins with the same messages (the history only grows until the context's
+   * cut moves): their JSON is copied in one piece, not message by message (~0.5 ms a step at 1,500 messages).
+   */
+  last: PreviousMessages | undefined
 }
 
-export const makeWireCache = (): WireCache => ({ messages: new WeakMap(), tools: new WeakMap() })
+interface PreviousMessages {
+  readonly content: ReadonlyArray<Prompt.Message>
+  readonly json: Uint8Array
+}
+
+export const makeWireCache = (): WireCache => ({ messages: new WeakMap(), tools: new WeakMap(), last: undefined })
 
 const utf8 = new TextEncoder()
 
@@ -159,27 +170,43 @@ const markedWireOf = (message: Prompt.Message) =>
 
 const comma = utf8.encode(",")
 
-/** Chat Completions `messages` of @effect/ai's Prompt: the UTF-8 JSON of the array, in pieces to be laid end to end. */
+/** How many messages `content` begins with of the last body's: all of them, or none. */
+const sharedPrefix = (content: ReadonlyArray<Prompt.Message>, last: PreviousMessages | undefined): number => {
+  if (last === undefined || last.content.length > content.length) return 0
+  for (let i = 0; i < last.content.length; i++) if (content[i] !== last.content[i]) return 0
+  return last.content.length
+}
+
+/**
+ * Chat Completions `messages` of @effect/ai's Prompt: the UTF-8 JSON of the array's members (without its brackets),
+ * in pieces to be laid end to end; the last body's messages, when the prompt begins with them, in one piece.
+ */
 const messagesPieces = (prompt: Prompt.Prompt, cache: WireCache) =>
   Effect.gen(function*() {
-    const pieces: Array<Uint8Array> = [utf8.encode("[")]
-    for (const message of prompt.content) {
+    const content = prompt.content
+    const pieces: Array<Uint8Array> = []
+    const from = sharedPrefix(content, cache.last)
+    if (from > 0 && cache.last!.json.length > 0) pieces.push(cache.last!.json)
+    for (let i = from; i < content.length; i++) {
+      const message = content[i]!
       let bytes = cache.messages.get(message)
       if (bytes === undefined) {
         bytes = utf8.encode((yield* markedWireOf(message)).map((wire) => JSON.stringify(wire)).join(","))
         cache.messages.set(message, bytes)
       }
       if (bytes.length === 0) continue
-      if (pieces.length > 1) pieces.push(comma)
+      if (pieces.length > 0) pieces.push(comma)
       pieces.push(bytes)
     }
-    pieces.push(utf8.encode("]"))
     return pieces
   })
 
 /** Converts @effect/ai's Prompt to Chat Completions `messages`, as the JSON text of the array. */
 export const toMessagesJson = (prompt: Prompt.Prompt, cache: WireCache = makeWireCache()) =>
-  Effect.map(messagesPieces(prompt, cache), (pieces) => new TextDecoder().decode(concatBytes(pieces)))
+  Effect.map(messagesPieces(prompt, cache), (pieces) => new TextDecoder().decode(concatBytes([open, ...pieces, close])))
+
+const open = utf8.encode("[")
+const close = utf8.encode("]")
 
 const toolChoiceOf = (choice: LanguageModel.ToolChoice<string>): WireToolChoice => {
   if (typeof choice === "string") return choice
@@ -259,9 +286,11 @@ export const toRequestBody = (
     } satisfies Partial<ChatRequest>)
     // `rest` is an object's JSON: its members follow the tools, its closing brace closes the body.
     const tail = rest === "{}" ? "}" : `,${rest.slice(1)}`
-    return concatBytes([
-      utf8.encode(`{"model":${JSON.stringify(model)},"messages":`),
-      ...messages,
-      utf8.encode(`${tools === "" ? "" : `,${tools}`}${tail}`)
-    ])
+    const head = utf8.encode(`{"model":${JSON.stringify(model)},"messages":[`)
+    const body = concatBytes([head, ...messages, utf8.encode(`]${tools === "" ? "" : `,${tools}`}${tail}`)])
+    // The messages' JSON stays where it is in the body (never written to again), for the next step to copy.
+    const json = body.subarray(head.length, head.length + messages.reduce((length, piece) => length + piece.length, 0))
+    // A copy of the list: a caller's array changed in place later must not pass for the messages sent now.
+    cache.last = { content: options.prompt.content.slice(), json }
+    return body
   })

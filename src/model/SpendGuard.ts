@@ -7,7 +7,7 @@ import { type BudgetExceeded, budgetExceeded, type ReachedCap } from "./BudgetEx
 import type { CallTokens } from "./finishUsage.js"
 import { priceTable, usageCostCents } from "./pricing.js"
 import type { SpendAttributionData } from "./SpendAttribution.js"
-import { capsFor, entriesFor, reachedCaps, spendDay, spendZone } from "./spendCaps.js"
+import { capsFor, entriesFor, makeSpendDay, reachedCaps, spendZone } from "./spendCaps.js"
 import { makeSpendLedger, microUsdOfCents } from "./SpendLedger.js"
 import { type SpendStatus, spendStatusOf, type SpendTotals, totalsOf } from "./spendStatus.js"
 
@@ -44,10 +44,10 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ledger = yield* makeSpendLedger
   const limits = config.limits
-  const zone = spendZone(config.timezone)
+  const dayOf = makeSpendDay(spendZone(config.timezone))
   const prices = priceTable(config.prices)
   const reached = yield* PubSub.unbounded<BudgetExceeded>()
-  const today = Effect.map(Clock.currentTimeMillis, (now) => spendDay(now, zone))
+  const today = Effect.map(Clock.currentTimeMillis, dayOf)
 
   /** The operator is told of a reached cap once per cap, whose and day: the first to insert its notice tells. */
   const tellOnce = (cap: ReachedCap) =>

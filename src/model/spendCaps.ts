@@ -1,6 +1,6 @@
 import { DateTime } from "effect"
 import type { CapName, Limits, Measure, SpendCap } from "../config/limits.js"
-import { agentZone, localIso } from "../session/envelope.js"
+import { agentZone, localIso, makeZonedIso } from "../session/envelope.js"
 import type { ReachedCap } from "./BudgetExceeded.js"
 import type { SpendAttributionData } from "./SpendAttribution.js"
 import { centsOfMicroUsd, type SpendEntry, type SpendRow } from "./SpendLedger.js"
@@ -8,6 +8,12 @@ import { centsOfMicroUsd, type SpendEntry, type SpendRow } from "./SpendLedger.j
 /** The ledger's day of an instant: `YYYY-MM-DD` in the agent's timezone (the machine's when none is set). */
 export const spendDay = (epochMs: number, zone: DateTime.TimeZone): string =>
   DateTime.formatIsoOffset(DateTime.unsafeMakeZoned(epochMs, { timeZone: zone })).slice(0, 10)
+
+/** spendDay in one zone, for a service that asks it every model call: the zone's offset is kept a quarter hour (makeZonedIso). */
+export const makeSpendDay = (zone: DateTime.TimeZone): (epochMs: number) => string => {
+  const iso = makeZonedIso(zone)
+  return (epochMs) => iso(epochMs).slice(0, 10)
+}
 
 export const spendZone = (timezone: string | undefined): DateTime.TimeZone => agentZone(timezone)
 

@@ -18,6 +18,34 @@ export const localIso = (epochMs: number, zone: DateTime.TimeZone | string | und
   return DateTime.formatIsoOffset(zoned).replace(/\.\d{3}(?=[+-Z])/, "")
 }
 
+/** Offsets change (daylight saving time, a new rule) at most once in a quarter of an hour, on the quarter hour. */
+const quarterHourMs = 15 * 60 * 1000
+
+const offsetAt = (epochMs: number, zone: DateTime.TimeZone): number =>
+  DateTime.zonedOffset(DateTime.unsafeMakeZoned(epochMs, { timeZone: zone }))
+
+/**
+ * localIso in one zone, for a service that formats instant after instant in it (each turn's envelope, the spend
+ * ledger's day): a named zone's offset comes from Intl (~50 µs an instant), so it is looked up for the quarter hour
+ * an instant falls in and kept while instants stay in it. A quarter hour whose start and end have different offsets
+ * (a change of offset within it) is never kept: each of its instants is asked of the zone itself.
+ */
+export const makeZonedIso = (zone: DateTime.TimeZone): (epochMs: number) => string => {
+  if (zone._tag === "Offset") return (epochMs) => localIso(epochMs, zone)
+  let quarter = Number.NaN
+  let fixed: DateTime.TimeZone = zone
+  return (epochMs) => {
+    const at = Math.floor(epochMs / quarterHourMs)
+    if (at !== quarter) {
+      const start = offsetAt(at * quarterHourMs, zone)
+      if (start !== offsetAt((at + 1) * quarterHourMs - 1, zone)) return localIso(epochMs, zone)
+      quarter = at
+      fixed = DateTime.zoneMakeOffset(start)
+    }
+    return localIso(epochMs, fixed)
+  }
+}
+
 /**
  * What DateTime.formatIsoOffset gives in the system's zone, from Date's own offset (the same zone, ICU's default):
  * a zone made through Intl loads ICU's zone data (~8 MiB, and a tenth of a second of `kern status`'s heartbeat line).

@@ -23,7 +23,7 @@ import type { SessionError, SessionWriter } from "../session/SessionStore.js"
 import { OutputCompactor } from "../tools/OutputCompactor.js"
 import { Questions } from "../tools/Questions.js"
 import { ContextWindow } from "../context/ContextWindow.js"
-import { agentZone, localIso } from "../session/envelope.js"
+import { agentZone, makeZonedIso } from "../session/envelope.js"
 import { modelStep, type StepCall, type StepResult } from "./modelStep.js"
 import { type TurnStop, TurnStops } from "./TurnStops.js"
 import { redactingEmit } from "./redactEvents.js"
@@ -108,8 +108,9 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
     const queue = yield* MessageQueue
     const pairings = yield* PairingStore
     const { secrets } = yield* KnownSecrets
-    // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly.
-    const zone = agentZone(config.timezone)
+    // The envelope's time is local, with its offset, in the agent's zone: made once, it is costly (and so is its
+    // offset, looked up once a quarter hour).
+    const localTime = makeZonedIso(agentZone(config.timezone))
     const prices = priceTable(config.prices)
     const context = yield* ContextWindow
     const stepPrompt = yield* makeStepPrompt
@@ -195,7 +196,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         yield* append(turn.session, new UserMessage({
           text: queued.text,
           ...(queued.attachments === undefined || queued.attachments.length === 0 ? {} : { attachments: queued.attachments }),
-          envelope: envelopeOf(queued, localIso(queued.receivedAtMs, zone), turn.message.turnId),
+          envelope: envelopeOf(queued, localTime(queued.receivedAtMs), turn.message.turnId),
           ...(queued.inboxId === undefined ? {} : { inboxId: queued.inboxId }),
           at: yield* now
         }, checked))

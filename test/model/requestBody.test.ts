@@ -76,6 +76,43 @@ describe("Chat Completions request body", () => {
         { numRuns: 200 }
       )
     ))
+
+  // The last body's messages are copied whole only while the prompt begins with them: a cut that moves (messages
+  // gone from the front), a message replaced by another (a copy carrying a cache mark or a recall block), a prompt
+  // that shrinks or goes back to an older one, each is the body built afresh.
+  it.effect("built with one cache over prompts that lose, replace or revisit messages, it is the body built afresh (property)", () =>
+    Effect.sync(() =>
+      fc.assert(
+        fc.property(
+          fc.array(
+            fc.oneof(
+              fc.array(message, { maxLength: 3 }).map((added) => ({ kind: "add" as const, added })),
+              fc.nat(4).map((count) => ({ kind: "cut" as const, count })),
+              fc.tuple(fc.nat(), message).map(([at, replacement]) => ({ kind: "replace" as const, at, replacement })),
+              fc.nat().map((back) => ({ kind: "revisit" as const, back }))
+            ),
+            { minLength: 1, maxLength: 10 }
+          ),
+          fc.boolean(),
+          (steps, withTools) => {
+            const cache = makeWireCache()
+            let history: ReadonlyArray<Prompt.Message> = [system("s"), user("first")]
+            const seen: Array<ReadonlyArray<Prompt.Message>> = []
+            for (const step of steps) {
+              if (step.kind === "add") history = [...history, ...step.added]
+              else if (step.kind === "cut") history = [history[0]!, ...history.slice(1 + Math.min(step.count, history.length - 1))]
+              else if (step.kind === "replace") history = history.map((m, i) => i === step.at % history.length ? step.replacement : m)
+              else if (seen.length > 0) history = seen[step.back % seen.length]!
+              seen.push(history)
+              const cached = text(Effect.runSync(toRequestBody("m", options(history, withTools), cache)))
+              const fresh = text(Effect.runSync(toRequestBody("m", options(history, withTools))))
+              expect(cached).toBe(fresh)
+            }
+          }
+        ),
+        { numRuns: 300 }
+      )
+    ))
 })
 
 // The body as JSON.stringify gives it for the whole request object, tools rendered afresh: what the joined text
