@@ -8,6 +8,8 @@
 // (src/quick/statusSettle.ts): any later change then gives a file a later time, and the key another value.
 import * as NodeFs from "node:fs"
 import { neutralizeControls } from "../channels/terminalSafe.js"
+import { type AgentPaths, agentPaths } from "../config/paths.js"
+import { reportEnvironment } from "../config/reportEnvironment.js"
 import { sha256Hex } from "./sha256.js"
 import { type FileStamp, settled } from "./statusSettle.js"
 
@@ -80,6 +82,31 @@ export const namesIn = (dir: string, suffix = ""): Array<string> => {
   } catch (error) {
     if (isAbsent(error)) return []
     throw error
+  }
+}
+
+/** What every kept command's key starts from: the folder's files as the config reads them, and its sessions. */
+export interface FolderBasis {
+  readonly paths: AgentPaths
+  readonly configText: string
+  readonly envText: string | undefined
+  /** The session files' names, sorted. */
+  readonly sessions: ReadonlyArray<string>
+  /** The variables of the environment the config reads (src/config/reportEnvironment.ts), sorted by name. */
+  readonly environment: ReadonlyArray<readonly [string, string]>
+}
+
+/** The basis of a key for the folder `dir`; none without config.json (not an agent folder: nothing is kept). */
+export const folderBasis = (dir: string, env: Readonly<Record<string, string | undefined>>): FolderBasis | undefined => {
+  const paths = agentPaths(dir)
+  const configText = readIfThere(paths.configFile)
+  if (configText === undefined) return undefined
+  return {
+    paths,
+    configText,
+    envText: readIfThere(paths.envFile),
+    sessions: namesIn(paths.sessionsDir, ".jsonl"),
+    environment: Object.entries(reportEnvironment(env, configText)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   }
 }
 

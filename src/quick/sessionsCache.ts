@@ -10,10 +10,9 @@
 // wrote anything to stderr (a warning), or failed.
 import * as NodePath from "node:path"
 import { agentPaths } from "../config/paths.js"
-import { reportEnvironment } from "../config/reportEnvironment.js"
 import { mainConversation } from "../kernel/Audience.js"
 import { conversationOfSession } from "../session/conversationIds.js"
-import { allSettled, type AskKey, keyOf, namesIn, readIfThere, stampOf } from "./keptOutputs.js"
+import { allSettled, type AskKey, folderBasis, keyOf, namesIn, stampOf } from "./keptOutputs.js"
 
 /** What an ask of `kern sessions list` is, as far as the kept listing's key goes. */
 export interface SessionsAsk {
@@ -40,11 +39,9 @@ const formatVersion = "kern sessions list cache 1"
  */
 export const sessionsKey = (ask: SessionsAsk, nowMs: number = Date.now()): AskKey | undefined => {
   try {
-    const paths = agentPaths(ask.dir)
-    const configText = readIfThere(paths.configFile)
-    if (configText === undefined) return undefined
-    const envText = readIfThere(paths.envFile)
-    const sessions = namesIn(paths.sessionsDir, ".jsonl")
+    const basis = folderBasis(ask.dir, ask.env)
+    if (basis === undefined) return undefined
+    const { configText, envText, environment, paths, sessions } = basis
     const counts = namesIn(paths.sessionCountsDir)
     const files = [
       ask.bundle,
@@ -56,7 +53,6 @@ export const sessionsKey = (ask: SessionsAsk, nowMs: number = Date.now()): AskKe
       ...counts.map((name) => NodePath.join(paths.sessionCountsDir, name))
     ]
     const stamps = files.map((file) => stampOf(file))
-    const environment = Object.entries(reportEnvironment(ask.env, configText)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     const key = keyOf(
       [formatVersion, ask.dir, paths.dir, ask.json, ask.conversation ?? null, environment, configText, envText ?? null],
       files,

@@ -16,17 +16,15 @@
 // another value. The environment's values are in the key only as a sha256 digest.
 import * as NodePath from "node:path"
 import { agentPaths } from "../config/paths.js"
-import { reportEnvironment } from "../config/reportEnvironment.js"
 import { servingFiles } from "./chatProbe.js"
 import {
   allSettled,
   type AskKey,
+  folderBasis,
   keepIn,
   type KeptOutput,
   keptIn,
   keyOf,
-  namesIn,
-  readIfThere,
   stampOf
 } from "./keptOutputs.js"
 
@@ -53,11 +51,9 @@ const formatVersion = "kern status cache 1"
  */
 export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | undefined => {
   try {
-    const paths = agentPaths(ask.dir)
-    const configText = readIfThere(paths.configFile)
-    if (configText === undefined) return undefined
-    const envText = readIfThere(paths.envFile)
-    const sessions = namesIn(paths.sessionsDir, ".jsonl")
+    const basis = folderBasis(ask.dir, ask.env)
+    if (basis === undefined) return undefined
+    const { configText, envText, environment, paths, sessions } = basis
     const serving = servingFiles(ask.dir)
     const files = [
       ask.bundle,
@@ -73,7 +69,6 @@ export const askKey = (ask: StatusAsk, nowMs: number = Date.now()): AskKey | und
     // An empty WAL holds what none holds: the report's own read of kern.db makes one.
     const wal = `${paths.dbFile}-wal`
     const stamps = files.map((file) => stampOf(file, file === wal))
-    const environment = Object.entries(reportEnvironment(ask.env, configText)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     const key = keyOf(
       [formatVersion, ask.dir, paths.dir, ask.json, ask.env["TZ"] ?? null, environment, configText, envText ?? null],
       files,

@@ -4,10 +4,10 @@ import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { sessionsCacheFile, sessionsKey } from "../../src/quick/sessionsCache.js"
-import { fineSettleMs } from "../../src/quick/statusSettle.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { testDist } from "../support/build.js"
 import { kernBin, runCollected } from "../support/cli.js"
+import { bundleMarker, fineStampsHere, kernFiles, markedRun, settleByClock } from "../support/keptOutputs.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import { makeTempDir } from "../support/tempDir.js"
 
@@ -18,19 +18,7 @@ import { makeTempDir } from "../support/tempDir.js"
 // exercises it.
 
 /** A preload that says, at exit, whether the listing's bundle was read. */
-const preload = (() => {
-  const file = NodePath.join(makeTempDir(), "bundles.cjs")
-  NodeFs.writeFileSync(
-    file,
-    `const NodeFs = require("node:fs")
-let full = false
-const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { if (String(file).endsWith("quick.cjs")) full = true; return readFileSync.call(this, file, ...rest) }
-process.on("exit", () => process.stderr.write(full ? "\\n@full\\n" : "\\n@kept\\n"))
-`
-  )
-  return file
-})()
+const preload = bundleMarker("quick.cjs")
 
 interface Ask {
   readonly args: ReadonlyArray<string>
@@ -38,18 +26,9 @@ interface Ask {
   readonly cwd?: string
 }
 
-const split = (result: { readonly status: number | null; readonly stdout: string; readonly stderr: string }) => {
-  const marker = result.stderr.lastIndexOf("\n@")
-  if (marker === -1) throw new Error(`no marker: ${result.stderr}`)
-  return {
-    seen: { status: result.status, stdout: result.stdout, stderr: result.stderr.slice(0, marker) },
-    full: result.stderr.slice(marker).includes("@full")
-  }
-}
-
 /** `kern sessions list` as a user runs it, and whether the listing's bundle ran. */
 const list = async (ask: Ask) =>
-  split(
+  markedRun(
     await runCollected(process.execPath, ["--require", preload, kernBin, "sessions", "list", ...ask.args], {
       env: ask.env ?? {},
       ...(ask.cwd === undefined ? {} : { cwd: ask.cwd })
@@ -63,23 +42,6 @@ const listFull = async (ask: Ask) => {
     ...(ask.cwd === undefined ? {} : { cwd: ask.cwd })
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
-
-/** Every file and folder below the agent folder's .kern. */
-const kernFiles = (dir: string): Array<string> => {
-  const files: Array<string> = []
-  const walk = (path: string) => {
-    files.push(path)
-    if (NodeFs.statSync(path).isDirectory()) for (const name of NodeFs.readdirSync(path)) walk(NodePath.join(path, name))
-  }
-  walk(NodePath.join(dir, ".kern"))
-  return files
-}
-
-/** Waits until the newest file below .kern is older than the short settle rule's 100 ms, as a user's next ask may come. */
-const settleByClock = async (dir: string) => {
-  const newestMs = Math.max(...kernFiles(dir).map((file) => Number(NodeFs.statSync(file, { bigint: true }).mtimeNs / 1_000_000n)))
-  while (Date.now() <= newestMs + fineSettleMs + 1) await new Promise((resolve) => setTimeout(resolve, 5))
 }
 
 /** Every file below .kern changed in the last minute as changed a minute ago: settled, whatever the file system's stamps. */
@@ -100,13 +62,6 @@ const settleListed = async (dir: string, ask: Ask) => {
   await list(ask)
   settle(dir)
 }
-
-/** Whether the temporary folders' file system keeps fine stamps of this kernel's clock (ext4, tmpfs, xfs, btrfs). */
-const fineStampsHere = (() => {
-  if (process.platform !== "linux") return false
-  const type = NodeFs.statfsSync(makeTempDir()).type
-  return [0xef53, 0x01021994, 0x58465342, 0x9123683e].includes(type)
-})()
 
 const configFile = (dir: string) => NodePath.join(dir, ".kern", "config.json")
 

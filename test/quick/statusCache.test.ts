@@ -7,9 +7,9 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { nextSpendDayMs, spendDayIn } from "../../src/model/spendCaps.js"
 import { askKey, statusCacheFile } from "../../src/quick/statusCache.js"
-import { fineSettleMs } from "../../src/quick/statusSettle.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { kernBin, runCollected } from "../support/cli.js"
+import { bundleMarker, fineStampsHere, kernFiles, markedRun, settleByClock } from "../support/keptOutputs.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
 import { seedSpendIn, today } from "../support/spendRows.js"
 import { makeTempDir } from "../support/tempDir.js"
@@ -20,19 +20,7 @@ import { makeTempDir } from "../support/tempDir.js"
 // ask is answered from the cache alone (dist/quickStatus.cjs not loaded), which proves the corpus exercises it.
 
 /** A preload that says, at exit, whether the status bundle (the full report) was read. */
-const preload = (() => {
-  const file = NodePath.join(makeTempDir(), "bundles.cjs")
-  NodeFs.writeFileSync(
-    file,
-    `const NodeFs = require("node:fs")
-let full = false
-const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { if (String(file).endsWith("quickStatus.cjs")) full = true; return readFileSync.call(this, file, ...rest) }
-process.on("exit", () => process.stderr.write(full ? "\\n@full\\n" : "\\n@kept\\n"))
-`
-  )
-  return file
-})()
+const preload = bundleMarker("quickStatus.cjs")
 
 interface Ask {
   readonly args: ReadonlyArray<string>
@@ -46,12 +34,7 @@ const status = async (ask: Ask) => {
     env: ask.env,
     ...(ask.cwd === undefined ? {} : { cwd: ask.cwd })
   })
-  const marker = result.stderr.lastIndexOf("\n@")
-  if (marker === -1) throw new Error(`no marker: ${result.stderr}`)
-  return {
-    seen: { status: result.status, stdout: result.stdout, stderr: result.stderr.slice(0, marker) },
-    full: result.stderr.slice(marker).includes("@full")
-  }
+  return markedRun(result)
 }
 
 /**
@@ -70,26 +53,6 @@ const settle = (dir: string) => {
   walk(NodePath.join(dir, ".kern"))
 }
 
-/** Every file and folder below the agent folder's .kern. */
-const kernFiles = (dir: string): Array<string> => {
-  const files: Array<string> = []
-  const walk = (path: string) => {
-    files.push(path)
-    if (NodeFs.statSync(path).isDirectory()) for (const name of NodeFs.readdirSync(path)) walk(NodePath.join(path, name))
-  }
-  walk(NodePath.join(dir, ".kern"))
-  return files
-}
-
-/**
- * Settled as the clock settles it, the files keeping the stamps their changes gave them: waits until the newest of
- * them is older than the short rule's 100 ms (src/quick/statusSettle.ts), as a user's next ask may come.
- */
-const settleByClock = async (dir: string) => {
-  const newestMs = Math.max(...kernFiles(dir).map((file) => Number(NodeFs.statSync(file, { bigint: true }).mtimeNs / 1_000_000n)))
-  while (Date.now() <= newestMs + fineSettleMs + 1) await new Promise((resolve) => setTimeout(resolve, 5))
-}
-
 /** Gives `file` the modification time `ns` to the nanosecond (GNU touch: node's utimes goes through a double). */
 const stampNs = (file: string, ns: bigint) => {
   const seconds = ns / 1_000_000_000n
@@ -98,13 +61,6 @@ const stampNs = (file: string, ns: bigint) => {
   if (result.status !== 0) throw new Error(`touch ${file}: ${result.stderr}`)
   expect(NodeFs.statSync(file, { bigint: true }).mtimeNs).toBe(ns)
 }
-
-/** Whether the temporary folders' file system keeps fine stamps of this kernel's clock (ext4, tmpfs, xfs, btrfs). */
-const fineStampsHere = (() => {
-  if (process.platform !== "linux") return false
-  const type = NodeFs.statfsSync(makeTempDir()).type
-  return [0xef53, 0x01021994, 0x58465342, 0x9123683e].includes(type)
-})()
 
 const configFile = (dir: string) => NodePath.join(dir, ".kern", "config.json")
 const editConfig = (dir: string, change: (config: Record<string, unknown>) => Record<string, unknown>) =>
