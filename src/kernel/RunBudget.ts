@@ -24,6 +24,8 @@ export interface BudgetUsage {
 
 const zero: BudgetUsage = { toolCallsUsed: 0, promptTokensUsed: 0, latencyMsUsed: 0, costUsdCentsUsed: 0 }
 
+const granted: Reservation = { granted: true }
+
 /** The caps a run can hand part of to a sub-agent (RunBudget.carve). */
 export type CarvedBudget = {
   readonly maxToolCalls: number
@@ -107,8 +109,15 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
       return answer
     }
     const usage = Effect.sync(() => used)
+    // Each usage built whole, with its four fields in one order: a spread or a computed key would make objects of
+    // other shapes (a tool call's accounting took microseconds through them).
     const addNow = (key: keyof BudgetUsage) => (amount: number): void => {
-      used = { ...used, [key]: used[key] + amount }
+      used = {
+        toolCallsUsed: used.toolCallsUsed + (key === "toolCallsUsed" ? amount : 0),
+        promptTokensUsed: used.promptTokensUsed + (key === "promptTokensUsed" ? amount : 0),
+        latencyMsUsed: used.latencyMsUsed + (key === "latencyMsUsed" ? amount : 0),
+        costUsdCentsUsed: used.costUsdCentsUsed + (key === "costUsdCentsUsed" ? amount : 0)
+      }
     }
     const add = (key: keyof BudgetUsage) => {
       const now = addNow(key)
@@ -118,7 +127,12 @@ export const makeRunBudget = (limits: Partial<BudgetLimitsInput> = {}): Effect.E
       modify((usage): readonly [Reservation, BudgetUsage] => {
         const cap = exceededCap(caps, usage)
         return cap === undefined
-          ? [{ granted: true }, { ...usage, toolCallsUsed: usage.toolCallsUsed + 1 }]
+          ? [granted, {
+            toolCallsUsed: usage.toolCallsUsed + 1,
+            promptTokensUsed: usage.promptTokensUsed,
+            latencyMsUsed: usage.latencyMsUsed,
+            costUsdCentsUsed: usage.costUsdCentsUsed
+          }]
           : [{ granted: false, cap }, usage]
       })
     const addLatencyMsNow = addNow("latencyMsUsed")

@@ -26,6 +26,8 @@ export interface RegisteredTool {
   readonly timeoutFor?: ((args: unknown) => number | undefined) | undefined
   /** How long a call that names no timeout of its own runs (bash's 120000), where it is not `spec.timeoutMs`. */
   readonly defaultTimeoutMs?: number | undefined
+  /** The handler keeps to its timeout itself and needs no service (ToolRegistration.selfTimed). */
+  readonly selfTimed?: boolean | undefined
 }
 
 /** How long a call of `tool` runs by default: the one figure listings show. */
@@ -37,6 +39,13 @@ export interface ToolRegistration<A, I, R> {
   readonly handler: (args: A) => Effect.Effect<unknown, ToolFailure, R>
   readonly timeoutFor?: (args: A) => number | undefined
   readonly defaultTimeoutMs?: number
+  /**
+   * The handler keeps to the call's timeout (the longer of `spec.timeoutMs` and `timeoutFor`) by itself, ends its work
+   * when it is interrupted, and holds nothing a Scope must release: an MCP request, which carries its own timeout and
+   * is cancelled on the server when interrupted. Such a tool's untraced, unretried call runs its handler in the
+   * caller's fiber, with no fiber, Scope or timer of the kernel's. Only for a handler that needs no service.
+   */
+  readonly selfTimed?: [R] extends [never] ? boolean : never
 }
 
 /** A spec that cannot be registered: names the tool and the field. */
@@ -159,7 +168,8 @@ export const makeRegistry = Effect.sync(() => {
         handler: handler as ToolHandler<unknown>,
         services: captured as Context.Context<never>,
         timeoutFor,
-        defaultTimeoutMs: registration.defaultTimeoutMs
+        defaultTimeoutMs: registration.defaultTimeoutMs,
+        selfTimed: registration.selfTimed === true
       })
     }).pipe(Effect.withSpan("kern.kernel.registry.register", { attributes: { toolId: String(input.toolId) } }))
 

@@ -75,6 +75,16 @@ export const runAttempts = (
   const attempt = Effect.suspend(() => Effect.map(fiber(), outcomeOf))
   const times = spec.idempotent ? Math.min(spec.maxRetries, ctx.budget.limits.maxRetriesPerTool) : 0
   const done = (outcome: Either.Either<unknown, ToolFailure>): Attempts => ({ outcome, attempts, spanId })
+  // A self-timed tool (an MCP request) keeps to its timeout and ends its work on an interrupt by itself, and needs no
+  // service: its untraced, unretried call runs in the caller's fiber, with no fiber, Scope or timer of the kernel's.
+  // Not a test's override of its handler, which may ask for the call's services.
+  if (times === 0 && !traced && tool.selfTimed === true && handler === tool.handler) {
+    attempts = 1
+    return Effect.map(
+      Effect.exit(handler(args) as Effect.Effect<unknown, ToolFailure>),
+      (exit) => done(Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause)))
+    )
+  }
   // One attempt, the common case: started as the caller runs this (it does as soon as it is made), in one step.
   if (times === 0) return Effect.map(fiber(), (ended) => done(outcomeOf(ended)))
   // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from

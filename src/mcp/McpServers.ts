@@ -240,9 +240,10 @@ export const make = Effect.gen(function*() {
 
   /**
    * One request to a connected server, in one Effect.async: its own AbortController cancels the request (the SDK
-   * sends notifications/cancelled) when the call is interrupted (the kernel's timeout, a stopped turn), and the
-   * result is mapped where the promise settles. Asking for progress lets a long tool keep its request alive while
-   * it reports.
+   * sends notifications/cancelled) when the call is interrupted (a stopped turn), and the result is mapped where the
+   * promise settles. `timeoutMs` is the call's whole time (the kernel runs this self-timed, with no timer of its
+   * own): the SDK's timer cancels the request as the abort does and fails it with RequestTimeout (a TIMEOUT). No
+   * progress is asked for: it would not extend that time.
    */
   const request = (
     connection: Connection,
@@ -255,9 +256,7 @@ export const make = Effect.gen(function*() {
       const controller = new AbortController()
       connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
         signal: controller.signal,
-        timeout: options.timeoutMs,
-        onprogress: () => undefined,
-        resetTimeoutOnProgress: true
+        timeout: options.timeoutMs
       }).then(
         (result) => {
           let ended: Effect.Effect<string, ToolFailure>

@@ -26,13 +26,17 @@ export const registerServerTools = (
 ) =>
   Effect.forEach(allowedTools(config, tools), (tool) => {
     const input = mcpToolSpec(server, config, tool)
-    const timeoutMs = config.overrides[tool.name]?.timeoutMs ?? config.timeoutMs
+    const configured = config.overrides[tool.name]?.timeoutMs ?? config.timeoutMs
+    // The kernel's timeout of the call (the spec's, at least 100 ms): the request's own, which keeps to it.
+    const timeoutMs = Math.max(configured, input.timeoutMs ?? 0)
     const existing = registry.lookup(String(input.toolId))
     const registered = existing === undefined
       ? registry.register<Record<string, unknown>, Record<string, unknown>, never>(input, {
         handler: (args) => call(tool.name, args, { timeoutMs }),
         // A timeout longer than the kernel's cap of one call's (60 s) travels as the call's own.
-        ...(timeoutMs > maxSpecTimeoutMs ? { timeoutFor: () => timeoutMs } : {})
+        ...(timeoutMs > maxSpecTimeoutMs ? { timeoutFor: () => timeoutMs } : {}),
+        // The request times out and is cancelled on the server (notifications/cancelled) by itself.
+        selfTimed: true
       }).pipe(
         // The handler needs no service (the call is closed over): registered with none, the executor copies no
         // context of the agent's services into every call's fiber (two copies of ~40 entries, about 6 µs a call).

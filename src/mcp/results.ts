@@ -50,6 +50,14 @@ const codes = { connectionClosed: -32000, requestTimeout: -32001, methodNotFound
 const errorCode = (error: unknown): number | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "number" ? error.code : undefined
 
+/** The limit the SDK names in a RequestTimeout's data (`{ timeout }`, or `{ maxTotalTimeout }`). */
+const timeoutOf = (error: unknown): number | undefined => {
+  const data = typeof error === "object" && error !== null && "data" in error ? error.data : undefined
+  if (typeof data !== "object" || data === null) return undefined
+  const limit = "timeout" in data ? data.timeout : "maxTotalTimeout" in data ? data.maxTotalTimeout : undefined
+  return typeof limit === "number" ? limit : undefined
+}
+
 const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** A failed request to a server as the kernel's error codes. */
@@ -60,8 +68,10 @@ export const requestFailure = (server: string, tool: string, error: unknown): To
   switch (code) {
     case codes.connectionClosed:
       return toolFailure("NETWORK_ERROR", `${where}: the server closed the connection during the call (kern restarts it): ${message}`)
-    case codes.requestTimeout:
-      return toolFailure("TIMEOUT", `${where} did not answer in time: ${message}`)
+    case codes.requestTimeout: {
+      const limit = timeoutOf(error)
+      return toolFailure("TIMEOUT", `${where} did not answer in time${limit === undefined ? "" : ` (${limit} ms)`}: ${message}`)
+    }
     case codes.methodNotFound:
       return toolFailure("NOT_FOUND", `${where}: ${message}`)
     case codes.invalidParams:

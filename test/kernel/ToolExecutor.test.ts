@@ -1,15 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Ref, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, FiberId, Option, Ref, Schema, Scope, TestClock } from "effect"
 import * as ApprovalGate from "../../src/kernel/ApprovalGate.js"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import { RunContext } from "../../src/kernel/RunContext.js"
-import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
+import { type ExecuteOptions, ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import { toolFailure, ToolFailure } from "../../src/kernel/ToolFailure.js"
 import * as ToolPolicy from "../../src/kernel/ToolPolicy.js"
 import { ToolRegistry } from "../../src/kernel/ToolRegistry.js"
+import { recordingTracer } from "../support/recordingTracer.js"
 import { inRun, kernelLayer } from "./harness.js"
 
 const EchoArgs = Schema.Struct({ text: Schema.String })
+const Empty = Schema.Struct({})
 
 /** Registers `echo.tool` (READ_ONLY) whose handler counts its runs. */
 const registerEcho = (runs: Ref.Ref<number>, spec: Partial<Parameters<ToolRegistry["Type"]["register"]>[0]> = {}) =>
@@ -352,5 +354,35 @@ describe("ToolExecutor", () => {
       const result = yield* inRun(execute("missing.file", {}))
       assert.strictEqual(result.errorCode, "NOT_FOUND")
       assert.strictEqual(result.errorMessage, "no such file: a.txt")
+    }).pipe(Effect.provide(kernelLayer())))
+  it.effect("a self-timed tool's untraced call runs its handler in the caller's fiber, with no Scope; a traced one, an override or a retried one in a fiber of its own", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      // What the handler sees: its fiber, and whether a Scope (the kernel's per-attempt one) is among its services.
+      const seen = Effect.map(
+        Effect.zip(Effect.fiberId, Effect.serviceOption(Scope.Scope)),
+        ([id, scope]) => ({ fiber: FiberId.threadName(id), scoped: Option.isSome(scope) })
+      )
+      yield* registry.register<typeof Empty.Type, typeof Empty.Encoded, never>(
+        { toolId: "self.timed", name: "Self-timed", maxRetries: 0 },
+        { parameters: Empty, handler: () => seen, selfTimed: true }
+      )
+      yield* registry.register<typeof Empty.Type, typeof Empty.Encoded, never>(
+        { toolId: "self.retried", name: "Self-timed, retried", idempotent: true, maxRetries: 2 },
+        { parameters: Empty, handler: () => seen, selfTimed: true }
+      )
+      const caller = FiberId.threadName(yield* Effect.fiberId)
+      const run = (toolId: string, options?: ExecuteOptions) =>
+        inRun(Effect.flatMap(ToolExecutor, (executor) => executor.execute(toolId, {}, options)))
+      const direct = yield* run("self.timed")
+      assert.isTrue(direct.success, direct.errorMessage)
+      assert.deepStrictEqual(direct.data, { fiber: caller, scoped: false })
+      const traced = yield* run("self.timed").pipe(Effect.withTracer(recordingTracer().tracer))
+      assert.isTrue((traced.data as { scoped: boolean }).scoped)
+      assert.notStrictEqual((traced.data as { fiber: string }).fiber, caller)
+      const overridden = yield* run("self.timed", { overrideFn: () => seen })
+      assert.isTrue((overridden.data as { scoped: boolean }).scoped)
+      const retried = yield* run("self.retried")
+      assert.isTrue((retried.data as { scoped: boolean }).scoped)
     }).pipe(Effect.provide(kernelLayer())))
 })

@@ -1,0 +1,78 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { keepsSpans } from "../../src/kernel/spansKept.js"
+import { execTool, mcpAgentLayer, taggedProcesses } from "../support/mcpServers.js"
+import { makeTempDir, writeFiles } from "../support/tempDir.js"
+import { eventually } from "../support/waitFor.js"
+
+// A call's lifetime against a real server (mcpWaitingServer.mjs), untraced as an agent without an exporter runs it:
+// an MCP tool is self-timed, so such a call runs in the caller's fiber and its timeout and cancellation are the SDK
+// request's own, with no timer or fiber of the kernel's.
+
+const waitingAgent = (timeoutMs: number) => {
+  const root = makeTempDir("kern-mcp-wait-")
+  const dir = NodePath.join(root, "agent")
+  const events = NodePath.join(root, "events.log")
+  const server = {
+    command: process.execPath,
+    args: [NodePath.resolve("test/support/mcpWaitingServer.mjs")],
+    env: { MCP_EVENTS_FILE: events },
+    timeoutMs
+  }
+  writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model", mcpServers: { waiting: server } }) })
+  /** The lines the server wrote so far: `started <id>`, `cancelled <id>`, `answered <id>`. */
+  const lines = () => (NodeFs.existsSync(events) ? NodeFs.readFileSync(events, "utf8").split("\n").filter((line) => line !== "") : [])
+  const saw = (event: string) => lines().some((line) => line.startsWith(`${event} `))
+  return { dir, saw, layer: mcpAgentLayer(dir) }
+}
+
+/** Untraced, as the executor runs a call where no tracer keeps spans. */
+const untraced = Effect.withFiberRuntime<void>((fiber) => {
+  assert.isFalse(keepsSpans(fiber.currentTracer))
+  return Effect.void
+})
+
+describe("an MCP call's lifetime", () => {
+  it.live("a call that outlives timeoutMs is a TIMEOUT naming it, though the tool reports progress, and the server is told to stop", () => {
+    const { saw, layer } = waitingAgent(1000)
+    return Effect.gen(function*() {
+      yield* untraced
+      const result = yield* execTool("mcp.waiting.wait", { ms: 30_000 })
+      assert.isFalse(result.success)
+      assert.strictEqual(result.errorCode, "TIMEOUT", result.errorMessage)
+      assert.include(result.errorMessage ?? "", "1000 ms")
+      assert.isTrue(yield* eventually(() => saw("cancelled")))
+      assert.isFalse(saw("answered"))
+    }).pipe(Effect.provide(layer))
+  }, { timeout: 120_000 })
+
+  it.live("a call whose caller is interrupted (a stopped turn) is cancelled on the server; the next call is answered", () => {
+    const { saw, layer } = waitingAgent(60_000)
+    return Effect.gen(function*() {
+      yield* untraced
+      const call = yield* Effect.fork(execTool("mcp.waiting.wait", { ms: 60_000 }))
+      assert.isTrue(yield* eventually(() => saw("started")))
+      yield* Fiber.interrupt(call)
+      assert.isTrue(yield* eventually(() => saw("cancelled")))
+      const next = yield* execTool("mcp.waiting.wait", { ms: 1 })
+      assert.isTrue(next.success, next.errorMessage)
+      assert.strictEqual(next.data, "waited 1")
+    }).pipe(Effect.provide(layer))
+  }, { timeout: 120_000 })
+
+  it.live("a server killed mid-call: the call fails with NETWORK_ERROR at once, not at its timeout", () => {
+    const { dir, saw, layer } = waitingAgent(60_000)
+    return Effect.gen(function*() {
+      yield* untraced
+      const call = yield* Effect.fork(execTool("mcp.waiting.wait", { ms: 60_000 }))
+      assert.isTrue(yield* eventually(() => saw("started")))
+      for (const pid of taggedProcesses(dir)) process.kill(pid, "SIGKILL")
+      const result = yield* Fiber.join(call)
+      assert.isFalse(result.success)
+      assert.strictEqual(result.errorCode, "NETWORK_ERROR", result.errorMessage)
+      assert.include(result.errorMessage ?? "", "closed the connection")
+    }).pipe(Effect.provide(layer))
+  }, { timeout: 120_000 })
+})
