@@ -278,11 +278,18 @@ export const make = Effect.gen(function*() {
     args: Readonly<Record<string, unknown>>,
     options: McpCallOptions
   ): Effect.Effect<string, ToolFailure> => {
+    // Not connected yet (a first-use server starting, one waiting for its first attempt): the request's own timer
+    // starts only once connected, so the wait for the connection and the request together are held to timeoutMs
+    // here, as the kernel's timer would (the call is self-timed: ToolRegistration.selfTimed).
     const viaConnectionOf = Effect.flatMap(
       Effect.mapError(connectionOf(server), (failure) =>
         toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)),
       (connection) => request(connection, server, tool, args, options)
-    )
+    ).pipe(Effect.timeoutFail({
+      duration: Duration.millis(options.timeoutMs),
+      onTimeout: () =>
+        toolFailure("TIMEOUT", `MCP server ${server} did not connect and answer ${tool} in time (${options.timeoutMs} ms)`)
+    }))
     // An enabled server's live connection at once (one Ref read); else whatever `connectionOf` says (starting a
     // first-use server, waiting for its first attempt, or why it is not connected).
     const slot = slots.get(server)

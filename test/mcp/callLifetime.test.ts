@@ -15,17 +15,22 @@ const waitingAgent = (timeoutMs: number) => {
   const root = makeTempDir("kern-mcp-wait-")
   const dir = NodePath.join(root, "agent")
   const events = NodePath.join(root, "events.log")
-  const server = {
-    command: process.execPath,
-    args: [NodePath.resolve("test/support/mcpWaitingServer.mjs")],
-    env: { MCP_EVENTS_FILE: events },
-    timeoutMs
+  /** The agent's config.json with the waiting server, started as `start` says, slow to start by `startDelayMs`. */
+  const configure = (start: "agent" | "first-use", startDelayMs = 0) => {
+    const server = {
+      command: process.execPath,
+      args: [NodePath.resolve("test/support/mcpWaitingServer.mjs")],
+      env: { MCP_EVENTS_FILE: events, MCP_START_DELAY_MS: String(startDelayMs) },
+      timeoutMs,
+      start
+    }
+    writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model", mcpServers: { waiting: server } }) })
   }
-  writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model", mcpServers: { waiting: server } }) })
+  configure("agent")
   /** The lines the server wrote so far: `started <id>`, `cancelled <id>`, `answered <id>`. */
   const lines = () => (NodeFs.existsSync(events) ? NodeFs.readFileSync(events, "utf8").split("\n").filter((line) => line !== "") : [])
   const saw = (event: string) => lines().some((line) => line.startsWith(`${event} `))
-  return { dir, saw, layer: mcpAgentLayer(dir) }
+  return { dir, saw, configure, layer: mcpAgentLayer(dir) }
 }
 
 /** Untraced, as the executor runs a call where no tracer keeps spans. */
@@ -60,6 +65,22 @@ describe("an MCP call's lifetime", () => {
       assert.isTrue(next.success, next.errorMessage)
       assert.strictEqual(next.data, "waited 1")
     }).pipe(Effect.provide(layer))
+  }, { timeout: 120_000 })
+
+  it.live("a call that waits for a first-use server to start is held to timeoutMs too, the wait and the request together", () => {
+    const { configure, layer } = waitingAgent(1000)
+    return Effect.gen(function*() {
+      // Started once with the agent: its tools are cached in kern.db and offered before it runs next time.
+      const first = yield* Effect.provide(execTool("mcp.waiting.wait", { ms: 1 }), layer)
+      assert.isTrue(first.success, first.errorMessage)
+      // Now started at first use, and slower to start than the call may take (its connect timeout is 10 s).
+      configure("first-use", 60_000)
+      yield* untraced
+      const result = yield* Effect.provide(execTool("mcp.waiting.wait", { ms: 1 }), layer)
+      assert.isFalse(result.success)
+      assert.strictEqual(result.errorCode, "TIMEOUT", result.errorMessage)
+      assert.include(result.errorMessage ?? "", "1000 ms")
+    })
   }, { timeout: 120_000 })
 
   it.live("a server killed mid-call: the call fails with NETWORK_ERROR at once, not at its timeout", () => {

@@ -4,7 +4,7 @@
 // `wait { ms }` answers `waited <ms>` after `ms` milliseconds. While it waits it reports progress every 20 ms when the
 // request asked for progress (a progressToken), as a long tool would. MCP_EVENTS_FILE names a file it appends a line
 // to as things happen: `started <request id>`, `cancelled <request id>` (the client sent notifications/cancelled),
-// `answered <request id>`.
+// `answered <request id>`. MCP_START_DELAY_MS delays its start (it answers nothing until then).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import * as NodeFs from "node:fs"
@@ -45,5 +45,8 @@ server.registerTool("wait", {
   }))
 
 process.stdin.on("end", () => process.exit(0))
+// MCP_START_DELAY_MS: how long the server takes before it answers anything (a slow start).
+const startDelay = Number(process.env.MCP_START_DELAY_MS ?? "0")
+if (startDelay > 0) await new Promise((resolve) => setTimeout(resolve, startDelay))
 await server.connect(new StdioServerTransport())
 process.stderr.write("waiting server ready\n")
