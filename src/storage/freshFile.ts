@@ -39,16 +39,17 @@ export const freshDatabaseBytes = (): Buffer => {
  * bytes is touched (a database kern or anyone made is never), and only while it is still empty once SQLite's
  * exclusive lock on it is held, so no other connection reads or writes it meanwhile: another process creating it
  * first wins (BEGIN EXCLUSIVE waits for it) and this one changes nothing. A failed write leaves the file empty again.
- * Returns whether it created the schema; throws what it met (the caller leaves the decision to the migrator then).
+ * Returns whether it created the schema; throws what it met (the caller leaves the decision to the migrator then),
+ * SQLITE_BUSY when another connection held the file past `busyTimeoutMs`.
  */
-export const createFreshFile = (file: string): boolean => {
+export const createFreshFile = (file: string, busyTimeoutMs = 5_000): boolean => {
   if (NodeFs.statSync(file).size !== 0) return false
   const bytes = freshDatabaseBytes()
   // Opened before SQLite's connection and closed after it: closing a descriptor of the file drops every POSIX lock
   // this process holds on it, SQLite's among them.
   const fd = NodeFs.openSync(file, "r+")
   try {
-    const db = new BetterSqlite3(file, { timeout: 5_000 })
+    const db = new BetterSqlite3(file, { timeout: busyTimeoutMs })
     try {
       db.exec("BEGIN EXCLUSIVE")
       try {
