@@ -12,6 +12,8 @@ declare module "better-sqlite3" {
     exec(source: string): Database
     pragma(source: string): unknown
     readonly inTransaction: boolean
+    /** The whole database as the bytes of its file. */
+    serialize(): Buffer
     close(): void
   }
   interface Options {

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import BetterSqlite3 from "better-sqlite3"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as NodeFs from "node:fs"
@@ -85,6 +86,25 @@ describe("a new kern.db from the schema snapshot", () => {
       NodeFs.writeFileSync(other, "not a database")
       assert.isFalse(createFreshFile(other))
       assert.strictEqual(NodeFs.readFileSync(other, "utf8"), "not a database")
+    }))
+
+  it.effect("an empty kern.db another connection is reading is not written under it", () =>
+    Effect.sync(() => {
+      const file = tempFile()
+      NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
+      NodeFs.writeFileSync(file, "")
+      const reader = new BetterSqlite3(file)
+      try {
+        // A read transaction holds SQLite's shared lock on the file until it ends.
+        reader.exec("BEGIN")
+        reader.prepare("SELECT count(*) FROM sqlite_master").pluck().get()
+        assert.throws(() => createFreshFile(file, 50), /locked|busy/i)
+        assert.strictEqual(NodeFs.statSync(file).size, 0)
+        reader.exec("COMMIT")
+      } finally {
+        reader.close()
+      }
+      assert.isTrue(createFreshFile(file, 50))
     }))
 
   it.effect("the same for an in-memory database", () =>
