@@ -19,6 +19,7 @@ import { SegmentSummarizer } from "./Summarizer.js"
 import { SummaryGate } from "./SummaryGate.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
 import { boxOf, wireOfConfig } from "../media/imageLimits.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
@@ -332,7 +333,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
         const request = yield* requestOf(input, planned, ratio, "send")
         yield* Ref.update(lastBreakdowns, (map) => new Map(map).set(input.sessionId, request.breakdown))
         return request
-      }).pipe(Effect.withSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
+      }).pipe(keptSpan("kern.context.prepare", { attributes: { sessionId: input.sessionId } }))
 
     /**
      * The request the next model call would send, planned as `prepare` plans it, with nothing moved or summarized (so

@@ -4,6 +4,7 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { ContextCut, type NewSegment, Segment, SegmentStoreError } from "./Segment.js"
 import { SegmentStore, type SegmentStoreShape } from "./SegmentStore.js"
 import { SummarizerHealth } from "./summarizerHealth.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 // Columns are aliased to the schemas' field names in the SQL itself and written with explicit column lists, so the
 // store reads and writes the same whether or not the SqlClient transforms names.
@@ -82,7 +83,7 @@ export const make = Effect.gen(function*() {
       ORDER BY level, start_idx, id`.pipe(
       Effect.flatMap(decodeSegments),
       Effect.mapError(failed(`read the segments of session ${sessionId}`)),
-      Effect.withSpan("kern.context.segments.list", { attributes: { sessionId } })
+      keptSpan("kern.context.segments.list", { attributes: { sessionId } })
     )
 
   const insert: SegmentStoreShape["insert"] = (sessionId, segments) =>

@@ -166,7 +166,7 @@ export class SessionHistory {
     Effect.suspend(() => {
       const start = Math.max(0, from - this.base)
       let total = Math.max(0, this.base - from) * messageOverheadTokens
-      for (let i = this.records.length - 1; i >= Math.max(start, this.uncounted); i--) total += this.tokens[i]!
+      for (let i = this.records.length - 1; i >= Math.max(start, this.uncounted) && total <= limit; i--) total += this.tokens[i]!
       if (total > limit || start >= this.uncounted) return Effect.succeed(total > limit)
       return Effect.map(this.options.count, (count) => {
         while (this.uncounted > start && total <= limit) total += this.countOne(count)

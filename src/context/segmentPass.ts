@@ -10,6 +10,7 @@ import type { SegmentStoreShape } from "./SegmentStore.js"
 import { sentText } from "./sentText.js"
 import type { SummaryGate } from "./SummaryGate.js"
 import type { SegmentSummarizerShape } from "./Summarizer.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** Summaries written at once. */
 export const summaryConcurrency = 3
@@ -223,4 +224,4 @@ export const segmentPass = (
       ).pipe(Effect.annotateLogs({ session: sessionId, durationMs, newSegments: added.length, summarized, pending: pending.length, rolledUp }))
     }
     return segments
-  }).pipe(Effect.withSpan("kern.context.segmentPass", { attributes: { sessionId } }))
+  }).pipe(keptSpan("kern.context.segmentPass", { attributes: { sessionId } }))

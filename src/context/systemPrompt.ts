@@ -12,6 +12,7 @@ import { orIfAbsent } from "../storage/agentFiles.js"
 import { confinedAudience } from "../kernel/Audience.js"
 import type { RunContextData } from "../kernel/RunContext.js"
 import { audiencePreamble, sharedMemoryFiles } from "./audiencePrompt.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** The memory files of the system prompt, in the order they are rendered (seed 003). */
 const memoryFiles = ["AGENTS.md", "IDENTITY.md", "KERN.md", "KNOWLEDGE.md", "USERS.md"] as const
@@ -128,7 +129,7 @@ export const memoryItemsFrom = (files: FileCache, reach: "all" | "shared" = "all
     items.push({ kind: "notes-summary", source: sources, text, fresh })
   }
   return items
-}).pipe(Effect.withSpan("kern.agent.memoryItems"))
+}).pipe(keptSpan("kern.agent.memoryItems"))
 
 /** The memory items, every file read afresh. */
 export const memoryItems = Effect.flatMap(uncachedFiles, memoryItemsFrom)
@@ -261,7 +262,7 @@ export const systemSectionsFrom = (files: FileCache, options: SystemPromptOption
   const summary = options.conversationSummary?.trim()
   if (summary !== undefined && summary !== "") sections.push({ kind: "conversation-summary", source: "conversation", text: summary })
   return sections as ReadonlyArray<SystemSection>
-}).pipe(Effect.withSpan("kern.agent.systemSections"))
+}).pipe(keptSpan("kern.agent.systemSections"))
 
 /** The sections as one prompt. */
 export const renderSystemPrompt = (sections: ReadonlyArray<SystemSection>): string =>
@@ -269,7 +270,7 @@ export const renderSystemPrompt = (sections: ReadonlyArray<SystemSection>): stri
 
 /** The system prompt as one text; see systemSectionsFrom. */
 export const buildSystemPromptFrom = (files: FileCache, options: SystemPromptOptions = {}) =>
-  Effect.map(systemSectionsFrom(files, options), renderSystemPrompt).pipe(Effect.withSpan("kern.agent.systemPrompt"))
+  Effect.map(systemSectionsFrom(files, options), renderSystemPrompt).pipe(keptSpan("kern.agent.systemPrompt"))
 
 /** The system prompt, every file read afresh (no tools section, no conversation summary). */
 export const buildSystemPrompt = Effect.flatMap(uncachedFiles, (files) => buildSystemPromptFrom(files))

@@ -10,6 +10,7 @@ import { prunedText } from "./MediaRejected.js"
 import { MediaStore } from "./MediaStore.js"
 import { carriedAttachments } from "./promptAttachments.js"
 import { type ReadImage, readImageOf } from "./readImage.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 // What a step's model is sent of the files in its window. The context holds every file in its text form
 // (src/context/prompt.ts); here the newest images and PDFs become image and file parts (@effect/ai's
@@ -228,7 +229,7 @@ export const makePromptMedia = Effect.gen(function*() {
         out.push(...made)
       }
       return out
-    }).pipe(Effect.withSpan("kern.media.render"))
+    }).pipe(keptSpan("kern.media.render"))
 
   return { render } as const
 })

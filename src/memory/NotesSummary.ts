@@ -11,6 +11,7 @@ import { SpendAttribution } from "../model/SpendAttribution.js"
 import type { SpendGuard } from "../model/SpendGuard.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
 import { makeFileCache } from "./fileCache.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** How many notes before the latest the summary covers. */
 export const summarizedNotes = 5
@@ -127,7 +128,7 @@ export const make = Effect.gen(function*() {
     }))
   }).pipe(
     Effect.catchAll((error) => Effect.as(Effect.logWarning(`kern: notes summary left out: ${error.message}`), Option.none())),
-    Effect.withSpan("kern.memory.notesSummary.current")
+    keptSpan("kern.memory.notesSummary.current")
   )
 
   /** Waits, at most `limit`, for a regeneration in progress (a one-shot command before it exits). */

@@ -19,6 +19,7 @@ import {
 } from "./ProviderError.js"
 import { pullOf } from "./ModelHttpClient.js"
 import { retryingClient } from "./ProviderRetry.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** One Chat Completions endpoint: Ollama, vLLM, LM Studio, llama.cpp, LiteLLM, OpenRouter, OpenAI. */
 export interface ChatCompletionsOptions {
@@ -225,7 +226,7 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
     }).pipe(
       Effect.scoped,
       Effect.mapError((error) => error._tag === "ProviderError" ? toAiError(error, "streamText") : error),
-      Effect.withSpan("kern.model.streamText", spanOptions)
+      keptSpan("kern.model.streamText", spanOptions)
     )
 
   return yield* makeCachedStreamText({ generateText, streamText }, runParts)

@@ -10,6 +10,7 @@ import type { SpendAttributionData } from "./SpendAttribution.js"
 import { capsFor, entriesFor, makeSpendDay, reachedCaps, spendZone } from "./spendCaps.js"
 import { makeSpendLedger, microUsdOfCents } from "./SpendLedger.js"
 import { type SpendStatus, spendStatusOf, type SpendTotals, totalsOf } from "./spendStatus.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 export interface SpendGuardShape {
   /** Refuses a call of `who` when a cap it counts against is reached today: one indexed read, none without caps. */
@@ -80,7 +81,7 @@ export const make = Effect.gen(function*() {
         SqlError: (error) => Effect.logWarning(`kern: the spend ledger could not be read (${error.message}); the call goes ahead`),
         ParseError: (error) => Effect.logWarning(`kern: the spend ledger could not be read (${error.message}); the call goes ahead`)
       }),
-      Effect.withSpan("kern.model.spend.check", { attributes: { purpose: who.purpose } })
+      keptSpan("kern.model.spend.check", { attributes: { purpose: who.purpose } })
     )
   }
 
@@ -92,7 +93,7 @@ export const make = Effect.gen(function*() {
       yield* Effect.forEach(reachedCaps(capsFor(limits, who), rows, day), tellOnce, { discard: true })
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`kern: a model call's spend could not be recorded: ${error.message}`)),
-      Effect.withSpan("kern.model.spend.record", { attributes: { purpose: who.purpose, model: modelId } })
+      keptSpan("kern.model.spend.record", { attributes: { purpose: who.purpose, model: modelId } })
     )
 
   return SpendGuard.of({

@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** What the ledger sums apart (migration 1040_spend_ledger). */
 export type SpendScope = "agent" | "user" | "channel" | "conversation" | "purpose"
@@ -76,7 +77,7 @@ export const makeSpendLedger = Effect.gen(function*() {
 
   return {
     add: (day: string, entries: ReadonlyArray<SpendEntry>, amount: SpendAmount) =>
-      add({ day, entries, amount }).pipe(Effect.withSpan("kern.model.spend.add")),
+      add({ day, entries, amount }).pipe(keptSpan("kern.model.spend.add")),
     rowsOf: (day: string, entries: ReadonlyArray<SpendEntry>) =>
       entries.length === 0 ? Effect.succeed([]) : rowsOf({ day, entries }).pipe(Effect.withSpan("kern.model.spend.rows")),
     day: (day: string) => dayRows(day).pipe(Effect.withSpan("kern.model.spend.day"))

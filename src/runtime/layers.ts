@@ -172,8 +172,11 @@ const heldKernelAgentLayer = (source: ConfigSource, hold: HoldFolder) =>
 const withModel = <A, E, R>(below: Layer.Layer<A, E, R>) =>
   Provider.heartbeatLayer.pipe(
     Layer.provideMerge(Provider.layer),
-    // The model's requests go over kern's lean client (ModelHttpClient.ts), through the same redacting door.
-    Layer.provide(RedactingHttpClient.layer.pipe(Layer.provide(ModelHttpClient.layer))),
+    // The model's requests go over kern's lean client (ModelHttpClient.ts), through the same redacting door: a door
+    // of its own (Layer.fresh), for a layer is built once per build and shared, and the shared one sits over undici
+    // (the agent's ambient client below, the media's): the model was given that one, a span and a FinalizationRegistry
+    // entry per request.
+    Layer.provide(Layer.fresh(RedactingHttpClient.layer).pipe(Layer.provide(ModelHttpClient.layer))),
     Layer.provideMerge(RedactingHttpClient.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))),
     Layer.provideMerge(below)
   )

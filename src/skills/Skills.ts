@@ -4,6 +4,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import { readSkillText, scanSkills, type Skill, type SkillCatalog, type SkillFolder } from "./catalog.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 /** A skill that cannot be given: none of that name, or a file of it that cannot be read. */
 export class SkillError extends Schema.TaggedError<SkillError>()("SkillError", {
@@ -90,7 +91,7 @@ export interface SkillsService {
 /** The agent's skills reader; stateless, so every reader (turns, read_skill, the CLI) may make its own. */
 export const makeSkills = Effect.map(AgentConfig, (loaded): SkillsService => {
   const folders = skillFoldersOf(loaded)
-  const catalog = Effect.sync(() => scanSkills(folders)).pipe(Effect.withSpan("kern.skills.catalog"))
+  const catalog = Effect.sync(() => scanSkills(folders)).pipe(keptSpan("kern.skills.catalog"))
   const skill = (name: string) =>
     Effect.flatMap(catalog, ({ problems, skills }) => {
       const found = skills.find((s) => s.name === name)

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { toolFailure } from "../kernel/ToolFailure.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 
 export const ContextCounters = Schema.Struct({
   /** Tokens of the model's context at the session's last step (the context window's count), 0 before any. */
@@ -42,7 +43,7 @@ export class ContextStats extends Effect.Service<ContextStats>()("kern/tools/Con
     })
     // When a session's counters last changed: retention ages out those of sessions idle past retention.counts.
     const write = (span: string, statement: (nowMs: number) => Effect.Effect<unknown, { readonly message: string }>) =>
-      Effect.flatMap(Clock.currentTimeMillis, statement).pipe(Effect.asVoid, Effect.mapError(failed("update")), Effect.withSpan(span))
+      Effect.flatMap(Clock.currentTimeMillis, statement).pipe(Effect.asVoid, Effect.mapError(failed("update")), keptSpan(span))
     return {
       setActiveContextTokens: (sessionId: string, tokens: number) =>
         write(

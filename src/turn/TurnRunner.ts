@@ -45,6 +45,7 @@ import { subagentTerms, type SubagentTerms } from "./subagentTerms.js"
 import { incomingOf, type TurnEvent, type TurnEventBody, turnIdsOf } from "./TurnEvent.js"
 import { budgetFailure, encodeFailure, modelStepFailure, type TurnFailure } from "./TurnFailure.js"
 import { answered, beginTally, nextStep, outcomeOf, stopped, type TurnOutcome, type TurnTally, withRecalled } from "./turnTally.js"
+import { annotateKeptSpan, keptSpan } from "../kernel/keptSpan.js"
 
 /** The session a turn writes to: its file and the messages so far. */
 export interface ActiveSession {
@@ -435,7 +436,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
       stops.during(input.message, (stop) => Effect.gen(function*() {
         // Stoppable from here to its end (TurnStops): looked at before each step, and ending the stream or the calls it meets.
         const turn = yield* openTurn(input, stop)
-        yield* Effect.annotateCurrentSpan(turnSpanAttributes(input.message, input.session.id, turn.model.modelId))
+        yield* annotateKeptSpan(() => turnSpanAttributes(input.message, input.session.id, turn.model.modelId))
         // The turn's first event: what a channel knows the turn by (its conversation, its user).
         yield* turn.emit(incomingOf(input.message))
         // Journaled, not flushed: kern.db's readers of run events (usage) read finished turns, and the end's flush
@@ -451,7 +452,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("kern/turn/TurnRunn
         Effect.provideService(SpendAttribution, spendOf(input.message)),
         loggedTurn(input.message, input.session.id),
         spannedTurnEnd,
-        Effect.withSpan("kern.agent.turn")
+        keptSpan("kern.agent.turn")
       )
 
     return { run } as const

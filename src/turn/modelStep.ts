@@ -10,6 +10,7 @@ import { addUsage, noUsage, type TurnEventBody, type TurnUsage } from "./TurnEve
 import type { Stopped } from "./TurnFailure.js"
 import type { TurnStop } from "./TurnStops.js"
 import { usageAttributes } from "./turnSpan.js"
+import { annotateKeptSpan, keptSpan } from "../kernel/keptSpan.js"
 
 /** A stream that produced nothing for this long is stuck: the watchdog ends it. */
 export const watchdogTimeout = "5 minutes"
@@ -165,11 +166,11 @@ export const modelStep = (options: ModelStepOptions) =>
     yield* stop === undefined ? Effect.raceFirst(retried, watchdog) : stop.guarded(retried, watchdog).pipe(
       Effect.catchTag("Stopped", (by) => Effect.suspend(() => Effect.fail(new StepStopped({ partial: { text, calls: [...calls], usage }, by }))))
     )
-    yield* Effect.annotateCurrentSpan({
+    yield* annotateKeptSpan(() => ({
       ...(options.modelId === "" ? {} : { "gen_ai.request.model": options.modelId }),
       ...usageAttributes(usage),
       "kern.model.tool_calls": calls.length,
       "kern.model.retries": retries
-    })
+    }))
     return { text, calls, usage } satisfies StepResult
-  }).pipe(Effect.withSpan("kern.agent.modelStep"))
+  }).pipe(keptSpan("kern.agent.modelStep"))

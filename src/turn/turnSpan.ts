@@ -1,6 +1,7 @@
 import { Effect, Exit } from "effect"
 import { conversationIdOf, type TurnUsage } from "./TurnEvent.js"
 import type { QueuedMessage } from "./MessageQueue.js"
+import { annotateKeptSpan } from "../kernel/keptSpan.js"
 
 /**
  * What an operator asks of a turn in a trace, on its `kern.agent.turn` span: whose conversation, from which channel
@@ -37,9 +38,9 @@ interface Ended {
 export const spannedTurnEnd = <A extends Ended, E, R>(turn: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.onExit(turn, (exit) =>
     Exit.isSuccess(exit)
-      ? Effect.annotateCurrentSpan({
+      ? annotateKeptSpan(() => ({
         "kern.turn.outcome": exit.value.failure?._tag ?? "ok",
         "kern.turn.steps": exit.value.steps,
         ...usageAttributes(exit.value.usage)
-      })
+      }))
       : Effect.void)
