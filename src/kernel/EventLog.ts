@@ -5,7 +5,7 @@ import { databaseFile } from "../storage/databaseFile.js"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import { processStart } from "../storage/LockFile.js"
 import { journalFolder, journalName, type JournalWriter, openJournal } from "./auditJournal.js"
-import { insertRowsFor, valuesAt } from "./eventRows.js"
+import { insertRowsFor, lineAt } from "./eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
 import { randomHex } from "./RunContext.js"
@@ -268,12 +268,11 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
       Effect.clockWith((clock) =>
         Effect.sync(() => {
           const tsMs = clock.unsafeCurrentTimeMillis()
-          const line = JSON.stringify(
-            secrets.length === 0
-              ? valuesAt(input, tsMs, input.errorMessage, input.detail)
-              : valuesAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
-          )
-          if (journal === undefined || !journal.append(`${line}\n`)) queued.unsafeOffer(line)
+          const line = secrets.length === 0
+            ? lineAt(input, tsMs, input.errorMessage, input.detail)
+            : lineAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
+          // A line no journal took waits in memory for kern.db, without its newline.
+          if (journal === undefined || !journal.append(line)) queued.unsafeOffer(line.slice(0, -1))
           waiting += 1
           if (waiting === 1) wake.unsafeOffer(undefined)
           if (waiting === maxBatch) full.unsafeOffer(undefined)
