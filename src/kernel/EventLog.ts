@@ -5,7 +5,7 @@ import { databaseFile } from "../storage/databaseFile.js"
 import { isDatabaseBusy, isDiskFull } from "../storage/diskFull.js"
 import { processStart } from "../storage/LockFile.js"
 import { journalFolder, journalName, type JournalWriter, openJournal } from "./auditJournal.js"
-import { insertRowsFor, valuesAt } from "./eventRows.js"
+import { insertRowsFor, lineAt } from "./eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
 import { randomHex } from "./RunContext.js"
@@ -51,6 +51,12 @@ export class EventLog extends Context.Tag("kern/kernel/EventLog")<EventLog, {
    * is in kern.db once a flush has run (see layerSql for when that is).
    */
   readonly record: (event: EventInput) => Effect.Effect<void, EventLogError>
+  /**
+   * `record` at a time the caller read from the fiber's Clock, done when it returns, with no Effect step: for the tool
+   * executor, which has its call's Clock at hand and records every call. It never fails: an event no journal takes
+   * waits in memory for kern.db, as with `record`.
+   */
+  readonly recordAt: (event: EventInput, tsMs: number) => void
   /** Returns once every event recorded before it is in kern.db. */
   readonly flush: Effect.Effect<void, EventLogError>
   readonly byRun: (runId: string) => Effect.Effect<ReadonlyArray<KernelEvent>, EventLogError>
@@ -105,11 +111,6 @@ export const recordRunEvent = (
   status: string,
   detail: unknown
 ): Effect.Effect<void> => journalRunEvent(log, run, decisionKey, status, detail).pipe(Effect.zipRight(flushOrWarn(log)))
-
-// EventInput is the class's own constructor type and its fields have no refinements (test/session/unvalidatedRecords.test.ts
-// holds that), so validating each recorded event again is work for nothing.
-const stamp = (event: EventInput) =>
-  Effect.map(Clock.currentTimeMillis, (tsMs) => new KernelEvent({ ...event, tsMs }, true))
 
 const Row = Schema.Struct({
   ...KernelEvent.fields,
@@ -264,21 +265,18 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     })).pipe(Effect.withSpan("kern.eventlog.flush", { captureStackTrace: false }))
     const flush = Effect.mapError(flushRaw, fail)
 
+    const recordAt = (input: EventInput, tsMs: number) => {
+      const line = secrets.length === 0
+        ? lineAt(input, tsMs, input.errorMessage, input.detail)
+        : lineAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
+      // A line no journal took waits in memory for kern.db, without its newline.
+      if (journal === undefined || !journal.append(line)) queued.unsafeOffer(line.slice(0, -1))
+      waiting += 1
+      if (waiting === 1) wake.unsafeOffer(undefined)
+      if (waiting === maxBatch) full.unsafeOffer(undefined)
+    }
     const record = (input: EventInput) =>
-      Effect.clockWith((clock) =>
-        Effect.sync(() => {
-          const tsMs = clock.unsafeCurrentTimeMillis()
-          const line = JSON.stringify(
-            secrets.length === 0
-              ? valuesAt(input, tsMs, input.errorMessage, input.detail)
-              : valuesAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
-          )
-          if (journal === undefined || !journal.append(`${line}\n`)) queued.unsafeOffer(line)
-          waiting += 1
-          if (waiting === 1) wake.unsafeOffer(undefined)
-          if (waiting === maxBatch) full.unsafeOffer(undefined)
-        })
-      )
+      Effect.clockWith((clock) => Effect.sync(() => recordAt(input, clock.unsafeCurrentTimeMillis())))
 
     // Woken by the first event of a batch, the writer waits for more (or for a full batch), then moves them; while
     // kern.db refuses the batch it tries again every `retryEvery` until it is written.
@@ -323,6 +321,7 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     return {
       enabled: true,
       record,
+      recordAt,
       flush,
       byRun: (runId) => fresh(read(sql`SELECT * FROM kernel_events WHERE run_id = ${runId} ORDER BY event_id`)),
       recent: (limit) => fresh(read(sql`SELECT * FROM kernel_events ORDER BY event_id DESC LIMIT ${limit}`)),
@@ -341,24 +340,29 @@ const redactDetail = (detail: string | null | undefined, secrets: ReadonlyArray<
   typeof detail === "string" ? redactSecretsInJson(detail, secrets) : detail
 
 /** Events kept in memory, for tests and for embedding without a database. */
-export const layerMemory: Layer.Layer<EventLog> = Layer.effect(
-  EventLog,
-  Effect.map(Ref.make<ReadonlyArray<KernelEvent>>([]), (ref) => ({
+export const layerMemory: Layer.Layer<EventLog> = Layer.sync(EventLog, () => {
+  const events: Array<KernelEvent> = []
+  // EventInput is the class's own constructor type and its fields have no refinements (test/session/unvalidatedRecords.test.ts
+  // holds that), so validating each recorded event again is work for nothing.
+  const recordAt = (input: EventInput, tsMs: number) => {
+    events.push(new KernelEvent({ ...input, tsMs, eventId: events.length + 1 }, true))
+  }
+  return {
     enabled: true,
-    record: (input) =>
-      Effect.flatMap(stamp(input), (event) =>
-        Ref.update(ref, (events) => [...events, new KernelEvent({ ...event, eventId: events.length + 1 })])),
+    record: (input) => Effect.map(Clock.currentTimeMillis, (tsMs) => recordAt(input, tsMs)),
+    recordAt,
     flush: Effect.void,
-    byRun: (runId) => Effect.map(Ref.get(ref), (events) => events.filter((event) => event.runId === runId)),
-    recent: (limit) => Effect.map(Ref.get(ref), (events) => events.slice(-limit).reverse()),
-    count: Effect.map(Ref.get(ref), (events) => events.length)
-  }))
-)
+    byRun: (runId) => Effect.sync(() => events.filter((event) => event.runId === runId)),
+    recent: (limit) => Effect.sync(() => events.slice(-limit).reverse()),
+    count: Effect.sync(() => events.length)
+  }
+})
 
 /** No event log: nothing is recorded (the executor skips building events at all). */
 export const layerOff: Layer.Layer<EventLog> = Layer.succeed(EventLog, {
   enabled: false,
   record: () => Effect.void,
+  recordAt: () => {},
   flush: Effect.void,
   byRun: () => Effect.succeed([]),
   recent: () => Effect.succeed([]),

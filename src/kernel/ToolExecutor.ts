@@ -8,7 +8,7 @@ import { ContractBaselineStore } from "./ContractBaselineStore.js"
 import { type ContractCheck, makeContractCheck } from "./contractCheck.js"
 import { knownToolResult, type ToolResult } from "./contracts.js"
 import { redactCredentialShapes, redactCredentialShapesIn } from "./credentialShapes.js"
-import { EventLog, recordOrWarn } from "./EventLog.js"
+import { EventLog } from "./EventLog.js"
 import { argsDigest } from "./fingerprint.js"
 import { randomHex, randomHexNow, RunContext, type RunContextData } from "./RunContext.js"
 import { redactSecrets, redactSecretsInText, secretRefusal } from "./secretGuard.js"
@@ -175,8 +175,10 @@ export const make = Effect.gen(function*() {
       ctx.budget.addLatencyMsNow(latencyMs)
       if (tool?.spec.emitMetric === true) recordCall(fiberLabels, call.toolId, status, latencyMs)
     }
-    const record = audited
-      ? recordOrWarn(eventLog, {
+    // The audit record first, in the journal before the result goes back (a kill -9 then keeps it), at the call's end
+    // by its own Clock, with no Effect step.
+    if (audited) {
+      eventLog.recordAt({
         runId: ctx.runId,
         traceId: ctx.traceId,
         sessionId: ctx.sessionId,
@@ -200,8 +202,8 @@ export const make = Effect.gen(function*() {
         ...(end.approvedBy === undefined && end.detail === undefined
           ? {}
           : { detail: JSON.stringify({ ...end.detail, ...(end.approvedBy === undefined ? {} : { approvedBy: end.approvedBy }) }) })
-      })
-      : undefined
+      }, call.startedAt + latencyMs)
+    }
     const logged = logToolCall(call.fiber.getFiberRef(FiberRef.currentMinimumLogLevel), {
       toolId: call.toolId,
       outcome: toolOutcome({ refused: !ran, success: end.success, errorCode: end.errorCode }),
@@ -213,8 +215,7 @@ export const make = Effect.gen(function*() {
       approvedBy: end.approvedBy
     }, secrets)
     if (call.span !== undefined) toolCallSpanEnd(call.span, { ...end, ...(tool === undefined ? {} : { safetyClass: tool.spec.safetyClass }) }, latencyMs)
-    const after = logged === undefined ? record : record === undefined ? logged : Effect.zipRight(logged, record)
-    return after === undefined ? Effect.succeed(result) : Effect.as(after, result)
+    return logged === undefined ? Effect.succeed(result) : Effect.as(logged, result)
   }
 
   /** A call refused before it ran. */

@@ -71,6 +71,36 @@ export const valuesAt = (
   detail ?? null
 ]
 
+/** A character JSON.stringify writes escaped in a string: a quote, a backslash, a control character, a surrogate. */
+const escaped = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** A text value as JSON: most are ids, keys and digests with nothing to escape, quoted as they are. */
+const jsonText = (value: string | null | undefined): string =>
+  value === null || value === undefined ? "null" : escaped.test(value) ? JSON.stringify(value) : `"${value}"`
+
+const jsonNumber = (value: number | null | undefined): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? "null" : `${value}`
+
+/**
+ * An event's journal line, newline included: the text of `JSON.stringify(valuesAt(…))`, written out directly (the
+ * values are strings, numbers and nulls in a fixed order), with no array made for it first.
+ */
+export const lineAt = (
+  event: Omit<EventFields, "tsMs">,
+  tsMs: number,
+  errorMessage: string | null | undefined,
+  detail: string | null | undefined
+): string =>
+  `[${jsonNumber(tsMs)},${jsonText(event.decisionKey)},${jsonText(event.runId)},${jsonText(event.traceId)},${
+    jsonText(event.sessionId ?? "")
+  },${jsonText(event.toolId)},${jsonText(event.argsDigest)},${jsonText(event.status)},${jsonText(event.errorCode)},${
+    jsonText(errorMessage)
+  },${jsonNumber(event.latencyMs)},${jsonNumber(event.retries)},${jsonText(event.contractFingerprint)},${
+    jsonText(event.registeredFingerprint)
+  },${jsonText(event.contractStatus)},${jsonText(event.contractEnforcement)},${
+    event.contractMismatch === undefined || event.contractMismatch === null ? "null" : event.contractMismatch ? "1" : "0"
+  },${jsonText(detail)}]\n`
+
 /**
  * Inserts the rows of a JSON array of value arrays, in order (SQLite). `jsonb_each`, not `json_each`: its elements
  * come as JSONB, which `->>` reads without parsing them again (json_each hands each row back as JSON text, parsed

@@ -3,16 +3,34 @@ import * as NodeCrypto from "node:crypto"
 import type { ToolSpec } from "./contracts.js"
 import { argsJsonSchema, parametersFromArgs } from "./toolArgs.js"
 
-/** JSON with object keys sorted at every depth and no whitespace: one text per value, whatever the key order. */
+/**
+ * JSON with object keys sorted at every depth and no whitespace: one text per value, whatever the key order. Built by
+ * appending to one string, with no array per value (every tool call's audit digest starts here).
+ */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== "object") {
     const text = JSON.stringify(value)
     return text === undefined ? "null" : text
   }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  if (Array.isArray(value)) {
+    let text = "["
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ","
+      // A hole is left empty, as join leaves it.
+      if (i in value) text += canonicalJson(value[i])
+    }
+    return `${text}]`
+  }
   const record = value as Record<string, unknown>
-  const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort()
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`
+  const keys = Object.keys(record).sort()
+  let text = "{"
+  for (const key of keys) {
+    const inner = record[key]
+    if (inner === undefined) continue
+    if (text.length > 1) text += ","
+    text += `${JSON.stringify(key)}:${canonicalJson(inner)}`
+  }
+  return `${text}}`
 }
 
 export const sha256: (text: string) => string = typeof NodeCrypto.hash === "function"
