@@ -21,6 +21,7 @@
  */
 import { Effect, Either, Ref, Schema, type Scope } from "effect"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { makeOpenAhead, notOpened, type OpenAhead } from "./openAhead.js"
 
@@ -355,7 +356,15 @@ export interface ScanPlan {
    * after that, when a scan of fewer files is about done.
    */
   readonly aheadFrom?: number
+  /**
+   * Whether the helper starts only when the machine seems to have a core to spare (the default): on a busy machine
+   * it gains nothing and costs its start and its share of the cores.
+   */
+  readonly helper?: "if-idle" | "always"
 }
+
+/** Whether the last minute's load leaves some core time free for a helper thread (it is below the core count). */
+const coreToSpare = (): boolean => (NodeOs.loadavg()[0] ?? 0) < NodeOs.availableParallelism()
 
 const defaultAheadFrom = 4096
 /** How far ahead of the scan the helper may open: the scan's open descriptors (and held folders) stay below it. */
@@ -375,9 +384,10 @@ interface PlannedFolder {
  * full way. The bytes answered are the scan's own buffer, valid until its next read. The scope closes the folders
  * held.
  *
- * With a plan (the paths in the order they will be read) of at least `aheadFrom` paths, a helper thread opens them
- * ahead through their held folders (openAhead.ts); each folder stays held until the scan has read past its last
- * file, so no open through it is under way when it closes. A read off the plan takes the way without it.
+ * With a plan (the paths in the order they will be read) of at least `aheadFrom` paths, and a core to spare, a helper
+ * thread opens them ahead through their held folders (openAhead.ts); each folder stays held until the scan has read
+ * past its last file, so no open through it is under way when it closes. A read off the plan takes the way without
+ * it.
  */
 export const agentFileScan = (
   options: AgentFileOptions,
@@ -421,7 +431,8 @@ export const agentFileScan = (
           return open(absolute, true, current?.held, into)
         }
 
-        const planned = plan !== undefined && own !== undefined && plan.paths.length >= (plan.aheadFrom ?? defaultAheadFrom)
+        const planned = plan !== undefined && own !== undefined && plan.paths.length >= (plan.aheadFrom ?? defaultAheadFrom) &&
+            (plan.helper === "always" || coreToSpare())
           ? plan.paths.map((path) => resolved(first, path))
           : undefined
         const ahead: OpenAhead | undefined = planned === undefined ? undefined : makeOpenAhead(planned.length, openFlags)

@@ -112,7 +112,7 @@ describe("grep's scan with its files opened ahead in a helper thread", () => {
         // Read as planned (sorted: a folder's files in a row; shuffled: the folder changes every read), then off the
         // plan from its middle on (the plan's order left, the rest read the way without it).
         for (const [plan, order] of [[sorted, sorted], [shuffled, shuffled], [sorted, [...sorted.slice(0, 20), ...shuffled]]] as const) {
-          const scan = yield* agentFileScan(options, { paths: plan, aheadFrom: 0 })
+          const scan = yield* agentFileScan(options, { paths: plan, aheadFrom: 0, helper: "always" })
           for (const path of order) expect(answer(scan(path)), path).toEqual(expected.get(path))
         }
         // The corpus is what it should be: refusals of each kind, and legitimate files read.
@@ -130,7 +130,7 @@ describe("grep's scan with its files opened ahead in a helper thread", () => {
       const outside = makeOutside()
       for (const name of names) NodeFs.writeFileSync(NodePath.join(outside, name), `${outsideSecret} ${name}\n`)
       const plan = [...names.map((name) => `${deep}/${name}`), `${deep}/key.md`, `${deep}/id_ed25519`]
-      const scan = yield* agentFileScan({ roots: [dir], maxBytes: 1024 * 1024 }, { paths: plan, aheadFrom: 0 })
+      const scan = yield* agentFileScan({ roots: [dir], maxBytes: 1024 * 1024 }, { paths: plan, aheadFrom: 0, helper: "always" })
       expect(answer(scan(plan[0]!))).toMatchObject({ text: "n00.md inside\n" })
       // The held folder moves away and a link out takes its name, while the helper may be opening its files.
       NodeFs.renameSync(NodePath.join(dir, deep), NodePath.join(dir, `${deep}-old`))
