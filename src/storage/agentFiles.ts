@@ -367,8 +367,12 @@ export interface ScanPlan {
 const coreToSpare = (): boolean => (NodeOs.loadavg()[0] ?? 0) < NodeOs.availableParallelism()
 
 const defaultAheadFrom = 4096
-/** How far ahead of the scan the helper may open: the scan's open descriptors (and held folders) stay below it. */
-const aheadWindow = 64
+/**
+ * How far ahead of the scan the helper may open: the scan's open descriptors (and held folders) stay below it. Far
+ * enough that the helper mostly works in other folders than the scan: 64 cost more CPU and gained less (contention
+ * in the kernel over the same folder's entries and descriptors).
+ */
+const aheadWindow = 256
 
 /** A folder held open for the files of the plan from one index to `last`, the highest given to the helper so far. */
 interface PlannedFolder {
