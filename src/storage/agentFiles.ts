@@ -21,7 +21,9 @@
  */
 import { Effect, Either, Ref, Schema, type Scope } from "effect"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { makeOpenAhead, notOpened, type OpenAhead } from "./openAhead.js"
 
 /** kern's own folder: never read as agent memory, whatever link leads there. Compared without case. */
 export const kernDirName = ".kern"
@@ -228,31 +230,48 @@ const openerFor = (options: AgentFileOptions) => {
   }
 
   /**
-   * The file `name` of the held folder opened through it, when the full way would let the same file through: a
-   * regular name (not a link: O_NOFOLLOW), placed where the folder is, the folder's real path the one the scan named
-   * it by (else the path as named is checked too). Undefined otherwise: the full way then follows or names it.
+   * What the file `name` of the held folder is opened by (`/proc/<pid>/fd/N/name`), when the full way would let the
+   * same file through: a regular name (not a link: O_NOFOLLOW), placed where the folder is, the folder's real path
+   * the one the scan named it by (else the path as named is checked too). Undefined otherwise: the full way then
+   * follows or names it.
    */
-  const openHeld = (absolute: string, held: HeldFolder): number | undefined => {
+  const heldPath = (absolute: string, held: HeldFolder): string | undefined => {
     if (!held.placed || absolute.length <= held.named.length + 1 || absolute.charCodeAt(held.named.length) !== 47) return undefined
     const name = absolute.slice(held.named.length + 1)
     if (name === "." || name === ".." || name.includes("/") || mayBeKern.test(name)) return undefined
     if (held.named.length + 1 !== held.real.length || !absolute.startsWith(held.real)) {
       if (placeProblem(absolute, false) !== undefined) return undefined
     }
+    return held.through + name
+  }
+
+  const openHeld = (absolute: string, held: HeldFolder): number | undefined => {
+    const through = heldPath(absolute, held)
+    if (through === undefined) return undefined
     try {
-      return NodeFs.openSync(held.through + name, openFlags)
+      return NodeFs.openSync(through, openFlags)
     } catch {
       return undefined
     }
   }
 
-  const open = (absolute: string, read: boolean, held?: HeldFolder, into?: { buffer: Buffer }): Either.Either<AgentFileBytes, AgentFileError> => {
+  /**
+   * `opened`, when given, is the file opened through `held` already (by heldPath's answer, or `notOpened`: the open
+   * was not made or failed, and the full way is taken).
+   */
+  const open = (
+    absolute: string,
+    read: boolean,
+    held?: HeldFolder,
+    into?: { buffer: Buffer },
+    opened?: number
+  ): Either.Either<AgentFileBytes, AgentFileError> => {
     const fail = (reason: AgentFileProblem, detail: string) => {
       const fromFirst = options.display === undefined ? relativeWithin(first, absolute) : undefined
       const shown = options.display ?? (fromFirst === undefined ? absolute : fromFirst || ".")
       return Either.left(new AgentFileError({ path: shown, reason, detail }))
     }
-    let fd = held === undefined ? undefined : openHeld(absolute, held)
+    let fd = opened !== undefined ? (opened === notOpened ? undefined : opened) : held === undefined ? undefined : openHeld(absolute, held)
     let real: string
     if (fd !== undefined) {
       real = `${held!.real}${absolute.slice(held!.named.length + 1)}`
@@ -318,7 +337,7 @@ const openerFor = (options: AgentFileOptions) => {
       NodeFs.closeSync(fd)
     }
   }
-  return { first, open, heldFolder }
+  return { first, open, heldFolder, heldPath }
 }
 
 /** A reader for many files under the same options (the file tools' scans): the roots are resolved once. */
@@ -329,46 +348,142 @@ export const agentFileReader = (options: AgentFileOptions) => {
 
 const folderFlags = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NONBLOCK ?? 0)
 
+/** The scan's files, in the order it will read them: a long enough list is opened ahead in a helper thread. */
+export interface ScanPlan {
+  readonly paths: ReadonlyArray<string>
+  /**
+   * The fewest paths worth a helper thread: its start costs ~35 ms of CPU on the other core and it is ready only
+   * after that, when a scan of fewer files is about done.
+   */
+  readonly aheadFrom?: number
+  /**
+   * Whether the helper starts only when the machine seems to have a core to spare (the default): on a busy machine
+   * it gains nothing and costs its start and its share of the cores.
+   */
+  readonly helper?: "if-idle" | "always"
+}
+
+/** Whether the last minute's load leaves some core time free for a helper thread (it is below the core count). */
+const coreToSpare = (): boolean => (NodeOs.loadavg()[0] ?? 0) < NodeOs.availableParallelism()
+
+const defaultAheadFrom = 4096
+/**
+ * How far ahead of the scan the helper may open: the scan's open descriptors (and held folders) stay below it. Far
+ * enough that the helper mostly works in other folders than the scan: 64 cost more CPU and gained less (contention
+ * in the kernel over the same folder's entries and descriptors).
+ */
+const aheadWindow = 256
+
+/** A folder held open for the files of the plan from one index to `last`, the highest given to the helper so far. */
+interface PlannedFolder {
+  readonly fd: number | undefined
+  readonly held: HeldFolder | undefined
+  last: number
+}
+
 /**
  * A reader for a scan over many files, most of them in the same folder as the one before (grep's sorted walk): the
  * same answers as agentFileReader's, and the folder of the last file read is held open, its real path asked of the
  * kernel once for all the files read from it in a row (HeldFolder). Where there is no /proc, every file takes the
- * full way. The bytes answered are the scan's own buffer, valid until its next read. The scope closes the folder held.
+ * full way. The bytes answered are the scan's own buffer, valid until its next read. The scope closes the folders
+ * held.
+ *
+ * With a plan (the paths in the order they will be read) of at least `aheadFrom` paths, and a core to spare, a helper
+ * thread opens them ahead through their held folders (openAhead.ts); each folder stays held until the scan has read
+ * past its last file, so no open through it is under way when it closes. A read off the plan takes the way without
+ * it.
  */
 export const agentFileScan = (
-  options: AgentFileOptions
+  options: AgentFileOptions,
+  plan?: ScanPlan
 ): Effect.Effect<(path: string) => Either.Either<AgentFileBytes, AgentFileError>, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => {
-        const { first, heldFolder, open } = openerFor(options)
+        const { first, heldFolder, heldPath, open } = openerFor(options)
         const into = { buffer: Buffer.allocUnsafe(64 * 1024) }
         // This process's own /proc folder, once: the kernel then need not follow /proc/self for every file.
-        const fds = `/proc/${ownProcess() ?? "self"}/fd/`
-        let folder: string | undefined
-        let fd: number | undefined
-        let held: HeldFolder | undefined
-        const release = () => {
-          if (fd !== undefined) NodeFs.closeSync(fd)
-          fd = undefined
-          held = undefined
-        }
-        const hold = (named: string) => {
-          release()
-          folder = named
+        const own = ownProcess()
+        const fds = `/proc/${own ?? "self"}/fd/`
+        const holdFolder = (named: string): PlannedFolder => {
+          let fd: number
           try {
             fd = NodeFs.openSync(named, folderFlags)
           } catch {
-            return
+            return { fd: undefined, held: undefined, last: -1 }
           }
-          held = heldFolder(named, fd, fds)
+          return { fd, held: heldFolder(named, fd, fds), last: -1 }
         }
+        const folderOf = (absolute: string) => {
+          const slash = absolute.lastIndexOf("/")
+          return slash <= 0 ? "/" : absolute.slice(0, slash)
+        }
+
+        let folder: string | undefined
+        let current: PlannedFolder | undefined
+        const releaseCurrent = () => {
+          if (current?.fd !== undefined) NodeFs.closeSync(current.fd)
+          current = undefined
+        }
+        const readOffPlan = (absolute: string) => {
+          const named = folderOf(absolute)
+          if (named !== folder) {
+            releaseCurrent()
+            folder = named
+            current = holdFolder(named)
+          }
+          return open(absolute, true, current?.held, into)
+        }
+
+        const planned = plan !== undefined && own !== undefined && plan.paths.length >= (plan.aheadFrom ?? defaultAheadFrom) &&
+            (plan.helper === "always" || coreToSpare())
+          ? plan.paths.map((path) => resolved(first, path))
+          : undefined
+        const ahead: OpenAhead | undefined = planned === undefined ? undefined : makeOpenAhead(planned.length, openFlags)
+        const folders: Array<PlannedFolder> = []
+        let oldest = 0
+        let lastNamed: string | undefined
+        let next = 0
+        const giveAhead = (helper: OpenAhead, paths: ReadonlyArray<string>) => {
+          const given: Array<string> = []
+          for (let index = helper.added(); index < paths.length && index < next + aheadWindow; index++) {
+            const absolute = paths[index]!
+            const named = folderOf(absolute)
+            if (named !== lastNamed) {
+              lastNamed = named
+              folders.push(holdFolder(named))
+            }
+            const holding = folders[folders.length - 1]!
+            holding.last = index
+            given.push(holding.held === undefined ? "" : heldPath(absolute, holding.held) ?? "")
+          }
+          helper.add(given)
+        }
+        /** Closes the folders whose files are all read (before `index`) and which no open goes through. */
+        const closeFolders = (index: number, wait: boolean) => {
+          while (oldest < folders.length && folders[oldest]!.last < index && ahead!.settled(folders[oldest]!.last, wait)) {
+            const fd = folders[oldest++]!.fd
+            if (fd !== undefined) NodeFs.closeSync(fd)
+          }
+        }
+
         const read = (path: string) => {
           const absolute = resolved(first, path)
-          const slash = absolute.lastIndexOf("/")
-          const named = slash <= 0 ? "/" : absolute.slice(0, slash)
-          if (named !== folder) hold(named)
-          return open(absolute, true, held, into)
+          if (ahead === undefined || planned === undefined || planned[next] !== absolute) return readOffPlan(absolute)
+          if (ahead.added() - next <= aheadWindow / 2) giveAhead(ahead, planned)
+          const index = next++
+          // Rarely, an open the helper began and the scan abandoned still goes through a folder: it is closed later.
+          closeFolders(index, folders.length - oldest > aheadWindow)
+          let holding = oldest
+          while (folders[holding]!.last < index) holding++
+          return open(absolute, true, folders[holding]!.held, into, ahead.take(index))
+        }
+        const release = () => {
+          releaseCurrent()
+          if (ahead === undefined) return
+          // The helper opens nothing more: every folder may close.
+          ahead.stop()
+          closeFolders(Infinity, true)
         }
         return { read, release }
       }),

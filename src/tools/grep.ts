@@ -122,7 +122,11 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
   files.sort()
   const matcher = yield* lineMatcher(compiled.right)
   const literals = requiredLiterals(compiled.right)?.map((literal) => Buffer.from(literal, "latin1"))
-  const readFile = yield* agentFileScan({ ...workspace.fileOptions(target, maxFileBytes), display: undefined })
+  // The walk's paths are `/`-separated and normal: joined without NodePath.join's second normalization.
+  const absolutes = files.map((file) =>
+    file === "" ? target.path : NodePath.sep === "/" ? `${target.path}/${file}` : NodePath.join(target.path, file)
+  )
+  const readFile = yield* agentFileScan({ ...workspace.fileOptions(target, maxFileBytes), display: undefined }, { paths: absolutes })
   const refused: Array<string> = []
   const out: Array<string> = []
   let total = 0
@@ -133,9 +137,7 @@ export const grep = Effect.fn("kern.tools.grep")(function*(args: GrepArgs) {
       const texts: Array<{ readonly absolute: string; readonly content: string }> = []
       let bytes = 0
       while (next < files.length && texts.length < batchSize && bytes < batchBytes) {
-        const file = files[next++] ?? ""
-        // The walk's paths are `/`-separated and normal: joined without NodePath.join's second normalization.
-        const absolute = file === "" ? target.path : NodePath.sep === "/" ? `${target.path}/${file}` : NodePath.join(target.path, file)
+        const absolute = absolutes[next++]!
         const read = readText(absolute, readFile, literals)
         if (Either.isLeft(read)) {
           // Missing (removed meanwhile) or unreadable files are skipped as grep -r does; a refused one is named.

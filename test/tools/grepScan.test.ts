@@ -98,6 +98,51 @@ describe("grep's scan of a held folder", () => {
     }))
 })
 
+describe("grep's scan with its files opened ahead in a helper thread", () => {
+  it.scoped("answers every path of the corpus as the door's full way does, on the plan and off it", () =>
+    Effect.gen(function*() {
+      const { dir } = corpusFolder()
+      const options = { roots: [dir], maxBytes: 10 * 1024 * 1024 }
+      const paths = [...everyPath(dir), `${deep}/missing.md`, `${deep}/../c/legit.md`, `${deep}/`, `${deep}/.`]
+        .flatMap((path) => [path, NodePath.join(dir, path)])
+      const sorted = [...paths].sort()
+      const shuffled = paths.map((path, i) => ({ path, key: (i * 7919) % paths.length })).sort((a, b) => a.key - b.key).map((p) => p.path)
+      try {
+        const expected = new Map(paths.map((path) => [path, answer(readAgentFileSync(path, options))]))
+        // Read as planned (sorted: a folder's files in a row; shuffled: the folder changes every read), then off the
+        // plan from its middle on (the plan's order left, the rest read the way without it).
+        for (const [plan, order] of [[sorted, sorted], [shuffled, shuffled], [sorted, [...sorted.slice(0, 20), ...shuffled]]] as const) {
+          const scan = yield* agentFileScan(options, { paths: plan, aheadFrom: 0, helper: "always" })
+          for (const path of order) expect(answer(scan(path)), path).toEqual(expected.get(path))
+        }
+        // The corpus is what it should be: refusals of each kind, and legitimate files read.
+        const reasons = new Set([...expected.values()].flatMap((a) => ("refused" in a ? [a.refused] : [])))
+        for (const reason of ["kern", "outside", "hard-link", "not-regular", "missing"]) expect(reasons).toContain(reason)
+      } finally {
+        releaseFifos(dir)
+      }
+    }), 120_000)
+
+  it.scoped("a folder swapped for a link out while the helper opens its files never leads out", () =>
+    Effect.gen(function*() {
+      const names = Array.from({ length: 40 }, (_, i) => `n${String(i).padStart(2, "0")}.md`)
+      const dir = makeWorkspace(Object.fromEntries(names.map((name) => [`${deep}/${name}`, `${name} inside\n`])))
+      const outside = makeOutside()
+      for (const name of names) NodeFs.writeFileSync(NodePath.join(outside, name), `${outsideSecret} ${name}\n`)
+      const plan = [...names.map((name) => `${deep}/${name}`), `${deep}/key.md`, `${deep}/id_ed25519`]
+      const scan = yield* agentFileScan({ roots: [dir], maxBytes: 1024 * 1024 }, { paths: plan, aheadFrom: 0, helper: "always" })
+      expect(answer(scan(plan[0]!))).toMatchObject({ text: "n00.md inside\n" })
+      // The held folder moves away and a link out takes its name, while the helper may be opening its files.
+      NodeFs.renameSync(NodePath.join(dir, deep), NodePath.join(dir, `${deep}-old`))
+      NodeFs.symlinkSync(outside, NodePath.join(dir, deep))
+      const answers = plan.slice(1).map((path) => answer(scan(path)))
+      // Each file is read from the old folder (inside) or refused as outside: never from the link's target.
+      expect(JSON.stringify(answers)).not.toContain(outsideSecret)
+      for (const a of answers) expect("text" in a ? a.text.endsWith(" inside\n") : a.refused).toBeTruthy()
+      expect(answers.at(-1)).toMatchObject({ refused: "outside" })
+    }))
+})
+
 describe("grep over a deep tree with links and secrets in it", () => {
   it.live("a symlink out of the workspace deep in the tree and .env files in subfolders: no secret shown", () =>
     Effect.gen(function*() {
