@@ -60,6 +60,9 @@ interface ServerSlot {
 }
 
 /** Between restarts: 0.5 s doubling to 30 s; a server that stayed connected starts over at 0.5 s. */
+/** What a call does with the progress its tool reports: nothing (a call's time is `timeoutMs` whatever it reports). */
+const ignoreProgress = (): void => undefined
+
 const backoff = (failures: number) => Duration.millis(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)))
 
 const tailLines = 12
@@ -242,8 +245,8 @@ export const make = Effect.gen(function*() {
    * One request to a connected server, in one Effect.async: its own AbortController cancels the request (the SDK
    * sends notifications/cancelled) when the call is interrupted (a stopped turn), and the result is mapped where the
    * promise settles. `timeoutMs` is the call's whole time (the kernel runs this self-timed, with no timer of its
-   * own): the SDK's timer cancels the request as the abort does and fails it with RequestTimeout (a TIMEOUT). No
-   * progress is asked for: it would not extend that time.
+   * own): the SDK's timer cancels the request as the abort does and fails it with RequestTimeout (a TIMEOUT).
+   * Progress is asked for, so a long tool reports it as it would to any client, but it does not extend that time.
    */
   const request = (
     connection: Connection,
@@ -256,7 +259,8 @@ export const make = Effect.gen(function*() {
       const controller = new AbortController()
       connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
         signal: controller.signal,
-        timeout: options.timeoutMs
+        timeout: options.timeoutMs,
+        onprogress: ignoreProgress
       }).then(
         (result) => {
           let ended: Effect.Effect<string, ToolFailure>

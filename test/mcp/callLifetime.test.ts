@@ -27,7 +27,7 @@ const waitingAgent = (timeoutMs: number) => {
     writeFiles(dir, { ".kern/config.json": JSON.stringify({ provider: "openai", model: "test-model", mcpServers: { waiting: server } }) })
   }
   configure("agent")
-  /** The lines the server wrote so far: `started <id>`, `cancelled <id>`, `answered <id>`. */
+  /** The lines the server wrote so far: `started <id>`, `progress <id>`, `cancelled <id>`, `answered <id>`. */
   const lines = () => (NodeFs.existsSync(events) ? NodeFs.readFileSync(events, "utf8").split("\n").filter((line) => line !== "") : [])
   const saw = (event: string) => lines().some((line) => line.startsWith(`${event} `))
   return { dir, saw, configure, layer: mcpAgentLayer(dir) }
@@ -48,6 +48,8 @@ describe("an MCP call's lifetime", () => {
       assert.isFalse(result.success)
       assert.strictEqual(result.errorCode, "TIMEOUT", result.errorMessage)
       assert.include(result.errorMessage ?? "", "1000 ms")
+      // The tool did report progress (kern asks for it), which did not extend the call.
+      assert.isTrue(saw("progress"))
       assert.isTrue(yield* eventually(() => saw("cancelled")))
       assert.isFalse(saw("answered"))
     }).pipe(Effect.provide(layer))

@@ -4,7 +4,7 @@
 // `wait { ms }` answers `waited <ms>` after `ms` milliseconds. While it waits it reports progress every 20 ms when the
 // request asked for progress (a progressToken), as a long tool would. MCP_EVENTS_FILE names a file it appends a line
 // to as things happen: `started <request id>`, `cancelled <request id>` (the client sent notifications/cancelled),
-// `answered <request id>`. MCP_START_DELAY_MS delays its start (it answers nothing until then).
+// `progress <request id>` (its first progress report), `answered <request id>`. MCP_START_DELAY_MS delays its start (it answers nothing until then).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import * as NodeFs from "node:fs"
@@ -28,6 +28,7 @@ server.registerTool("wait", {
     const token = extra._meta?.progressToken
     let progress = 0
     const ticker = token === undefined ? undefined : setInterval(() => {
+      if (progress === 0) note(`progress ${extra.requestId}`)
       progress += 1
       extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress } }).catch(() => {})
     }, 20)
