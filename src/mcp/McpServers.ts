@@ -5,7 +5,7 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { isStdio, type McpServerConfig } from "../config/mcpServers.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
-import { keepsSpans } from "../kernel/spansKept.js"
+import { keptSpan } from "../kernel/keptSpan.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { type Connection, connect, newStderrBuffer } from "./connection.js"
@@ -301,13 +301,9 @@ export const make = Effect.gen(function*() {
       ? viaConnectionOf
       : Effect.flatMap(Ref.get(slot.connection), (connection) =>
         Option.isSome(connection) ? request(connection.value, server, tool, args, options) : viaConnectionOf)
-    // A span only where a tracer keeps it (spansKept.ts), asked of the calling fiber's tracer: one made for Effect's
-    // own tracer goes nowhere and costs about as much as the rest of the call's own work. Per call: no stack trace
-    // captured (an Error built on every call).
-    return Effect.withFiberRuntime<string, ToolFailure>((fiber) =>
-      keepsSpans(fiber.currentTracer)
-        ? Effect.withSpan(called, "kern.mcp.call", { attributes: { server, tool }, captureStackTrace: false })
-        : called)
+    // A span only where a tracer keeps it (keptSpan.ts): one made for Effect's own tracer goes nowhere and costs
+    // about as much as the rest of the call's own work.
+    return called.pipe(keptSpan("kern.mcp.call", { attributes: { server, tool } }))
   }
 
   // Only MCP tools are ever offered by name alone: tool_search exists where they do.
