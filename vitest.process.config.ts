@@ -31,7 +31,12 @@ export const processFiles = [
   "test/host/serveRunners.test.ts",
   "test/host/serveRunnersTelegram.test.ts",
   "test/host/serveWakes.test.ts",
-  "test/host/serveClients.test.ts"
+  "test/host/serveClients.test.ts",
+  // A corpus of folder states, each asked of real `kern` processes four to six times (the kept outputs of
+  // `kern sessions list` and `kern status`), and kern.db's write lock held by another process through a turn.
+  "test/quick/sessionsCache.test.ts",
+  "test/quick/statusCache.test.ts",
+  "test/runtime/busyDatabase.test.ts"
 ]
 
 /** What both runs share. */
