@@ -1,7 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as fc from "fast-check"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as KnownSecrets from "../../src/config/KnownSecrets.js"
+import { journalFolder } from "../../src/kernel/auditJournal.js"
+import * as EventLog from "../../src/kernel/EventLog.js"
+import { ingestJournal } from "../../src/kernel/journalIngest.js"
+import { makeTempDir } from "../support/tempDir.js"
 import { type Bound, columns, type EventFields, insertRows, insertValues, lineAt, valuesAt } from "../../src/kernel/eventRows.js"
 import { makePendingRows } from "../../src/kernel/pendingRows.js"
 import * as Database from "../../src/storage/Database.js"
@@ -126,4 +133,43 @@ describe("rows bound from memory", () => {
       // The runs were bound with their shared values once: far fewer statements than rows.
       expect(statements).toBeLessThan(samples.reduce((sum, events) => sum + events.length, 0) / 4)
     }).pipe(Effect.provide(Database.layer({ filename: ":memory:" }))))
+})
+
+describe("an event log whose journal another process moves too", () => {
+  it.scoped("writes each event to kern.db once, in order, whoever moved which part of its journal", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), ".kern", "kern.db")
+      const context = yield* Layer.build(EventLog.layerSql.pipe(Layer.provideMerge(Layer.merge(
+        Database.layer({ filename: file }),
+        KnownSecrets.layerNone
+      ))))
+      const log = EventLog.EventLog.pipe(Effect.provide(context))
+      const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(context))
+      const folder = journalFolder(file)
+      let next = 0
+      const record = (count: number) =>
+        Effect.flatMap(log, (log) =>
+          Effect.forEach(Array.from({ length: count }), () =>
+            log.record({ decisionKey: "kernel.tool.dispatch", runId: "run", traceId: "trace", status: "ok", latencyMs: next++ }), { discard: true }))
+      // Another process reads a running writer's journal as any other: line by line from the file, up to its end.
+      const movedElsewhere = Effect.forEach(NodeFs.readdirSync(folder), (name) => ingestJournal(sql, folder, name), { discard: true })
+      const flush = Effect.flatMap(log, (log) => log.flush)
+
+      yield* record(10)
+      yield* movedElsewhere
+      yield* record(5)
+      yield* flush
+      yield* record(7)
+      yield* flush
+      yield* record(3)
+      yield* movedElsewhere
+      yield* movedElsewhere
+      yield* flush
+      yield* record(300)
+      yield* movedElsewhere
+      yield* record(2)
+      yield* flush
+      const rows = yield* sql<{ readonly latency: number }>`SELECT latency_ms AS latency FROM kernel_events ORDER BY event_id`
+      expect(rows.map((row) => row.latency)).toEqual(Array.from({ length: next }, (_, i) => i))
+    }))
 })
