@@ -136,8 +136,9 @@ export const insertRows = `INSERT INTO kernel_events (${columns.join(", ")}) SEL
  * Rows an event log holds as their values (the lines of its own journal it wrote a moment ago, pendingRows.ts) go to
  * kern.db bound as they are: a value's `->>` from a line's JSON costs SQLite about 0.3 µs, 18 a row. Consecutive rows
  * that differ only in their time, arguments' digest and latency (a run's calls of one tool) bind the other columns
- * once for up to 256 rows, which halves a row's cost again; other rows bind all their values. Statements of a few sizes,
- * each prepared once; a batch is cut into the largest that fit.
+ * once for up to 256 rows (SQLite alone: 2.3 µs a row against 3.9 with all its values bound, and 5–7 through `->>`);
+ * other rows bind all their values. Statements of a few sizes, each prepared once; a batch is cut into the largest
+ * that fit.
  */
 const chunkSizes = [256, 64, 16, 4, 1] as const
 
