@@ -8,6 +8,7 @@ import { journalFolder, journalName, type JournalWriter, openJournal } from "./a
 import { insertRowsFor, lineAt } from "./eventRows.js"
 import { forgetRetired, ingestJournal, ingestOthers, retireJournal } from "./journalIngest.js"
 import type { DecisionKey } from "./namespaces.js"
+import { makePendingRows } from "./pendingRows.js"
 import { randomHex } from "./RunContext.js"
 import { redactSecretsInJson, redactSecretsInText } from "./secretGuard.js"
 
@@ -131,6 +132,12 @@ const batchDelay = Duration.millis(500)
 /** A batch this large goes at once. */
 const maxBatch = 2_000
 
+/**
+ * At most this many of the journal's lines are held as values for the move (pendingRows.ts); past them, while kern.db
+ * refuses batches, the move reads the journal back.
+ */
+const maxPending = 4 * maxBatch
+
 /** A journal all in kern.db and at least this large is replaced by a new one, and deleted. */
 const rotateBytes = 4 << 20
 
@@ -203,6 +210,10 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     // The journal being appended to, and how much of it is in kern.db (this log alone writes it, and it moves it).
     let journal: JournalWriter | undefined = Option.isSome(folder) ? Option.getOrUndefined(yield* openOwn(folder.value)) : undefined
     let committed = 0
+    // The journal's lines not yet in kern.db as their values, which the move binds (SQLite: the statements that take
+    // them are its own; PostgreSQL reads the journal back).
+    const newPending = () => sql.onDialectOrElse({ pg: () => undefined, orElse: () => makePendingRows(maxPending) })
+    let pending = newPending()
 
     // Recorded and not in a journal (none, or it failed), and a batch of them kern.db refused (older than the queued):
     // each event as its journal line's JSON (eventRows.ts).
@@ -247,13 +258,16 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
       Effect.gen(function*() {
         const own = journal
         if (own === undefined || own.size() === committed) return
-        const ingested = yield* ingestJournal(sql, at, own.name, true)
+        // A journal a failed write broke is read back: its torn end is said as before.
+        const ingested = yield* ingestJournal(sql, at, own.name, true, own.broken() === undefined ? pending : undefined)
         committed = ingested.committed
+        if (committed === own.size()) pending?.caughtUp(committed)
         if (own.broken() === undefined && (committed < rotateBytes || committed !== own.size())) return
         // Full, or broken by a failed write: the next event goes to a new journal, and this one, all moved, is deleted.
         const next = own.broken() === undefined ? Option.getOrUndefined(yield* openOwn(at)) : undefined
         journal = next
         committed = 0
+        pending = newPending()
         own.close()
         yield* retireJournal(sql, at, own.name, ingested)
       })
@@ -266,11 +280,12 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     const flush = Effect.mapError(flushRaw, fail)
 
     const recordAt = (input: EventInput, tsMs: number) => {
-      const line = secrets.length === 0
-        ? lineAt(input, tsMs, input.errorMessage, input.detail)
-        : lineAt(input, tsMs, redactText(input.errorMessage, secrets), redactDetail(input.detail, secrets))
+      const errorMessage = secrets.length === 0 ? input.errorMessage : redactText(input.errorMessage, secrets)
+      const detail = secrets.length === 0 ? input.detail : redactDetail(input.detail, secrets)
+      const line = lineAt(input, tsMs, errorMessage, detail)
       // A line no journal took waits in memory for kern.db, without its newline.
       if (journal === undefined || !journal.append(line)) queued.unsafeOffer(line.slice(0, -1))
+      else pending?.add(input, tsMs, errorMessage, detail, journal.size())
       waiting += 1
       if (waiting === 1) wake.unsafeOffer(undefined)
       if (waiting === maxBatch) full.unsafeOffer(undefined)

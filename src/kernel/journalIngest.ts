@@ -4,7 +4,8 @@ import { Data, Effect, Ref } from "effect"
 import * as NodePath from "node:path"
 import { transaction } from "../storage/transaction.js"
 import { journalExists, journalSize, listJournals, readUnread, readUnreadBatch, removeJournal, writerRunning } from "./auditJournal.js"
-import { insertRowsFor, lineProblem } from "./eventRows.js"
+import { insertRowsFor, insertValues, lineProblem } from "./eventRows.js"
+import type { PendingRows } from "./pendingRows.js"
 
 /**
  * Audit journals into kern.db. A journal's row in `audit_journals` says up to which byte its events are in
@@ -39,8 +40,15 @@ const isMissing = (error: unknown) =>
  * One pass: the whole lines past the journal's offset (about a MiB at most) into kern.db, with the new offset. Each
  * line is checked to be an event, unless the journal is `own`: this event log's, whose whole lines it wrote itself
  * from its events' values a moment ago (a failed write ends the journal, so no torn line sits before a whole one).
+ * Its lines' values the log still holds (`pending`, SQLite only) are bound as they are, with no read of the file.
  */
-const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boolean): Effect.Effect<Ingested, SqlError | JournalError> => {
+const pass = (
+  sql: SqlClient.SqlClient,
+  folder: string,
+  name: string,
+  own: boolean,
+  pending: PendingRows | undefined
+): Effect.Effect<Ingested, SqlError | JournalError> => {
   const path = NodePath.join(folder, name)
   return transaction(sql)(Effect.gen(function*() {
     // A write first: the transaction holds kern.db's write lock before it reads, so two processes moving the same
@@ -48,6 +56,13 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
     const [row] = yield* sql<{ readonly committed: number }>`INSERT INTO audit_journals (file, committed) VALUES (${name}, 0)
       ON CONFLICT (file) DO UPDATE SET committed = audit_journals.committed RETURNING committed`
     const committed = row?.committed ?? 0
+    const held = pending?.takeFrom(committed)
+    if (held !== undefined) {
+      for (const [statement, params] of insertValues(held.values, held.rows)) yield* sql.unsafe(statement, params)
+      yield* sql`UPDATE audit_journals SET committed = ${held.end} WHERE file = ${name}`
+      // The file is not looked at: what it holds past the copy was appended after the pass began.
+      return { committed: held.end, size: held.end, gone: false }
+    }
     // The own journal's lines as one batch as they are on disk (no check, no string per line); any other's line by line.
     const read = yield* Effect.try({
       try: () => (own ? readUnreadBatch(path, committed) : undefined) ?? readUnread(path, committed),
@@ -82,20 +97,22 @@ const pass = (sql: SqlClient.SqlClient, folder: string, name: string, own: boole
 
 /**
  * Every whole line of a journal past its offset into kern.db, pass after pass. `own`: the caller's own journal, whose
- * lines it wrote (their check is skipped); another process's lines, or a dead one's, are each checked.
+ * lines it wrote (their check is skipped), and the copy of them it holds (`pending`: SQLite only, as the statements
+ * binding them are); another process's lines, or a dead one's, are each checked.
  */
 export const ingestJournal = (
   sql: SqlClient.SqlClient,
   folder: string,
   name: string,
-  own = false
+  own = false,
+  pending?: PendingRows
 ): Effect.Effect<Ingested, SqlError | JournalError> =>
   Effect.gen(function*() {
     let before = -1
-    let now = yield* pass(sql, folder, name, own)
+    let now = yield* pass(sql, folder, name, own, pending)
     while (!now.gone && now.committed < now.size && now.committed !== before) {
       before = now.committed
-      now = yield* pass(sql, folder, name, own)
+      now = yield* pass(sql, folder, name, own, pending)
     }
     return now
   }).pipe(Effect.withSpan("kern.eventlog.ingest", { attributes: { journal: name }, captureStackTrace: false }))

@@ -71,12 +71,15 @@ describe("a batch into kern.db", () => {
         const log = yield* EventLog.EventLog
         const sql = yield* SqlClient.SqlClient
         const count = 3000
+        // Events that differ in a column of their own (their retries), then runs of events that differ only in their
+        // latency (a run's calls of one tool: the rows the log binds from memory share their other values).
+        const retries = (i: number) => (i < count / 2 ? i : count + Math.floor(i / 100))
         for (let i = 0; i < count; i++) {
-          yield* log.record({ decisionKey: "kernel.tool.dispatch", runId: "run", traceId: "trace", status: "ok", retries: i })
+          yield* log.record({ decisionKey: "kernel.tool.dispatch", runId: "run", traceId: "trace", status: "ok", retries: retries(i), latencyMs: i })
         }
         yield* log.flush
-        const rows = yield* sql<{ readonly retries: number }>`SELECT retries FROM kernel_events ORDER BY event_id`
-        expect(rows.map((row) => row.retries)).toEqual(Array.from({ length: count }, (_, i) => i))
+        const rows = yield* sql<{ readonly retries: number; readonly latency: number }>`SELECT retries, latency_ms AS latency FROM kernel_events ORDER BY event_id`
+        expect(rows.map((row) => [row.retries, row.latency])).toEqual(Array.from({ length: count }, (_, i) => [retries(i), i]))
       }).pipe(Effect.provide(EventLog.layerSql.pipe(Layer.provideMerge(Layer.merge(
         Database.layer({ filename: filename === "file" ? NodePath.join(makeTempDir(), ".kern", "kern.db") : filename }),
         KnownSecrets.layerNone
