@@ -201,14 +201,23 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
     }
 
     const start = Option.getOrUndefined(yield* processStart(process.pid))
+    /** A new journal of this process's own in `at` (synchronous: nothing else runs between it and its caller's check). */
+    const openNamed = (at: string, random: string): JournalWriter | { readonly error: unknown } => {
+      try {
+        return openJournal(at, journalName(process.pid, start, random))
+      } catch (error) {
+        return { error }
+      }
+    }
+    const noJournal = (at: string, error: unknown) =>
+      Effect.logWarning(`kern: no audit journal in ${at} (events wait in memory for kern.db): ${String(error)}`)
     const openOwn = (at: string) =>
-      Effect.flatMap(randomHex(8), (random) =>
-        Effect.try(() => openJournal(at, journalName(process.pid, start, random))).pipe(
-          Effect.tapError((error) => Effect.logWarning(`kern: no audit journal in ${at} (events wait in memory for kern.db): ${String(error)}`)),
-          Effect.option
-        ))
+      Effect.flatMap(randomHex(8), (random) => {
+        const opened = openNamed(at, random)
+        return "error" in opened ? Effect.as(noJournal(at, opened.error), undefined) : Effect.succeed(opened)
+      })
     // The journal being appended to, and how much of it is in kern.db (this log alone writes it, and it moves it).
-    let journal: JournalWriter | undefined = Option.isSome(folder) ? Option.getOrUndefined(yield* openOwn(folder.value)) : undefined
+    let journal: JournalWriter | undefined = Option.isSome(folder) ? yield* openOwn(folder.value) : undefined
     let committed = 0
     // The journal's lines not yet in kern.db as their values, which the move binds (SQLite: the statements that take
     // them are its own; PostgreSQL reads the journal back).
@@ -264,11 +273,16 @@ export const layerSqlAt = (fallbackFolder: Option.Option<string>): Layer.Layer<E
         if (committed === own.size()) pending?.caughtUp(committed)
         if (own.broken() === undefined && (committed < rotateBytes || committed !== own.size())) return
         // Full, or broken by a failed write: the next event goes to a new journal, and this one, all moved, is deleted.
-        const next = own.broken() === undefined ? Option.getOrUndefined(yield* openOwn(at)) : undefined
-        journal = next
+        const random = own.broken() === undefined ? yield* randomHex(8) : undefined
+        // From this check to the switch nothing yields: an event recorded while the name was drawn went to this journal
+        // and is not in kern.db yet, so it waits for the next move instead of being deleted with the file.
+        if (own.broken() === undefined && committed !== own.size()) return
+        const opened = random === undefined ? undefined : openNamed(at, random)
+        journal = opened === undefined || "error" in opened ? undefined : opened
         committed = 0
         pending = newPending()
         own.close()
+        if (opened !== undefined && "error" in opened) yield* noJournal(at, opened.error)
         yield* retireJournal(sql, at, own.name, ingested)
       })
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
+import { Context, Effect, Exit, Layer, type Random, Schedule, Scope } from "effect"
 import * as KnownSecrets from "../../src/config/KnownSecrets.js"
 import { type ChildProcess } from "node:child_process"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as EventLog from "../../src/kernel/EventLog.js"
 import * as Database from "../../src/storage/Database.js"
@@ -76,6 +77,39 @@ describe("EventLog on an on-disk kern.db", () => {
       for (let n = 0; n < 5; n++) yield* log.record(event("run-c", n))
       yield* Scope.close(scope, Exit.void)
       expect(yield* eventsOnDisk(file)).toHaveLength(5)
+    }))
+})
+
+describe("EventLog's own journal replaced when full", () => {
+  it.effect("an event recorded while the next journal's name is drawn is not deleted with the full journal", () =>
+    Effect.gen(function*() {
+      const file = NodePath.join(makeTempDir(), "kern.db")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+      const log = Context.get(context, EventLog.EventLog)
+      // Past the 4 MiB a journal is replaced at: 48 events of 96 KiB.
+      const detail = "x".repeat(96 * 1024)
+      for (let n = 0; n < 48; n++) yield* log.record({ ...event("run-full", n), detail })
+      // The flush draws the next journal's name from its Random: another fiber records an event right then (once).
+      const base = yield* Effect.random
+      let gap = true
+      const racing: Random.Random = Object.assign(Object.create(base) as Random.Random, {
+        nextIntBetween: (min: number, max: number) =>
+          Effect.zipRight(
+            gap ? Effect.zipRight(Effect.sync(() => { gap = false }), log.record(event("run-gap", 0))) : Effect.void,
+            base.nextIntBetween(min, max)
+          )
+      })
+      yield* Effect.withRandom(log.flush, racing)
+      expect(gap).toBe(false)
+      yield* log.flush
+      yield* log.flush
+      const written = yield* eventsOnDisk(file)
+      expect(written.filter((row) => row.runId === "run-gap")).toHaveLength(1)
+      expect(written).toHaveLength(49)
+      // The full journal was replaced and deleted once all of it was in kern.db.
+      expect(NodeFs.readdirSync(NodePath.join(NodePath.dirname(file), "audit")).length).toBe(1)
+      yield* Scope.close(scope, Exit.void)
     }))
 })
 
