@@ -9,6 +9,7 @@ import { keptSpanOf } from "../kernel/keptSpan.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { type Connection, connect, newStderrBuffer } from "./connection.js"
+import { CallSignal } from "./callSignal.js"
 import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
 import { syncServerTools } from "./registerTools.js"
@@ -243,7 +244,7 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * One request to a connected server, in one Effect.async: its own AbortController cancels the request (the SDK
+   * One request to a connected server, in one Effect.async: its own signal (callSignal.ts) cancels the request (the SDK
    * sends notifications/cancelled) when the call is interrupted (a stopped turn), and the result is mapped where the
    * promise settles. `timeoutMs` is the call's whole time (the kernel runs this self-timed, with no timer of its
    * own): the SDK's timer cancels the request as the abort does and fails it with RequestTimeout (a TIMEOUT).
@@ -257,7 +258,7 @@ export const make = Effect.gen(function*() {
     options: McpCallOptions
   ): Effect.Effect<string, ToolFailure> =>
     Effect.async<string, ToolFailure>((resume) => {
-      const controller = new AbortController()
+      const controller = new CallSignal()
       connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
         signal: controller.signal,
         timeout: options.timeoutMs,
