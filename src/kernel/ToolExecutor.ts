@@ -406,7 +406,7 @@ export const make = Effect.gen(function*() {
       return ended(Either.left(new ToolFailure({ code: "VALIDATION_ERROR", message: decoded.left, retryable: false })), 0)
     }
     // 7. Run with timeout and retries.
-    return Effect.flatMap(runAttempts(tool, handler, decoded.right, call.ctx, call.traced, call.span), ({ attempts, outcome, spanId }) =>
+    return runAttempts(tool, handler, decoded.right, call.ctx, call.traced, call.span, ({ attempts, outcome, spanId }) =>
       ended(outcome, attempts, spanId))
   }
 

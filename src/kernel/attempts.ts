@@ -36,9 +36,11 @@ export interface Attempts {
  * tool's timeout, a Scope and, when the call is traced, a `kern.tool.execute` span carrying tool id, run id and
  * attempt. An idempotent tool's retryable failure, or an exception its handler throws, is retried with exponential
  * jittered backoff on the Clock, at most min(spec.maxRetries, budget.maxRetriesPerTool) times. Never fails: the outcome is an Either. Make one per
- * call, as it is run: it counts that call's attempts, and its first attempt starts as it is made.
+ * call, as it is run: it counts that call's attempts, and its first attempt starts as it is made. What the call does
+ * next (`then`, the executor's end of the call) is continued from the step that ends the attempts, with no step of
+ * its own.
  */
-export const runAttempts = (
+export const runAttempts = <B>(
   tool: RegisteredTool,
   handler: (args: unknown) => Effect.Effect<unknown, ToolFailure, CallServices>,
   args: unknown,
@@ -46,8 +48,9 @@ export const runAttempts = (
   /** Whether each attempt gets a span: the tool is traced and a tracer keeps spans (spansKept.ts). */
   traced: boolean,
   /** The call's span, the attempts' parent; the caller's span when absent. */
-  parent?: Tracer.AnySpan | undefined
-): Effect.Effect<Attempts> => {
+  parent: Tracer.AnySpan | undefined,
+  then: (attempts: Attempts) => Effect.Effect<B>
+): Effect.Effect<B> => {
   const spec = tool.spec
   const timeoutMs = Math.max(spec.timeoutMs, tool.timeoutFor?.(args) ?? 0)
   const onTimeout = () =>
@@ -80,17 +83,17 @@ export const runAttempts = (
   // Not a test's override of its handler, which may ask for the call's services.
   if (times === 0 && !traced && tool.selfTimed === true && handler === tool.handler) {
     attempts = 1
-    return Effect.map(
-      Effect.exit(handler(args) as Effect.Effect<unknown, ToolFailure>),
-      (exit) => done(Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(asToolFailure(spec.toolId, exit.cause)))
-    )
+    return Effect.matchCauseEffect(handler(args) as Effect.Effect<unknown, ToolFailure>, {
+      onFailure: (cause) => then(done(Either.left(asToolFailure(spec.toolId, cause)))),
+      onSuccess: (value) => then(done(Either.right(value)))
+    })
   }
   // One attempt, the common case: started as the caller runs this (it does as soon as it is made), in one step.
-  if (times === 0) return Effect.map(fiber(), (ended) => done(outcomeOf(ended)))
+  if (times === 0) return Effect.flatMap(fiber(), (ended) => then(done(outcomeOf(ended))))
   // The retry driver is built only after a first retryable failure: most calls succeed at once. It starts from
   // a replay of that failure, so the schedule's first delay comes before the second attempt.
   return Effect.flatMap(attempt, (first) => {
-    if (Either.isRight(first) || !first.left.retryable) return Effect.succeed(done(first))
+    if (Either.isRight(first) || !first.left.retryable) return then(done(first))
     let replay = true
     const again = Effect.suspend(() => {
       if (!replay) return Effect.flatMap(attempt, Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
@@ -99,7 +102,7 @@ export const runAttempts = (
     })
     return Effect.retry(again, { schedule: retrySchedule, times, while: (failure) => failure.retryable }).pipe(
       Effect.either,
-      Effect.map(done)
+      Effect.flatMap((outcome) => then(done(outcome)))
     )
   })
 }

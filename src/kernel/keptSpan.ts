@@ -15,6 +15,20 @@ export const keptSpan = (name: string, options?: Tracer.SpanOptions) =>
   )
 
 /**
+ * `keptSpan(name, options)` of the effect `make` returns, made when the effect runs (each time it runs): the span's
+ * decision and whatever `make` reads (a call's live connection) in one step, with no Effect.suspend or read of its own.
+ */
+export const keptSpanOf = <A, E, R>(
+  name: string,
+  options: Tracer.SpanOptions | undefined,
+  make: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const self = make()
+    return keepsSpans(fiber.currentTracer) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
+  })
+
+/**
  * `Effect.annotateCurrentSpan(attributes())` where spans are kept; nothing where they are not (with no span to
  * annotate, Effect's would build and drop a NoSuchElementException each time).
  */

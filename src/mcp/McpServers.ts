@@ -5,10 +5,11 @@ import { AgentConfig } from "../config/AgentConfig.js"
 import { KnownSecrets } from "../config/KnownSecrets.js"
 import { isStdio, type McpServerConfig } from "../config/mcpServers.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
-import { keptSpan } from "../kernel/keptSpan.js"
+import { keptSpanOf } from "../kernel/keptSpan.js"
 import { type ToolFailure, toolFailure } from "../kernel/ToolFailure.js"
 import { ToolRegistry } from "../kernel/ToolRegistry.js"
 import { type Connection, connect, newStderrBuffer } from "./connection.js"
+import { CallSignal } from "./callSignal.js"
 import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
 import { syncServerTools } from "./registerTools.js"
@@ -50,7 +51,11 @@ interface ServerSlot {
   readonly name: string
   readonly config: McpServerConfig
   readonly state: Ref.Ref<McpServerState>
-  readonly connection: Ref.Ref<Option.Option<Connection>>
+  /**
+   * The live connection, set and cleared by the fiber that connects (connectOnce): a field, not a Ref, so a call
+   * reads it in the step that starts its request (keptSpanOf), with no Effect step of its own.
+   */
+  connection: Option.Option<Connection>
   /** Completed when the first connection attempt has ended, either way. */
   readonly firstAttempt: Deferred.Deferred<void>
   /** Whether the supervisor has been forked. */
@@ -91,7 +96,7 @@ export const make = Effect.gen(function*() {
         tools: 0,
         connections: 0
       }),
-      connection: yield* Ref.make(Option.none<Connection>()),
+      connection: Option.none<Connection>(),
       firstAttempt: yield* Deferred.make<void>(),
       started: yield* Ref.make(false),
       tools: yield* Ref.make<ReadonlyArray<McpTool>>([])
@@ -137,13 +142,10 @@ export const make = Effect.gen(function*() {
     }))
 
   /** The connected servers that offer resources. */
-  const offeringResources = Effect.map(
-    Effect.forEach([...slots.values()], (slot) =>
-      Effect.map(Ref.get(slot.connection), (connection) =>
-        Option.isSome(connection) && connection.value.client.getServerCapabilities()?.resources !== undefined
-          ? [slot.name]
-          : [])),
-    (names) => names.flat()
+  const offeringResources = Effect.sync(() =>
+    [...slots.values()].filter((slot) =>
+      Option.isSome(slot.connection) && slot.connection.value.client.getServerCapabilities()?.resources !== undefined
+    ).map((slot) => slot.name)
   )
   const resourceLock = yield* Effect.makeSemaphore(1)
   const syncResources: Effect.Effect<void> = resourceLock.withPermits(1)(
@@ -171,13 +173,13 @@ export const make = Effect.gen(function*() {
       }
       const connection = connected.right
       yield* syncTools(slot, connection.tools)
-      yield* Ref.set(slot.connection, Option.some(connection))
+      slot.connection = Option.some(connection)
       yield* Ref.update(slot.state, (state) => ({ ...state, transport: connection.transport, connections: state.connections + 1 }))
       yield* Effect.forkScoped(followToolList(slot, connection))
       yield* syncResources
       yield* Deferred.succeed(slot.firstAttempt, undefined)
       const reason = yield* Deferred.await(connection.closed)
-      yield* Ref.set(slot.connection, Option.none())
+      slot.connection = Option.none()
       yield* syncResources
       return { connected: true, reason, ...stderrTail(stderr.text()) }
     }))
@@ -231,7 +233,7 @@ export const make = Effect.gen(function*() {
   const connectionOf = (server: string): Effect.Effect<Connection, McpFailure> =>
     Effect.gen(function*() {
       const slot = yield* ensure(server)
-      const connection = yield* Ref.get(slot.connection)
+      const connection = slot.connection
       if (Option.isSome(connection)) return connection.value
       const state = yield* Ref.get(slot.state)
       return yield* new McpFailure({
@@ -242,7 +244,7 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * One request to a connected server, in one Effect.async: its own AbortController cancels the request (the SDK
+   * One request to a connected server, in one Effect.async: its own signal (callSignal.ts) cancels the request (the SDK
    * sends notifications/cancelled) when the call is interrupted (a stopped turn), and the result is mapped where the
    * promise settles. `timeoutMs` is the call's whole time (the kernel runs this self-timed, with no timer of its
    * own): the SDK's timer cancels the request as the abort does and fails it with RequestTimeout (a TIMEOUT).
@@ -256,7 +258,7 @@ export const make = Effect.gen(function*() {
     options: McpCallOptions
   ): Effect.Effect<string, ToolFailure> =>
     Effect.async<string, ToolFailure>((resume) => {
-      const controller = new AbortController()
+      const controller = new CallSignal()
       connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, {
         signal: controller.signal,
         timeout: options.timeoutMs,
@@ -284,8 +286,8 @@ export const make = Effect.gen(function*() {
   ): Effect.Effect<string, ToolFailure> => {
     // Not connected yet (a first-use server starting, one waiting for its first attempt): the request's own timer
     // starts only once connected, so the wait for the connection and the request together are held to timeoutMs
-    // here, as the kernel's timer would (the call is self-timed: ToolRegistration.selfTimed).
-    const viaConnectionOf = Effect.flatMap(
+    // here, as the kernel's timer would (the call is self-timed: ToolRegistration.selfTimed). Made only then.
+    const viaConnectionOf = () => Effect.flatMap(
       Effect.mapError(connectionOf(server), (failure) =>
         toolFailure(failure.reason === "not-connected" ? "NETWORK_ERROR" : "NOT_FOUND", failure.message)),
       (connection) => request(connection, server, tool, args, options)
@@ -294,16 +296,15 @@ export const make = Effect.gen(function*() {
       onTimeout: () =>
         toolFailure("TIMEOUT", `MCP server ${server} did not connect and answer ${tool} in time (${options.timeoutMs} ms)`)
     }))
-    // An enabled server's live connection at once (one Ref read); else whatever `connectionOf` says (starting a
-    // first-use server, waiting for its first attempt, or why it is not connected).
+    // An enabled server's live connection, read as the call runs; else whatever `connectionOf` says (starting a
+    // first-use server, waiting for its first attempt, or why it is not connected). A span only where a tracer keeps
+    // it (keptSpan.ts): one made for Effect's own tracer goes nowhere and costs about as much as the rest of the
+    // call's own work.
     const slot = slots.get(server)
-    const called = slot === undefined || !slot.config.enabled
-      ? viaConnectionOf
-      : Effect.flatMap(Ref.get(slot.connection), (connection) =>
-        Option.isSome(connection) ? request(connection.value, server, tool, args, options) : viaConnectionOf)
-    // A span only where a tracer keeps it (keptSpan.ts): one made for Effect's own tracer goes nowhere and costs
-    // about as much as the rest of the call's own work.
-    return called.pipe(keptSpan("kern.mcp.call", { attributes: { server, tool } }))
+    return keptSpanOf("kern.mcp.call", { attributes: { server, tool } }, () =>
+      slot !== undefined && slot.config.enabled && Option.isSome(slot.connection)
+        ? request(slot.connection.value, server, tool, args, options)
+        : viaConnectionOf())
   }
 
   // Only MCP tools are ever offered by name alone: tool_search exists where they do.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { annotateKeptSpan, keptSpan } from "../../src/kernel/keptSpan.js"
+import { annotateKeptSpan, keptSpan, keptSpanOf } from "../../src/kernel/keptSpan.js"
 import { recordingTracer } from "../support/recordingTracer.js"
 
 /** What runs inside sees as its span: its name, or none. */
@@ -40,5 +40,20 @@ describe("keptSpan", () => {
       const { tracer } = recordingTracer()
       expect(yield* Effect.flip(keptSpan("kern.test.failing")(Effect.fail("no")))).toBe("no")
       expect(yield* Effect.flip(keptSpan("kern.test.failing")(Effect.fail("no")).pipe(Effect.withTracer(tracer)))).toBe("no")
+    }))
+
+  it.effect("keptSpanOf makes its effect each time it runs, not before, in the span where one is kept", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recordingTracer()
+      let made = 0
+      const effect = keptSpanOf("kern.test.made", { attributes: { tool: "t" } }, () => {
+        made += 1
+        return spanSeen
+      })
+      expect(made).toBe(0)
+      expect(yield* effect).toEqual(Option.none())
+      expect(yield* effect.pipe(Effect.withTracer(tracer))).toEqual(Option.some("kern.test.made"))
+      expect(made).toBe(2)
+      expect(spans.map((span) => [span.name, Object.fromEntries(span.attributes)])).toEqual([["kern.test.made", { tool: "t" }]])
     }))
 })

@@ -5,7 +5,7 @@ import * as NodePath from "node:path"
 import { keepsSpans } from "../../src/kernel/spansKept.js"
 import { execTool, mcpAgentLayer, taggedProcesses } from "../support/mcpServers.js"
 import { makeTempDir, writeFiles } from "../support/tempDir.js"
-import { eventually } from "../support/waitFor.js"
+import { conditionBound, eventually } from "../support/waitFor.js"
 
 // A call's lifetime against a real server (mcpWaitingServer.mjs), untraced as an agent without an exporter runs it:
 // an MCP tool is self-timed, so such a call runs in the caller's fiber and its timeout and cancellation are the SDK
@@ -56,10 +56,12 @@ describe("an MCP call's lifetime", () => {
   }, { timeout: 120_000 })
 
   it.live("a call whose caller is interrupted (a stopped turn) is cancelled on the server; the next call is answered", () => {
-    const { saw, layer } = waitingAgent(60_000)
+    // Its timeout lies past the wait for "cancelled" (conditionBound): only the interrupt's abort, not the SDK's timer,
+    // can cancel it in that time.
+    const { saw, layer } = waitingAgent(10 * conditionBound)
     return Effect.gen(function*() {
       yield* untraced
-      const call = yield* Effect.fork(execTool("mcp.waiting.wait", { ms: 60_000 }))
+      const call = yield* Effect.fork(execTool("mcp.waiting.wait", { ms: 10 * conditionBound }))
       assert.isTrue(yield* eventually(() => saw("started")))
       yield* Fiber.interrupt(call)
       assert.isTrue(yield* eventually(() => saw("cancelled")))
