@@ -1,6 +1,6 @@
 import { Prompt } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
-import { Effect, Ref } from "effect"
+import { Context, Effect, Ref } from "effect"
 import { AgentConfig } from "../config/AgentConfig.js"
 import { promptCachingApplies, withCacheBreakpoints } from "../context/caching.js"
 import { ContextWindow } from "../context/ContextWindow.js"
@@ -53,12 +53,13 @@ export const makeStepPrompt = Effect.gen(function*() {
   const files = yield* makeFileCache
   const media = yield* makePromptMedia
   const wire = wireOfConfig(config)
+  // The system prompt's services, made once per agent: each step provides them in one go.
+  const promptServices = Context.make(AgentConfig, loaded).pipe(
+    Context.add(FileSystem.FileSystem, fs),
+    Context.add(NotesSummary, summaries)
+  )
   const systemPrompt = (tools: ReadonlyArray<PromptTool>, run: StepPromptInput["run"], skills: ReadonlyArray<PromptSkill>) =>
-    buildSystemPromptFrom(files, { tools, run, skills }).pipe(
-      Effect.provideService(AgentConfig, loaded),
-      Effect.provideService(FileSystem.FileSystem, fs),
-      Effect.provideService(NotesSummary, summaries)
-    )
+    buildSystemPromptFrom(files, { tools, run, skills }).pipe(Effect.provide(promptServices))
 
   /**
    * Auto-recall, once a turn, when messages were trimmed from the context: what is still raw (the cut on) is never
