@@ -96,8 +96,11 @@ const escaped = /["\\\u0000-\u001f\ud800-\udfff]/
 const jsonText = (value: string | null | undefined): string =>
   value === null || value === undefined ? "null" : escaped.test(value) ? JSON.stringify(value) : `"${value}"`
 
-const jsonNumber = (value: number | null | undefined): string =>
-  value === null || value === undefined || !Number.isFinite(value) ? "null" : `${value}`
+/** A number value as JSON, by the rule the bound values follow (`finite`). */
+const jsonNumber = (value: number | null | undefined): string => {
+  const number = finite(value)
+  return number === null ? "null" : `${number}`
+}
 
 /**
  * An event's journal line, newline included: the text of `JSON.stringify(valuesAt(…))`, written out directly (the

@@ -9,10 +9,7 @@ import { keepsSpans } from "./spansKept.js"
  * call site would be this helper's.
  */
 export const keptSpan = (name: string, options?: Tracer.SpanOptions) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime<A, E, R>((fiber) =>
-    keepsSpans(fiber.currentTracer) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
-  )
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => keptSpanOf(name, options, () => self)
 
 /**
  * `keptSpan(name, options)` of the effect `make` returns, made when the effect runs (each time it runs): the span's

@@ -64,10 +64,10 @@ interface ServerSlot {
   readonly tools: Ref.Ref<ReadonlyArray<McpTool>>
 }
 
-/** Between restarts: 0.5 s doubling to 30 s; a server that stayed connected starts over at 0.5 s. */
 /** What a call does with the progress its tool reports: nothing (a call's time is `timeoutMs` whatever it reports). */
 const ignoreProgress = (): void => undefined
 
+/** Between restarts: 0.5 s doubling to 30 s; a server that stayed connected starts over at 0.5 s. */
 const backoff = (failures: number) => Duration.millis(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)))
 
 const tailLines = 12
