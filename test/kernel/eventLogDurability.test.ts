@@ -37,13 +37,19 @@ const event = (runId: string, n: number): EventLog.EventInput => ({
   contractMismatch: n % 2 === 0
 })
 
+/** The SQLite event log on the kern.db at `file`, in a scope the test closes. */
+const openLog = (file: string) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
+    return { log: Context.get(context, EventLog.EventLog), scope }
+  })
+
 describe("EventLog on an on-disk kern.db", () => {
   it.live("queued events are in kern.db, in order and whole, for another connection once flush returns", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
-      const log = Context.get(context, EventLog.EventLog)
+      const { log, scope } = yield* openLog(file)
       // 600 events recorded without a yield: more than any one chunk, written by one flush.
       for (let n = 0; n < 600; n++) yield* log.record(event("run-a", n))
       yield* log.flush
@@ -59,9 +65,7 @@ describe("EventLog on an on-disk kern.db", () => {
   it.live("a run's own event is in kern.db when recordRunEvent returns, with every event recorded before it", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
-      const log = Context.get(context, EventLog.EventLog)
+      const { log, scope } = yield* openLog(file)
       yield* log.record(event("run-b", 1))
       yield* EventLog.recordRunEvent(log, { runId: "run-b", traceId: "t", sessionId: "s" }, "kernel.run.finished", "ok", {})
       expect((yield* eventsOnDisk(file)).map((row) => row.decisionKey)).toEqual(["kernel.tool.dispatch", "kernel.run.finished"])
@@ -71,9 +75,7 @@ describe("EventLog on an on-disk kern.db", () => {
   it.live("closing the log's scope writes what is still queued", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
-      const log = Context.get(context, EventLog.EventLog)
+      const { log, scope } = yield* openLog(file)
       for (let n = 0; n < 5; n++) yield* log.record(event("run-c", n))
       yield* Scope.close(scope, Exit.void)
       expect(yield* eventsOnDisk(file)).toHaveLength(5)
@@ -84,9 +86,7 @@ describe("EventLog's own journal replaced when full", () => {
   it.effect("an event recorded while the next journal's name is drawn is not deleted with the full journal", () =>
     Effect.gen(function*() {
       const file = NodePath.join(makeTempDir(), "kern.db")
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(EventLog.layerSql.pipe(Layer.provide(KnownSecrets.layerNone)).pipe(Layer.provide(Database.layer({ filename: file }))), scope)
-      const log = Context.get(context, EventLog.EventLog)
+      const { log, scope } = yield* openLog(file)
       // Past the 4 MiB a journal is replaced at: 48 events of 96 KiB.
       const detail = "x".repeat(96 * 1024)
       for (let n = 0; n < 48; n++) yield* log.record({ ...event("run-full", n), detail })
