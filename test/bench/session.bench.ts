@@ -81,23 +81,35 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!
 }
 
+/** A cold sample of the first open (kern.db new: an empty file says a fresh one is meant, so no count or cut is stored). */
+const firstOpen = (dir: string, messages: number): ColdWindow => {
+  const db = NodePath.join(dir, ".kern", "kern.db")
+  for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
+  NodeFs.writeFileSync(db, "")
+  return coldSample("openCold", dir, messages)
+}
+
+/** The size of the session whose cold open is timed beside every size's: one exchange, a tool call and its result. */
+const smallSession = 4
+
 /**
  * Opening a whole session cold, against reading and parsing its file cold, alternating sample by sample. Beside the
  * samples (wall time), where it went: the main thread's CPU of each (`openMainThreadMs`, `floorMainThreadMs`, and
- * their ratio), the collector's pauses within each, and the share of each a full mark-compact landed in.
+ * their ratio), the collector's pauses within each, and the share of each a full mark-compact landed in. And what
+ * does not grow with the session: the same cold open of a 4-message session, sampled in turn with the others
+ * (`smallOpenMs`), which is the layer's build, kern.db's creation and the runtime's first steps.
  */
 const load = (messages: number, runs: number) => async () => {
   const agent = benchAgent(messages)
-  const db = NodePath.join(agent.dir, ".kern", "kern.db")
+  const small = benchAgent(smallSession)
   try {
     const opens: Array<ColdWindow> = []
     const floors: Array<ColdWindow> = []
+    const smallOpens: Array<number> = []
     for (let i = 0; i < runs; i++) {
-      // The first open: kern.db is new (an empty file says a fresh one is meant), so no count or cut is stored.
-      for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
-      NodeFs.writeFileSync(db, "")
-      opens.push(coldSample("openCold", agent.dir, messages))
+      opens.push(firstOpen(agent.dir, messages))
       floors.push(coldSample("parseCold", agent.session!, messages))
+      smallOpens.push(firstOpen(small.dir, smallSession).ms)
     }
     const openMain = median(opens.map((w) => w.mainThreadMs))
     const floorMain = median(floors.map((w) => w.mainThreadMs))
@@ -112,11 +124,13 @@ const load = (messages: number, runs: number) => async () => {
         openGcMs: median(opens.map((w) => w.gcMs)),
         floorGcMs: median(floors.map((w) => w.gcMs)),
         opensWithMarkCompact: opens.filter((w) => w.markCompacts > 0).length / opens.length,
-        floorsWithMarkCompact: floors.filter((w) => w.markCompacts > 0).length / floors.length
+        floorsWithMarkCompact: floors.filter((w) => w.markCompacts > 0).length / floors.length,
+        smallOpenMs: median(smallOpens)
       }
     }
   } finally {
     agent.remove()
+    small.remove()
   }
 }
 
