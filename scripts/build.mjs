@@ -51,10 +51,12 @@ await build({
 // The paired users' names for that listing (src/quickNames.ts) are a CommonJS file of their own, which quick.cjs loads
 // the same way only when a session is not the operator's: the database code stays out of quick.cjs and its cache.
 const { banner: _esmOnly, ...cjsOptions } = shipped
+/** The shipped plugins and a bundle's own. */
+const withShippedPlugins = (...plugins) => [...shipped.plugins, ...plugins]
 for (const name of ["quick", "quickNames"]) {
   await build({
     ...cjsOptions,
-    plugins: [deepImports],
+    plugins: withShippedPlugins(deepImports),
     format: "cjs",
     entryPoints: [`src/${name}.ts`],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
@@ -101,13 +103,13 @@ const buildQuick = async (entry, name, options = {}) => {
   })
   await writeFile(new URL(`${name}.meta.json`, dist), JSON.stringify(bundle.metafile))
 }
-await buildQuick("chat", "quickChat", { plugins: [withoutUndici, deepImports] })
-await buildQuick("status", "quickStatus", { plugins: [withoutUndici, deepImports] })
+await buildQuick("chat", "quickChat", { plugins: withShippedPlugins(withoutUndici, deepImports) })
+await buildQuick("status", "quickStatus", { plugins: withShippedPlugins(withoutUndici, deepImports) })
 // `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
 // CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
 // tokenizer) inside it. `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
 await buildQuick("chatLocal", "quickChatLocal", {
-  plugins: [deepImports],
+  plugins: withShippedPlugins(deepImports),
   // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
   // external packages a later part imports (sharp) are required instead.
   supported: { "dynamic-import": false },

@@ -1,5 +1,7 @@
 // The esbuild options of the shipped bundle, shared by the build and the benchmarks (which measure the code as it
 // ships: minified, without the name-keeping wrappers a development transform adds to every function).
+import { undiciGlobals } from "./undiciGlobals.mjs"
+
 // sharp loads its platform's native build (@img/sharp-<platform>) at run time: it cannot be bundled.
 export const external = ["better-sqlite3", "sqlite-vec", "sharp"]
 
@@ -12,6 +14,8 @@ export const shipped = {
   minify: true,
   sourcemap: true,
   external,
+  // A bundle that adds plugins of its own keeps these (scripts/build.mjs `withShippedPlugins`).
+  plugins: [undiciGlobals],
   logLevel: "warning",
   banner: {
     // Bundled CommonJS dependencies call require() and read __dirname; give ESM chunks both.
