@@ -1,8 +1,9 @@
 // An esbuild plugin for every bundle of kern (scripts/esbuild-options.mjs). The undici package's cookie helpers
 // (lib/web/cookies/index.js) read `globalThis.Headers` when their module is evaluated, to accept node's own Headers
 // objects beside undici's. Node defines that global lazily: the read loads node's built-in copy of undici, 35–45 ms and
-// ~4 MiB in every process whose bundle holds the undici package (a one-shot `kern chat`, `kern start`), none of which
-// uses node's fetch. kern never calls undici's cookie helpers; their check keeps undici's own Headers.
+// ~4 MiB in every process whose bundle holds the undici package (a one-shot `kern chat`, `kern start`), which needs
+// node's fetch only to talk to an MCP server over HTTP (the SDK's transport loads it then). kern never calls undici's
+// cookie helpers; their check keeps undici's own Headers.
 import { readFile } from "node:fs/promises"
 
 const cookies = /[/\\]node_modules[/\\]undici[/\\]lib[/\\]web[/\\]cookies[/\\]index\.js$/
