@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, PubSub, Queue } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -128,6 +129,37 @@ describe("POST /status/report: the running agent's `kern status` is the command 
       const moved = yield* compare(base, dir, false, env)
       expect(moved.local.stdout).toContain("postgres://kern@127.0.0.1:9/kern")
       expect(moved.local.status).toBe(1)
+    })))
+
+  it.live("a change to kern.db by another connection is in the next report (the agent keeps its reads only while kern.db is unchanged)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { base, context, dir } = yield* startServer({ recordAddress: true })
+      const env = { OPENROUTER_API_KEY: "sk-test", KERN_AUTH_TOKEN: token }
+      const job = yield* Context.get(context, JobStore).add({
+        command: "sleep 600",
+        conversation: "operator",
+        originInterface: "cli",
+        originChannel: "terminal",
+        originUser: "operator",
+        sessionId: "s",
+        tag: "",
+        outputFile: NodePath.join(dir, ".kern", "jobs", "1.out"),
+        startedAtMs: Date.now() - 5_000
+      })
+      const pairing = yield* Context.get(context, PairingStore).request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
+      const before = yield* compare(base, dir, false, env)
+      expect(before.local.stdout).toContain("jobs:      1 running")
+      expect(before.local.stdout).toContain(`  ${pairing.code} telegram:42 (Alice)`)
+      // Asked twice unchanged: the same report.
+      yield* compare(base, dir, false, env)
+      // Another process's writes (a connection of its own, not the agent's): the job ended, the pairing gone.
+      const other = new BetterSqlite3(NodePath.join(dir, ".kern", "kern.db"))
+      other.prepare("UPDATE background_jobs SET state = 'finished', ended_at_ms = ?, exit_code = 0 WHERE id = ?").run(Date.now(), job)
+      other.prepare("DELETE FROM pairings").run()
+      other.close()
+      const after = yield* compare(base, dir, false, env)
+      expect(after.local.stdout).not.toContain("jobs:      1 running")
+      expect(after.local.stdout).not.toContain(pairing.code)
     })))
 
   it.live("answers only its token's holder, only for its own folder", () =>

@@ -27,7 +27,7 @@ import { codeIsLive, userKey } from "../../users/PairingStore.js"
 import { describeState } from "../../mcp/McpServerState.js"
 import { runningJobLines, runningJobsOf, runningSubAgentLines, runningSubAgentsOf } from "../../tools/runningWork.js"
 import type { StatusResponse } from "./api.js"
-import type { StoredStores } from "./statusStored.js"
+import type { KeptReads, StoredStores } from "./statusStored.js"
 import { channelLine, channelStates, formatBytes, heartbeatLine, scheduleLine } from "./statusLines.js"
 
 /**
@@ -62,6 +62,8 @@ export interface StatusSources<E, R> {
    * (the running agent: its connection, statements prepared, and its stores); undefined to open it for the report.
    */
   readonly stores?: (target: DatabaseTarget) => Context.Context<StoredStores> | undefined
+  /** Where `stores` answers: its reads of kern.db's rows kept while kern.db is unchanged (statusStored.ts KeptReads). */
+  readonly kept?: KeptReads | undefined
   /** How the folder's config is loaded: `loadConfig`, or a loader that keeps its last decode (the running agent's). */
   readonly loadConfig?: typeof loadConfig
 }
@@ -121,7 +123,7 @@ export const statusOutput = <E, R>(
       ? undefined
       : yield* Effect.flatMap(
         Effect.promise(() => import("./statusStored.js")),
-        (module) => module.storedReads(target.right, sources.stores?.(target.right))
+        (module) => module.storedReads(target.right, sources.stores?.(target.right), sources.kept)
       )
     // Today's spend against the caps (limits), from the ledger the agent keeps in kern.db.
     const dayAt = yield* Clock.currentTimeMillis

@@ -53,11 +53,31 @@ export type StoredStores = SqlClient.SqlClient | HeartbeatLog | ScheduleStore | 
 const stores = Layer.mergeAll(HeartbeatLog.Default, ScheduleStore.Default, JobStore.Default, SubAgentStore.Default, PairingStore.Default)
 
 /**
+ * The running agent's keep of the reads below that depend on nothing but kern.db's rows (usage, heartbeat, spend,
+ * schedules, running work, pairings): each kept with kern.db's change counter (src/storage/changeCounter.ts) as it
+ * stood before the read, and answered again while the counter has not moved (no commit by any connection or process
+ * since). The counter is read before the read, so a commit made during it moves the counter past the kept value.
+ */
+export interface KeptReads {
+  readonly counter: () => number
+  readonly kept: Map<string, { readonly version: number; readonly of: string; readonly value: unknown }>
+}
+
+/** `read`, or its kept value while kern.db is unchanged; one value kept by `key`, for the argument `of` (a day). */
+const keptWhileUnchanged = <A, E, R>(keep: KeptReads | undefined, key: string, of: string, read: Effect.Effect<A, E, R>) =>
+  keep === undefined ? read : Effect.suspend(() => {
+    const version = keep.counter()
+    const kept = keep.kept.get(key)
+    if (kept !== undefined && kept.version === version && kept.of === of) return Effect.succeed(kept.value as A)
+    return Effect.tap(read, (value) => Effect.sync(() => keep.kept.set(key, { version, of, value })))
+  })
+
+/**
  * The reads of kern.db status makes, over one open of it and its stores, made by the first read that needs them and
  * closed with the scope; over `held` instead where the process already holds kern.db open with these stores (the
  * running agent's own connection and stores, built once rather than for every report).
  */
-export const storedReads = (target: DatabaseTarget, held?: Context.Context<StoredStores>) =>
+export const storedReads = (target: DatabaseTarget, held?: Context.Context<StoredStores>, keep?: KeptReads) =>
   Effect.map(
     held === undefined
       ? Effect.map(
@@ -68,18 +88,18 @@ export const storedReads = (target: DatabaseTarget, held?: Context.Context<Store
     (withStores) => ({
       /** Usage totals, the heartbeat's state, the spend of `day` (the ledger's rows) and the schedules' summary. */
       usageAndHeartbeat: (day: string) =>
-        withStores(Effect.all([
+        keptWhileUnchanged(held === undefined ? undefined : keep, "usage", day, withStores(Effect.all([
           usageTotals,
           Effect.flatMap(HeartbeatLog, (log) => log.state),
           Effect.flatMap(makeSpendLedger, (ledger) => ledger.day(day)),
           Effect.flatMap(ScheduleStore, (store) => store.summary)
-        ])),
+        ]))),
       /** The rows of the background jobs and the sub-agents still `running`. */
-      running: withStores(Effect.all([
+      running: keptWhileUnchanged(held === undefined ? undefined : keep, "running", "", withStores(Effect.all([
         Effect.flatMap(JobStore, (store) => store.running),
         Effect.flatMap(SubAgentStore, (store) => store.running)
-      ])),
-      pairings: withStores(Effect.flatMap(PairingStore, (store) => store.list)),
+      ]))),
+      pairings: keptWhileUnchanged(held === undefined ? undefined : keep, "pairings", "", withStores(Effect.flatMap(PairingStore, (store) => store.list))),
       recall: (loaded: LoadedConfig, holderAlive: boolean) => withStores(recallStatus(loaded, holderAlive)),
       summary: (loaded: LoadedConfig) => withStores(storedSummary(loaded))
     })

@@ -15,6 +15,7 @@ import { HeartbeatLog, heartbeatStatus } from "../../../runtime/HeartbeatLog.js"
 import { McpServers } from "../../../mcp/McpServers.js"
 import { mcpToolRows } from "../../../mcp/McpToolRow.js"
 import { ToolRegistry } from "../../../kernel/ToolRegistry.js"
+import { changeCounter } from "../../../storage/changeCounter.js"
 import { databaseBytes } from "../../../storage/databaseBytes.js"
 import { isoAt } from "../../../session/envelope.js"
 import { usageTotals } from "../../../session/usageTotals.js"
@@ -32,6 +33,7 @@ import { EventHub } from "../EventHub.js"
 import { KernApi } from "../KernApi.js"
 import { ServerInfo } from "../ServerInfo.js"
 import { type LiveStatus, type LiveView, statusOutput } from "../statusReport.js"
+import type { KeptReads } from "../statusStored.js"
 
 /** A value as a client of the HTTP API has it: encoded by `schema`, then decoded. */
 const asSent = <A, I>(schema: Schema.Schema<A, I>) => (value: A) =>
@@ -168,6 +170,9 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
       Context.add(PairingStore, yield* PairingStore)
     )
     const stores = (target: DatabaseTarget) => Either.isRight(held) && sameTarget(held.right, target) ? heldStores : undefined
+    // Its reads of kern.db's rows are kept while kern.db's change counter stays (none for a PostgreSQL database).
+    const counter = Either.isRight(held) && held.right._tag === "sqlite" ? yield* changeCounter(held.right.file) : Option.none()
+    const kept: KeptReads | undefined = Option.isSome(counter) ? { counter: counter.value, kept: new Map() } : undefined
     // The folder's config is read at every ask, and decoded again only when its text changed.
     const loadConfig = yield* makeConfigLoader
     const report = (request: StatusReportRequest) =>
@@ -177,6 +182,7 @@ export const layer = HttpApiBuilder.group(KernApi, "status", (handlers) =>
           hosted: () => notMine("the folder is hosted by a kern serve"),
           live,
           stores,
+          kept,
           loadConfig
         }).pipe(
           Effect.provideService(ProcessEnv, request.env),
