@@ -54,6 +54,20 @@ const compare = (base: string, dir: string, json: boolean, env: Record<string, s
     return { local, output }
   })
 
+/** A background job running `sleep 600` for 5 s, as the agent's JobStore records one: its id. */
+const addSleepingJob = (context: Context.Context<JobStore>, dir: string) =>
+  Context.get(context, JobStore).add({
+    command: "sleep 600",
+    conversation: "operator",
+    originInterface: "cli",
+    originChannel: "terminal",
+    originUser: "operator",
+    sessionId: "s",
+    tag: "",
+    outputFile: NodePath.join(dir, ".kern", "jobs", "1.out"),
+    startedAtMs: Date.now() - 5_000
+  })
+
 describe("POST /status/report: the running agent's `kern status` is the command line's own", () => {
   it.live("text and --json, problems and none, a relative folder, a config edited since the start, another name, channel tokens", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -72,17 +86,7 @@ describe("POST /status/report: the running agent's `kern status` is the command 
       const requests = yield* PubSub.subscribe(approvals.requests)
       yield* Effect.forkScoped(approvals.ask(bashApproval))
       const pending = yield* Queue.take(requests)
-      const job = yield* Context.get(context, JobStore).add({
-        command: "sleep 600",
-        conversation: "operator",
-        originInterface: "cli",
-        originChannel: "terminal",
-        originUser: "operator",
-        sessionId: "s",
-        tag: "",
-        outputFile: NodePath.join(dir, ".kern", "jobs", "1.out"),
-        startedAtMs: Date.now() - 5_000
-      })
+      const job = yield* addSleepingJob(context, dir)
       const pairing = yield* Context.get(context, PairingStore).request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
       const waiting = yield* compare(base, dir, false, env)
       expect(waiting.local.stdout).toContain(`approvals: 1 waiting`)
@@ -135,17 +139,7 @@ describe("POST /status/report: the running agent's `kern status` is the command 
     Effect.scoped(Effect.gen(function*() {
       const { base, context, dir } = yield* startServer({ recordAddress: true })
       const env = { OPENROUTER_API_KEY: "sk-test", KERN_AUTH_TOKEN: token }
-      const job = yield* Context.get(context, JobStore).add({
-        command: "sleep 600",
-        conversation: "operator",
-        originInterface: "cli",
-        originChannel: "terminal",
-        originUser: "operator",
-        sessionId: "s",
-        tag: "",
-        outputFile: NodePath.join(dir, ".kern", "jobs", "1.out"),
-        startedAtMs: Date.now() - 5_000
-      })
+      const job = yield* addSleepingJob(context, dir)
       const pairing = yield* Context.get(context, PairingStore).request({ interface: "telegram", userId: "42", chatId: "42", displayName: "Alice" })
       const before = yield* compare(base, dir, false, env)
       expect(before.local.stdout).toContain("jobs:      1 running")
