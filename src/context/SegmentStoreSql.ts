@@ -78,13 +78,41 @@ export const make = Effect.gen(function*() {
       return new Segment({ ...segment, id: row.id, sessionId, parentId: null })
     })
 
-  const list: SegmentStoreShape["list"] = (sessionId) =>
+  // Each session's segments as last read, kept until this store writes any segment: the segment pass lists them
+  // after every turn (from SQL and decoded, each time), and while an agent runs only its own store writes its
+  // segments (`kern segments rebuild` waits for the agent to stop). The agent's runtime builds this store beside
+  // ContextWindow, which holds the segments in memory on the same terms and for as long; a store made for one read
+  // (status, doctor) keeps nothing past it. `writes` moves when a write begins and when it ends, so a read that
+  // overlapped a write is answered but not kept.
+  const kept = new Map<string, ReadonlyArray<Segment>>()
+  let writes = 0
+  const written = () => {
+    kept.clear()
+    writes++
+  }
+  const writing = <A, E, R>(write: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      written()
+      return Effect.ensuring(write, Effect.sync(written))
+    })
+
+  const read = (sessionId: string) =>
     sql`SELECT ${sql.literal(segmentColumns)} FROM context_segments WHERE session_id = ${sessionId}
       ORDER BY level, start_idx, id`.pipe(
       Effect.flatMap(decodeSegments),
       Effect.mapError(failed(`read the segments of session ${sessionId}`)),
       keptSpan("kern.context.segments.list", { attributes: { sessionId } })
     )
+
+  const list: SegmentStoreShape["list"] = (sessionId) =>
+    Effect.suspend(() => {
+      const held = kept.get(sessionId)
+      if (held !== undefined) return Effect.succeed(held)
+      const before = writes
+      return Effect.tap(read(sessionId), (segments) => {
+        if (writes === before) kept.set(sessionId, segments)
+      })
+    })
 
   const insert: SegmentStoreShape["insert"] = (sessionId, segments) =>
     Effect.gen(function*() {
@@ -93,7 +121,8 @@ export const make = Effect.gen(function*() {
     }).pipe(
       transaction(sql),
       Effect.mapError(failed(`store ${segments.length} new segments of session ${sessionId}`)),
-      Effect.withSpan("kern.context.segments.insert", { attributes: { sessionId, count: segments.length } })
+      Effect.withSpan("kern.context.segments.insert", { attributes: { sessionId, count: segments.length } }),
+      writing
     )
 
   const insertParent: SegmentStoreShape["insertParent"] = (sessionId, parent, childIds) =>
@@ -115,7 +144,8 @@ export const make = Effect.gen(function*() {
       Effect.mapError((error) =>
         error._tag === "SegmentStoreError" ? error : failed(`store a level ${parent.level} segment of session ${sessionId}`)(error)
       ),
-      Effect.withSpan("kern.context.segments.insertParent", { attributes: { sessionId, level: parent.level } })
+      Effect.withSpan("kern.context.segments.insertParent", { attributes: { sessionId, level: parent.level } }),
+      writing
     )
 
   const setSummary: SegmentStoreShape["setSummary"] = (id, summary, summaryTokens) =>
@@ -131,7 +161,7 @@ export const make = Effect.gen(function*() {
           message: `segment ${id} is no longer in kern.db (were the segments rebuilt meanwhile?): its summary is not stored`
         })
       }
-    }).pipe(Effect.withSpan("kern.context.segments.setSummary", { attributes: { id } }))
+    }).pipe(Effect.withSpan("kern.context.segments.setSummary", { attributes: { id } }), writing)
 
   const clear: SegmentStoreShape["clear"] = (sessionId) =>
     Effect.gen(function*() {
@@ -140,7 +170,8 @@ export const make = Effect.gen(function*() {
     }).pipe(
       transaction(sql),
       Effect.mapError(failed(`forget the segments and cut of session ${sessionId}`)),
-      Effect.withSpan("kern.context.segments.clear", { attributes: { sessionId } })
+      Effect.withSpan("kern.context.segments.clear", { attributes: { sessionId } }),
+      writing
     )
 
   const getCut: SegmentStoreShape["getCut"] = (sessionId) =>

@@ -241,6 +241,39 @@ describe.each(databases)("the segment store on $dialect", (database) => {
         assert.isTrue(Option.isNone(yield* store.getCalibration("m")))
       })))
 
+  it.effect("list keeps a session's segments until the store writes: each write is in the next list, a row put in beside the store is not", () =>
+    withStore(dbFile(), (store, sql) =>
+      Effect.gen(function*() {
+        const startsAndSummaries = (segments: ReadonlyArray<Segment>) => segments.map((s) => [s.level, s.start, s.summary])
+        const [first] = yield* store.insert("s1", [l0(0, 12)])
+        assert.deepStrictEqual(startsAndSummaries(yield* store.list("s1")), [[0, 0, null]])
+        // Only the store writes a running agent's segments: a row put in beside it is read once the store writes.
+        yield* sql`INSERT INTO context_segments
+          (session_id, level, start_idx, end_idx, tokens, first_at, last_at, summary, summary_tokens, parent_id, created_at_ms)
+          VALUES ('s1', 0, 100, 110, 1, 'a', 'b', NULL, 0, NULL, 1)`
+        assert.deepStrictEqual(startsAndSummaries(yield* store.list("s1")), [[0, 0, null]])
+        yield* store.setSummary(first!.id, "first", 3)
+        assert.deepStrictEqual(startsAndSummaries(yield* store.list("s1")), [[0, 0, "first"], [0, 100, null]])
+        const [second] = yield* store.insert("s1", [l0(12, 24, "second")])
+        const listed = yield* store.list("s1")
+        assert.deepStrictEqual(startsAndSummaries(listed), [[0, 0, "first"], [0, 12, "second"], [0, 100, null]])
+        const children = listed.filter((s) => s.id === first!.id || s.id === second!.id)
+        const parent = yield* store.insertParent("s1", parentOver(1, children), children.map((c) => c.id))
+        const rolled = yield* store.list("s1")
+        assert.deepStrictEqual(rolled.map((s) => [s.level, s.start, s.parentId]), [
+          [0, 0, parent.id],
+          [0, 12, parent.id],
+          [0, 100, null],
+          [1, 0, null]
+        ])
+        // Another session's write is in its next list too.
+        yield* store.list("s2")
+        yield* store.insert("s2", [l0(0, 5)])
+        assert.deepStrictEqual(startsAndSummaries(yield* store.list("s2")), [[0, 0, null]])
+        yield* store.clear("s1")
+        assert.deepStrictEqual(yield* store.list("s1"), [])
+      })))
+
   it.effect("database failures and rows that do not decode are SegmentStoreErrors naming what failed", () =>
     withStore(dbFile(), (store, sql) =>
       Effect.gen(function*() {
