@@ -84,24 +84,34 @@ if (!taken && argv[0] === "sessions" && argv[1] === "list") {
     missingBuild(error)
   }
 }
-// `kern chat -m …` through a running agent has one too (src/quick/chat.ts); it starts the full CLI when no agent serves
-// the folder (the turn then runs in this process) or when the command line is not one it parses for sure.
-// The full CLI (a turn in this process, or any other command) gets V8's default growth of the young generation back.
-const full = () => {
-  writeCaches()
-  require("node:v8").setFlagsFromString("--semi-space-growth-factor=2")
-  return import("../dist/main.js").catch(missingBuild)
-}
-// A chat with no agent serving the folder runs its turn here from a CommonJS bundle with a code cache
-// (src/quick/chatLocal.ts); a command line it does not take goes on to the full CLI. Its cache is written at exit, so
-// the flags the turn sets are set before it is loaded: the tools' regular-expression guard (src/tools/regexGuard.ts,
-// which sets them again, to no effect) and the young generation's default growth.
-const chatLocal = () => {
-  writeCaches()
+/**
+ * The flags of a process that runs kern's runtime, set before its bundle is loaded: its code cache is written at exit,
+ * and V8 rejects a cache made under other flags than the ones it is loaded under. The young generation's default
+ * growth, and the tools' regular-expression guard (src/tools/regexGuard.ts, which sets them again, to no effect).
+ */
+const runtimeFlags = () => {
   const v8 = require("node:v8")
   v8.setFlagsFromString("--semi-space-growth-factor=2")
   v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks")
   v8.setFlagsFromString("--enable-experimental-regexp-engine")
+}
+// `kern chat -m …` through a running agent has one too (src/quick/chat.ts); it starts the full CLI when no agent serves
+// the folder (the turn then runs in this process) or when the command line is not one it parses for sure.
+// The full CLI (any other command) is one CommonJS bundle with a code cache too (dist/main.cjs).
+const full = () => {
+  writeCaches()
+  runtimeFlags()
+  try {
+    loadCached(NodePath.join(dist, "main.cjs"))
+  } catch (error) {
+    missingBuild(error)
+  }
+}
+// A chat with no agent serving the folder runs its turn here from a CommonJS bundle with a code cache
+// (src/quick/chatLocal.ts); a command line it does not take goes on to the full CLI.
+const chatLocal = () => {
+  writeCaches()
+  runtimeFlags()
   try {
     if (!loadCached(NodePath.join(dist, "quickChatLocal.cjs")).run(argv, full)) full()
   } catch (error) {

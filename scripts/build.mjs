@@ -37,9 +37,10 @@ if (separate) {
   for (const file of ["kern.js", "package.json"]) await copyFile(new URL(`bin/${file}`, root), new URL(`bin/${file}`, out))
 }
 
+// The library (src/index.ts): ES modules, its lazily imported parts as chunks of their own.
 await build({
   ...shipped,
-  entryPoints: { main: "src/main.ts", index: "src/index.ts" },
+  entryPoints: { index: "src/index.ts" },
   outdir: fileURLToPath(dist),
   absWorkingDir: fileURLToPath(root),
   splitting: true
@@ -91,12 +92,14 @@ const withoutUndici = {
  * One quick bundle: `src/quick/<entry>.ts` as dist/<name>.cjs, a CommonJS file bin/kern.js loads with a V8 code cache,
  * and its metafile beside it (dist/<name>.meta.json), which test/package/quickBundles.test.ts checks.
  */
-const buildQuick = async (entry, name, options = {}) => {
+const buildQuick = (entry, name, options = {}) => buildCommonJs(`src/quick/${entry}.ts`, name, options)
+/** `entry` as dist/<name>.cjs, with its metafile beside it (dist/<name>.meta.json). */
+const buildCommonJs = async (entry, name, options = {}) => {
   const bundle = await build({
     ...cjsOptions,
     format: "cjs",
     ...options,
-    entryPoints: [`src/quick/${entry}.ts`],
+    entryPoints: [entry],
     outfile: fileURLToPath(new URL(`${name}.cjs`, dist)),
     absWorkingDir: fileURLToPath(root),
     metafile: true
@@ -105,17 +108,30 @@ const buildQuick = async (entry, name, options = {}) => {
 }
 await buildQuick("chat", "quickChat", { plugins: withShippedPlugins(withoutUndici, deepImports) })
 await buildQuick("status", "quickStatus", { plugins: withShippedPlugins(withoutUndici, deepImports) })
-// `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
-// CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
-// tokenizer) inside it. `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
-await buildQuick("chatLocal", "quickChatLocal", {
+/**
+ * The options of a bundle bin/kern.js runs as a vm.Script with a code cache, its later parts inside it.
+ * `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
+ */
+const asScript = {
   plugins: withShippedPlugins(deepImports),
   // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
-  // external packages a later part imports (sharp) are required instead.
+  // external packages a later part imports (sharp) are required instead, and kern's own later parts are evaluated
+  // when their import() runs.
   supported: { "dynamic-import": false },
   banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
   define: { "import.meta.url": "__kernImportMetaUrl" }
-})
+}
+// `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
+// CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
+// tokenizer) inside it.
+await buildQuick("chatLocal", "quickChatLocal", asScript)
+// The full CLI (src/main.ts): every command but the quick ones, as one CommonJS file bin/kern.js loads with a V8 code
+// cache, as the one-shot chat's. As ES modules (chunks per command, node 20 has no code cache for them) a command
+// compiled all the code it ran at every start: 0.45–0.8 s for `kern doctor`, `kern kernel tools` or `kern context
+// show`, about 0.2 s of it compiling. A command's later parts (the cluster, the providers, the MCP SDK, OpenTelemetry)
+// stay lazy: esbuild evaluates what main.ts imports only through import() when that import() runs, which
+// test/package/lazy*.test.ts check on the module graph (dist/main.meta.json).
+await buildCommonJs("src/main.ts", "main", asScript)
 // Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect.
 await buildQuick("chatProbe", "quickChatProbe")
 // `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect.
@@ -168,6 +184,12 @@ try {
   list()
   await rm(new URL("quick.cjs.v8cache", dist), { force: true })
   list()
+  // The full CLI's cache (dist/main.cjs.v8cache) is written by the first command that finds none: here, one that runs
+  // much of what most commands and the agent's start run (the configuration, kern.db, the session, the tools, the
+  // tokenizer and the prompt). A command's code outside it is compiled when it runs, as before. An empty kern.db says
+  // a new one is meant (the folder holds a session).
+  await writeFile(NodePath.join(scratch, ".kern", "kern.db"), "")
+  execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "context", "show", "--dir", scratch], { stdio: "ignore" })
 } finally {
   await rm(scratch, { recursive: true, force: true })
 }

@@ -1,6 +1,6 @@
 // `kern sessions list` is what scripts, prompts and status lines run again and again, so it starts from a bundle of
 // its own (dist/quick.cjs, loaded by bin/kern.js with a V8 code cache): the listing and its storage, without the
-// command-line framework and every command's definition that dist/main.js loads first. It runs the same `list` as
+// command-line framework and every command's definition that the full CLI (dist/main.cjs) evaluates first. It runs the same `list` as
 // the full CLI; any argument it does not know (help, an unknown flag) is left to the full CLI, which explains it.
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"

@@ -1,7 +1,7 @@
 // `kern chat -m TEXT` when no agent serves the folder: the turn in this process, run as the full CLI runs the chat
 // command (src/main.ts, src/cli/program.ts), from a CommonJS bundle of its own (dist/quickChatLocal.cjs) that
-// bin/kern.js loads with a V8 code cache. Node 20 keeps no code cache for ES modules: compiling the ~100 chunks of
-// main.js a chat needs took ~0.45 s of CPU at every one-shot chat, and @effect/cli's parser ~0.1 s more. The chat
+// bin/kern.js loads with a V8 code cache, as it loads the full CLI (dist/main.cjs). It leaves out the command-line
+// framework and the other commands (@effect/cli's parser alone cost a one-shot chat ~0.1 s of CPU). The chat
 // client (src/quick/chat.ts) hands over here only a command line it parsed for sure; anything else goes to the full CLI.
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"

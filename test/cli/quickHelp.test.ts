@@ -64,7 +64,7 @@ describe("kern --help from the build's rendered texts", () => {
   })
 
   it("bin/kern.js prints the help from help.json alone, without the full CLI", async () => {
-    // bin/kern.js with only the help bundle and its texts: no dist/main.js to fall back on.
+    // bin/kern.js with only the help bundle and its texts: no dist/main.cjs to fall back on.
     const copy = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-help-"))
     try {
       NodeFs.mkdirSync(NodePath.join(copy, "bin"))
@@ -83,7 +83,7 @@ describe("kern --help from the build's rendered texts", () => {
 
   it("an unknown command still gets the full CLI's error and usage, exit 2", async () => {
     const quick = await runKern(["frobnicate"])
-    const full = await runCollected(process.execPath, [NodePath.join(testDist, "main.js"), "frobnicate"])
+    const full = await runCollected(process.execPath, [NodePath.join(testDist, "main.cjs"), "frobnicate"])
     expect(quick.status).toBe(2)
     expect(quick).toEqual(full)
     expect(quick.stderr).toContain("unknown command 'kern frobnicate'")

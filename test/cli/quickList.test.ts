@@ -9,9 +9,9 @@ import { writeSessionFixture } from "../support/sessionFixture.js"
 
 const root = NodePath.resolve(import.meta.dirname, "../..")
 
-/** The full command line (the test build's dist/main.js), which every `kern` command but the quick listing starts from. */
+/** The full command line (the test build's dist/main.cjs), which every `kern` command but the quick listing starts from. */
 const runFull = (args: ReadonlyArray<string>, cwd: string) =>
-  runCollected(process.execPath, [NodePath.join(testDist, "main.js"), ...args], { cwd })
+  runCollected(process.execPath, [NodePath.join(testDist, "main.cjs"), ...args], { cwd })
 
 /** bin/kern.js and dist/quick.cjs (with the kept listing's dist/quickSessionsAsk.cjs) alone, in a folder under node_modules (so the native packages still resolve). */
 const quickOnlyCopy = () => {
@@ -94,7 +94,7 @@ describe("kern sessions list from its own bundle", () => {
       for (const databaseCode of ["better-sqlite3", "sqlite-vec", "kern_migrations", "msgpackr"]) expect(bundle).not.toContain(databaseCode)
       expect(NodeFs.readFileSync(NodePath.join(testDist, "quickNames.cjs"), "utf8")).toContain("better-sqlite3")
 
-      // What the bundle does not take goes to dist/main.js, which this copy lacks.
+      // What the bundle does not take goes to dist/main.cjs, which this copy lacks.
       const help = await list(["--help"])
       expect(help.status).toBe(1)
       expect(help.stderr).toContain("the build is missing")

@@ -1,25 +1,24 @@
 import { describe, expect, it } from "@effect/vitest"
-import { chunks, importsOf, loadedWithout } from "../support/chunks.js"
+import { bundleModules, evaluatedWithout, lazilyImported } from "../support/moduleGraph.js"
 
 // The MCP SDK (with its zod schemas) is imported only when an agent has MCP servers to connect to (src/mcp/sdk.ts):
-// `kern --help`, every command and every turn of an agent without `mcpServers` never load it. Reads the test build.
+// `kern --help`, every command and every turn of an agent without `mcpServers` never evaluate it. These checks read
+// the module graph of the test build's full CLI (dist/main.cjs).
 
-// Survives minification: the SDK's error message and a check only its client makes.
-const markers = ["MCP error ${", "Server does not support tools"]
-const sdkEntry = (file: string) => /^(client|stdio|streamableHttp|sse|types)-[A-Z0-9]+\.js$/.test(file)
+const modules = bundleModules("main")
+const ofSdk = (path: string) => path.startsWith("node_modules/@modelcontextprotocol/sdk/")
 
-describe("the built kern loads the MCP SDK only to connect to a server", () => {
-  it("no chunk reached without the SDK's lazy entries holds the SDK", () => {
-    const loaded = loadedWithout("main.js", sdkEntry)
-    expect([...loaded].filter((file) => /^(kernel|run|mcp)-/.test(file)).length).toBeGreaterThanOrEqual(3)
-    for (const file of loaded) {
-      const { source } = importsOf(file)
-      for (const marker of markers) expect(source.includes(marker), `${file} holds ${marker}`).toBe(false)
-    }
+describe("the built kern evaluates the MCP SDK only to connect to a server", () => {
+  it("no module evaluated without the SDK's lazy entries is the SDK's", () => {
+    const evaluated = evaluatedWithout(modules, "src/main.ts", ofSdk)
+    for (const command of ["kernel", "run", "mcp"]) expect(evaluated.has(`src/cli/${command}.ts`), command).toBe(true)
+    expect([...evaluated].filter(ofSdk)).toEqual([])
   })
 
   it("the SDK is in the build, behind those entries", () => {
-    const holders = chunks().filter((file) => markers.some((marker) => importsOf(file).source.includes(marker)))
-    expect(holders.length).toBeGreaterThan(0)
+    const entries = [...lazilyImported(modules)].filter(ofSdk)
+    expect(entries.length).toBeGreaterThan(0)
+    const reachable = new Set(entries.flatMap((entry) => [...evaluatedWithout(modules, entry, () => false)]))
+    for (const holder of Object.keys(modules).filter(ofSdk)) expect(reachable.has(holder), holder).toBe(true)
   })
 })

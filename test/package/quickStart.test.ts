@@ -19,7 +19,7 @@ describe("the Quick start builds kern once", () => {
       NodeFs.writeFileSync(NodePath.join(out, "dist", "inputs.sha256"), fingerprint("."))
       const printed = execFileSync(process.execPath, ["scripts/build.mjs", "--if-changed", "--out", out], { encoding: "utf8" })
       expect(printed).toContain("is up to date with the sources")
-      expect(NodeFs.existsSync(NodePath.join(out, "dist", "main.js"))).toBe(false)
+      expect(NodeFs.existsSync(NodePath.join(out, "dist", "main.cjs"))).toBe(false)
     } finally {
       NodeFs.rmSync(out, { recursive: true, force: true })
     }

@@ -13,7 +13,7 @@ import { makeTempDir } from "../support/tempDir.js"
 
 // `kern sessions list` prints the listing the last ask kept (src/quick/sessionsCache.ts) while nothing it read has
 // changed. Over a corpus of folder states, each reached from the last by one change, the kept path's answer (stdout,
-// stderr, exit code) is the listing made again with no cache, and the full command line's (dist/main.js); once a state
+// stderr, exit code) is the listing made again with no cache, and the full command line's (dist/main.cjs); once a state
 // has settled, the next ask is answered from the cache alone (dist/quick.cjs not loaded), which proves the corpus
 // exercises it.
 
@@ -35,9 +35,9 @@ const list = async (ask: Ask) =>
     })
   )
 
-/** The full command line's listing (dist/main.js), which never reads or writes the cache. */
+/** The full command line's listing (dist/main.cjs), which never reads or writes the cache. */
 const listFull = async (ask: Ask) => {
-  const result = await runCollected(process.execPath, [NodePath.join(testDist, "main.js"), "sessions", "list", ...ask.args], {
+  const result = await runCollected(process.execPath, [NodePath.join(testDist, "main.cjs"), "sessions", "list", ...ask.args], {
     env: ask.env ?? {},
     ...(ask.cwd === undefined ? {} : { cwd: ask.cwd })
   })

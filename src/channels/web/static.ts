@@ -19,7 +19,7 @@ const contentTypes: Readonly<Record<string, string>> = {
 }
 
 /**
- * Where the built web UI is: `dist/web/` beside the bundle that runs (`dist/main.js` and its chunks), or, running
+ * Where the built web UI is: `dist/web/` beside the bundle that runs (`dist/main.cjs`, `dist/index.js` and its chunks), or, running
  * from the sources (tests), the repo's `dist/web/`.
  */
 export const defaultWebRoot = (): string => {

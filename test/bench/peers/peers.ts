@@ -104,7 +104,7 @@ export const kern: Peer = {
     await npmInstall(folder, [NodePath.join(context.work, filename)], ["--omit=dev"])
     const installedKern = NodePath.join(folder, "node_modules", "kern")
     const notes: Array<string> = [`installed from \`npm pack\` of ${context.repo} with \`npm install --omit=dev\``]
-    if (!NodeFs.existsSync(NodePath.join(installedKern, "dist", "main.js"))) {
+    if (!NodeFs.existsSync(NodePath.join(installedKern, "dist", "main.cjs"))) {
       // The tarball follows .gitignore (package.json has no `files`), which leaves dist/ out; a tarball install does
       // not run `prepare`. Build into the installed package, with the repo's build script and its esbuild.
       notes.push("the tarball has no dist/ (.gitignore leaves it out, package.json has no `files`): built into the installed package with scripts/build.mjs --out")

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { initAgentFolder } from "../support/agentFolder.js"
+import { testDist } from "../support/build.js"
+import { kernBin, runCollected } from "../support/cli.js"
+
+// Every command but the quick ones runs the full CLI, one CommonJS bundle (dist/main.cjs) that bin/kern.js loads with
+// a V8 code cache beside it (dist/main.cjs.v8cache): the build writes it, and V8 takes it only if it was made under the
+// flags it is loaded under. A cache V8 refused would be compiled around and written again at every exit, slower than
+// none. These checks run a copy of bin/kern.js and the full CLI, so no other test's kern touches its cache.
+
+const root = NodePath.resolve(import.meta.dirname, "../..")
+
+/** bin/kern.js, the full CLI and what its commands read beside it, in a folder under node_modules (so packages resolve). */
+const fullCliCopy = () => {
+  const cache = NodePath.join(root, "node_modules/.cache")
+  NodeFs.mkdirSync(cache, { recursive: true })
+  const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-full-"))
+  NodeFs.mkdirSync(NodePath.join(copy, "bin"))
+  NodeFs.mkdirSync(NodePath.join(copy, "dist"))
+  NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
+  for (const file of ["main.cjs", "main.cjs.v8cache", "o200k_base.ranks"]) {
+    NodeFs.copyFileSync(NodePath.join(testDist, file), NodePath.join(copy, "dist", file))
+  }
+  const run = (args: ReadonlyArray<string>) => runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), ...args])
+  return {
+    run,
+    cacheFile: NodePath.join(copy, "dist/main.cjs.v8cache"),
+    remove: () => NodeFs.rmSync(copy, { recursive: true, force: true })
+  }
+}
+
+/** The same command line on the full CLI itself (node dist/main.cjs), with no loader and no cache. */
+const runDirect = (args: ReadonlyArray<string>) => runCollected(process.execPath, [NodePath.join(testDist, "main.cjs"), ...args])
+
+describe("the full CLI from its code-cached bundle", () => {
+  it("takes the cache the build wrote, for a command that loads the tools and one that does not, and answers as without it", async () => {
+    const dir = initAgentFolder()
+    const copy = fullCliCopy()
+    try {
+      const built = NodeFs.readFileSync(copy.cacheFile)
+      expect(built.length).toBeGreaterThan(100_000)
+      // `kernel tools` loads the tools' regular-expression guard, which sets V8 flags as it loads: bin/kern.js sets them
+      // before the bundle, so the cache written at exit fits the next start.
+      for (const args of [["doctor", "--dir", dir], ["kernel", "tools", "--dir", dir], ["recall", "stats", "--dir", dir]]) {
+        const viaBin = await copy.run(args)
+        expect(viaBin.stdout.length, args.join(" ")).toBeGreaterThan(0)
+        expect(viaBin, args.join(" ")).toEqual(await runDirect(args))
+        expect(NodeFs.readFileSync(copy.cacheFile).equals(built), `${args.join(" ")} rewrote the cache`).toBe(true)
+      }
+    } finally {
+      copy.remove()
+    }
+  }, 120_000)
+
+  it("writes a missing cache, replaces a damaged one, and then keeps it", async () => {
+    const dir = initAgentFolder()
+    const copy = fullCliCopy()
+    try {
+      const args = ["kernel", "tools", "--dir", dir]
+      const expected = await runDirect(args)
+      NodeFs.rmSync(copy.cacheFile)
+      expect(await copy.run(args)).toEqual(expected)
+      const written = NodeFs.readFileSync(copy.cacheFile)
+      expect(written.length).toBeGreaterThan(100_000)
+
+      NodeFs.writeFileSync(copy.cacheFile, "not a code cache")
+      expect(await copy.run(args)).toEqual(expected)
+      const replaced = NodeFs.readFileSync(copy.cacheFile)
+      expect(replaced.length).toBeGreaterThan(100_000)
+
+      expect(await copy.run(args)).toEqual(expected)
+      expect(NodeFs.readFileSync(copy.cacheFile).equals(replaced)).toBe(true)
+    } finally {
+      copy.remove()
+    }
+  }, 120_000)
+})
