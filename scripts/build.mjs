@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
 import { deepImports } from "./deepImports.mjs"
 import { fingerprint } from "./buildInputs.mjs"
-import { shipped } from "./esbuild-options.mjs"
+import { cachedScript, shipped } from "./esbuild-options.mjs"
 
 // `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc.
 // `--out DIR` builds a kern of its own into DIR (DIR/bin/kern.js and DIR/dist/) and leaves the repo's dist/ alone: the
@@ -34,7 +34,7 @@ await Promise.all(
 )
 if (separate) {
   await mkdir(new URL("bin/", out), { recursive: true })
-  for (const file of ["kern.js", "package.json"]) await copyFile(new URL(`bin/${file}`, root), new URL(`bin/${file}`, out))
+  for (const file of ["kern.js", "codeCache.js", "package.json"]) await copyFile(new URL(`bin/${file}`, root), new URL(`bin/${file}`, out))
 }
 
 // The library (src/index.ts): ES modules, its lazily imported parts as chunks of their own.
@@ -108,30 +108,17 @@ const buildCommonJs = async (entry, name, options = {}) => {
 }
 await buildQuick("chat", "quickChat", { plugins: withShippedPlugins(withoutUndici, deepImports) })
 await buildQuick("status", "quickStatus", { plugins: withShippedPlugins(withoutUndici, deepImports) })
-/**
- * The options of a bundle bin/kern.js runs as a vm.Script with a code cache, its later parts inside it.
- * `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
- */
-const asScript = {
-  plugins: withShippedPlugins(deepImports),
-  // bin/kern.js runs it as a vm.Script, where import() fails (node 20 has no loader for it without a flag): the
-  // external packages a later part imports (sharp) are required instead, and kern's own later parts are evaluated
-  // when their import() runs.
-  supported: { "dynamic-import": false },
-  banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
-  define: { "import.meta.url": "__kernImportMetaUrl" }
-}
 // `kern chat` with no agent serving the folder (src/quick/chatLocal.ts): the turn in the chat's own process, as one
 // CommonJS file loaded with a V8 code cache (node 20 has none for ES modules), its later parts (the provider, the
 // tokenizer) inside it.
-await buildQuick("chatLocal", "quickChatLocal", asScript)
+await buildQuick("chatLocal", "quickChatLocal", cachedScript)
 // The full CLI (src/main.ts): every command but the quick ones, as one CommonJS file bin/kern.js loads with a V8 code
 // cache, as the one-shot chat's. As ES modules (chunks per command, node 20 has no code cache for them) a command
 // compiled all the code it ran at every start: 0.45–0.8 s for `kern doctor`, `kern kernel tools` or `kern context
 // show`, about 0.2 s of it compiling. A command's later parts (the cluster, the providers, the MCP SDK, OpenTelemetry)
 // stay lazy: esbuild evaluates what main.ts imports only through import() when that import() runs, which
 // test/package/lazy*.test.ts check on the module graph (dist/main.meta.json).
-await buildCommonJs("src/main.ts", "main", asScript)
+await buildCommonJs("src/main.ts", "main", cachedScript)
 // Which bundle starts a chat (src/quick/chatProbe.ts): plain code, a few KB, no Effect.
 await buildQuick("chatProbe", "quickChatProbe")
 // `kern status` of a running agent (src/quick/statusAsk.ts): node's http module and a few plain functions, no Effect.

@@ -1,5 +1,6 @@
 // The esbuild options of the shipped bundle, shared by the build and the benchmarks (which measure the code as it
 // ships: minified, without the name-keeping wrappers a development transform adds to every function).
+import { deepImports } from "./deepImports.mjs"
 import { undiciGlobals } from "./undiciGlobals.mjs"
 
 // sharp loads its platform's native build (@img/sharp-<platform>) at run time: it cannot be bundled.
@@ -28,4 +29,22 @@ export const shipped = {
       "const __dirname = __kernDirname(__filename);"
     ].join(" ")
   }
+}
+
+const { banner: _esmOnly, ...commonJs } = shipped
+
+/**
+ * A CommonJS bundle bin/kern.js runs as a vm.Script with a V8 code cache (bin/codeCache.js), its later parts inside
+ * it: the full CLI (dist/main.cjs) and the one-shot chat (dist/quickChatLocal.cjs), and the benches that time what
+ * they run. `import.meta.url` is the bundle's own URL, as it is a chunk's in dist/.
+ */
+export const cachedScript = {
+  ...commonJs,
+  format: "cjs",
+  plugins: [...shipped.plugins, deepImports],
+  // A vm.Script cannot import() (node 20 has no loader for it without a flag): the external packages a later part
+  // imports (sharp) are required instead, and kern's own later parts are evaluated when their import() runs.
+  supported: { "dynamic-import": false },
+  banner: { js: "const __kernImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
+  define: { "import.meta.url": "__kernImportMetaUrl" }
 }

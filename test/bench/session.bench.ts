@@ -1,69 +1,62 @@
 import { Context, Effect, Layer } from "effect"
+import { build } from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { performance } from "node:perf_hooks"
-import { openActiveSession } from "../../src/runtime/activeSession.js"
+import { cachedScript } from "../../scripts/esbuild-options.mjs"
 import { AssistantMessage } from "../../src/session/messages.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import type { Bench } from "./bench.js"
-import { benchKernBin } from "./kernBuild.js"
-import { type ColdWindow, timeColdWindow } from "./coldWindow.js"
+import { benchCacheFolder, benchKernBin } from "./kernBuild.js"
+import type { ColdWindow } from "./coldWindow.js"
 import { benchAgent, storeLayer } from "./fixtures.js"
 
+/** Where the bench bundles sessionOpen.ts, and where bin/kern.js's loader is (bin/codeCache.js). */
+const root = NodePath.resolve(import.meta.dirname, "../..")
+const openBundle = NodePath.join(benchCacheFolder(root), "session-open.cjs")
+const codeCache = NodePath.join(root, "bin", "codeCache.js")
 
-/** The plain way to read a JSONL file: the whole file as a string, JSON.parse of every line. */
-const readAndParse = (path: string) => {
-  const text = NodeFs.readFileSync(path, "utf8")
-  let count = 0
-  for (const line of text.split("\n")) {
-    if (line !== "") {
-      JSON.parse(line)
-      count++
-    }
+/**
+ * sessionOpen.ts as one CommonJS bundle with the options of kern's own (dist/main.cjs, dist/quickChatLocal.cjs), its V8
+ * code cache written by a first open (not timed), as kern's build writes theirs by a first command.
+ */
+const buildOpenBundle = async (dir: string, messages: number) => {
+  await build({
+    ...cachedScript,
+    sourcemap: false,
+    entryPoints: [NodePath.join(import.meta.dirname, "sessionOpen.ts")],
+    outfile: openBundle,
+    // The fixtures find the repository from their own place, which the bundle does not share.
+    define: { ...cachedScript.define, "import.meta.dirname": JSON.stringify(import.meta.dirname) }
+  })
+  NodeFs.rmSync(`${openBundle}.v8cache`, { force: true })
+  firstOpen(dir, messages, "cached")
+  if (!NodeFs.existsSync(`${openBundle}.v8cache`)) throw new Error(`the first open wrote no code cache beside ${openBundle}`)
+  return NodeFs.readFileSync(`${openBundle}.v8cache`)
+}
+
+/** Throws unless the code cache is still the one `buildOpenBundle` wrote: V8 took it in every sample. */
+const cacheTaken = (written: Buffer) => {
+  if (!NodeFs.readFileSync(`${openBundle}.v8cache`).equals(written)) {
+    throw new Error(`V8 refused the code cache of ${openBundle} (a sample wrote it again): the samples were not cached`)
   }
-  return count
 }
 
 /**
- * Opening a session as a user's `kern` process does on the first open (or after kern.db is lost): build the layer
- * (kern.db, its migrations, the context), open the newest session (stream and decode the file, repair, record its
- * count, build the in-memory history and prompt). Exported for `coldSample`, which runs it in a fresh process.
+ * One sample in a fresh node process, timed inside it from the start of the work: a user's process opens a session
+ * once, with nothing compiled by V8 but what its code cache holds, so a sample in a warm process (the JIT trained by
+ * the previous sample, the encoder already loaded) would measure what no user sees. The process loads the bundle as
+ * bin/kern.js loads kern's (bin/codeCache.js: its code cache, under the runtime's V8 flags), or, for `uncached`, with
+ * a plain require and no cache (a kern whose dist/ could not be written to). Node's own start and the bundle's
+ * evaluation are the same for both sides and are left out. The OS file cache is warm for both (it cannot be dropped
+ * without root; both read the same file).
  */
-export const openCold = async (dir: string, messages: number): Promise<ColdWindow> => {
-  let loaded = -1
-  const window = await timeColdWindow(async () => {
-    loaded = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(storeLayer(dir))
-      const { session } = yield* Effect.scoped(openActiveSession()).pipe(Effect.provide(context))
-      return yield* session.history.size
-    })))
-  })
-  if (loaded !== messages) throw new Error(`loaded ${loaded} messages of a ${messages}-message session`)
-  return window
-}
-
-/** The floor, timed the same way: read the file and JSON.parse every line. Exported for `coldSample`. */
-export const parseCold = async (path: string, messages: number): Promise<ColdWindow> => {
-  let lines = -1
-  const window = await timeColdWindow(() => {
-    lines = readAndParse(path)
-  })
-  if (lines !== messages + 1) throw new Error(`parsed ${lines} lines of a ${messages}-message session`)
-  return window
-}
-
-/**
- * One sample in a fresh node process (importing this very bundle), timed inside it from the start of the work: a
- * user's process opens a session once, with nothing compiled or cached by V8 yet, so a sample in a warm process
- * (the JIT trained by the previous sample, the encoder already loaded) would measure what no user sees. Node's own
- * start and the bundle's evaluation are the same for both and are left out. The OS file cache is warm for both
- * (it cannot be dropped without root; both read the same file).
- */
-const coldSample = (fn: "openCold" | "parseCold", target: string, messages: number): ColdWindow => {
-  const script = `const m = await import(${JSON.stringify(import.meta.url)}); ` +
-    `process.stdout.write(JSON.stringify(await m.${fn}(${JSON.stringify(target)}, ${messages})))`
-  const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", maxBuffer: 1 << 20 })
+const coldSample = (fn: "openCold" | "parseCold", target: string, messages: number, load: "cached" | "uncached"): ColdWindow => {
+  const loader = `const { loadCached, runtimeFlags } = require(${JSON.stringify(codeCache)}); runtimeFlags(); ` +
+    (load === "cached" ? `const m = loadCached(${JSON.stringify(openBundle)}); ` : `const m = require(${JSON.stringify(openBundle)}); `)
+  const script = `${loader}m.${fn}(${JSON.stringify(target)}, ${messages}).then((w) => process.stdout.write(JSON.stringify(w)))`
+  const result = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", maxBuffer: 1 << 20 })
   let window: ColdWindow | undefined
   try {
     window = JSON.parse(result.stdout.trim().split("\n").pop() ?? "") as ColdWindow
@@ -82,11 +75,11 @@ const median = (values: ReadonlyArray<number>) => {
 }
 
 /** A cold sample of the first open (kern.db new: an empty file says a fresh one is meant, so no count or cut is stored). */
-const firstOpen = (dir: string, messages: number): ColdWindow => {
+const firstOpen = (dir: string, messages: number, load: "cached" | "uncached"): ColdWindow => {
   const db = NodePath.join(dir, ".kern", "kern.db")
   for (const file of [db, `${db}-wal`, `${db}-shm`]) NodeFs.rmSync(file, { force: true })
   NodeFs.writeFileSync(db, "")
-  return coldSample("openCold", dir, messages)
+  return coldSample("openCold", dir, messages, load)
 }
 
 /** The size of the session whose cold open is timed beside every size's: one exchange, a tool call and its result. */
@@ -97,20 +90,25 @@ const smallSession = 4
  * samples (wall time), where it went: the main thread's CPU of each (`openMainThreadMs`, `floorMainThreadMs`, and
  * their ratio), the collector's pauses within each, and the share of each a full mark-compact landed in. And what
  * does not grow with the session: the same cold open of a 4-message session, sampled in turn with the others
- * (`smallOpenMs`), which is the layer's build, kern.db's creation and the runtime's first steps.
+ * (`smallOpenMs`), which is the layer's build, kern.db's creation and the runtime's first steps; and the open of the
+ * session with no code cache (`uncachedOpenMs`: a kern whose dist/ it could not write its cache to).
  */
 const load = (messages: number, runs: number) => async () => {
   const agent = benchAgent(messages)
   const small = benchAgent(smallSession)
   try {
+    const cache = await buildOpenBundle(agent.dir, messages)
     const opens: Array<ColdWindow> = []
     const floors: Array<ColdWindow> = []
     const smallOpens: Array<number> = []
+    const uncachedOpens: Array<number> = []
     for (let i = 0; i < runs; i++) {
-      opens.push(firstOpen(agent.dir, messages))
-      floors.push(coldSample("parseCold", agent.session!, messages))
-      smallOpens.push(firstOpen(small.dir, smallSession).ms)
+      opens.push(firstOpen(agent.dir, messages, "cached"))
+      floors.push(coldSample("parseCold", agent.session!, messages, "cached"))
+      smallOpens.push(firstOpen(small.dir, smallSession, "cached").ms)
+      uncachedOpens.push(firstOpen(agent.dir, messages, "uncached").ms)
     }
+    cacheTaken(cache)
     const openMain = median(opens.map((w) => w.mainThreadMs))
     const floorMain = median(floors.map((w) => w.mainThreadMs))
     return {
@@ -125,7 +123,8 @@ const load = (messages: number, runs: number) => async () => {
         floorGcMs: median(floors.map((w) => w.gcMs)),
         opensWithMarkCompact: opens.filter((w) => w.markCompacts > 0).length / opens.length,
         floorsWithMarkCompact: floors.filter((w) => w.markCompacts > 0).length / floors.length,
-        smallOpenMs: median(smallOpens)
+        smallOpenMs: median(smallOpens),
+        uncachedOpenMs: median(uncachedOpens)
       }
     }
   } finally {

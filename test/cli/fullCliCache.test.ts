@@ -19,7 +19,7 @@ const fullCliCopy = () => {
   const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-full-"))
   NodeFs.mkdirSync(NodePath.join(copy, "bin"))
   NodeFs.mkdirSync(NodePath.join(copy, "dist"))
-  NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
+  for (const file of ["kern.js", "codeCache.js"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
   for (const file of ["main.cjs", "main.cjs.v8cache", "o200k_base.ranks"]) {
     NodeFs.copyFileSync(NodePath.join(testDist, file), NodePath.join(copy, "dist", file))
   }

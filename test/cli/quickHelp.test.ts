@@ -69,7 +69,7 @@ describe("kern --help from the build's rendered texts", () => {
     try {
       NodeFs.mkdirSync(NodePath.join(copy, "bin"))
       NodeFs.mkdirSync(NodePath.join(copy, "dist"))
-      for (const file of ["kern.js", "package.json"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
+      for (const file of ["kern.js", "codeCache.js", "package.json"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
       for (const file of ["quickHelp.cjs", "help.json"]) NodeFs.copyFileSync(NodePath.join(testDist, file), NodePath.join(copy, "dist", file))
       for (const argv of [["--help"], [], ["kernel"], ["runtime-guard", "snapshot", "-h"]]) {
         const quick = await runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), ...argv])

@@ -20,7 +20,7 @@ const quickOnlyCopy = () => {
   const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-quick-"))
   NodeFs.mkdirSync(NodePath.join(copy, "bin"))
   NodeFs.mkdirSync(NodePath.join(copy, "dist"))
-  NodeFs.copyFileSync(kernBin, NodePath.join(copy, "bin/kern.js"))
+  for (const file of ["kern.js", "codeCache.js"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
   for (const bundle of ["quick.cjs", "quickSessionsAsk.cjs"]) NodeFs.copyFileSync(NodePath.join(testDist, bundle), NodePath.join(copy, "dist", bundle))
   return {
     bin: NodePath.join(copy, "bin/kern.js"),
