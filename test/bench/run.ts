@@ -28,6 +28,8 @@ const bundle = async (file: string) => {
     ...shipped,
     entryPoints: [NodePath.join(dir, file)],
     outfile,
+    // A bench that bundles code of its own (session.bench.ts) calls esbuild, which runs its binary from its package.
+    external: [...(shipped.external ?? []), "esbuild"],
     // A bench finds the repository from its own place, which the bundle does not share.
     define: { "import.meta.dirname": JSON.stringify(dir) }
   })
