@@ -175,8 +175,16 @@ try {
   // much of what most commands and the agent's start run (the configuration, kern.db, the session, the tools, the
   // tokenizer and the prompt). A command's code outside it is compiled when it runs, as before. An empty kern.db says
   // a new one is meant (the folder holds a session).
+  // A command that fails here leaves the cache to the first command a user runs; the build is not the worse for it.
   await writeFile(NodePath.join(scratch, ".kern", "kern.db"), "")
-  execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "context", "show", "--dir", scratch], { stdio: "ignore" })
+  try {
+    execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "context", "show", "--dir", scratch], {
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 120_000
+    })
+  } catch (error) {
+    console.warn(`kern build: the full CLI's code cache was not written (\`kern context show\` failed: ${String(error.stderr ?? error).trim()})`)
+  }
 } finally {
   await rm(scratch, { recursive: true, force: true })
 }
