@@ -1,5 +1,6 @@
-// Bundles the kern binary and the library with esbuild. Command modules are split into chunks that
-// main.ts imports lazily, so `kern --help` loads only the CLI definition.
+// Bundles the kern binary and the library with esbuild: the full CLI and the quick commands as CommonJS bundles
+// bin/kern.js loads with a V8 code cache (a command's modules are evaluated when main.ts imports them), the library as
+// ES modules with chunks.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
