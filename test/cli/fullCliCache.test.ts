@@ -3,31 +3,21 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { testDist } from "../support/build.js"
-import { kernBin, runCollected } from "../support/cli.js"
+import { partialBuild } from "../support/buildCopy.js"
+import { runCollected } from "../support/cli.js"
 
 // Every command but the quick ones runs the full CLI, one CommonJS bundle (dist/main.cjs) that bin/kern.js loads with
 // a V8 code cache beside it (dist/main.cjs.v8cache): the build writes it, and V8 takes it only if it was made under the
 // flags it is loaded under. A cache V8 refused would be compiled around and written again at every exit, slower than
 // none. These checks run a copy of bin/kern.js and the full CLI, so no other test's kern touches its cache.
 
-const root = NodePath.resolve(import.meta.dirname, "../..")
-
-/** bin/kern.js, the full CLI and what its commands read beside it, in a folder under node_modules (so packages resolve). */
+/** bin/kern.js, the full CLI and what its commands read beside it. */
 const fullCliCopy = () => {
-  const cache = NodePath.join(root, "node_modules/.cache")
-  NodeFs.mkdirSync(cache, { recursive: true })
-  const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-full-"))
-  NodeFs.mkdirSync(NodePath.join(copy, "bin"))
-  NodeFs.mkdirSync(NodePath.join(copy, "dist"))
-  for (const file of ["kern.js", "codeCache.js"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
-  for (const file of ["main.cjs", "main.cjs.v8cache", "o200k_base.ranks"]) {
-    NodeFs.copyFileSync(NodePath.join(testDist, file), NodePath.join(copy, "dist", file))
-  }
-  const run = (args: ReadonlyArray<string>) => runCollected(process.execPath, [NodePath.join(copy, "bin/kern.js"), ...args])
+  const copy = partialBuild("kern-full-", ["main.cjs", "main.cjs.v8cache", "o200k_base.ranks"])
   return {
-    run,
-    cacheFile: NodePath.join(copy, "dist/main.cjs.v8cache"),
-    remove: () => NodeFs.rmSync(copy, { recursive: true, force: true })
+    run: (args: ReadonlyArray<string>) => runCollected(process.execPath, [copy.bin, ...args]),
+    cacheFile: NodePath.join(copy.dist, "main.cjs.v8cache"),
+    remove: copy.remove
   }
 }
 

@@ -4,29 +4,18 @@ import * as NodePath from "node:path"
 import { parseListArgs } from "../../src/quick.js"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { testDist } from "../support/build.js"
-import { kernBin, runCollected, runKern } from "../support/cli.js"
+import { partialBuild } from "../support/buildCopy.js"
+import { runCollected, runKern } from "../support/cli.js"
 import { writeSessionFixture } from "../support/sessionFixture.js"
-
-const root = NodePath.resolve(import.meta.dirname, "../..")
 
 /** The full command line (the test build's dist/main.cjs), which every `kern` command but the quick listing starts from. */
 const runFull = (args: ReadonlyArray<string>, cwd: string) =>
   runCollected(process.execPath, [NodePath.join(testDist, "main.cjs"), ...args], { cwd })
 
-/** bin/kern.js and dist/quick.cjs (with the kept listing's dist/quickSessionsAsk.cjs) alone, in a folder under node_modules (so the native packages still resolve). */
+/** bin/kern.js and dist/quick.cjs (with the kept listing's dist/quickSessionsAsk.cjs) alone. */
 const quickOnlyCopy = () => {
-  const cache = NodePath.join(root, "node_modules/.cache")
-  NodeFs.mkdirSync(cache, { recursive: true })
-  const copy = NodeFs.mkdtempSync(NodePath.join(cache, "kern-quick-"))
-  NodeFs.mkdirSync(NodePath.join(copy, "bin"))
-  NodeFs.mkdirSync(NodePath.join(copy, "dist"))
-  for (const file of ["kern.js", "codeCache.js"]) NodeFs.copyFileSync(NodePath.join(NodePath.dirname(kernBin), file), NodePath.join(copy, "bin", file))
-  for (const bundle of ["quick.cjs", "quickSessionsAsk.cjs"]) NodeFs.copyFileSync(NodePath.join(testDist, bundle), NodePath.join(copy, "dist", bundle))
-  return {
-    bin: NodePath.join(copy, "bin/kern.js"),
-    cacheFile: NodePath.join(copy, "dist/quick.cjs.v8cache"),
-    remove: () => NodeFs.rmSync(copy, { recursive: true, force: true })
-  }
+  const copy = partialBuild("kern-quick-", ["quick.cjs", "quickSessionsAsk.cjs"])
+  return { bin: copy.bin, cacheFile: NodePath.join(copy.dist, "quick.cjs.v8cache"), remove: copy.remove }
 }
 
 describe("kern sessions list from its own bundle", () => {
