@@ -1,5 +1,5 @@
 // How bin/kern.js loads kern's CommonJS bundles: each with V8's code cache beside it, under the V8 flags kern's runtime
-// runs with. The benches that time what a `kern` process runs load theirs the same way (test/bench/sessionOpen.ts).
+// runs with. A bench that times what a `kern` process runs loads its bundle the same way (test/bench/session.bench.ts).
 const NodeFs = require("node:fs")
 const { createRequire } = require("node:module")
 const NodePath = require("node:path")
