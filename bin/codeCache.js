@@ -18,13 +18,26 @@ const writeCaches = () => {
 }
 process.once("exit", writeCaches)
 
+/** What identifies a file's content on disk, short of reading it: a rebuild replaces the bundle with a new file. */
+const identity = (stats) => `${stats.ino}:${stats.size}:${stats.mtimeMs}`
+
 /**
  * Loads a CommonJS bundle with V8's code cache beside it (`<file>.v8cache`), so a command run again and again
  * does not compile its code each time. A missing or stale cache (another node) is written again when the process
- * exits; a folder kern cannot write to only means no cache.
+ * exits; a folder kern cannot write to only means no cache. Not when the bundle was replaced meanwhile (a rebuild
+ * while an agent ran): V8 checks a cache against its source's length only, so a cache of the old bundle beside a new
+ * one of the same length would be taken for it.
  */
 const loadCached = (file) => {
-  const source = NodeFs.readFileSync(file, "utf8")
+  const fd = NodeFs.openSync(file, "r")
+  let source
+  let loaded
+  try {
+    loaded = identity(NodeFs.fstatSync(fd))
+    source = NodeFs.readFileSync(fd, "utf8")
+  } finally {
+    NodeFs.closeSync(fd)
+  }
   const cacheFile = `${file}.v8cache`
   let cachedData
   try {
@@ -41,6 +54,7 @@ const loadCached = (file) => {
     pendingCaches.push(() => {
       const temp = `${cacheFile}.${process.pid}.tmp`
       try {
+        if (identity(NodeFs.statSync(file)) !== loaded) return
         NodeFs.writeFileSync(temp, script.createCachedData())
         NodeFs.renameSync(temp, cacheFile)
       } catch {

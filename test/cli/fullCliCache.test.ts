@@ -4,7 +4,8 @@ import * as NodePath from "node:path"
 import { initAgentFolder } from "../support/agentFolder.js"
 import { testDist } from "../support/build.js"
 import { partialBuild } from "../support/buildCopy.js"
-import { runCollected } from "../support/cli.js"
+import { kernBin, runCollected } from "../support/cli.js"
+import { makeTempDir } from "../support/tempDir.js"
 
 // Every command but the quick ones runs the full CLI, one CommonJS bundle (dist/main.cjs) that bin/kern.js loads with
 // a V8 code cache beside it (dist/main.cjs.v8cache): the build writes it, and V8 takes it only if it was made under the
@@ -66,4 +67,22 @@ describe("the full CLI from its code-cached bundle", () => {
       copy.remove()
     }
   }, 120_000)
+
+  it("writes no cache for a bundle replaced while the process ran (V8 would take it for the new one of the same length)", async () => {
+    const dir = makeTempDir("kern-code-cache-")
+    const bundle = NodePath.join(dir, "bundle.cjs")
+    const loader = NodePath.join(NodePath.dirname(kernBin), "codeCache.js")
+    const run = (replace: boolean) => {
+      NodeFs.writeFileSync(bundle, "module.exports = () => 'one'\n")
+      NodeFs.rmSync(`${bundle}.v8cache`, { force: true })
+      const script = `const { loadCached } = require(${JSON.stringify(loader)}); loadCached(${JSON.stringify(bundle)})(); ` +
+        (replace ? `require("node:fs").writeFileSync(${JSON.stringify(bundle)}, "module.exports = () => 'two'\\n")` : "")
+      return runCollected(process.execPath, ["-e", script])
+    }
+    expect(await run(false)).toMatchObject({ status: 0, stderr: "" })
+    expect(NodeFs.existsSync(`${bundle}.v8cache`)).toBe(true)
+    expect(await run(true)).toMatchObject({ status: 0, stderr: "" })
+    expect(NodeFs.readFileSync(bundle, "utf8")).toContain("two")
+    expect(NodeFs.existsSync(`${bundle}.v8cache`)).toBe(false)
+  })
 })
