@@ -29,15 +29,9 @@ const identity = (stats) => `${stats.ino}:${stats.size}:${stats.mtimeMs}`
  * one of the same length would be taken for it.
  */
 const loadCached = (file) => {
-  const fd = NodeFs.openSync(file, "r")
-  let source
-  let loaded
-  try {
-    loaded = identity(NodeFs.fstatSync(fd))
-    source = NodeFs.readFileSync(fd, "utf8")
-  } finally {
-    NodeFs.closeSync(fd)
-  }
+  // Before the read: a bundle replaced between the two is taken for changed, and only a cache goes unwritten.
+  const loaded = identity(NodeFs.statSync(file))
+  const source = NodeFs.readFileSync(file, "utf8")
   const cacheFile = `${file}.v8cache`
   let cachedData
   try {
