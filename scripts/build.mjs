@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { createRequire } from "node:module"
 import { deepImports } from "./deepImports.mjs"
 import { fingerprint } from "./buildInputs.mjs"
-import { cachedScript, shipped } from "./esbuild-options.mjs"
+import { cachedScript, commonJs, shipped } from "./esbuild-options.mjs"
 
 // `--types` also writes the declaration files (dist/types, what package.json's `types` names) with tsc.
 // `--out DIR` builds a kern of its own into DIR (DIR/bin/kern.js and DIR/dist/) and leaves the repo's dist/ alone: the
@@ -52,12 +52,11 @@ await build({
 // folder with one session, whose count record the first listing wrote: the common case, so the code it runs is in it.
 // The paired users' names for that listing (src/quickNames.ts) are a CommonJS file of their own, which quick.cjs loads
 // the same way only when a session is not the operator's: the database code stays out of quick.cjs and its cache.
-const { banner: _esmOnly, ...cjsOptions } = shipped
 /** The shipped plugins and a bundle's own. */
 const withShippedPlugins = (...plugins) => [...shipped.plugins, ...plugins]
 for (const name of ["quick", "quickNames"]) {
   await build({
-    ...cjsOptions,
+    ...commonJs,
     plugins: withShippedPlugins(deepImports),
     format: "cjs",
     entryPoints: [`src/${name}.ts`],
@@ -68,7 +67,7 @@ for (const name of ["quick", "quickNames"]) {
 // `kern --help` and `kern <command> --help` (src/quick/help.ts, dist/quickHelp.cjs) print texts the full CLI rendered
 // here once, plain and coloured (dist/help.json, from src/cli/helpTexts.ts): they are fixed by the command definitions.
 await build({
-  ...cjsOptions,
+  ...commonJs,
   format: "cjs",
   entryPoints: ["src/quick/help.ts"],
   outfile: fileURLToPath(new URL("quickHelp.cjs", dist)),
@@ -97,7 +96,7 @@ const buildQuick = (entry, name, options = {}) => buildCommonJs(`src/quick/${ent
 /** `entry` as dist/<name>.cjs, with its metafile beside it (dist/<name>.meta.json). */
 const buildCommonJs = async (entry, name, options = {}) => {
   const bundle = await build({
-    ...cjsOptions,
+    ...commonJs,
     format: "cjs",
     ...options,
     entryPoints: [entry],
@@ -155,6 +154,7 @@ await withBundled("src/model/bpeTable.ts", "rank-table-writer.mjs", async ({ bui
   await writeFile(new URL("o200k_base.ranks", dist), serializeRankTable(buildRankTable(ranks)))
 })
 
+const kernBin = fileURLToPath(new URL("bin/kern.js", out))
 const scratch = await mkdtemp(NodePath.join(tmpdir(), "kern-build-"))
 try {
   const id = "20260101-000000-000-0000"
@@ -168,7 +168,7 @@ try {
     ].map((line) => `${JSON.stringify(line)}\n`).join("")
   )
   const list = () =>
-    execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "sessions", "list", scratch], { stdio: "ignore" })
+    execFileSync(process.execPath, [kernBin, "sessions", "list", scratch], { stdio: "ignore" })
   list()
   await rm(new URL("quick.cjs.v8cache", dist), { force: true })
   list()
@@ -179,7 +179,7 @@ try {
   // A command that fails here leaves the cache to the first command a user runs; the build is not the worse for it.
   await writeFile(NodePath.join(scratch, ".kern", "kern.db"), "")
   try {
-    execFileSync(process.execPath, [fileURLToPath(new URL("bin/kern.js", out)), "context", "show", "--dir", scratch], {
+    execFileSync(process.execPath, [kernBin, "context", "show", "--dir", scratch], {
       stdio: ["ignore", "ignore", "pipe"],
       timeout: 120_000
     })

@@ -31,7 +31,9 @@ export const shipped = {
   }
 }
 
-const { banner: _esmOnly, ...commonJs } = shipped
+/** The shipped options for a CommonJS bundle: the banner gives ES module chunks what CommonJS already has. */
+const { banner: _esmOnly, ...withoutBanner } = shipped
+export const commonJs = withoutBanner
 
 /**
  * A CommonJS bundle bin/kern.js runs as a vm.Script with a V8 code cache (bin/codeCache.js), its later parts inside
