@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
+import { yieldToEventLoop } from "../config/eventLoop.js"
 import type { KnownSecret } from "../config/KnownSecrets.js"
 import { redactSecretsInText } from "../kernel/secretGuard.js"
 import type { TokenCounter } from "../model/tokenizer.js"
@@ -30,15 +31,6 @@ export interface IndexProgress {
 
 /** Messages chunked between two progress reports within one session. */
 const chunkProgressEvery = 1_000
-
-/**
- * Lets Node run what is waiting (a turn's socket reads, timers) between two synchronous stretches of SQLite work.
- * `Effect.yieldNow` only lets other fibers run, in a microtask: I/O callbacks would wait for the whole backfill.
- */
-export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
 
 /** The UTF-8 length: a token count's upper bound, exact enough wherever a text's bytes are within the limit. */
 const bytes = (text: string) => Buffer.byteLength(text, "utf8")

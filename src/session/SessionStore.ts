@@ -166,15 +166,11 @@ export class SessionStore extends Effect.Service<SessionStore>()("kern/session/S
           return yield* new SessionError({ sessionId: id, message: `no session "${id}" in ${dir}` })
         }
         const fromCut = from === undefined ? Option.none() : yield* readSessionFrom(path, `${id}.jsonl`, from).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
           Effect.mapError(fail(id, `could not read ${path}`))
         )
         const parsed: Either.Either<ParsedSession, NotASession> = Option.isSome(fromCut)
           ? Either.right(fromCut.value)
-          : yield* readSession(path, `${id}.jsonl`).pipe(
-            Effect.provideService(FileSystem.FileSystem, fs),
-            Effect.mapError(fail(id, `could not read ${path}`))
-          )
+          : yield* readSession(path, `${id}.jsonl`).pipe(Effect.mapError(fail(id, `could not read ${path}`)))
         return { path, parsed }
       }).pipe(Effect.withSpan("kern.session.load", { attributes: { sessionId: id } }))
 

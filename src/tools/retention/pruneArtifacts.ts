@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { RetentionLimits } from "../../config/retention.js"
-import { yieldToEventLoop } from "../../recall/indexing.js"
+import { yieldToEventLoop } from "../../config/eventLoop.js"
 import { dayMs } from "./pruneEvents.js"
 import type { Freed } from "./RetentionReport.js"
 

@@ -1,7 +1,7 @@
 import { type SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { RetentionLimits } from "../../config/retention.js"
-import { yieldToEventLoop } from "../../recall/indexing.js"
+import { yieldToEventLoop } from "../../config/eventLoop.js"
 import { finishedTurnUsageColumns, isFinishedTurn } from "../../session/usageTotals.js"
 import { dialectOf } from "../../storage/sqlDialect.js"
 import { transaction } from "../../storage/transaction.js"
