@@ -1,5 +1,6 @@
 import { transaction } from "../storage/transaction.js"
 import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Option, Schema } from "effect"
 import {
@@ -15,6 +16,7 @@ import {
   type VectorSpace
 } from "./RecallStore.js"
 import { bytesOf, cosineDistance, int8FromBytes, norm, quantize } from "../storage/int8Vector.js"
+import { loadVectorExtension } from "../storage/vectorExtension.js"
 import {
   chunkRowCheck,
   ChunkRowSchema,
@@ -73,6 +75,12 @@ const chunkColumns = (chunk: NewChunk) => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  /**
+   * sqlite-vec, loaded into the connection by the first operation that reads or writes vectors (vectorExtension.ts),
+   * before its transaction. Kept as it went: a library that cannot load fails every vector operation alike.
+   */
+  const client = yield* Effect.serviceOption(SqliteClient.SqliteClient)
+  const vectorExtension = yield* Effect.cached(Option.match(client, { onNone: () => Effect.void, onSome: loadVectorExtension }))
 
   const chunksFor = (where: ReturnType<typeof sql.and>) =>
     sql<{ readonly id: number; readonly text: string }>`SELECT id, text FROM recall_chunks WHERE ${where}`
@@ -95,6 +103,10 @@ export const make = Effect.gen(function*() {
     sql<{ readonly n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE name = 'recall_vec'`,
     (rows) => (rows[0]?.n ?? 0) > 0
   )
+
+  /** `effect` (a transaction that may delete chunks) after sqlite-vec is loaded, when the vec0 table is there. */
+  const withVectorsIfTable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.zipRight(Effect.flatMap(hasVecTable, (has) => (has ? vectorExtension : Effect.void)), effect)
 
   /**
    * Chunks and their FTS rows, `batchRows` chunks a statement. The FTS rows are written from the texts in hand, not
@@ -123,7 +135,12 @@ export const make = Effect.gen(function*() {
       yield* deleteChunks(sql.and([sql`session_id = ${sessionId}`]))
       yield* sql`DELETE FROM recall_messages WHERE session_id = ${sessionId}`
       yield* sql`DELETE FROM recall_sessions WHERE session_id = ${sessionId}`
-    }).pipe(transaction(sql), Effect.mapError(failed("reset a session in")), Effect.withSpan("kern.recall.store.resetSession"))
+    }).pipe(
+      transaction(sql),
+      withVectorsIfTable,
+      Effect.mapError(failed("reset a session in")),
+      Effect.withSpan("kern.recall.store.resetSession")
+    )
 
   const relocateSession = (sessionId: string, dev: string, ino: string) =>
     sql`UPDATE recall_sessions SET dev = ${dev}, ino = ${ino} WHERE session_id = ${sessionId}`.pipe(
@@ -180,7 +197,7 @@ export const make = Effect.gen(function*() {
       yield* insertChunks(chunks)
       yield* sql`INSERT INTO recall_files (path, hash) VALUES (${path}, ${hash})
         ON CONFLICT (path) DO UPDATE SET hash = excluded.hash`
-    }).pipe(transaction(sql), Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
+    }).pipe(transaction(sql), withVectorsIfTable, Effect.mapError(failed("write")), Effect.withSpan("kern.recall.store.replaceFile"))
 
   const unembedded = (limit: number, newestFirst = false) =>
     (newestFirst
@@ -210,7 +227,12 @@ export const make = Effect.gen(function*() {
       // A vec0 table's dimension is part of its declaration, so it is SQL text: an integer, truncated to be sure.
       yield* sql.unsafe(`CREATE VIRTUAL TABLE recall_vec USING vec0(
         chunk_id integer primary key, bits bit[${Math.trunc(space.dimension)}], start_ms integer, end_ms integer)`)
-    }).pipe(transaction(sql), Effect.mapError(failed("reset the vectors of")), Effect.withSpan("kern.recall.store.resetVectors"))
+    }).pipe(
+      transaction(sql),
+      (reset) => Effect.zipRight(vectorExtension, reset),
+      Effect.mapError(failed("reset the vectors of")),
+      Effect.withSpan("kern.recall.store.resetVectors")
+    )
 
   /** Vectors stored `vectorRows` a statement: the int8 vectors, their binary prefilter rows, the chunks marked. */
   const putVectors = (_dimension: number, vectors: ReadonlyArray<ChunkVector>) =>
@@ -232,6 +254,7 @@ export const make = Effect.gen(function*() {
       }
     }).pipe(
       transaction(sql),
+      (put) => Effect.zipRight(vectorExtension, put),
       Effect.mapError(failed("write vectors to")),
       Effect.withSpan("kern.recall.store.putVectors")
     )
@@ -261,6 +284,7 @@ export const make = Effect.gen(function*() {
         return rescored(query, rows).slice(0, candidates)
       }
       if (!(yield* hasVecTable)) return []
+      yield* vectorExtension
       const rows = yield* candidateRows(sql`WITH candidates AS (
           SELECT chunk_id FROM recall_vec
           WHERE bits MATCH vec_quantize_binary(${vectorBlob(query)}) AND k = ${BigInt(candidates)}
@@ -271,8 +295,8 @@ export const make = Effect.gen(function*() {
     }).pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.vectorSearch"))
 
   const scanVectorSearch = (query: Float32Array, limit: number) =>
-    sql`SELECT chunk_id AS id, vec_distance_cosine(vec_int8(embedding), vec_int8(${bytesOf(quantize(query).values)})) AS score
-      FROM recall_vectors ORDER BY score LIMIT ${limit}`.pipe(
+    Effect.zipRight(vectorExtension, sql`SELECT chunk_id AS id, vec_distance_cosine(vec_int8(embedding), vec_int8(${bytesOf(quantize(query).values)})) AS score
+      FROM recall_vectors ORDER BY score LIMIT ${limit}`).pipe(
       decoded(RankedRow),
       Effect.mapError(failed("search")),
       Effect.withSpan("kern.recall.store.scanVectorSearch")

@@ -65,6 +65,15 @@ const adopt = <A extends object>(prototype: A, o: Json, keys: number, props: () 
 
 type Json = Record<string, unknown>
 
+/**
+ * `o` with `key` set to `value`: nothing to do when it holds that value already (the parsed value was taken as it
+ * is), which a cold load would otherwise pay an object and a copy for on every line.
+ */
+const withField = (o: Json, key: "envelope" | "toolCalls" | "usage", value: unknown): Json => {
+  if (o[key] !== value) o[key] = value
+  return o
+}
+
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 const has = (o: Json, key: string) => Object.prototype.hasOwnProperty.call(o, key)
 /** Own enumerable keys, counted without making their array (a parsed object has no inherited ones). */
@@ -149,7 +158,7 @@ const decodeFast = (o: Json): SessionLine | undefined => {
       const envelope = envelopeOf(o["envelope"])
       return envelope === undefined
         ? undefined
-        : adopt(UserMessage.prototype, Object.assign(o, { envelope }), keys + 1, () => ({ text, envelope, ...withId, at, _tag: "user" as const }))
+        : adopt(UserMessage.prototype, withField(o, "envelope", envelope), keys + 1, () => ({ text, envelope, ...withId, at, _tag: "user" as const }))
     }
     case "assistant": {
       const text = str(o, "text")
@@ -159,11 +168,11 @@ const decodeFast = (o: Json): SessionLine | undefined => {
       const tag = "assistant" as const
       // The decoded fields are set on the parsed object (a missing toolCalls is the schema's default, []), which then
       // holds text, at, _tag, toolCalls and the usage if any.
-      if (!has(o, "usage")) return adopt(AssistantMessage.prototype, Object.assign(o, { toolCalls }), 4, () => ({ text, at, toolCalls, _tag: tag }))
+      if (!has(o, "usage")) return adopt(AssistantMessage.prototype, withField(o, "toolCalls", toolCalls), 4, () => ({ text, at, toolCalls, _tag: tag }))
       const usage = usageOf(o["usage"])
       return usage === undefined
         ? undefined
-        : adopt(AssistantMessage.prototype, Object.assign(o, { toolCalls, usage }), 5, () => ({ text, at, toolCalls, usage, _tag: tag }))
+        : adopt(AssistantMessage.prototype, withField(withField(o, "toolCalls", toolCalls), "usage", usage), 5, () => ({ text, at, toolCalls, usage, _tag: tag }))
     }
     case "tool": {
       const toolCallId = str(o, "toolCallId")
@@ -208,9 +217,15 @@ export const decodeSessionLine = (raw: string): DecodedLine => {
  * the same answer `decodeSessionLine` gives for the line's text.
  */
 export const decodeSessionValue = (value: unknown): DecodedLine => {
-  const fast = isObject(value) ? decodeFast(value) : undefined
+  const fast = decodeKnownValue(value)
   return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
 }
+
+/**
+ * The line a parsed value is when it has one of the shapes kern writes, checked by hand; undefined when it needs the
+ * schema's judgement (`decodeSessionValue`). What a load calls for each of its lines first.
+ */
+export const decodeKnownValue = (value: unknown): SessionLine | undefined => (isObject(value) ? decodeFast(value) : undefined)
 
 /**
  * Where each line of `text` (whole lines of ASCII read as latin1, the last ending at its last character) ends, its

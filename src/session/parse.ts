@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import * as NodeBuffer from "node:buffer"
-import { type DecodedLine, decodeSessionLine, decodeSessionValue, parseSessionLines } from "./lineDecode.js"
+import { type DecodedLine, decodeKnownValue, decodeSessionLine, decodeSessionValue, parseSessionLines } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
@@ -162,9 +162,13 @@ export class SessionParser {
     this.lines++
     this.lineStart = this.offset
     this.offset += bytes + 1
-    const decoded = decodeSessionValue(value)
-    if (decoded._tag === "Line") this.accept(decoded.line)
-    else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
+    const known = decodeKnownValue(value)
+    if (known !== undefined) this.accept(known)
+    else {
+      const decoded = decodeSessionValue(value)
+      if (decoded._tag === "Line") this.accept(decoded.line)
+      else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
+    }
     this.validBytes = this.offset
   }
 
@@ -250,18 +254,19 @@ const interrupted = (call: { readonly id: string; readonly name: string }, at: s
  * turn), so an id alone does not say which call a result answers.
  */
 export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
-  const ordered: Array<SessionMessage> = []
+  // Undefined while every step so far is in order: the order is then `messages` itself, and a long session's load
+  // is spared copying it a message at a time. Made at the first step that is not, from the messages before it.
+  let ordered: Array<SessionMessage> | undefined
   const synthesized: Array<ToolResultMessage> = []
   let i = 0
   while (i < messages.length) {
     const message = messages[i]!
     i++
     if (message._tag !== "assistant" || message.toolCalls.length === 0) {
-      ordered.push(message)
+      ordered?.push(message)
       continue
     }
     const calls = (message as AssistantMessage).toolCalls
-    ordered.push(message)
     // The common step: each call answered by the result right after it, in order, and nothing more. That is what the
     // search below finds too (each call's first untaken result with its id is the next one); it is spared its arrays.
     let inOrder = 0
@@ -270,10 +275,15 @@ export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
       (messages[i + inOrder] as ToolResultMessage).toolCallId === calls[inOrder]!.id
     ) inOrder++
     if (inOrder === calls.length && (i + inOrder >= messages.length || messages[i + inOrder]!._tag !== "tool")) {
-      for (let k = 0; k < inOrder; k++) ordered.push(messages[i + k]!)
+      if (ordered !== undefined) {
+        ordered.push(message)
+        for (let k = 0; k < inOrder; k++) ordered.push(messages[i + k]!)
+      }
       i += inOrder
       continue
     }
+    if (ordered === undefined) ordered = messages.slice(0, i)
+    else ordered.push(message)
     const results: Array<ToolResultMessage> = []
     while (i < messages.length && messages[i]!._tag === "tool") results.push(messages[i++] as ToolResultMessage)
     const taken = new Array<boolean>(results.length).fill(false)
@@ -291,5 +301,5 @@ export const pairToolResults = (messages: ReadonlyArray<SessionMessage>) => {
     // A result whose call is unknown: keep it where it is rather than lose it.
     for (let k = 0; k < results.length; k++) if (!taken[k]) ordered.push(results[k]!)
   }
-  return { ordered, synthesized }
+  return { ordered: ordered ?? messages, synthesized }
 }

@@ -4,11 +4,11 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Effect, Layer, Schema, String as Str } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as sqliteVec from "sqlite-vec"
 import { createFreshFile } from "./freshFile.js"
 import { freshSchemaMigrations, freshSchemaStatements } from "./freshSchema.js"
 import { migrations as allMigrations } from "./migrations.js"
 import { privateDirMode, privateFileMode } from "./privateFiles.js"
+import { loadVectorExtension } from "./vectorExtension.js"
 
 /** kern.db could not be opened, prepared or migrated. */
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -116,7 +116,6 @@ const prepare = (options: DatabaseOptions) =>
     // Reads through a memory map: recall's vector prefilter scans every stored vector (19 MB at 100,000 chunks),
     // which through read() calls and the 2 MB page cache took twice as long (recall.search.100k).
     yield* sql`PRAGMA mmap_size = 268435456`.pipe(Effect.mapError(fail("open")))
-    yield* sql.loadExtension(sqliteVec.getLoadablePath()).pipe(Effect.mapError(fail("extension")))
     const migrations = options.migrations ?? allMigrations
     // A database already at the newest migration skips the migrator (its table check and transaction), which every
     // command would pay; any doubt (no table yet, a read error) leaves the decision to the migrator.
@@ -129,13 +128,15 @@ const prepare = (options: DatabaseOptions) =>
     if (applied === 0 && options.migrations === undefined && snapshotCovers(migrations) && (yield* createFromSnapshot(sql))) {
       return
     }
+    // A migration may touch recall's vec0 table (0860 does): sqlite-vec first, as recall loads it (vectorExtension.ts).
+    yield* loadVectorExtension(sql).pipe(Effect.mapError(fail("extension")))
     yield* runMigrations({ loader: Migrator.fromRecord(migrations), table: "kern_migrations" })
       .pipe(Effect.mapError(fail("migrate")))
   }).pipe(Effect.withSpan("kern.storage.prepare"))
 
 /**
- * SqlClient over `filename` (WAL, busy timeout, foreign keys on), sqlite-vec loaded and every migration applied.
- * The folder of the file is created first; `:memory:` gives a private in-memory database.
+ * SqlClient over `filename` (WAL, busy timeout, foreign keys on) and every migration applied; sqlite-vec is loaded
+ * by what uses it (vectorExtension.ts). The folder of the file is created first; `:memory:` gives a private in-memory database.
  */
 export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, DatabaseError> => {
   const open = Effect.try({

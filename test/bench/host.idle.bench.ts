@@ -13,7 +13,7 @@ import { benchAgent } from "./fixtures.js"
 // host.idle.passive: the CPU per minute of a host's wake sources over 100 passive agents, each with schedules (a
 // daily cron and a one-shot days ahead: none due while measured) and a heartbeat every 60 minutes, against the same
 // host over no agent, both child processes sampled side by side in the same run. Extra figures: each one's RSS, and
-// the RSS a passive agent adds ((with − without) / 100, in KB; the first kern.db open's SQLite and sqlite-vec are in it).
+// the RSS a passive agent adds ((with − without) / 100, in KB; the first kern.db open's SQLite is in it).
 
 const agentCount = 100
 const root = NodePath.resolve(import.meta.dirname, "../..")

@@ -1,6 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as Database from "../../src/storage/Database.js"
@@ -125,4 +128,53 @@ describe("recall vectors in kern.db", () => {
       const [again] = yield* store.vectorSearch(near(3), 50, window)
       expect(again!.id).toBe(rows[3]!.id)
     }).pipe(Effect.provide(storeLayer)))
+
+  it.effect("sqlite-vec is loaded by the first operation on vectors, not when kern.db opens: each works first on a new connection", () =>
+    Effect.gen(function*() {
+      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-vec-"))
+      const fileLayer = RecallStoreSqlite.layer.pipe(Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, "kern.db") })))
+      const near = topicVectors(3, dimensions, 4)
+      const window = { afterMs: undefined, beforeMs: undefined }
+      const chunk = (path: string) => ({
+        source: "file" as const, sessionId: null, path, messageStart: 0, messageEnd: 0, startMs: 0, endMs: 0, text: `chunk of ${path}`
+      })
+      /** Whether the connection has sqlite-vec's functions. */
+      const loaded = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT vec_version() AS v`).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      /** On a connection of its own: whether it had sqlite-vec when opened, the step's result, and whether it has it after. */
+      const fresh = <A, E>(step: Effect.Effect<A, E, RecallStore | SqlClient.SqlClient>) =>
+        Effect.gen(function*() {
+          const before = yield* loaded
+          const result = yield* step
+          return { before, result, after: yield* loaded }
+        }).pipe(Effect.provide(fileLayer))
+      try {
+        // Chunks and their vectors, written on a first connection.
+        const written = yield* fresh(Effect.gen(function*() {
+          const store = yield* RecallStore
+          for (const path of ["a.md", "b.md", "c.md"]) yield* store.replaceFile(path, `h-${path}`, [chunk(path)])
+          const rows = yield* store.unembedded(10)
+          yield* store.resetVectors({ model: "m", dimension: dimensions })
+          yield* store.putVectors(dimensions, rows.map((row, i) => ({ id: row.id, vector: near(i), startMs: 0, endMs: 0 })))
+          return rows.length
+        }))
+        expect(written).toEqual({ before: false, result: 3, after: true })
+        // A search on a new connection.
+        const searched = yield* fresh(Effect.map(Effect.flatMap(RecallStore, (store) => store.vectorSearch(near(1), 10, window)), (hits) => hits.length))
+        expect(searched).toEqual({ before: false, result: 3, after: true })
+        const scanned = yield* fresh(Effect.map(Effect.flatMap(RecallStore, (store) => store.scanVectorSearch(near(1), 10)), (hits) => hits.length))
+        expect(scanned).toEqual({ before: false, result: 3, after: true })
+        // Deleting a file's chunks deletes their rows of the vec0 table: it loads sqlite-vec first.
+        const replaced = yield* fresh(Effect.gen(function*() {
+          const store = yield* RecallStore
+          yield* store.replaceFile("a.md", undefined, [])
+          return (yield* store.counts).chunks
+        }))
+        expect(replaced).toEqual({ before: false, result: 2, after: true })
+        // What touches no vector leaves it unloaded.
+        const counted = yield* fresh(Effect.map(Effect.flatMap(RecallStore, (store) => store.counts), (counts) => counts.chunks))
+        expect(counted).toEqual({ before: false, result: 2, after: false })
+      } finally {
+        NodeFs.rmSync(dir, { recursive: true, force: true })
+      }
+    }))
 })

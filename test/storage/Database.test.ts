@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
@@ -6,6 +7,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as Database from "../../src/storage/Database.js"
 import { migrations } from "../../src/storage/migrations.js"
+import { loadVectorExtension } from "../../src/storage/vectorExtension.js"
 
 const tempFile = () => NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-db-")), ".kern", "kern.db")
 
@@ -66,9 +68,10 @@ describe("Database", () => {
       assert.deepStrictEqual(rows.map((row) => row.migrationId), [1, 7])
     }))
 
-  it.effect("a vec0 KNN query and an FTS5 bm25 query work on the migrated database", () =>
+  it.effect("a vec0 KNN query (sqlite-vec loaded) and an FTS5 bm25 query work on the migrated database", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      yield* loadVectorExtension(yield* SqliteClient.SqliteClient)
       yield* sql`CREATE VIRTUAL TABLE vecs USING vec0(embedding float[4])`
       const vectors: Array<[bigint, Array<number>]> = [[1n, [1, 0, 0, 0]], [2n, [0, 1, 0, 0]], [3n, [0.9, 0.1, 0, 0]]]
       for (const [id, vector] of vectors) {

@@ -1,9 +1,11 @@
 import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import { bytesOf, cosineDistance, dequantize, float32FromBytes, int8FromBytes, norm, quantize } from "../../src/storage/int8Vector.js"
 import * as Database from "../../src/storage/Database.js"
+import { loadVectorExtension } from "../../src/storage/vectorExtension.js"
 import { normalized, seededNormals } from "../support/seededNormals.js"
 
 const vectorOf = (dimensions: number) =>
@@ -50,6 +52,7 @@ describe("int8 vectors", () => {
   it.effect("the int8 distance agrees with sqlite-vec's float cosine distance, and ranks as it does (real SQLite)", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      yield* loadVectorExtension(yield* SqliteClient.SqliteClient)
       const dimensions = 256
       const gauss = seededNormals(7)
       const query = normalized(Float32Array.from({ length: dimensions }, gauss))

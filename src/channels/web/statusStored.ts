@@ -1,4 +1,4 @@
-// What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite, sqlite-vec and the
+// What `kern status` reads from kern.db, in a module of its own: status imports it (and SQLite and the
 // stores with it) only when kern.db holds something, so a folder without one never loads them.
 import type { SqlClient } from "@effect/sql"
 import { type Context, Effect, Layer, Option } from "effect"
@@ -20,7 +20,7 @@ import { PairingStore } from "../../users/PairingStore.js"
 import * as ReadDatabase from "../../storage/readDatabase.js"
 
 /**
- * kern.db as the agent's database layer opens it (migrated, sqlite-vec loaded; on PostgreSQL its schema), imported only
+ * kern.db as the agent's database layer opens it (migrated; on PostgreSQL its schema), imported only
  * when it is used: status reads an SQLite kern.db that is up to date without it (ReadDatabase.layerToRead).
  */
 const agentDatabase = (target: DatabaseTarget) =>
