@@ -45,13 +45,13 @@ export interface HeldWindow {
 export class SessionHistory {
   /** Absolute index of records[0]. */
   private base: number
-  private readonly records: Array<SessionMessage> = []
+  private readonly records: Array<SessionMessage>
   /** Tokens of each record as sent; the first `uncounted` are not counted yet (0; see `window` and `windowFrom`). */
-  private readonly tokens: Array<number> = []
+  private readonly tokens: Array<number>
   private uncounted = 0
-  private readonly isUser: Array<boolean> = []
+  private readonly isUser: Array<boolean>
   /** Where each record's line is in the session file; unknown (-1) but for user messages. */
-  private readonly positions: Array<LinePosition> = []
+  private readonly positions: Array<LinePosition>
   /**
    * The records from this one (relative) on are in `promptMessages`; those before it are not converted yet. A
    * session is opened with none converted: the first prompt converts only the records from where it starts (a cut,
@@ -68,7 +68,15 @@ export class SessionHistory {
     this.base = options.base ?? 0
     this.system = ""
     this.promptMessages = [systemMessage("")]
-    for (const message of messages) this.hold(message, options.positions?.get(message) ?? unknownPosition, undefined)
+    // What `hold` makes of each message, uncounted, made a whole array at a time: a long session's open held 10,000
+    // messages one call and four pushes each.
+    this.records = messages.slice()
+    this.tokens = new Array<number>(this.records.length).fill(0)
+    this.isUser = this.records.map((message) => message._tag === "user")
+    const positions = options.positions
+    this.positions = positions === undefined
+      ? new Array<LinePosition>(this.records.length).fill(unknownPosition)
+      : this.records.map((message) => positions.get(message) ?? unknownPosition)
     this.uncounted = this.records.length
     this.promptStart = this.records.length
   }
