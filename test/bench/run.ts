@@ -11,9 +11,11 @@ import { createHash } from "node:crypto"
 import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { pathToFileURL } from "node:url"
 import { shipped } from "../../scripts/esbuild-options.mjs"
 import { type Bench, type BenchResult, type BenchSamples, summarize } from "./bench.js"
+
+/** A benchmark as run.ts knows it: everything but its `run`, which only the child process that runs it calls. */
+type BenchInfo = Omit<Bench, "run">
 import { benchCacheFolder, benchKernFolder, benchKernVariable } from "./kernBuild.js"
 
 const dir = import.meta.dirname
@@ -63,13 +65,28 @@ const wanted =
     ? files.filter((file) => known[file]!.some(matches))
     : files
 
-const all: Array<Bench & { readonly bundle: string }> = []
+/** The benchmarks of a bundle, as data, read by a plain node process (names.mjs). */
+const benchesIn = (bundled: string): ReadonlyArray<BenchInfo> => {
+  const read = spawnSync(process.execPath, [NodePath.join(dir, "names.mjs"), bundled], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  if (read.status !== 0) {
+    process.stderr.write(`could not read the benchmarks of ${bundled} (exit ${read.status})\n`)
+    process.exit(1)
+  }
+  return JSON.parse(read.stdout) as ReadonlyArray<BenchInfo>
+}
+
+const all: Array<BenchInfo & { readonly bundle: string }> = []
 const names: Record<string, ReadonlyArray<string>> = {}
 for (const file of wanted) {
   const bundled = await bundle(file)
-  const module = (await import(pathToFileURL(bundled).href)) as { benches?: ReadonlyArray<Bench> }
-  names[file] = (module.benches ?? []).map((bench) => bench.name)
-  all.push(...(module.benches ?? []).map((bench) => ({ ...bench, bundle: bundled })))
+  const benches = benchesIn(bundled)
+  names[file] = benches.map((bench) => bench.name)
+  all.push(...benches.map((bench) => ({ ...bench, bundle: bundled })))
 }
 if (wanted === files) NodeFs.writeFileSync(manifestPath, JSON.stringify({ key: sourcesKey, names }))
 
