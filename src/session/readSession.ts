@@ -85,7 +85,10 @@ const feedFrom = (path: string, fd: number, position: number, parser: SessionPar
 /**
  * Reads a session file through the parser, one chunk per read; the file's bytes are never all in memory at once.
  */
-export const readSession = (path: string, name: string): Effect.Effect<Either.Either<ParsedSession, NotASession>, SessionFileError> =>
+export const readSession = (
+  path: string,
+  name: string
+): Effect.Effect<Either.Either<ParsedSession, NotASession>, SessionFileError> =>
   Effect.scoped(Effect.flatMap(openFile(path), (fd) => feedFrom(path, fd, 0, new SessionParser(name))))
 
 /** The file's first line, when it is a session header. */

@@ -136,7 +136,8 @@ const prepare = (options: DatabaseOptions) =>
 
 /**
  * SqlClient over `filename` (WAL, busy timeout, foreign keys on) and every migration applied; sqlite-vec is loaded
- * by what uses it (vectorExtension.ts). The folder of the file is created first; `:memory:` gives a private in-memory database.
+ * by what uses it (vectorExtension.ts). The folder of the file is created first; `:memory:` gives a private in-memory
+ * database.
  */
 export const layer = (options: DatabaseOptions): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, DatabaseError> => {
   const open = Effect.try({
