@@ -2,13 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { RecallStore } from "../../src/recall/RecallStore.js"
 import * as RecallStoreSqlite from "../../src/recall/RecallStoreSqlite.js"
 import * as Database from "../../src/storage/Database.js"
 import { dequantize, int8FromBytes } from "../../src/storage/int8Vector.js"
 import { topicVectors } from "../support/seededNormals.js"
+import { makeTempDir } from "../support/tempDir.js"
 
 const dimensions = 384
 const topics = 20
@@ -131,7 +131,7 @@ describe("recall vectors in kern.db", () => {
 
   it.effect("sqlite-vec is loaded by the first operation on vectors, not when kern.db opens: each works first on a new connection", () =>
     Effect.gen(function*() {
-      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-vec-"))
+      const dir = makeTempDir("kern-vec-")
       const fileLayer = RecallStoreSqlite.layer.pipe(Layer.provideMerge(Database.layer({ filename: NodePath.join(dir, "kern.db") })))
       const near = topicVectors(3, dimensions, 4)
       const window = { afterMs: undefined, beforeMs: undefined }

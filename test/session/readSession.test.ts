@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, Fiber, Option } from "effect"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { AssistantMessage, SessionHeader, ToolResultMessage, UserMessage } from "../../src/session/messages.js"
 import { parseSession } from "../../src/session/parse.js"
 import { readSession, readSessionFrom } from "../../src/session/readSession.js"
 import { lineOf } from "../../src/session/SessionStore.js"
+import { makeTempDir } from "../support/tempDir.js"
 
 const at = "2026-11-22T10:00:00.000Z"
 const header = lineOf(new SessionHeader({ version: 1, id: "s", createdAt: at, agent: "a" }))
@@ -27,7 +27,7 @@ const sessionText = (steps: number, longResult: number) => {
 const withFile = <A, E>(text: string, use: (path: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-read-session-"))
+      const dir = makeTempDir("kern-read-session-")
       NodeFs.writeFileSync(NodePath.join(dir, "s.jsonl"), text)
       return dir
     }),
@@ -114,7 +114,7 @@ describe("readSession", () => {
 
   it.effect("fails with what the system said for a file it cannot read", () =>
     Effect.gen(function*() {
-      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kern-read-session-"))
+      const dir = makeTempDir("kern-read-session-")
       try {
         const folder = yield* Effect.flip(readSession(dir, "s.jsonl"))
         assert.strictEqual(folder._tag, "SessionFileError")
