@@ -20,7 +20,8 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { createRunnerTables, type RunnerProcess, startRunner } from "../support/clusterRunners.js"
-import { freePort, type Postgres, startPostgres } from "../support/postgres.js"
+import { freePortAsync } from "../support/freePort.js"
+import { type Postgres, startPostgres } from "../support/postgres.js"
 import type { Bench } from "./bench.js"
 import { sleep, waitFor } from "./waitFor.js"
 import { benchCacheFolder } from "./kernBuild.js"
@@ -77,8 +78,8 @@ const query = <A extends object>(client: Client, text: string) =>
 /** Two runners up, each holding some of the 16 shard locks (advisory locks). */
 const startPair = async (pg: Postgres, client: Client, bundle: string, round: number, settings: { lockExpirationMs?: number; pollMs?: number }) => {
   const url = Redacted.value(pg.url)
-  const a = startRunner({ url, name: `a${round}`, port: await freePort(), ...settings }, bundle)
-  const b = startRunner({ url, name: `b${round}`, port: await freePort(), ...settings }, bundle)
+  const a = startRunner({ url, name: `a${round}`, port: await freePortAsync(), ...settings }, bundle)
+  const b = startRunner({ url, name: `b${round}`, port: await freePortAsync(), ...settings }, bundle)
   await Promise.all([a.ready, b.ready])
   await waitFor("the shards split between both runners", 120, async () => {
     const rows = await query<{ holders: string; locks: string }>(

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { initAgentWithModel } from "../support/agentFolder.js"
 import { runKern } from "../support/cli.js"
 import { FakeReply, make as makeFakeServer } from "../support/fakeModelServer.js"
+import { freePort } from "../support/freePort.js"
 import { recordedPid } from "../support/backgroundAgent.js"
 
 /**
@@ -92,15 +92,6 @@ const taggedIn = (dir: string): Array<number> => {
     }
   })
 }
-
-const freePort = Effect.async<number>((resume) => {
-  const probe = NodeNet.createServer()
-  probe.listen(0, "127.0.0.1", () => {
-    const address = probe.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    probe.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 describe("kern's processes", () => {
   it.live("kern stop never signals a process that got the agent's pid after a crash, and says why", () =>

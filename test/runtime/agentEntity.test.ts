@@ -8,7 +8,8 @@ import { AgentPlacement, AgentReceivers, conversationsOf } from "../../src/runti
 import * as AgentsLive from "../../src/runtime/cluster/AgentsLive.js"
 import { multiRunner, multiRunnerConfig, multiRunnerOptions } from "../../src/runtime/cluster/MultiRunner.js"
 import { delivery } from "../support/deliveries.js"
-import { freePort, startPostgres } from "../support/postgres.js"
+import { freePort } from "../support/freePort.js"
+import { startPostgres } from "../support/postgres.js"
 import { eventuallyEffect } from "../support/waitFor.js"
 
 // One runner of the multi-runner cluster in this process, on a real PostgreSQL server: the Agent entity (one per
@@ -54,7 +55,7 @@ describe("agents on the multi-runner cluster", () => {
         wake: () => Effect.void,
         url: "http://127.0.0.1:1"
       })
-      const port = yield* Effect.promise(freePort)
+      const port = yield* freePort
       const runner = AgentsLive.layer({ address: { host: "127.0.0.1", port }, shardsPerGroup: 8 }).pipe(
         Layer.provideMerge(placement),
         Layer.provideMerge(AgentReceivers.Default),
@@ -104,7 +105,7 @@ describe("agents on the multi-runner cluster", () => {
         types: { getTypeParser: (oid: number) => oid === 20 ? (value: string) => Number(value) : (value: string) => value }
       })
       const refused = yield* Effect.exit(Layer.build(
-        multiRunner({ address: { host: "127.0.0.1", port: yield* Effect.promise(freePort) } }).pipe(Layer.provide(rounding))
+        multiRunner({ address: { host: "127.0.0.1", port: yield* freePort } }).pipe(Layer.provide(rounding))
       ))
       expect(Exit.isFailure(refused) && Cause.pretty(refused.cause)).toContain("reads BIGINT as a rounded number")
     }), 180_000)

@@ -3,7 +3,8 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { createRunnerTables, startRunner, type RunnerProcess } from "../support/clusterRunners.js"
-import { freePort, startPostgres } from "../support/postgres.js"
+import { freePort } from "../support/freePort.js"
+import { startPostgres } from "../support/postgres.js"
 import { eventually, eventuallyEffect } from "../support/waitFor.js"
 
 // Two runner processes of kern's multi-runner cluster (MultiRunner.ts, AgentEntity.ts) on one PostgreSQL server:
@@ -70,8 +71,8 @@ const scenario = (end: "kill -9" | "SIGTERM", lockExpirationMs: number, bound: n
     const attempts = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_attempts`
 
     // Runner a holds a message whose text is "hold" forever once recorded: ended in the middle of its handler.
-    const a = yield* runnerProcess({ url, name: "a", port: yield* Effect.promise(freePort), lockExpirationMs, pollMs: 1000, hold: true })
-    const b = yield* runnerProcess({ url, name: "b", port: yield* Effect.promise(freePort), lockExpirationMs, pollMs: 1000 })
+    const a = yield* runnerProcess({ url, name: "a", port: yield* freePort, lockExpirationMs, pollMs: 1000, hold: true })
+    const b = yield* runnerProcess({ url, name: "b", port: yield* freePort, lockExpirationMs, pollMs: 1000 })
     yield* ready(a)
     yield* ready(b)
     // Both runners hold shard locks (PostgreSQL advisory locks), all 16 of them between them.
@@ -171,7 +172,7 @@ describe("agents shared by two runners on PostgreSQL", () => {
       const { sql, url } = yield* runnersDatabase
       const handled = sql<Row>`SELECT agent, inbox_id, runner, at FROM runner_handled`
       const start = (name: string) =>
-        Effect.flatMap(Effect.promise(freePort), (port) => runnerProcess({ url, name, port, lockExpirationMs: 30_000, pollMs: 1000 }))
+        Effect.flatMap(freePort, (port) => runnerProcess({ url, name, port, lockExpirationMs: 30_000, pollMs: 1000 }))
       const a = yield* start("a")
       const b = yield* start("b")
       yield* ready(a)

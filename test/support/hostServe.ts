@@ -3,7 +3,7 @@ import type { ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { type CliResult, runKern } from "./cli.js"
-import { freePort } from "./postgres.js"
+import { freePort } from "./freePort.js"
 import { makeTempDir } from "./tempDir.js"
 import { eventually } from "./waitFor.js"
 
@@ -84,7 +84,7 @@ export const startRunner = (label: string, options: {
   Effect.gen(function*() {
     const home = makeTempDir(`kern-runner-${label}-`)
     const config = NodePath.join(home, "host.json")
-    const clusterPort = yield* Effect.promise(freePort)
+    const clusterPort = yield* freePort
     NodeFs.writeFileSync(config, JSON.stringify({
       agents: options.agents,
       port: 0,

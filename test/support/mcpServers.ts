@@ -2,7 +2,6 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
 import { kernelAgentLayer } from "../../src/cli/agentLayer.js"
 import { ProcessEnv } from "../../src/config/ProcessEnv.js"
@@ -10,6 +9,7 @@ import { makeRunContext } from "../../src/kernel/RunContext.js"
 import { ToolExecutor } from "../../src/kernel/ToolExecutor.js"
 import type { RunToolScope } from "../../src/kernel/toolScope.js"
 import { callTagVariable, folderTagKey } from "../../src/tools/processTag.js"
+import { freePort } from "./freePort.js"
 import { eventually } from "./waitFor.js"
 
 // The reference MCP servers, installed as dev dependencies: real servers over the real transports.
@@ -17,16 +17,6 @@ import { eventually } from "./waitFor.js"
 const bin = (name: string) => NodePath.resolve("node_modules/.bin", name)
 export const everythingBin = bin("mcp-server-everything")
 export const filesystemBin = bin("mcp-server-filesystem")
-
-/** A port nobody listens on now (asked of the OS, then let go). */
-export const freePort = Effect.async<number>((resume) => {
-  const server = NodeNet.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 /**
  * server-everything serving Streamable HTTP (and SSE at /sse) on a free port, for the test's scope: its URL once it

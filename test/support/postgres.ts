@@ -3,8 +3,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
+import { freePortAsync } from "./freePort.js"
 import { makeTempDir } from "./tempDir.js"
 
 /** A throwaway PostgreSQL server on a loopback port: its connection URL and its folder. */
@@ -16,17 +16,6 @@ export interface Postgres {
 
 /** Debian's server binaries (`apt-get install -y postgresql`); .ci/run installs them. */
 const binDir = "/usr/lib/postgresql/15/bin"
-
-/** A loopback port free now (for a server about to listen on it). */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = NodeNet.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
-    })
-  })
 
 /** initdb and pg_ctl refuse to run as root: as root they run as the `postgres` user the Debian package made. */
 const asServerUser = (command: string, args: ReadonlyArray<string>) =>
@@ -48,7 +37,7 @@ export const startPostgres: Effect.Effect<Postgres, never, import("effect/Scope"
     const dir = makeTempDir("kern-pg-")
     const data = NodePath.join(dir, "data")
     if (process.getuid?.() === 0) execFileSync("chown", ["postgres:postgres", dir])
-    const port = await freePort()
+    const port = await freePortAsync()
     run(NodePath.join(binDir, "initdb"), ["-D", data, "-U", "kern", "--auth=trust", "-E", "UTF8", "--no-sync"])
     run(NodePath.join(binDir, "pg_ctl"), [
       "-D", data, "-l", NodePath.join(dir, "server.log"), "-w", "-t", "120", "start",

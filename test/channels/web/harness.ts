@@ -1,7 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer } from "effect"
-import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
 import { AgentRuntime } from "../../../src/runtime/AgentRuntime.js"
 import { Channels } from "../../../src/tools/Channels.js"
@@ -9,21 +8,12 @@ import * as Layers from "../../../src/runtime/layers.js"
 import * as Client from "../../../src/channels/web/client.js"
 import * as WebServer from "../../../src/channels/web/WebServer.js"
 import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
+import { freePort } from "../../support/freePort.js"
 import { type FakeServerOptions, makeWith as makeFakeServerWith } from "../../support/fakeModelServer.js"
 import { writeSessionFixture } from "../../support/sessionFixture.js"
 import { makeTempDir, writeFiles } from "../../support/tempDir.js"
 
 export const token = "test-token-0123456789abcdef"
-
-/** A port the OS says is free now. */
-export const freePort = Effect.async<number>((resume) => {
-  const probe = NodeNet.createServer()
-  probe.listen({ host: "127.0.0.1", port: 0 }, () => {
-    const address = probe.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    probe.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 export interface ServerOptions {
   readonly host?: string

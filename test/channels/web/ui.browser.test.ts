@@ -1,28 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ChildProcess } from "node:child_process"
-import { createServer } from "node:net"
 import type { Page } from "playwright-core"
 import { initAgentWithModel } from "../../support/agentFolder.js"
 import { launchChromium, screenshot, watchPageErrors } from "../../support/browser.js"
 import { runKern } from "../../support/cli.js"
+import { freePortAsync } from "../../support/freePort.js"
 import { startTcpProxy } from "../../support/tcpProxy.js"
 import { FakeReply, make as makeFakeServer } from "../../support/fakeModelServer.js"
 import { seedSpendIn, today } from "../../support/spendRows.js"
 
 // End to end: the real `kern run --background` serving its API and the built web UI, an agent whose model is the fake
 // model server, and real headless Chromium logging in through the one-time URL `kern open` prints.
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
 
 const waitForHealth = (base: string, child: () => ChildProcess | undefined, output: () => string) =>
   Effect.promise(async () => {
@@ -86,7 +75,7 @@ describe("web UI end to end", () => {
         FakeReply.text("There are **five** markdown files here:\n\n- AGENTS.md\n- IDENTITY.md")
       )
       const dir = initAgentWithModel(model.baseURL)
-      const port = yield* use(freePort)
+      const port = yield* use(freePortAsync)
       const { base } = yield* startKern(dir, port)
       const url = yield* loginUrl(dir, port)
       expect(url).toMatch(new RegExp(`^${base}/auth\\?ticket=`))
@@ -184,7 +173,7 @@ describe("web UI end to end", () => {
         FakeReply.toolCalls([{ id: "call_glob", name: "glob", args: { pattern: "*.md" } }], { text: "Looking now." }),
         FakeReply.text("Found **five** files, all markdown.", { delay: "3 seconds" })
       )
-      const port = yield* use(freePort)
+      const port = yield* use(freePortAsync)
       const proxy = yield* Effect.acquireRelease(use(() => startTcpProxy(port)), (p) => Effect.promise(() => p.close()))
       const proxyBase = `http://127.0.0.1:${proxy.port}`
       // The page's origin is the proxy's: the server trusts it for cookie-authenticated POSTs through corsOrigins.
@@ -225,7 +214,7 @@ describe("web UI end to end", () => {
       const model = yield* makeFakeServer
       yield* model.reply(FakeReply.text("Before the restart."))
       const dir = initAgentWithModel(model.baseURL)
-      const port = yield* use(freePort)
+      const port = yield* use(freePortAsync)
       const first = yield* startKern(dir, port)
       const { page } = yield* newPage
       const firstUrl = yield* loginUrl(dir, port)
@@ -259,7 +248,7 @@ describe("web UI end to end", () => {
         ["user", "telegram:42", 6000, 700, 11.25],
         ["user", "operator", 3000, 300, 1.25]
       ])
-      const port = yield* use(freePort)
+      const port = yield* use(freePortAsync)
       yield* startKern(dir, port)
       const url = yield* loginUrl(dir, port)
       const { page, errors } = yield* newPage
