@@ -31,9 +31,14 @@ export const shipped = {
   }
 }
 
-/** The shipped options for a CommonJS bundle: the banner gives ES module chunks what CommonJS already has. */
+/**
+ * The shipped options for a CommonJS bundle: the banner gives ES module chunks what CommonJS already has. Its
+ * dependencies' license comments go to `<bundle>.LEGAL.txt` beside it, linked from its last line: one of them has a
+ * non-ASCII letter, and a single such character makes V8 hold the whole bundle's text as two bytes a character (16 MB
+ * instead of 8 for the full CLI, and slower to read). test/package/asciiBundles.test.ts keeps every bundle ASCII.
+ */
 const { banner: _esmOnly, ...withoutBanner } = shipped
-export const commonJs = withoutBanner
+export const commonJs = { ...withoutBanner, legalComments: "linked" }
 
 /**
  * A CommonJS bundle bin/kern.js runs as a vm.Script with a V8 code cache (bin/codeCache.js), its later parts inside

@@ -30,7 +30,7 @@ export const chatApprovalNotice = (info: PendingApprovalInfo, answering: ChatAns
 }
 
 export const chatApprovalResolved = (resolved: { readonly id: string; readonly outcome: string; readonly by: string }) =>
-  `kern: ${formatApprovalResolved(resolved).replace(/^── /, "")}`
+  `kern: ${formatApprovalResolved(resolved).replace(/^\u2500\u2500 /, "")}`
 
 /** `y`/`yes` approve, `n`/`no` deny; anything else asks again. */
 export const parseYesNo = (line: string): boolean | undefined => {

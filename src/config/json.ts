@@ -121,7 +121,7 @@ export const parseJsonWith = <A, I, R>(schema: Schema.Schema<A, I, R>, max: numb
 
 /** The parser's sentence behind a ParseError, without the tree the formatter draws around it. */
 export const jsonSyntaxMessage = (error: ParseResult.ParseError): string =>
-  (ParseResult.TreeFormatter.formatErrorSync(error).split("\n").at(-1) ?? "").replace(/^[\s└─]+/, "")
+  (ParseResult.TreeFormatter.formatErrorSync(error).split("\n").at(-1) ?? "").replace(/^[\s\u2514\u2500]+/, "")
 
 /**
  * The path to the first array or object nested deeper than `max` in a value a library already parsed (a provider

@@ -28,12 +28,15 @@ export const defaultCompactionOptions: CompactionOptions = {
   maxLineChars: 400
 }
 
-/** The kinds of lines kept from the middle of an output. */
+/**
+ * The kinds of lines kept from the middle of an output. Symbols are written as `\u` escapes: one non-ASCII character
+ * in a bundle makes V8 hold all of its text at two bytes a character (test/package/asciiBundles.test.ts).
+ */
 export const importantLinePatterns: ReadonlyArray<readonly [string, RegExp]> = [
   ["error", /\b(?:errors?|exception|traceback|panic(?:ked)?|fatal|segmentation fault)\b|\bERR!|\bE\d{3,}\b/i],
-  ["fail", /\b(?:fail(?:s|ed|ure|ures|ing)?|broken|abort(?:ed)?)\b|✗|✘/i],
+  ["fail", /\b(?:fail(?:s|ed|ure|ures|ing)?|broken|abort(?:ed)?)\b|\u2717|\u2718/i],
   ["warning", /\bwarn(?:ing|ings)?\b/i],
-  ["test-result", /\b\d+\s+(?:passed|failed|passing|failing|skipped|pending|tests?|specs?|errors?)\b|^\s*(?:Tests?|Test Files|Suites?):|^(?:PASS|FAIL|ok|not ok)\b|✓/i],
+  ["test-result", /\b\d+\s+(?:passed|failed|passing|failing|skipped|pending|tests?|specs?|errors?)\b|^\s*(?:Tests?|Test Files|Suites?):|^(?:PASS|FAIL|ok|not ok)\b|\u2713/i],
   ["search-result", /^[^\s:][^:\n]{0,300}:\d+:/]
 ]
 
@@ -48,7 +51,7 @@ export const isImportantLine = (line: string): boolean => combined.test(line)
  * (a new pattern above needs its words here too). Without `m`, `\n` stands for a line start; `[^\S\n]` keeps a
  * match on its line. Built for each block: a global regex carries its place (`lastIndex`).
  */
-const candidateSource = String.raw`\b(?:err|exc|trac|pani|fata|segm|E\d{3}|fail|brok|abor|warn|test|suit)|[✗✘✓]|` +
+const candidateSource = String.raw`\b(?:err|exc|trac|pani|fata|segm|E\d{3}|fail|brok|abor|warn|test|suit)|[\u2717\u2718\u2713]|` +
   String.raw`\d[^\S\n]+(?:pass|skip|pend|spec)|:\d|(?:^|\n)(?:pass|ok|not ok)`
 
 export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8")
