@@ -13,7 +13,10 @@ const listenOn = (port: number) =>
       server.once("error", (error) => resume(Effect.fail(error)))
       server.listen({ host: "127.0.0.1", port }, () => resume(Effect.succeed(server)))
     }),
-    (server) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+      })
   )
 
 describe("freePort", () => {
