@@ -85,4 +85,22 @@ describe("the full CLI from its code-cached bundle", () => {
     expect(NodeFs.readFileSync(bundle, "utf8")).toContain("two")
     expect(NodeFs.existsSync(`${bundle}.v8cache`)).toBe(false)
   })
+  it("holds a bundle's text once, outside V8's heap", async () => {
+    // A bundle of 6 MB whose evaluation makes nothing large. Wrapping the text read as a string made V8 copy all of it
+    // into its heap (large-object space) beside the text: 8 MB more for the full CLI in every process.
+    const bundle = NodePath.join(makeTempDir(), "big.cjs")
+    NodeFs.writeFileSync(bundle, `module.exports.run = () => "ran"\n/* ${"x".repeat(6_000_000)} */\n`)
+    const script = [
+      `const { loadCached, runtimeFlags } = require(${JSON.stringify(NodePath.join(NodePath.dirname(kernBin), "codeCache.js"))})`,
+      "runtimeFlags()",
+      "const largeObjects = () => require(\"node:v8\").getHeapSpaceStatistics().find((s) => s.space_name === \"large_object_space\").space_used_size",
+      "const before = largeObjects()",
+      `const loaded = loadCached(${JSON.stringify(bundle)})`,
+      "console.log(JSON.stringify({ ran: loaded.run(), added: largeObjects() - before }))"
+    ].join("; ")
+    const result = await runCollected(process.execPath, ["-e", script])
+    const answer = JSON.parse(result.stdout) as { readonly ran: string; readonly added: number }
+    expect(answer.ran).toBe("ran")
+    expect(answer.added).toBeLessThan(1_000_000)
+  }, 60_000)
 })
