@@ -26,9 +26,9 @@ const wrapperEnd = "\n})"
 
 /**
  * The bundle's text inside the function a CommonJS module's code runs in, read into one buffer with the wrapper around
- * it and made a string once. Node keeps a string that large outside V8's heap; the wrapper added to the file's text as
- * strings made V8 copy the whole bundle into its heap beside the text read, where both stayed: 8 MB more for the full
- * CLI in every process.
+ * it and made a string once. Node keeps an ASCII string that large outside V8's heap (the bundles are ASCII:
+ * test/package/asciiBundles.test.ts); the wrapper added to the file's text as strings made V8 copy the whole bundle
+ * into its heap beside the text read, where both stayed: 8 MB more for the full CLI in every process.
  */
 const wrappedSource = (file) => {
   const fd = NodeFs.openSync(file, "r")
