@@ -26,9 +26,13 @@ const NodeFs = require("node:fs")
 const loaded = new Set()
 const load = Module._load
 Module._load = function (request, ...rest) { loaded.add(request); return load.call(this, request, ...rest) }
-// bin/kern.js reads its quick bundles and runs them as scripts (not through require): their names count as loaded.
+// bin/kern.js reads its quick bundles and runs them as scripts (not through require): their names count as loaded,
+// opened to be read (bin/codeCache.js) or read whole.
+const bundleRead = (file) => { if (String(file).endsWith(".cjs")) loaded.add(require("node:path").basename(String(file))) }
+const openSync = NodeFs.openSync
+NodeFs.openSync = function (file, ...rest) { bundleRead(file); return openSync.call(this, file, ...rest) }
 const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { if (String(file).endsWith(".cjs")) loaded.add(require("node:path").basename(String(file))); return readFileSync.call(this, file, ...rest) }
+NodeFs.readFileSync = function (file, ...rest) { bundleRead(file); return readFileSync.call(this, file, ...rest) }
 process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify([...loaded]) + "\\n"))
 `
   )

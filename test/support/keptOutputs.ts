@@ -12,8 +12,12 @@ export const bundleMarker = (bundle: string): string => {
     file,
     `const NodeFs = require("node:fs")
 let full = false
+// Opened to be read (bin/codeCache.js), or read whole.
+const bundleRead = (file) => { if (String(file).endsWith(${JSON.stringify(bundle)})) full = true }
+const openSync = NodeFs.openSync
+NodeFs.openSync = function (file, ...rest) { bundleRead(file); return openSync.call(this, file, ...rest) }
 const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { if (String(file).endsWith(${JSON.stringify(bundle)})) full = true; return readFileSync.call(this, file, ...rest) }
+NodeFs.readFileSync = function (file, ...rest) { bundleRead(file); return readFileSync.call(this, file, ...rest) }
 process.on("exit", () => process.stderr.write(full ? "\\n@full\\n" : "\\n@kept\\n"))
 `
   )
