@@ -134,6 +134,7 @@ const withBundled = async (entry, name, use) => {
   await build({
     ...shipped,
     sourcemap: false,
+    legalComments: "none",
     entryPoints: [entry],
     outfile: fileURLToPath(bundled),
     absWorkingDir: fileURLToPath(root)

@@ -18,6 +18,11 @@ export const shipped = {
   // A bundle that adds plugins of its own keeps these (scripts/build.mjs `withShippedPlugins`).
   plugins: [undiciGlobals],
   logLevel: "warning",
+  // The dependencies' license comments go to `<file>.LEGAL.txt` beside each file that had some, linked from its last
+  // line: one of them has a non-ASCII letter, and a single such character makes V8 hold the whole file's text at two
+  // bytes a character (16 MB instead of 8 for the full CLI, and slower to read). test/package/asciiBundles.test.ts
+  // keeps every file ASCII.
+  legalComments: "linked",
   banner: {
     // Bundled CommonJS dependencies call require() and read __dirname; give ESM chunks both.
     js: [
@@ -31,14 +36,9 @@ export const shipped = {
   }
 }
 
-/**
- * The shipped options for a CommonJS bundle: the banner gives ES module chunks what CommonJS already has. Its
- * dependencies' license comments go to `<bundle>.LEGAL.txt` beside it, linked from its last line: one of them has a
- * non-ASCII letter, and a single such character makes V8 hold the whole bundle's text as two bytes a character (16 MB
- * instead of 8 for the full CLI, and slower to read). test/package/asciiBundles.test.ts keeps every bundle ASCII.
- */
+/** The shipped options for a CommonJS bundle: the banner gives ES module chunks what CommonJS already has. */
 const { banner: _esmOnly, ...withoutBanner } = shipped
-export const commonJs = { ...withoutBanner, legalComments: "linked" }
+export const commonJs = withoutBanner
 
 /**
  * A CommonJS bundle bin/kern.js runs as a vm.Script with a V8 code cache (bin/codeCache.js), its later parts inside

@@ -3,11 +3,12 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { testDist } from "../support/build.js"
 
-// bin/kern.js runs each CommonJS bundle from its text (bin/codeCache.js). One character outside ASCII anywhere in it (a
-// symbol in a regular expression, an accented name in a dependency's license comment) makes V8 hold the whole text at
-// two bytes a character: 16 MB instead of 8 for the full CLI, in every kern process, and slower to read.
+// bin/kern.js runs each CommonJS bundle from its text (bin/codeCache.js), and node the library's ES modules from theirs.
+// One character outside ASCII anywhere in a file (a symbol in a regular expression, an accented name in a dependency's
+// license comment) makes V8 hold its whole text at two bytes a character: 16 MB instead of 8 for the full CLI, in
+// every kern process, and slower to read.
 
-const bundles = NodeFs.readdirSync(testDist).filter((name) => name.endsWith(".cjs"))
+const bundles = NodeFs.readdirSync(testDist).filter((name) => name.endsWith(".cjs") || name.endsWith(".js"))
 
 /** Where the first byte outside ASCII is, with the text around it: what a failure names. */
 const firstNonAscii = (bytes: Buffer): string | undefined => {
@@ -15,9 +16,10 @@ const firstNonAscii = (bytes: Buffer): string | undefined => {
   return at === -1 ? undefined : `byte ${at}: ${JSON.stringify(bytes.subarray(Math.max(0, at - 60), at + 20).toString("utf8"))}`
 }
 
-describe("the CommonJS bundles are ASCII", () => {
-  it("the full CLI and the quick paths are among them", () => {
-    for (const name of ["main.cjs", "quickChatLocal.cjs", "quickChat.cjs", "quickStatus.cjs"]) expect(bundles).toContain(name)
+describe("the built code is ASCII", () => {
+  it("the full CLI, the quick paths and the library are among the files checked", () => {
+    for (const name of ["main.cjs", "quickChatLocal.cjs", "quickChat.cjs", "quickStatus.cjs", "index.js"]) expect(bundles).toContain(name)
+    expect(bundles.filter((name) => name.startsWith("chunk-")).length).toBeGreaterThan(0)
   })
 
   it.each(bundles)("%s holds no byte outside ASCII", (name) => {
