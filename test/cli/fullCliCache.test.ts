@@ -85,6 +85,7 @@ describe("the full CLI from its code-cached bundle", () => {
     expect(NodeFs.readFileSync(bundle, "utf8")).toContain("two")
     expect(NodeFs.existsSync(`${bundle}.v8cache`)).toBe(false)
   })
+
   it("holds a bundle's text once, outside V8's heap", async () => {
     // A bundle of 6 MB whose evaluation makes nothing large. Wrapping the text read as a string made V8 copy all of it
     // into its heap (large-object space) beside the text: 8 MB more for the full CLI in every process.
