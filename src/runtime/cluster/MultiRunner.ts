@@ -13,7 +13,7 @@ import { RpcSerialization } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import type { ClusterConfig } from "../../config/cluster.js"
-import { withMigrationLock } from "../../storage/pg/migrationLock.js"
+import { buildHoldingMigrationLock, withMigrationLock } from "../../storage/pg/migrationLock.js"
 import { shardingConfig as singleRunnerConfig } from "./Cluster.js"
 
 /** Where a runner is reached by the others, and where it listens (the same unless it sits behind a NAT or a proxy). */
@@ -134,7 +134,10 @@ export const multiRunner = (options: MultiRunnerOptions) => {
   return ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(runner),
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    // Its tables are made as it builds, with CREATE TABLE IF NOT EXISTS outside any lock: two runners starting together
+    // on a new database raced in PostgreSQL's catalog ("duplicate key value violates unique constraint
+    // pg_type_typname_nsp_index") and one died. Built one runner at a time.
+    Layer.provide(Layer.orDie(buildHoldingMigrationLock("cluster_runner_storage")(SqlRunnerStorage.layer))),
     Layer.provide([config, RpcSerialization.layerMsgPack, exactIds, migrationsTable]),
     Layer.locallyEffect((build) => Effect.withClock(build, Clock.make()))
   )
