@@ -30,10 +30,11 @@ export type DecodedLine =
 const decodeSchema = Schema.decodeUnknownEither(SessionLine)
 
 /**
- * The schema's decode, as a DecodedLine. effect's union decoder calls `String()` on the `_tag` it dispatches on, which
- * throws for JSON such as `{"_tag":{"toString":null}}`: a tag that is not a string is refused before it gets there.
+ * The schema's decode, as a DecodedLine: for a value `decodeKnownValue` did not take (which leaves it as it was).
+ * effect's union decoder calls `String()` on the `_tag` it dispatches on, which throws for JSON such as
+ * `{"_tag":{"toString":null}}`: a tag that is not a string is refused before it gets there.
  */
-const decodeSlow = (value: unknown): DecodedLine => {
+export const decodeSlow = (value: unknown): DecodedLine => {
   if (isObject(value) && has(value, "_tag") && typeof value["_tag"] !== "string") {
     return { _tag: "Undecodable", reason: "_tag is not a string" }
   }
@@ -212,18 +213,15 @@ export const decodeSessionLine = (raw: string): DecodedLine => {
   return decodeSessionValue(json.right)
 }
 
-/**
- * Decodes the JSON value of one line, parsed already (by `parseSessionLines`, or by a caller that checked its depth):
- * the same answer `decodeSessionLine` gives for the line's text.
- */
-export const decodeSessionValue = (value: unknown): DecodedLine => {
+/** Decodes the JSON value of one line: by hand when kern wrote its shape, by the schema otherwise. */
+const decodeSessionValue = (value: unknown): DecodedLine => {
   const fast = decodeKnownValue(value)
   return fast !== undefined ? { _tag: "Line", line: fast } : decodeSlow(value)
 }
 
 /**
  * The line a parsed value is when it has one of the shapes kern writes, checked by hand; undefined when it needs the
- * schema's judgement (`decodeSessionValue`). What a load calls for each of its lines first.
+ * schema's judgement (`decodeSlow`). What a load calls for each of its lines first.
  */
 export const decodeKnownValue = (value: unknown): SessionLine | undefined => (isObject(value) ? decodeFast(value) : undefined)
 

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import * as NodeBuffer from "node:buffer"
-import { type DecodedLine, decodeKnownValue, decodeSessionLine, decodeSessionValue, parseSessionLines } from "./lineDecode.js"
+import { type DecodedLine, decodeKnownValue, decodeSessionLine, decodeSlow, parseSessionLines } from "./lineDecode.js"
 import { type AssistantMessage, SessionHeader, type SessionMessage, ToolResultMessage } from "./messages.js"
 
 export interface ParsedSession {
@@ -165,7 +165,8 @@ export class SessionParser {
     const known = decodeKnownValue(value)
     if (known !== undefined) this.accept(known)
     else {
-      const decoded = decodeSessionValue(value)
+      // The schema's judgement only: the hand-written check above already refused it.
+      const decoded = decodeSlow(value)
       if (decoded._tag === "Line") this.accept(decoded.line)
       else this.problems.push(`${this.name}: line ${this.lines} could not be read${reasonOf(decoded)} and was skipped`)
     }
