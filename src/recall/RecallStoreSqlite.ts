@@ -104,9 +104,12 @@ export const make = Effect.gen(function*() {
     (rows) => (rows[0]?.n ?? 0) > 0
   )
 
+  /** `effect` (a transaction, or a statement using `vec_` functions) after sqlite-vec is loaded. */
+  const withVectors = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.zipRight(vectorExtension, effect)
+
   /** `effect` (a transaction that may delete chunks) after sqlite-vec is loaded, when the vec0 table is there. */
   const withVectorsIfTable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.zipRight(Effect.flatMap(hasVecTable, (has) => (has ? vectorExtension : Effect.void)), effect)
+    Effect.flatMap(hasVecTable, (has) => (has ? withVectors(effect) : effect))
 
   /**
    * Chunks and their FTS rows, `batchRows` chunks a statement. The FTS rows are written from the texts in hand, not
@@ -229,7 +232,7 @@ export const make = Effect.gen(function*() {
         chunk_id integer primary key, bits bit[${Math.trunc(space.dimension)}], start_ms integer, end_ms integer)`)
     }).pipe(
       transaction(sql),
-      (reset) => Effect.zipRight(vectorExtension, reset),
+      withVectors,
       Effect.mapError(failed("reset the vectors of")),
       Effect.withSpan("kern.recall.store.resetVectors")
     )
@@ -254,7 +257,7 @@ export const make = Effect.gen(function*() {
       }
     }).pipe(
       transaction(sql),
-      (put) => Effect.zipRight(vectorExtension, put),
+      withVectors,
       Effect.mapError(failed("write vectors to")),
       Effect.withSpan("kern.recall.store.putVectors")
     )
@@ -295,7 +298,7 @@ export const make = Effect.gen(function*() {
     }).pipe(Effect.mapError(failed("search")), Effect.withSpan("kern.recall.store.vectorSearch"))
 
   const scanVectorSearch = (query: Float32Array, limit: number) =>
-    Effect.zipRight(vectorExtension, sql`SELECT chunk_id AS id, vec_distance_cosine(vec_int8(embedding), vec_int8(${bytesOf(quantize(query).values)})) AS score
+    withVectors(sql`SELECT chunk_id AS id, vec_distance_cosine(vec_int8(embedding), vec_int8(${bytesOf(quantize(query).values)})) AS score
       FROM recall_vectors ORDER BY score LIMIT ${limit}`).pipe(
       decoded(RankedRow),
       Effect.mapError(failed("search")),
