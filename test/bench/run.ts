@@ -13,10 +13,10 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { shipped } from "../../scripts/esbuild-options.mjs"
 import { type Bench, type BenchResult, type BenchSamples, summarize } from "./bench.js"
+import { benchCacheFolder, benchKernFolder, benchKernVariable } from "./kernBuild.js"
 
 /** A benchmark as run.ts knows it: everything but its `run`, which only the child process that runs it calls. */
 type BenchInfo = Omit<Bench, "run">
-import { benchCacheFolder, benchKernFolder, benchKernVariable } from "./kernBuild.js"
 
 const dir = import.meta.dirname
 const root = NodePath.resolve(dir, "../..")
