@@ -1,7 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import { countBounded, maxRunChars, Tokenizer, tokensUpTo } from "../../src/model/tokenizer.js"
+import bpeRanks from "gpt-tokenizer/bpeRanks/o200k_base"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as NodeUrl from "node:url"
+import { bpeCounter } from "../../src/model/bpeCount.js"
+import { buildRankTable, serializeRankTable } from "../../src/model/bpeTable.js"
+import {
+  countBounded,
+  maxRunChars,
+  rankTableFile,
+  rankTablePlaces,
+  readRankTable,
+  Tokenizer,
+  tokensUpTo
+} from "../../src/model/tokenizer.js"
+import { makeTempDir } from "../support/tempDir.js"
 
 describe("tokenizer", () => {
   it.effect("counts o200k_base tokens, the same text the same way", () =>
@@ -87,4 +102,39 @@ describe("tokenizer", () => {
       return countTokens(piece)
     })
   })
+})
+
+describe("the rank table's file", () => {
+  it("run from the sources, the package's build is looked in after the folder of the code", () => {
+    const places = rankTablePlaces().map((url) => NodeUrl.fileURLToPath(url))
+    expect(places).toEqual([
+      NodePath.resolve("src/model", rankTableFile),
+      NodePath.resolve("dist", rankTableFile)
+    ])
+  })
+
+  it("the first place holding a whole table is read; a missing, torn or foreign file is passed over", () => {
+    const dir = makeTempDir("kern-ranks-")
+    const table = serializeRankTable(buildRankTable(["a", "b", [0x61, 0x62]]))
+    const other = serializeRankTable(buildRankTable(["x", "y"]))
+    NodeFs.writeFileSync(NodePath.join(dir, "torn"), table.subarray(0, table.length - 8))
+    NodeFs.writeFileSync(NodePath.join(dir, "foreign"), "not a table")
+    NodeFs.writeFileSync(NodePath.join(dir, "whole"), table)
+    NodeFs.writeFileSync(NodePath.join(dir, "later"), other)
+    const at = (...names: ReadonlyArray<string>) => names.map((name) => NodeUrl.pathToFileURL(NodePath.join(dir, name)))
+    const read = readRankTable(at("missing", "torn", "foreign", "whole", "later"))
+    expect(read === undefined ? undefined : bpeCounter(read)("ab")).toBe(2)
+    expect(read?.ranks.length).toBe(3)
+    expect(readRankTable(at("missing", "torn", "foreign"))).toBeUndefined()
+  })
+
+  it("the package's build holds the table the sources would build: the tests count as a user's kern counts", () =>
+    Effect.gen(function*() {
+      const count = yield* (yield* Tokenizer).counter
+      const built = bpeCounter(buildRankTable(bpeRanks))
+      for (const text of ["hello world", "Recall finds every past conversation.", "日本語のテキスト 🎉", "x".repeat(5000)]) {
+        expect(count(text)).toBe(built(text))
+      }
+      expect(readRankTable([rankTablePlaces()[1]!])).toBeDefined()
+    }).pipe(Effect.provide(Tokenizer.Default), Effect.runPromise))
 })
