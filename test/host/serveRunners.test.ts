@@ -63,12 +63,17 @@ describe("kern serve: runners sharing agents on PostgreSQL", () => {
       // One set of folders both runners host (on one machine: the shared filesystem of runners on several).
       const dirs = new Map(names.map((name) => [name, initAgentWithModel(server.baseURL, runnerAgentConfig(url, `kern_${name}`))] as const))
       const agents = Object.fromEntries(names.map((name) => [name, dirs.get(name)!]))
-      const runner = (label: string) => startRunner(label, { agents, url, idleSeconds: 0, env })
+      // Two shards: each runner holds one, and the agents' names fall three on each (a0, a2, a4 on the first; a1, a3, a5
+      // on the second), so the agents split between the runners whichever ports they have.
+      const runner = (label: string) => startRunner(label, { agents, url, idleSeconds: 0, env, shards: 2 })
+      // a holds every shard before b starts. Started together, a runner that has not yet seen the other takes shards
+      // that are not its own, and starts agents on them that then stay until their next move.
       const a = yield* runner("a")
+      expect(yield* eventuallyEffect(shardLocksHeld(pg.url, 1, 2), 60_000), a.host.stderr()).toBe(true)
       const b = yield* runner("b")
       const output = () => `--- a\n${a.host.stderr()}\n--- b\n${b.host.stderr()}`
-      // Both runners joined: the shards' advisory locks are held by two connections between them.
-      expect(yield* eventuallyEffect(shardLocksHeld(pg.url, 2, 16), 60_000), output()).toBe(true)
+      // b joined: a has let go of b's shard (its ring holds b), and b holds it.
+      expect(yield* eventuallyEffect(shardLocksHeld(pg.url, 2, 2), 60_000), output()).toBe(true)
       expect(yield* eventually(() => names.every((name) => envValue(NodePath.join(dirs.get(name)!, ".kern/.env"), "KERN_AUTH_TOKEN") !== undefined))).toBe(true)
       const token = (name: string) => envValue(NodePath.join(dirs.get(name)!, ".kern/.env"), "KERN_AUTH_TOKEN")!
 

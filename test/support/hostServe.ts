@@ -80,6 +80,8 @@ export const startRunner = (label: string, options: {
   readonly url: string
   readonly idleSeconds: number
   readonly env: Record<string, string>
+  /** The cluster's shards (16 unless given), the same on every runner. */
+  readonly shards?: number
 }) =>
   Effect.gen(function*() {
     const home = makeTempDir(`kern-runner-${label}-`)
@@ -90,7 +92,7 @@ export const startRunner = (label: string, options: {
       port: 0,
       idleSeconds: options.idleSeconds,
       database: { url: options.url },
-      cluster: { host: "127.0.0.1", port: clusterPort, lockExpirationSeconds: 4, shards: 16 }
+      cluster: { host: "127.0.0.1", port: clusterPort, lockExpirationSeconds: 4, shards: options.shards ?? 16 }
     }))
     return { host: yield* startHost(config, options.env), home, address: `127.0.0.1:${clusterPort}` }
   })

@@ -55,12 +55,14 @@ export const startPostgres: Effect.Effect<Postgres, never, import("effect/Scope"
 /**
  * Whether `runners` cluster runners hold the `shards` shards between them: the shards' advisory locks on the server at
  * `url`, granted to that many connections (each runner holds its shards on one). A test waits for it before it
- * counts on every runner having joined.
+ * counts on every runner having joined. Only the single-key form is counted (objsubid 1): kern's own migration locks
+ * take the two-key form (src/storage/pg/migrationLock.ts), and one held while a runner builds would otherwise count
+ * as a second runner's.
  */
 export const shardLocksHeld = (url: Redacted.Redacted<string>, runners: number, shards: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ holders: number; locks: number }>`SELECT count(DISTINCT pid)::int AS holders, count(*)::int AS locks
-      FROM pg_locks WHERE locktype = 'advisory' AND granted`
+      FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted`
     return rows[0]?.holders === runners && rows[0]?.locks === shards
   }).pipe(Effect.provide(PgClient.layer({ url, maxConnections: 1 }).pipe(Layer.orDie)), Effect.orDie)
