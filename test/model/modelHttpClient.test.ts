@@ -3,6 +3,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Layer, Option, Scope } from "effect"
 import * as NodeHttp from "node:http"
+import type { Readable } from "node:stream"
 import { KnownSecrets } from "../../src/config/KnownSecrets.js"
 import * as ModelHttpClient from "../../src/model/ModelHttpClient.js"
 import * as RedactingHttpClient from "../../src/model/RedactingHttpClient.js"
@@ -92,6 +93,37 @@ describe("ModelHttpClient", () => {
       yield* Scope.close(scope, Effect.void as never)
       // The client's dispatcher (the layer, provided around the whole test) still holds its connections.
       yield* Deferred.await(closed)
+    }).pipe(Effect.provide(lean)))
+
+  it.scoped("a body whose end has arrived is read away when its pull's scope closes, not destroyed: no abort error", () =>
+    Effect.gen(function*() {
+      const { url } = yield* server((_, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.end("data: last\n\n")
+      })
+      const scope = yield* Scope.make()
+      // The body, as undici gives it: what it emits is what this test is about.
+      const { body, text } = yield* Effect.gen(function*() {
+        const response = yield* HttpClient.execute(post(url, "{}"))
+        const body = (response as unknown as { readonly source: { readonly body: Readable } }).source.body
+        const pull = yield* ModelHttpClient.pullOf(response)
+        return { body, text: new TextDecoder().decode(Chunk.toReadonlyArray(yield* pull)[0]) }
+      }).pipe(Scope.extend(scope))
+      // The last event was read; its consumer stops there, as a model step does after the answer's last event.
+      expect(text).toBe("data: last\n\n")
+      const errors: Array<unknown> = []
+      body.on("error", (error) => errors.push(error))
+      // Ended by itself, `end` comes before `close`; destroyed, `close` comes alone.
+      const settled = yield* Deferred.make<"end" | "close">()
+      body.once("end", () => Effect.runSync(Deferred.succeed(settled, "end")))
+      body.once("close", () => Effect.runSync(Deferred.succeed(settled, "close")))
+      // Its end arrives after the bytes (the chunked body's last frame), read or not.
+      const arrived = (body as Readable & { readonly _readableState: { readonly ended: boolean } })._readableState
+      while (!arrived.ended) yield* Effect.sleep("5 millis")
+      expect(body.readableEnded).toBe(false)
+      yield* Scope.close(scope, Effect.void as never)
+      expect(yield* Deferred.await(settled)).toBe("end")
+      expect(errors).toEqual([])
     }).pipe(Effect.provide(lean)))
 
   it.scoped("an interrupted request is aborted: the server sees the connection close", () =>
