@@ -130,11 +130,15 @@ describe("the rank table's file", () => {
 
   it("the package's build holds the table the sources would build: the tests count as a user's kern counts", () =>
     Effect.gen(function*() {
+      // Byte for byte: a build left from another version of gpt-tokenizer fails here, not in a count somewhere else.
+      const table = buildRankTable(bpeRanks)
+      const read = readRankTable([rankTablePlaces()[1]!])
+      expect(read === undefined ? undefined : Buffer.from(serializeRankTable(read)).equals(Buffer.from(serializeRankTable(table))))
+        .toBe(true)
       const count = yield* (yield* Tokenizer).counter
-      const built = bpeCounter(buildRankTable(bpeRanks))
+      const built = bpeCounter(table)
       for (const text of ["hello world", "Recall finds every past conversation.", "日本語のテキスト 🎉", "x".repeat(5000)]) {
         expect(count(text)).toBe(built(text))
       }
-      expect(readRankTable([rankTablePlaces()[1]!])).toBeDefined()
     }).pipe(Effect.provide(Tokenizer.Default), Effect.runPromise))
 })
