@@ -1,11 +1,14 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer } from "effect"
 
+/** The advisory lock's two keys for the name given as the statement's first parameter: one key for both helpers. */
+const lockKey = "hashtext('kern.migrate'), hashtext($1)"
+
 /**
  * `effect` run in one transaction holding a PostgreSQL advisory lock named by `name`: processes that start at once on
  * one database (runners of a cluster, agents sharing a server) create a schema and its migrations table one after
- * another. The
- * lock takes the two-key form, whose keys never meet the single-key advisory locks the cluster's shards use.
+ * another. The lock takes the two-key form, whose keys never meet the single-key advisory locks the cluster's shards
+ * use.
  *
  * Needed because "does it exist? then create it" races: @effect/sql's Migrator creates its table after a lookup
  * (`relation "cluster_migrations" already exists` when two runners started together), and even `CREATE … IF NOT
@@ -13,7 +16,7 @@ import { Effect, Layer } from "effect"
  */
 export const withMigrationLock = (sql: SqlClient.SqlClient, name: string) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  sql.withTransaction(Effect.zipRight(sql`SELECT pg_advisory_xact_lock(hashtext('kern.migrate'), hashtext(${name}))`, effect))
+  sql.withTransaction(Effect.zipRight(sql.unsafe(`SELECT pg_advisory_xact_lock(${lockKey})`, [name]), effect))
 
 /**
  * `layer` built while this process holds the advisory lock named by `name`, on a connection of its own released once
@@ -32,10 +35,9 @@ export const buildHoldingMigrationLock = (name: string) =>
       pg: () =>
         Effect.scoped(Effect.gen(function*() {
           const conn = yield* sql.reserve
-          const key = "hashtext('kern.migrate'), hashtext($1)"
           yield* Effect.acquireRelease(
-            conn.executeRaw(`SELECT pg_advisory_lock(${key})`, [name]),
-            () => Effect.ignore(conn.executeRaw(`SELECT pg_advisory_unlock(${key})`, [name]))
+            conn.executeRaw(`SELECT pg_advisory_lock(${lockKey})`, [name]),
+            () => Effect.ignore(conn.executeRaw(`SELECT pg_advisory_unlock(${lockKey})`, [name]))
           )
           return yield* build
         })),
