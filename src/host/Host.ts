@@ -4,6 +4,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
+import { blockedPortWarning, browserBlocked } from "../channels/web/blockedPorts.js"
 import { agentToken as tokenOf, baseUrl, exposedWarning, isLoopback, ServerSetupError } from "../channels/web/serverSetup.js"
 import { loadConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
@@ -117,6 +118,7 @@ export const runHost = (options: HostOptions) =>
     const files = hostFiles(options.home)
     const token = yield* hostToken(files)
     if (!isLoopback(settings.host)) yield* report(`warning: ${exposedWarning(settings.host)}`)
+    if (browserBlocked(settings.port)) yield* report(`warning: ${blockedPortWarning(settings.port, `--port, or "port" in host.json`)}`)
     const server = NodeHttp.createServer()
     yield* Effect.addFinalizer(() => Effect.sync(() => server.closeAllConnections()))
     const listening = yield* Layer.build(NodeHttpServer.layer(() => server, { host: settings.host, port: settings.port })).pipe(

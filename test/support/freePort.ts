@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
+import { browserBlocked } from "../../src/channels/web/blockedPorts.js"
 
 // A port for a server a test starts by number (a child `kern run`, a runner, PostgreSQL), which cannot listen on 0.
 //
@@ -8,7 +9,8 @@ import * as NodeNet from "node:net"
 // outgoing connection and every other `listen(0)` of the parallel test workers draws from too, so by the time the
 // server binds it, a client socket may hold it (CI saw "could not listen on 127.0.0.1:33239: the port is in use").
 // Ports are taken instead from below the ephemeral range, where nothing is handed out by the OS, each worker in a
-// slice of its own (VITEST_POOL_ID, else the pid), and checked free before they are returned.
+// slice of its own (VITEST_POOL_ID, else the pid), and checked free before they are returned. A port fetch refuses
+// (10080 is in the first slice) is never returned: a test's fetch to it fails "bad port".
 
 const lowest = 10_000
 const slices = 16
@@ -42,7 +44,7 @@ export const freePortAsync = async (): Promise<number> => {
   const { from, size } = slice()
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = from + Math.floor(Math.random() * size)
-    if (await isFree(port)) return port
+    if (!browserBlocked(port) && (await isFree(port))) return port
   }
   throw new Error(`no free loopback port in ${from}–${from + size - 1} after 200 tries`)
 }

@@ -34,6 +34,7 @@ import * as Users from "./handlers/users.js"
 import { KernApi } from "./KernApi.js"
 import { headerValues, hostNames, hostRefusal, targetProblem } from "./requestGate.js"
 import * as RuntimeFeed from "./RuntimeFeed.js"
+import { blockedPortWarning, browserBlocked } from "./blockedPorts.js"
 import { baseUrl, exposedWarning, isLoopback, ServerSetupError, type ServerSettings } from "./serverSetup.js"
 import { BrowserLogins, ServerInfo } from "./ServerInfo.js"
 import { asset, defaultWebRoot, indexPage } from "./static.js"
@@ -242,12 +243,13 @@ export const appLayer = (options: WebServerOptions) =>
 
 /**
  * The server as a scoped layer over the running agent: the agent's app (appLayer), listening on host:port until the
- * scope closes. Binding anything but loopback is reported as the risk it is.
+ * scope closes. Binding anything but loopback is reported as the risk it is, and a port browsers refuse as such.
  */
 export const layer = (options: WebServerOptions) => {
   const report = options.report ?? ((line: string) => Effect.logWarning(line))
   const serve = Layer.unwrapScoped(Effect.gen(function*() {
     if (!isLoopback(options.host)) yield* report(`warning: ${exposedWarning(options.host)}`)
+    if (browserBlocked(options.port)) yield* report(`warning: ${blockedPortWarning(options.port, `"port" in .kern/config.json`)}`)
     return HttpServer.serve(yield* AgentHttpApp)
   }))
   return Layer.unwrapScoped(Effect.sync(() => {

@@ -4,6 +4,7 @@ import { parseJsonWith } from "../../config/json.js"
 import * as NodeNet from "node:net"
 import type { LoadedConfig } from "../../config/AgentConfig.js"
 import { newSecret } from "./auth.js"
+import { browserBlocked } from "./blockedPorts.js"
 import { privateFileMode } from "../../storage/privateFiles.js"
 
 /** Where a port is chosen when the config names none. */
@@ -40,14 +41,17 @@ export const portFree = (host: string, port: number) =>
 
 const ConfigObject = parseJsonWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 
-/** A free port from portRange, starting at a random one so agents started together do not race for the same. */
+/**
+ * A free port from portRange, starting at a random one so agents started together do not race for the same; never one
+ * browsers refuse (4190 is in the range).
+ */
 const choosePort = (host: string) =>
   Effect.gen(function*() {
     const size = portRange.to - portRange.from + 1
     const first = yield* Random.nextIntBetween(0, size)
     for (let i = 0; i < size; i++) {
       const port = portRange.from + ((first + i) % size)
-      if (yield* portFree(host, port)) return port
+      if (!browserBlocked(port) && (yield* portFree(host, port))) return port
     }
     return yield* new ServerSetupError({ message: `no free port from ${portRange.from} to ${portRange.to} on ${host}; set "port" in .kern/config.json` })
   })

@@ -17,6 +17,8 @@ export const token = "test-token-0123456789abcdef"
 
 export interface ServerOptions {
   readonly host?: string
+  /** The port to listen on; a free one otherwise. */
+  readonly port?: number
   /** Where the server's notices go (the non-loopback warning). */
   readonly report?: (line: string) => Effect.Effect<void>
   readonly ticketTtlMs?: number
@@ -48,7 +50,7 @@ export const startServer = (options: ServerOptions = {}) =>
     })
     if (options.sessionMessages !== undefined) writeSessionFixture(dir, options.sessionMessages)
     if (options.files !== undefined) writeFiles(dir, options.files)
-    const port = yield* freePort
+    const port = options.port ?? (yield* freePort)
     const server = WebServer.layer({
       host: options.host ?? "127.0.0.1",
       port,

@@ -1,9 +1,12 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { HttpClient } from "@effect/platform"
+import { Effect, Random, Ref } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
+import { blockedPortWarning, browserBlocked } from "../../../src/channels/web/blockedPorts.js"
 import { exposedWarning, isLoopback, portFree, portRange, prepareServer } from "../../../src/channels/web/serverSetup.js"
 import { loadConfig } from "../../../src/config/AgentConfig.js"
 import { ProcessEnv } from "../../../src/config/ProcessEnv.js"
@@ -79,5 +82,55 @@ describe("server setup", () => {
       const exposed = yield* startServer({ host: "0.0.0.0", report })
       expect((yield* Effect.promise(() => fetch(`${exposed.base}/health`))).status).toBe(200)
       expect(yield* Ref.get(said)).toEqual([`warning: ${exposedWarning("0.0.0.0")}`])
+    })))
+
+  it.live("the ports browsers refuse are exactly those node's fetch refuses, from 1 to 11,000", () =>
+    Effect.gen(function*() {
+      // fetch checks the port before it connects; past the check, a dispatcher that fails every request keeps any
+      // byte from being sent to whatever listens on the port.
+      const dispatcher = {
+        dispatch: (_: unknown, handler: { onError: (error: Error) => void }) => {
+          queueMicrotask(() => handler.onError(new Error("not sent")))
+          return true
+        }
+      }
+      const ports = Array.from({ length: 11_000 }, (_, i) => i + 1)
+      const answers = yield* Effect.promise(() =>
+        Promise.all(ports.map((port) =>
+          fetch(`http://127.0.0.1:${port}/`, { dispatcher } as RequestInit).then(
+            () => "sent",
+            (error: { cause?: { message?: string } }) => error.cause?.message
+          )
+        ))
+      )
+      expect(new Set(answers)).toEqual(new Set(["not sent", "bad port"]))
+      const refused = ports.filter((_, i) => answers[i] === "bad port")
+      expect(refused).toContain(4190)
+      expect(refused).toContain(10080)
+      expect(ports.filter(browserBlocked)).toEqual(refused)
+    }))
+
+  it.live("a chosen port is never one browsers refuse: a random start on 4190 moves on to the next free port", () =>
+    Effect.gen(function*() {
+      expect(browserBlocked(4190)).toBe(true)
+      const dir = agent()
+      // The start drawn is 4100 + 90.
+      const settings = yield* prepare(dir).pipe(Effect.withRandom(Random.fixed([90])))
+      expect(settings.port).not.toBe(4190)
+      expect(settings.port).toBeGreaterThan(4190)
+      expect(settings.port).toBeLessThanOrEqual(portRange.to)
+      expect(JSON.parse(NodeFs.readFileSync(NodePath.join(dir, ".kern/config.json"), "utf8")).port).toBe(settings.port)
+    }))
+
+  it.live("a server on a port browsers refuse says so when it starts; kern's own client still reaches it, fetch does not", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const said = yield* Ref.make<ReadonlyArray<string>>([])
+      const server = yield* startServer({ port: 4190, report: (line) => Ref.update(said, (all) => [...all, line]) })
+      expect(yield* Ref.get(said)).toEqual([`warning: ${blockedPortWarning(4190, `"port" in .kern/config.json`)}`])
+      expect(blockedPortWarning(4190, "x")).toContain("web UI will not open")
+      const fetched = yield* Effect.promise(() => fetch(`${server.base}/health`).then(() => "answered", (error: { cause?: { message?: string } }) => error.cause?.message))
+      expect(fetched).toBe("bad port")
+      const health = yield* HttpClient.get(`${server.base}/health`).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.scoped)
+      expect(health.status).toBe(200)
     })))
 })
