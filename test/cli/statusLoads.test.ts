@@ -6,6 +6,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { startServer, token } from "../channels/web/harness.js"
 import { initAgentWithModel } from "../support/agentFolder.js"
+import { bundleReadHooks } from "../support/bundleReads.js"
 import { kernBin, runCollected } from "../support/cli.js"
 import { makeTempDir } from "../support/tempDir.js"
 
@@ -29,11 +30,7 @@ Module._load = function (request, ...rest) { loaded.add(request); return load.ca
 // bin/kern.js reads its quick bundles and runs them as scripts (not through require): their names count as loaded,
 // opened to be read (bin/codeCache.js) or read whole.
 const bundleRead = (file) => { if (String(file).endsWith(".cjs")) loaded.add(require("node:path").basename(String(file))) }
-const openSync = NodeFs.openSync
-NodeFs.openSync = function (file, ...rest) { bundleRead(file); return openSync.call(this, file, ...rest) }
-const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { bundleRead(file); return readFileSync.call(this, file, ...rest) }
-process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify([...loaded]) + "\\n"))
+${bundleReadHooks}process.on("exit", () => process.stderr.write("\\nloaded: " + JSON.stringify([...loaded]) + "\\n"))
 `
   )
   const result = await runCollected(process.execPath, ["--require", preload, kernBin, "status", dir, ...args], { env: { OPENROUTER_API_KEY: "sk-test" } })

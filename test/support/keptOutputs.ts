@@ -3,6 +3,7 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { fineSettleMs } from "../../src/quick/statusSettle.js"
+import { bundleReadHooks } from "./bundleReads.js"
 import { makeTempDir } from "./tempDir.js"
 
 /** A preload that says, at exit, whether a file whose name ends with `bundle` (the command's own bundle) was read. */
@@ -14,11 +15,7 @@ export const bundleMarker = (bundle: string): string => {
 let full = false
 // Opened to be read (bin/codeCache.js), or read whole.
 const bundleRead = (file) => { if (String(file).endsWith(${JSON.stringify(bundle)})) full = true }
-const openSync = NodeFs.openSync
-NodeFs.openSync = function (file, ...rest) { bundleRead(file); return openSync.call(this, file, ...rest) }
-const readFileSync = NodeFs.readFileSync
-NodeFs.readFileSync = function (file, ...rest) { bundleRead(file); return readFileSync.call(this, file, ...rest) }
-process.on("exit", () => process.stderr.write(full ? "\\n@full\\n" : "\\n@kept\\n"))
+${bundleReadHooks}process.on("exit", () => process.stderr.write(full ? "\\n@full\\n" : "\\n@kept\\n"))
 `
   )
   return file
