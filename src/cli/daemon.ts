@@ -13,7 +13,7 @@ import * as PidFile from "../storage/PidFile.js"
 import { privateDirMode, privateFileMode } from "../storage/privateFiles.js"
 import { processRunning } from "../storage/processState.js"
 import { daemonFiles, type Level, logFrom, logSize, rotateLog } from "./daemonFiles.js"
-import { atLevel, type LogLine, readLines, renderJson, renderText } from "./logRecord.js"
+import { atLevel, levelRank, type LogLine, readLines, renderJson, renderText } from "./logRecord.js"
 import { CommandFailed } from "./errors.js"
 import { agentLines, hostedBy, hostHomeOf } from "./hostedAgent.js"
 
@@ -70,9 +70,17 @@ const spawnAgent = (loaded: LoadedConfig, logFile: string) =>
   })
 
 /**
+ * What a failed start shows of the agent's log: its records at info and above, and what it wrote outside the logger
+ * (its last error, a crash's stack, Node's warnings). The debug records (migrations, the cluster's start and shutdown,
+ * a shutdown's cause with its stack) stay in the log for `kern logs --level debug`.
+ */
+const startLines = (lines: ReadonlyArray<LogLine>): ReadonlyArray<LogLine> =>
+  lines.filter((line) => !line.json || levelRank(line.record.level) >= levelRank("info"))
+
+/**
  * `kern start`: the agent in the background. Port and token are made first (so this process knows where to look),
  * then `kern run --background` is spawned detached; this waits until /health answers as that process, or prints
- * the lines the agent logged while failing to start and exits 1.
+ * what the agent said while failing to start (startLines) and exits 1.
  */
 const startIn = (args: DaemonArgs) =>
   Effect.gen(function*() {
@@ -107,7 +115,7 @@ const startIn = (args: DaemonArgs) =>
         return yield* Console.log(`${loaded.config.name} runs in the background: pid ${pid}, ${up.value.client.baseUrl} (kern open logs a browser in)`)
       }
       if (!processRunning(pid) || (yield* Clock.currentTimeMillis) > deadline) {
-        const said = readLines((yield* logFrom(logFile, offset)).trim().split("\n")).lines.map(renderText).join("\n").trim()
+        const said = startLines(readLines((yield* logFrom(logFile, offset)).trim().split("\n")).lines).map(renderText).join("\n").trim()
         if (processRunning(pid)) yield* signal(pid, "SIGTERM")
         yield* fs.remove(pidFile, { force: true })
         return yield* new CommandFailed({

@@ -144,6 +144,30 @@ describe("kern start / status / chat / stop", () => {
       expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
     })))
 
+  it.live("a start that fails after the agent got going (its port taken) prints the error alone: no debug lines, no stack", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* makeFakeServer
+      // Another program on the agent's port, which hangs up on whoever connects.
+      const taken = NodeNet.createServer((socket) => socket.destroy())
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => taken.listen({ host: "127.0.0.1", port: 0 }, resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+      )
+      const port = (taken.address() as NodeNet.AddressInfo).port
+      const dir = initAgentWithModel(server.baseURL, { port, heartbeatInterval: 0 })
+      yield* reaped(dir)
+      const result = yield* kern(["start"], dir)
+      expect(result.status).toBe(1)
+      expect(result.stderr).toContain("the agent did not start")
+      expect(result.stderr).toContain(`could not listen on 127.0.0.1:${port}: the port is in use`)
+      // The agent had opened kern.db and joined its cluster before it failed: those debug lines, and the shutdown's
+      // cause with its stack, stay in the log.
+      expect(result.stderr).not.toMatch(/DEBUG|Running migration|Sharding|\n\s+at /)
+      const logged = yield* kern(["logs", "--level", "debug", "-n", "200"], dir)
+      expect(logged.stdout).toContain("Shutting down")
+      expect(NodeFs.existsSync(pidFile(dir))).toBe(false)
+    })))
+
   it.live("a message accepted (202) survives kill -9 and is answered after the restart, exactly once", () =>
     Effect.scoped(Effect.gen(function*() {
       const server = yield* makeFakeServer
