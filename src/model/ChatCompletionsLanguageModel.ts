@@ -15,6 +15,7 @@ import {
   streamCut,
   type ProviderContext,
   ProviderError,
+  requestFailure,
   toAiError
 } from "./ProviderError.js"
 import { pullOf } from "./ModelHttpClient.js"
@@ -60,7 +61,7 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
       ? networkError(context, error.description ?? error.reason)
       : streamCut(context, error.description ?? error.reason)
 
-  /** Sends a request; anything but 2xx becomes a ProviderError (retries already spent). */
+  /** Sends a request; anything but 2xx becomes a ProviderError (retries already spent: `duringRequest`). */
   const send = (body: Uint8Array, accept: string) =>
     client.execute(
       HttpClientRequest.post("/chat/completions").pipe(
@@ -72,7 +73,8 @@ export const make = Effect.fn("kern.model.ChatCompletions.make")(function*(optio
       Effect.mapError(transportError),
       Effect.flatMap((response) =>
         response.status >= 200 && response.status < 300 ? Effect.succeed(response) : failure(response)
-      )
+      ),
+      Effect.mapError(requestFailure)
     )
 
   const failure = (response: HttpClientResponse.HttpClientResponse) =>

@@ -14,7 +14,12 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   /** Seconds the provider asked us to wait (`Retry-After`), already converted from an HTTP date. */
-  retryAfterSeconds: Schema.optional(Schema.Number)
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  /**
+   * The request itself failed (no answer, or an answer other than 2xx), after the HTTP client's own retries
+   * (retryingClient): a caller that retries a broken stream does not retry this one again.
+   */
+  duringRequest: Schema.optional(Schema.Boolean)
 }) {
   /** Whether trying the same request again can succeed. */
   get retryable(): boolean {
@@ -22,6 +27,16 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
       (this.reason === "provider" && this.status !== undefined && this.status >= 500)
   }
 }
+
+/** `error` as a failure of the request itself (`duringRequest`). */
+export const requestFailure = (error: ProviderError): ProviderError =>
+  new ProviderError({
+    reason: error.reason,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+    duringRequest: true
+  })
 
 /** What the messages name: where the provider lives and which variable holds its key. */
 export interface ProviderContext {
@@ -203,15 +218,16 @@ export const fromAiError = (error: AiError.AiError, context?: ProviderContext, n
       return error.cause instanceof ProviderError
         ? error.cause
         : new ProviderError({ reason: "provider", message: error.message })
+    // The request itself failed: sent through retryingClient, it was retried already.
     case "HttpRequestError":
-      return networkError(where, error.description ?? error.reason)
+      return requestFailure(networkError(where, error.description ?? error.reason))
     case "HttpResponseError": {
       const status = error.response.status
       const body = error.body ?? ""
       if (status >= 200 && status < 300) {
         return malformedBody(where, body, error.response.headers["content-type"], "the expected JSON", status)
       }
-      return fromStatus(where, { status, headers: error.response.headers, body }, nowMillis)
+      return requestFailure(fromStatus(where, { status, headers: error.response.headers, body }, nowMillis))
     }
     case "MalformedOutput":
       return new ProviderError({

@@ -20,17 +20,19 @@ export interface RetryNotice {
  */
 export class RetryNotices extends Context.Tag("kern/model/RetryNotices")<RetryNotices, (notice: RetryNotice) => Effect.Effect<void>>() {}
 
-/** A provider failure about to be retried, with how long kern waits first: logged, and told to RetryNotices. */
+/**
+ * A provider failure about to be retried, with how long kern waits first: told to RetryNotices, and logged. A warning
+ * when nobody is told; when the people waiting are (a turn), an info line: a terminal shows warnings, and showed the
+ * notice twice.
+ */
 const logRetry = (error: ProviderError, delay: Duration.Duration) => {
   const waitMs = Math.round(Duration.toMillis(delay))
   const text = `model provider failed (${error.message}); retrying in ${Duration.format(Duration.millis(waitMs))}`
-  return Effect.logWarning(text).pipe(
-    Effect.annotateLogs({ provider: error.reason, ...(error.status === undefined ? {} : { status: error.status }), waitMs }),
-    Effect.zipRight(Effect.flatMap(Effect.serviceOption(RetryNotices), Option.match({
-      onNone: () => Effect.void,
-      onSome: (tell) => tell({ text, waitMs })
-    })))
-  )
+  return Effect.flatMap(Effect.serviceOption(RetryNotices), (notices) =>
+    (Option.isSome(notices) ? Effect.logInfo(text) : Effect.logWarning(text)).pipe(
+      Effect.annotateLogs({ provider: error.reason, ...(error.status === undefined ? {} : { status: error.status }), waitMs }),
+      Effect.zipRight(Option.isSome(notices) ? notices.value({ text, waitMs }) : Effect.void)
+    ))
 }
 
 /**

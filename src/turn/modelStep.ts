@@ -28,6 +28,7 @@ export class StepStopped extends Data.TaggedError("StepStopped")<{ readonly part
 /** What the retry schedule sees for a failure it must not retry (a stream that already showed output). */
 const notRetried = new ProviderError({ reason: "provider", message: "not retried" })
 
+
 export interface StepCall {
   readonly id: string
   readonly name: string
@@ -147,10 +148,16 @@ export const modelStep = (options: ModelStepOptions) =>
       )
     // A stream that fails before any text or call arrived (cut, reset, a 5xx frame) showed the user nothing: it is
     // retried as a failed request is. Once something was shown, a retry would show it twice, so the failure stands.
+    // A request that failed (`duringRequest`) was retried already, by the HTTP client.
     const shownNothing = () => text === "" && calls.length === 0
     const retryBeforeOutput = Schedule.mapInput(
       providerRetrySchedule,
-      (error: AiError.AiError): ProviderError => shownNothing() ? fromAiError(error) : notRetried
+      (error: AiError.AiError): ProviderError => {
+        if (!shownNothing()) return notRetried
+        const failure = fromAiError(error)
+        // Retrying the step as well made 4 × 4 attempts of a request that fails (16 over 35 s for a refused connection).
+        return failure.duringRequest === true ? notRetried : failure
+      }
     )
     // Each retry, of the request (RedactingHttpClient's retryingClient) or of a stream that showed nothing, is told to
     // the turn's followers as it waits.

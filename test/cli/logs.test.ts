@@ -87,8 +87,9 @@ describe("the background agent's log", () => {
       expect(typeof turnId).toBe("string")
       const inTurn = { ...where, turn: turnId }
 
+      // An info line: the people waiting on the turn were told (its retry event); `kern logs` shows it by default.
       const retry = all.find((r) => r.message.includes("retrying in"))
-      expect(retry?.level).toBe("WARN")
+      expect(retry?.level).toBe("INFO")
       expect(retry?.annotations).toMatchObject({ ...inTurn, provider: "rate_limit", status: 429 })
       expect(retry?.annotations["waitMs"]).toBeGreaterThanOrEqual(500)
 

@@ -20,6 +20,8 @@ describe("a provider retry is a progress line", () => {
       expect(result.status, result.stderr).toBe(0)
       expect(result.stdout).toContain("back again")
       expect(result.stderr).toMatch(/^kern: model provider failed \(.*429.*\); retrying in 1s/m)
+      // Once: the notice, not also the log's warning of it.
+      expect(result.stderr.match(/retrying in/g), result.stderr).toHaveLength(1)
     })))
 
   it.live("--json has a retry event before the reply, with the wait; the terminal shows it as a line", () =>

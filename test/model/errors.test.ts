@@ -1,7 +1,7 @@
-import { type AiError, LanguageModel, Prompt } from "@effect/ai"
+import { AiError, LanguageModel, Prompt } from "@effect/ai"
 import { modelStep, watchdogTimeout } from "../../src/turn/modelStep.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Stream, TestClock } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Option, Stream, TestClock, TestServices } from "effect"
 import { fromAiError } from "../../src/model/ProviderError.js"
 import { FakeReply } from "../support/fakeModelServer.js"
 import { awaitSleeper, wakeNextSleeper, wakeSleeperWithin } from "./clock.js"
@@ -124,6 +124,34 @@ describe.each(apis)("provider errors over %s", (_name, withModel, keyEnv) => {
         const result = yield* Fiber.join(fiber)
         expect(result.text).toBe("recovered")
         expect(yield* server.modelRequests).toHaveLength(2)
+      })
+    ))
+
+  it.scoped("a step whose request keeps failing (5xx) makes 4 attempts in all: the step does not retry what the HTTP client retried", () =>
+    withModel((server) =>
+      Effect.gen(function*() {
+        yield* server.reply(...Array.from({ length: 20 }, () => FakeReply.error(503)))
+        const model = yield* LanguageModel.LanguageModel
+        const fiber = yield* Effect.fork(Effect.flip(step(model)))
+        // Every retry's wait is woken (the watchdog, which sleeps longer from the start, is not) until the step ends.
+        let waits = 0
+        for (;;) {
+          if (Option.isSome(yield* Fiber.poll(fiber))) break
+          const now = yield* Clock.currentTimeMillis
+          const due = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - now)
+            .filter((delay) => delay < Duration.toMillis(watchdogTimeout))
+          if (due.length === 0) {
+            yield* TestServices.provideLive(Effect.sleep("2 millis"))
+            continue
+          }
+          yield* TestClock.adjust(Math.min(...due))
+          waits++
+        }
+        const failed = yield* Fiber.join(fiber)
+        if (!AiError.isAiError(failed)) return expect.fail(`the step failed with ${failed._tag}`)
+        expect(fromAiError(failed).status).toBe(503)
+        expect(yield* server.modelRequests).toHaveLength(4)
+        expect(waits).toBe(3)
       })
     ))
 
