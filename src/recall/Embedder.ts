@@ -3,7 +3,7 @@ import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect
 import { AgentConfig, type LoadedConfig } from "../config/AgentConfig.js"
 import type { ModelSettings } from "../model/ModelSettings.js"
 import { providerDetail, type ProviderContext } from "../model/ProviderError.js"
-import { retryingClient } from "../model/ProviderRetry.js"
+import { RetryNotices, retryingClient } from "../model/ProviderRetry.js"
 import { SpendGuard } from "../model/SpendGuard.js"
 import { bagOfWordsEmbedding } from "./bagOfWords.js"
 import { embeddingChoice } from "./embeddingChoice.js"
@@ -77,7 +77,10 @@ export const makeHttp = (settings: ModelSettings) =>
           })
         )
         const response = yield* client.execute(request).pipe(
-          Effect.mapError((error) => failed(`${settings.provider} at ${settings.baseURL} could not be reached: ${error.message}`))
+          Effect.mapError((error) => failed(`${settings.provider} at ${settings.baseURL} could not be reached: ${error.message}`)),
+          // A failed embedding is reported once, by recall (keyword search still works): its retries are told to no
+          // one, which logs them as info lines, not as a terminal's warnings on the way out of a chat.
+          Effect.provideService(RetryNotices, () => Effect.void)
         )
         if (response.status === 404) {
           return yield* new EmbeddingError({

@@ -47,6 +47,13 @@ export const keywordCandidatesPerHit = 20
  */
 export const queryEmbeddingWait = Duration.seconds(5)
 
+/**
+ * How long a one-shot chat, on its way out, waits to embed its own newest chunks. Its keyword index is written
+ * already and a later run embeds what is left (newest first), so a failing or slow endpoint costs the person waiting
+ * for their prompt this much at most, not the retry schedule's 7 s.
+ */
+export const oneShotEmbeddingWait = Duration.seconds(3)
+
 /** Characters a load returns per page unless asked otherwise. */
 export const defaultLoadChars = 20_000
 
@@ -143,8 +150,16 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         if (!config.recall) return 0
         const messages = yield* indexSessions(store, tokenizer.counter, secrets, paths.sessionsDir, options)
         if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, secrets, paths.dir, skippedFiles)
-        // A one-shot chat embeds its own newest chunks (one request); a backlog is the running agent's to embed.
-        yield* (options.only === undefined ? embedPending() : embedPending({ batches: 1, newestFirst: true }))
+        // A one-shot chat embeds its own newest chunks (one request, oneShotEmbeddingWait at most); a backlog is the
+        // running agent's to embed. It runs in the chat's finalizer, where nothing is interrupted unless it says so:
+        // the embedding does (its vectors are written in one transaction, or not at all).
+        yield* (options.only === undefined ? embedPending() : Effect.interruptible(embedPending({ batches: 1, newestFirst: true })).pipe(
+          Effect.timeoutOption(oneShotEmbeddingWait),
+          Effect.tap(Option.match({
+            onNone: () => Effect.logDebug(`recall: embedding took over ${Duration.format(oneShotEmbeddingWait)}; a later run embeds it`),
+            onSome: () => Effect.void
+          }))
+        ))
         return messages
       })).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.mapError(storage))
 

@@ -1,11 +1,12 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer, Logger, Option, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as Embedder from "../../src/recall/Embedder.js"
 import { reciprocalRankFusion } from "../../src/recall/fusion.js"
-import { Recall } from "../../src/recall/Recall.js"
+import { oneShotEmbeddingWait, Recall } from "../../src/recall/Recall.js"
+import { awaitSleeper } from "../model/clock.js"
 import { recallStatus } from "../../src/recall/status.js"
 import { make as makeFakeServer } from "../support/fakeModelServer.js"
 import { answer, appendLines, header, loadedAt, makeAgentDir, recallLayer, sessionPath, user } from "./harness.js"
@@ -176,6 +177,24 @@ describe.each(databases)("recall search on $name", (database) => {
       }).pipe(Effect.provide(recallLayer(loadedAt(dir), Embedder.layerTest({ dimensions: 16 }), database)))
     }))
 
+  it.scoped.runIf(sqliteOnly(database))("a one-shot chat's pass waits for an embedding endpoint that does not answer 3 s at most: keywords indexed, chunks left to embed", () =>
+    Effect.gen(function*() {
+      const dir = makeAgentDir()
+      seed(dir)
+      const stalled = Layer.succeed(Embedder.Embedder, { model: Option.some("stalled"), offReason: "", embed: () => Effect.never })
+      yield* Effect.gen(function*() {
+        const recall = yield* Recall
+        // Uninterruptible, as the one-shot chat's finalizer runs it (src/agent/Agent.ts).
+        const fiber = yield* Effect.fork(Effect.uninterruptible(recall.syncSession(sid)))
+        const wait = yield* awaitSleeper
+        expect(wait).toBe(Duration.toMillis(oneShotEmbeddingWait))
+        yield* TestClock.adjust(wait)
+        expect(yield* Fiber.join(fiber)).toBe(6)
+        // Indexed for keyword search; every chunk waits for a later run's embedding.
+        expect(yield* recall.stats).toMatchObject({ chunks: 3, unembedded: 3 })
+      }).pipe(Effect.provide(recallLayer(loadedAt(dir), stalled, database)))
+    }))
+
   it.scopedLive.runIf(vectorsKept(database))("an endpoint answering 404 gives keyword-only recall that still works, and says why", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
@@ -204,9 +223,16 @@ describe.each(databases)("recall search on $name", (database) => {
       yield* server.embeddings({ status: 500 })
       const dir = makeAgentDir()
       seed(dir)
+      const logged: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        logged.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+      })
       yield* Effect.gen(function*() {
         const recall = yield* Recall
         yield* recall.sync
+        // The failure is one warning; its retries are info lines (a terminal shows warnings).
+        expect(logged.filter((line) => line.startsWith("WARN"))).toEqual([expect.stringContaining("recall embeddings failed")])
+        expect(logged.filter((line) => line.startsWith("INFO") && line.includes("retrying in"))).toHaveLength(3)
         let stats = yield* recall.stats
         expect(stats.chunks).toBe(3)
         expect(stats.unembedded).toBe(3)
@@ -218,7 +244,10 @@ describe.each(databases)("recall search on $name", (database) => {
         stats = yield* recall.stats
         expect(stats.unembedded).toBe(0)
         expect(stats.embedding.reason).toBeNull()
-      }).pipe(Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)))
+      }).pipe(
+        Effect.provide(recallLayer(loadedAt(dir), httpEmbedder(dir, server.baseURL), database)),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
       // 4 attempts for the chunks' batch (the provider retry schedule) before giving up.
       const embeds = (yield* server.requests).filter((r) => r.path === "/embeddings")
       expect(embeds.length).toBe(4 + 1)
