@@ -62,10 +62,51 @@ export interface HostSettings {
 
 export const defaults = { host: "127.0.0.1", port: 4000, idleSeconds: 600 } as const
 
-const named = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => `${issue.path.length === 0 ? "host.json" : issue.path.join(".")}: ${issue.message}`)
-    .join("; ")
+/** What each of host.json's own keys takes, as a person reads it (the schema's own words are TypeScript's). */
+const expectations: Readonly<Record<string, string>> = {
+  agents: `an object naming each agent's folder, { "<name>": "<folder>" } or { "<name>": { "dir": "<folder>" } }`,
+  host: `the address to listen on, e.g. "127.0.0.1"`,
+  port: "an integer port from 0 to 65535 (0 takes a free one)",
+  idleSeconds: "seconds, 0 or more (0 never passivates)"
+}
+
+const topKeys = Object.keys(HostConfigFile.fields).join(", ")
+
+/** A value as an error message shows it: JSON, cut short. */
+const shown = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text
+}
+
+const valueAt = (json: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined), json)
+
+/**
+ * Each issue as `<key>: expected …, found …`: host.json's own keys by what they take, a key it does not know by the
+ * keys it does, `database` and `cluster` by their schemas' own messages.
+ */
+const named = (error: ParseResult.ParseError, json: unknown): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  // A union's other branches (an optional key's "undefined") report on the key above the one that is wrong.
+  const deepest = issues.filter((issue) =>
+    !issues.some((other) => other.path.length > issue.path.length && issue.path.every((key, i) => other.path[i] === key))
+  )
+  const lines = deepest.map((issue) => {
+    const top = String(issue.path[0] ?? "")
+    if (issue.path.length === 0) return `host.json: expected a JSON object with "agents", found ${shown(json)}`
+    if (issue.path.length === 1 && !Object.hasOwn(HostConfigFile.fields, top)) {
+      return `${top}: not a key of host.json (its keys: ${topKeys})`
+    }
+    // One agent's entry: named by its agent.
+    const [key, expected] = top === "agents" && issue.path.length > 1
+      ? [`agents.${String(issue.path[1])}`, `its folder, "<folder>" or { "dir": "<folder>" }`]
+      : [issue.path.join("."), expectations[top]]
+    if (expected === undefined) return `${key}: ${issue.message}`
+    const found = valueAt(json, top === "agents" ? issue.path.slice(0, 2) : issue.path)
+    return `${key}: expected ${expected}, found ${found === undefined ? "nothing" : shown(found)}`
+  })
+  return [...new Set(lines)].join("; ")
+}
 
 /** The agents, checked: names that match the pattern, no folder twice. */
 export const checkAgents = (agents: ReadonlyArray<HostedAgent>): Either.Either<ReadonlyArray<HostedAgent>, HostConfigError> => {
@@ -96,8 +137,8 @@ export const parseHostConfig = (text: string, base: string): Either.Either<HostS
   } catch (error) {
     return Either.left(new HostConfigError({ message: `host.json is not JSON: ${error instanceof Error ? error.message : String(error)}` }))
   }
-  const decoded = Schema.decodeUnknownEither(HostConfigFile)(json)
-  if (Either.isLeft(decoded)) return Either.left(new HostConfigError({ message: named(decoded.left) }))
+  const decoded = Schema.decodeUnknownEither(HostConfigFile)(json, { errors: "all" })
+  if (Either.isLeft(decoded)) return Either.left(new HostConfigError({ message: named(decoded.left, json) }))
   const file = decoded.right
   if ((file.cluster === undefined) !== (file.database === undefined)) {
     return Either.left(new HostConfigError({
