@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { LoadedConfig } from "../config/AgentConfig.js"
 import { ProcessEnv } from "../config/ProcessEnv.js"
 import type { AgentCapabilities } from "../kernel/contracts.js"
@@ -17,6 +17,7 @@ import type { TurnEvent } from "../turn/TurnEvent.js"
 import type { TurnFailure } from "../turn/TurnFailure.js"
 import { makeRunTurn } from "../turn/runTurn.js"
 import type { TurnOutcome } from "../turn/turnTally.js"
+import { waitAtMost } from "../config/waitAtMost.js"
 
 /**
  * One agent, embedded: the library's single entry. `Agent.layer({ dir })` builds the whole runtime (config, kern.db,
@@ -99,13 +100,14 @@ export const make = (
     yield* Effect.addFinalizer(() => context.settled())
     // A one-shot use (`kern chat`) leaves its turns findable by the next `kern recall search`: the session's new
     // lines are indexed before the folder is let go (never during a turn), 30 s at most.
+    // Cut anywhere, the index is whole: its writes are transactions, and the next pass reads on from the last.
     yield* Effect.addFinalizer(() =>
-      recall.syncSession(session.id).pipe(
-        Effect.timeout("30 seconds"),
-        Effect.catchTags({
-          TimeoutException: () => report("recall: indexing this session took over 30 s; the next run catches up"),
-          RecallError: (error) => report(`recall: ${error.message}`)
-        })
+      waitAtMost(recall.syncSession(session.id), "30 seconds").pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => report("recall: indexing this session took over 30 s; the next run catches up"),
+          onSome: () => Effect.void
+        })),
+        Effect.catchTag("RecallError", (error) => report(`recall: ${error.message}`))
       )
     )
     const oneAtATime = yield* Effect.makeSemaphore(1)

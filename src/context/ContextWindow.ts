@@ -20,6 +20,7 @@ import { SummaryGate } from "./SummaryGate.js"
 import { type SummarizerStatus, summarizerStatus } from "./summarizerStatus.js"
 import { boxOf, wireOfConfig } from "../media/imageLimits.js"
 import { keptSpan } from "../kernel/keptSpan.js"
+import { waitAtMost } from "../config/waitAtMost.js"
 
 /** How long a one-shot command waits for the context's background work before it exits. */
 export const oneShotWait = Duration.seconds(30)
@@ -385,7 +386,7 @@ export class ContextWindow extends Effect.Service<ContextWindow>()("kern/context
 
     /** Waits, at most `limit`, for background passes (a one-shot command before it exits). */
     const settled = (limit: Duration.DurationInput = oneShotWait) =>
-      FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.orElse(() => Effect.void))
+      Effect.asVoid(waitAtMost(FiberSet.awaitEmpty(background), limit))
 
     const segments = (sessionId: string) => Effect.map(stateOf(sessionId), (state) => state.segments)
 

@@ -7,6 +7,7 @@ import { McpFailure } from "./McpFailure.js"
 import type { McpServerState } from "./McpServerState.js"
 import { loadSdk, type Sdk, type SdkClient } from "./sdk.js"
 import type { McpTool } from "./toolSpecs.js"
+import { waitAtMost } from "../config/waitAtMost.js"
 
 /**
  * One live connection to a server: its client, its tools as first listed, a Deferred completed with the reason it
@@ -99,8 +100,8 @@ const connectWith = (client: SdkClient, transport: Parameters<SdkClient["connect
 
 /** Closes the client, giving a server a moment to finish; what a stdio server left running is killed by its tag. */
 const closeClient = (client: SdkClient, name: string) =>
-  Effect.tryPromise(() => client.close()).pipe(
-    Effect.timeout(Duration.seconds(2)),
+  // In a finalizer: bounded by waitAtMost, where a timeout would wait for a close that never comes.
+  waitAtMost(Effect.tryPromise(() => client.close()), Duration.seconds(2)).pipe(
     Effect.catchAll((error) => Effect.logWarning(`kern: MCP server "${name}" did not close cleanly: ${String(error)}`))
   )
 

@@ -12,6 +12,7 @@ import type { SpendGuard } from "../model/SpendGuard.js"
 import type { ModelConfigMissing } from "../model/ModelSettings.js"
 import { makeFileCache } from "./fileCache.js"
 import { keptSpan } from "../kernel/keptSpan.js"
+import { waitAtMost } from "../config/waitAtMost.js"
 
 /** How many notes before the latest the summary covers. */
 export const summarizedNotes = 5
@@ -133,7 +134,7 @@ export const make = Effect.gen(function*() {
 
   /** Waits, at most `limit`, for a regeneration in progress (a one-shot command before it exits). */
   const settled = (limit: Duration.DurationInput = oneShotWait) =>
-    FiberSet.awaitEmpty(background).pipe(Effect.timeout(limit), Effect.ignore)
+    Effect.asVoid(waitAtMost(FiberSet.awaitEmpty(background), limit))
 
   /**
    * Makes the summary again now, whatever the cache holds (the operator asked, from the web UI), and answers with

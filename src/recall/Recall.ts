@@ -15,6 +15,7 @@ import { type ChunkRow, RecallStore, type RecallStoreError, type SessionFilter, 
 import { confinedAudience } from "../kernel/Audience.js"
 import type { RunContextData } from "../kernel/RunContext.js"
 import { conversationOfSession } from "../session/conversationIds.js"
+import { waitAtMost } from "../config/waitAtMost.js"
 import {
   type LoadRequest,
   LoadResult,
@@ -151,10 +152,9 @@ export class Recall extends Effect.Service<Recall>()("kern/recall/Recall", {
         const messages = yield* indexSessions(store, tokenizer.counter, secrets, paths.sessionsDir, options)
         if (options.only === undefined) yield* indexFiles(store, tokenizer.counter, secrets, paths.dir, skippedFiles)
         // A one-shot chat embeds its own newest chunks (one request, oneShotEmbeddingWait at most); a backlog is the
-        // running agent's to embed. It runs in the chat's finalizer, where nothing is interrupted unless it says so:
-        // the embedding does (its vectors are written in one transaction, or not at all).
-        yield* (options.only === undefined ? embedPending() : Effect.interruptible(embedPending({ batches: 1, newestFirst: true })).pipe(
-          Effect.timeoutOption(oneShotEmbeddingWait),
+        // running agent's to embed. It runs in the chat's finalizer; cut anywhere, its vectors are written in one
+        // transaction or not at all.
+        yield* (options.only === undefined ? embedPending() : waitAtMost(embedPending({ batches: 1, newestFirst: true }), oneShotEmbeddingWait).pipe(
           Effect.tap(Option.match({
             onNone: () => Effect.logDebug(`recall: embedding took over ${Duration.format(oneShotEmbeddingWait)}; a later run embeds it`),
             onSome: () => Effect.void
