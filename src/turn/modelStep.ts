@@ -28,7 +28,6 @@ export class StepStopped extends Data.TaggedError("StepStopped")<{ readonly part
 /** What the retry schedule sees for a failure it must not retry (a stream that already showed output). */
 const notRetried = new ProviderError({ reason: "provider", message: "not retried" })
 
-
 export interface StepCall {
   readonly id: string
   readonly name: string
