@@ -21,8 +21,9 @@ describe("kern serve on a port browsers refuse", () => {
         }).pipe(Effect.scoped, Effect.provide(env))
       yield* serve(0)
       expect(yield* Ref.get(said)).toEqual([])
-      yield* serve(4190)
-      const warning = `warning: ${blockedPortWarning(4190, `--port, or "port" in host.json`)}`
+      // Not 4190, which serverSetup.test.ts listens on, maybe at the same time.
+      yield* serve(6679)
+      const warning = `warning: ${blockedPortWarning(6679, `--port, or "port" in host.json`)}`
       expect(yield* Ref.get(said)).toContain(warning)
     }))
 })
