@@ -41,7 +41,8 @@ const describe = (value: unknown): string => {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const valueAt = (raw: Record<string, unknown>, path: ReadonlyArray<PropertyKey>): unknown =>
+/** The value at `path` inside parsed JSON (array indexes and object keys); undefined where there is none. */
+export const valueAt = (raw: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   path.reduce<unknown>((at, key) => (Array.isArray(at) ? at[Number(key)] : isRecord(at) ? at[String(key)] : undefined), raw)
 
 /**

@@ -2,7 +2,9 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ClusterConfig } from "../config/cluster.js"
+import { clip } from "../config/clip.js"
 import { DatabaseConfig } from "../config/database.js"
+import { valueAt } from "../config/decode.js"
 import { agentNamePattern } from "../storage/hostFiles.js"
 
 /**
@@ -73,13 +75,7 @@ const expectations: Readonly<Record<string, string>> = {
 const topKeys = Object.keys(HostConfigFile.fields).join(", ")
 
 /** A value as an error message shows it: JSON, cut short. */
-const shown = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? String(value)
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text
-}
-
-const valueAt = (json: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined), json)
+const shown = (value: unknown): string => clip(JSON.stringify(value) ?? String(value), 80)
 
 /**
  * Each issue as `<key>: expected …, found …`: host.json's own keys by what they take, a key it does not know by the
